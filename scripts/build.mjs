@@ -1,0 +1,38 @@
+// Builds everything into dist/: the Electron main + preload, the agent/CLI, the starter backends
+// (self-contained: no node_modules beside them) and the renderer.
+import { build } from 'esbuild';
+import { cpSync, mkdirSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { build as viteBuild } from 'vite';
+
+const dist = 'dist';
+rmSync(dist, { recursive: true, force: true });
+
+const node = { platform: 'node', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
+
+await Promise.all([
+  build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external' }),
+  // A sandboxed preload cannot require node_modules: bundle all of it.
+  build({ ...node, entryPoints: ['electron/preload.ts'], outfile: `${dist}/electron/preload.cjs`, format: 'cjs', external: ['electron'] }),
+  build({ ...node, entryPoints: ['electron/agent/cli.ts'], outfile: `${dist}/agent/cli.js`, format: 'esm', packages: 'external' }),
+  ...starterBackends(),
+]);
+
+await viteBuild({ configFile: 'renderer/vite.config.ts', logLevel: 'warn' });
+
+/** Each backends/<name>/ is copied (minus TypeScript sources); its server.ts is bundled to server.cjs. */
+function starterBackends() {
+  const out = `${dist}/backends`;
+  mkdirSync(out, { recursive: true });
+  cpSync('backends/index.yaml', `${out}/index.yaml`);
+  const jobs = [];
+  for (const name of readdirSync('backends')) {
+    const src = join('backends', name);
+    if (!statSync(src).isDirectory() || !existsSync(join(src, 'run.sh'))) continue;
+    cpSync(src, join(out, name), { recursive: true, filter: (f) => !f.endsWith('.ts') });
+    if (existsSync(join(src, 'server.ts'))) {
+      jobs.push(build({ ...node, entryPoints: [join(src, 'server.ts')], outfile: join(out, name, 'server.cjs'), format: 'cjs', sourcemap: false }));
+    }
+  }
+  return jobs;
+}

@@ -1,0 +1,52 @@
+import type {
+  BackendView,
+  GalleryEntryView,
+  JobView,
+  LoadResult,
+  LogLine,
+  NodeEvent,
+  NodeInfo,
+  ProcessView,
+  ScanEntry,
+  UpgradeAllResult,
+} from './types.ts';
+
+// Every call names its node ("local" is this machine) so a cluster transport needs no new contract.
+export interface NodeRef { node: string }
+export interface BackendRef extends NodeRef { name: string }
+export interface ModelRef extends NodeRef { model: string }
+
+/** One interface for every host and transport: the core implements it, Electron IPC and WebSocket carry it. */
+export interface NodeApi {
+  info(req: NodeRef): Promise<NodeInfo>;
+  gallery(req: NodeRef & { refresh?: boolean }): Promise<GalleryEntryView[]>;
+  backends(req: NodeRef): Promise<BackendView[]>;
+  processes(req: NodeRef): Promise<ProcessView[]>;
+  jobs(req: NodeRef): Promise<JobView[]>;
+  /** Jobs return at once; follow them with `job` events or `waitJob`. */
+  install(req: BackendRef & { force?: boolean }): Promise<JobView>;
+  upgrade(req: BackendRef): Promise<JobView>;
+  upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]>;
+  rollback(req: BackendRef): Promise<JobView>;
+  delete(req: BackendRef): Promise<JobView>;
+  waitJob(req: NodeRef & { id: string }): Promise<JobView>;
+  cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
+  load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult>;
+  respawn(req: ModelRef): Promise<ProcessView>;
+  respawnBackend(req: BackendRef): Promise<ProcessView[]>;
+  stop(req: ModelRef): Promise<void>;
+  scan(req: NodeRef): Promise<ScanEntry[]>;
+  logs(req: ModelRef): Promise<LogLine[]>;
+}
+
+export type NodeMethod = keyof NodeApi;
+export type NodeRequest<M extends NodeMethod> = Parameters<NodeApi[M]>[0];
+export type NodeResponse<M extends NodeMethod> = Awaited<ReturnType<NodeApi[M]>>;
+
+/** What a host offers a renderer: the node API plus a live event feed. */
+export interface HangarBridge extends NodeApi {
+  /** Returns an unsubscribe function. */
+  onEvent(listener: (event: NodeEvent) => void): () => void;
+}
+
+export const LOCAL_NODE = 'local';

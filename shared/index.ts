@@ -1,0 +1,4 @@
+export * from './types.ts';
+export * from './api.ts';
+export * from './schemas.ts';
+export * from './errors.ts';

@@ -1,0 +1,148 @@
+// DTOs that cross every transport (Electron IPC, WebSocket). Plain JSON only: no bigint, no Date.
+
+export type CwdStatus = 'ok' | 'stale' | 'unknown';
+export type ProcessState = 'starting' | 'ready' | 'stopping' | 'exited';
+
+export interface ProcessView {
+  model: string;
+  backend: string;
+  pid: number;
+  port: number;
+  /** The backend directory the process was spawned in ('' for a legacy entry). */
+  dir: string;
+  startedAt: string;
+  state: ProcessState;
+  cwd: CwdStatus;
+  cwdReason: string;
+  /** What the OS says the process's cwd is (`/proc/PID/cwd`), when known. */
+  procCwd: string | null;
+}
+
+export interface PreviousVersion {
+  version: string | null;
+  installedAt: string | null;
+}
+
+export interface BackendView {
+  name: string;
+  alias: string | null;
+  version: string | null;
+  digest: string | null;
+  sha256: string | null;
+  uri: string | null;
+  gallery: string | null;
+  dir: string;
+  installedAt: string | null;
+  /** For a meta backend: the concrete backend it points to. */
+  metaBackendFor: string | null;
+  upgradable: boolean;
+  availableVersion: string | null;
+  previous: PreviousVersion | null;
+  /** Why the backend cannot be used (corrupt metadata.json, missing run.sh), or null. */
+  broken: string | null;
+  processes: ProcessView[];
+}
+
+export interface MetaResolution {
+  resolves: string;
+  capability: string;
+}
+
+export interface GalleryEntryView {
+  name: string;
+  gallery: string;
+  alias: string | null;
+  version: string | null;
+  uri: string | null;
+  description: string | null;
+  license: string | null;
+  tags: string[];
+  icon: string | null;
+  installed: boolean;
+  upgradable: boolean;
+  /** null for a concrete entry; what it resolves to on this node for a meta entry. */
+  meta: MetaResolution | null;
+}
+
+export type JobKind = 'install' | 'upgrade' | 'rollback' | 'delete';
+export type JobState = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
+
+export interface JobView {
+  id: string;
+  node: string;
+  kind: JobKind;
+  backend: string;
+  state: JobState;
+  phase: string;
+  bytes: number;
+  totalBytes: number | null;
+  error: string | null;
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export interface NodeInfo {
+  id: string;
+  name: string;
+  platform: string;
+  arch: string;
+  capability: string;
+  home: string;
+  backendsDir: string;
+  modelsDir: string;
+  galleries: string[];
+  version: string;
+}
+
+export interface ScanEntry {
+  pid: number;
+  command: string;
+  cwd: string;
+  status: CwdStatus;
+  supervised: boolean;
+  backend: string | null;
+}
+
+export interface LoadResult {
+  pid: number;
+  port: number;
+  reused: boolean;
+  message: string;
+}
+
+export interface LogLine {
+  model: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+  at: string;
+}
+
+export interface UpgradeAllResult {
+  backend: string;
+  ok: boolean;
+  error: string | null;
+  job: JobView | null;
+}
+
+export type NodeEvent =
+  | { type: 'job'; node: string; job: JobView }
+  | { type: 'backend'; node: string; backend: BackendView }
+  | { type: 'backend-removed'; node: string; name: string }
+  | { type: 'process'; node: string; process: ProcessView }
+  | { type: 'process-removed'; node: string; model: string }
+  | { type: 'log'; node: string; line: LogLine }
+  | { type: 'gallery-changed'; node: string };
+
+/** The error shape every transport returns: a code and one clear line, never a stack. */
+export interface ErrorEnvelope {
+  code: ErrorCode;
+  message: string;
+}
+
+export type ErrorCode =
+  | 'invalid-request'
+  | 'forbidden'
+  | 'not-found'
+  | 'conflict'
+  | 'bad-input'
+  | 'failed';
