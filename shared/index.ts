@@ -2,3 +2,4 @@ export * from './types.ts';
 export * from './api.ts';
 export * from './schemas.ts';
 export * from './errors.ts';
+export * from './wire.ts';

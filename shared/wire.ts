@@ -1,0 +1,25 @@
+// The WebSocket wire format between the headless agent and its clients (the browser renderer, the CLI).
+import type { NodeMethod } from './api.ts';
+import type { ErrorEnvelope, NodeEvent } from './types.ts';
+
+export const WS_PATH = '/api/ws';
+export const WS_PROTOCOL = 'hangar.v1';
+
+/** Browsers cannot set headers on a WebSocket, so the token rides as a second subprotocol. */
+export function tokenProtocol(token: string): string {
+  return `hangar.token.${token}`;
+}
+
+export interface WireRequest {
+  id: number;
+  method: NodeMethod;
+  params: unknown;
+}
+
+export type WireResponse = { id: number; result: unknown } | { id: number; error: ErrorEnvelope };
+
+export interface WirePush {
+  event: NodeEvent;
+}
+
+export type WireMessage = WireResponse | WirePush;
