@@ -1,0 +1,54 @@
+// Small JSON files in userData (window state, settings): validated on read, written atomically and debounced.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { z } from 'zod';
+
+/** The file's content when it is present and valid; otherwise `fallback` (a missing or corrupt file is not fatal). */
+export function readJson<T>(path: string, schema: z.ZodType<T>, fallback: T): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return fallback;
+  }
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export function writeJson(path: string, value: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  renameSync(temp, path);
+}
+
+export interface DebouncedWriter<T> {
+  /** Schedules a write of `value`; later calls within the delay replace it. */
+  schedule(value: T): void;
+  /** Writes a pending value now (on quit). */
+  flush(): void;
+}
+
+export function debouncedWriter<T>(path: string, delayMs: number): DebouncedWriter<T> {
+  let pending: { value: T } | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (pending) writeJson(path, pending.value);
+    pending = null;
+  };
+  return {
+    schedule(value) {
+      pending = { value };
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(flush, delayMs);
+      timer.unref();
+    },
+    flush,
+  };
+}

@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HangarError, nodeMethods, requestSchemas, type NodeApi, type NodeMethod } from '../../shared/index.ts';
+import { APP_URL } from './app-protocol.ts';
+import { createRouter } from './router.ts';
+import { senderCheck, type FrameLike } from './trust.ts';
+
+const mainFrame: FrameLike = { url: APP_URL, parent: null, frameTreeNodeId: 7 };
+const trusted = senderCheck(APP_URL, () => mainFrame);
+
+/** A NodeApi that records what reached it and answers each method with a fixed value. */
+function recordingNode(answer: (method: NodeMethod) => unknown = (m) => ({ answered: m })) {
+  const calls: Array<{ method: NodeMethod; request: unknown }> = [];
+  const node = Object.fromEntries(
+    nodeMethods.map((method) => [
+      method,
+      async (request: unknown) => {
+        calls.push({ method, request });
+        return answer(method);
+      },
+    ]),
+  ) as unknown as NodeApi;
+  return { node, calls };
+}
+
+/** What Electron's IPC does to a payload on its way from the renderer. */
+const overIpc = (payload: unknown) => structuredClone(payload);
+
+function validRequest(method: NodeMethod): Record<string, unknown> {
+  const request: Record<string, unknown> = { node: 'local' };
+  for (const key of Object.keys(requestSchemas[method].shape)) {
+    if (key === 'name' || key === 'backend') request[key] = 'echo';
+    if (key === 'model') request[key] = 'm1';
+    if (key === 'id') request[key] = 'job-1';
+  }
+  return request;
+}
+
+describe('router', () => {
+  it('refuses foreign senders for every method and never calls the node', async () => {
+    const { node, calls } = recordingNode();
+    const route = createRouter(node, trusted);
+    const foreign: Array<[string, FrameLike | null]> = [
+      ['another page of ours', { ...mainFrame, url: 'hangar://app/other.html' }],
+      ['a web page', { ...mainFrame, url: 'https://example.com/index.html' }],
+      ['a file page', { ...mainFrame, url: 'file:///index.html' }],
+      ['another host on our scheme', { ...mainFrame, url: 'hangar://evil/index.html' }],
+      ['a subframe showing our page', { url: APP_URL, parent: mainFrame, frameTreeNodeId: 8 }],
+      ['the main frame of another window', { url: APP_URL, parent: null, frameTreeNodeId: 9 }],
+      ['a destroyed frame', null],
+    ];
+    for (const method of nodeMethods) {
+      for (const [what, frame] of foreign) {
+        const reply = await route(method, frame, validRequest(method));
+        assert.deepEqual(reply.ok ? null : reply.error.code, 'forbidden', `${method} from ${what}`);
+      }
+    }
+    assert.equal(calls.length, 0);
+  });
+
+  it('accepts the app page with in-page state in its URL', async () => {
+    const { node, calls } = recordingNode();
+    const route = createRouter(node, senderCheck(APP_URL, () => mainFrame));
+    const reply = await route('info', { ...mainFrame, url: `${APP_URL}#/gallery` }, { node: 'local' });
+    assert.deepEqual(reply, { ok: true, value: { answered: 'info' } });
+    assert.deepEqual(calls, [{ method: 'info', request: { node: 'local' } }]);
+  });
+
+  it('rejects every schema-failing payload with invalid-request, naming the field', async () => {
+    const { node, calls } = recordingNode();
+    const route = createRouter(node, trusted);
+    for (const method of nodeMethods) {
+      const valid = validRequest(method);
+      const shape = requestSchemas[method].shape as Record<string, { isOptional(): boolean }>;
+      const bad: unknown[] = [undefined, null, 0, 'local', [], [valid], {}, { ...valid, extra: true }];
+      for (const key of Object.keys(shape)) {
+        bad.push({ ...valid, [key]: 42 }, { ...valid, [key]: '../../etc' }, { ...valid, [key]: { toString: 'x' } });
+        if (!shape[key]!.isOptional()) bad.push(Object.fromEntries(Object.entries(valid).filter(([k]) => k !== key)));
+      }
+      for (const payload of bad) {
+        const reply = await route(method, mainFrame, overIpc(payload));
+        assert.equal(reply.ok, false, `${method} accepted ${JSON.stringify(payload)}`);
+        if (!reply.ok) {
+          assert.equal(reply.error.code, 'invalid-request');
+          assert.match(reply.error.message, /^[\w.]+: \S/);
+        }
+      }
+      const named = await route(method, mainFrame, { ...valid, node: 42 });
+      assert.match(named.ok ? '' : named.error.message, /^node: /);
+    }
+    assert.equal(calls.length, 0);
+  });
+
+  it('rejects a method outside the contract', async () => {
+    const { node, calls } = recordingNode();
+    const reply = await createRouter(node, trusted)('constructor', mainFrame, { node: 'local' });
+    assert.deepEqual(reply.ok ? null : reply.error.code, 'invalid-request');
+    assert.equal(calls.length, 0);
+  });
+
+  it('turns what the node throws into an envelope without a stack', async () => {
+    const failures: Record<string, unknown> = {
+      info: new HangarError('not-found', 'backend "echo" is not installed'),
+      backends: new Error('disk on fire\n    at readdir (node:fs:1:1)\n    at Object.<anonymous>'),
+      jobs: 'a thrown string',
+    };
+    const node = Object.fromEntries(
+      nodeMethods.map((m) => [m, async () => { throw failures[m]; }]),
+    ) as unknown as NodeApi;
+    const route = createRouter(node, trusted);
+    assert.deepEqual(await route('info', mainFrame, { node: 'local' }), {
+      ok: false,
+      error: { code: 'not-found', message: 'backend "echo" is not installed' },
+    });
+    assert.deepEqual(await route('backends', mainFrame, { node: 'local' }), {
+      ok: false,
+      error: { code: 'failed', message: 'disk on fire at readdir (node:fs:1:1) at Object.<anonymous>' },
+    });
+    assert.deepEqual(await route('jobs', mainFrame, { node: 'local' }), { ok: false, error: { code: 'failed', message: 'a thrown string' } });
+  });
+});
+
+describe('router fuzz', () => {
+  const PER_CHANNEL = 1000;
+
+  it(`${PER_CHANNEL} random payloads per channel reach the node only when they pass the schema`, async () => {
+    const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+    const random = mulberry32(seed);
+    const { node, calls } = recordingNode((m) => (m === 'backends' ? [] : { answered: m }));
+    const route = createRouter(node, trusted);
+    let accepted = 0;
+    for (const method of nodeMethods) {
+      for (let i = 0; i < PER_CHANNEL; i++) {
+        const payload = overIpc(randomPayload(random, validRequest(method)));
+        const before = calls.length;
+        const reply = await route(method, mainFrame, payload);
+        const verdict = requestSchemas[method].safeParse(payload);
+        const context = `seed ${seed}, ${method} #${i}`;
+        if (verdict.success) {
+          accepted++;
+          assert.equal(reply.ok, true, context);
+          assert.equal(calls.length, before + 1, context);
+          assert.deepEqual(calls.at(-1), { method, request: verdict.data }, context);
+        } else {
+          assert.deepEqual(reply.ok ? null : reply.error.code, 'invalid-request', context);
+          assert.equal(calls.length, before, context);
+          assert.ok(!reply.ok && reply.error.message.length <= 300 && !reply.error.message.includes('\n'), context);
+        }
+      }
+    }
+    assert.ok(accepted > 0 && accepted < nodeMethods.length * PER_CHANNEL, `seed ${seed}: fuzz exercised both outcomes`);
+    assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype was polluted');
+    assert.deepEqual(await route('backends', mainFrame, { node: 'local' }), { ok: true, value: [] });
+    assert.deepEqual(await route('info', mainFrame, { node: 'local' }), { ok: true, value: { answered: 'info' } });
+  });
+});
+
+type Random = () => number;
+
+function mulberry32(seed: number): Random {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+
+const NASTY_STRINGS = [
+  '', 'local', 'echo', '../echo', '../../etc/passwd', '..', '.', 'echo/../../x', 'echo.install-backup', 'echo.install-tmp',
+  'a@b', '@', 'gallery@echo', 'x'.repeat(129), '-echo', 'echo\0', 'éçho', '__proto__', 'constructor', 'prototype',
+  'C:\\Windows', '%2e%2e%2f', 'job-1', 'm1', 'model:q4', ' echo', 'echo\n',
+];
+
+function randomString(random: Random): string {
+  const roll = random();
+  if (roll < 0.5) return pick(random, NASTY_STRINGS);
+  if (roll < 0.52) return 'A'.repeat(100_000 + Math.floor(random() * 100_000));
+  const length = Math.floor(random() * 40);
+  let text = '';
+  for (let i = 0; i < length; i++) text += String.fromCharCode(random() < 0.8 ? 32 + Math.floor(random() * 95) : Math.floor(random() * 0xffff));
+  return text;
+}
+
+function randomJson(random: Random, depth: number): unknown {
+  const roll = random();
+  if (depth > 3 || roll < 0.25) return randomString(random);
+  if (roll < 0.45) return pick(random, [null, true, false, 0, -1, 42, 3.5, 1e308, Number.NaN, Math.floor(random() * 1e9)]);
+  if (roll < 0.6) return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(random, depth + 1));
+  const object: Record<string, unknown> = {};
+  for (let i = Math.floor(random() * 4); i > 0; i--) object[randomString(random).slice(0, 20)] = randomJson(random, depth + 1);
+  return object;
+}
+
+function deeplyNested(depth: number): unknown {
+  let value: unknown = { node: 'local' };
+  for (let i = 0; i < depth; i++) value = { node: value };
+  return value;
+}
+
+/** A mix of garbage and near-misses of a valid request, so both outcomes of the schema are exercised. */
+function randomPayload(random: Random, valid: Record<string, unknown>): unknown {
+  const roll = random();
+  if (roll < 0.15) return randomJson(random, 0);
+  if (roll < 0.2) return deeplyNested(50 + Math.floor(random() * 950));
+  if (roll < 0.3) {
+    const key = pick(random, ['__proto__', 'constructor', 'prototype']);
+    return JSON.parse(`{"node":"local","${key}":{"polluted":true,"prototype":{"polluted":true}}}`);
+  }
+  const payload: Record<string, unknown> = { ...valid };
+  const keys = Object.keys(valid);
+  for (let edits = 1 + Math.floor(random() * 2); edits > 0; edits--) {
+    const action = random();
+    const key = pick(random, keys);
+    if (action < 0.5) payload[key] = randomString(random);
+    else if (action < 0.7) payload[key] = randomJson(random, 2);
+    else if (action < 0.8) delete payload[key];
+    else if (action < 0.9) payload[randomString(random).slice(0, 12)] = randomJson(random, 3);
+    else if (action < 0.95) payload.force = random() < 0.5;
+    // else: leave it valid
+  }
+  return payload;
+}
