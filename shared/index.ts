@@ -3,3 +3,4 @@ export * from './api.ts';
 export * from './schemas.ts';
 export * from './errors.ts';
 export * from './wire.ts';
+export * from './wire-client.ts';

@@ -1,0 +1,27 @@
+import WebSocket from 'ws';
+import { createWireClient, type SocketLike, type WireClient } from '../../shared/wire-client.ts';
+import { tokenProtocol, WS_PATH, WS_PROTOCOL } from '../../shared/wire.ts';
+import { DEFAULT_LISTEN, readAgentUrl, readToken } from './paths.ts';
+
+export interface ConnectOptions {
+  node?: string;
+  token?: string;
+  home: string;
+}
+
+/** Opens a WireClient to an agent: URL from --node or the home's running agent; token from --token, HANGAR_TOKEN or the home. */
+export async function connect(options: ConnectOptions): Promise<WireClient> {
+  const url = options.node ?? (await readAgentUrl(options.home)) ?? `http://${DEFAULT_LISTEN}`;
+  const token = options.token ?? process.env.HANGAR_TOKEN ?? (await readToken(options.home));
+  if (!token) throw new Error(`no token: pass --token, set HANGAR_TOKEN, or use --home of a running agent (${options.home})`);
+  const wsUrl = new URL(WS_PATH, url.replace(/^http/, 'ws')).href;
+  const socket = new WebSocket(wsUrl, [WS_PROTOCOL, tokenProtocol(token)]);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', (error) => reject(new Error(`cannot reach the agent at ${url}: ${error.message}`)));
+  });
+  const client = createWireClient(socket as unknown as SocketLike);
+  // The agent accepts the upgrade, then closes with 4401 on a bad token; a first round trip surfaces that.
+  await Promise.race([client.info({ node: 'local' }), client.closed.then(() => Promise.reject(new Error('the agent rejected the token')))]);
+  return client;
+}

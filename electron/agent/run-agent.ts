@@ -1,0 +1,52 @@
+import { rm, writeFile } from 'node:fs/promises';
+import { LocalNode } from '../core/node.ts';
+import type { GallerySpec } from '../core/gallery/index.ts';
+import { agentFile, ensureToken, rendererDir, starterGallery } from './paths.ts';
+import { startAgentServer } from './server.ts';
+
+export interface AgentOptions {
+  home: string;
+  galleries: string[];
+  listen: string;
+  token: string | undefined;
+  autoUpgrade: boolean;
+}
+
+/** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
+export async function runAgent(options: AgentOptions): Promise<void> {
+  const { host, port } = parseListen(options.listen);
+  const token = options.token ?? (await ensureToken(options.home));
+  const galleries: GallerySpec[] = options.galleries.length > 0
+    ? options.galleries.map((location) => ({ location }))
+    : [{ name: 'starter', location: starterGallery }];
+  const node = new LocalNode({
+    home: options.home,
+    galleries,
+    runtimeEnv: { HANGAR_NODE: process.execPath },
+    autoUpgrade: options.autoUpgrade,
+  });
+  for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
+  const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });
+  await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
+  process.stdout.write(`hangar agent listening on ${server.url}\n`);
+  process.stderr.write(`hangar: open ${server.url}/#token=${token}\n`);
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await server.close();
+    await node.close({ stopBackends: true });
+    await rm(agentFile(options.home), { force: true });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
+
+function parseListen(listen: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
+  const port = Number(match?.[2]);
+  if (!match || port > 65535) throw new Error(`--listen wants HOST:PORT, got "${listen}"`);
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+}

@@ -1,0 +1,40 @@
+import { ZodError } from 'zod';
+import type { NodeApi, NodeMethod } from '../../shared/api.ts';
+import { HangarError } from '../../shared/errors.ts';
+import { isNodeMethod, parseRequest } from '../../shared/schemas.ts';
+import type { ErrorEnvelope } from '../../shared/types.ts';
+import { oneLine } from './jobs.ts';
+
+export type Envelope = { ok: true; value: unknown } | { ok: false; error: ErrorEnvelope };
+
+/**
+ * The one entry point every transport uses: checks the method name, validates the payload against its schema,
+ * calls the node, and turns any failure into an envelope without a stack.
+ */
+export async function invokeNode(node: NodeApi, method: unknown, payload: unknown): Promise<Envelope> {
+  if (!isNodeMethod(method)) return { ok: false, error: { code: 'invalid-request', message: `unknown method ${describe(method)}` } };
+  try {
+    const request = parseRequest(method, payload);
+    const call = node[method] as (req: unknown) => Promise<unknown>;
+    const value = await call.call(node, request);
+    return { ok: true, value: value ?? null };
+  } catch (error) {
+    return { ok: false, error: toErrorEnvelope(error) };
+  }
+}
+
+export function toErrorEnvelope(error: unknown): ErrorEnvelope {
+  if (error instanceof HangarError) return { code: error.code, message: error.message };
+  if (error instanceof ZodError) {
+    const issue = error.issues[0];
+    const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    return { code: 'invalid-request', message: `${where}${issue?.message ?? 'invalid request'}` };
+  }
+  return { code: 'failed', message: oneLine(error) };
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : typeof value;
+}
+
+export type { NodeMethod };

@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { HangarError } from '../../shared/errors.ts';
+import type { JobKind, JobView } from '../../shared/types.ts';
+
+export interface JobContext {
+  signal: AbortSignal;
+  phase(phase: string): void;
+  progress(bytes: number, totalBytes: number | null): void;
+}
+
+const PROGRESS_INTERVAL_MS = 100;
+const FINISHED_KEPT = 200;
+
+/** Runs install/upgrade/rollback/delete work as jobs: tracks their view, publishes every change, supports cancel. */
+export class JobRunner {
+  private readonly jobs = new Map<string, { view: JobView; done: Promise<JobView>; abort: AbortController }>();
+
+  constructor(
+    private readonly node: string,
+    private readonly publish: (job: JobView) => void,
+  ) {}
+
+  list(): JobView[] {
+    return [...this.jobs.values()].map((j) => j.view);
+  }
+
+  start(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<void>): JobView {
+    const abort = new AbortController();
+    const view: JobView = {
+      id: randomUUID(),
+      node: this.node,
+      kind,
+      backend,
+      state: 'queued',
+      phase: 'queued',
+      bytes: 0,
+      totalBytes: null,
+      error: null,
+      startedAt: new Date().toISOString(),
+      finishedAt: null,
+    };
+    let lastProgress = 0;
+    const update = (patch: Partial<JobView>) => {
+      Object.assign(view, patch);
+      this.publish({ ...view });
+    };
+    const ctx: JobContext = {
+      signal: abort.signal,
+      phase: (phase) => update({ phase, state: 'running' }),
+      progress: (bytes, totalBytes) => {
+        view.bytes = bytes;
+        view.totalBytes = totalBytes;
+        const now = Date.now();
+        if (now - lastProgress >= PROGRESS_INTERVAL_MS || bytes === totalBytes) {
+          lastProgress = now;
+          this.publish({ ...view });
+        }
+      },
+    };
+    const done = (async () => {
+      try {
+        await work(ctx);
+        update({ state: 'done', phase: 'done', finishedAt: new Date().toISOString() });
+      } catch (error) {
+        const cancelled = abort.signal.aborted;
+        update({
+          state: cancelled ? 'cancelled' : 'failed',
+          phase: cancelled ? 'cancelled' : 'failed',
+          error: cancelled ? `${kind} of ${backend} was cancelled` : oneLine(error),
+          finishedAt: new Date().toISOString(),
+        });
+      }
+      this.prune();
+      return { ...view };
+    })();
+    this.jobs.set(view.id, { view, done, abort });
+    this.publish({ ...view });
+    return { ...view };
+  }
+
+  wait(id: string): Promise<JobView> {
+    return this.entry(id).done;
+  }
+
+  cancel(id: string): JobView {
+    const job = this.entry(id);
+    if (job.view.finishedAt === null) job.abort.abort(new HangarError('conflict', 'cancelled'));
+    return { ...job.view };
+  }
+
+  private entry(id: string) {
+    const job = this.jobs.get(id);
+    if (!job) throw new HangarError('not-found', `no job ${id}`);
+    return job;
+  }
+
+  private prune(): void {
+    const finished = [...this.jobs.values()].filter((j) => j.view.finishedAt !== null);
+    for (const job of finished.slice(0, Math.max(0, finished.length - FINISHED_KEPT))) this.jobs.delete(job.view.id);
+  }
+}
+
+/** One readable line for any thrown value, never a stack. */
+export function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0]!.trim() || 'unknown error';
+}

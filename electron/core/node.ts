@@ -1,0 +1,452 @@
+import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { arch, platform } from 'node:os';
+import { join } from 'node:path';
+import type { BackendRef, ModelRef, NodeApi, NodeRef } from '../../shared/api.ts';
+import { HangarError } from '../../shared/errors.ts';
+import type {
+  BackendView,
+  GalleryEntryView,
+  JobKind,
+  JobView,
+  LoadResult,
+  LogLine,
+  NodeEvent,
+  NodeInfo,
+  ProcessView,
+  ScanEntry,
+  UpgradeAllResult,
+} from '../../shared/types.ts';
+import { Galleries, detectCapability, isMeta, isUpgradable, resolveMetaKey, type GalleryEntry, type GallerySpec } from './gallery/index.ts';
+import { BackendStore, type InstalledBackend } from './install/store.ts';
+import { builtinSources, fetchFromFirst } from './install/sources.ts';
+import { DigestResolver, ociSource } from './install/oci/index.ts';
+import type { SourceFactory } from './install/source.ts';
+import { JobRunner, oneLine, type JobContext } from './jobs.ts';
+import { KeyedLock } from './locks.ts';
+import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor/index.ts';
+
+export const HANGAR_VERSION = '0.1.0';
+
+export interface LocalNodeOptions {
+  id?: string;
+  name?: string;
+  home: string;
+  galleries: GallerySpec[];
+  /** Environment handed to backends so they find a runtime (HANGAR_NODE, ELECTRON_RUN_AS_NODE). */
+  runtimeEnv: Record<string, string>;
+  fetch?: typeof globalThis.fetch;
+  capability?: string;
+  /** Upgrade every upgradable backend when the gallery changes or digests refresh (LocalAI's auto_upgrade_backends). */
+  autoUpgrade?: boolean;
+  supervisor?: Partial<Omit<SupervisorOptions, 'backendsDir' | 'modelsDir' | 'stateDir' | 'runtimeEnv'>>;
+}
+
+type Stopped = Awaited<ReturnType<Supervisor['stopByDirectory']>>;
+
+/** One machine's node: gallery, installed backends and their processes, behind the NodeApi contract. */
+export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements NodeApi {
+  readonly id: string;
+  readonly home: string;
+  readonly backendsDir: string;
+  readonly modelsDir: string;
+  readonly stateDir: string;
+  private readonly capability: string;
+  private readonly galleries: Galleries;
+  private readonly store: BackendStore;
+  private readonly supervisor: Supervisor;
+  private readonly jobRunner: JobRunner;
+  private readonly locks = new KeyedLock();
+  private readonly sources: SourceFactory[] = [...builtinSources, ociSource];
+  private readonly digests: DigestResolver;
+  private readonly fetch: typeof globalThis.fetch;
+
+  constructor(private readonly options: LocalNodeOptions) {
+    super();
+    this.id = options.id ?? 'local';
+    this.home = options.home;
+    this.backendsDir = join(options.home, 'backends');
+    this.modelsDir = join(options.home, 'models');
+    this.stateDir = join(options.home, 'state');
+    this.capability = options.capability ?? detectCapability();
+    this.fetch = options.fetch ?? globalThis.fetch;
+    this.galleries = new Galleries({ specs: options.galleries, fetch: this.fetch });
+    this.digests = new DigestResolver({ fetch: this.fetch });
+    this.store = new BackendStore(this.backendsDir);
+    this.supervisor = new Supervisor({
+      ...options.supervisor,
+      backendsDir: this.backendsDir,
+      modelsDir: this.modelsDir,
+      stateDir: this.stateDir,
+      runtimeEnv: options.runtimeEnv,
+    });
+    this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }));
+    this.supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
+    this.supervisor.on('process-removed', (model: string) => this.emitEvent({ type: 'process-removed', node: this.id, model }));
+    this.supervisor.on('log', (line: LogLine) => this.emitEvent({ type: 'log', node: this.id, line }));
+    this.galleries.on('changed', () => void this.onGalleryChanged());
+  }
+
+  /** Creates the home layout, finishes interrupted swaps, re-adopts live backends. */
+  async start(): Promise<string[]> {
+    await Promise.all([this.backendsDir, this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
+    const recovered = await this.store.recover();
+    await this.supervisor.start();
+    return recovered;
+  }
+
+  async close(options: { stopBackends: boolean }): Promise<void> {
+    this.galleries.close();
+    await this.supervisor.close({ stopAll: options.stopBackends });
+  }
+
+  async info(req: NodeRef): Promise<NodeInfo> {
+    this.check(req);
+    return {
+      id: this.id,
+      name: this.options.name ?? 'This machine',
+      platform: platform(),
+      arch: arch(),
+      capability: this.capability,
+      home: this.home,
+      backendsDir: this.backendsDir,
+      modelsDir: this.modelsDir,
+      galleries: this.galleries.names(),
+      version: HANGAR_VERSION,
+    };
+  }
+
+  async gallery(req: NodeRef & { refresh?: boolean }): Promise<GalleryEntryView[]> {
+    this.check(req);
+    if (req.refresh) {
+      this.digests.refresh();
+      await this.galleries.refresh();
+    }
+    const [entries, installed] = await Promise.all([this.galleries.entries(), this.installedByName()]);
+    return Promise.all(
+      entries.map(async (entry) => {
+        const backend = installed.get(entry.name);
+        const resolution = entry.capabilities ? resolveMetaKey(entry.capabilities, this.capability) : null;
+        return {
+          name: entry.name,
+          gallery: entry.gallery,
+          alias: entry.alias,
+          version: entry.version,
+          uri: entry.uri,
+          description: entry.description,
+          license: entry.license,
+          tags: entry.tags,
+          icon: entry.icon,
+          installed: backend !== undefined,
+          upgradable: backend ? await this.isUpgradable(backend, entry) : false,
+          meta: isMeta(entry) ? (resolution ? { resolves: resolution.target, capability: resolution.key } : null) : null,
+        };
+      }),
+    );
+  }
+
+  async backends(req: NodeRef): Promise<BackendView[]> {
+    this.check(req);
+    const [installed, entries] = await Promise.all([this.store.list(), this.entriesByName()]);
+    const processes = this.supervisor.list();
+    return Promise.all(installed.map((b) => this.view(b, entries.get(b.name), processes)));
+  }
+
+  async processes(req: NodeRef): Promise<ProcessView[]> {
+    this.check(req);
+    return this.supervisor.list();
+  }
+
+  async jobs(req: NodeRef): Promise<JobView[]> {
+    this.check(req);
+    return this.jobRunner.list();
+  }
+
+  async install(req: BackendRef & { force?: boolean }): Promise<JobView> {
+    this.check(req);
+    return this.startJob('install', req.name, (ctx) => this.fetchAndSwap(req.name, ctx, { force: req.force === true, upgrade: false }));
+  }
+
+  async upgrade(req: BackendRef): Promise<JobView> {
+    this.check(req);
+    return this.startJob('upgrade', req.name, (ctx) => this.fetchAndSwap(req.name, ctx, { force: true, upgrade: true }));
+  }
+
+  async upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]> {
+    this.check(req);
+    const upgradable = (await this.backends(req)).filter((b) => b.upgradable);
+    const results: UpgradeAllResult[] = [];
+    for (const backend of upgradable) {
+      const job = await this.jobRunner.wait((await this.upgrade({ node: this.id, name: backend.name })).id);
+      results.push({ backend: backend.name, ok: job.state === 'done', error: job.error, job });
+    }
+    return results;
+  }
+
+  async rollback(req: BackendRef): Promise<JobView> {
+    this.check(req);
+    const name = this.plainName(req.name);
+    return this.startJob('rollback', name, (ctx) =>
+      this.locks.run(name, async () => {
+        ctx.phase('swapping');
+        const stopped = await this.swapGuarded((hooks) => this.store.rollback(name, hooks));
+        await this.afterSwap(name, stopped, ctx);
+      }),
+    );
+  }
+
+  async delete(req: BackendRef): Promise<JobView> {
+    this.check(req);
+    const name = this.plainName(req.name);
+    return this.startJob('delete', name, (ctx) =>
+      this.locks.run(name, async () => {
+        if (!(await this.store.get(name))) throw new HangarError('not-found', `backend ${name} is not installed`);
+        ctx.phase('stopping');
+        await this.swapGuarded((hooks) => this.store.remove(name, hooks));
+        for (const other of await this.store.list()) {
+          if (other.metadata?.metaBackendFor === name) await this.store.remove(other.name);
+        }
+        await this.supervisor.recheck();
+        await this.publishBackend(name);
+      }),
+    );
+  }
+
+  async waitJob(req: NodeRef & { id: string }): Promise<JobView> {
+    this.check(req);
+    return this.jobRunner.wait(req.id);
+  }
+
+  async cancelJob(req: NodeRef & { id: string }): Promise<JobView> {
+    this.check(req);
+    return this.jobRunner.cancel(req.id);
+  }
+
+  async load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult> {
+    this.check(req);
+    const target = await this.target(req.backend);
+    return this.locks.run(target.name, () => this.supervisor.load(target, req.model));
+  }
+
+  async respawn(req: ModelRef): Promise<ProcessView> {
+    this.check(req);
+    const process = this.processOf(req.model);
+    return this.locks.run(process.backend, () => this.supervisor.respawn(req.model));
+  }
+
+  async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
+    this.check(req);
+    const target = await this.target(req.name);
+    return this.locks.run(target.name, () => this.supervisor.respawnBackend(target.name));
+  }
+
+  async stop(req: ModelRef): Promise<void> {
+    this.check(req);
+    const process = this.processOf(req.model);
+    await this.locks.run(process.backend, () => this.supervisor.stop(req.model));
+  }
+
+  async scan(req: NodeRef): Promise<ScanEntry[]> {
+    this.check(req);
+    return this.supervisor.scan();
+  }
+
+  async logs(req: ModelRef): Promise<LogLine[]> {
+    this.check(req);
+    this.processOf(req.model);
+    return this.supervisor.logs(req.model);
+  }
+
+  /** Stage → fetch (verified, safely extracted) → validate → metadata → stop by identity → swap → respawn. */
+  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<void> {
+    ctx.phase('resolving');
+    const { entry, meta } = await this.galleries.resolve(requested, this.capability);
+    const name = entry.name;
+    await this.locks.run(name, async () => {
+      const existing = await this.store.get(name);
+      if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${name} is not installed`);
+      if (!mode.force && existing && !existing.broken) {
+        throw new HangarError('conflict', `backend ${name} is already installed (reinstall with --force)`);
+      }
+      if (!entry.uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
+      ctx.phase('fetching');
+      const staged = await this.store.stage(name);
+      let stopped: Stopped = [];
+      try {
+        const fetched = await fetchFromFirst(
+          [entry.uri, ...entry.mirrors],
+          this.sources,
+          { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
+          staged,
+          { signal: ctx.signal, onProgress: ctx.progress, sha256: entry.sha256 ?? undefined, fetch: this.fetch },
+        );
+        ctx.phase('verifying');
+        await this.store.validate(name, staged);
+        await this.store.writeMetadata(staged, {
+          name,
+          alias: entry.alias,
+          metaBackendFor: null,
+          galleryUrl: this.galleryLocation(entry),
+          installedAt: new Date().toISOString(),
+          version: entry.version,
+          uri: fetched.servedBy,
+          digest: fetched.digest,
+          sha256: fetched.sha256,
+        });
+        ctx.signal.throwIfAborted();
+        ctx.phase('swapping');
+        stopped = await this.swapGuarded((hooks) => this.store.commit(name, hooks));
+      } catch (error) {
+        await this.store.discard(name);
+        throw error;
+      }
+      if (meta) {
+        await this.store.writeMeta(meta.name, {
+          name: meta.name,
+          alias: meta.alias,
+          metaBackendFor: name,
+          galleryUrl: this.galleryLocation(meta),
+          installedAt: new Date().toISOString(),
+          version: meta.version,
+          uri: null,
+          digest: null,
+          sha256: null,
+        });
+        await this.publishBackend(meta.name);
+      }
+      await this.afterSwap(name, stopped, ctx);
+    });
+  }
+
+  /** Runs a swap whose beforeSwap hook stops, by directory identity, every process using the live directory. */
+  private async swapGuarded(swap: (hooks: { beforeSwap(liveDir: string): Promise<void> }) => Promise<void>): Promise<Stopped> {
+    let stopped: Stopped = [];
+    await swap({
+      beforeSwap: async (liveDir) => {
+        stopped = await this.supervisor.stopByDirectory(liveDir);
+      },
+    });
+    return stopped;
+  }
+
+  private async afterSwap(name: string, stopped: Stopped, ctx: JobContext): Promise<void> {
+    await this.supervisor.recheck();
+    if (stopped.length > 0) {
+      ctx.phase('respawning');
+      await this.supervisor.respawnAll(stopped);
+    }
+    await this.publishBackend(name);
+  }
+
+  private startJob(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<void>): JobView {
+    return this.jobRunner.start(kind, backend, async (ctx) => {
+      try {
+        await work(ctx);
+      } catch (error) {
+        const message = oneLine(error);
+        const code = error instanceof HangarError ? error.code : 'failed';
+        throw new HangarError(code, message.includes(backend) ? message : `${kind} ${backend}: ${message}`);
+      }
+    });
+  }
+
+  private async target(requested: string): Promise<BackendTarget> {
+    const name = this.plainName(requested);
+    const backend = await this.store.get(name);
+    if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
+    const concrete = backend.metadata?.metaBackendFor;
+    if (concrete) return this.target(concrete);
+    if (backend.broken) throw new HangarError('bad-input', `backend ${name} is broken: ${backend.broken}`);
+    return { name, dir: backend.dir };
+  }
+
+  private processOf(model: string): ProcessView {
+    const process = this.supervisor.get(model);
+    if (!process) throw new HangarError('not-found', `no process for model ${model}`);
+    return process;
+  }
+
+  /** Installed backends are addressed by plain name; a gallery qualifier is accepted and dropped. */
+  private plainName(name: string): string {
+    return name.slice(name.indexOf('@') + 1);
+  }
+
+  private async view(backend: InstalledBackend, entry: GalleryEntry | undefined, processes: ProcessView[]): Promise<BackendView> {
+    const md = backend.metadata;
+    const upgradable = entry ? await this.isUpgradable(backend, entry) : false;
+    return {
+      name: backend.name,
+      alias: md?.alias ?? null,
+      version: md?.version ?? null,
+      digest: md?.digest ?? null,
+      sha256: md?.sha256 ?? null,
+      uri: md?.uri ?? null,
+      gallery: entry?.gallery ?? null,
+      dir: backend.dir,
+      installedAt: md?.installedAt ?? null,
+      metaBackendFor: md?.metaBackendFor ?? null,
+      upgradable,
+      availableVersion: upgradable ? (entry?.version ?? null) : null,
+      previous: backend.previous ? { version: backend.previous.version, installedAt: backend.previous.installedAt } : null,
+      broken: backend.broken,
+      processes: processes.filter((p) => p.backend === backend.name),
+    };
+  }
+
+  private async isUpgradable(backend: InstalledBackend, entry: GalleryEntry): Promise<boolean> {
+    const md = backend.metadata;
+    if (!md || md.metaBackendFor || !entry.uri) return false;
+    const bothVersioned = md.version !== null && entry.version !== null;
+    const digest = !bothVersioned && md.digest && ociSource.matches(entry.uri) ? await this.remoteDigest(entry.uri) : null;
+    return isUpgradable(
+      { version: md.version, sha256: md.sha256, digest: md.digest },
+      { version: entry.version, sha256: entry.sha256, digest },
+    );
+  }
+
+  private async remoteDigest(uri: string): Promise<string | null> {
+    try {
+      return await this.digests.current(uri);
+    } catch {
+      return null;
+    }
+  }
+
+  private async installedByName(): Promise<Map<string, InstalledBackend>> {
+    return new Map((await this.store.list()).map((b) => [b.name, b]));
+  }
+
+  private async entriesByName(): Promise<Map<string, GalleryEntry>> {
+    const byName = new Map<string, GalleryEntry>();
+    for (const entry of await this.galleries.entries()) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+    return byName;
+  }
+
+  private galleryLocation(entry: GalleryEntry): string | null {
+    return this.options.galleries.find((g, i) => (g.name ?? this.galleries.names()[i]) === entry.gallery)?.location ?? null;
+  }
+
+  private async publishBackend(name: string): Promise<void> {
+    const backend = await this.store.get(name);
+    if (!backend) {
+      this.emitEvent({ type: 'backend-removed', node: this.id, name });
+      return;
+    }
+    const entry = (await this.entriesByName()).get(name);
+    this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.supervisor.list()) });
+  }
+
+  private async onGalleryChanged(): Promise<void> {
+    this.emitEvent({ type: 'gallery-changed', node: this.id });
+    for (const backend of await this.store.list()) await this.publishBackend(backend.name);
+    if (this.options.autoUpgrade) await this.upgradeAll({ node: this.id });
+  }
+
+  private emitEvent(event: NodeEvent): void {
+    this.emit('event', event);
+  }
+
+  private check(req: NodeRef): void {
+    if (req.node !== this.id) throw new HangarError('not-found', `no node ${req.node}`);
+  }
+}

@@ -1,0 +1,67 @@
+import type { HangarBridge, NodeMethod } from './api.ts';
+import { HangarError } from './errors.ts';
+import { nodeMethods } from './schemas.ts';
+import type { NodeEvent } from './types.ts';
+import type { WireMessage } from './wire.ts';
+
+/** The part of the WebSocket API shared by browsers and the `ws` package. */
+export interface SocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  addEventListener(type: 'message', listener: (event: { data: unknown }) => void): void;
+  addEventListener(type: 'close', listener: (event: { code: number; reason: string }) => void): void;
+}
+
+export interface WireClient extends HangarBridge {
+  /** Resolves when the socket closes, with its close code. */
+  readonly closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+/** A HangarBridge over an open WebSocket speaking the agent's wire format. */
+export function createWireClient(socket: SocketLike): WireClient {
+  let nextId = 1;
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  const listeners = new Set<(event: NodeEvent) => void>();
+
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    socket.addEventListener('close', ({ code, reason }) => {
+      const error = new HangarError('failed', code === 4401 ? 'the agent rejected the token' : `connection to the agent closed (${code}${reason ? `: ${reason}` : ''})`);
+      for (const call of pending.values()) call.reject(error);
+      pending.clear();
+      resolve({ code, reason });
+    });
+  });
+
+  socket.addEventListener('message', ({ data }) => {
+    const message = JSON.parse(String(data)) as WireMessage;
+    if ('event' in message) {
+      for (const listener of listeners) listener(message.event);
+      return;
+    }
+    const call = pending.get(message.id);
+    if (!call) return;
+    pending.delete(message.id);
+    if ('error' in message) call.reject(new HangarError(message.error.code, message.error.message));
+    else call.resolve(message.result);
+  });
+
+  const call = (method: NodeMethod, params: unknown) =>
+    new Promise<unknown>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+
+  const api = Object.fromEntries(nodeMethods.map((method) => [method, (params: unknown) => call(method, params)]));
+  return {
+    ...(api as unknown as HangarBridge),
+    onEvent(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    closed,
+    close: () => socket.close(1000, 'bye'),
+  };
+}
