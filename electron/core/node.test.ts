@@ -1,0 +1,174 @@
+// The desktop's own single-node path, end to end: LocalNode with real galleries, real installs, real processes.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { runJob, startTestNode, writeGallery, type TestNode } from './testing/fixtures.ts';
+
+const local = 'local';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('LocalNode', () => {
+  let t: TestNode;
+  before(async () => {
+    t = await startTestNode();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  test('installs echo from the gallery and lists it with LocalAI metadata', async () => {
+    await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+    const [echo] = await t.node.backends({ node: local });
+    assert.equal(echo?.name, 'echo');
+    assert.equal(echo?.version, '1.0.0');
+    assert.equal(echo?.upgradable, false);
+    const metadata = JSON.parse(await readFile(join(echo!.dir, 'metadata.json'), 'utf8'));
+    assert.equal(metadata.name, 'echo');
+    assert.match(metadata.installed_at, /^\d{4}-\d\d-\d\dT/);
+    const gallery = await t.node.gallery({ node: local });
+    assert.deepEqual(gallery.map((e) => [e.name, e.installed]), [['echo', true]]);
+  });
+
+  test('installing again without force is refused and changes nothing', async () => {
+    const before = await stat(join(t.node.backendsDir, 'echo'), { bigint: true });
+    const job = await t.node.waitJob({ node: local, id: (await t.node.install({ node: local, name: 'echo' })).id });
+    assert.equal(job.state, 'failed');
+    assert.match(job.error ?? '', /echo is already installed/);
+    const afterStat = await stat(join(t.node.backendsDir, 'echo'), { bigint: true });
+    assert.equal(afterStat.ino, before.ino);
+  });
+
+  test('scenario 1: two forced reinstalls, the first rewriting the alias, never reuse the process', async () => {
+    const first = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.match(first.message, /loaded m1 with echo 1\.0\.0/);
+
+    await t.publishEcho('1.0.1', { alias: 'echo-renamed' });
+    await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
+    const afterFirst = t.node.processes({ node: local });
+    const p1 = (await afterFirst).find((p) => p.model === 'm1');
+    assert.ok(p1, 'the process that ran before the reinstall is respawned');
+    assert.notEqual(p1.pid, first.pid);
+    assert.equal(p1.cwd, 'ok');
+    assert.equal(alive(first.pid), false);
+
+    await t.publishEcho('1.0.2');
+    await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
+    const loaded = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.notEqual(loaded.pid, first.pid);
+    assert.notEqual(loaded.pid, p1.pid);
+    assert.match(loaded.message, /with echo 1\.0\.2/);
+    assert.equal(alive(p1.pid), false);
+  });
+
+  test('upgrade shows as upgradable, respawns from the new directory, and rollback swaps back', async () => {
+    await t.publishEcho('2.0.0');
+    const [listed] = await t.node.backends({ node: local });
+    assert.equal(listed?.upgradable, true);
+    assert.equal(listed?.availableVersion, '2.0.0');
+
+    const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    await runJob(t.node, t.node.upgrade({ node: local, name: 'echo' }));
+    const upgraded = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.notEqual(upgraded.pid, before.pid);
+    assert.equal(upgraded.reused, true, 'the respawned process is reused: it runs from the new directory');
+    assert.match(upgraded.message, /with echo 2\.0\.0/);
+
+    await runJob(t.node, t.node.rollback({ node: local, name: 'echo' }));
+    const rolledBack = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.notEqual(rolledBack.pid, upgraded.pid);
+    assert.match(rolledBack.message, /with echo 1\.0\.2/);
+    const [echo] = await t.node.backends({ node: local });
+    assert.equal(echo?.version, '1.0.2');
+    assert.equal(echo?.previous?.version, '2.0.0');
+  });
+
+  test('scenario 3: with the gallery failing, a swap still stops the process by directory identity', async () => {
+    const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    await writeFile(t.gallery, 'this: is: not: [valid yaml');
+    await runJob(t.node, t.node.rollback({ node: local, name: 'echo' }));
+    assert.equal(alive(before.pid), false);
+    const after = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.match(after.message, /with echo 2\.0\.0/);
+    await t.publishEcho('2.0.0');
+  });
+
+  test('a wrong sha256 fails the install with a clear error and leaves the live backend working', async () => {
+    const live = await stat(join(t.node.backendsDir, 'echo'), { bigint: true });
+    const src = await t.publishEcho('3.0.0');
+    const tarball = join(t.root, 'echo-3.0.0.tar.gz');
+    execFileSync('tar', ['-czf', tarball, '-C', src, '.']);
+    await writeGallery(t.gallery, [{ name: 'echo', uri: tarball, version: '3.0.0', sha256: 'a'.repeat(64) }]);
+    const job = await t.node.waitJob({ node: local, id: (await t.node.upgrade({ node: local, name: 'echo' })).id });
+    assert.equal(job.state, 'failed');
+    assert.match(job.error ?? '', /echo/);
+    assert.match(job.error ?? '', /sha256/i);
+    assert.equal((await stat(join(t.node.backendsDir, 'echo'), { bigint: true })).ino, live.ino);
+    const loaded = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.match(loaded.message, /with echo 2\.0\.0/);
+    await t.publishEcho('2.0.0');
+  });
+
+  test('scenario 9: 50 concurrent load/respawn/install calls on one backend end consistent, with no orphan', async () => {
+    await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    const calls = Array.from({ length: 50 }, (_, i) => {
+      if (i % 10 === 0) return t.node.install({ node: local, name: 'echo', force: true }).then((j) => t.node.waitJob({ node: local, id: j.id }));
+      if (i % 2 === 0) return t.node.respawn({ node: local, model: 'm1' });
+      return t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    });
+    const results = await Promise.allSettled(calls);
+    assert.deepEqual(results.filter((r) => r.status === 'rejected'), []);
+    const processes = (await t.node.processes({ node: local })).filter((p) => p.backend === 'echo');
+    assert.equal(processes.length, 1);
+    assert.equal(processes[0]?.cwd, 'ok');
+    const stray = (await t.node.scan({ node: local })).filter((s) => s.pid !== processes[0]?.pid);
+    assert.deepEqual(stray, [], 'no process other than the supervised one runs from the backends directory');
+  });
+
+  test('an out-of-band swap is seen as stale and the next load respawns into the new tree', async () => {
+    const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    const live = join(t.node.backendsDir, 'echo');
+    const fresh = await t.publishEcho('9.9.9');
+    await rename(live, `${live}.install-backup`);
+    await rename(fresh, live);
+    await rm(`${live}.install-backup`, { recursive: true });
+    const stale = await waitFor(async () => (await t.node.processes({ node: local })).find((p) => p.model === 'm1' && p.cwd === 'stale'));
+    assert.equal(stale.pid, before.pid);
+    const after = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.notEqual(after.pid, before.pid);
+    assert.equal(after.reused, false);
+    assert.match(after.message, /with echo 9\.9\.9/);
+  });
+
+  test('delete stops the processes and removes the backend', async () => {
+    const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    await runJob(t.node, t.node.delete({ node: local, name: 'echo' }));
+    assert.equal(alive(before.pid), false);
+    assert.deepEqual(await t.node.backends({ node: local }), []);
+    assert.deepEqual(await t.node.processes({ node: local }), []);
+    assert.ok(t.events.some((e) => e.type === 'backend-removed' && e.name === 'echo'));
+  });
+
+  test('a request for another node is refused', async () => {
+    await assert.rejects(t.node.backends({ node: 'elsewhere' }), /no node elsewhere/);
+  });
+});
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

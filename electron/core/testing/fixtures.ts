@@ -1,0 +1,83 @@
+// Test fixtures shared by the core and agent tests: temp homes, galleries and copies of the built echo backend.
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import type { JobView, NodeEvent } from '../../../shared/types.ts';
+import { LocalNode, type LocalNodeOptions } from '../node.ts';
+
+export const BUILT_ECHO = resolve('dist/backends/echo');
+
+export async function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `hangar-${prefix}-`));
+}
+
+/** A copy of the built echo backend whose VERSION file says `version`. */
+export async function echoSource(root: string, version: string): Promise<string> {
+  const dir = join(root, `echo-src-${version}`);
+  await cp(BUILT_ECHO, dir, { recursive: true });
+  await writeFile(join(dir, 'VERSION'), version + '\n');
+  return dir;
+}
+
+export interface GalleryEntryInput {
+  name: string;
+  uri?: string;
+  version?: string;
+  alias?: string;
+  sha256?: string;
+  capabilities?: Record<string, string>;
+}
+
+export async function writeGallery(file: string, entries: GalleryEntryInput[]): Promise<void> {
+  await writeFile(file, stringify(entries));
+}
+
+export interface TestNode {
+  node: LocalNode;
+  root: string;
+  gallery: string;
+  events: NodeEvent[];
+  /** Publishes echo `version` in the gallery (a fresh source dir) and returns its source dir. */
+  publishEcho(version: string, extra?: Partial<GalleryEntryInput>): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** A LocalNode on a temp home whose only gallery offers the built echo backend. */
+export async function startTestNode(options: Partial<LocalNodeOptions> = {}): Promise<TestNode> {
+  const root = await tempDir('node');
+  const gallery = join(root, 'index.yaml');
+  const publishEcho = async (version: string, extra: Partial<GalleryEntryInput> = {}) => {
+    const src = await echoSource(root, version);
+    await writeGallery(gallery, [{ name: 'echo', uri: src, version, ...extra }]);
+    return src;
+  };
+  await publishEcho('1.0.0');
+  const node = new LocalNode({
+    home: join(root, 'home'),
+    galleries: [{ name: 'test', location: gallery }],
+    runtimeEnv: { HANGAR_NODE: process.execPath },
+    ...options,
+  });
+  const events: NodeEvent[] = [];
+  node.on('event', (e) => events.push(e));
+  await node.start();
+  return {
+    node,
+    root,
+    gallery,
+    events,
+    publishEcho,
+    close: async () => {
+      await node.close({ stopBackends: true });
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts a job through `start` and waits for it; throws with the job's error if it did not finish. */
+export async function runJob(node: LocalNode, start: Promise<JobView>): Promise<JobView> {
+  const job = await node.waitJob({ node: 'local', id: (await start).id });
+  if (job.state !== 'done') throw new Error(`${job.kind} ${job.backend} ${job.state}: ${job.error}`);
+  return job;
+}
