@@ -1,0 +1,5 @@
+#!/bin/sh
+# Starts the echo backend: run.sh --addr HOST:PORT. The host names the Node runtime in HANGAR_NODE
+# (inside Electron: its own binary with ELECTRON_RUN_AS_NODE=1).
+DIR=$(cd -- "$(dirname -- "$0")" && pwd) || exit 1
+exec "${HANGAR_NODE:-node}" "$DIR/server.cjs" "$@"
