@@ -1,0 +1,164 @@
+// The headless agent and the `hangar` CLI, driven the way a user drives them: real processes, real sockets.
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+
+const CLI = 'dist/agent/cli.js';
+const run = promisify(execFile);
+
+interface Agent {
+  child: ChildProcess;
+  url: string;
+  home: string;
+}
+
+async function startAgent(home: string, gallery: string): Promise<Agent> {
+  const child = spawn(process.execPath, [CLI, 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const [first] = (await once(lines, 'line')) as [string];
+  const match = /^hangar agent listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(first);
+  assert.ok(match, `unexpected first line: ${first}`);
+  return { child, url: match[1]!, home };
+}
+
+async function hangar(agent: Agent, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
+  const result = await hangar(agent, ...args, '--json');
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout) as T;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('hangar agent + CLI', () => {
+  let root: string;
+  let gallery: string;
+  let agent: Agent;
+
+  before(async () => {
+    root = await tempDir('agent');
+    gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    agent = await startAgent(join(root, 'home'), gallery);
+  });
+
+  after(async () => {
+    agent.child.kill('SIGKILL');
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('writes a random token with mode 600 and refuses a wrong one', async () => {
+    const file = join(agent.home, 'state', 'token');
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+    assert.ok((await readFile(file, 'utf8')).trim().length >= 32);
+    const result = await hangar(agent, '--token', 'wrong', 'ls');
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /^hangar: the agent rejected the token\n$/);
+  });
+
+  test('lists the gallery and installs with progress on stderr', async () => {
+    const entries = await json<Array<Record<string, unknown>>>(agent, 'gallery');
+    assert.deepEqual(entries, [{ name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, meta: null }]);
+    const install = await hangar(agent, 'install', 'echo');
+    assert.equal(install.code, 0, install.stderr);
+    assert.match(install.stderr, /install echo: fetching/);
+    const [echo] = await json<Array<Record<string, unknown>>>(agent, 'ls');
+    assert.deepEqual(Object.keys(echo!).sort(), ['alias', 'digest', 'dir', 'installedAt', 'name', 'processes', 'sha256', 'upgradable', 'uri', 'version']);
+    assert.equal(echo!.version, '1.0.0');
+  });
+
+  test('a bad name or an unknown backend is one clear line and a non-zero exit', async () => {
+    const bad = await hangar(agent, 'install', '../x');
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /^hangar: name: .*\n$/);
+    const unknown = await hangar(agent, 'install', 'nope');
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /nope/);
+  });
+
+  test('an edited local gallery shows in the next listing', async () => {
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.1.0'), version: '1.1.0' }]);
+    const deadline = Date.now() + 5000;
+    let upgradable = false;
+    while (!upgradable && Date.now() < deadline) {
+      const [echo] = await json<Array<{ upgradable: boolean }>>(agent, 'ls');
+      upgradable = echo!.upgradable;
+    }
+    assert.ok(upgradable, 'the new version in the edited gallery makes echo upgradable');
+  });
+
+  test('scenario 6: the seed swap done by hand shows stale in ps, and the next load respawns', async () => {
+    const loaded = await json<{ pid: number; port: number; reused: boolean; message: string }>(agent, 'load', 'echo', 'm1');
+    assert.match(loaded.message, /loaded m1 with echo 1\.0\.0/);
+    const [listed] = await json<Array<{ model: string; pid: number; cwd: string }>>(agent, 'ps');
+    assert.equal(listed?.pid, loaded.pid);
+    assert.equal(listed?.cwd, 'ok');
+
+    const live = join(agent.home, 'backends', 'echo');
+    await rename(live, `${live}.install-backup`);
+    await rename(await echoSource(root, '1.2.0'), live);
+    await rm(`${live}.install-backup`, { recursive: true });
+
+    const [stale] = await json<Array<{ pid: number; cwd: string; cwdReason: string }>>(agent, 'ps');
+    assert.equal(stale?.pid, loaded.pid);
+    assert.equal(stale?.cwd, 'stale');
+    assert.ok(stale?.cwdReason);
+
+    const again = await json<{ pid: number; reused: boolean; message: string }>(agent, 'load', 'echo', 'm1');
+    assert.notEqual(again.pid, loaded.pid);
+    assert.equal(again.reused, false);
+    assert.match(again.message, /with echo 1\.2\.0/);
+    assert.equal(alive(loaded.pid), false);
+  });
+
+  test('scenario 8: scan reports an unsupervised process with a stale cwd', async () => {
+    const live = join(agent.home, 'backends', 'echo');
+    const sleeper = spawn('sleep', ['60'], { cwd: live, stdio: 'ignore' });
+    try {
+      await rename(live, `${live}.install-backup`);
+      await rename(await echoSource(root, '1.3.0'), live);
+      await rm(`${live}.install-backup`, { recursive: true });
+      const found = await json<Array<{ pid: number; supervised: boolean; status: string; cwd: string }>>(agent, 'scan');
+      const entry = found.find((s) => s.pid === sleeper.pid);
+      assert.ok(entry, `sleep ${sleeper.pid} is in the scan`);
+      assert.equal(entry.supervised, false);
+      assert.equal(entry.status, 'stale');
+      assert.match(entry.cwd, /echo\.install-backup \(deleted\)$/);
+    } finally {
+      sleeper.kill('SIGKILL');
+    }
+  });
+
+  test('SIGTERM stops the agent cleanly and leaves no backend running', async () => {
+    const { pid } = await json<{ pid: number }>(agent, 'load', 'echo', 'm2');
+    assert.ok(alive(pid));
+    agent.child.kill('SIGTERM');
+    const [code] = (await once(agent.child, 'exit')) as [number];
+    assert.equal(code, 0);
+    assert.equal(alive(pid), false);
+  });
+});
