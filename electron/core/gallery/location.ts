@@ -1,0 +1,68 @@
+// Gallery locations (local path, file:// or http(s):// URL) and the names galleries go by.
+import { basename, dirname, extname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HangarError } from '../../../shared/errors.ts';
+import type { GallerySpec } from './types.ts';
+
+export type GalleryLocation = { kind: 'file'; path: string } | { kind: 'url'; url: string };
+
+export const STARTER_GALLERY_NAME = 'starter';
+
+/** The spec of the gallery that ships with Hangar. */
+export function starterGallerySpec(location: string): GallerySpec {
+  return { name: STARTER_GALLERY_NAME, location };
+}
+
+export function parseLocation(location: string): GalleryLocation {
+  if (/^https?:\/\//i.test(location)) return { kind: 'url', url: new URL(location).href };
+  if (/^file:\/\//i.test(location)) return { kind: 'file', path: fileURLToPath(location) };
+  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(location)) {
+    throw new HangarError('bad-input', `gallery location "${location}": only local paths, file:// and http(s):// are supported`);
+  }
+  return { kind: 'file', path: resolve(location) };
+}
+
+/** The folder of a local index, for relative uris. */
+export function baseDirOf(location: GalleryLocation): string | null {
+  return location.kind === 'file' ? dirname(location.path) : null;
+}
+
+/** A file's basename without extension; a URL's host and path, as one slug. */
+function derivedName(location: GalleryLocation): string {
+  if (location.kind === 'file') return slug(basename(location.path, extname(location.path)));
+  const url = new URL(location.url);
+  return slug(`${url.host}${url.pathname.replace(/\.ya?ml$/i, '')}`);
+}
+
+function slug(text: string): string {
+  return (
+    text
+      .toLowerCase()
+      .replace(/[^a-z0-9._]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'gallery'
+  );
+}
+
+/**
+ * One unique name per spec, in order. Given names must be unique and free of '@' (it qualifies `gallery@name`);
+ * a derived name that is taken gets a numeric suffix.
+ */
+export function galleryNames(specs: GallerySpec[], locations: GalleryLocation[]): string[] {
+  const taken = new Set<string>();
+  for (const spec of specs) {
+    if (spec.name === undefined) continue;
+    if (spec.name.trim() === '' || spec.name.includes('@')) {
+      throw new HangarError('bad-input', `gallery name "${spec.name}": must be non-empty and must not contain "@"`);
+    }
+    if (taken.has(spec.name)) throw new HangarError('conflict', `gallery name "${spec.name}" is used twice`);
+    taken.add(spec.name);
+  }
+  return specs.map((spec, index) => {
+    if (spec.name !== undefined) return spec.name;
+    const base = derivedName(locations[index]!);
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
+    taken.add(name);
+    return name;
+  });
+}

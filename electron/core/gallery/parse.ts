@@ -1,0 +1,93 @@
+// Parses a LocalAI backend gallery index (a YAML list of backends, with anchors and `<<` merge keys).
+// Whole-document problems throw; a bad entry is reported with its position and skipped.
+import { isSeq, LineCounter, parseDocument, type Tags } from 'yaml';
+import { HangarError } from '../../../shared/errors.ts';
+import type { GalleryEntry, IndexSource } from './types.ts';
+
+// Every known field is text, so plain scalars are never read as numbers: `version: 1.10` stays "1.10".
+const numberTags = new Set(['tag:yaml.org,2002:int', 'tag:yaml.org,2002:float']);
+const yamlOptions = {
+  merge: true,
+  customTags: (tags: Tags) => tags.filter((tag) => !(typeof tag === 'object' && 'tag' in tag && numberTags.has(tag.tag))),
+};
+
+const textFields = ['alias', 'uri', 'version', 'sha256', 'description', 'license', 'icon'] as const;
+const listFields = ['mirrors', 'tags', 'urls'] as const;
+
+type EntryFields = Omit<GalleryEntry, 'gallery' | 'baseDir' | 'baseUrl'>;
+
+export function parseGalleryIndex(text: string, source: IndexSource): { entries: GalleryEntry[]; errors: string[] } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { ...yamlOptions, lineCounter });
+  const syntaxError = doc.errors[0];
+  if (syntaxError) {
+    throw new HangarError('bad-input', `gallery "${source.gallery}": invalid YAML: ${firstLine(syntaxError.message)}`);
+  }
+  if (doc.contents === null) return { entries: [], errors: [] };
+  if (!isSeq(doc.contents)) {
+    throw new HangarError('bad-input', `gallery "${source.gallery}": the index must be a YAML list of backends`);
+  }
+
+  const items = doc.contents.items;
+  const values = doc.toJS() as unknown[];
+  const entries: GalleryEntry[] = [];
+  const errors: string[] = [];
+  values.forEach((value, index) => {
+    const offset = (items[index] as { range?: [number, number, number] } | null)?.range?.[0];
+    const where = offset === undefined ? `entry ${index + 1}` : `entry ${index + 1} (line ${lineCounter.linePos(offset).line})`;
+    try {
+      entries.push({ ...readEntry(value, where), ...source });
+    } catch (error) {
+      errors.push((error as Error).message);
+    }
+  });
+  return { entries, errors };
+}
+
+function readEntry(value: unknown, where: string): EntryFields {
+  if (!isRecord(value)) throw new Error(`${where}: is not a mapping`);
+  const name = value.name;
+  if (name === undefined || name === null || name === '') throw new Error(`${where}: has no "name"`);
+  if (typeof name !== 'string') throw new Error(`${where}: "name" must be text`);
+  const fail = (field: string, expected: string) => new Error(`${where} "${name}": "${field}" must be ${expected}`);
+
+  const text = Object.fromEntries(
+    textFields.map((field) => {
+      const raw = value[field];
+      if (raw === undefined || raw === null || raw === '') return [field, null];
+      if (typeof raw !== 'string') throw fail(field, 'text');
+      return [field, raw];
+    }),
+  ) as Record<(typeof textFields)[number], string | null>;
+  if (text.sha256 !== null) {
+    if (!/^[0-9a-f]{64}$/i.test(text.sha256)) throw fail('sha256', '64 hex digits');
+    text.sha256 = text.sha256.toLowerCase();
+  }
+
+  const lists = Object.fromEntries(
+    listFields.map((field) => {
+      const raw = value[field];
+      if (raw === undefined || raw === null) return [field, []];
+      if (!Array.isArray(raw) || !raw.every((item) => typeof item === 'string')) throw fail(field, 'a list of strings');
+      return [field, raw];
+    }),
+  ) as Record<(typeof listFields)[number], string[]>;
+
+  return { name, ...text, ...lists, capabilities: readCapabilities(value.capabilities, () => fail('capabilities', 'a map of capability to backend name')) };
+}
+
+function readCapabilities(raw: unknown, fail: () => Error): Record<string, string> | null {
+  if (raw === undefined || raw === null) return null;
+  if (!isRecord(raw)) throw fail();
+  const entries = Object.entries(raw);
+  if (!entries.every(([, target]) => typeof target === 'string' && target !== '')) throw fail();
+  return entries.length === 0 ? null : (Object.fromEntries(entries) as Record<string, string>);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function firstLine(message: string): string {
+  return message.split('\n', 1)[0]!;
+}

@@ -1,0 +1,50 @@
+// A gallery index served over http(s). Fetched on first use, kept in memory, fetched again on refresh().
+// A failed refresh keeps serving the last good copy and reports the failure.
+import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
+
+const fetchTimeoutMs = 30_000;
+
+export class UrlGallery implements GallerySource {
+  private readonly snapshot: SnapshotSlot;
+  private loading: Promise<void> | null = null;
+
+  constructor(
+    readonly name: string,
+    private readonly url: string,
+    private readonly fetch: typeof globalThis.fetch,
+    onChange: (gallery: string) => void,
+  ) {
+    this.snapshot = new SnapshotSlot(() => onChange(name));
+  }
+
+  async current(): Promise<Snapshot> {
+    if (!this.snapshot.value) await this.refresh();
+    return this.snapshot.value!;
+  }
+
+  last(): Snapshot | null {
+    return this.snapshot.value;
+  }
+
+  refresh(): Promise<void> {
+    this.loading ??= this.load().finally(() => (this.loading = null));
+    return this.loading;
+  }
+
+  close(): void {}
+
+  private async load(): Promise<void> {
+    let text: string;
+    let baseUrl: string;
+    try {
+      const response = await this.fetch(this.url, { signal: AbortSignal.timeout(fetchTimeoutMs) });
+      if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+      text = await response.text();
+      baseUrl = response.url || this.url;
+    } catch (error) {
+      const cause = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+      return this.snapshot.set(`failure:${cause}`, () => failedSnapshot(`gallery "${this.name}": cannot fetch ${this.url}: ${cause}`, this.snapshot.value));
+    }
+    this.snapshot.set(`text:${baseUrl}\n${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: null, baseUrl }));
+  }
+}
