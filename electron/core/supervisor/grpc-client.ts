@@ -27,21 +27,27 @@ export class BackendCallError extends Error {
 type Callback = (error: ServiceError | null, response?: unknown) => void;
 type UnaryMethod = (request: object, metadata: Metadata, options: { deadline: number }, callback: Callback) => void;
 
-// A backend is polled for Health right after its port opens: reconnect fast instead of waiting out grpc-js'
-// default one-second backoff after a refused early attempt.
+// A backend is probed for Health right after its port opens. Low backoffs keep grpc-js from waiting out its default
+// one-second reconnect delay, and a private subchannel pool lets a replacement channel dial afresh instead of
+// inheriting a shared subchannel's failure state.
 const channelOptions = {
   'grpc.initial_reconnect_backoff_ms': 5,
   'grpc.max_reconnect_backoff_ms': 50,
+  'grpc.use_local_subchannel_pool': 1,
 };
 
-/** One reusable channel to a LocalAI-style backend (`backend.Backend` over plaintext gRPC on loopback). */
+/**
+ * A client for one LocalAI-style backend (`backend.Backend`, plaintext gRPC on loopback). Calls share one channel
+ * and fail fast rather than wait for a connection. A call that finds the backend UNAVAILABLE retires the channel:
+ * grpc-js would otherwise keep failing calls until its next reconnect attempt, even once the port is open.
+ */
 export class BackendClient {
-  readonly #client: Client & Record<string, UnaryMethod>;
+  readonly #address: string;
   readonly #token: string | undefined;
+  #channel: (Client & Record<string, UnaryMethod>) | undefined;
 
   constructor(address: string, options: { token?: string } = {}) {
-    const { Client } = backendService();
-    this.#client = new Client(address, credentials.createInsecure(), channelOptions) as Client & Record<string, UnaryMethod>;
+    this.#address = address;
     this.#token = options.token;
   }
 
@@ -66,16 +72,21 @@ export class BackendClient {
   }
 
   close(): void {
-    this.#client.close();
+    this.#channel?.close();
+    this.#channel = undefined;
   }
 
   #call(method: string, request: object, timeoutMs: number): Promise<unknown> {
+    const { Client } = backendService();
+    const channel = (this.#channel ??= new Client(this.#address, credentials.createInsecure(), channelOptions) as Client &
+      Record<string, UnaryMethod>);
     const metadata = new Metadata();
     if (this.#token) metadata.set('authorization', `Bearer ${this.#token}`);
     return new Promise((resolve, reject) => {
-      this.#client[method]!(request, metadata, { deadline: Date.now() + timeoutMs }, (error, response) => {
-        if (error) reject(new BackendCallError(method, error.code, error.details || error.message));
-        else resolve(response);
+      channel[method]!(request, metadata, { deadline: Date.now() + timeoutMs }, (error, response) => {
+        if (!error) return resolve(response);
+        if (error.code === status.UNAVAILABLE && this.#channel === channel) this.close();
+        reject(new BackendCallError(method, error.code, error.details || error.message));
       });
     });
   }
