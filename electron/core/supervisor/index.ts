@@ -1,0 +1,2 @@
+// The supervisor's public face: the node façade imports from here.
+export { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';

@@ -1,0 +1,154 @@
+// Every process on the machine whose cwd is, or was, inside the backends directory: by the cwd's path text
+// (including ` (deleted)` and backup names) and by the cwd's identity. Synchronous on purpose: /proc is served
+// from memory, and a few hundred readlink/stat calls take a few milliseconds, far less than as many promises.
+import { readFileSync, readdirSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
+import { join, sep } from 'node:path';
+import type { CwdStatus, ScanEntry } from '../../../shared/index.ts';
+import type { DirIdentity } from './identity.ts';
+
+const DELETED = ' (deleted)';
+/** Names an install gives a backend's directory while it is not the live one. */
+const SIDE_NAMES = /\.(install-backup|install-tmp|previous)$/;
+
+export interface SupervisedProcess {
+  pid: number;
+  backend: string;
+  /** null for a legacy entry. */
+  identity: DirIdentity | null;
+}
+
+export interface ScanDirectory {
+  /** What the OS says the process's cwd is, as read from /proc/PID/cwd. */
+  link: string;
+  stat: BigIntStats | null;
+}
+
+export function scanProcesses(backendsDir: string, supervised: SupervisedProcess[]): ScanEntry[] {
+  const byPid = new Map(supervised.map((p) => [p.pid, p]));
+  const roots = backendRoots(backendsDir);
+  const known = knownIdentities(backendsDir, supervised);
+  const entries: ScanEntry[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid)) continue;
+    const mine = byPid.get(pid);
+    const cwd = readCwd(pid);
+    if (!cwd) {
+      if (mine) entries.push(entry(pid, '', 'unknown', mine.backend, true));
+      continue;
+    }
+    const path = cwd.link.endsWith(DELETED) ? cwd.link.slice(0, -DELETED.length) : cwd.link;
+    const underRoot = roots.find((root) => path.startsWith(root + sep));
+    const knownDir = cwd.stat ? known.get(inodeKey(cwd.stat)) : undefined;
+    if (!mine && !underRoot && !knownDir) continue;
+    const backend = mine?.backend ?? knownDir?.backend ?? backendName(path.slice(underRoot!.length + 1));
+    entries.push(entry(pid, cwd.link, cwdStatus(cwd, path, underRoot, mine, knownDir), backend, mine !== undefined));
+  }
+  return entries;
+}
+
+/** Pids whose cwd is `dir` (by identity, so a renamed or deleted one counts) or below it (by path). */
+export function processesInDirectory(dir: string, identity: { dev: bigint; ino: bigint } | null): Set<number> {
+  const pids = new Set<number>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    const cwd = Number.isInteger(pid) ? readCwd(pid) : null;
+    if (!cwd) continue;
+    const path = cwd.link.endsWith(DELETED) ? cwd.link.slice(0, -DELETED.length) : cwd.link;
+    const sameDir = identity && cwd.stat && cwd.stat.dev === identity.dev && cwd.stat.ino === identity.ino;
+    if (sameDir || path === dir || path.startsWith(dir + sep)) pids.add(pid);
+  }
+  return pids;
+}
+
+function entry(pid: number, cwd: string, status: CwdStatus, backend: string | null, supervised: boolean): ScanEntry {
+  return { pid, command: readCommand(pid), cwd, status, supervised, backend };
+}
+
+function cwdStatus(
+  cwd: ScanDirectory,
+  path: string,
+  underRoot: string | undefined,
+  mine: SupervisedProcess | undefined,
+  knownDir: KnownDir | undefined,
+): CwdStatus {
+  if (!cwd.stat) return 'unknown';
+  if (cwd.stat.nlink === 0n || cwd.link.endsWith(DELETED)) return 'stale';
+  if (mine?.identity && (cwd.stat.ino !== mine.identity.ino || cwd.stat.dev !== mine.identity.dev)) return 'stale';
+  if (knownDir && !knownDir.live) return 'stale';
+  if (underRoot && SIDE_NAMES.test(path.slice(underRoot.length + 1).split(sep)[0]!)) return 'stale';
+  return 'ok';
+}
+
+function readCwd(pid: number): ScanDirectory | null {
+  let link: string;
+  try {
+    link = readlinkSync(`/proc/${pid}/cwd`);
+  } catch {
+    return null;
+  }
+  let stat: BigIntStats | null = null;
+  try {
+    stat = statSync(`/proc/${pid}/cwd`, { bigint: true });
+  } catch {
+    // the process exited or its cwd is out of reach: the path text is all there is
+  }
+  return { link, stat };
+}
+
+function readCommand(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+  } catch {
+    return '';
+  }
+}
+
+/** `echo.install-backup/sub` -> `echo` */
+function backendName(relative: string): string {
+  return relative.split(sep)[0]!.replace(SIDE_NAMES, '');
+}
+
+function backendRoots(backendsDir: string): string[] {
+  const roots = [backendsDir];
+  try {
+    const real = realpathSync(backendsDir);
+    if (real !== backendsDir) roots.push(real);
+  } catch {
+    // no backends directory yet
+  }
+  return roots;
+}
+
+interface KnownDir {
+  backend: string;
+  /** True for a live backend directory; false for one only a supervised process still records. */
+  live: boolean;
+}
+
+function inodeKey(id: { dev: bigint; ino: bigint }): string {
+  return `${id.dev}:${id.ino}`;
+}
+
+/** Identities of the live backend directories and of every directory a supervised process was started in. */
+function knownIdentities(backendsDir: string, supervised: SupervisedProcess[]): Map<string, KnownDir> {
+  const known = new Map<string, KnownDir>();
+  for (const p of supervised) {
+    if (p.identity) known.set(inodeKey(p.identity), { backend: p.backend, live: false });
+  }
+  let names: string[] = [];
+  try {
+    names = readdirSync(backendsDir);
+  } catch {
+    // no backends directory yet
+  }
+  for (const name of names) {
+    try {
+      const st = statSync(join(backendsDir, name), { bigint: true });
+      if (st.isDirectory()) known.set(inodeKey(st), { backend: backendName(name), live: !SIDE_NAMES.test(name) });
+    } catch {
+      // removed while scanning
+    }
+  }
+  return known;
+}

@@ -1,0 +1,74 @@
+// Starting one backend process: `<dir>/run.sh --addr 127.0.0.1:PORT` in its own process group, cwd = its dir.
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { execa, type Result, type ResultPromise } from 'execa';
+import { HangarError } from '../../../shared/index.ts';
+import { dirIdentity, processStartTime, type DirIdentity } from './identity.ts';
+
+export interface SpawnRequest {
+  backend: string;
+  model: string;
+  dir: string;
+  port: number;
+  env: Record<string, string | undefined>;
+  onLine(stream: 'stdout' | 'stderr', text: string): void;
+}
+
+export interface Spawned {
+  child: ResultPromise;
+  /** Settles (never rejects) once the process has exited and been reaped. */
+  result: Promise<Result>;
+  pid: number;
+  identity: DirIdentity;
+  startTime: string | null;
+}
+
+export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
+  const child = execa(join(req.dir, 'run.sh'), ['--addr', `127.0.0.1:${req.port}`], {
+    cwd: req.dir,
+    env: req.env,
+    detached: true,
+    cleanup: true,
+    reject: false,
+    buffer: false,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const pid = child.pid;
+  const result = child as Promise<Result>;
+  if (pid === undefined) {
+    const failed = await result;
+    throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${failed.shortMessage ?? failed.message}`);
+  }
+  // Both read right away, before anything can rename the directory: the start time names this process for
+  // re-adoption, and the identity is taken from the process's own cwd where the OS shows it, so even a swap racing
+  // the spawn is recorded truthfully (and then reads as stale).
+  const startTime = processStartTime(pid);
+  const identity = (await procCwdIdentity(pid, req.dir)) ?? (await dirIdentity(req.dir));
+  streamLines(child.stdout, (text) => req.onLine('stdout', text));
+  streamLines(child.stderr, (text) => req.onLine('stderr', text));
+  if (!identity) {
+    child.kill('SIGKILL');
+    await result;
+    throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${req.dir} is gone`);
+  }
+  return { child, result, pid, identity, startTime };
+}
+
+async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {
+  if (process.platform !== 'linux') return null;
+  try {
+    const st = await stat(`/proc/${pid}/cwd`, { bigint: true });
+    return { dir, dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
+  }
+}
+
+function streamLines(stream: Readable | null, onLine: (text: string) => void): void {
+  if (!stream) return;
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+}

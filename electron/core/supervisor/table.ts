@@ -1,0 +1,85 @@
+// The persisted process table `<stateDir>/processes.json`: lets a restarted host re-adopt the backends it left
+// running. Written atomically (tmp + rename) after every change; writes are coalesced so the newest state wins.
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface TableEntry {
+  model: string;
+  backend: string;
+  pid: number;
+  port: number;
+  startedAt: string;
+  /** /proc/PID/stat field 22; with the pid it identifies the process. Null where /proc is missing. */
+  startTime: string | null;
+  /** The directory identity recorded at spawn (dev/ino as decimal strings). Absent in legacy entries. */
+  dir?: string;
+  dev?: string;
+  ino?: string;
+}
+
+interface TableFile {
+  version: 1;
+  processes: TableEntry[];
+}
+
+export class ProcessTable {
+  readonly path: string;
+  private pending: TableEntry[] | null = null;
+  private writing: Promise<void> | null = null;
+  private failure: Error | null = null;
+
+  constructor(private readonly stateDir: string) {
+    this.path = join(stateDir, 'processes.json');
+  }
+
+  /** The saved entries; a missing or unreadable table is an empty one (nothing to adopt). */
+  async load(): Promise<TableEntry[]> {
+    try {
+      const parsed = JSON.parse(await readFile(this.path, 'utf8')) as Partial<TableFile>;
+      return Array.isArray(parsed.processes) ? parsed.processes.filter(isEntry) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  save(entries: TableEntry[]): void {
+    this.pending = entries;
+    this.writing ??= this.drain();
+  }
+
+  /** Resolves when everything saved so far is on disk; rejects if a write failed. */
+  async flush(): Promise<void> {
+    await this.writing;
+    if (this.failure) throw this.failure;
+  }
+
+  private async drain(): Promise<void> {
+    await mkdir(this.stateDir, { recursive: true }).catch(() => undefined);
+    while (this.pending) {
+      const processes = this.pending;
+      this.pending = null;
+      const tmp = `${this.path}.${process.pid}.tmp`;
+      try {
+        await writeFile(tmp, JSON.stringify({ version: 1, processes } satisfies TableFile, null, 2) + '\n');
+        await rename(tmp, this.path);
+        this.failure = null;
+      } catch (err) {
+        this.failure = err as Error;
+      }
+    }
+    this.writing = null;
+  }
+}
+
+function isEntry(value: unknown): value is TableEntry {
+  const e = value as TableEntry;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.model === 'string' &&
+    typeof e.backend === 'string' &&
+    Number.isInteger(e.pid) &&
+    e.pid > 0 &&
+    Number.isInteger(e.port)
+  );
+}
