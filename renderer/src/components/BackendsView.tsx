@@ -1,0 +1,79 @@
+import { useState } from 'react';
+import { upgradeAll } from '../state/actions.ts';
+import { useBackends } from '../state/backends.ts';
+import { showView } from '../state/ui.ts';
+import { BackendRow } from './BackendRow.tsx';
+import { VirtualList } from './VirtualList.tsx';
+import { useAction } from './useAction.ts';
+
+const renderRow = (name: string) => <BackendRow name={name} />;
+const byItself = (name: string) => name;
+
+export function BackendsView() {
+  const loaded = useBackends((s) => s.loaded);
+  const names = useBackends((s) => s.names);
+  return (
+    <section className="view" aria-labelledby="backends-title">
+      <header className="view-header">
+        <h1 id="backends-title">Backends</h1>
+        {loaded && <span className="count">{names.length} installed</span>}
+        <span className="spacer" />
+        <UpgradeAll />
+      </header>
+      {!loaded ? (
+        <Loading what="backends" />
+      ) : names.length === 0 ? (
+        <div className="empty" data-testid="backends-empty">
+          <h2>No backends installed yet</h2>
+          <p className="muted">Install one from the gallery to run models on this machine.</p>
+          <button type="button" className="btn primary" onClick={() => showView('gallery')}>
+            Browse the gallery
+          </button>
+        </div>
+      ) : (
+        <VirtualList items={names} getKey={byItself} renderItem={renderRow} estimateSize={190} label="Installed backends" />
+      )}
+    </section>
+  );
+}
+
+function UpgradeAll() {
+  const any = useBackends((s) => s.names.some((n) => s.byName[n]?.upgradable));
+  const action = useAction(upgradeAll);
+  const [summary, setSummary] = useState<string | null>(null);
+  if (!any && !summary && !action.error) return null;
+  return (
+    <div className="header-actions">
+      {summary && <span className="muted small">{summary}</span>}
+      {action.error && <span className="alert error inline" role="alert">{action.error}</span>}
+      {any && (
+        <button
+          type="button"
+          className="btn primary"
+          disabled={action.pending}
+          onClick={async () => {
+            setSummary(null);
+            const results = await action.run();
+            if (!results) return;
+            const failed = results.filter((r) => !r.ok);
+            setSummary(
+              failed.length === 0
+                ? `Started ${results.length} upgrade${results.length === 1 ? '' : 's'}`
+                : `${failed.length} could not start: ${failed.map((r) => `${r.backend} (${r.error})`).join(', ')}`,
+            );
+          }}
+        >
+          Upgrade all
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" /> Loading {what}…
+    </div>
+  );
+}

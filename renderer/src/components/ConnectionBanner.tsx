@@ -1,0 +1,16 @@
+import type { ConnectionStatus } from '../bridge/transport.ts';
+
+const TEXT: Partial<Record<ConnectionStatus, string>> = {
+  connecting: 'Connecting to the agent…',
+  reconnecting: 'Connection to the agent lost. Reconnecting…',
+};
+
+export function ConnectionBanner({ status }: { status: ConnectionStatus }) {
+  const text = TEXT[status];
+  if (!text) return null;
+  return (
+    <div className="banner" role="status" data-testid="connection-banner">
+      <span className="spinner" aria-hidden="true" /> {text}
+    </div>
+  );
+}

@@ -1,0 +1,60 @@
+import { memo } from 'react';
+import type { GalleryEntryView } from '../../../shared/types.ts';
+import { runBackendAction } from '../state/actions.ts';
+import { isActive, useLatestJob } from '../state/jobs.ts';
+import { JobStatus } from './JobStatus.tsx';
+import { useAction } from './useAction.ts';
+
+export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: GalleryEntryView }) {
+  const job = useLatestJob(entry.name);
+  const action = useAction(runBackendAction);
+  const busy = action.pending || (job !== undefined && isActive(job));
+  return (
+    <article className="card entry" data-testid={`gallery-entry-${entry.name}`} aria-label={`Gallery entry ${entry.name}`}>
+      <header className="backend-head">
+        <div className="backend-title">
+          <h2>{entry.name}</h2>
+          {entry.alias && <span className="pill">alias {entry.alias}</span>}
+          {entry.version && <span className="version">{entry.version}</span>}
+          {entry.installed && <span className="badge ok">installed</span>}
+          {entry.upgradable && <span className="badge warn">update available</span>}
+          {entry.meta && <span className="badge neutral">meta</span>}
+        </div>
+        <div className="actions">
+          {entry.upgradable && (
+            <button type="button" className="btn primary" disabled={busy} onClick={() => void action.run('upgrade', entry.name)}>
+              Upgrade
+            </button>
+          )}
+          {!entry.installed && (
+            <button type="button" className="btn primary" disabled={busy} onClick={() => void action.run('install', entry.name)}>
+              Install
+            </button>
+          )}
+        </div>
+      </header>
+      {entry.description && <p className="description">{entry.description}</p>}
+      {entry.meta && (
+        <p className="meta small" data-testid="meta-resolves">
+          Resolves to <b>{entry.meta.resolves}</b> on this node ({entry.meta.capability})
+        </p>
+      )}
+      <div className="entry-foot">
+        {entry.tags.map((tag) => (
+          <span key={tag} className="tag">
+            {tag}
+          </span>
+        ))}
+        <span className="spacer" />
+        {entry.license && <span className="muted small">{entry.license}</span>}
+        <span className="muted small">{entry.gallery}</span>
+      </div>
+      {action.error && (
+        <p className="alert error" role="alert">
+          {action.error}
+        </p>
+      )}
+      {job && <JobStatus job={job} />}
+    </article>
+  );
+});

@@ -1,0 +1,90 @@
+import { useMemo } from 'react';
+import type { GalleryEntryView } from '../../../shared/types.ts';
+import type { GalleryStatusFilter } from '../state/gallery.ts';
+import { allTags, filterEntries, setFilters, useGallery } from '../state/gallery.ts';
+import { fetchGallery } from '../state/sync.ts';
+import { Loading } from './BackendsView.tsx';
+import { GalleryEntry } from './GalleryEntry.tsx';
+import { VirtualList } from './VirtualList.tsx';
+import { useAction } from './useAction.ts';
+
+const STATUS_LABELS: Record<GalleryStatusFilter, string> = {
+  all: 'All',
+  installed: 'Installed',
+  'not-installed': 'Not installed',
+  upgradable: 'Upgradable',
+  meta: 'Meta backends',
+};
+
+const renderEntry = (entry: GalleryEntryView) => <GalleryEntry entry={entry} />;
+const entryKey = (entry: GalleryEntryView) => `${entry.gallery}@${entry.name}`;
+
+export function GalleryView() {
+  const { loaded, entries, error, filters } = useGallery((s) => s);
+  const shown = useMemo(() => filterEntries(entries, filters), [entries, filters]);
+  const tags = useMemo(() => allTags(entries), [entries]);
+  const refresh = useAction(() => fetchGallery(true));
+  return (
+    <section className="view" aria-labelledby="gallery-title">
+      <header className="view-header">
+        <h1 id="gallery-title">Gallery</h1>
+        {loaded && (
+          <span className="count">
+            {shown.length === entries.length ? `${entries.length} entries` : `${shown.length} of ${entries.length}`}
+          </span>
+        )}
+        <span className="spacer" />
+        <button type="button" className="btn" disabled={refresh.pending} onClick={() => void refresh.run()}>
+          {refresh.pending ? 'Refreshing…' : 'Refresh'}
+        </button>
+      </header>
+      <div className="filters" role="search">
+        <input
+          type="search"
+          value={filters.query}
+          onChange={(e) => setFilters({ query: e.target.value })}
+          placeholder="Search backends"
+          aria-label="Search the gallery"
+          data-testid="gallery-search"
+        />
+        <select
+          value={filters.status}
+          onChange={(e) => setFilters({ status: e.target.value as GalleryStatusFilter })}
+          aria-label="Show"
+          data-testid="gallery-status"
+        >
+          {Object.entries(STATUS_LABELS).map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+        <select value={filters.tag} onChange={(e) => setFilters({ tag: e.target.value })} aria-label="Tag" data-testid="gallery-tag">
+          <option value="">Any tag</option>
+          {tags.map((tag) => (
+            <option key={tag} value={tag}>
+              {tag}
+            </option>
+          ))}
+        </select>
+      </div>
+      {error && (
+        <p className="alert error" role="alert">
+          Could not read the gallery: {error}
+        </p>
+      )}
+      {!loaded ? (
+        <Loading what="the gallery" />
+      ) : shown.length === 0 ? (
+        <div className="empty">
+          <h2>{entries.length === 0 ? 'The gallery is empty' : 'Nothing matches'}</h2>
+          <p className="muted">
+            {entries.length === 0 ? 'No gallery is configured on this node.' : 'Try another search or filter.'}
+          </p>
+        </div>
+      ) : (
+        <VirtualList items={shown} getKey={entryKey} renderItem={renderEntry} estimateSize={150} label="Gallery entries" />
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,24 @@
+import { useId } from 'react';
+import type { ProcessView } from '../../../shared/types.ts';
+
+/** The red badge of a process whose working directory was replaced under it, with the evidence on hover or focus. */
+export function StaleBadge({ process }: { process: ProcessView }) {
+  const tipId = useId();
+  return (
+    <span className="tip-anchor">
+      <button type="button" className="badge danger" aria-describedby={tipId} data-testid="stale-badge">
+        stale cwd
+      </button>
+      <span role="tooltip" id={tipId} className="tooltip" data-testid="stale-tooltip">
+        <span className="tooltip-title">{process.cwdReason || 'The directory this process runs in was replaced.'}</span>
+        <dl>
+          <dt>Recorded directory</dt>
+          <dd>{process.dir || '(not recorded)'}</dd>
+          <dt>/proc says</dt>
+          <dd>{process.procCwd ?? 'unknown'}</dd>
+        </dl>
+        <span className="muted">Respawn starts it again in the current directory.</span>
+      </span>
+    </span>
+  );
+}

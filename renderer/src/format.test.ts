@@ -1,0 +1,25 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { humanBytes, humanDuration, progressLabel } from './format.ts';
+
+test('humanBytes picks a binary unit', () => {
+  assert.equal(humanBytes(0), '0 B');
+  assert.equal(humanBytes(1023), '1023 B');
+  assert.equal(humanBytes(1536), '1.5 KiB');
+  assert.equal(humanBytes(200 * 1024 * 1024), '200 MiB');
+  assert.equal(humanBytes(-1), '–');
+});
+
+test('humanDuration shows the two largest units', () => {
+  assert.equal(humanDuration(999), '0s');
+  assert.equal(humanDuration(42_000), '42s');
+  assert.equal(humanDuration(185_000), '3m 05s');
+  assert.equal(humanDuration(2 * 3600_000 + 4 * 60_000), '2h 04m');
+  assert.equal(humanDuration(3 * 86400_000 + 2 * 3600_000), '3d 02h');
+  assert.equal(humanDuration(-5), '0s');
+});
+
+test('progressLabel includes the total when known', () => {
+  assert.equal(progressLabel(512, null), '512 B');
+  assert.equal(progressLabel(1024, 4096), '1.0 KiB of 4.0 KiB');
+});

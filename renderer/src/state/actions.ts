@@ -1,0 +1,52 @@
+// What the user can do. Each action calls the bridge; results arrive as events, and the job a call returns is
+// applied at once so the row shows progress without waiting for the first event.
+import { LOCAL_NODE } from '../../../shared/api.ts';
+import type { JobView, LoadResult, ProcessView, UpgradeAllResult } from '../../../shared/types.ts';
+import { jobsStore, withJob } from './jobs.ts';
+import { bridge } from './session.ts';
+
+export type BackendAction = 'install' | 'reinstall' | 'upgrade' | 'rollback' | 'delete';
+
+function track(job: JobView): JobView {
+  jobsStore.setState((s) => withJob(s, job));
+  return job;
+}
+
+export async function runBackendAction(action: BackendAction, name: string): Promise<JobView> {
+  const b = bridge();
+  const ref = { node: LOCAL_NODE, name };
+  switch (action) {
+    case 'install':
+      return track(await b.install(ref));
+    case 'reinstall':
+      return track(await b.install({ ...ref, force: true }));
+    case 'upgrade':
+      return track(await b.upgrade(ref));
+    case 'rollback':
+      return track(await b.rollback(ref));
+    case 'delete':
+      return track(await b.delete(ref));
+  }
+}
+
+export async function upgradeAll(): Promise<UpgradeAllResult[]> {
+  const results = await bridge().upgradeAll({ node: LOCAL_NODE });
+  for (const result of results) if (result.job) track(result.job);
+  return results;
+}
+
+export async function cancelJob(id: string): Promise<JobView> {
+  return track(await bridge().cancelJob({ node: LOCAL_NODE, id }));
+}
+
+export function loadModel(backend: string, model: string): Promise<LoadResult> {
+  return bridge().load({ node: LOCAL_NODE, backend, model });
+}
+
+export function respawn(model: string): Promise<ProcessView> {
+  return bridge().respawn({ node: LOCAL_NODE, model });
+}
+
+export function stop(model: string): Promise<void> {
+  return bridge().stop({ node: LOCAL_NODE, model });
+}
