@@ -47,16 +47,17 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
         </p>
       )}
       {job && <JobStatus job={job} />}
-      {models.length > 0 ? (
+      {models.length > 0 && (
         <ul className="chips" aria-label={`Processes of ${name}`}>
           {models.map((model) => (
             <ProcessChip key={model} model={model} />
           ))}
         </ul>
-      ) : (
-        <p className="muted small">No model loaded.</p>
       )}
-      <LoadModelForm backend={name} />
+      <footer className="backend-foot">
+        {models.length === 0 && <span className="muted small">No model loaded</span>}
+        <LoadModelForm backend={name} />
+      </footer>
     </article>
   );
 });

@@ -20,6 +20,16 @@ export function LoadModelForm({ backend }: { backend: string }) {
 
   return (
     <form className="load-form" onSubmit={(e) => void submit(e)}>
+      {message && (
+        <output className="load-result ok" data-testid="load-result">
+          {message}
+        </output>
+      )}
+      {load.error && (
+        <output className="load-result error" role="alert" data-testid="load-result">
+          {load.error}
+        </output>
+      )}
       <input
         type="text"
         value={model}
@@ -33,16 +43,6 @@ export function LoadModelForm({ backend }: { backend: string }) {
       <button type="submit" className="btn" disabled={load.pending || !model.trim()}>
         {load.pending ? 'Loading…' : 'Load'}
       </button>
-      {message && (
-        <output className="load-result ok" data-testid="load-result">
-          {message}
-        </output>
-      )}
-      {load.error && (
-        <output className="load-result error" role="alert" data-testid="load-result">
-          {load.error}
-        </output>
-      )}
     </form>
   );
 }

@@ -58,7 +58,7 @@ export function LogsDrawer() {
         {!loading && !error && lines.length === 0 && <p className="muted">No output yet.</p>}
         {lines.map((line, i) => (
           <div key={i} className={`log-line ${line.stream}`}>
-            <time dateTime={line.at}>{line.at.slice(11, 19)}</time>
+            <time dateTime={line.at}>{new Date(line.at).toLocaleTimeString([], { hour12: false })}</time>
             <span>{line.text}</span>
           </div>
         ))}
