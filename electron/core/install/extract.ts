@@ -1,0 +1,119 @@
+// Safe tar extraction: streams entries from an (optionally gzipped) tar into a directory through TreeWriter,
+// enforcing entry-count and size limits and refusing truncated archives.
+import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import tar from 'tar-stream';
+import { HangarError } from '../../../shared/errors.ts';
+import { TreeWriter, type EntryBody } from './tree-writer.ts';
+
+export interface ExtractLimits {
+  maxEntries: number;
+  maxBytes: number;
+}
+export interface ExtractOptions {
+  limits?: Partial<ExtractLimits>;
+  /** Applies OCI whiteouts (`.wh.name`, `.wh..wh..opq`) against what destDir already holds. */
+  whiteouts?: boolean;
+  signal?: AbortSignal;
+}
+export interface ExtractStats {
+  entries: number;
+  bytes: number;
+}
+
+export const DEFAULT_LIMITS: ExtractLimits = { maxEntries: 200_000, maxBytes: 32 * 1024 ** 3 };
+
+const BLOCK = 512;
+const INFLATE_CHUNK = 256 * 1024;
+
+class ByteCounter extends Transform {
+  bytes = 0;
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    callback(null, chunk);
+  }
+}
+
+function bad(message: string): HangarError {
+  return new HangarError('bad-input', message);
+}
+
+/** tar-stream and zlib report a damaged archive with plain errors; fs and network errors carry an errno code. */
+function asArchiveError(err: unknown): unknown {
+  if (err instanceof HangarError || (err as Error | null)?.name === 'AbortError') return err;
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (err instanceof Error && (code === undefined || code.startsWith('Z_'))) {
+    return bad(`archive is corrupt or truncated: ${err.message}`);
+  }
+  return err;
+}
+
+/** Extracts an UNCOMPRESSED tar stream into destDir (which exists). Rejects, never silently rewrites, bad entries. */
+export async function extractTar(input: Readable, destDir: string, options: ExtractOptions = {}): Promise<ExtractStats> {
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const writer = new TreeWriter(destDir, options.whiteouts ?? false);
+  const counter = new ByteCounter();
+  const extractor = tar.extract();
+  const feeding = pipeline(input, counter, extractor, options.signal ? { signal: options.signal } : {});
+  feeding.catch(() => undefined); // surfaced through the entry loop or awaited below
+  const stats: ExtractStats = { entries: 0, bytes: 0 };
+  let archiveEnd = 0;
+  try {
+    for await (const entry of extractor) {
+      const { header } = entry;
+      const size = header.type === 'directory' ? 0 : (header.size ?? 0);
+      if (++stats.entries > limits.maxEntries) throw bad(`archive has more than ${limits.maxEntries} entries`);
+      stats.bytes += size;
+      if (stats.bytes > limits.maxBytes) throw bad(`archive expands to more than ${limits.maxBytes} bytes`);
+      archiveEnd = entry.offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
+      await writer.apply(header, entry as unknown as EntryBody); // streamx's typings omit its async iterator
+    }
+    await feeding;
+    if (counter.bytes - archiveEnd < BLOCK) throw bad('archive is truncated: it ends without an end-of-archive marker');
+    await writer.finish();
+    return stats;
+  } catch (err) {
+    extractor.destroy();
+    input.destroy();
+    throw asArchiveError(err);
+  }
+}
+
+/** Reads until at least `count` bytes are seen, then hands back those bytes and a stream of the whole input. */
+async function peek(input: Readable, count: number): Promise<{ head: Buffer; whole: Readable }> {
+  const iterator = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const chunks: Buffer[] = [];
+  let length = 0;
+  let ended = false;
+  while (length < count && !ended) {
+    const next = await iterator.next();
+    if (next.done) ended = true;
+    else {
+      chunks.push(next.value);
+      length += next.value.length;
+    }
+  }
+  const head = Buffer.concat(chunks);
+  async function* whole(): AsyncGenerator<Buffer> {
+    try {
+      if (head.length > 0) yield head;
+      for (let next = ended ? null : await iterator.next(); next && !next.done; next = await iterator.next()) yield next.value;
+    } finally {
+      await iterator.return?.();
+    }
+  }
+  return { head, whole: Readable.from(whole(), { objectMode: false }) };
+}
+
+/** Sniffs the gzip magic bytes and gunzips as needed, then extracts as extractTar does. */
+export async function extractArchive(input: Readable, destDir: string, options: ExtractOptions = {}): Promise<ExtractStats> {
+  const { head, whole } = await peek(input, 2);
+  if (head[0] !== 0x1f || head[1] !== 0x8b) return extractTar(whole, destDir, options);
+  const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
+  const inflating = pipeline(whole, gunzip);
+  inflating.catch(() => undefined); // a zlib error reaches extractTar through the destroyed gunzip stream
+  const stats = await extractTar(gunzip, destDir, options);
+  await inflating;
+  return stats;
+}

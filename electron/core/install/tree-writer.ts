@@ -1,0 +1,270 @@
+// Writes archive entries into a destination tree, one at a time, refusing anything that would land outside it.
+// It keeps a cache of directories known to be real (not symlinks) so the common case costs no extra syscalls.
+import { constants, type Stats } from 'node:fs';
+import { chmod, link, lstat, mkdir, open, readdir, readlink, rm, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { HangarError } from '../../../shared/errors.ts';
+import { dirMode, fileMode, umaskAlters } from './modes.ts';
+import { ancestorsOf, baseOf, isAbsolutePath, isSameOrUnder, parentOf, resolveLinkLexically, safeEntryPath, segmentsOf } from './paths.ts';
+
+/** An entry's content: tar-stream hands out streamx readables, so only iteration and resume are relied on. */
+export interface EntryBody extends AsyncIterable<Buffer> {
+  resume(): unknown;
+}
+
+export interface EntryHeader {
+  name: string;
+  type?: string | null | undefined;
+  mode?: number | undefined;
+  linkname?: string | null | undefined;
+}
+
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+const WHITEOUT = '.wh.';
+const OPAQUE = '.wh..wh..opq';
+const MAX_LINK_HOPS = 40;
+const WRITE_BATCH = 1 << 20;
+
+type Kind = 'file' | 'dir' | 'symlink';
+
+function bad(message: string): HangarError {
+  return new HangarError('bad-input', message);
+}
+
+function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+async function lstatOrNull(path: string): Promise<Stats | null> {
+  try {
+    return await lstat(path);
+  } catch (err) {
+    if (errno(err) === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+export class TreeWriter {
+  /** Relative paths known to be real directories ('' is the root). */
+  private readonly realDirs = new Set<string>(['']);
+  /** What this extraction wrote or entered, by relative path (hardlinks may only target files in here). */
+  private readonly written = new Map<string, Kind>();
+  private readonly symlinks: string[] = [];
+
+  constructor(
+    private readonly root: string,
+    private readonly whiteouts: boolean,
+  ) {}
+
+  /** Applies one entry; `body` is its content stream (consumed for files, drained otherwise). */
+  async apply(header: EntryHeader, body: EntryBody): Promise<void> {
+    const rel = safeEntryPath(header.name);
+    if (this.whiteouts && baseOf(rel).startsWith(WHITEOUT)) {
+      body.resume();
+      return this.whiteout(rel);
+    }
+    if (rel === '') {
+      if (header.type !== 'directory') throw bad(`entry "${header.name}" has no name`);
+      body.resume();
+      return;
+    }
+    switch (header.type) {
+      case 'file':
+      case 'contiguous-file':
+        return this.writeFile(rel, fileMode(header.mode), body);
+      case 'directory':
+        body.resume();
+        return this.makeDir(rel, dirMode(header.mode));
+      case 'symlink':
+        body.resume();
+        return this.makeSymlink(rel, header.linkname ?? '');
+      case 'link':
+        body.resume();
+        return this.makeHardlink(rel, header.linkname ?? '');
+      case 'character-device':
+      case 'block-device':
+      case 'fifo':
+        throw bad(`entry "${rel}" is a ${header.type}, which backends may not contain`);
+      default:
+        throw bad(`entry "${rel}" has an unsupported type (${header.type ?? 'unknown'})`);
+    }
+  }
+
+  /** Re-checks every symlink against the finished tree, so chains of links cannot point out of it. */
+  async finish(): Promise<void> {
+    for (const rel of this.symlinks) {
+      if (this.written.get(rel) !== 'symlink') continue;
+      if (!(await this.resolvesInside(rel))) throw bad(`symlink "${rel}" points outside the tree through other links`);
+    }
+  }
+
+  private abs(rel: string): string {
+    return rel === '' ? this.root : join(this.root, rel);
+  }
+
+  private async writeFile(rel: string, mode: number, body: EntryBody): Promise<void> {
+    await this.ensureParent(rel);
+    const path = this.abs(rel);
+    const handle = await this.create(rel, () => open(path, CREATE_NEW, mode));
+    this.written.set(rel, 'file');
+    try {
+      if (umaskAlters(mode)) await handle.chmod(mode);
+      let batch: Buffer[] = [];
+      let batched = 0;
+      for await (const chunk of body) {
+        batch.push(chunk);
+        batched += chunk.length;
+        if (batched < WRITE_BATCH) continue;
+        await handle.writev(batch);
+        batch = [];
+        batched = 0;
+      }
+      if (batched > 0) await handle.writev(batch);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async makeDir(rel: string, mode: number): Promise<void> {
+    await this.ensureParent(rel);
+    const path = this.abs(rel);
+    try {
+      await mkdir(path, mode);
+      if (umaskAlters(mode)) await chmod(path, mode);
+    } catch (err) {
+      if (errno(err) !== 'EEXIST') throw err;
+      const existing = await lstat(path);
+      if (!existing.isDirectory()) {
+        await this.replace(rel);
+        await mkdir(path, mode);
+      }
+      await chmod(path, mode);
+    }
+    this.realDirs.add(rel);
+    this.written.set(rel, 'dir');
+  }
+
+  private async makeSymlink(rel: string, target: string): Promise<void> {
+    if (target === '' || resolveLinkLexically(rel, target) === null) {
+      throw bad(`symlink "${rel}" points outside the tree (${target || 'empty target'})`);
+    }
+    await this.ensureParent(rel);
+    await this.create(rel, () => symlink(target, this.abs(rel)));
+    this.written.set(rel, 'symlink');
+    this.symlinks.push(rel);
+  }
+
+  private async makeHardlink(rel: string, linkname: string): Promise<void> {
+    let target: string;
+    try {
+      target = safeEntryPath(linkname);
+    } catch {
+      throw bad(`hardlink "${rel}" points outside the tree (${linkname})`);
+    }
+    if (this.written.get(target) !== 'file') {
+      throw bad(`hardlink "${rel}" must point at a regular file extracted earlier, not "${linkname}"`);
+    }
+    await this.ensureParent(rel);
+    await this.create(rel, () => link(this.abs(target), this.abs(rel)));
+    this.written.set(rel, 'file');
+  }
+
+  /** Runs `make`; if something already sits at `rel`, removes it (never following it) and tries once more. */
+  private async create<T>(rel: string, make: () => Promise<T>): Promise<T> {
+    try {
+      return await make();
+    } catch (err) {
+      if (errno(err) !== 'EEXIST') throw err;
+      await this.replace(rel);
+      return make();
+    }
+  }
+
+  private async replace(rel: string): Promise<void> {
+    await rm(this.abs(rel), { recursive: true, force: true });
+    this.forget(rel);
+  }
+
+  /** Makes sure every ancestor of `rel` is a real directory, creating missing ones; refuses to pass through links. */
+  private async ensureParent(rel: string): Promise<void> {
+    if (this.realDirs.has(parentOf(rel))) return;
+    for (const dir of ancestorsOf(rel)) {
+      if (this.realDirs.has(dir)) continue;
+      try {
+        await mkdir(this.abs(dir));
+      } catch (err) {
+        if (errno(err) !== 'EEXIST') throw err;
+        this.assertRealDir(rel, dir, await lstat(this.abs(dir)));
+      }
+      this.realDirs.add(dir);
+      this.written.set(dir, 'dir'); // touched by this layer: an opaque whiteout keeps it
+    }
+  }
+
+  private assertRealDir(rel: string, dir: string, stats: Stats): void {
+    if (stats.isSymbolicLink()) throw bad(`entry "${rel}" would be written through the symlink "${dir}"`);
+    if (!stats.isDirectory()) throw bad(`entry "${rel}" needs "${dir}" to be a directory, but it is a file`);
+  }
+
+  /** Like ensureParent, but never creates: returns false when an ancestor (or `rel` itself if asked) is missing. */
+  private async existsAsRealDirs(rel: string, dirs: string[]): Promise<boolean> {
+    for (const dir of dirs) {
+      if (this.realDirs.has(dir)) continue;
+      const stats = await lstatOrNull(this.abs(dir));
+      if (stats === null) return false;
+      this.assertRealDir(rel, dir, stats);
+      this.realDirs.add(dir);
+    }
+    return true;
+  }
+
+  private async whiteout(rel: string): Promise<void> {
+    const base = baseOf(rel);
+    const dir = parentOf(rel);
+    if (base === OPAQUE) {
+      if (await this.existsAsRealDirs(rel, [...ancestorsOf(rel)])) await this.emptyLowerLayers(dir);
+      return;
+    }
+    const hidden = base.slice(WHITEOUT.length);
+    if (hidden === '' || hidden === '.' || hidden === '..') throw bad(`whiteout "${rel}" names no file`);
+    if (!(await this.existsAsRealDirs(rel, ancestorsOf(rel)))) return;
+    await this.replace(dir === '' ? hidden : `${dir}/${hidden}`);
+  }
+
+  /** Removes what earlier layers put in `dir`, keeping what this layer wrote. */
+  private async emptyLowerLayers(dir: string): Promise<void> {
+    for (const entry of await readdir(this.abs(dir), { withFileTypes: true })) {
+      const child = dir === '' ? entry.name : `${dir}/${entry.name}`;
+      const kind = this.written.get(child);
+      if (kind === undefined) await this.replace(child);
+      else if (kind === 'dir') await this.emptyLowerLayers(child);
+    }
+  }
+
+  private forget(rel: string): void {
+    for (const dir of this.realDirs) if (isSameOrUnder(dir, rel)) this.realDirs.delete(dir);
+    for (const path of this.written.keys()) if (isSameOrUnder(path, rel)) this.written.delete(path);
+  }
+
+  /** Follows `rel` through the real tree, link by link, and tells whether it stays inside. */
+  private async resolvesInside(rel: string): Promise<boolean> {
+    const stack: string[] = [];
+    let pending = rel.split('/');
+    for (let hops = 0; pending.length > 0; ) {
+      const segment = pending.shift()!;
+      if (segment === '..') {
+        if (stack.pop() === undefined) return false;
+        continue;
+      }
+      stack.push(segment);
+      const stats = await lstatOrNull(this.abs(stack.join('/')));
+      if (stats === null || !stats.isSymbolicLink()) continue;
+      if (++hops > MAX_LINK_HOPS) return false;
+      const target = await readlink(this.abs(stack.join('/')));
+      if (isAbsolutePath(target)) return false;
+      stack.pop();
+      pending = [...segmentsOf(target), ...pending];
+    }
+    return true;
+  }
+}
