@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { HangarError, nodeMethods, requestSchemas, type NodeApi, type NodeMethod } from '../../shared/index.ts';
+import { LocalNode } from '../core/node.ts';
 import { APP_URL } from './app-protocol.ts';
 import { createRouter } from './router.ts';
 import { senderCheck, type FrameLike } from './trust.ts';
@@ -8,20 +12,22 @@ import { senderCheck, type FrameLike } from './trust.ts';
 const mainFrame: FrameLike = { url: APP_URL, parent: null, frameTreeNodeId: 7 };
 const trusted = senderCheck(APP_URL, () => mainFrame);
 
-/** A NodeApi that records what reached it and answers each method with a fixed value. */
-function recordingNode(answer: (method: NodeMethod) => unknown = (m) => ({ answered: m })) {
+/** Records every request that reaches `target`, then passes it on. */
+function recording(target: (method: NodeMethod, request: unknown) => Promise<unknown>) {
   const calls: Array<{ method: NodeMethod; request: unknown }> = [];
   const node = Object.fromEntries(
     nodeMethods.map((method) => [
       method,
-      async (request: unknown) => {
+      (request: unknown) => {
         calls.push({ method, request });
-        return answer(method);
+        return target(method, request);
       },
     ]),
   ) as unknown as NodeApi;
   return { node, calls };
 }
+
+const recordingNode = () => recording(async (method) => ({ answered: method }));
 
 /** What Electron's IPC does to a payload on its way from the renderer. */
 const overIpc = (payload: unknown) => structuredClone(payload);
@@ -80,13 +86,10 @@ describe('router', () => {
       for (const payload of bad) {
         const reply = await route(method, mainFrame, overIpc(payload));
         assert.equal(reply.ok, false, `${method} accepted ${JSON.stringify(payload)}`);
-        if (!reply.ok) {
-          assert.equal(reply.error.code, 'invalid-request');
-          assert.match(reply.error.message, /^[\w.]+: \S/);
-        }
+        assert.equal(reply.ok ? null : reply.error.code, 'invalid-request');
       }
       const named = await route(method, mainFrame, { ...valid, node: 42 });
-      assert.match(named.ok ? '' : named.error.message, /^node: /);
+      assert.match(named.ok ? '' : named.error.message, /^node: \S/);
     }
     assert.equal(calls.length, 0);
   });
@@ -112,10 +115,9 @@ describe('router', () => {
       ok: false,
       error: { code: 'not-found', message: 'backend "echo" is not installed' },
     });
-    assert.deepEqual(await route('backends', mainFrame, { node: 'local' }), {
-      ok: false,
-      error: { code: 'failed', message: 'disk on fire at readdir (node:fs:1:1) at Object.<anonymous>' },
-    });
+    const failed = await route('backends', mainFrame, { node: 'local' });
+    assert.deepEqual(failed.ok ? null : failed.error.code, 'failed');
+    assert.ok(!failed.ok && failed.error.message.startsWith('disk on fire') && !/\n|at readdir/.test(failed.error.message));
     assert.deepEqual(await route('jobs', mainFrame, { node: 'local' }), { ok: false, error: { code: 'failed', message: 'a thrown string' } });
   });
 });
@@ -123,35 +125,51 @@ describe('router', () => {
 describe('router fuzz', () => {
   const PER_CHANNEL = 1000;
 
-  it(`${PER_CHANNEL} random payloads per channel reach the node only when they pass the schema`, async () => {
+  it(`${PER_CHANNEL} random payloads per channel reach a real node only when they pass the schema`, async () => {
     const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
     const random = mulberry32(seed);
-    const { node, calls } = recordingNode((m) => (m === 'backends' ? [] : { answered: m }));
+    const root = await mkdtemp(join(tmpdir(), 'hangar-router-fuzz-'));
+    const gallery = join(root, 'index.yaml');
+    await writeFile(gallery, `- name: echo\n  uri: ${join(root, 'no-such-source')}\n  version: 1.0.0\n`);
+    const local = new LocalNode({ home: join(root, 'home'), galleries: [{ name: 'fuzz', location: gallery }], runtimeEnv: {} });
+    const { node, calls } = recording((method, request) => (local[method] as (r: unknown) => Promise<unknown>).call(local, request));
     const route = createRouter(node, trusted);
-    let accepted = 0;
-    for (const method of nodeMethods) {
-      for (let i = 0; i < PER_CHANNEL; i++) {
-        const payload = overIpc(randomPayload(random, validRequest(method)));
-        const before = calls.length;
-        const reply = await route(method, mainFrame, payload);
-        const verdict = requestSchemas[method].safeParse(payload);
-        const context = `seed ${seed}, ${method} #${i}`;
-        if (verdict.success) {
-          accepted++;
-          assert.equal(reply.ok, true, context);
-          assert.equal(calls.length, before + 1, context);
-          assert.deepEqual(calls.at(-1), { method, request: verdict.data }, context);
-        } else {
-          assert.deepEqual(reply.ok ? null : reply.error.code, 'invalid-request', context);
-          assert.equal(calls.length, before, context);
-          assert.ok(!reply.ok && reply.error.message.length <= 300 && !reply.error.message.includes('\n'), context);
+    try {
+      await local.start();
+      let accepted = 0;
+      for (const method of nodeMethods) {
+        for (let i = 0; i < PER_CHANNEL; i++) {
+          const payload = overIpc(randomPayload(random, validRequest(method)));
+          const before = calls.length;
+          const reply = await route(method, mainFrame, payload);
+          const verdict = requestSchemas[method].safeParse(payload);
+          const context = `seed ${seed}, ${method} #${i}: ${JSON.stringify(reply).slice(0, 200)}`;
+          if (verdict.success) {
+            accepted++;
+            assert.equal(calls.length, before + 1, context);
+            assert.deepEqual(calls.at(-1), { method, request: verdict.data }, context);
+          } else {
+            assert.deepEqual(reply.ok ? null : reply.error.code, 'invalid-request', context);
+            assert.equal(calls.length, before, context);
+          }
+          if (!reply.ok) assert.ok(reply.error.message.length <= 300 && !/[\n\r]/.test(reply.error.message), context);
         }
       }
+      assert.ok(accepted > 0 && accepted < nodeMethods.length * PER_CHANNEL, `seed ${seed}: fuzz exercised both outcomes`);
+      assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype was polluted');
+
+      for (const job of await local.jobs({ node: 'local' })) await local.waitJob({ node: 'local', id: job.id });
+      assert.deepEqual(await route('backends', mainFrame, { node: 'local' }), { ok: true, value: [] });
+      const info = await route('info', mainFrame, { node: 'local' });
+      assert.ok(info.ok, JSON.stringify(info));
+      assert.deepEqual(
+        (({ id, home, galleries }) => ({ id, home, galleries }))(info.value as { id: string; home: string; galleries: string[] }),
+        { id: 'local', home: join(root, 'home'), galleries: ['fuzz'] },
+      );
+    } finally {
+      await local.close({ stopBackends: true });
+      await rm(root, { recursive: true, force: true });
     }
-    assert.ok(accepted > 0 && accepted < nodeMethods.length * PER_CHANNEL, `seed ${seed}: fuzz exercised both outcomes`);
-    assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype was polluted');
-    assert.deepEqual(await route('backends', mainFrame, { node: 'local' }), { ok: true, value: [] });
-    assert.deepEqual(await route('info', mainFrame, { node: 'local' }), { ok: true, value: { answered: 'info' } });
   });
 });
 

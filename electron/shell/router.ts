@@ -1,9 +1,11 @@
-// The IPC router without Electron: sender check, schema validation, the node call, and the envelope.
-import { isNodeMethod, parseRequest, type NodeApi } from '../../shared/index.ts';
-import { toErrorEnvelope } from './errors.ts';
+// The IPC router without Electron: the sender check in front of the core's validating invoker.
+import type { NodeApi } from '../../shared/index.ts';
+import { invokeNode } from '../core/invoke.ts';
 import type { IpcEnvelope } from './ipc-contract.ts';
 
 export type Route = (method: string, sender: unknown, payload: unknown) => Promise<IpcEnvelope>;
+
+const MESSAGE_MAX = 300;
 
 const FORBIDDEN: IpcEnvelope = {
   ok: false,
@@ -14,13 +16,13 @@ const FORBIDDEN: IpcEnvelope = {
 export function createRouter<Sender>(node: NodeApi, isTrustedSender: (sender: Sender) => boolean): Route {
   return async (method, sender, payload) => {
     if (!isTrustedSender(sender as Sender)) return FORBIDDEN;
-    if (!isNodeMethod(method)) return { ok: false, error: { code: 'invalid-request', message: 'unknown method' } };
-    try {
-      const request = parseRequest(method, payload);
-      const call = node[method] as (req: typeof request) => Promise<unknown>;
-      return { ok: true, value: await call.call(node, request) };
-    } catch (error) {
-      return { ok: false, error: toErrorEnvelope(error) };
-    }
+    const envelope = await invokeNode(node, method, payload);
+    return envelope.ok ? envelope : { ok: false, error: { ...envelope.error, message: shortLine(envelope.error.message) } };
   };
+}
+
+/** Validation messages echo renderer input (a 100 kB key, a key holding a newline): the user sees one short line. */
+function shortLine(message: string): string {
+  const line = message.replace(/\s+/g, ' ').trim();
+  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
 }
