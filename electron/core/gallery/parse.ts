@@ -89,5 +89,5 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function firstLine(message: string): string {
-  return message.split('\n', 1)[0]!;
+  return message.split('\n', 1)[0]!.replace(/:$/, '');
 }

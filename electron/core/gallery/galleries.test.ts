@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, test } from 'node:test';
+import { HangarError } from '../../../shared/errors.ts';
+import { Galleries } from './galleries.ts';
+import { starterGallerySpec } from './location.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'hangar-galleries-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+function write(path: string, lines: string[]): string {
+  writeFileSync(path, lines.join('\n') + '\n');
+  return path;
+}
+
+function nextChange(galleries: Galleries, timeoutMs = 5000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no "changed" event')), timeoutMs);
+    galleries.once('changed', (name: string) => {
+      clearTimeout(timer);
+      resolve(name);
+    });
+  });
+}
+
+const notFound = (pattern: RegExp) => (error: unknown) => error instanceof HangarError && error.code === 'not-found' && pattern.test(error.message);
+
+test('qualified names, the same backend in two galleries, and metas resolved within their own gallery first', async () => {
+  const dir = join(root, 'two');
+  mkdirSync(dir);
+  const a = write(join(dir, 'alpha.yaml'), [
+    '- name: llama',
+    '  capabilities: {default: cpu-llama, nvidia: cuda-llama, amd: rocm-llama}',
+    '- name: cpu-llama',
+    '  uri: ./cpu-llama',
+    '- name: tool',
+    '  version: 1.0.0',
+    '  uri: ./tool',
+  ]);
+  const b = write(join(dir, 'beta.yaml'), [
+    '- name: Tool',
+    '  version: 2.0.0',
+    '  uri: ./tool',
+    '- name: cpu-llama',
+    '  uri: ./other-cpu-llama',
+    '- name: cuda-llama',
+    '  uri: ./cuda-llama',
+  ]);
+  const galleries = new Galleries({ specs: [{ location: a }, { location: pathToFileURL(b).href }] });
+  try {
+    assert.deepEqual(galleries.names(), ['alpha', 'beta']);
+    assert.equal((await galleries.entries()).length, 6);
+
+    const first = await galleries.find('tool');
+    assert.deepEqual([first.gallery, first.version, first.baseDir, first.baseUrl], ['alpha', '1.0.0', dir, null]);
+    assert.equal((await galleries.find('beta@tool')).version, '2.0.0', 'names match case-insensitively');
+    assert.equal((await galleries.find('alpha@TOOL')).version, '1.0.0');
+    await assert.rejects(galleries.find('alpha@cuda-llama'), notFound(/"alpha@cuda-llama": not in gallery "alpha"/));
+    await assert.rejects(galleries.find('gamma@tool'), notFound(/no gallery named "gamma"/));
+    await assert.rejects(galleries.find('nothing'), notFound(/"nothing": not in any gallery/));
+
+    const cpu = await galleries.resolve('llama', 'default');
+    assert.deepEqual([cpu.entry.gallery, cpu.entry.uri, cpu.meta?.name, cpu.capability], ['alpha', './cpu-llama', 'llama', 'default']);
+    const cuda = await galleries.resolve('alpha@llama', 'nvidia-cuda-13');
+    assert.deepEqual([cuda.entry.gallery, cuda.entry.name, cuda.capability], ['beta', 'cuda-llama', 'nvidia']);
+    await assert.rejects(galleries.resolve('llama', 'amd'), notFound(/"llama": its "amd" build "rocm-llama" is in no gallery/));
+    const concrete = await galleries.resolve('beta@tool', 'metal');
+    assert.deepEqual([concrete.entry.version, concrete.meta, concrete.capability], ['2.0.0', null, 'metal']);
+  } finally {
+    galleries.close();
+  }
+});
+
+test('gallery names: given, derived from the file or URL, made unique; bad names and locations are refused', () => {
+  const names = new Galleries({
+    specs: [
+      { location: '/srv/one/index.yaml' },
+      { location: '/srv/two/index.yml' },
+      { name: 'index', location: '/srv/three/main.yaml' },
+      { location: 'https://Example.com:8443/galleries/backends.yaml' },
+      starterGallerySpec('/opt/hangar/backends/index.yaml'),
+    ],
+  }).names();
+  assert.deepEqual(names, ['index-2', 'index-3', 'index', 'example.com-8443-galleries-backends', 'starter']);
+  assert.throws(() => new Galleries({ specs: [{ name: 'x', location: '/a.yaml' }, { name: 'x', location: '/b.yaml' }] }), /gallery name "x" is used twice/);
+  assert.throws(() => new Galleries({ specs: [{ name: 'a@b', location: '/a.yaml' }] }), /must not contain "@"/);
+  assert.throws(() => new Galleries({ specs: [{ location: 'ftp://host/index.yaml' }] }), /only local paths, file:\/\/ and http\(s\):\/\/ are supported/);
+});
+
+test('a broken gallery is skipped and reported; the others still load', async () => {
+  const dir = join(root, 'broken');
+  mkdirSync(dir);
+  const good = write(join(dir, 'good.yaml'), ['- name: ok', '  uri: ./ok', '- license: mit', '- name: also-ok', '  uri: ./also']);
+  const bad = write(join(dir, 'bad.yaml'), ['- name: x', '  tags: [unclosed', '- name: y']);
+  const galleries = new Galleries({ specs: [{ location: bad }, { location: good }, { location: join(dir, 'missing.yaml') }] });
+  try {
+    assert.deepEqual(
+      (await galleries.entries()).map((entry) => entry.name),
+      ['ok', 'also-ok'],
+    );
+    const errors = galleries.errors();
+    assert.equal(errors.length, 3);
+    assert.equal(errors[0]!.gallery, 'bad');
+    assert.match(errors[0]!.message, /^gallery "bad": invalid YAML: .*line \d+, column \d+$/);
+    assert.deepEqual(errors[1], { gallery: 'good', message: 'gallery "good": entry 2 (line 3): has no "name"' });
+    assert.deepEqual(errors[2], { gallery: 'missing', message: `gallery "missing": cannot read ${join(dir, 'missing.yaml')}: no such file` });
+    await assert.rejects(galleries.find('bad@x'), notFound(/not in gallery "bad" \(gallery "bad": invalid YAML/));
+  } finally {
+    galleries.close();
+  }
+});
+
+test('a live-edited local gallery shows the new version, after a "changed" event', async () => {
+  const dir = join(root, 'live');
+  mkdirSync(dir);
+  const path = write(join(dir, 'live.yaml'), ['- name: tool', '  version: 1.0.0', '  uri: ./tool']);
+  const galleries = new Galleries({ specs: [{ location: path }] });
+  try {
+    assert.equal((await galleries.find('tool')).version, '1.0.0');
+
+    let changed = nextChange(galleries);
+    write(path, ['- name: tool', '  version: 1.1.0', '  uri: ./tool', '- name: extra', '  uri: ./extra']);
+    assert.equal(await changed, 'live');
+    assert.equal((await galleries.find('tool')).version, '1.1.0');
+    assert.equal((await galleries.entries()).length, 2);
+
+    // An editor's save: write a temporary file, rename it over the index.
+    changed = nextChange(galleries);
+    write(join(dir, 'live.yaml.tmp'), ['- name: tool', '  version: 2.0.0', '  uri: ./tool']);
+    renameSync(join(dir, 'live.yaml.tmp'), path);
+    await changed;
+    assert.equal((await galleries.find('tool')).version, '2.0.0');
+
+    // With the watcher stopped, the size/mtime check on access still sees an edit.
+    galleries.close();
+    write(path, ['- name: tool', '  version: 3.0.0-rc.1', '  uri: ./tool']);
+    assert.equal((await galleries.find('tool')).version, '3.0.0-rc.1');
+  } finally {
+    galleries.close();
+  }
+});
+
+test('an http gallery: fetched once, relative uris resolve against baseUrl, refresh() picks up changes', async () => {
+  let index = ['- name: remote', '  version: 1.0.0', '  uri: ../artifacts/remote.tar.gz'];
+  let status = 200;
+  const server: Server = createServer((request, response) => {
+    if (request.url === '/galleries/main.yaml') {
+      response.writeHead(status, { 'content-type': 'application/yaml' });
+      response.end(status === 200 ? index.join('\n') : 'oops');
+    } else if (request.url === '/artifacts/remote.tar.gz') {
+      response.end('tarball bytes');
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/galleries/main.yaml`;
+  let fetches = 0;
+  const countingFetch: typeof fetch = (input, init) => {
+    fetches++;
+    return fetch(input, init);
+  };
+  const galleries = new Galleries({ specs: [{ name: 'remote', location: url }], fetch: countingFetch });
+  try {
+    const entry = await galleries.find('remote');
+    assert.deepEqual([entry.baseUrl, entry.baseDir, entry.version], [url, null, '1.0.0']);
+    const artifact = await fetch(new URL(entry.uri!, entry.baseUrl!));
+    assert.equal(await artifact.text(), 'tarball bytes');
+    await galleries.entries();
+    assert.equal(fetches, 1, 'a remote gallery is cached in memory');
+
+    index = ['- name: remote', '  version: 1.1.0', '  uri: ../artifacts/remote.tar.gz'];
+    assert.equal((await galleries.find('remote')).version, '1.0.0', 'no refetch until refresh()');
+    const changed = nextChange(galleries);
+    await galleries.refresh();
+    assert.equal(await changed, 'remote');
+    assert.equal((await galleries.find('remote')).version, '1.1.0');
+
+    status = 500;
+    await galleries.refresh();
+    assert.equal((await galleries.find('remote')).version, '1.1.0', 'a failed refresh keeps the last good copy');
+    assert.deepEqual(galleries.errors(), [{ gallery: 'remote', message: `gallery "remote": cannot fetch ${url}: HTTP 500 Internal Server Error` }]);
+    assert.equal(fetches, 3);
+  } finally {
+    galleries.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
