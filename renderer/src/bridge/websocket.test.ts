@@ -122,7 +122,7 @@ test('reconnects after the link drops and fails the calls that were in flight', 
   const unanswered = transport.bridge.jobs({ node: 'local' });
   await arrived;
   agent.dropAll();
-  await assert.rejects(unanswered, /connection to the agent was lost/);
+  await assert.rejects(unanswered, /connection to the agent closed/);
   await waitForStatus(transport, 'open');
   assert.deepEqual(statuses, ['reconnecting', 'open']);
   assert.deepEqual(await transport.bridge.info({ node: 'local' }), { id: 'local', params: { node: 'local' } });

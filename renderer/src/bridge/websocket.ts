@@ -1,9 +1,10 @@
-import type { HangarBridge, NodeApi, NodeMethod, NodeRequest, NodeResponse } from '../../../shared/api.ts';
-import { HangarError, isErrorEnvelope } from '../../../shared/errors.ts';
+import type { HangarBridge, NodeApi, NodeMethod } from '../../../shared/api.ts';
+import { HangarError } from '../../../shared/errors.ts';
 import { nodeMethods } from '../../../shared/schemas.ts';
 import type { NodeEvent } from '../../../shared/types.ts';
+import { createWireClient } from '../../../shared/wire-client.ts';
+import type { SocketLike, WireClient } from '../../../shared/wire-client.ts';
 import { WS_PROTOCOL, tokenProtocol } from '../../../shared/wire.ts';
-import type { WireMessage, WireRequest } from '../../../shared/wire.ts';
 import type { ConnectionStatus, Transport } from './transport.ts';
 
 /** The close code the agent uses for a missing or wrong token. */
@@ -18,14 +19,17 @@ export interface WebSocketTransportOptions {
   maxBackoffMs?: number;
 }
 
-interface Pending {
+interface Queued {
+  method: NodeMethod;
+  params: unknown;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
-  /** Unsent requests wait for the next open socket; sent ones are lost with their socket. */
-  wire: string | null;
 }
 
-/** A bridge over the agent's WebSocket: reconnects with backoff, queues calls while down, and never polls. */
+/**
+ * A bridge over the agent's WebSocket that outlives any one socket: each open socket gets a wire client, calls made
+ * while none is open wait for the next one, and a lost link is retried with backoff. Events only, never polling.
+ */
 export function createWebSocketTransport(options: WebSocketTransportOptions): Transport {
   const Impl = options.WebSocketImpl ?? WebSocket;
   const initialBackoff = options.initialBackoffMs ?? 250;
@@ -33,12 +37,12 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
 
   let token = options.token;
   let socket: WebSocket | null = null;
+  let client: WireClient | null = null;
   let status: ConnectionStatus = 'connecting';
   let attempt = 0;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
-  let nextId = 1;
-  const pending = new Map<number, Pending>();
+  const queue: Queued[] = [];
   const eventListeners = new Set<(event: NodeEvent) => void>();
   const statusListeners = new Set<(status: ConnectionStatus) => void>();
 
@@ -59,21 +63,17 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
     ws.addEventListener('open', () => {
       if (socket !== ws) return;
       attempt = 0;
+      client = createWireClient(ws as SocketLike);
+      client.onEvent((event) => {
+        for (const listener of eventListeners) listener(event);
+      });
       setStatus('open');
-      for (const request of pending.values()) {
-        if (request.wire !== null) {
-          ws.send(request.wire);
-          request.wire = null;
-        }
-      }
-    });
-    ws.addEventListener('message', (message) => {
-      if (socket === ws && typeof message.data === 'string') receive(message.data);
+      for (const call of queue.splice(0)) send(client, call);
     });
     ws.addEventListener('close', (event) => {
       if (socket !== ws) return;
       socket = null;
-      failInFlight('the connection to the agent was lost');
+      client = null;
       if (closed) return;
       if (event.code === UNAUTHORIZED_CLOSE) {
         setStatus('unauthorized');
@@ -85,54 +85,20 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
     });
   }
 
-  function receive(data: string) {
-    let message: WireMessage;
-    try {
-      message = JSON.parse(data) as WireMessage;
-    } catch {
-      return;
-    }
-    if ('event' in message) {
-      for (const listener of eventListeners) listener(message.event);
-      return;
-    }
-    const request = pending.get(message.id);
-    if (!request) return;
-    pending.delete(message.id);
-    if ('error' in message) {
-      const envelope = isErrorEnvelope(message.error) ? message.error : { code: 'failed' as const, message: 'the agent sent a malformed error' };
-      request.reject(new HangarError(envelope.code, envelope.message));
-    } else {
-      request.resolve(message.result);
-    }
+  function send(to: WireClient, call: Queued) {
+    (to[call.method] as (params: unknown) => Promise<unknown>)(call.params).then(call.resolve, call.reject);
   }
 
-  function failInFlight(reason: string) {
-    for (const [id, request] of pending) {
-      if (request.wire !== null) continue;
-      pending.delete(id);
-      request.reject(new HangarError('failed', reason));
-    }
-  }
-
-  function call<M extends NodeMethod>(method: M, params: NodeRequest<M>): Promise<NodeResponse<M>> {
+  function call(method: NodeMethod, params: unknown): Promise<unknown> {
     if (closed) return Promise.reject(new HangarError('failed', 'the connection to the agent is closed'));
-    const id = nextId++;
-    const wire = JSON.stringify({ id, method, params } satisfies WireRequest);
     return new Promise((resolve, reject) => {
-      const request: Pending = { resolve: resolve as (value: unknown) => void, reject, wire };
-      pending.set(id, request);
-      if (socket && status === 'open') {
-        socket.send(wire);
-        request.wire = null;
-      }
+      const queued = { method, params, resolve, reject };
+      if (client && status === 'open') send(client, queued);
+      else queue.push(queued);
     });
   }
 
-  const api = Object.fromEntries(
-    nodeMethods.map((method) => [method, (params: NodeRequest<typeof method>) => call(method, params)]),
-  ) as unknown as NodeApi;
-
+  const api = Object.fromEntries(nodeMethods.map((method) => [method, (params: unknown) => call(method, params)])) as unknown as NodeApi;
   const bridge: HangarBridge = {
     ...api,
     onEvent(listener) {
@@ -156,8 +122,8 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
       clearTimeout(retryTimer);
       const old = socket;
       socket = null;
+      client = null;
       old?.close();
-      failInFlight('the connection to the agent was replaced');
       setStatus('connecting');
       connect();
     },
@@ -166,8 +132,8 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
       clearTimeout(retryTimer);
       socket?.close();
       socket = null;
-      for (const request of pending.values()) request.reject(new HangarError('failed', 'the connection to the agent is closed'));
-      pending.clear();
+      client = null;
+      for (const queued of queue.splice(0)) queued.reject(new HangarError('failed', 'the connection to the agent is closed'));
     },
   };
 }
