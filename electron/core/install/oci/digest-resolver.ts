@@ -1,0 +1,63 @@
+// Upgrade checks: the manifest digest a tag currently points at for this platform, cached for a while.
+import { HangarError } from '../../../../shared/errors.ts';
+import { dockerConfigCredentials, type CredentialLookup } from './credentials.ts';
+import { resolvePlatform } from './manifest.ts';
+import { hostPlatform, type Platform } from './platform.ts';
+import { isOciReference, parseReference } from './reference.ts';
+import { AuthCache, Repository } from './repository.ts';
+
+const SIX_HOURS = 6 * 60 * 60 * 1000;
+
+export interface DigestResolverOptions {
+  fetch: typeof globalThis.fetch;
+  ttlMs?: number;
+  dockerConfigPath?: string;
+  platform?: Platform;
+}
+
+export class DigestResolver {
+  private readonly fetch: typeof globalThis.fetch;
+  private readonly ttlMs: number;
+  private readonly platform: Platform;
+  private readonly credentials: CredentialLookup;
+  private readonly authCache = new AuthCache();
+  private readonly cache = new Map<string, { digest: Promise<string | null>; at: number }>();
+
+  constructor({ fetch, ttlMs = SIX_HOURS, dockerConfigPath, platform }: DigestResolverOptions) {
+    this.fetch = fetch;
+    this.ttlMs = ttlMs;
+    this.platform = platform ?? hostPlatform();
+    this.credentials = dockerConfigCredentials(dockerConfigPath);
+  }
+
+  /**
+   * The manifest digest for this platform, or null when `ref` is not an OCI reference or the registry has no
+   * image for this platform under it. Other failures (network, login) reject and are not cached.
+   */
+  current(ref: string): Promise<string | null> {
+    const cached = this.cache.get(ref);
+    if (cached && Date.now() - cached.at < this.ttlMs) return cached.digest;
+    const digest = this.resolve(ref);
+    this.cache.set(ref, { digest, at: Date.now() });
+    digest.catch(() => {
+      if (this.cache.get(ref)?.digest === digest) this.cache.delete(ref);
+    });
+    return digest;
+  }
+
+  /** Forgets every cached digest, so the next `current` asks the registry. */
+  refresh(): void {
+    this.cache.clear();
+  }
+
+  private async resolve(ref: string): Promise<string | null> {
+    if (!isOciReference(ref)) return null;
+    const repo = new Repository(parseReference(ref), ref, { fetch: this.fetch, credentials: this.credentials, authCache: this.authCache });
+    try {
+      return (await resolvePlatform(repo, this.platform)).digest;
+    } catch (err) {
+      if (err instanceof HangarError && err.code === 'not-found') return null;
+      throw err;
+    }
+  }
+}
