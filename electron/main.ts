@@ -1,1 +1,239 @@
-// Placeholder until the Electron shell lands.
+// The Electron main process: one locked-down window on the local node, single instance, remembered state.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  BrowserWindow,
+  Menu,
+  app,
+  dialog,
+  ipcMain,
+  net,
+  protocol,
+  screen,
+  session,
+  shell,
+  type MenuItemConstructorOptions,
+} from 'electron';
+import packageJson from '../package.json' with { type: 'json' };
+import { LocalNode } from './core/node.ts';
+import { forwardEvents, registerIpc } from './ipc.ts';
+import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
+import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
+import { DEFAULT_SETTINGS, settingsSchema, type Settings } from './shell/settings.ts';
+import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
+import { DEFAULT_SIZE, DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './shell/window-state.ts';
+
+const isDev = !app.isPackaged;
+/** main.cjs sits in dist/electron (inside app.asar when packaged); the renderer and preload are its neighbours. */
+const rendererDir = join(__dirname, '..', 'renderer');
+const preloadFile = join(__dirname, 'preload.cjs');
+const starterGallery = app.isPackaged
+  ? join(process.resourcesPath, 'backends', 'index.yaml')
+  : join(app.getAppPath(), 'dist', 'backends', 'index.yaml');
+const projectPage = (packageJson as { homepage?: string }).homepage;
+
+// Before `ready`: every renderer sandboxed, and our scheme a secure standard origin so 'self' means the app.
+app.enableSandbox();
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
+
+let window: BrowserWindow | null = null;
+
+if (app.requestSingleInstanceLock()) {
+  app.on('second-instance', () => {
+    if (!window) return;
+    if (window.isMinimized()) window.restore();
+    window.focus();
+  });
+  app.whenReady().then(start).catch((error: unknown) => {
+    dialog.showErrorBox('Hangar could not start', error instanceof Error ? error.message : String(error));
+    app.exit(1);
+  });
+} else {
+  app.quit();
+}
+
+async function start(): Promise<void> {
+  const userData = app.getPath('userData');
+  const settingsFile = join(userData, 'settings.json');
+  let settings = readJson(settingsFile, settingsSchema, DEFAULT_SETTINGS);
+
+  lockDownSession();
+  protocol.handle(APP_SCHEME, serveRenderer);
+
+  const node = new LocalNode({
+    home: userData,
+    galleries: [{ name: 'starter', location: starterGallery }],
+    // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
+    runtimeEnv: { HANGAR_NODE: process.execPath, ELECTRON_RUN_AS_NODE: '1' },
+    // Chromium's network stack: system proxy settings and certificate store.
+    fetch: ((input, init) => net.fetch(input instanceof URL ? input.href : input, init)) as typeof fetch,
+  });
+  for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
+
+  registerIpc(ipcMain, node, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
+  quitStopsBackends(node, () => !settings.keepBackendsRunning);
+
+  const updateSettings = (patch: Partial<Settings>) => {
+    settings = { ...settings, ...patch };
+    writeJson(settingsFile, settings);
+  };
+  app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
+  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, updateSettings)));
+
+  const openWindow = () => {
+    window = createWindow(join(userData, 'window-state.json'));
+    forwardEvents(node, window.webContents);
+    window.on('closed', () => (window = null));
+  };
+  openWindow();
+  app.on('activate', () => window ?? openWindow());
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+}
+
+/** Electron's security checklist, applied to every session user and every web contents. */
+function lockDownSession(): void {
+  const ses = session.defaultSession;
+  ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  ses.setPermissionCheckHandler(() => false);
+  // Pages load packaged content only. Requests without a page (the node's net.fetch of galleries) pass.
+  ses.webRequest.onBeforeRequest((details, callback) => callback({ cancel: details.webContentsId !== undefined && isRemoteRequest(details.url) }));
+  ses.webRequest.onHeadersReceived((details, callback) => {
+    if (details.url.startsWith('devtools:')) return callback({});
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] } });
+  });
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', (event) => {
+      event.preventDefault();
+      openExternal(event.url);
+    });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.setWindowOpenHandler(({ url }) => {
+      openExternal(url);
+      return { action: 'deny' };
+    });
+  });
+}
+
+function openExternal(url: string): void {
+  const safe = externalUrl(url);
+  if (safe) void shell.openExternal(safe);
+}
+
+async function serveRenderer(request: Request): Promise<Response> {
+  const file = resolveAppFile(rendererDir, request.url);
+  if (file) {
+    try {
+      return new Response(await readFile(file), { headers: appResponseHeaders(file) });
+    } catch {
+      // fall through to 404
+    }
+  }
+  return new Response('not found', { status: 404, headers: { 'Content-Security-Policy': CONTENT_SECURITY_POLICY } });
+}
+
+function createWindow(stateFile: string): BrowserWindow {
+  const state = readJson(stateFile, windowStateSchema, DEFAULT_WINDOW_STATE);
+  const bounds = visibleBounds(state.bounds, screen.getAllDisplays().map((display) => display.workArea));
+  const win = new BrowserWindow({
+    ...DEFAULT_SIZE,
+    ...bounds,
+    minWidth: MIN_SIZE.width,
+    minHeight: MIN_SIZE.height,
+    show: false,
+    title: 'Hangar',
+    webPreferences: {
+      preload: preloadFile,
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
+      spellcheck: false,
+      devTools: isDev,
+    },
+  });
+  win.once('ready-to-show', () => {
+    if (state.maximized) win.maximize();
+    win.show();
+  });
+
+  const writer = debouncedWriter<WindowState>(stateFile, 500);
+  const remember = () => {
+    if (!win.isDestroyed()) writer.schedule({ bounds: win.getNormalBounds(), maximized: win.isMaximized() });
+  };
+  win.on('resize', remember);
+  win.on('move', remember);
+  win.on('maximize', remember);
+  win.on('unmaximize', remember);
+  win.on('close', () => {
+    remember();
+    writer.flush();
+  });
+
+  void win.loadURL(APP_URL);
+  return win;
+}
+
+/** Quitting closes the node first: it stops the backends it started unless the user keeps them running. */
+function quitStopsBackends(node: LocalNode, stopBackends: () => boolean): void {
+  let phase: 'running' | 'closing' | 'closed' = 'running';
+  app.on('before-quit', (event) => {
+    if (phase === 'closed') return;
+    event.preventDefault();
+    if (phase === 'closing') return;
+    phase = 'closing';
+    node
+      .close({ stopBackends: stopBackends() })
+      .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
+      .finally(() => {
+        phase = 'closed';
+        app.quit();
+      });
+  });
+}
+
+function menuTemplate(settings: Settings, updateSettings: (patch: Partial<Settings>) => void): MenuItemConstructorOptions[] {
+  const mac = process.platform === 'darwin';
+  return [
+    ...(mac ? [{ role: 'appMenu' } as const] : []),
+    {
+      label: 'File',
+      submenu: [
+        {
+          label: 'Keep Backends Running After Quit',
+          type: 'checkbox',
+          checked: settings.keepBackendsRunning,
+          click: (item) => updateSettings({ keepBackendsRunning: item.checked }),
+        },
+        { type: 'separator' },
+        { role: 'quit' },
+      ],
+    },
+    { role: 'editMenu' },
+    {
+      label: 'View',
+      submenu: [
+        ...(isDev ? [{ role: 'reload' } as const, { role: 'toggleDevTools' } as const, { type: 'separator' } as const] : []),
+        { role: 'resetZoom' },
+        { role: 'zoomIn' },
+        { role: 'zoomOut' },
+        { type: 'separator' },
+        { role: 'togglefullscreen' },
+      ],
+    },
+    {
+      role: 'help',
+      submenu: [
+        { role: 'about' },
+        ...(projectPage ? [{ label: 'Project Page', click: () => openExternal(projectPage) }] : []),
+      ],
+    },
+  ];
+}
