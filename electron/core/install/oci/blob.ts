@@ -23,6 +23,9 @@ async function* verifiedChunks(repo: Repository, blob: Descriptor, { signal, onB
   const hash = createHash(algorithm);
   let received = 0;
   let resumes = 0;
+  // The last chunk is held back until the digest checks out, so an extractor never reaches the end of a
+  // tampered blob (and its own checksum error) before the digest mismatch is known.
+  let held: Uint8Array | null = null;
   for (;;) {
     let failure: unknown = null;
     const response = await requestFrom(repo, blob, received, signal);
@@ -43,7 +46,8 @@ async function* verifiedChunks(repo: Repository, blob: Descriptor, { signal, onB
         }
         hash.update(bytes);
         onBytes?.(bytes.byteLength);
-        yield bytes;
+        if (held) yield held;
+        held = bytes;
       }
     } catch (err) {
       if (err instanceof HangarError || signal?.aborted) throw err;
@@ -59,6 +63,7 @@ async function* verifiedChunks(repo: Repository, blob: Descriptor, { signal, onB
   if (actual !== blob.digest) {
     throw new HangarError('bad-input', `${repo.label}: blob ${blob.digest} failed digest verification (got ${actual})`);
   }
+  if (held) yield held;
 }
 
 async function requestFrom(repo: Repository, blob: Descriptor, offset: number, signal: AbortSignal | undefined): Promise<Response> {
