@@ -78,6 +78,18 @@ test('anchors and !!merge keys fill in the merged fields', () => {
   );
 });
 
+test('an anchor merged into many entries expands, an alias bomb is refused', () => {
+  const many = ['- &base', '  name: base', '  license: mit', ...Array.from({ length: 300 }, (_, i) => `- !!merge <<: *base\n  name: copy-${i}`)];
+  const { entries, errors } = parseGalleryIndex(many.join('\n'), source);
+  assert.deepEqual([entries.length, errors.length, entries[300]!.license], [301, 0, 'mit']);
+
+  const bomb = ['- &a [x, x, x, x, x, x, x, x, x, x]'];
+  for (const [level, previous] of ['b', 'c', 'd', 'e', 'f'].map((name, i) => [name, 'abcde'[i]])) {
+    bomb.push(`- &${level} [${Array(10).fill(`*${previous}`).join(', ')}]`);
+  }
+  assert.throws(() => parseGalleryIndex(bomb.join('\n'), source), /gallery "localai": invalid YAML: Excessive alias count/);
+});
+
 test('malformed YAML and a top level that is not a list fail naming the gallery', () => {
   assert.throws(
     () => parseGalleryIndex('- name: a\n  tags: [x, y\n- name: b\n', source),

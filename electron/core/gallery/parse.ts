@@ -1,6 +1,6 @@
 // Parses a LocalAI backend gallery index (a YAML list of backends, with anchors and `<<` merge keys).
 // Whole-document problems throw; a bad entry is reported with its position and skipped.
-import { isSeq, LineCounter, parseDocument, type Tags } from 'yaml';
+import { isSeq, LineCounter, parseDocument, type Document, type Tags } from 'yaml';
 import { HangarError } from '../../../shared/errors.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
 
@@ -29,7 +29,7 @@ export function parseGalleryIndex(text: string, source: IndexSource): { entries:
   }
 
   const items = doc.contents.items;
-  const values = doc.toJS() as unknown[];
+  const values = expandAliases(doc, source.gallery);
   const entries: GalleryEntry[] = [];
   const errors: string[] = [];
   values.forEach((value, index) => {
@@ -42,6 +42,18 @@ export function parseGalleryIndex(text: string, source: IndexSource): { entries:
     }
   });
   return { entries, errors };
+}
+
+// yaml's default alias budget (100) would refuse a plain anchor merged into 100+ entries; nested alias
+// bombs still multiply past this bound quickly.
+const maxAliasCount = 10_000;
+
+function expandAliases(doc: Document, gallery: string): unknown[] {
+  try {
+    return doc.toJS({ maxAliasCount }) as unknown[];
+  } catch (error) {
+    throw new HangarError('bad-input', `gallery "${gallery}": invalid YAML: ${firstLine((error as Error).message)}`);
+  }
 }
 
 function readEntry(value: unknown, where: string): EntryFields {
