@@ -1,0 +1,51 @@
+// The whole install path for one backend: stage -> fetch (verified, safely extracted) -> validate -> metadata -> swap.
+// On any failure the staging dir is removed, the live tree is untouched, and the error names the backend.
+import type { BackendMetadata } from './metadata.ts';
+import type { FetchContext, SourceFactory, SourceOptions } from './source.ts';
+import { fetchFromFirst } from './sources.ts';
+import { backendError, type BackendStore, type SwapHooks } from './store.ts';
+
+export interface InstallRequest {
+  name: string;
+  /** The entry's uri first, then its mirrors. */
+  uris: string[];
+  sha256?: string;
+  factories: SourceFactory[];
+  sourceOptions: SourceOptions;
+  details?: Partial<Pick<BackendMetadata, 'alias' | 'galleryUrl' | 'version'>>;
+  signal?: AbortSignal;
+  onProgress?: FetchContext['onProgress'];
+  fetch?: typeof globalThis.fetch;
+  hooks?: SwapHooks;
+}
+
+export async function installBackend(store: BackendStore, request: InstallRequest): Promise<BackendMetadata> {
+  const { name } = request;
+  const staged = await store.stage(name);
+  try {
+    const fetched = await fetchFromFirst(request.uris, request.factories, request.sourceOptions, staged, {
+      signal: request.signal ?? new AbortController().signal,
+      onProgress: request.onProgress ?? (() => undefined),
+      fetch: request.fetch ?? globalThis.fetch,
+      ...(request.sha256 !== undefined && { sha256: request.sha256 }),
+    });
+    await store.validate(name, staged);
+    const metadata: BackendMetadata = {
+      name,
+      alias: request.details?.alias ?? null,
+      metaBackendFor: null,
+      galleryUrl: request.details?.galleryUrl ?? null,
+      installedAt: new Date().toISOString(),
+      version: request.details?.version ?? null,
+      uri: fetched.servedBy,
+      digest: fetched.digest,
+      sha256: fetched.sha256,
+    };
+    await store.writeMetadata(staged, metadata);
+    await store.commit(name, request.hooks);
+    return metadata;
+  } catch (err) {
+    await store.discard(name);
+    throw backendError(name, err);
+  }
+}

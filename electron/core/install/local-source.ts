@@ -1,0 +1,37 @@
+// A local directory (copied) or a local tar/tar.gz file (extracted), named by an absolute path or file:// URL.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HangarError } from '../../../shared/errors.ts';
+import { copyTree } from './copy-tree.ts';
+import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
+import { extractVerified } from './verified-extract.ts';
+
+const READ_CHUNK = 1 << 20;
+
+class LocalSource implements BackendSource {
+  constructor(
+    readonly uri: string,
+    private readonly path: string,
+  ) {}
+
+  async fetchInto(stagingDir: string, ctx: FetchContext): Promise<FetchResult> {
+    const stats = await stat(this.path).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? new HangarError('not-found', `${this.path} does not exist`) : err;
+    });
+    if (stats.isDirectory()) {
+      if (ctx.sha256 !== undefined) throw new HangarError('bad-input', `a sha256 is given, but ${this.path} is a directory and cannot be verified`);
+      await copyTree(this.path, stagingDir, (bytes) => ctx.onProgress(bytes, null));
+      return { sha256: null, digest: null, servedBy: this.uri };
+    }
+    const input = createReadStream(this.path, { highWaterMark: READ_CHUNK });
+    const sha256 = await extractVerified(input, stats.size, this.path, stagingDir, ctx);
+    return { sha256, digest: null, servedBy: this.uri };
+  }
+}
+
+export const localSource: SourceFactory = {
+  matches: (uri) => uri.startsWith('file://') || isAbsolute(uri),
+  create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? fileURLToPath(uri) : uri),
+};

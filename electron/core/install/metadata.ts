@@ -1,0 +1,63 @@
+// metadata.json in LocalAI's format (snake_case keys, empty fields omitted), plus Hangar's `sha256`.
+import { rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+export interface BackendMetadata {
+  name: string;
+  alias: string | null;
+  metaBackendFor: string | null;
+  galleryUrl: string | null;
+  installedAt: string;
+  version: string | null;
+  uri: string | null;
+  digest: string | null;
+  sha256: string | null;
+}
+
+export const METADATA_FILE = 'metadata.json';
+
+const KEYS = {
+  name: 'name',
+  alias: 'alias',
+  metaBackendFor: 'meta_backend_for',
+  galleryUrl: 'gallery_url',
+  installedAt: 'installed_at',
+  version: 'version',
+  uri: 'uri',
+  digest: 'digest',
+  sha256: 'sha256',
+} as const satisfies Record<keyof BackendMetadata, string>;
+
+const optional = z.string().nullish();
+const onDisk = z.object(Object.fromEntries(Object.values(KEYS).map((key) => [key, optional])) as Record<(typeof KEYS)[keyof typeof KEYS], typeof optional>);
+
+/** Parses metadata.json text; missing fields become null (LocalAI omits empty ones). Throws on bad JSON or types. */
+export function parseMetadata(text: string, dirName: string, fallbackInstalledAt: string): BackendMetadata {
+  const parsed = onDisk.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'document'}: ${i.message}`).join(', '));
+  const field = (key: keyof BackendMetadata): string | null => parsed.data[KEYS[key]] || null;
+  return {
+    name: field('name') ?? dirName,
+    alias: field('alias'),
+    metaBackendFor: field('metaBackendFor'),
+    galleryUrl: field('galleryUrl'),
+    installedAt: field('installedAt') ?? fallbackInstalledAt,
+    version: field('version'),
+    uri: field('uri'),
+    digest: field('digest'),
+    sha256: field('sha256'),
+  };
+}
+
+export function serializeMetadata(meta: BackendMetadata): string {
+  const entries = (Object.keys(KEYS) as (keyof BackendMetadata)[]).filter((k) => meta[k]).map((k) => [KEYS[k], meta[k]]);
+  return JSON.stringify(Object.fromEntries(entries), null, 2) + '\n';
+}
+
+/** Writes `<dir>/metadata.json` atomically (a reader sees the old file or the new one, never half). */
+export async function writeMetadataFile(dir: string, meta: BackendMetadata): Promise<void> {
+  const path = join(dir, METADATA_FILE);
+  await writeFile(`${path}.tmp`, serializeMetadata(meta));
+  await rename(`${path}.tmp`, path);
+}

@@ -1,0 +1,48 @@
+// Extracts an archive stream while hashing its raw bytes and reporting progress, then checks the expected sha256.
+import { createHash } from 'node:crypto';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { HangarError } from '../../../shared/errors.ts';
+import { extractArchive } from './extract.ts';
+import type { FetchContext } from './source.ts';
+
+class HashTap extends Transform {
+  private readonly hash = createHash('sha256');
+  private bytes = 0;
+
+  constructor(
+    private readonly onProgress: FetchContext['onProgress'],
+    private readonly totalBytes: number | null,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.hash.update(chunk);
+    this.bytes += chunk.length;
+    this.onProgress(this.bytes, this.totalBytes);
+    callback(null, chunk);
+  }
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+}
+
+function normalizeSha256(value: string): string {
+  return value.trim().toLowerCase().replace(/^sha256:/, '');
+}
+
+/** Fills stagingDir from `raw` (a tar or tar.gz byte stream); returns the sha256 of the raw bytes. */
+export async function extractVerified(raw: Readable, totalBytes: number | null, what: string, stagingDir: string, ctx: FetchContext): Promise<string> {
+  const tap = new HashTap(ctx.onProgress, totalBytes);
+  const reading = pipeline(raw, tap, { signal: ctx.signal });
+  reading.catch(() => undefined); // a read error reaches extractArchive through the destroyed tap
+  await extractArchive(tap, stagingDir, { signal: ctx.signal });
+  await reading;
+  const actual = tap.digest();
+  if (ctx.sha256 !== undefined && normalizeSha256(ctx.sha256) !== actual) {
+    throw new HangarError('bad-input', `sha256 mismatch for ${what}: expected ${normalizeSha256(ctx.sha256)}, got ${actual}`);
+  }
+  return actual;
+}
