@@ -76,7 +76,7 @@ function Source({ backend }: { backend: BackendInfo }) {
       {backend.previous && (
         <div>
           <dt>Previous</dt>
-          <dd>{backend.previous.version ?? 'unversioned'}</dd>
+          <dd data-testid="backend-previous">{backend.previous.version ?? 'unversioned'}</dd>
         </div>
       )}
     </dl>

@@ -1,0 +1,150 @@
+// UI figures in Debian's Chromium against a real agent:
+// - ui_patch_ms_500: with 500 installed backends listed, how long from a process event's arrival on the WebSocket to
+//   the DOM commit that shows it (median over real load/stop cycles). Baseline: the same with echo alone.
+// - badge_latency_ms: an out-of-band swap of a backend dir → the red "stale cwd" badge in the page (median).
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { startAgent } from '../e2e/fixtures/agent.ts';
+import type { RunningAgent } from '../e2e/fixtures/agent.ts';
+import { copyStarterGallery } from '../e2e/fixtures/gallery.ts';
+import { swapOutOfBand } from '../e2e/fixtures/swap.ts';
+import { median } from './figure.ts';
+import type { BenchFigure } from './figure.ts';
+
+const BACKENDS = 500;
+const LOAD_CYCLES = 15;
+const SWAPS = 5;
+
+const CHROMIUM_ARGS = [
+  ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/**
+ * Injected before the app (test instrumentation, not part of the bundle): the first 'message' listener on every
+ * WebSocket stamps process events, and a MutationObserver takes the next DOM commit as their rendering.
+ */
+function instrument() {
+  const w = window as unknown as { __patchMs: number[] };
+  w.__patchMs = [];
+  let arrived: number | null = null;
+  new MutationObserver(() => {
+    if (arrived === null) return;
+    w.__patchMs.push(performance.now() - arrived);
+    arrived = null;
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      this.addEventListener('message', (message) => {
+        if (typeof message.data === 'string' && message.data.includes('"type":"process"')) arrived = performance.now();
+      });
+    }
+  };
+}
+
+async function openPage(browser: Browser, agent: RunningAgent, rows: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.addInitScript(instrument);
+  await page.goto(agent.pageUrl);
+  await page.getByText(`${rows} installed`).waitFor({ timeout: 60_000 });
+  await page.getByTestId('backend-row-echo').waitFor();
+  return page;
+}
+
+/** Loads and stops a model from the CLI; every process event it causes is timed in the page. */
+async function patchTimes(page: Page, agent: RunningAgent): Promise<number[]> {
+  await page.evaluate(() => ((window as unknown as { __patchMs: number[] }).__patchMs = []));
+  for (let i = 0; i < LOAD_CYCLES; i++) {
+    await agent.cli('load', 'echo', 'bench');
+    await page.getByTestId('process-bench').waitFor();
+    await agent.cli('stop', 'bench');
+    await page.getByTestId('process-bench').waitFor({ state: 'detached' });
+  }
+  return page.evaluate(() => (window as unknown as { __patchMs: number[] }).__patchMs);
+}
+
+async function badgeLatencies(page: Page, agent: RunningAgent): Promise<number[]> {
+  await agent.cli('load', 'echo', 'm1');
+  const latencies: number[] = [];
+  for (let i = 0; i < SWAPS; i++) {
+    const badge = page.locator('[data-testid="process-m1"] [data-testid="stale-badge"]');
+    await badge.waitFor({ state: 'detached' });
+    await page.evaluate(() => {
+      const w = window as unknown as { __badgeAt: number | null };
+      w.__badgeAt = null;
+      const observer = new MutationObserver(() => {
+        if (document.querySelector('[data-testid="process-m1"] [data-testid="stale-badge"]')) {
+          w.__badgeAt = performance.timeOrigin + performance.now();
+          observer.disconnect();
+        }
+      });
+      observer.observe(document, { subtree: true, childList: true });
+    });
+    const swappedAt = await swapOutOfBand(join(agent.home, 'backends'), 'echo', `1.0.0-swap${i}`);
+    await badge.waitFor({ timeout: 30_000 });
+    const shownAt = await page.evaluate(() => (window as unknown as { __badgeAt: number | null }).__badgeAt);
+    latencies.push(shownAt! - swappedAt);
+    await agent.cli('respawn', 'm1');
+  }
+  return latencies;
+}
+
+/** 499 minimal backend dirs (run.sh + metadata.json) beside an installed echo. */
+async function addStubBackends(backendsDir: string, count: number): Promise<void> {
+  const echoMeta = JSON.parse(await readFile(join(backendsDir, 'echo', 'metadata.json'), 'utf8')) as Record<string, unknown>;
+  for (let i = 0; i < count; i++) {
+    const name = `stub-${String(i).padStart(3, '0')}`;
+    const dir = join(backendsDir, name);
+    await mkdir(dir);
+    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    await writeFile(join(dir, 'metadata.json'), JSON.stringify({ ...echoMeta, name, alias: undefined }, null, 2));
+  }
+}
+
+export default async function (): Promise<BenchFigure[]> {
+  const root = await mkdtemp(join(tmpdir(), 'hangar-ui-bench-'));
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  let agent: RunningAgent | null = null;
+  try {
+    const gallery = await copyStarterGallery(join(root, 'gallery'));
+    const home = join(root, 'home');
+    agent = await startAgent({ home, gallery: gallery.index });
+    await agent.cli('install', 'echo');
+
+    const single = await openPage(browser, agent, 1);
+    const baseline = await patchTimes(single, agent);
+    await single.close();
+    await agent.stop();
+
+    await addStubBackends(join(home, 'backends'), BACKENDS - 1);
+    agent = await startAgent({ home, gallery: gallery.index });
+    const page = await openPage(browser, agent, BACKENDS);
+    const subject = await patchTimes(page, agent);
+    const badges = await badgeLatencies(page, agent);
+
+    const note = (samples: number[]) => `${samples.length} process events; baseline with 1 backend: ${median(baseline).toFixed(2)} ms`;
+    return [
+      { name: 'ui_patch_ms_500', value: median(subject), unit: 'ms', goal: 16, note: note(subject) },
+      {
+        name: 'badge_latency_ms',
+        value: median(badges),
+        unit: 'ms',
+        goal: 150,
+        note: `${SWAPS} out-of-band swaps with ${BACKENDS} backends listed; max ${Math.max(...badges).toFixed(0)} ms`,
+      },
+    ];
+  } finally {
+    await browser.close();
+    await agent?.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+}
