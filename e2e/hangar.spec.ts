@@ -93,13 +93,18 @@ test('3. an out-of-band swap of the echo dir turns the m1 chip red with a stale 
   expect(appearedAt).not.toBeNull();
   console.log(`stale badge latency: ${(appearedAt! - swappedAt).toFixed(1)} ms after the out-of-band rename`);
 
+  await page.mouse.move(0, 0);
+  await shot(page, '03-stale');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await shot(page, '03-stale-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+
   await badge.focus();
   const tooltip = chip('m1').getByTestId('stale-tooltip');
   await expect(tooltip).toBeVisible();
   await expect(tooltip).toContainText('echo.install-backup');
-  await shot(page, '03-stale');
-  await page.keyboard.press('Tab');
-  await page.mouse.move(0, 0);
+  await shot(page, '03-stale-tooltip');
+  await badge.blur();
 });
 
 test('4. Respawn clears the badge, changes the PID, and a new load reports the swapped-in version', async () => {
@@ -160,6 +165,7 @@ test('7. Rollback brings the previous version back', async () => {
   await row('echo').getByRole('button', { name: 'Rollback' }).click();
   await expect(row('echo').getByTestId('backend-version')).toHaveText(previousVersion);
   await expect(row('echo').getByTestId('job-error')).toHaveCount(0);
+  await expect(await loadFromUi('echo', 'm1'), 'the tree from before the upgrade is live again').toContainText('1.0.0-swapped');
   await shot(page, '07-rolled-back');
 });
 

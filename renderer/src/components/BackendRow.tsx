@@ -26,8 +26,8 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
           <h2>{name}</h2>
           {backend.alias && <span className="pill">alias {backend.alias}</span>}
           {backend.metaBackendFor && <span className="pill">meta → {backend.metaBackendFor}</span>}
-          <span className="version" data-testid="backend-version">
-            {backend.version ?? 'no version'}
+          <span className="version">
+            <span data-testid="backend-version">{backend.version ?? 'no version'}</span>
             {backend.upgradable && (
               <>
                 {' → '}

@@ -1,3 +1,4 @@
+import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends } from '../state/backends.ts';
 import { useNodes } from '../state/node.ts';
 import type { View } from '../state/ui.ts';
@@ -7,6 +8,11 @@ const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
   { id: 'gallery', label: 'Gallery' },
 ];
+
+function nodeSummary(label: string, info: NodeInfo): string {
+  const platform = `${info.platform}/${info.arch}`;
+  return info.name && info.name !== label ? `${info.name} · ${platform}` : platform;
+}
 
 export function Sidebar() {
   const nodes = useNodes((s) => s.nodes);
@@ -30,7 +36,7 @@ export function Sidebar() {
                 <span className="nav-label">
                   {node.label}
                   <span className="nav-sub">
-                    {node.info ? `${node.info.name} · ${node.info.platform}/${node.info.arch}` : 'connecting…'}
+                    {node.info ? nodeSummary(node.label, node.info) : 'connecting…'}
                   </span>
                 </span>
               </button>
