@@ -167,7 +167,9 @@ describe('router fuzz', () => {
         { id: 'local', home: join(root, 'home'), galleries: ['fuzz'] },
       );
     } finally {
-      await local.close({ stopBackends: true });
+      // The supervisor's reaper child is unref'd and close() awaits its exit: hold the loop open meanwhile.
+      const keepAlive = setInterval(() => undefined, 1000);
+      await local.close({ stopBackends: true }).finally(() => clearInterval(keepAlive));
       await rm(root, { recursive: true, force: true });
     }
   });
