@@ -2,11 +2,15 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { HangarError } from '../../../shared/errors.ts';
+import type { ExtractLimits } from './extract.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
 class HttpSource implements BackendSource {
-  constructor(readonly uri: string) {}
+  constructor(
+    readonly uri: string,
+    private readonly limits: Partial<ExtractLimits> | undefined,
+  ) {}
 
   async fetchInto(stagingDir: string, ctx: FetchContext): Promise<FetchResult> {
     const response = await ctx.fetch(this.uri, { signal: ctx.signal });
@@ -16,12 +20,18 @@ class HttpSource implements BackendSource {
     }
     const length = Number(response.headers.get('content-length'));
     const body = Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>);
-    const sha256 = await extractVerified(body, length > 0 ? length : null, this.uri, stagingDir, ctx);
+    const input = { raw: body, totalBytes: length > 0 ? length : null, what: this.uri, limits: this.limits };
+    const sha256 = await extractVerified(input, stagingDir, ctx);
     return { sha256, digest: null, servedBy: this.uri };
   }
 }
 
-export const httpSource: SourceFactory = {
-  matches: (uri) => /^https?:\/\//i.test(uri),
-  create: (uri) => new HttpSource(uri),
-};
+/** `limits` bounds what an archive may expand to (defaults: DEFAULT_LIMITS). */
+export function createHttpSource(limits?: Partial<ExtractLimits>): SourceFactory {
+  return {
+    matches: (uri) => /^https?:\/\//i.test(uri),
+    create: (uri) => new HttpSource(uri, limits),
+  };
+}
+
+export const httpSource = createHttpSource();

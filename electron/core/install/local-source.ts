@@ -5,6 +5,7 @@ import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
 import { copyTree } from './copy-tree.ts';
+import type { ExtractLimits } from './extract.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
@@ -14,6 +15,7 @@ class LocalSource implements BackendSource {
   constructor(
     readonly uri: string,
     private readonly path: string,
+    private readonly limits: Partial<ExtractLimits> | undefined,
   ) {}
 
   async fetchInto(stagingDir: string, ctx: FetchContext): Promise<FetchResult> {
@@ -26,12 +28,17 @@ class LocalSource implements BackendSource {
       return { sha256: null, digest: null, servedBy: this.uri };
     }
     const input = createReadStream(this.path, { highWaterMark: READ_CHUNK });
-    const sha256 = await extractVerified(input, stats.size, this.path, stagingDir, ctx);
+    const sha256 = await extractVerified({ raw: input, totalBytes: stats.size, what: this.path, limits: this.limits }, stagingDir, ctx);
     return { sha256, digest: null, servedBy: this.uri };
   }
 }
 
-export const localSource: SourceFactory = {
-  matches: (uri) => uri.startsWith('file://') || isAbsolute(uri),
-  create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? fileURLToPath(uri) : uri),
-};
+/** `limits` bounds what an archive may expand to (defaults: DEFAULT_LIMITS). */
+export function createLocalSource(limits?: Partial<ExtractLimits>): SourceFactory {
+  return {
+    matches: (uri) => uri.startsWith('file://') || isAbsolute(uri),
+    create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? fileURLToPath(uri) : uri, limits),
+  };
+}
+
+export const localSource = createLocalSource();

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HangarError } from '../../../shared/errors.ts';
-import { extractArchive } from './extract.ts';
+import { extractArchive, type ExtractLimits } from './extract.ts';
 import type { FetchContext } from './source.ts';
 
 class HashTap extends Transform {
@@ -33,12 +33,20 @@ function normalizeSha256(value: string): string {
   return value.trim().toLowerCase().replace(/^sha256:/, '');
 }
 
-/** Fills stagingDir from `raw` (a tar or tar.gz byte stream); returns the sha256 of the raw bytes. */
-export async function extractVerified(raw: Readable, totalBytes: number | null, what: string, stagingDir: string, ctx: FetchContext): Promise<string> {
+/** Fills stagingDir from `raw` (a tar or tar.gz byte stream); extractVerified returns the sha256 of the raw bytes. */
+export interface VerifiedInput {
+  raw: Readable;
+  totalBytes: number | null;
+  /** Names the artifact in errors. */
+  what: string;
+  limits?: Partial<ExtractLimits> | undefined;
+}
+
+export async function extractVerified({ raw, totalBytes, what, limits }: VerifiedInput, stagingDir: string, ctx: FetchContext): Promise<string> {
   const tap = new HashTap(ctx.onProgress, totalBytes);
   const reading = pipeline(raw, tap, { signal: ctx.signal });
   reading.catch(() => undefined); // a read error reaches extractArchive through the destroyed tap
-  await extractArchive(tap, stagingDir, { signal: ctx.signal });
+  await extractArchive(tap, stagingDir, { signal: ctx.signal, ...(limits && { limits }) });
   await reading;
   const actual = tap.digest();
   if (ctx.sha256 !== undefined && normalizeSha256(ctx.sha256) !== actual) {

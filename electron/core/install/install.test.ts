@@ -1,0 +1,317 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { HangarError } from '../../../shared/errors.ts';
+import { installBackend, type InstallRequest } from './install.ts';
+import { createLocalSource } from './local-source.ts';
+import { builtinSources } from './sources.ts';
+import { BackendStore } from './store.ts';
+import { backendEntries, makeTar, makeTarGz, serve, sha256, snapshot, tempRoot, writeArchive, type TarEntry } from './testdata/fixtures.ts';
+
+const noBase = { baseDir: null, baseUrl: null };
+
+interface Harness {
+  root: string;
+  backends: string;
+  sentinel: string;
+  src: string;
+  store: BackendStore;
+  install(uri: string, extra?: Partial<InstallRequest>): ReturnType<typeof installBackend>;
+  /** Live "demo" is the same tree (inodes, modes, content), nothing leaked, no working dir left. */
+  assertUntouched(): void;
+}
+
+async function harness(t: TestContext, root?: string): Promise<Harness> {
+  root ??= await tempRoot(t);
+  const backends = join(root, 'backends');
+  const sentinel = join(root, 'sentinel');
+  const src = join(root, 'src');
+  await mkdir(sentinel, { recursive: true });
+  const store = new BackendStore(backends);
+  const install = (uri: string, extra: Partial<InstallRequest> = {}) =>
+    installBackend(store, { name: 'demo', uris: [uri], factories: builtinSources, sourceOptions: noBase, ...extra });
+  await install(await writeArchive(src, 'good.tar.gz', await makeTarGz(backendEntries('v1'))));
+  const before = snapshot(join(backends, 'demo'));
+  return {
+    root,
+    backends,
+    sentinel,
+    src,
+    store,
+    install,
+    assertUntouched() {
+      assert.deepEqual(snapshot(join(backends, 'demo')), before);
+      assert.deepEqual(readdirSync(sentinel), [], 'nothing written next to the backends dir');
+      assert.deepEqual(readdirSync(backends), ['demo'], 'no staging or backup left');
+      assert.deepEqual(readdirSync(root).sort(), ['backends', 'sentinel', 'src']);
+    },
+  };
+}
+
+async function expectRejected(h: Harness, entries: TarEntry[] | Buffer, cause: RegExp, extra: Partial<InstallRequest> = {}): Promise<void> {
+  const data = Buffer.isBuffer(entries) ? entries : await makeTarGz(entries);
+  const path = await writeArchive(h.src, 'bad.tar.gz', data);
+  await assert.rejects(h.install(path, extra), (err: unknown) => {
+    assert.ok(err instanceof HangarError, String(err));
+    assert.match(err.message, /^backend "demo": /);
+    assert.match(err.message, cause);
+    return true;
+  });
+  h.assertUntouched();
+}
+
+describe('unsafe archives are refused and leave the live backend alone', () => {
+  it('refuses ".." in entry names', async (t) => {
+    const h = await harness(t);
+    await expectRejected(h, backendEntries('v2', [{ name: '../../sentinel/evil', content: 'x' }]), /climbs out of the tree/);
+  });
+
+  it('refuses absolute entry names', async (t) => {
+    const h = await harness(t);
+    await expectRejected(h, backendEntries('v2', [{ name: join(h.sentinel, 'evil'), content: 'x' }]), /absolute path/);
+  });
+
+  it('refuses symlinks pointing out of the tree, relative or absolute', async (t) => {
+    const h = await harness(t);
+    await expectRejected(h, backendEntries('v2', [{ name: 'out', type: 'symlink', linkname: '../../sentinel' }, { name: 'out/evil', content: 'x' }]), /symlink "out" points outside/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'abs', type: 'symlink', linkname: h.sentinel }]), /symlink "abs" points outside/);
+  });
+
+  it('refuses a chain of in-tree-looking symlinks that resolves out of the tree', async (t) => {
+    const h = await harness(t);
+    const chain: TarEntry[] = [
+      { name: 'esc', type: 'symlink', linkname: 'lib/up/..' },
+      { name: 'lib/up', type: 'symlink', linkname: '..' },
+    ];
+    await expectRejected(h, backendEntries('v2', chain), /symlink "esc" points outside the tree through other links/);
+  });
+
+  it('refuses hardlinks out of the tree or to anything but an earlier regular file', async (t) => {
+    const h = await harness(t);
+    await expectRejected(h, backendEntries('v2', [{ name: 'hl', type: 'link', linkname: '../../sentinel/x' }]), /hardlink "hl" points outside/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'hl', type: 'link', linkname: 'lib' }]), /hardlink "hl" must point at a regular file/);
+  });
+
+  it('refuses writing through a symlink extracted earlier', async (t) => {
+    const h = await harness(t);
+    const through: TarEntry[] = [{ name: 'l', type: 'symlink', linkname: 'lib' }, { name: 'l/evil', content: 'x' }];
+    await expectRejected(h, backendEntries('v2', through), /"l\/evil" would be written through the symlink "l"/);
+  });
+
+  it('refuses device nodes and FIFOs', async (t) => {
+    const h = await harness(t);
+    await expectRejected(h, backendEntries('v2', [{ name: 'null', type: 'character-device' }]), /"null" is a character-device/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'disk', type: 'block-device' }]), /"disk" is a block-device/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'pipe', type: 'fifo' }]), /"pipe" is a fifo/);
+  });
+
+  it('enforces the entry-count limit', async (t) => {
+    const h = await harness(t);
+    const many = Array.from({ length: 10 }, (_, i) => ({ name: `f${i}`, content: 'x' }));
+    const factories = [createLocalSource({ maxEntries: 8 })];
+    await expectRejected(h, backendEntries('v2', many), /more than 8 entries/, { factories });
+  });
+
+  it('catches a gzip bomb by the size it expands to', async (t) => {
+    const h = await harness(t);
+    const bomb = await makeTarGz(backendEntries('v2', [{ name: 'zeros', content: Buffer.alloc(64 * 1024 * 1024) }]));
+    assert.ok(bomb.length < 1024 * 1024, `bomb is small on disk (${bomb.length} bytes)`);
+    const factories = [createLocalSource({ maxBytes: 16 * 1024 * 1024 })];
+    await expectRejected(h, bomb, /expands to more than 16777216 bytes/, { factories });
+  });
+
+  it('refuses truncated archives: gzip cut short, tar cut mid-file, tar without its end marker', async (t) => {
+    const h = await harness(t);
+    const big = backendEntries('v2', [{ name: 'blob', content: randomBytes(256 * 1024) }]);
+    const gz = await makeTarGz(big);
+    await expectRejected(h, gz.subarray(0, gz.length >> 1), /corrupt or truncated: unexpected end of file/);
+    const plain = await makeTar(big);
+    await expectRejected(h, plain.subarray(0, plain.length - 100 * 1024), /corrupt or truncated: Unexpected end of data/);
+    await expectRejected(h, plain.subarray(0, plain.length - 1024), /truncated: it ends without an end-of-archive marker/);
+  });
+
+  it('fails on a wrong sha256 of a tarball streamed over http, naming both digests', async (t) => {
+    const h = await harness(t);
+    const data = await makeTarGz(backendEntries('v2'));
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': data.length });
+      for (let i = 0; i < data.length; i += 4096) res.write(data.subarray(i, i + 4096));
+      res.end();
+    });
+    t.after(() => server.close());
+    const wrong = 'ab'.repeat(32);
+    await assert.rejects(h.install(`${server.url}/demo.tar.gz`, { sha256: wrong }), (err: unknown) => {
+      assert.ok(err instanceof HangarError);
+      assert.equal(err.message, `backend "demo": sha256 mismatch for ${server.url}/demo.tar.gz: expected ${wrong}, got ${sha256(data)}`);
+      return true;
+    });
+    h.assertUntouched();
+  });
+
+  it('refuses a tree without run.sh', async (t) => {
+    const h = await harness(t);
+    await expectRejected(h, [{ name: 'VERSION', content: 'v2' }], /the tree has no run\.sh/);
+  });
+
+  it('refuses bad backend names before writing anything', async (t) => {
+    const h = await harness(t);
+    const good = await writeArchive(h.src, 'v2.tar.gz', await makeTarGz(backendEntries('v2')));
+    for (const name of ['../x', 'a/b', '', 'x'.repeat(129), 'x.install-tmp', 'demo.previous']) {
+      await assert.rejects(h.install(good, { name }), (err: unknown) => {
+        assert.ok(err instanceof HangarError && err.code === 'bad-input', String(err));
+        assert.match(err.message, /bad backend name/);
+        return true;
+      });
+      assert.throws(() => h.store.liveDir(name), /bad backend name/);
+    }
+    h.assertUntouched();
+  });
+});
+
+describe('install, upgrade, rollback, delete', () => {
+  const version = (dir: string) => readFileSync(join(dir, 'VERSION'), 'utf8');
+
+  it('keeps the previous version on upgrade, rolls back and forth, and deletes', async (t) => {
+    const h = await harness(t);
+    const live = join(h.backends, 'demo');
+    const v2 = await writeArchive(h.src, 'v2.tar.gz', await makeTarGz(backendEntries('v2')));
+    const meta = await h.install(v2, { details: { version: '2.0', alias: 'demo-alias' } });
+    assert.equal(version(live), 'v2');
+    assert.equal(version(`${live}.previous`), 'v1');
+    let [demo] = await h.store.list();
+    assert.equal(demo?.metadata?.version, '2.0');
+    assert.equal(demo?.metadata?.sha256, meta.sha256);
+    assert.equal(demo?.previous?.uri, join(h.src, 'good.tar.gz'));
+    assert.equal(demo?.hasPrevious, true);
+    assert.equal(demo?.broken, null);
+    const onDisk = JSON.parse(readFileSync(join(live, 'metadata.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(onDisk.alias, 'demo-alias');
+    assert.equal(typeof onDisk.installed_at, 'string');
+    assert.equal('meta_backend_for' in onDisk, false, 'empty fields are omitted, as LocalAI does');
+
+    await h.store.rollback('demo');
+    assert.equal(version(live), 'v1');
+    assert.equal(version(`${live}.previous`), 'v2');
+    await h.store.rollback('demo');
+    assert.equal(version(live), 'v2');
+    [demo] = await h.store.list();
+    assert.equal(demo?.metadata?.version, '2.0');
+
+    const seen: string[] = [];
+    await h.store.remove('demo', { beforeSwap: async (dir) => void seen.push(dir) });
+    assert.deepEqual(seen, [live]);
+    assert.equal(await h.store.get('demo'), null);
+    assert.deepEqual(readdirSync(h.backends), []);
+    await assert.rejects(h.store.rollback('demo'), /no previous version/);
+  });
+
+  it('streams an http tarball with progress, verifies its sha256 and records it', async (t) => {
+    const h = await harness(t);
+    const data = await makeTarGz(backendEntries('v2', [{ name: 'blob', content: randomBytes(300 * 1024) }]));
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': data.length });
+      res.end(data);
+    });
+    t.after(() => server.close());
+    const progress: [number, number | null][] = [];
+    const meta = await h.install(`${server.url}/v2.tgz`, { sha256: `SHA256:${sha256(data).toUpperCase()}`, onProgress: (b, total) => progress.push([b, total]) });
+    assert.equal(meta.sha256, sha256(data));
+    assert.deepEqual(progress.at(-1), [data.length, data.length]);
+    assert.ok(progress.length > 1, 'progress arrives while streaming');
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'v2');
+  });
+
+  it('copies a local directory, keeping modes and in-tree links, and refuses a link out of it', async (t) => {
+    const h = await harness(t);
+    const tree = join(h.src, 'tree');
+    await mkdir(join(tree, 'bin'), { recursive: true });
+    await writeFile(join(tree, 'run.sh'), '#!/bin/sh\n', { mode: 0o750 });
+    await writeFile(join(tree, 'VERSION'), 'dir');
+    await writeFile(join(tree, 'bin', 'secret'), 's', { mode: 0o600 });
+    const { symlink, chmod } = await import('node:fs/promises');
+    await chmod(join(tree, 'bin', 'secret'), 0o4600);
+    await symlink('bin/secret', join(tree, 'link'));
+    await h.install(`file://${tree}`);
+    const live = join(h.backends, 'demo');
+    assert.equal(statSync(join(live, 'run.sh')).mode & 0o7777, 0o751, 'run.sh kept its mode and became executable');
+    assert.equal(statSync(join(live, 'bin', 'secret')).mode & 0o7777, 0o600, 'setuid stripped');
+    assert.equal(readFileSync(join(live, 'link'), 'utf8'), 's');
+
+    const h2 = await harness(t);
+    const outside = join(h2.src, 'outside');
+    await mkdir(outside, { recursive: true });
+    await writeFile(join(outside, 'run.sh'), '#!/bin/sh\n');
+    await symlink(h2.sentinel, join(outside, 'escape'));
+    await assert.rejects(h2.install(outside), /^HangarError: backend "demo": symlink "escape" points outside the source tree/);
+    h2.assertUntouched();
+  });
+
+  it('strips setuid, setgid and sticky bits and keeps owner rwx on odd directories', async (t) => {
+    const h = await harness(t);
+    const entries: TarEntry[] = [
+      { name: 'run.sh', mode: 0o4755, content: '#!/bin/sh\n' },
+      { name: 'ro/', type: 'directory', mode: 0o3555 },
+      { name: 'ro/file', mode: 0o2644, content: 'x' },
+    ];
+    await h.install(await writeArchive(h.src, 'modes.tgz', await makeTarGz(entries)));
+    const live = join(h.backends, 'demo');
+    assert.equal(statSync(join(live, 'run.sh')).mode & 0o7777, 0o755);
+    assert.equal(statSync(join(live, 'ro')).mode & 0o7777, 0o755);
+    assert.equal(statSync(join(live, 'ro', 'file')).mode & 0o7777, 0o644);
+  });
+
+  it('detects gzip by magic bytes, not by the file name', async (t) => {
+    const h = await harness(t);
+    await h.install(await writeArchive(h.src, 'really-gzip.tar', await makeTarGz(backendEntries('gz'))));
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'gz');
+    await h.install(await writeArchive(h.src, 'really-plain.tgz', await makeTar(backendEntries('plain'))));
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'plain');
+  });
+
+  it('resolves relative uris against the gallery dir or URL, and falls back to mirrors', async (t) => {
+    const h = await harness(t);
+    const data = await makeTarGz(backendEntries('http'));
+    const server = await serve((req, res) => {
+      if (req.url === '/gallery/pkgs/demo.tgz') res.end(data);
+      else res.writeHead(404).end();
+    });
+    t.after(() => server.close());
+    await writeArchive(join(h.src, 'pkgs'), 'demo.tgz', await makeTarGz(backendEntries('relative')));
+    await h.install('pkgs/demo.tgz', { sourceOptions: { baseDir: h.src, baseUrl: null } });
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'relative');
+    await h.install('pkgs/demo.tgz', { sourceOptions: { baseDir: null, baseUrl: `${server.url}/gallery/index.yaml` } });
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'http');
+
+    const missing = `${server.url}/missing.tgz`;
+    const meta = await h.install(missing, { uris: [missing, join(h.src, 'pkgs', 'demo.tgz')] });
+    assert.equal(meta.uri, join(h.src, 'pkgs', 'demo.tgz'));
+    await assert.rejects(h.install(missing, { uris: [missing, join(h.src, 'nope.tgz')] }), (err: unknown) => {
+      assert.ok(err instanceof HangarError);
+      assert.match(err.message, /^backend "demo": every source failed: .*missing\.tgz: .*HTTP 404.*; .*nope\.tgz: .*does not exist/);
+      return true;
+    });
+    await assert.rejects(h.install('oci-ish:thing'), /no source can fetch "oci-ish:thing"/);
+    assert.deepEqual(readdirSync(h.backends).sort(), ['demo', 'demo.previous']);
+  });
+
+  it('lists a backend with a corrupt metadata.json as broken, and the others normally', async (t) => {
+    const h = await harness(t);
+    const other = await writeArchive(h.src, 'other.tgz', await makeTarGz(backendEntries('o')));
+    await h.install(other, { name: 'other' });
+    await writeFile(join(h.backends, 'demo', 'metadata.json'), '{"name": "demo", ');
+    await mkdir(join(h.backends, 'norun'));
+    await writeFile(join(h.backends, 'junk.txt'), 'x');
+    await h.store.writeMeta('meta', { name: 'meta', alias: null, metaBackendFor: 'other', galleryUrl: null, installedAt: '2024-01-01T00:00:00Z', version: null, uri: null, digest: null, sha256: null });
+    const byName = Object.fromEntries((await h.store.list()).map((b) => [b.name, b]));
+    assert.deepEqual(Object.keys(byName).sort(), ['demo', 'meta', 'norun', 'other']);
+    assert.match(byName.demo!.broken ?? '', /^metadata\.json is corrupt: /);
+    assert.equal(byName.other!.broken, null);
+    assert.equal(byName.meta!.broken, null);
+    assert.equal(byName.meta!.metadata?.metaBackendFor, 'other');
+    assert.equal(byName.norun!.broken, 'run.sh is missing');
+    assert.deepEqual(readdirSync(join(h.backends, 'meta')), ['metadata.json']);
+  });
+});
