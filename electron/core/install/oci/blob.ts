@@ -7,6 +7,8 @@ import type { Descriptor } from './manifest.ts';
 import { bodyChunks, describe, discard, type Repository } from './repository.ts';
 
 export const MAX_RESUMES = 5;
+/** Lets the download run ahead of a briefly busy extractor instead of stalling it at the default 16 KiB. */
+const READ_AHEAD_BYTES = 1024 * 1024;
 
 export interface BlobStreamOptions {
   signal?: AbortSignal;
@@ -15,7 +17,7 @@ export interface BlobStreamOptions {
 }
 
 export function openVerifiedBlob(repo: Repository, blob: Descriptor, options: BlobStreamOptions = {}): Readable {
-  return Readable.from(verifiedChunks(repo, blob, options), { objectMode: false });
+  return Readable.from(verifiedChunks(repo, blob, options), { objectMode: false, highWaterMark: READ_AHEAD_BYTES });
 }
 
 async function* verifiedChunks(repo: Repository, blob: Descriptor, { signal, onBytes }: BlobStreamOptions): AsyncGenerator<Uint8Array> {
