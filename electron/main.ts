@@ -32,6 +32,9 @@ const starterGallery = app.isPackaged
   : join(app.getAppPath(), 'dist', 'backends', 'index.yaml');
 const projectPage = (packageJson as { homepage?: string }).homepage;
 
+// HANGAR_HOME moves the whole profile (node home, settings, Chromium data), as it moves the agent's home.
+if (process.env.HANGAR_HOME) app.setPath('userData', process.env.HANGAR_HOME);
+
 // Before `ready`: every renderer sandboxed, and our scheme a secure standard origin so 'self' means the app.
 app.enableSandbox();
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);

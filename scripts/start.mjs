@@ -14,7 +14,7 @@ const [command, args, env] =
   'path' in electron
     ? [electron.path, ['.'], withoutRunAsNode(process.env)]
     : [process.execPath, ['dist/agent/cli.js', 'agent', '--gallery', 'dist/backends/index.yaml'], process.env];
-if (!('path' in electron)) console.log(`hangar: no Electron binary (${electron.missing}); serving the UI headless instead`);
+if (!('path' in electron)) console.log(`hangar: no Electron binary here, so serving the UI headless instead (${electron.missing})`);
 
 // Its own process group, so a terminal's Ctrl-C reaches the child once: forwarded by us.
 const child = spawn(command, args, { cwd: root, stdio: 'inherit', env, detached: true });
