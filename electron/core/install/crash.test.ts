@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { BackendStore, type SwapStep } from './store.ts';
+import { tempRoot } from './testdata/fixtures.ts';
+
+const child = fileURLToPath(new URL('./testdata/swap-child.ts', import.meta.url));
+const steps: SwapStep[] = ['staged', 'backup-renamed', 'live-renamed', 'cleanup-done'];
+
+async function writeTree(dir: string, version: string): Promise<void> {
+  await mkdir(join(dir, 'lib'), { recursive: true });
+  await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+  await writeFile(join(dir, 'VERSION'), version);
+  await writeFile(join(dir, 'lib', 'data'), `${version} data`);
+}
+
+function version(dir: string): string {
+  return readFileSync(join(dir, 'VERSION'), 'utf8');
+}
+
+/** The rule: a whole live tree holding one of the allowed versions; no working dir but an intended .previous. */
+function assertWhole(backends: string, allowed: string[]): void {
+  const live = join(backends, 'demo');
+  assert.ok(allowed.includes(version(live)), `live holds ${version(live)}`);
+  assert.ok(statSync(join(live, 'run.sh')).isFile());
+  assert.equal(readFileSync(join(live, 'lib', 'data'), 'utf8'), `${version(live)} data`, 'live tree is whole');
+  const left = readdirSync(backends).sort();
+  assert.ok(left.every((n) => n === 'demo' || n === 'demo.previous'), `left: ${left.join(', ')}`);
+  if (left.includes('demo.previous')) {
+    const previous = join(backends, 'demo.previous');
+    assert.ok(allowed.includes(version(previous)) && version(previous) !== version(live));
+    assert.equal(readFileSync(join(previous, 'lib', 'data'), 'utf8'), `${version(previous)} data`);
+  }
+}
+
+function runChild(backends: string, action: string, step: SwapStep): void {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', child, backends, action, step], { encoding: 'utf8' });
+  assert.equal(run.signal, 'SIGKILL', `child died at ${step}: ${run.stderr}`);
+}
+
+describe('crash recovery: a live backend always survives a process killed mid-swap', () => {
+  for (const step of steps) {
+    it(`upgrade killed at "${step}"`, async (t) => {
+      const backends = join(await tempRoot(t), 'backends');
+      await writeTree(join(backends, 'demo'), 'old');
+      await writeTree(join(backends, 'demo.previous'), 'older');
+      runChild(backends, 'commit', step);
+      const done = await new BackendStore(backends).recover();
+      assertWhole(backends, ['old', 'new', 'older']);
+      const live = version(join(backends, 'demo'));
+      if (step === 'staged' || step === 'backup-renamed') assert.equal(live, 'old');
+      else assert.equal(live, 'new');
+      if (step !== 'cleanup-done') assert.ok(done.length > 0, 'recovery reports what it did');
+      if (live === 'new') assert.equal(version(join(backends, 'demo.previous')), 'old');
+    });
+  }
+
+  for (const step of steps.filter((s) => s !== 'staged')) {
+    it(`rollback killed at "${step}", with stale staging lying around`, async (t) => {
+      const backends = join(await tempRoot(t), 'backends');
+      await writeTree(join(backends, 'demo'), 'new');
+      await writeTree(join(backends, 'demo.previous'), 'old');
+      await writeTree(join(backends, 'demo.install-tmp'), 'half');
+      runChild(backends, 'rollback', step);
+      await new BackendStore(backends).recover();
+      assertWhole(backends, ['old', 'new']);
+      assert.ok(readdirSync(backends).includes('demo.previous'), 'the other version is kept');
+    });
+  }
+
+  it('a first install killed before its rename leaves no backend and no staging', async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await mkdir(backends, { recursive: true });
+    runChild(backends, 'commit', 'staged');
+    assert.deepEqual(await new BackendStore(backends).recover(), ['demo: removed stale staging']);
+    assert.deepEqual(readdirSync(backends), []);
+  });
+});
