@@ -6,7 +6,7 @@ import { HangarError } from '../../../../shared/errors.ts';
 import type { Descriptor } from './manifest.ts';
 import { bodyChunks, describe, discard, type Repository } from './repository.ts';
 
-export const MAX_RESUMES = 5;
+const MAX_RESUMES = 5;
 /** Lets the download run ahead of a briefly busy extractor instead of stalling it at the default 16 KiB. */
 const READ_AHEAD_BYTES = 1024 * 1024;
 

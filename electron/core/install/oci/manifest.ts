@@ -93,7 +93,7 @@ export async function fetchPlatformManifest(
   return { digest: resolved.digest, manifest: fetched.document };
 }
 
-export function verifyDigest(bytes: Buffer, digest: string, label: string): void {
+function verifyDigest(bytes: Buffer, digest: string, label: string): void {
   const [algorithm, expected] = digest.split(':') as [string, string];
   if (algorithm !== 'sha256' && algorithm !== 'sha512') {
     throw new HangarError('bad-input', `${label}: unsupported digest algorithm in ${digest}`);

@@ -131,6 +131,22 @@ describe('ociSource against a real registry', () => {
     await rejectsWith(pull(uri), 'not-found', new RegExp(`${uri}: no image for ${host.os}/${host.architecture}.*${foreign.architecture}`));
   });
 
+  test('a digest-pinned reference pulls exactly that image; a pin that does not exist is not-found', async () => {
+    const pushed = await push('pinned/app', 'v1', [await buildLayer([{ path: 'pinned.txt', content: 'one' }])]);
+    await push('pinned/app', 'v1', [await buildLayer([{ path: 'pinned.txt', content: 'two' }])]);
+    const { dir, result } = await pull(`${registry.host}/pinned/app@${pushed.index}`);
+    assert.equal(await readFile(join(dir, 'pinned.txt'), 'utf8'), 'one', 'the pin wins over the moved tag');
+    assert.equal(result.digest, pushed.manifests[0]);
+    await rejectsWith(pull(`${registry.host}/pinned/app@sha256:${'0'.repeat(64)}`), 'not-found', /pinned\/app@sha256:0+: manifest sha256:0+ not found/);
+  });
+
+  test('a zstd layer is refused as an unsupported layer media type', async () => {
+    const layer = await buildLayer([{ path: 'x', content: 'x' }]);
+    await push('zstd/app', 'v1', [{ ...layer, mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd' }], [host]);
+    const uri = `${registry.host}/zstd/app:v1`;
+    await rejectsWith(pull(uri), 'bad-input', new RegExp(`${uri}: unsupported layer media type application/vnd.oci.image.layer.v1.tar\\+zstd`));
+  });
+
   test('a missing blob and a missing tag are clear not-found errors', async () => {
     const layer = await buildLayer([{ path: 'x', content: 'x' }]);
     await push('missing/blob', 'v1', [layer], [host]);

@@ -38,11 +38,6 @@ export function isOciReference(uri: string): boolean {
   return uri.startsWith(OCI_SCHEME) || hasExplicitRegistry(body) || /[:@]/.test(body);
 }
 
-/** The reference in canonical long form, e.g. `docker.io/library/alpine:3`. */
-export function formatReference(ref: ImageReference): string {
-  return `${ref.registry}/${ref.repository}${ref.tag ? `:${ref.tag}` : ''}${ref.digest ? `@${ref.digest}` : ''}`;
-}
-
 /** Base URL of the registry API: loopback registries speak plain http, Docker Hub lives on registry-1. */
 export function registryBaseUrl(registry: string): string {
   if (registry === DOCKER_HUB) return 'https://registry-1.docker.io';
