@@ -81,6 +81,13 @@ test('2. loading m1 from the UI shows a PID chip that matches hangar ps', async 
   expect(process, 'hangar ps lists m1').toBeDefined();
   expect(await pidOf('m1')).toBe(process!.pid);
   await shot(page, '02-loaded');
+
+  await chip('m1').getByRole('button', { name: 'Logs' }).click();
+  const drawer = page.getByTestId('logs-drawer');
+  await expect(drawer.getByTestId('log-body')).toContainText('echo: listening on');
+  await shot(page, '02-logs');
+  await page.keyboard.press('Escape');
+  await expect(drawer).toHaveCount(0);
 });
 
 test('3. an out-of-band swap of the echo dir turns the m1 chip red with a stale cwd badge', async () => {
@@ -167,6 +174,33 @@ test('7. Rollback brings the previous version back', async () => {
   await expect(row('echo').getByTestId('job-error')).toHaveCount(0);
   await expect(await loadFromUi('echo', 'm1'), 'the tree from before the upgrade is live again').toContainText('1.0.0-swapped');
   await shot(page, '07-rolled-back');
+});
+
+test('Delete asks for confirmation, then removes the backend and its processes', async () => {
+  await row('echo').getByRole('button', { name: 'Delete' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Delete echo?' });
+  await expect(dialog).toBeVisible();
+  await shot(page, '08-delete-confirm');
+  await dialog.getByRole('button', { name: 'Delete' }).click();
+  await expect(row('echo')).toHaveCount(0);
+  await expect(page.getByTestId('backends-empty')).toBeVisible();
+  expect(await agent.ps()).toEqual([]);
+});
+
+test('without a token the page asks for one and rejects a wrong one', async ({ browser }) => {
+  const fresh = await browser.newPage();
+  try {
+    await fresh.goto(agent.url);
+    const input = fresh.getByTestId('token-input');
+    await input.fill('not-the-token');
+    await fresh.getByRole('button', { name: 'Connect' }).click();
+    await expect(fresh.getByRole('alert')).toContainText('rejected');
+    await input.fill(agent.token);
+    await fresh.getByRole('button', { name: 'Connect' }).click();
+    await expect(fresh.getByTestId('backends-empty')).toBeVisible();
+  } finally {
+    await fresh.close();
+  }
 });
 
 test('the page ran without CSP violations or uncaught errors', async () => {
