@@ -1,5 +1,6 @@
 // OCI image references as a gallery writes them: `quay.io/org/repo:tag`, `oci://host/repo:tag`,
 // Docker Hub short names (`org/repo:tag`, `name:tag`) and digest pins (`name@sha256:...`).
+import { HangarError } from '../../../../shared/errors.ts';
 
 export interface ImageReference {
   /** Registry as named in references: `docker.io`, `quay.io`, `127.0.0.1:5000`. */
@@ -18,10 +19,10 @@ const TAG = /^\w[\w.-]{0,127}$/;
 const DIGEST = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$/;
 const ARCHIVE_SUFFIX = /\.(?:tar|tar\.gz|tgz|tar\.xz|tar\.zst|zip)$/i;
 
-/** Parses a reference; throws a one-line Error when it is not one. A missing tag and digest means `latest`. */
+/** Parses a reference; throws a 'bad-input' HangarError when it is not one. A missing tag and digest means `latest`. */
 export function parseReference(ref: string): ImageReference {
   const parsed = tryParseReference(ref);
-  if (!parsed) throw new Error(`"${ref}" is not an OCI image reference`);
+  if (!parsed) throw new HangarError('bad-input', `"${ref}" is not an OCI image reference`);
   return parsed;
 }
 
