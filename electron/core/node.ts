@@ -19,7 +19,8 @@ import type {
 } from '../../shared/types.ts';
 import { Galleries, detectCapability, isMeta, isUpgradable, resolveMetaKey, type GalleryEntry, type GallerySpec } from './gallery/index.ts';
 import { BackendStore, type InstalledBackend } from './install/store.ts';
-import { builtinSources, fetchFromFirst } from './install/sources.ts';
+import { builtinSources } from './install/sources.ts';
+import { installBackend } from './install/install.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import type { SourceFactory } from './install/source.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
@@ -268,38 +269,23 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       if (!mode.force && existing && !existing.broken) {
         throw new HangarError('conflict', `backend ${name} is already installed (reinstall with --force)`);
       }
-      if (!entry.uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
-      ctx.phase('fetching');
-      const staged = await this.store.stage(name);
-      let stopped: Stopped = [];
-      try {
-        const fetched = await fetchFromFirst(
-          [entry.uri, ...entry.mirrors],
-          this.sources,
-          { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
-          staged,
-          { signal: ctx.signal, onProgress: ctx.progress, sha256: entry.sha256 ?? undefined, fetch: this.fetch },
-        );
-        ctx.phase('verifying');
-        await this.store.validate(name, staged);
-        await this.store.writeMetadata(staged, {
+      const uri = entry.uri;
+      if (!uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
+      const stopped = await this.swapGuarded((hooks) =>
+        installBackend(this.store, {
           name,
-          alias: entry.alias,
-          metaBackendFor: null,
-          galleryUrl: this.galleryLocation(entry),
-          installedAt: new Date().toISOString(),
-          version: entry.version,
-          uri: fetched.servedBy,
-          digest: fetched.digest,
-          sha256: fetched.sha256,
-        });
-        ctx.signal.throwIfAborted();
-        ctx.phase('swapping');
-        stopped = await this.swapGuarded((hooks) => this.store.commit(name, hooks));
-      } catch (error) {
-        await this.store.discard(name);
-        throw error;
-      }
+          uris: [uri, ...entry.mirrors],
+          ...(entry.sha256 !== null && { sha256: entry.sha256 }),
+          factories: this.sources,
+          sourceOptions: { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
+          details: { alias: entry.alias, galleryUrl: this.galleryLocation(entry), version: entry.version },
+          signal: ctx.signal,
+          onProgress: ctx.progress,
+          onPhase: ctx.phase,
+          fetch: this.fetch,
+          hooks,
+        }).then(() => undefined),
+      );
       if (meta) {
         await this.store.writeMeta(meta.name, {
           name: meta.name,
@@ -321,11 +307,17 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   /** Runs a swap whose beforeSwap hook stops, by directory identity, every process using the live directory. */
   private async swapGuarded(swap: (hooks: { beforeSwap(liveDir: string): Promise<void> }) => Promise<void>): Promise<Stopped> {
     let stopped: Stopped = [];
-    await swap({
-      beforeSwap: async (liveDir) => {
-        stopped = await this.supervisor.stopByDirectory(liveDir);
-      },
-    });
+    try {
+      await swap({
+        beforeSwap: async (liveDir) => {
+          stopped = await this.supervisor.stopByDirectory(liveDir);
+        },
+      });
+    } catch (error) {
+      // The swap rolled back: what was stopped goes back to the tree it ran from.
+      if (stopped.length > 0) await this.supervisor.respawnAll(stopped).catch(() => undefined);
+      throw error;
+    }
     return stopped;
   }
 
@@ -423,7 +415,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   }
 
   private galleryLocation(entry: GalleryEntry): string | null {
-    return this.options.galleries.find((g, i) => (g.name ?? this.galleries.names()[i]) === entry.gallery)?.location ?? null;
+    return this.options.galleries[this.galleries.names().indexOf(entry.gallery)]?.location ?? null;
   }
 
   private async publishBackend(name: string): Promise<void> {

@@ -17,18 +17,23 @@ export interface InstallRequest {
   onProgress?: FetchContext['onProgress'];
   fetch?: typeof globalThis.fetch;
   hooks?: SwapHooks;
+  onPhase?(phase: 'fetching' | 'verifying' | 'swapping'): void;
 }
 
 export async function installBackend(store: BackendStore, request: InstallRequest): Promise<BackendMetadata> {
   const { name } = request;
+  const phase = request.onPhase ?? (() => undefined);
+  const signal = request.signal ?? new AbortController().signal;
+  phase('fetching');
   const staged = await store.stage(name);
   try {
     const fetched = await fetchFromFirst(request.uris, request.factories, request.sourceOptions, staged, {
-      signal: request.signal ?? new AbortController().signal,
+      signal,
       onProgress: request.onProgress ?? (() => undefined),
       fetch: request.fetch ?? globalThis.fetch,
       ...(request.sha256 !== undefined && { sha256: request.sha256 }),
     });
+    phase('verifying');
     await store.validate(name, staged);
     const metadata: BackendMetadata = {
       name,
@@ -42,6 +47,8 @@ export async function installBackend(store: BackendStore, request: InstallReques
       sha256: fetched.sha256,
     };
     await store.writeMetadata(staged, metadata);
+    signal.throwIfAborted();
+    phase('swapping');
     await store.commit(name, request.hooks);
     return metadata;
   } catch (err) {
