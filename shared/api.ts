@@ -50,3 +50,22 @@ export interface HangarBridge extends NodeApi {
 }
 
 export const LOCAL_NODE = 'local';
+
+/** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
+export const nodeMethods = [
+  'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'delete',
+  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs',
+] as const satisfies readonly NodeMethod[];
+
+type Unlisted = Exclude<NodeMethod, (typeof nodeMethods)[number]>;
+const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyMethodListed;
+
+/** A bridge whose every method forwards to `call`: one place turns a transport into the NodeApi shape. */
+export function bridgeFrom(
+  call: (method: NodeMethod, params: unknown) => Promise<unknown>,
+  onEvent: HangarBridge['onEvent'],
+): HangarBridge {
+  const api = Object.fromEntries(nodeMethods.map((method) => [method, (params: unknown) => call(method, params)]));
+  return { ...(api as unknown as NodeApi), onEvent };
+}

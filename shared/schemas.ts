@@ -63,8 +63,6 @@ export const requestSchemas = {
   logs: modelRef,
 } satisfies Schemas;
 
-export const nodeMethods = Object.keys(requestSchemas) as NodeMethod[];
-
 export function isNodeMethod(value: unknown): value is NodeMethod {
   return typeof value === 'string' && Object.hasOwn(requestSchemas, value);
 }
@@ -75,3 +73,4 @@ export function parseRequest<M extends NodeMethod>(method: M, payload: unknown):
 }
 
 export type { NodeApi };
+export { nodeMethods } from './api.ts';

@@ -1,6 +1,5 @@
-import type { HangarBridge, NodeMethod } from './api.ts';
+import { bridgeFrom, type HangarBridge, type NodeMethod } from './api.ts';
 import { HangarError } from './errors.ts';
-import { nodeMethods } from './schemas.ts';
 import type { NodeEvent } from './types.ts';
 import type { WireMessage } from './wire.ts';
 
@@ -54,13 +53,12 @@ export function createWireClient(socket: SocketLike): WireClient {
       socket.send(JSON.stringify({ id, method, params }));
     });
 
-  const api = Object.fromEntries(nodeMethods.map((method) => [method, (params: unknown) => call(method, params)]));
+  const bridge = bridgeFrom(call, (listener) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  });
   return {
-    ...(api as unknown as HangarBridge),
-    onEvent(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
+    ...bridge,
     closed,
     close: () => socket.close(1000, 'bye'),
   };

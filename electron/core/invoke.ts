@@ -23,14 +23,22 @@ export async function invokeNode(node: NodeApi, method: unknown, payload: unknow
   }
 }
 
+const MESSAGE_MAX = 300;
+
 export function toErrorEnvelope(error: unknown): ErrorEnvelope {
-  if (error instanceof HangarError) return { code: error.code, message: error.message };
+  if (error instanceof HangarError) return { code: error.code, message: shortLine(error.message) };
   if (error instanceof ZodError) {
     const issue = error.issues[0];
     const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    return { code: 'invalid-request', message: `${where}${issue?.message ?? 'invalid request'}` };
+    return { code: 'invalid-request', message: shortLine(`${where}${issue?.message ?? 'invalid request'}`) };
   }
-  return { code: 'failed', message: oneLine(error) };
+  return { code: 'failed', message: shortLine(oneLine(error)) };
+}
+
+/** Validation messages can echo caller input (a 100 kB key, a key holding a newline): the caller gets one short line. */
+function shortLine(message: string): string {
+  const line = message.replace(/\s+/g, ' ').trim();
+  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
 }
 
 function describe(value: unknown): string {

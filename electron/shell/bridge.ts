@@ -1,5 +1,5 @@
 // The renderer-side HangarBridge over an invoke/subscribe pair. preload.ts feeds it ipcRenderer; tests feed it the router.
-import { HangarError, isErrorEnvelope, nodeMethods, type HangarBridge, type NodeApi, type NodeEvent } from '../../shared/index.ts';
+import { bridgeFrom, HangarError, isErrorEnvelope, type HangarBridge, type NodeEvent } from '../../shared/index.ts';
 import { EVENT_CHANNEL, methodChannel, type IpcEnvelope } from './ipc-contract.ts';
 
 export type Invoke = (channel: string, payload: unknown) => Promise<unknown>;
@@ -7,13 +7,10 @@ export type Subscribe = (channel: string, listener: (payload: unknown) => void) 
 
 /** Exactly the NodeApi functions (derived from the contract) plus `onEvent`. */
 export function createBridge(invoke: Invoke, subscribe: Subscribe): HangarBridge {
-  const api = Object.fromEntries(
-    nodeMethods.map((method) => [method, async (request: unknown) => unwrap(await invoke(methodChannel(method), request))]),
-  ) as unknown as NodeApi;
-  return {
-    ...api,
-    onEvent: (listener: (event: NodeEvent) => void) => subscribe(EVENT_CHANNEL, (payload) => listener(payload as NodeEvent)),
-  };
+  return bridgeFrom(
+    async (method, request) => unwrap(await invoke(methodChannel(method), request)),
+    (listener: (event: NodeEvent) => void) => subscribe(EVENT_CHANNEL, (payload) => listener(payload as NodeEvent)),
+  );
 }
 
 /** Resolves an envelope's value, or throws a HangarError carrying its code and message. */

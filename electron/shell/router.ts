@@ -5,8 +5,6 @@ import type { IpcEnvelope } from './ipc-contract.ts';
 
 export type Route = (method: string, sender: unknown, payload: unknown) => Promise<IpcEnvelope>;
 
-const MESSAGE_MAX = 300;
-
 const FORBIDDEN: IpcEnvelope = {
   ok: false,
   error: { code: 'forbidden', message: "refused a request that did not come from Hangar's own window" },
@@ -16,13 +14,6 @@ const FORBIDDEN: IpcEnvelope = {
 export function createRouter<Sender>(node: NodeApi, isTrustedSender: (sender: Sender) => boolean): Route {
   return async (method, sender, payload) => {
     if (!isTrustedSender(sender as Sender)) return FORBIDDEN;
-    const envelope = await invokeNode(node, method, payload);
-    return envelope.ok ? envelope : { ok: false, error: { ...envelope.error, message: shortLine(envelope.error.message) } };
+    return invokeNode(node, method, payload);
   };
-}
-
-/** Validation messages echo renderer input (a 100 kB key, a key holding a newline): the user sees one short line. */
-function shortLine(message: string): string {
-  const line = message.replace(/\s+/g, ' ').trim();
-  return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
 }

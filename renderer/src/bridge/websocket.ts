@@ -1,6 +1,5 @@
-import type { HangarBridge, NodeApi, NodeMethod } from '../../../shared/api.ts';
+import { bridgeFrom, type HangarBridge, type NodeMethod } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
-import { nodeMethods } from '../../../shared/schemas.ts';
 import type { NodeEvent } from '../../../shared/types.ts';
 import { createWireClient } from '../../../shared/wire-client.ts';
 import type { SocketLike, WireClient } from '../../../shared/wire-client.ts';
@@ -98,14 +97,10 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
     });
   }
 
-  const api = Object.fromEntries(nodeMethods.map((method) => [method, (params: unknown) => call(method, params)])) as unknown as NodeApi;
-  const bridge: HangarBridge = {
-    ...api,
-    onEvent(listener) {
-      eventListeners.add(listener);
-      return () => eventListeners.delete(listener);
-    },
-  };
+  const bridge: HangarBridge = bridgeFrom(call, (listener) => {
+    eventListeners.add(listener);
+    return () => eventListeners.delete(listener);
+  });
 
   connect();
 
