@@ -26,6 +26,7 @@ export interface GalleryEntryInput {
   version?: string;
   alias?: string;
   sha256?: string;
+  mirrors?: string[];
   capabilities?: Record<string, string>;
 }
 

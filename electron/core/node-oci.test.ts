@@ -1,0 +1,74 @@
+// Backends from a real OCI registry (Debian's docker-registry), through the node: digest-based upgrades,
+// respawn after upgrade, mirrors, and Upgrade all.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { hostPlatform } from './install/oci/platform.ts';
+import { buildLayer, directoryEntries, foreignPlatform, pushImage } from './install/oci/testing/image.ts';
+import { startRegistry, type TestRegistry } from './install/oci/testing/registry.ts';
+import { echoSource, runJob, startTestNode, writeGallery, type TestNode } from './testing/fixtures.ts';
+
+const local = 'local';
+const host = hostPlatform();
+
+describe('LocalNode with an OCI registry', () => {
+  let registry: TestRegistry;
+  let t: TestNode;
+  let ref: string;
+
+  /** Pushes echo `version` as a two-platform index (this machine's and a foreign one) to the same tag. */
+  async function pushEcho(version: string): Promise<string> {
+    const layer = await buildLayer(await directoryEntries(await echoSource(t.root, version)));
+    const pushed = await pushImage(registry.url, 'backends/echo', 'latest', { layers: [layer], platforms: [host, foreignPlatform(host)] });
+    return pushed.manifests[0]!;
+  }
+
+  before(async () => {
+    registry = await startRegistry();
+    t = await startTestNode();
+    ref = `${registry.host}/backends/echo:latest`;
+  });
+  after(async () => {
+    await t.close();
+    await registry.stop();
+  });
+
+  test('installs from the registry and records this platform\'s manifest digest', async () => {
+    const digest = await pushEcho('1.0.0');
+    await writeGallery(t.gallery, [{ name: 'echo', uri: ref }]);
+    await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+    const metadata = JSON.parse(await readFile(join(t.node.backendsDir, 'echo', 'metadata.json'), 'utf8'));
+    assert.equal(metadata.digest, digest);
+    assert.equal(metadata.uri, ref);
+    const loaded = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.match(loaded.message, /with echo 1\.0\.0/);
+  });
+
+  test('a new image on the same tag shows as upgradable; upgrade respawns from the new tree', async () => {
+    const before = (await t.node.processes({ node: local }))[0]!;
+    assert.equal((await t.node.backends({ node: local }))[0]?.upgradable, false);
+    const digest = await pushEcho('2.0.0');
+    await t.node.gallery({ node: local, refresh: true });
+    assert.equal((await t.node.backends({ node: local }))[0]?.upgradable, true);
+
+    const results = await t.node.upgradeAll({ node: local });
+    assert.deepEqual(results.map((r) => [r.backend, r.ok]), [['echo', true]]);
+    const [after] = await t.node.processes({ node: local });
+    assert.notEqual(after?.pid, before.pid);
+    assert.equal(after?.cwd, 'ok');
+    const metadata = JSON.parse(await readFile(join(t.node.backendsDir, 'echo', 'metadata.json'), 'utf8'));
+    assert.equal(metadata.digest, digest);
+    assert.match((await t.node.load({ node: local, backend: 'echo', model: 'm1' })).message, /with echo 2\.0\.0/);
+    assert.equal((await t.node.backends({ node: local }))[0]?.upgradable, false);
+    assert.deepEqual(await t.node.upgradeAll({ node: local }), []);
+  });
+
+  test('falls back to a mirror when the primary registry is down, and records which one served', async () => {
+    const dead = `127.0.0.1:1/backends/echo:latest`;
+    await writeGallery(t.gallery, [{ name: 'echo', uri: dead, mirrors: [ref] }]);
+    await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
+    const metadata = JSON.parse(await readFile(join(t.node.backendsDir, 'echo', 'metadata.json'), 'utf8'));
+    assert.equal(metadata.uri, ref);
+  });
+});
