@@ -162,3 +162,29 @@ describe('hangar agent + CLI', () => {
     assert.equal(alive(pid), false);
   });
 });
+
+describe("hangar agent on LocalAI's real backend gallery", () => {
+  const fixture = join(import.meta.dirname, '../../../shared/fixtures/localai-backend-index.yaml');
+  let root: string;
+  let agent: Agent;
+
+  before(async () => {
+    root = await tempDir('agent-localai');
+    agent = await startAgent(join(root, 'home'), fixture);
+  });
+
+  after(async () => {
+    agent.child.kill('SIGTERM');
+    await once(agent.child, 'exit');
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('gallery --json lists every entry, and meta llama-cpp resolves to the CPU build here', async () => {
+    const text = await readFile(fixture, 'utf8');
+    const topLevelEntries = text.split('\n').filter((line) => line.startsWith('- ')).length;
+    const entries = await json<Array<{ name: string; meta: { resolves: string; capability: string } | null }>>(agent, 'gallery');
+    assert.equal(entries.length, topLevelEntries);
+    const llama = entries.find((e) => e.name === 'llama-cpp');
+    assert.deepEqual(llama?.meta, { resolves: 'cpu-llama-cpp', capability: 'default' });
+  });
+});
