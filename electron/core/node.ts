@@ -29,6 +29,9 @@ import { Supervisor, type BackendTarget, type SupervisorOptions } from './superv
 
 export const HANGAR_VERSION = '0.1.0';
 
+/** How often tag digests are re-read (LocalAI checks for backend upgrades on the same cadence). */
+const DIGEST_REFRESH_MS = 6 * 60 * 60 * 1000;
+
 export interface LocalNodeOptions {
   id?: string;
   name?: string;
@@ -61,6 +64,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private readonly sources: SourceFactory[] = [...builtinSources, ociSource];
   private readonly digests: DigestResolver;
   private readonly fetch: typeof globalThis.fetch;
+  private autoUpgradeTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: LocalNodeOptions) {
     super();
@@ -72,7 +76,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.capability = options.capability ?? detectCapability();
     this.fetch = options.fetch ?? globalThis.fetch;
     this.galleries = new Galleries({ specs: options.galleries, fetch: this.fetch });
-    this.digests = new DigestResolver({ fetch: this.fetch });
+    this.digests = new DigestResolver({ fetch: this.fetch, ttlMs: DIGEST_REFRESH_MS });
     this.store = new BackendStore(this.backendsDir);
     this.supervisor = new Supervisor({
       ...options.supervisor,
@@ -93,10 +97,17 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await Promise.all([this.backendsDir, this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
     const recovered = await this.store.recover();
     await this.supervisor.start();
+    if (this.options.autoUpgrade) {
+      this.autoUpgradeTimer = setInterval(() => {
+        this.digests.refresh();
+        void this.autoUpgrade();
+      }, DIGEST_REFRESH_MS).unref();
+    }
     return recovered;
   }
 
   async close(options: { stopBackends: boolean }): Promise<void> {
+    clearInterval(this.autoUpgradeTimer);
     this.galleries.close();
     await this.supervisor.close({ stopAll: options.stopBackends });
   }
@@ -431,7 +442,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private async onGalleryChanged(): Promise<void> {
     this.emitEvent({ type: 'gallery-changed', node: this.id });
     for (const backend of await this.store.list()) await this.publishBackend(backend.name);
-    if (this.options.autoUpgrade) await this.upgradeAll({ node: this.id });
+    if (this.options.autoUpgrade) await this.autoUpgrade();
+  }
+
+  /** Each backend's outcome is already published as a job event; a failure here must not stop the node. */
+  private async autoUpgrade(): Promise<void> {
+    await this.upgradeAll({ node: this.id }).catch(() => undefined);
   }
 
   private emitEvent(event: NodeEvent): void {
