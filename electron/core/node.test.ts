@@ -172,3 +172,20 @@ async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000)
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+describe('LocalNode with auto-upgrade on', () => {
+  test('a newer version in the gallery is installed without a click', async () => {
+    const t = await startTestNode({ autoUpgrade: true });
+    try {
+      await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+      await t.publishEcho('1.5.0');
+      const upgraded = await waitFor(async () => {
+        const [echo] = await t.node.backends({ node: local });
+        return echo?.version === '1.5.0' ? echo : undefined;
+      }, 10_000);
+      assert.equal(upgraded.previous?.version, '1.0.0');
+    } finally {
+      await t.close();
+    }
+  });
+});
