@@ -13,7 +13,7 @@ const electron = findElectronBinary();
 const [command, args, env] =
   'path' in electron
     ? [electron.path, ['.'], withoutRunAsNode(process.env)]
-    : [process.execPath, ['dist/agent/cli.js', 'agent', '--gallery', 'dist/backends/index.yaml'], process.env];
+    : [process.execPath, ['dist/agent/cli.js', 'agent'], process.env];
 if (!('path' in electron)) console.log(`hangar: no Electron binary here, so serving the UI headless instead (${electron.missing})`);
 
 // Its own process group, so a terminal's Ctrl-C reaches the child once: forwarded by us.
