@@ -24,7 +24,7 @@ export class PortPool {
       this.cursor = port === high ? low : port + 1;
       if (this.taken.has(port) || this.isQuarantined(port)) continue;
       this.taken.add(port);
-      if (await canBind(port)) return port;
+      if (await portIsFree(port)) return port;
       this.taken.delete(port);
     }
     throw new HangarError('failed', `no free port in ${low}-${high} for a backend`);
@@ -49,7 +49,8 @@ export class PortPool {
   }
 }
 
-function canBind(port: number): Promise<boolean> {
+/** True when nothing holds the loopback port (a bind succeeds). */
+export function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));

@@ -1,4 +1,5 @@
 // Starting one backend process: `<dir>/run.sh --addr 127.0.0.1:PORT` in its own process group, cwd = its dir.
+import { once } from 'node:events';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,6 +21,8 @@ export interface Spawned {
   child: ResultPromise;
   /** Settles (never rejects) once the process has exited and been reaped. */
   result: Promise<Result>;
+  /** Resolves once every line the process wrote to stdout and stderr has been delivered to onLine. */
+  drained: Promise<void>;
   pid: number;
   identity: DirIdentity;
   startTime: string | null;
@@ -39,6 +42,11 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   });
   const pid = child.pid;
   const result = child as Promise<Result>;
+  // Read from the first byte: lines a backend writes while dying during startup make its error message.
+  const drained = Promise.all([
+    streamLines(child.stdout, (text) => req.onLine('stdout', text)),
+    streamLines(child.stderr, (text) => req.onLine('stderr', text)),
+  ]).then(() => undefined);
   if (pid === undefined) {
     const failed = await result;
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${failed.shortMessage ?? failed.message}`);
@@ -48,14 +56,12 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   // the spawn is recorded truthfully (and then reads as stale).
   const startTime = processStartTime(pid);
   const identity = (await procCwdIdentity(pid, req.dir)) ?? (await dirIdentity(req.dir));
-  streamLines(child.stdout, (text) => req.onLine('stdout', text));
-  streamLines(child.stderr, (text) => req.onLine('stderr', text));
   if (!identity) {
     child.kill('SIGKILL');
     await result;
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${req.dir} is gone`);
   }
-  return { child, result, pid, identity, startTime };
+  return { child, result, drained, pid, identity, startTime };
 }
 
 async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {
@@ -68,7 +74,8 @@ async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | 
   }
 }
 
-function streamLines(stream: Readable | null, onLine: (text: string) => void): void {
+async function streamLines(stream: Readable | null, onLine: (text: string) => void): Promise<void> {
   if (!stream) return;
-  createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+  const lines = createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine);
+  await once(lines, 'close');
 }

@@ -13,7 +13,7 @@ import { probeCwd, type CwdReport } from './cwd-probe.ts';
 import { BackendClient, BackendCallError } from './grpc-client.ts';
 import { dirIdentity, isAlive, isSameProcess, sameInode, type DirIdentity } from './identity.ts';
 import { LogRing } from './log-ring.ts';
-import { PortPool } from './ports.ts';
+import { PortPool, portIsFree } from './ports.ts';
 import { NotReadyError, waitReady } from './readiness.ts';
 import { Reaper } from './reaper.ts';
 import { processesInDirectory, scanProcesses } from './scan.ts';
@@ -63,6 +63,8 @@ const LOAD_LIMIT_MS = 10 * 60_000;
 const WATCH_DEBOUNCE_MS = 2;
 const ADOPTED_EXIT_POLL_MS = 10;
 const STDERR_TAIL_LINES = 5;
+const PORT_ATTEMPTS = 3;
+const DRAIN_LIMIT_MS = 500;
 
 /**
  * Events:
@@ -273,7 +275,22 @@ export class Supervisor extends EventEmitter {
     return !proc.retired && proc.cwd.cwd !== 'stale';
   }
 
+  /**
+   * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
+   * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
+   * while its port is no longer free is retried on another port.
+   */
   private async spawnReady(target: BackendTarget, model: string): Promise<Proc> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.spawnOnce(target, model);
+      } catch (err) {
+        if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
+      }
+    }
+  }
+
+  private async spawnOnce(target: BackendTarget, model: string): Promise<Proc> {
     const port = await this.ports.allocate();
     const logs = new LogRing();
     const spawned = await spawnBackend({
@@ -300,7 +317,7 @@ export class Supervisor extends EventEmitter {
       startedAt: new Date().toISOString(),
       startTime: spawned.startTime,
       state: 'starting',
-      cwd: { cwd: 'ok', cwdReason: 'just started', procCwd: spawned.identity.dir },
+      cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
       result: spawned.result,
       logs,
       client: new BackendClient(`127.0.0.1:${port}`, { token: this.options.grpcToken }),
@@ -312,14 +329,19 @@ export class Supervisor extends EventEmitter {
     this.emit('process', view(proc));
 
     const died = new AbortController();
-    void spawned.result.then((result) => {
+    void spawned.result.then(() => {
       died.abort();
-      this.retire(proc, result);
+      this.retire(proc);
     });
     try {
       await waitReady(port, proc.client, Date.now() + this.options.startTimeoutMs, died.signal);
     } catch (err) {
-      if (!(err instanceof NotReadyError)) throw startupDeath(proc, await spawned.result);
+      if (!(err instanceof NotReadyError)) {
+        // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
+        await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
+        const error = startupDeath(proc, await spawned.result);
+        throw (await portIsFree(port)) ? error : new PortTaken(error);
+      }
       await this.stopLocked(proc, true);
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${model} within ${this.options.startTimeoutMs} ms: ${err.lastAnswer}`);
     }
@@ -339,11 +361,11 @@ export class Supervisor extends EventEmitter {
     await gone;
     // Members of the group that outlived its leader (a backend's own children) go too.
     if (proc.result) signalGroup(proc.pid, 'SIGKILL');
-    this.retire(proc, null);
+    this.retire(proc);
   }
 
   /** Removes an exited process: frees its port into quarantine, updates the table, emits exited + removed. */
-  private retire(proc: Proc, _result: Result | null): void {
+  private retire(proc: Proc): void {
     if (proc.retired) return;
     proc.retired = true;
     proc.state = 'exited';
@@ -359,7 +381,7 @@ export class Supervisor extends EventEmitter {
   /** Re-probes one process's cwd (and, for an adopted one, whether it still lives); emits on change. */
   private async refresh(proc: Proc): Promise<void> {
     if (proc.retired) return;
-    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.retire(proc, null);
+    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.retire(proc);
     const report = await probeCwd(proc.pid, proc.identity);
     if (proc.retired) return;
     const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
@@ -425,6 +447,13 @@ export class Supervisor extends EventEmitter {
     const gone = waitForExit(() => !isAlive(pid));
     if (!(await settlesWithin(gone, this.options.stopGraceMs))) signalProcess(pid, 'SIGKILL');
     await gone;
+  }
+}
+
+/** A startup death whose port someone else holds now: worth another try on another port. */
+class PortTaken extends Error {
+  constructor(readonly error: HangarError) {
+    super(error.message);
   }
 }
 

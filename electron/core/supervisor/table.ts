@@ -3,6 +3,8 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+let writes = 0;
+
 export interface TableEntry {
   model: string;
   backend: string;
@@ -58,7 +60,7 @@ export class ProcessTable {
     while (this.pending) {
       const processes = this.pending;
       this.pending = null;
-      const tmp = `${this.path}.${process.pid}.tmp`;
+      const tmp = `${this.path}.${process.pid}.${++writes}.tmp`;
       try {
         await writeFile(tmp, JSON.stringify({ version: 1, processes } satisfies TableFile, null, 2) + '\n');
         await rename(tmp, this.path);

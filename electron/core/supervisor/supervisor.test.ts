@@ -1,0 +1,419 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ProcessView } from '../../../shared/index.ts';
+import { BackendClient } from './grpc-client.ts';
+import { isAlive, procStat } from './identity.ts';
+import { LogRing } from './log-ring.ts';
+import { PortPool } from './ports.ts';
+import { processesInDirectory } from './scan.ts';
+import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
+import type { TableEntry } from './table.ts';
+import {
+  makeHome,
+  startEchoServer,
+  swapOutOfBand,
+  writeEcho,
+  writePyecho,
+  writeRelayBackend,
+  writeScriptBackend,
+} from './test-helpers.ts';
+
+const runtimeEnv = { HANGAR_NODE: process.execPath };
+const hasPythonGrpc = (() => {
+  try {
+    return statSync('/usr/bin/python3').isFile() && statSync('/usr/lib/python3/dist-packages/grpc').isDirectory();
+  } catch {
+    return false;
+  }
+})();
+
+/** A home with the echo backend installed, a relay backend pointing at a shared echo server, and a supervisor. */
+async function setUp(options: Partial<SupervisorOptions> = {}) {
+  const home = makeHome();
+  await writeEcho(join(home.backendsDir, 'echo'), '1.0.0');
+  const upstreamDir = join(home.root, 'upstream');
+  await writeEcho(upstreamDir, 'upstream');
+  const upstream = await startEchoServer(upstreamDir);
+  writeRelayBackend(join(home.backendsDir, 'relay'), upstream.address);
+  const supervisors: Supervisor[] = [];
+  const open = async (more: Partial<SupervisorOptions> = {}) => {
+    const supervisor = new Supervisor({ ...home, runtimeEnv, stopGraceMs: 1000, ...options, ...more });
+    supervisors.push(supervisor);
+    await supervisor.start();
+    return supervisor;
+  };
+  const supervisor = await open();
+  const echo: BackendTarget = { name: 'echo', dir: join(home.backendsDir, 'echo') };
+  const relay: BackendTarget = { name: 'relay', dir: join(home.backendsDir, 'relay') };
+  const tearDown = async () => {
+    await Promise.allSettled(supervisors.map((s) => s.close({ stopAll: true })));
+    await upstream.stop();
+    home.cleanup();
+  };
+  return { home, supervisor, open, echo, relay, upstream: upstream.address, tearDown };
+}
+
+function nextEvent(supervisor: Supervisor, match: (view: ProcessView) => boolean, timeoutMs = 5000): Promise<ProcessView> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no matching process event')), timeoutMs);
+    const listener = (view: ProcessView) => {
+      if (!match(view)) return;
+      clearTimeout(timer);
+      supervisor.off('process', listener);
+      resolve(view);
+    };
+    supervisor.on('process', listener);
+  });
+}
+
+async function gone(pid: number, withinMs = 5000): Promise<boolean> {
+  for (const end = Date.now() + withinMs; Date.now() < end; await delay(20)) if (!isAlive(pid)) return true;
+  return false;
+}
+
+function readTable(stateDir: string): TableEntry[] {
+  return (JSON.parse(readFileSync(join(stateDir, 'processes.json'), 'utf8')) as { processes: TableEntry[] }).processes;
+}
+
+function writeTable(stateDir: string, processes: TableEntry[]): void {
+  writeFileSync(join(stateDir, 'processes.json'), JSON.stringify({ version: 1, processes }));
+}
+
+async function flushedTable(supervisor: Supervisor, stateDir: string): Promise<TableEntry[]> {
+  await (supervisor as unknown as { table: { flush(): Promise<void> } }).table.flush();
+  return readTable(stateDir);
+}
+
+function childStates(): string[] {
+  const states: string[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const text = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === process.pid) states.push(fields[0]!);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return states;
+}
+
+function pgidOf(pid: number): number | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return null;
+  }
+}
+
+describe('supervisor', { concurrency: false }, () => {
+  let ctx: Awaited<ReturnType<typeof setUp>>;
+  before(async () => {
+    ctx = await setUp();
+  });
+  after(async () => {
+    await ctx.tearDown();
+  });
+
+  test('records the directory identity at spawn and reuses an intact process', async () => {
+    const { supervisor, echo, home } = ctx;
+    const first = await supervisor.load(echo, 'identity');
+    assert.equal(first.reused, false);
+    assert.equal(first.message, 'loaded identity with echo 1.0.0');
+    const st = statSync(echo.dir, { bigint: true });
+    const entry = (await flushedTable(supervisor, home.stateDir)).find((e) => e.model === 'identity')!;
+    assert.deepEqual([entry.pid, entry.dir, entry.dev, entry.ino], [first.pid, echo.dir, String(st.dev), String(st.ino)]);
+    assert.equal(entry.startTime, procStat(first.pid)!.startTime);
+    assert.equal(await supervisor.matches(echo, 'identity'), true);
+    const again = await supervisor.load(echo, 'identity');
+    assert.deepEqual([again.pid, again.reused], [first.pid, true]);
+    const view = supervisor.get('identity')!;
+    assert.deepEqual([view.state, view.cwd, view.procCwd, view.dir], ['ready', 'ok', echo.dir, echo.dir]);
+    await supervisor.stop('identity');
+    assert.equal(supervisor.get('identity'), null);
+    assert.equal(await gone(first.pid), true);
+  });
+
+  test('an out-of-band swap turns the process stale at once; the next load respawns into the new tree', async () => {
+    const { supervisor, echo, home } = ctx;
+    const before = await supervisor.load(echo, 'swap');
+    const stale = nextEvent(supervisor, (v) => v.model === 'swap' && v.cwd === 'stale');
+    const swappedAt = performance.now();
+    await swapOutOfBand(home.backendsDir, 'echo', (dir) => writeEcho(dir, '2.0.0'));
+    const event = await stale;
+    console.log(`stale event ${(performance.now() - swappedAt).toFixed(1)} ms after the swap began: ${event.cwdReason}`);
+    assert.equal(event.pid, before.pid);
+    assert.match(event.procCwd ?? '', /echo\.install-backup \(deleted\)$/);
+    assert.equal(await supervisor.matches(echo, 'swap'), false);
+
+    // The bug is real: asked directly, the stale process is healthy but cannot load.
+    const direct = new BackendClient(`127.0.0.1:${before.port}`);
+    assert.equal(await direct.health(2000), 'OK');
+    await assert.rejects(direct.loadModel({ model: 'swap', modelFile: 'x', modelPath: 'y' }, 2000), /ENOENT/);
+    direct.close();
+
+    const after = await supervisor.load(echo, 'swap');
+    assert.notEqual(after.pid, before.pid);
+    assert.deepEqual([after.reused, after.message], [false, 'loaded swap with echo 2.0.0']);
+    assert.equal(await gone(before.pid), true);
+    await supervisor.stop('swap');
+  });
+
+  test('gates 1 and 2: ensureRunning force-stops a process whose directory was replaced', async () => {
+    const { supervisor, echo, home } = ctx;
+    const first = await supervisor.ensureRunning(echo, 'gate');
+    assert.equal(first.reused, false);
+    assert.equal((await supervisor.ensureRunning(echo, 'gate')).reused, true);
+    await swapOutOfBand(home.backendsDir, 'echo', (dir) => writeEcho(dir, '3.0.0'));
+    assert.equal(await supervisor.matches(echo, 'gate'), false);
+    const second = await supervisor.ensureRunning(echo, 'gate');
+    assert.equal(second.reused, false);
+    assert.notEqual(second.process.pid, first.process.pid);
+    assert.equal(await gone(first.process.pid), true);
+    // A target in another directory never matches, even with the same backend name.
+    assert.equal(await supervisor.matches({ name: 'echo', dir: ctx.relay.dir }, 'gate'), false);
+    await supervisor.stop('gate');
+  });
+
+  test('gate 3: a legacy table entry (no recorded directory) is adopted and accepted as intact', async () => {
+    const { home, open, relay } = ctx;
+    const stateDir = join(home.root, 'state-legacy');
+    const owner = await open({ stateDir });
+    const started = await owner.ensureRunning(relay, 'legacy');
+    await owner.close({ stopAll: false });
+    writeTable(stateDir, readTable(stateDir).map(({ model, backend, pid, port, startedAt, startTime }) => ({ model, backend, pid, port, startedAt, startTime })));
+
+    const heir = await open({ stateDir });
+    const view = heir.get('legacy')!;
+    assert.deepEqual([view.pid, view.dir, view.cwd], [started.process.pid, '', 'ok']);
+    assert.equal(await heir.matches(relay, 'legacy'), true);
+    const reuse = await heir.ensureRunning(relay, 'legacy');
+    assert.deepEqual([reuse.reused, reuse.process.pid], [true, started.process.pid]);
+    // Stopped by the directory its cwd is in, although nothing about its directory was recorded.
+    assert.deepEqual(await heir.stopByDirectory(relay.dir), [{ model: 'legacy', backend: 'relay' }]);
+    assert.equal(await gone(started.process.pid), true);
+    await heir.close({ stopAll: true });
+  });
+
+  test('stopByDirectory selects by recorded identity, never by name, and stops strangers running from the directory', async () => {
+    const { supervisor, relay, echo, home } = ctx;
+    const unnamed = await supervisor.ensureRunning({ name: '', dir: relay.dir }, 'unnamed');
+    const misnamed = await supervisor.ensureRunning({ name: 'echo', dir: relay.dir }, 'misnamed');
+    const elsewhere = await supervisor.ensureRunning({ name: 'relay', dir: echo.dir }, 'elsewhere');
+    const stranger = spawn('sleep', ['300'], { cwd: relay.dir, stdio: 'ignore' });
+    await once(stranger, 'spawn');
+
+    const scan = await supervisor.scan();
+    const seen = scan.find((e) => e.pid === stranger.pid);
+    assert.deepEqual(
+      seen && [seen.supervised, seen.backend, seen.status, seen.cwd, seen.command],
+      [false, 'relay', 'ok', relay.dir, 'sleep 300'],
+    );
+    assert.equal(scan.find((e) => e.pid === unnamed.process.pid)?.supervised, true);
+
+    const stopped = await supervisor.stopByDirectory(relay.dir);
+    assert.deepEqual(
+      stopped.sort((a, b) => a.model.localeCompare(b.model)),
+      [
+        { model: 'misnamed', backend: 'echo' },
+        { model: 'unnamed', backend: '' },
+      ],
+    );
+    assert.equal(await gone(unnamed.process.pid), true);
+    assert.equal(await gone(misnamed.process.pid), true);
+    assert.equal(await gone(stranger.pid!), true);
+    assert.equal(supervisor.get('elsewhere')?.pid, elsewhere.process.pid, 'a process in another directory keeps running');
+    assert.deepEqual([...processesInDirectory(relay.dir, null)], []);
+
+    // Gate 5: after the swap, respawn what ran from the new live directory.
+    await swapOutOfBand(home.backendsDir, 'relay', (dir) => writeRelayBackend(dir, ctx.upstream));
+    const respawned = await supervisor.respawnAll([{ model: 'again', backend: 'relay' }]);
+    assert.deepEqual([respawned[0]!.state, respawned[0]!.dir, respawned[0]!.cwd], ['ready', relay.dir, 'ok']);
+    await supervisor.stop('again');
+    await supervisor.stop('elsewhere');
+  });
+
+  test('a stale unsupervised process is reported by scan with supervised: false', async () => {
+    const { supervisor, home } = ctx;
+    const dir = join(home.backendsDir, 'sleeper');
+    writeScriptBackend(dir, 'exec sleep 300');
+    const stranger = spawn('sleep', ['300'], { cwd: dir, stdio: 'ignore' });
+    await once(stranger, 'spawn');
+    await swapOutOfBand(home.backendsDir, 'sleeper', (staged) => writeScriptBackend(staged, 'exec sleep 300'));
+    const seen = (await supervisor.scan()).find((e) => e.pid === stranger.pid);
+    assert.deepEqual(seen && [seen.supervised, seen.backend, seen.status], [false, 'sleeper', 'stale']);
+    assert.match(seen!.cwd, /sleeper\.install-backup \(deleted\)$/);
+    stranger.kill('SIGKILL');
+    await once(stranger, 'exit');
+  });
+
+  test('ports come from the range, skip ports in use, and rest in quarantine after release', async () => {
+    const busy = (await import('node:net')).createServer();
+    await new Promise<void>((resolve) => busy.listen(50950, '127.0.0.1', resolve));
+    const pool = new PortPool([50950, 50952], 300);
+    const a = await pool.allocate();
+    const b = await pool.allocate();
+    assert.deepEqual([a, b], [50951, 50952], 'the port in use is skipped');
+    pool.release(a);
+    await assert.rejects(pool.allocate(), /no free port in 50950-50952/);
+    await delay(350);
+    assert.equal(await pool.allocate(), 50951, 'back after the quarantine');
+    busy.close();
+
+    const { supervisor, relay } = ctx;
+    const first = await supervisor.ensureRunning(relay, 'ports');
+    const second = await supervisor.respawn('ports');
+    assert.notEqual(second.port, first.process.port, 'a respawn does not get its own released port back');
+    await supervisor.stop('ports');
+  });
+
+  test('a backend that dies during startup gives an error with its stderr tail', async () => {
+    const { supervisor, home } = ctx;
+    const dir = join(home.backendsDir, 'broken');
+    writeScriptBackend(dir, 'echo "loading weights" >&2\necho "fatal: libcuda.so.1 not found" >&2\nexit 3');
+    await assert.rejects(supervisor.load({ name: 'broken', dir }, 'doomed'), (err: Error) => {
+      assert.equal(err.name, 'HangarError');
+      assert.equal(
+        err.message,
+        'backend broken exited while starting for model doomed (exit code 3): loading weights | fatal: libcuda.so.1 not found',
+      );
+      return true;
+    });
+    assert.equal(supervisor.get('doomed'), null);
+  });
+
+  test('the log ring keeps the last 1000 lines and streams each as a log event', async () => {
+    const ring = new LogRing(3);
+    for (const text of ['a', 'b', 'c', 'd', 'e']) ring.push({ model: 'm', stream: 'stdout', text, at: '' });
+    assert.deepEqual(ring.toArray().map((l) => l.text), ['c', 'd', 'e']);
+
+    const { supervisor, home } = ctx;
+    const dir = join(home.backendsDir, 'chatty');
+    writeRelayBackend(dir, ctx.upstream);
+    writeScriptBackend(dir, `i=0; while [ $i -lt 1500 ]; do echo "line $i"; i=$((i+1)); done\nRELAY_UPSTREAM=${ctx.upstream} exec perl "${dir}/relay.pl" "$@"`);
+    let streamed = 0;
+    const count = (line: { model: string }) => void (line.model === 'chatty' && streamed++);
+    supervisor.on('log', count);
+    await supervisor.ensureRunning({ name: 'chatty', dir }, 'chatty');
+    supervisor.off('log', count);
+    const lines = supervisor.logs('chatty');
+    assert.equal(lines.length, 1000);
+    assert.deepEqual([lines[0]!.text, lines.at(-1)!.text], ['line 500', 'line 1499']);
+    assert.equal(streamed, 1500);
+    await supervisor.stop('chatty');
+  });
+
+  test('the persisted table re-adopts a live backend in a new supervisor, and never adopts or kills a recycled pid', async () => {
+    const { home, open, relay } = ctx;
+    const stateDir = join(home.root, 'state-adopt');
+    const owner = await open({ stateDir });
+    const started = await owner.ensureRunning(relay, 'adopt');
+    await owner.close({ stopAll: false });
+    assert.equal(isAlive(started.process.pid), true, 'close({ stopAll: false }) leaves the backend running');
+
+    // A live process holding a recorded pid, but with another start time: someone else's process.
+    const impostor = spawn('sleep', ['300'], { cwd: relay.dir, stdio: 'ignore' });
+    await once(impostor, 'spawn');
+    const fake: TableEntry = { model: 'recycled', backend: 'relay', pid: impostor.pid!, port: 50998, startedAt: '', startTime: '1', dir: relay.dir };
+    const gone1: TableEntry = { model: 'vanished', backend: 'relay', pid: 2 ** 22 + 1, port: 50997, startedAt: '', startTime: '1' };
+    writeTable(stateDir, [...readTable(stateDir), fake, gone1]);
+
+    const heir = await open({ stateDir });
+    assert.equal(heir.get('adopt')?.pid, started.process.pid);
+    assert.equal(heir.get('adopt')?.cwd, 'ok');
+    assert.equal(heir.get('recycled'), null);
+    assert.equal(heir.get('vanished'), null);
+    assert.match(heir.logs('adopt')[0]!.text, /^logs unavailable: backend relay .* adopted/);
+    assert.deepEqual((await flushedTable(heir, stateDir)).map((e) => e.model), ['adopt']);
+    assert.equal((await heir.load(relay, 'adopt')).reused, true);
+
+    await heir.close({ stopAll: true });
+    assert.equal(await gone(started.process.pid), true);
+    assert.equal(isAlive(impostor.pid!), true, 'the impostor is not ours and is left alone');
+    impostor.kill('SIGKILL');
+    await once(impostor, 'exit');
+  });
+
+  test('when the host is SIGKILLed, its backends die', async () => {
+    const { home, relay } = ctx;
+    const stateDir = join(home.root, 'host-state');
+    const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir, portRange: [50900, 50940] };
+    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), JSON.stringify(options), JSON.stringify(relay)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(createInterface({ input: host.stdout! }), 'line')) as [string];
+    const backendPid = Number(line);
+    assert.equal(isAlive(backendPid), true);
+    host.kill('SIGKILL');
+    await once(host, 'exit');
+    assert.equal(await gone(backendPid), true, 'the backend outlived its host');
+  });
+
+  test('300 respawn cycles leave no zombie and no extra open fd, and close({ stopAll }) leaves nothing running', async () => {
+    const { home, open, relay } = ctx;
+    const supervisor = await open({ portQuarantineMs: 0, stateDir: join(home.root, 'state-cycles') });
+    await supervisor.ensureRunning(relay, 'cycle');
+    await supervisor.respawn('cycle');
+    const fdsBefore = readdirSync('/proc/self/fd').length;
+    for (let i = 0; i < 300; i++) await supervisor.respawn('cycle');
+    await delay(100);
+    assert.deepEqual(childStates().filter((s) => s === 'Z'), [], 'zombie children');
+    assert.equal(readdirSync('/proc/self/fd').length, fdsBefore, 'open fds grew');
+    await supervisor.close({ stopAll: true });
+    assert.deepEqual([...processesInDirectory(home.backendsDir, null)], []);
+  });
+
+  test('50 concurrent loads and respawns on one model run one at a time and end with one process', async () => {
+    const { supervisor, relay } = ctx;
+    const live = new Set<number>();
+    let most = 0;
+    const track = (v: ProcessView) => {
+      if (v.model !== 'busy') return;
+      if (v.state === 'exited') live.delete(v.pid);
+      else live.add(v.pid);
+      most = Math.max(most, live.size);
+    };
+    supervisor.on('process', track);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? supervisor.load(relay, 'busy') : supervisor.respawn('busy'))));
+    supervisor.off('process', track);
+    assert.equal(most, 1, 'two processes for one model were alive at once');
+    const [only] = supervisor.list().filter((v) => v.model === 'busy');
+    assert.equal(live.size, 1);
+    assert.equal(only?.pid, [...live][0]);
+    // Every process running from the backend's directory belongs to the one supervised process group.
+    const strays = [...processesInDirectory(relay.dir, null)].filter((pid) => pgidOf(pid) !== only!.pid);
+    assert.deepEqual(strays, []);
+    await supervisor.stop('busy');
+  });
+
+  test('Python backend: the stale process fails with FileNotFoundError, but load() respawns and succeeds', { skip: !hasPythonGrpc && 'needs /usr/bin/python3 with python3-grpcio' }, async () => {
+    const { supervisor, home } = ctx;
+    const py: BackendTarget = { name: 'pyecho', dir: join(home.backendsDir, 'pyecho') };
+    writePyecho(py.dir, '1.0.0');
+    const first = await supervisor.load(py, 'py');
+    assert.match(first.message, /with pyecho 1\.0\.0$/);
+
+    const stale = nextEvent(supervisor, (v) => v.model === 'py' && v.cwd === 'stale');
+    await swapOutOfBand(home.backendsDir, 'pyecho', (dir) => writePyecho(dir, '2.0.0'));
+    await stale;
+    // Gates bypassed: the seed's exact failure, while Health stays OK.
+    const direct = new BackendClient(`127.0.0.1:${first.port}`);
+    assert.equal(await direct.health(5000), 'OK');
+    await assert.rejects(direct.loadModel({ model: 'py', modelFile: 'py', modelPath: home.modelsDir }, 5000), /FileNotFoundError/);
+    direct.close();
+
+    const second = await supervisor.load(py, 'py');
+    assert.notEqual(second.pid, first.pid);
+    assert.match(second.message, /with pyecho 2\.0\.0$/);
+    assert.doesNotMatch(second.message, /FileNotFoundError/);
+    await supervisor.stop('py');
+  });
+});

@@ -1,0 +1,138 @@
+// Real directories and real backends for the supervisor's tests and bench: a temp home with backends/, models/
+// and state/, the starter echo backend bundled into it, and the out-of-band swap an install performs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { build } from 'esbuild';
+import { cpSync, mkdtempSync, mkdirSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+let echoBuild: Promise<string> | null = null;
+
+export interface Home {
+  root: string;
+  backendsDir: string;
+  modelsDir: string;
+  stateDir: string;
+  cleanup(): void;
+}
+
+export function makeHome(): Home {
+  const root = mkdtempSync(join(tmpdir(), 'hangar-sup-'));
+  const home = { root, backendsDir: join(root, 'backends'), modelsDir: join(root, 'models'), stateDir: join(root, 'state') };
+  for (const dir of [home.backendsDir, home.modelsDir, home.stateDir]) mkdirSync(dir);
+  return { ...home, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/** The echo backend's files (run.sh, server.cjs), bundled once per process. */
+function echoFiles(): Promise<string> {
+  echoBuild ??= (async () => {
+    const out = mkdtempSync(join(tmpdir(), 'hangar-echo-build-'));
+    await build({
+      entryPoints: [join(repo, 'backends/echo/server.ts')],
+      outfile: join(out, 'server.cjs'),
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node20',
+      logLevel: 'warning',
+    });
+    cpSync(join(repo, 'backends/echo/run.sh'), join(out, 'run.sh'));
+    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
+    return out;
+  })();
+  return echoBuild;
+}
+
+/** Writes a complete echo backend tree at `dir` answering with `version`. */
+export async function writeEcho(dir: string, version: string): Promise<void> {
+  cpSync(await echoFiles(), dir, { recursive: true });
+  writeFileSync(join(dir, 'VERSION'), `${version}\n`);
+}
+
+/** The Python backend fixture (Debian's python3-grpcio) copied to `dir`. */
+export function writePyecho(dir: string, version: string): void {
+  cpSync(join(repo, 'electron/core/supervisor/testdata/pyecho'), dir, { recursive: true });
+  writeFileSync(join(dir, 'VERSION'), `${version}\n`);
+}
+
+/** A backend whose run.sh is `script` (a shell body). */
+export function writeScriptBackend(dir: string, script: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'run.sh'), `#!/bin/sh\n${script}\n`);
+  chmodSync(join(dir, 'run.sh'), 0o755);
+}
+
+// A featherweight backend for tests that need hundreds of processes: a Perl TCP relay (Perl is part of every
+// Debian base system) listening on --addr and forwarding each connection to one shared echo server, so Health and
+// LoadModel are real gRPC while a spawn costs a few milliseconds instead of a Node start.
+const relay = String.raw`
+use IO::Socket::INET; use IO::Select; use Socket qw(IPPROTO_TCP TCP_NODELAY);
+my ($addr) = join(' ', @ARGV) =~ /--addr[ =](\S+)/ or die "usage: run.sh --addr HOST:PORT\n";
+my $server = IO::Socket::INET->new(LocalAddr => $addr, Listen => 64, ReuseAddr => 1) or die "relay: cannot listen on $addr: $!\n";
+$SIG{CHLD} = "IGNORE";
+while (1) {
+  my $client = $server->accept or next;
+  if (fork) { close $client; next }
+  my $up = IO::Socket::INET->new(PeerAddr => $ENV{RELAY_UPSTREAM}) or exit 1;
+  setsockopt($_, IPPROTO_TCP, TCP_NODELAY, 1) for $client, $up;
+  my $sel = IO::Select->new($client, $up);
+  while (my @ready = $sel->can_read) {
+    for my $from (@ready) {
+      my $n = sysread($from, my $buf, 65536);
+      exit 0 unless $n;
+      syswrite($from == $client ? $up : $client, $buf);
+    }
+  }
+}
+`;
+
+/** A relay backend at `dir` forwarding to the gRPC server at `upstream` (HOST:PORT). */
+export function writeRelayBackend(dir: string, upstream: string): void {
+  writeScriptBackend(dir, `RELAY_UPSTREAM=${upstream} exec perl "$(dirname "$0")/relay.pl" "$@"`);
+  writeFileSync(join(dir, 'relay.pl'), relay);
+}
+
+/** Starts an echo server outside any supervisor (the relays' upstream); resolves once it listens. */
+export async function startEchoServer(dir: string): Promise<{ address: string; child: ChildProcess; stop(): Promise<void> }> {
+  const address = `127.0.0.1:${await freePort()}`;
+  const child = spawn(join(dir, 'run.sh'), ['--addr', address], { cwd: dir, env: { ...process.env, HANGAR_NODE: process.execPath }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const [line] = (await once(createInterface({ input: child.stderr! }), 'line')) as [string];
+  if (!line.includes('listening')) throw new Error(`echo server did not start: ${line}`);
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  };
+  return { address, child, stop };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Replaces `<backendsDir>/<name>` the way an install does, behind the supervisor's back: stage in .install-tmp,
+ * rename live -> .install-backup, staged -> live, delete the backup.
+ */
+export async function swapOutOfBand(backendsDir: string, name: string, write: (dir: string) => void | Promise<void>): Promise<void> {
+  const live = join(backendsDir, name);
+  const staged = `${live}.install-tmp`;
+  const backup = `${live}.install-backup`;
+  await write(staged);
+  renameSync(live, backup);
+  renameSync(staged, live);
+  rmSync(backup, { recursive: true, force: true });
+}
