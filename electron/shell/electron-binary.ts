@@ -22,7 +22,7 @@ export function findElectronBinary(from: string = import.meta.url): ElectronBina
   }
   const override = process.env.ELECTRON_OVERRIDE_DIST_PATH;
   if (!override && !executable) {
-    return { missing: `the electron package has no binary (no ${join(packageDir, 'path.txt')}; it was installed with ELECTRON_SKIP_BINARY_DOWNLOAD or without its install script)` };
+    return { missing: `the electron package has no binary (no ${join(packageDir, 'path.txt')}; its install script did not run; \`npm install-scripts approve electron && npm rebuild electron\` fetches it)` };
   }
   const path = override ? join(override, executable ?? 'electron') : join(packageDir, 'dist', executable!);
   return existsSync(path) ? { path } : { missing: `the Electron binary ${path} does not exist`, expected: path };
