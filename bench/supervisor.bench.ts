@@ -1,0 +1,167 @@
+// Supervisor figures, measured with real backend processes on loopback:
+// - readiness_ms: the backend's port answers -> the supervisor marks it ready;
+// - stale_detect_ms: an out-of-band swap of the backend's directory -> the 'process' event saying 'stale';
+// - respawn_overhead_ms: a forced respawn to ready, minus a bare spawn to the first Health OK of the same backend;
+// - scan_ms_200: a full scan() with 200 live supervised processes.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { LogLine, ProcessView } from '../shared/index.ts';
+import { BackendClient } from '../electron/core/supervisor/grpc-client.ts';
+import { portAnswers } from '../electron/core/supervisor/readiness.ts';
+import { Supervisor, type BackendTarget } from '../electron/core/supervisor/supervisor.ts';
+import { freePort, makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend } from '../electron/core/supervisor/test-helpers.ts';
+import { median, type BenchFigure } from './figure.ts';
+
+const RUNS = 15;
+
+export default async function (): Promise<BenchFigure[]> {
+  const home = makeHome();
+  const upstreamDir = join(home.root, 'upstream');
+  await writeEcho(upstreamDir, 'upstream');
+  const upstream = await startEchoServer(upstreamDir);
+  const echo: BackendTarget = { name: 'echo', dir: join(home.backendsDir, 'echo') };
+  const relay: BackendTarget = { name: 'relay', dir: join(home.backendsDir, 'relay') };
+  await writeEcho(echo.dir, '1.0.0');
+  writeRelayBackend(relay.dir, upstream.address);
+  const supervisor = new Supervisor({ ...home, runtimeEnv: { HANGAR_NODE: process.execPath }, portQuarantineMs: 0 });
+  await supervisor.start();
+  try {
+    const readiness = await measureReadiness(supervisor, echo);
+    const stale = await measureStaleDetection(supervisor, home.backendsDir, upstream.address);
+    const overhead = await measureRespawnOverhead(supervisor, relay);
+    const scan = await measureScan(supervisor, relay);
+    return [
+      {
+        name: 'readiness_ms',
+        value: median(readiness),
+        unit: 'ms',
+        goal: 20,
+        note: `echo backend: its "listening" line -> marked ready, median of ${RUNS}`,
+      },
+      {
+        name: 'stale_detect_ms',
+        value: median(stale),
+        unit: 'ms',
+        goal: 50,
+        note: `first rename of the swap -> 'process' event with cwd stale, median of ${RUNS}`,
+      },
+      {
+        name: 'respawn_overhead_ms',
+        value: Math.max(0, median(overhead.respawn) - median(overhead.bare)),
+        unit: 'ms',
+        goal: 30,
+        note: `relay backend: respawn ${median(overhead.respawn).toFixed(1)} ms - bare spawn to Health OK ${median(overhead.bare).toFixed(1)} ms`,
+      },
+      {
+        name: 'scan_ms_200',
+        value: median(scan.times),
+        unit: 'ms',
+        goal: 20,
+        note: `${scan.supervised} supervised live, ${scan.machine} processes on the machine, median of ${scan.times.length}`,
+      },
+    ];
+  } finally {
+    await supervisor.close({ stopAll: true });
+    await upstream.stop();
+    home.cleanup();
+  }
+}
+
+/** When the backend says it listens (its port answers from then on) vs. when the supervisor marks it ready. */
+async function measureReadiness(supervisor: Supervisor, echo: BackendTarget): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const model = `ready-${i}`;
+    let listening = 0;
+    let ready = 0;
+    const onLog = (line: LogLine) => {
+      if (line.model === model && line.text.includes('listening')) listening = performance.now();
+    };
+    const onProcess = (view: ProcessView) => {
+      if (view.model === model && view.state === 'ready') ready = performance.now();
+    };
+    supervisor.on('log', onLog).on('process', onProcess);
+    await supervisor.ensureRunning(echo, model);
+    supervisor.off('log', onLog).off('process', onProcess);
+    samples.push(ready - listening);
+    await supervisor.stop(model, { force: true });
+  }
+  return samples;
+}
+
+async function measureStaleDetection(supervisor: Supervisor, backendsDir: string, upstream: string): Promise<number[]> {
+  const samples: number[] = [];
+  const target: BackendTarget = { name: 'swapped', dir: join(backendsDir, 'swapped') };
+  writeRelayBackend(target.dir, upstream);
+  for (let i = 0; i < RUNS; i++) {
+    const model = `stale-${i}`;
+    await supervisor.ensureRunning(target, model);
+    await delay(50); // let the watcher settle from the spawn
+    let renamedAt = 0;
+    const stale = new Promise<number>((resolve) => {
+      const onProcess = (view: ProcessView) => {
+        if (view.model !== model || view.cwd !== 'stale') return;
+        supervisor.off('process', onProcess);
+        resolve(performance.now() - renamedAt);
+      };
+      supervisor.on('process', onProcess);
+    });
+    // Staging happens before the clock starts: the swap is the two renames and the delete.
+    await swapOutOfBand(backendsDir, 'swapped', (dir) => {
+      writeRelayBackend(dir, upstream);
+      renamedAt = performance.now();
+    });
+    samples.push(await stale);
+    await supervisor.stop(model, { force: true });
+  }
+  return samples;
+}
+
+async function measureRespawnOverhead(supervisor: Supervisor, relay: BackendTarget): Promise<{ respawn: number[]; bare: number[] }> {
+  const respawn: number[] = [];
+  const bare: number[] = [];
+  await supervisor.ensureRunning(relay, 'respawn');
+  for (let i = 0; i < RUNS; i++) {
+    bare.push(await bareSpawnToHealth(relay.dir));
+    const start = performance.now();
+    await supervisor.respawn('respawn');
+    respawn.push(performance.now() - start);
+  }
+  await supervisor.stop('respawn', { force: true });
+  return { respawn, bare };
+}
+
+/** The baseline: spawn run.sh by hand and poll as tightly as possible until Health says OK. */
+async function bareSpawnToHealth(dir: string): Promise<number> {
+  const port = await freePort();
+  const start = performance.now();
+  const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], { cwd: dir, stdio: 'ignore', detached: true });
+  while (!(await portAnswers(port))) await delay(1);
+  const client = new BackendClient(`127.0.0.1:${port}`);
+  while ((await client.health(1000).catch(() => '')) !== 'OK') await delay(1);
+  const elapsed = performance.now() - start;
+  client.close();
+  process.kill(-child.pid!, 'SIGKILL');
+  await once(child, 'exit');
+  return elapsed;
+}
+
+async function measureScan(supervisor: Supervisor, relay: BackendTarget): Promise<{ times: number[]; supervised: number; machine: number }> {
+  const models = Array.from({ length: 200 }, (_, i) => `scan-${i}`);
+  for (let i = 0; i < models.length; i += 20) {
+    await Promise.all(models.slice(i, i + 20).map((model) => supervisor.ensureRunning(relay, model)));
+  }
+  const times: number[] = [];
+  let entries = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const start = performance.now();
+    entries = (await supervisor.scan()).filter((e) => e.supervised).length;
+    times.push(performance.now() - start);
+  }
+  const machine = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).length;
+  await Promise.all(models.map((model) => supervisor.stop(model, { force: true })));
+  return { times, supervised: entries, machine };
+}
