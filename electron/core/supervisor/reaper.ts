@@ -56,6 +56,7 @@ export class Reaper {
   /** Ends the watch without touching the listed groups (clean host exit). */
   async release(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.ref(); // wait for the reaper's exit even when nothing else keeps the host alive
       this.child.stdin!.end('release\n');
       await this.exited;
     }

@@ -1,6 +1,7 @@
 // Starting one backend process: `<dir>/run.sh --addr 127.0.0.1:PORT` in its own process group, cwd = its dir.
 import { once } from 'node:events';
 import { stat } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -23,6 +24,8 @@ export interface Spawned {
   result: Promise<Result>;
   /** Resolves once every line the process wrote to stdout and stderr has been delivered to onLine. */
   drained: Promise<void>;
+  /** Stops the process and its pipes from keeping the host's event loop alive. */
+  detach(): void;
   pid: number;
   identity: DirIdentity;
   startTime: string | null;
@@ -61,7 +64,11 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
     await result;
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${req.dir} is gone`);
   }
-  return { child, result, drained, pid, identity, startTime };
+  const detach = () => {
+    child.unref();
+    for (const stream of [child.stdout, child.stderr]) (stream as Socket | null)?.unref();
+  };
+  return { child, result, drained, detach, pid, identity, startTime };
 }
 
 async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {

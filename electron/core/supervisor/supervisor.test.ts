@@ -8,6 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProcessView } from '../../../shared/index.ts';
 import { BackendClient } from './grpc-client.ts';
+import { Server, ServerCredentials, status as grpcStatus } from '@grpc/grpc-js';
+import { backendService } from '../../../backends/proto/service.ts';
 import { isAlive, procStat } from './identity.ts';
 import { LogRing } from './log-ring.ts';
 import { PortPool } from './ports.ts';
@@ -18,6 +20,7 @@ import {
   makeHome,
   startEchoServer,
   swapOutOfBand,
+  swapStaged,
   writeEcho,
   writePyecho,
   writeRelayBackend,
@@ -290,6 +293,18 @@ describe('supervisor', { concurrency: false }, () => {
     assert.equal(supervisor.get('doomed'), null);
   });
 
+  test('a backend that never answers Health is stopped at the start timeout', async () => {
+    const { open, home } = ctx;
+    const supervisor = await open({ startTimeoutMs: 400, stateDir: join(home.root, 'state-timeout') });
+    const dir = join(home.backendsDir, 'mute');
+    writeScriptBackend(dir, 'exec sleep 300');
+    let pid = 0;
+    supervisor.on('process', (v) => void (pid ||= v.pid));
+    await assert.rejects(supervisor.ensureRunning({ name: 'mute', dir }, 'silent'), /^HangarError: backend mute did not become ready for model silent within 400 ms: port \d+ never accepted a connection$/);
+    assert.equal(await gone(pid), true);
+    assert.equal(supervisor.get('silent'), null);
+  });
+
   test('the log ring keeps the last 1000 lines and streams each as a log event', async () => {
     const ring = new LogRing(3);
     for (const text of ['a', 'b', 'c', 'd', 'e']) ring.push({ model: 'm', stream: 'stdout', text, at: '' });
@@ -342,19 +357,90 @@ describe('supervisor', { concurrency: false }, () => {
     await once(impostor, 'exit');
   });
 
-  test('when the host is SIGKILLed, its backends die', async () => {
+  /** Runs testdata/host.ts in a child process; resolves with the child and the backend pid it printed. */
+  async function startHost(mode: 'idle' | 'leave', portRange: [number, number]) {
     const { home, relay } = ctx;
-    const stateDir = join(home.root, 'host-state');
-    const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir, portRange: [50900, 50940] };
-    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), JSON.stringify(options), JSON.stringify(relay)], {
+    const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: join(home.root, `host-${mode}`), portRange };
+    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), mode, JSON.stringify(options), JSON.stringify(relay)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    const exited = once(host, 'exit');
     const [line] = (await once(createInterface({ input: host.stdout! }), 'line')) as [string];
-    const backendPid = Number(line);
+    return { host, exited, backendPid: Number(line) };
+  }
+
+  test('when the host is SIGKILLed, its backends die', async () => {
+    const { host, exited, backendPid } = await startHost('idle', [50900, 50919]);
     assert.equal(isAlive(backendPid), true);
     host.kill('SIGKILL');
-    await once(host, 'exit');
+    await exited;
     assert.equal(await gone(backendPid), true, 'the backend outlived its host');
+  });
+
+  test('close({ stopAll: false }) lets the host exit on its own while its backend keeps running', async () => {
+    const { exited, backendPid } = await startHost('leave', [50920, 50939]);
+    try {
+      const [code] = (await exited) as [number];
+      assert.equal(code, 0);
+      await delay(1500); // longer than the reaper's TERM-to-KILL pause, had it fired
+      assert.equal(isAlive(backendPid), true, 'the kept backend died with its host');
+    } finally {
+      process.kill(-backendPid, 'SIGKILL');
+    }
+    assert.equal(await gone(backendPid), true);
+  });
+
+  test('gate 6: a LoadModel failure from a stale cwd is explained, respawned and retried once', async () => {
+    const { supervisor, home } = ctx;
+    // The relay's upstream runs here, so a LoadModel can swap the relay's own directory away mid-call, after every
+    // gate has passed: the one window only gate 6 covers.
+    let onLoad: () => { success: boolean; message: string } = () => ({ success: true, message: 'loaded' });
+    const server = new Server();
+    server.addService(backendService().definition, {
+      Health: (_call: unknown, done: (e: null, r: object) => void) => done(null, { message: Buffer.from('OK') }),
+      Free: (_call: unknown, done: (e: null, r: object) => void) => done(null, { success: true, message: 'freed' }),
+      LoadModel: (_call: unknown, done: (e: object | null, r?: object) => void) => {
+        const outcome = onLoad();
+        if (outcome.success) done(null, outcome);
+        else done({ code: grpcStatus.INTERNAL, details: outcome.message });
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    );
+    const upstream = `127.0.0.1:${port}`;
+    const target: BackendTarget = { name: 'sixth', dir: join(home.backendsDir, 'sixth') };
+    writeRelayBackend(target.dir, upstream);
+    const swapThenFail = () => {
+      writeRelayBackend(`${target.dir}.install-tmp`, upstream);
+      swapStaged(home.backendsDir, 'sixth');
+      return { success: false, message: "ENOENT: no such file or directory, open 'VERSION'" };
+    };
+    try {
+      const first = await supervisor.load(target, 'six');
+      let calls = 0;
+      onLoad = () => (++calls === 1 ? swapThenFail() : { success: true, message: 'loaded six with sixth 2' });
+      const retried = await supervisor.load(target, 'six');
+      assert.equal(calls, 2);
+      assert.notEqual(retried.pid, first.pid);
+      assert.deepEqual([retried.reused, retried.message], [false, 'loaded six with sixth 2']);
+      const note = supervisor.logs('six').find((l) => l.text.startsWith('[hangar]'));
+      assert.equal(note?.text, `[hangar] backend sixth (pid ${first.pid}) was running from a directory that a reinstall replaced; respawned from ${target.dir}`);
+
+      onLoad = swapThenFail;
+      await assert.rejects(supervisor.load(target, 'six'), (err: Error) => {
+        assert.equal(err.name, 'HangarError');
+        assert.equal(
+          err.message,
+          `backend sixth (pid ${retried.pid}) was running from a directory that a reinstall replaced; after a respawn, ` +
+            "backend sixth could not load model six: ENOENT: no such file or directory, open 'VERSION'",
+        );
+        return true;
+      });
+    } finally {
+      await supervisor.stop('six', { force: true });
+      server.forceShutdown();
+    }
   });
 
   test('300 respawn cycles leave no zombie and no extra open fd, and close({ stopAll }) leaves nothing running', async () => {

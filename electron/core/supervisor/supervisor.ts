@@ -54,6 +54,8 @@ interface Proc {
   /** Settles when a process this host spawned has exited and been reaped; null for an adopted process. */
   result: Promise<Result> | null;
   logs: LogRing | null;
+  /** Lets the host exit while a process it spawned keeps running; null for an adopted process. */
+  detach: (() => void) | null;
   client: BackendClient;
   retired: boolean;
 }
@@ -126,7 +128,10 @@ export class Supervisor extends EventEmitter {
     if (options.stopAll) {
       await Promise.all([...this.procs.keys()].map((model) => this.stop(model)));
     } else {
-      for (const proc of this.procs.values()) proc.client.close();
+      for (const proc of this.procs.values()) {
+        proc.client.close();
+        proc.detach?.();
+      }
     }
     await this.reaper?.release();
     await this.rechecking;
@@ -166,9 +171,11 @@ export class Supervisor extends EventEmitter {
         await this.refresh(proc);
         if (proc.cwd.cwd !== 'stale') throw loadError(proc, first);
         const why = `backend ${proc.backend} (pid ${proc.pid}) was running from a directory that a reinstall replaced`;
-        this.note(proc, `${why}; respawning from ${target.dir}`);
         await this.stopLocked(proc, true);
-        const fresh = await this.spawnReady(target, model);
+        const fresh = await this.spawnReady(target, model).catch((err: Error) => {
+          throw new HangarError('failed', `${why}; the respawn failed: ${err.message}`);
+        });
+        this.note(fresh, `${why}; respawned from ${target.dir}`);
         try {
           return { pid: fresh.pid, port: fresh.port, reused: false, message: await this.loadModel(fresh) };
         } catch (second) {
@@ -271,8 +278,9 @@ export class Supervisor extends EventEmitter {
     if (proc.retired || proc.state !== 'ready' || proc.backend !== target.name) return false;
     if (proc.identity && proc.identity.dir !== resolve(target.dir)) return false;
     await this.refresh(proc);
-    // Legacy entries pass on their own (gate 3) unless the OS proves their cwd is gone.
-    return !proc.retired && proc.cwd.cwd !== 'stale';
+    if (proc.retired || proc.cwd.cwd === 'stale') return false;
+    // Legacy entries pass on their own (gate 3), unless the OS shows their cwd is elsewhere (e.g. a backup name).
+    return proc.identity !== null || proc.cwd.procCwd === null || proc.cwd.procCwd === resolve(target.dir);
   }
 
   /**
@@ -320,6 +328,7 @@ export class Supervisor extends EventEmitter {
       cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
       result: spawned.result,
       logs,
+      detach: spawned.detach,
       client: new BackendClient(`127.0.0.1:${port}`, { token: this.options.grpcToken }),
       retired: false,
     };
@@ -415,6 +424,7 @@ export class Supervisor extends EventEmitter {
       cwd: { cwd: 'unknown', cwdReason: 'adopted, not yet checked', procCwd: null },
       result: null,
       logs: null,
+      detach: null,
       client: new BackendClient(`127.0.0.1:${entry.port}`, { token: this.options.grpcToken }),
       retired: false,
     });
@@ -431,7 +441,7 @@ export class Supervisor extends EventEmitter {
     return result.message;
   }
 
-  /** A line from Hangar itself in the process's log, so the log tells why the process was replaced. */
+  /** A line from Hangar itself in the process's log, so the log tells why the process replaced another. */
   private note(proc: Proc, text: string): void {
     const line: LogLine = { model: proc.model, stream: 'stderr', text: `[hangar] ${text}`, at: new Date().toISOString() };
     proc.logs?.push(line);

@@ -128,11 +128,14 @@ export function freePort(): Promise<number> {
  * rename live -> .install-backup, staged -> live, delete the backup.
  */
 export async function swapOutOfBand(backendsDir: string, name: string, write: (dir: string) => void | Promise<void>): Promise<void> {
+  await write(join(backendsDir, `${name}.install-tmp`));
+  swapStaged(backendsDir, name);
+}
+
+/** The swap's renames and delete, once `<name>.install-tmp` is staged. */
+export function swapStaged(backendsDir: string, name: string): void {
   const live = join(backendsDir, name);
-  const staged = `${live}.install-tmp`;
-  const backup = `${live}.install-backup`;
-  await write(staged);
-  renameSync(live, backup);
-  renameSync(staged, live);
-  rmSync(backup, { recursive: true, force: true });
+  renameSync(live, `${live}.install-backup`);
+  renameSync(`${live}.install-tmp`, live);
+  rmSync(`${live}.install-backup`, { recursive: true, force: true });
 }

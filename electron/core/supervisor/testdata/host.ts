@@ -1,10 +1,12 @@
-// A stand-in host for the parent-watch test: starts a supervisor and one backend, prints the backend's pid,
-// then idles until it is killed. Usage: node --import tsx host.ts '<SupervisorOptions JSON>' '<BackendTarget JSON>'
+// A stand-in host for the parent-watch tests: starts a supervisor and one backend and prints the backend's pid.
+// Mode 'idle' then waits to be killed; mode 'leave' closes with { stopAll: false } and lets the process end by
+// itself. Usage: node --import tsx host.ts idle|leave '<SupervisorOptions JSON>' '<BackendTarget JSON>'
 import { Supervisor } from '../supervisor.ts';
 
-const [options, target] = process.argv.slice(2).map((arg) => JSON.parse(arg));
+const [mode, options, target] = [process.argv[2], ...process.argv.slice(3).map((arg) => JSON.parse(arg))];
 const supervisor = new Supervisor({ ...options, runtimeEnv: { HANGAR_NODE: process.execPath } });
 await supervisor.start();
 const { process: backend } = await supervisor.ensureRunning(target, 'host-model');
 process.stdout.write(`${backend.pid}\n`);
-setInterval(() => undefined, 60_000);
+if (mode === 'leave') await supervisor.close({ stopAll: false });
+else setInterval(() => undefined, 60_000);
