@@ -91,7 +91,8 @@ export class Supervisor extends EventEmitter {
   constructor(options: SupervisorOptions) {
     super();
     this.options = {
-      portRange: [50100, 50999],
+      // Below Linux's ephemeral range (32768+), so an outgoing connection never takes a backend's port.
+      portRange: [30100, 30999],
       portQuarantineMs: 60_000,
       stopGraceMs: 3000,
       startTimeoutMs: 60_000,
