@@ -1,14 +1,5 @@
 import { defineConfig } from '@playwright/test';
-
-// Debian's Chromium, never a downloaded browser. The sandbox needs a non-root user.
-const chromiumArgs = [
-  ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './e2e/fixtures/chromium.ts';
 
 export default defineConfig({
   testDir: 'e2e',
@@ -22,7 +13,7 @@ export default defineConfig({
   projects: [
     {
       name: 'chromium',
-      use: { browserName: 'chromium', launchOptions: { executablePath: '/usr/bin/chromium', args: chromiumArgs } },
+      use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS } },
     },
   ],
 });

@@ -12,20 +12,12 @@ import type { RunningAgent } from '../e2e/fixtures/agent.ts';
 import { copyStarterGallery } from '../e2e/fixtures/gallery.ts';
 import { swapOutOfBand } from '../e2e/fixtures/swap.ts';
 import { median } from './figure.ts';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/fixtures/chromium.ts';
 import type { BenchFigure } from './figure.ts';
 
 const BACKENDS = 500;
 const LOAD_CYCLES = 15;
 const SWAPS = 5;
-
-const CHROMIUM_ARGS = [
-  ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 /**
  * Injected before the app (test instrumentation, not part of the bundle): the first 'message' listener on every
@@ -112,7 +104,7 @@ async function addStubBackends(backendsDir: string, count: number): Promise<void
 
 export default async function (): Promise<BenchFigure[]> {
   const root = await mkdtemp(join(tmpdir(), 'hangar-ui-bench-'));
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   let agent: RunningAgent | null = null;
   try {
     const gallery = await copyStarterGallery(join(root, 'gallery'));

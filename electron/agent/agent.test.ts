@@ -6,6 +6,7 @@ import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
+import { isAlive } from '../core/supervisor/identity.ts';
 import { promisify } from 'node:util';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 
@@ -45,14 +46,6 @@ async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
   return JSON.parse(result.stdout) as T;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('hangar agent + CLI', () => {
   let root: string;
@@ -132,7 +125,7 @@ describe('hangar agent + CLI', () => {
     assert.notEqual(again.pid, loaded.pid);
     assert.equal(again.reused, false);
     assert.match(again.message, /with echo 1\.2\.0/);
-    assert.equal(alive(loaded.pid), false);
+    assert.equal(isAlive(loaded.pid), false);
   });
 
   test('scenario 8: scan reports an unsupervised process with a stale cwd', async () => {
@@ -155,11 +148,11 @@ describe('hangar agent + CLI', () => {
 
   test('SIGTERM stops the agent cleanly and leaves no backend running', async () => {
     const { pid } = await json<{ pid: number }>(agent, 'load', 'echo', 'm2');
-    assert.ok(alive(pid));
+    assert.ok(isAlive(pid));
     agent.child.kill('SIGTERM');
     const [code] = (await once(agent.child, 'exit')) as [number];
     assert.equal(code, 0);
-    assert.equal(alive(pid), false);
+    assert.equal(isAlive(pid), false);
   });
 });
 

@@ -4,18 +4,11 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { isAlive } from './supervisor/identity.ts';
 import { runJob, startTestNode, writeGallery, type TestNode } from './testing/fixtures.ts';
 
 const local = 'local';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('LocalNode', () => {
   let t: TestNode;
@@ -59,7 +52,7 @@ describe('LocalNode', () => {
     assert.ok(p1, 'the process that ran before the reinstall is respawned');
     assert.notEqual(p1.pid, first.pid);
     assert.equal(p1.cwd, 'ok');
-    assert.equal(alive(first.pid), false);
+    assert.equal(isAlive(first.pid), false);
 
     await t.publishEcho('1.0.2');
     await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
@@ -67,7 +60,7 @@ describe('LocalNode', () => {
     assert.notEqual(loaded.pid, first.pid);
     assert.notEqual(loaded.pid, p1.pid);
     assert.match(loaded.message, /with echo 1\.0\.2/);
-    assert.equal(alive(p1.pid), false);
+    assert.equal(isAlive(p1.pid), false);
   });
 
   test('upgrade shows as upgradable, respawns from the new directory, and rollback swaps back', async () => {
@@ -96,7 +89,7 @@ describe('LocalNode', () => {
     const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
     await writeFile(t.gallery, 'this: is: not: [valid yaml');
     await runJob(t.node, t.node.rollback({ node: local, name: 'echo' }));
-    assert.equal(alive(before.pid), false);
+    assert.equal(isAlive(before.pid), false);
     const after = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
     assert.match(after.message, /with echo 2\.0\.0/);
     await t.publishEcho('2.0.0');
@@ -152,7 +145,7 @@ describe('LocalNode', () => {
   test('delete stops the processes and removes the backend', async () => {
     const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
     await runJob(t.node, t.node.delete({ node: local, name: 'echo' }));
-    assert.equal(alive(before.pid), false);
+    assert.equal(isAlive(before.pid), false);
     assert.deepEqual(await t.node.backends({ node: local }), []);
     assert.deepEqual(await t.node.processes({ node: local }), []);
     assert.ok(t.events.some((e) => e.type === 'backend-removed' && e.name === 'echo'));

@@ -121,28 +121,21 @@ export class BackendStore {
     const p = this.paths(name);
     if (!(await isDir(p.staging))) throw new HangarError('not-found', `backend "${name}": nothing is staged`);
     await hooks.onStep?.('staged');
-    const hadLive = await isDir(p.live);
-    if (hadLive) {
-      await rm(p.backup, { recursive: true, force: true });
-      await hooks.beforeSwap?.(p.live);
-      await this.renameLive(name, p.live, p.backup);
-      await hooks.onStep?.('backup-renamed');
-    }
-    try {
-      await rename(p.staging, p.live);
-    } catch (err) {
-      if (hadLive) await rename(p.backup, p.live);
-      throw backendError(name, err);
-    }
-    await hooks.onStep?.('live-renamed');
-    if (hadLive) await this.keepAsPrevious(p);
-    await hooks.onStep?.('cleanup-done');
+    await this.swapIn(name, p, p.staging, hooks, () => this.keepAsPrevious(p));
   }
 
   /** One swap back: live <-> .previous. */
   async rollback(name: string, hooks: SwapHooks = {}): Promise<void> {
     const p = this.paths(name);
     if (!(await isDir(p.previous))) throw new HangarError('not-found', `backend "${name}" has no previous version to roll back to`);
+    await this.swapIn(name, p, p.previous, hooks, () => rename(p.backup, p.previous));
+  }
+
+  /**
+   * rename(live, .install-backup), then rename(incoming, live); if the second rename fails the backup goes back.
+   * `settle` then decides what becomes of the backup.
+   */
+  private async swapIn(name: string, p: Paths, incoming: string, hooks: SwapHooks, settle: () => Promise<void>): Promise<void> {
     const hadLive = await isDir(p.live);
     if (hadLive) {
       await rm(p.backup, { recursive: true, force: true });
@@ -151,13 +144,13 @@ export class BackendStore {
       await hooks.onStep?.('backup-renamed');
     }
     try {
-      await rename(p.previous, p.live);
+      await rename(incoming, p.live);
     } catch (err) {
       if (hadLive) await rename(p.backup, p.live);
       throw backendError(name, err);
     }
     await hooks.onStep?.('live-renamed');
-    if (hadLive) await rename(p.backup, p.previous);
+    if (hadLive) await settle();
     await hooks.onStep?.('cleanup-done');
   }
 
