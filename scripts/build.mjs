@@ -14,7 +14,8 @@ await Promise.all([
   build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external' }),
   // A sandboxed preload cannot require node_modules: bundle all of it.
   build({ ...node, entryPoints: ['electron/preload.ts'], outfile: `${dist}/electron/preload.cjs`, format: 'cjs', external: ['electron'] }),
-  build({ ...node, entryPoints: ['electron/agent/cli.ts'], outfile: `${dist}/agent/cli.js`, format: 'esm', packages: 'external' }),
+  // Split so what the agent imports lazily (gRPC, the backend protocol) stays out of an idle agent's memory.
+  build({ ...node, entryPoints: ['electron/agent/cli.ts'], outdir: `${dist}/agent`, format: 'esm', splitting: true, packages: 'external' }),
   ...starterBackends(),
 ]);
 

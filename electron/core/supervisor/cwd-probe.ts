@@ -1,7 +1,6 @@
 // Is a process still running out of the directory it was started in? Two independent signals: the recorded
 // directory identity at its path, and what the OS says about the process's cwd.
 import { readlink, stat } from 'node:fs/promises';
-import { execa } from 'execa';
 import type { CwdStatus } from '../../../shared/index.ts';
 import { directoryChange, sameInode, type DirIdentity } from './identity.ts';
 
@@ -44,6 +43,7 @@ async function probeProcCwd(pid: number, recorded: DirIdentity | null): Promise<
 
 /** macOS has no /proc: ask lsof for the cwd's current path (a renamed directory shows its new name). */
 async function probeLsofCwd(pid: number, recorded: DirIdentity | null): Promise<CwdReport> {
+  const { execa } = await import('execa');
   const result = await execa('lsof', ['-a', '-p', String(pid), '-d', 'cwd', '-Fn'], { reject: false });
   const line = result.exitCode === 0 ? String(result.stdout).split('\n').find((l) => l.startsWith('n')) : undefined;
   if (!line) return { cwd: 'unknown', cwdReason: 'lsof could not read the cwd', procCwd: null };

@@ -1,5 +1,21 @@
-import { credentials, Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
-import { backendService } from '../../../backends/proto/service.ts';
+import type { Client, ServiceError } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
+
+/** gRPC and the protocol load on the first call: a host with no backend running does not carry them. */
+let runtime: Promise<{ grpc: typeof import('@grpc/grpc-js'); Client: typeof Client }> | undefined;
+function loadRuntime() {
+  return (runtime ??= Promise.all([import('@grpc/grpc-js'), import('../../../backends/proto/service.ts')]).then(([grpc, service]) => ({
+    grpc,
+    Client: service.backendService().Client,
+  })));
+}
+
+// gRPC status names by code (the protocol's fixed list), so an error reads "INTERNAL" rather than 13.
+const STATUS_NAMES = [
+  'OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE',
+  'DATA_LOSS', 'UNAUTHENTICATED',
+];
 
 export interface LoadModelRequest {
   model: string;
@@ -19,7 +35,7 @@ export class BackendCallError extends Error {
     readonly grpcCode: number,
     readonly details: string,
   ) {
-    super(`${method} failed (${status[grpcCode] ?? grpcCode}): ${details}`);
+    super(`${method} failed (${STATUS_NAMES[grpcCode] ?? grpcCode}): ${details}`);
     this.name = 'BackendCallError';
   }
 }
@@ -76,16 +92,16 @@ export class BackendClient {
     this.#channel = undefined;
   }
 
-  #call(method: string, request: object, timeoutMs: number): Promise<unknown> {
-    const { Client } = backendService();
-    const channel = (this.#channel ??= new Client(this.#address, credentials.createInsecure(), channelOptions) as Client &
+  async #call(method: string, request: object, timeoutMs: number): Promise<unknown> {
+    const { grpc, Client } = await loadRuntime();
+    const channel = (this.#channel ??= new Client(this.#address, grpc.credentials.createInsecure(), channelOptions) as Client &
       Record<string, UnaryMethod>);
-    const metadata = new Metadata();
+    const metadata = new grpc.Metadata();
     if (this.#token) metadata.set('authorization', `Bearer ${this.#token}`);
     return new Promise((resolve, reject) => {
       channel[method]!(request, metadata, { deadline: Date.now() + timeoutMs }, (error, response) => {
         if (!error) return resolve(response);
-        if (error.code === status.UNAVAILABLE && this.#channel === channel) this.close();
+        if (error.code === grpc.status.UNAVAILABLE && this.#channel === channel) this.close();
         reject(new BackendCallError(method, error.code, error.details || error.message));
       });
     });

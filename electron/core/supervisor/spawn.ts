@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { execa, type Result, type ResultPromise } from 'execa';
+import type { Result, ResultPromise } from 'execa';
 import { HangarError } from '../../../shared/index.ts';
 import { dirIdentity, processStartTime, type DirIdentity } from './identity.ts';
 
@@ -32,6 +32,7 @@ export interface Spawned {
 }
 
 export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
+  const { execa } = await import('execa');
   const child = execa(join(req.dir, 'run.sh'), ['--addr', `127.0.0.1:${req.port}`], {
     cwd: req.dir,
     env: req.env,
