@@ -21,7 +21,7 @@ const program = new Command('hangar')
   .option('--token <token>', 'agent token (default: $HANGAR_TOKEN, then <home>/state/token)')
   .option('--home <dir>', 'Hangar home (default: $HANGAR_HOME or the platform data dir)')
   .enablePositionalOptions()
-  .showHelpAfterError()
+  .showHelpAfterError('(run hangar --help for usage)')
   .exitOverride();
 
 program

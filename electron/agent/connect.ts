@@ -11,9 +11,16 @@ export interface ConnectOptions {
 
 /** Opens a WireClient to an agent: URL from --node or the home's running agent; token from --token, HANGAR_TOKEN or the home. */
 export async function connect(options: ConnectOptions): Promise<WireClient> {
-  const url = options.node ?? (await readAgentUrl(options.home)) ?? `http://${DEFAULT_LISTEN}`;
+  const running = await readAgentUrl(options.home);
+  const url = options.node ?? running ?? `http://${DEFAULT_LISTEN}`;
   const token = options.token ?? process.env.HANGAR_TOKEN ?? (await readToken(options.home));
-  if (!token) throw new Error(`no token: pass --token, set HANGAR_TOKEN, or use --home of a running agent (${options.home})`);
+  if (!token) {
+    throw new Error(
+      options.node || running
+        ? `no token for ${url}: pass --token or set HANGAR_TOKEN`
+        : `no agent runs on ${options.home}: start one with \`hangar agent --home ${options.home}\`, or pass --node and --token`,
+    );
+  }
   const wsUrl = new URL(WS_PATH, url.replace(/^http/, 'ws')).href;
   const socket = new WebSocket(wsUrl, [WS_PROTOCOL, tokenProtocol(token)]);
   await new Promise<void>((resolve, reject) => {
