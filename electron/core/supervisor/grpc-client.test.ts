@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,11 +9,10 @@ import { performance } from 'node:perf_hooks';
 import { status } from '@grpc/grpc-js';
 import { buildSync } from 'esbuild';
 import { BackendCallError, BackendClient } from './grpc-client.ts';
+import { assertPythonGrpc, PYTHON } from './test-helpers.ts';
 
 const repo = resolve(import.meta.dirname, '../../..');
 const pyecho = join(import.meta.dirname, 'testdata/pyecho');
-const python = process.env.HANGAR_PYTHON ?? '/usr/bin/python3';
-const pythonHasGrpc = spawnSync(python, ['-c', 'import grpc, google.protobuf']).status === 0;
 const timeoutMs = 5000;
 
 interface Running {
@@ -44,7 +43,7 @@ function tcpOpen(port: number): Promise<boolean> {
 async function start(dir: string, cwd: string, env: Record<string, string>, port: number): Promise<Running> {
   const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], {
     cwd,
-    env: { ...process.env, HANGAR_NODE: process.execPath, HANGAR_PYTHON: python, ...env },
+    env: { ...process.env, HANGAR_NODE: process.execPath, HANGAR_PYTHON: PYTHON, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -199,6 +198,7 @@ describe('BackendClient against the built echo backend', () => {
   );
 });
 
-describe('BackendClient against the Python test backend', { skip: !pythonHasGrpc && `${python} lacks grpcio/protobuf` }, () => {
+describe('BackendClient against the Python test backend', () => {
+  before(assertPythonGrpc);
   backendSuite('pyecho', () => pyecho, { version: '2.0.0', cwdError: /FileNotFoundError: / });
 });

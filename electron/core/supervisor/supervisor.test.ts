@@ -17,6 +17,7 @@ import { processesInDirectory } from './scan.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
 import type { TableEntry } from './table.ts';
 import {
+  assertPythonGrpc,
   makeHome,
   startEchoServer,
   swapOutOfBand,
@@ -28,13 +29,6 @@ import {
 } from './test-helpers.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
-const hasPythonGrpc = (() => {
-  try {
-    return statSync('/usr/bin/python3').isFile() && statSync('/usr/lib/python3/dist-packages/grpc').isDirectory();
-  } catch {
-    return false;
-  }
-})();
 
 /** A home with the echo backend installed, a relay backend pointing at a shared echo server, and a supervisor. */
 async function setUp(options: Partial<SupervisorOptions> = {}) {
@@ -480,7 +474,8 @@ describe('supervisor', { concurrency: false }, () => {
     await supervisor.stop('busy');
   });
 
-  test('Python backend: the stale process fails with FileNotFoundError, but load() respawns and succeeds', { skip: !hasPythonGrpc && 'needs /usr/bin/python3 with python3-grpcio' }, async () => {
+  test('Python backend: the stale process fails with FileNotFoundError, but load() respawns and succeeds', async () => {
+    assertPythonGrpc();
     const { supervisor, home } = ctx;
     const py: BackendTarget = { name: 'pyecho', dir: join(home.backendsDir, 'pyecho') };
     writePyecho(py.dir, '1.0.0');

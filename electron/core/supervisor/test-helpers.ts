@@ -1,6 +1,7 @@
 // Real directories and real backends for the supervisor's tests and bench: a temp home with backends/, models/
 // and state/, the starter echo backend bundled into it, and the out-of-band swap an install performs.
-import { spawn, type ChildProcess } from 'node:child_process';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -138,4 +139,12 @@ export function swapStaged(backendsDir: string, name: string): void {
   renameSync(live, `${live}.install-backup`);
   renameSync(`${live}.install-tmp`, live);
   rmSync(`${live}.install-backup`, { recursive: true, force: true });
+}
+
+export const PYTHON = process.env.HANGAR_PYTHON ?? '/usr/bin/python3';
+
+/** The Python backend needs Debian's python3-grpcio: without it these tests fail and say what to install. */
+export function assertPythonGrpc(): void {
+  const probe = spawnSync(PYTHON, ['-c', 'import grpc, google.protobuf']);
+  assert.equal(probe.status, 0, `${PYTHON} cannot import grpc: install Debian's python3-grpcio (sudo .ci/run does)`);
 }
