@@ -24,6 +24,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     galleries,
     runtimeEnv: { HANGAR_NODE: process.execPath },
     autoUpgrade: options.autoUpgrade,
+    // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.
+    supervisor: { grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
   const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });

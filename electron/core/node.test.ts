@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { BackendClient, type BackendCallError } from './supervisor/grpc-client.ts';
 import { isAlive } from './supervisor/identity.ts';
 import { runJob, startTestNode, writeGallery, type TestNode } from './testing/fixtures.ts';
 
@@ -177,6 +178,25 @@ describe('LocalNode with auto-upgrade on', () => {
         return echo?.version === '1.5.0' ? echo : undefined;
       }, 10_000);
       assert.equal(upgraded.previous?.version, '1.0.0');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('LocalNode with a backend auth token', () => {
+  test('backends get LOCALAI_GRPC_AUTH_TOKEN, Hangar presents it, and a call without it is refused', async () => {
+    const t = await startTestNode({ supervisor: { grpcToken: 'backend-secret' } });
+    try {
+      await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+      const loaded = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+      assert.match(loaded.message, /loaded m1/);
+      const anonymous = new BackendClient(`127.0.0.1:${loaded.port}`);
+      try {
+        await assert.rejects(anonymous.health(5000), (error: BackendCallError) => error.details.includes('bearer token'));
+      } finally {
+        anonymous.close();
+      }
     } finally {
       await t.close();
     }
