@@ -4,6 +4,7 @@ import { BackendsView } from './components/BackendsView.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { GalleryView } from './components/GalleryView.tsx';
 import { LogsDrawer } from './components/LogsDrawer.tsx';
+import { ProcessesView } from './components/ProcessesView.tsx';
 import { SignIn } from './components/SignIn.tsx';
 import { Sidebar } from './components/Sidebar.tsx';
 import { Toasts } from './components/Toasts.tsx';
@@ -36,7 +37,9 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
             </button>
           </div>
         )}
-        {view === 'backends' ? <BackendsView /> : <GalleryView />}
+        {view === 'backends' && <BackendsView />}
+        {view === 'gallery' && <GalleryView />}
+        {view === 'processes' && <ProcessesView />}
       </main>
       <LogsDrawer />
       <Toasts />

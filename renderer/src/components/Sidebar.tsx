@@ -7,6 +7,7 @@ import { showView, useUi } from '../state/ui.ts';
 const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
   { id: 'gallery', label: 'Gallery' },
+  { id: 'processes', label: 'Processes' },
 ];
 
 function nodeSummary(label: string, info: NodeInfo): string {

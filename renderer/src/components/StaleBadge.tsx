@@ -1,8 +1,13 @@
 import { useId } from 'react';
 import type { ProcessView } from '../../../shared/types.ts';
 
+/** What is known about a stale process: a supervised one also has the directory it was started in. */
+type StaleEvidence = Pick<ProcessView, 'cwdReason' | 'procCwd'> & { dir?: string };
+
+const RESPAWN_HINT = 'Respawn starts it again in the current directory.';
+
 /** The red badge of a process whose working directory was replaced under it, with the evidence on hover or focus. */
-export function StaleBadge({ process }: { process: ProcessView }) {
+export function StaleBadge({ process, hint = RESPAWN_HINT }: { process: StaleEvidence; hint?: string }) {
   const tipId = useId();
   return (
     <span className="tip-anchor">
@@ -12,12 +17,16 @@ export function StaleBadge({ process }: { process: ProcessView }) {
       <span role="tooltip" id={tipId} className="tooltip" data-testid="stale-tooltip">
         <span className="tooltip-title">{process.cwdReason || 'The directory this process runs in was replaced.'}</span>
         <dl>
-          <dt>Recorded directory</dt>
-          <dd>{process.dir || '(not recorded)'}</dd>
+          {process.dir !== undefined && (
+            <>
+              <dt>Recorded directory</dt>
+              <dd>{process.dir || '(not recorded)'}</dd>
+            </>
+          )}
           <dt>/proc says</dt>
           <dd>{process.procCwd ?? 'unknown'}</dd>
         </dl>
-        <span className="muted">Respawn starts it again in the current directory.</span>
+        <span className="muted">{hint}</span>
       </span>
     </span>
   );

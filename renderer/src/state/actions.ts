@@ -1,7 +1,7 @@
 // What the user can do. Each action calls the bridge; results arrive as events, and the job a call returns is
 // applied at once so the row shows progress without waiting for the first event.
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { JobView, LoadResult, ProcessView, UpgradeAllResult } from '../../../shared/types.ts';
+import type { JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
 import { jobsStore, withJob } from './jobs.ts';
 import { bridge } from './session.ts';
 
@@ -49,4 +49,9 @@ export function respawn(model: string): Promise<ProcessView> {
 
 export function stop(model: string): Promise<void> {
   return bridge().stop({ node: LOCAL_NODE, model });
+}
+
+/** Every process whose cwd is, or was, inside the backends directory, started by Hangar or not. A pull, not an event. */
+export function scanProcesses(): Promise<ScanEntry[]> {
+  return bridge().scan({ node: LOCAL_NODE });
 }

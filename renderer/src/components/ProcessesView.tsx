@@ -1,0 +1,109 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { ScanEntry } from '../../../shared/types.ts';
+import { scanProcesses } from '../state/actions.ts';
+import { Loading } from './BackendsView.tsx';
+import { StaleBadge } from './StaleBadge.tsx';
+import { useAction } from './useAction.ts';
+
+const STALE_REASON = 'This process runs in a directory that was replaced or deleted.';
+const SUPERVISED_HINT = 'Respawn it from the Backends view to run the current install.';
+const UNSUPERVISED_HINT = 'Hangar did not start it: restart it yourself to run the current install.';
+
+/** Stale processes first, the rest by PID. */
+const byUrgency = (a: ScanEntry, b: ScanEntry) => Number(b.status === 'stale') - Number(a.status === 'stale') || a.pid - b.pid;
+
+/** Every process running from the backends directory, Hangar's or not. Scans when opened and on demand. */
+export function ProcessesView() {
+  const [entries, setEntries] = useState<ScanEntry[] | null>(null);
+  const scan = useAction(scanProcesses);
+  const { run } = scan;
+  const rescan = useCallback(async () => {
+    const found = await run();
+    if (found) setEntries([...found].sort(byUrgency));
+  }, [run]);
+  useEffect(() => {
+    void rescan();
+  }, [rescan]);
+  const stale = entries?.filter((e) => e.status === 'stale').length ?? 0;
+  return (
+    <section className="view" aria-labelledby="processes-title">
+      <header className="view-header">
+        <h1 id="processes-title">Processes</h1>
+        {entries && (
+          <span className="count" data-testid="processes-count">
+            {entries.length} running{stale > 0 && `, ${stale} stale`}
+          </span>
+        )}
+        <span className="spacer" />
+        <button type="button" className="btn" disabled={scan.pending} onClick={() => void rescan()} data-testid="processes-scan">
+          {scan.pending && <span className="spinner" aria-hidden="true" />}
+          {scan.pending ? 'Scanning…' : 'Scan'}
+        </button>
+      </header>
+      {scan.error && (
+        <p className="alert error" role="alert" data-testid="processes-error">
+          Could not scan for processes: {scan.error}
+        </p>
+      )}
+      {entries === null ? (
+        scan.pending && <Loading what="processes" />
+      ) : entries.length === 0 ? (
+        <div className="empty" data-testid="processes-empty">
+          <h2>No process runs from the backends directory.</h2>
+          <p className="muted">Processes started in a backend's directory show up here, whoever started them.</p>
+        </div>
+      ) : (
+        <div className="table-wrap">
+          <table className="table" aria-label="Processes running from the backends directory" aria-busy={scan.pending}>
+            <thead>
+              <tr>
+                <th scope="col" className="num">PID</th>
+                <th scope="col">Command</th>
+                <th scope="col">Working directory</th>
+                <th scope="col">Status</th>
+                <th scope="col">Supervised</th>
+                <th scope="col">Backend</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((entry) => (
+                <ScanRow key={entry.pid} entry={entry} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function ScanRow({ entry }: { entry: ScanEntry }) {
+  const stale = entry.status === 'stale';
+  return (
+    <tr className={stale ? 'row-stale' : undefined} data-testid={`scan-row-${entry.pid}`} data-status={entry.status}>
+      <td className="num mono" data-testid="scan-pid">{entry.pid}</td>
+      <td className="mono">
+        {entry.command ? (
+          <span className="truncate" title={entry.command}>
+            {entry.command}
+          </span>
+        ) : (
+          <span className="muted">(no command line)</span>
+        )}
+      </td>
+      <td className="mono cell-path" data-testid="scan-cwd">{entry.cwd || <span className="muted">(unreadable)</span>}</td>
+      <td data-testid="scan-status">
+        {stale ? (
+          <StaleBadge
+            process={{ cwdReason: STALE_REASON, procCwd: entry.cwd || null }}
+            hint={entry.supervised ? SUPERVISED_HINT : UNSUPERVISED_HINT}
+          />
+        ) : (
+          <span className="muted">{entry.status}</span>
+        )}
+      </td>
+      <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : 'not started by Hangar'}</td>
+      <td>{entry.backend ?? <span className="muted">—</span>}</td>
+    </tr>
+  );
+}
