@@ -1,0 +1,98 @@
+// The Processes view against a real agent: a process Hangar did not start, left running in a backend directory that
+// an out-of-band reinstall replaced, shows up on Scan with the red stale cwd badge.
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgent } from './fixtures/agent.ts';
+import type { RunningAgent } from './fixtures/agent.ts';
+import { copyStarterGallery } from './fixtures/gallery.ts';
+import { collectErrors, shot } from './fixtures/page.ts';
+import { swapOutOfBand } from './fixtures/swap.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+let root: string;
+let agent: RunningAgent;
+let page: Page;
+let pageErrors: string[];
+
+test.beforeAll(async ({ browser }) => {
+  root = await mkdtemp(join(tmpdir(), 'hangar-e2e-processes-'));
+  const gallery = await copyStarterGallery(join(root, 'gallery'));
+  agent = await startAgent({ home: join(root, 'home'), gallery: gallery.index });
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  pageErrors = collectErrors(page);
+});
+
+test.afterAll(async () => {
+  await page?.close();
+  await agent?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+test('opening Processes scans at once and says when nothing runs from the backends directory', async () => {
+  await page.goto(agent.pageUrl);
+  await page.getByTestId('nav-processes').click();
+  await expect(page.getByTestId('processes-empty')).toHaveText(/No process runs from the backends directory\./);
+});
+
+test('Scan shows an unsupervised process left in a swapped-out directory with a red stale cwd badge', async () => {
+  await agent.cli('install', 'echo');
+  const backendsDir = join(agent.home, 'backends');
+  const sleeper: ChildProcess = spawn('sleep', ['60'], { cwd: join(backendsDir, 'echo'), stdio: 'ignore' });
+  try {
+    const pid = sleeper.pid!;
+    await swapOutOfBand(backendsDir, 'echo', '1.0.0-swapped');
+
+    await page.getByTestId('nav-backends').click();
+    await page.getByTestId('nav-processes').click();
+    const scan = page.getByTestId('processes-scan');
+    await scan.click();
+    const row = page.getByTestId(`scan-row-${pid}`);
+    await expect(row).toBeVisible();
+    await expect(scan).toBeEnabled();
+
+    await expect(row.getByTestId('scan-pid')).toHaveText(String(pid));
+    await expect(row.getByTestId('stale-badge')).toHaveText('stale cwd');
+    await expect(row.getByTestId('scan-supervised')).toHaveText('not started by Hangar');
+    await expect(row.getByTestId('scan-cwd')).toHaveText(/echo\.install-backup \(deleted\)$/);
+    await expect(row).toContainText('sleep 60');
+    await expect(row.locator('td').last(), 'the backend column').toHaveText('echo');
+    const [r, g, b] = (await row.getByTestId('stale-badge').evaluate((el) => getComputedStyle(el).backgroundColor))
+      .match(/\d+/g)!
+      .map(Number);
+    expect(r! > 180 && g! < 100 && b! < 100, `the badge is red, not rgb(${r}, ${g}, ${b})`).toBe(true);
+    await page.mouse.move(0, 0);
+    await shot(page, '09-processes');
+
+    await row.getByTestId('stale-badge').focus();
+    const tooltip = row.getByTestId('stale-tooltip');
+    await expect(tooltip).toBeVisible();
+    await expect(tooltip).toContainText('Hangar did not start it');
+    await shot(page, '09-processes-tooltip');
+    await row.getByTestId('stale-badge').blur();
+
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shot(page, '09-processes-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+  } finally {
+    sleeper.kill('SIGKILL');
+  }
+});
+
+test('the Scan button works from the keyboard and drops a process that has exited', async () => {
+  await page.getByTestId('nav-processes').focus();
+  await page.keyboard.press('Tab');
+  await expect(page.getByTestId('processes-scan')).toBeFocused();
+  await shot(page, '09-processes-focus');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('processes-empty')).toBeVisible();
+});
+
+test('the page ran without uncaught errors', async () => {
+  expect(pageErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
+});
