@@ -2,19 +2,16 @@
 // an out-of-band swap that leaves a process with a stale cwd, respawn, upgrade, a bad checksum, and rollback.
 import { expect, test } from '@playwright/test';
 import type { Locator, Page } from '@playwright/test';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgent } from './fixtures/agent.ts';
 import type { RunningAgent } from './fixtures/agent.ts';
-import { copyStarterGallery } from './fixtures/gallery.ts';
 import type { TestGallery } from './fixtures/gallery.ts';
-import { collectErrors, seenAt, shot, watchFor } from './fixtures/page.ts';
+import { seenAt, shot, watchFor } from './fixtures/page.ts';
+import { openSession, type Session } from './fixtures/session.ts';
 import { swapOutOfBand } from './fixtures/swap.ts';
 
 test.describe.configure({ mode: 'serial' });
 
-let root: string;
+let session: Session;
 let gallery: TestGallery;
 let agent: RunningAgent;
 let page: Page;
@@ -37,17 +34,12 @@ async function show(view: 'backends' | 'gallery') {
 }
 
 test.beforeAll(async ({ browser }) => {
-  root = await mkdtemp(join(tmpdir(), 'hangar-e2e-'));
-  gallery = await copyStarterGallery(join(root, 'gallery'));
-  agent = await startAgent({ home: join(root, 'home'), gallery: gallery.index });
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  pageErrors = collectErrors(page);
+  session = await openSession(browser, 'e2e');
+  ({ gallery, agent, page, pageErrors } = session);
 });
 
 test.afterAll(async () => {
-  await page?.close();
-  await agent?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
+  await session?.close();
 });
 
 test('1. fresh start shows the starter gallery; installing echo shows progress and adds its row', async () => {

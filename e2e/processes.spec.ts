@@ -4,34 +4,26 @@ import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAgent } from './fixtures/agent.ts';
 import type { RunningAgent } from './fixtures/agent.ts';
-import { copyStarterGallery } from './fixtures/gallery.ts';
-import { collectErrors, shot } from './fixtures/page.ts';
+import { shot } from './fixtures/page.ts';
+import { openSession, type Session } from './fixtures/session.ts';
 import { swapOutOfBand } from './fixtures/swap.ts';
 
 test.describe.configure({ mode: 'serial' });
 
-let root: string;
+let session: Session;
 let agent: RunningAgent;
 let page: Page;
 let pageErrors: string[];
 
 test.beforeAll(async ({ browser }) => {
-  root = await mkdtemp(join(tmpdir(), 'hangar-e2e-processes-'));
-  const gallery = await copyStarterGallery(join(root, 'gallery'));
-  agent = await startAgent({ home: join(root, 'home'), gallery: gallery.index });
-  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-  pageErrors = collectErrors(page);
+  session = await openSession(browser, 'e2e-processes');
+  ({ agent, page, pageErrors } = session);
 });
 
 test.afterAll(async () => {
-  await page?.close();
-  await agent?.stop();
-  if (root) await rm(root, { recursive: true, force: true });
+  await session?.close();
 });
 
 test('opening Processes scans at once and says when nothing runs from the backends directory', async () => {
