@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import type { NodeApi, NodeMethod } from '../../shared/api.ts';
+import type { NodeApi } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { isNodeMethod, parseRequest } from '../../shared/schemas.ts';
 import type { ErrorEnvelope } from '../../shared/types.ts';
@@ -25,7 +25,7 @@ export async function invokeNode(node: NodeApi, method: unknown, payload: unknow
 
 const MESSAGE_MAX = 300;
 
-export function toErrorEnvelope(error: unknown): ErrorEnvelope {
+function toErrorEnvelope(error: unknown): ErrorEnvelope {
   if (error instanceof HangarError) return { code: error.code, message: shortLine(error.message) };
   if (error instanceof ZodError) {
     const issue = error.issues[0];
@@ -45,4 +45,3 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : typeof value;
 }
 
-export type { NodeMethod };
