@@ -41,7 +41,6 @@ export interface NodeApi {
 
 export type NodeMethod = keyof NodeApi;
 export type NodeRequest<M extends NodeMethod> = Parameters<NodeApi[M]>[0];
-export type NodeResponse<M extends NodeMethod> = Awaited<ReturnType<NodeApi[M]>>;
 
 /** What a host offers a renderer: the node API plus a live event feed. */
 export interface HangarBridge extends NodeApi {

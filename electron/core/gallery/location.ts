@@ -1,5 +1,5 @@
 // Gallery locations (local path, file:// or http(s):// URL) and the names galleries go by.
-import { basename, dirname, extname, resolve } from 'node:path';
+import { basename, extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
 import type { GallerySpec } from './types.ts';
@@ -20,11 +20,6 @@ export function parseLocation(location: string): GalleryLocation {
     throw new HangarError('bad-input', `gallery location "${location}": only local paths, file:// and http(s):// are supported`);
   }
   return { kind: 'file', path: resolve(location) };
-}
-
-/** The folder of a local index, for relative uris. */
-export function baseDirOf(location: GalleryLocation): string | null {
-  return location.kind === 'file' ? dirname(location.path) : null;
 }
 
 /** A file's basename without extension; a URL's host and path, as one slug. */

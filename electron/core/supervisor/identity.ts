@@ -1,5 +1,5 @@
 // Directory and process identity: what "the same directory" and "the same process" mean to the supervisor.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 
 /** A directory's identity: the path it was seen at plus its device and inode (bigint: exact on every filesystem). */
@@ -13,15 +13,6 @@ export interface DirIdentity {
 export async function dirIdentity(dir: string): Promise<DirIdentity | null> {
   try {
     const st = await stat(dir, { bigint: true });
-    return st.isDirectory() ? { dir, dev: st.dev, ino: st.ino } : null;
-  } catch {
-    return null;
-  }
-}
-
-export function dirIdentitySync(dir: string): DirIdentity | null {
-  try {
-    const st = statSync(dir, { bigint: true });
     return st.isDirectory() ? { dir, dev: st.dev, ino: st.ino } : null;
   } catch {
     return null;
