@@ -32,9 +32,10 @@ program
   .option('--listen <host:port>', 'address to bind; port 0 picks a free one', DEFAULT_LISTEN)
   .option('--token <token>', 'token clients must present (default: <home>/state/token, created on first run)')
   .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version', false)
-  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; autoUpgrade: boolean }) => {
+  .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
+  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; autoUpgrade: boolean; ports?: string }) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
-    await runAgent({ home, galleries: options.gallery, listen: options.listen, token: options.token, autoUpgrade: options.autoUpgrade });
+    await runAgent({ home, galleries: options.gallery, listen: options.listen, token: options.token, autoUpgrade: options.autoUpgrade, ports: options.ports });
   });
 
 client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))

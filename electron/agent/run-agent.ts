@@ -10,6 +10,7 @@ export interface AgentOptions {
   listen: string;
   token: string | undefined;
   autoUpgrade: boolean;
+  ports: string | undefined;
 }
 
 /** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
@@ -25,7 +26,10 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     runtimeEnv: { HANGAR_NODE: process.execPath },
     autoUpgrade: options.autoUpgrade,
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.
-    supervisor: { grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined },
+    supervisor: {
+      grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined,
+      ...(options.ports !== undefined && { portRange: parsePorts(options.ports) }),
+    },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
   const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });
@@ -44,6 +48,13 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+}
+
+function parsePorts(ports: string): [number, number] {
+  const match = /^(\d{1,5})-(\d{1,5})$/.exec(ports);
+  const [from, to] = [Number(match?.[1]), Number(match?.[2])];
+  if (!match || from < 1024 || to > 65535 || from > to) throw new Error(`--ports wants FROM-TO within 1024-65535, got "${ports}"`);
+  return [from, to];
 }
 
 function parseListen(listen: string): { host: string; port: number } {
