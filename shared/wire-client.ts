@@ -39,6 +39,7 @@ export function createWireClient(socket: SocketLike): WireClient {
       for (const listener of listeners) listener(message.event);
       return;
     }
+    if (message.id === null) return;
     const call = pending.get(message.id);
     if (!call) return;
     pending.delete(message.id);

@@ -16,7 +16,8 @@ export interface WireRequest {
   params: unknown;
 }
 
-export type WireResponse = { id: number; result: unknown } | { id: number; error: ErrorEnvelope };
+/** id is null only in the answer to a frame that carried no usable id. */
+export type WireResponse = { id: number; result: unknown } | { id: number | null; error: ErrorEnvelope };
 
 export interface WirePush {
   event: NodeEvent;

@@ -1,51 +1,13 @@
 // The headless agent and the `hangar` CLI, driven the way a user drives them: real processes, real sockets.
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { isAlive } from '../core/supervisor/identity.ts';
-import { promisify } from 'node:util';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-
-const CLI = 'dist/agent/cli.js';
-const run = promisify(execFile);
-
-interface Agent {
-  child: ChildProcess;
-  url: string;
-  home: string;
-}
-
-async function startAgent(home: string, gallery: string): Promise<Agent> {
-  const child = spawn(process.execPath, [CLI, 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const [first] = (await once(lines, 'line')) as [string];
-  const match = /^hangar agent listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(first);
-  assert.ok(match, `unexpected first line: ${first}`);
-  return { child, url: match[1]!, home };
-}
-
-async function hangar(agent: Agent, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args]);
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
-  const result = await hangar(agent, ...args, '--json');
-  assert.equal(result.code, 0, result.stderr);
-  return JSON.parse(result.stdout) as T;
-}
-
+import { hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 describe('hangar agent + CLI', () => {
   let root: string;

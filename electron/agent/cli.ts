@@ -30,12 +30,13 @@ program
   .option('--home <dir>', 'Hangar home')
   .option('--gallery <pathOrUrl>', 'a backend gallery index.yaml (repeatable; default: the starter gallery)', collect, [])
   .option('--listen <host:port>', 'address to bind; port 0 picks a free one', DEFAULT_LISTEN)
-  .option('--token <token>', 'token clients must present (default: <home>/state/token, created on first run)')
+  .option('--token <token>', 'token clients must present, at least 16 characters (visible in the process list: prefer --token-file)')
+  .option('--token-file <file>', 'read the token from a file (default: $HANGAR_TOKEN, then <home>/state/token, created on first run)')
   .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version', false)
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
-  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; autoUpgrade: boolean; ports?: string }) => {
+  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string }) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
-    await runAgent({ home, galleries: options.gallery, listen: options.listen, token: options.token, autoUpgrade: options.autoUpgrade, ports: options.ports });
+    await runAgent({ ...options, home, galleries: options.gallery });
   });
 
 client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))

@@ -1,6 +1,6 @@
 import envPaths from 'env-paths';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,11 +19,35 @@ const distDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const rendererDir = join(distDir, 'renderer');
 export const starterGallery = join(distDir, 'backends', 'index.yaml');
 
-/** Reads the home's token, creating a random one (mode 600) the first time. */
-export async function ensureToken(home: string): Promise<string> {
+export const TOKEN_MIN_LENGTH = 16;
+
+/**
+ * The agent's token: --token, else --token-file, else HANGAR_TOKEN, else the home's token file (created random,
+ * mode 600, the first time; an existing one has its mode tightened). A file or the environment keeps it out of
+ * /proc/PID/cmdline.
+ */
+export async function agentToken(home: string, given: { token?: string | undefined; tokenFile?: string | undefined }): Promise<string> {
+  const explicit = given.token ?? (given.tokenFile !== undefined ? await readTokenFile(given.tokenFile) : process.env.HANGAR_TOKEN);
+  const token = explicit ?? (await ensureToken(home));
+  if (token.length < TOKEN_MIN_LENGTH) throw new Error(`the token is too short: use at least ${TOKEN_MIN_LENGTH} characters`);
+  return token;
+}
+
+async function readTokenFile(file: string): Promise<string> {
+  const token = (await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read the token file ${file}: ${error.code ?? error.message}`);
+  })).trim();
+  if (!token) throw new Error(`the token file ${file} is empty`);
+  return token;
+}
+
+async function ensureToken(home: string): Promise<string> {
   const file = tokenFile(home);
   const existing = await readToken(home);
-  if (existing) return existing;
+  if (existing) {
+    await chmod(file, 0o600);
+    return existing;
+  }
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   const token = randomBytes(24).toString('base64url');
   await writeFile(file, token + '\n', { mode: 0o600 });

@@ -1,22 +1,23 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
-import { agentFile, ensureToken, rendererDir, starterGallery } from './paths.ts';
+import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
 import { startAgentServer } from './server.ts';
 
 export interface AgentOptions {
   home: string;
   galleries: string[];
   listen: string;
-  token: string | undefined;
+  token?: string | undefined;
+  tokenFile?: string | undefined;
   autoUpgrade: boolean;
-  ports: string | undefined;
+  ports?: string | undefined;
 }
 
 /** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
 export async function runAgent(options: AgentOptions): Promise<void> {
   const { host, port } = parseListen(options.listen);
-  const token = options.token ?? (await ensureToken(options.home));
+  const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.length > 0
     ? options.galleries.map((location) => ({ location }))
     : [{ name: 'starter', location: starterGallery }];
@@ -35,7 +36,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });
   await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
-  process.stderr.write(`hangar: open ${server.url}/#token=${token}\n`);
+  // The token goes only to a person's terminal, never into a log file that captured stderr.
+  const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;
+  process.stderr.write(`hangar: open ${opening}\n`);
 
   let stopping = false;
   const stop = async () => {
@@ -48,6 +51,12 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+}
+
+function tokenSource(options: AgentOptions): string {
+  if (options.token !== undefined) return '--token';
+  if (options.tokenFile !== undefined) return options.tokenFile;
+  return process.env.HANGAR_TOKEN ? '$HANGAR_TOKEN' : tokenFile(options.home);
 }
 
 function parsePorts(ports: string): [number, number] {

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { NodeApi } from '../../shared/api.ts';
@@ -26,6 +27,7 @@ export interface AgentServer {
 
 const TOKEN_PREFIX = 'hangar.token.';
 const CLOSE_UNAUTHORIZED = 4401;
+const CLOSE_UNSUPPORTED = 1003;
 const MAX_MESSAGE_BYTES = 1 << 20;
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -51,20 +53,29 @@ const SECURITY_HEADERS = {
 
 /** HTTP + WebSocket host for a node: serves the renderer and carries NodeApi calls and events, behind a token. */
 export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
-  const http = createServer((req, res) => void serveStatic(options.staticDir, req, res));
+  const hosts = allowedHostnames(options.host);
+  const http = createServer((req, res) => {
+    if (!allowedHost(req, hosts)) return reply(res, 421, 'unknown host');
+    void serveStatic(options.staticDir, req, res);
+  });
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_MESSAGE_BYTES,
     handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
   });
 
+  // A peer that breaks the protocol (bad frame, oversized message, reset) costs only its own connection.
+  wss.on('error', () => undefined);
   http.on('upgrade', (req, socket, head) => {
+    socket.on('error', () => socket.destroy());
     const path = new URL(req.url ?? '/', 'http://agent').pathname;
-    if (path !== WS_PATH || !sameOrigin(req)) {
+    if (path !== WS_PATH || !allowedHost(req, hosts) || !sameOrigin(req)) {
       socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
+      // ws itself closes a socket that broke the protocol, with the right close code (1002, 1007, 1009).
+      ws.on('error', () => undefined);
       if (!tokenMatches(presentedToken(req), options.token)) {
         ws.close(CLOSE_UNAUTHORIZED, 'bad token');
         return;
@@ -99,8 +110,8 @@ function serveSocket(ws: WebSocket, node: AgentServerOptions['node']): void {
   node.on('event', onEvent);
   ws.on('close', () => node.off('event', onEvent));
   ws.on('message', (data, isBinary) => {
-    if (isBinary) return ws.close(1003, 'text frames only');
-    void dispatch(node, data.toString()).then((response) => response && send(response));
+    if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
+    void dispatch(node, data.toString()).then(send);
   });
 }
 
@@ -117,6 +128,28 @@ function tokenMatches(presented: string | null, expected: string): boolean {
   const a = Buffer.from(presented);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * DNS rebinding: a page on evil.example whose name resolves to 127.0.0.1 reaches the agent with its own Host.
+ * Only loopback names and the name the agent listens on are answered.
+ */
+function allowedHostnames(listenHost: string): Set<string> {
+  const names = new Set(['localhost', '127.0.0.1', '[::1]', listenHost.includes(':') ? `[${listenHost}]` : listenHost]);
+  if (listenHost === '0.0.0.0' || listenHost === '::') {
+    names.add(hostname());
+    for (const addresses of Object.values(networkInterfaces())) {
+      for (const a of addresses ?? []) names.add(a.family === 'IPv6' ? `[${a.address}]` : a.address);
+    }
+  }
+  return names;
+}
+
+function allowedHost(req: IncomingMessage, names: Set<string>): boolean {
+  const host = req.headers.host;
+  if (host === undefined) return false;
+  const name = host.replace(/:\d+$/, '').toLowerCase();
+  return names.has(name) || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
 /** Browsers always send Origin on a WebSocket; a page from another origin may not drive the node. */

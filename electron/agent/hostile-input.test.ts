@@ -1,0 +1,227 @@
+// Hostile peers against a real agent: raw malformed WebSocket frames, oversized messages, malformed requests,
+// foreign Host headers and weak tokens. The agent must answer afterwards and its backends must live on.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { get as httpGet, type IncomingMessage } from 'node:http';
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { WS_PATH, WS_PROTOCOL, tokenProtocol } from '../../shared/wire.ts';
+import { isAlive } from '../core/supervisor/identity.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+
+/** A client frame: FIN + opcode, masked unless told otherwise, with a real or a lying length. */
+function frame(opcode: number, payload: Buffer, options: { rsv?: number; masked?: boolean; declaredLength?: bigint } = {}): Buffer {
+  const masked = options.masked ?? true;
+  const length = options.declaredLength ?? BigInt(payload.length);
+  const head = [0x80 | (options.rsv ?? 0) | opcode];
+  const maskBit = masked ? 0x80 : 0;
+  let lengthBytes: Buffer;
+  if (length < 126n) lengthBytes = Buffer.from([maskBit | Number(length)]);
+  else if (length < 65536n) lengthBytes = Buffer.from([maskBit | 126, Number(length >> 8n), Number(length & 0xffn)]);
+  else {
+    lengthBytes = Buffer.alloc(9);
+    lengthBytes[0] = maskBit | 127;
+    lengthBytes.writeBigUInt64BE(length, 1);
+  }
+  if (!masked) return Buffer.concat([Buffer.from(head), lengthBytes, payload]);
+  const key = randomBytes(4);
+  const body = Buffer.from(payload.map((byte, i) => byte ^ key[i % 4]!));
+  return Buffer.concat([Buffer.from(head), lengthBytes, key, body]);
+}
+
+/** Completes a WebSocket handshake by hand, then writes raw bytes; resolves when the agent closes the socket. */
+async function rawSession(url: string, token: string | null, bytes: Buffer): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const socket: Socket = tcpConnect(Number(port), hostname);
+  await once(socket, 'connect');
+  const protocols = token ? `${WS_PROTOCOL}, ${tokenProtocol(token)}` : WS_PROTOCOL;
+  socket.write(
+    `GET ${WS_PATH} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${protocols}\r\n\r\n`,
+  );
+  let received = '';
+  socket.on('data', (chunk: Buffer) => {
+    if (received === '') socket.write(bytes);
+    received += chunk.toString('latin1');
+  });
+  socket.on('error', () => undefined);
+  await once(socket, 'close');
+  return received;
+}
+
+/** fetch() will not send a Host of our choosing, so this uses http.get. */
+async function statusFor(url: string, host: string): Promise<number> {
+  const [response] = (await once(httpGet(url, { headers: { host } }), 'response')) as [IncomingMessage];
+  response.resume();
+  return response.statusCode ?? 0;
+}
+
+async function openSocket(url: string, token: string): Promise<WebSocket> {
+  const ws = new WebSocket(new URL(WS_PATH, url.replace(/^http/, 'ws')).href, [WS_PROTOCOL, tokenProtocol(token)]);
+  await once(ws, 'open');
+  return ws;
+}
+
+async function answer(ws: WebSocket, text: string): Promise<{ id: unknown; error?: { code: string; message: string } }> {
+  const reply = once(ws, 'message');
+  ws.send(text);
+  const [data] = (await reply) as [Buffer];
+  return JSON.parse(data.toString()) as { id: unknown; error?: { code: string; message: string } };
+}
+
+describe('the agent against hostile peers', () => {
+  let root: string;
+  let agent: Agent;
+  let token: string;
+  let backendPid: number;
+
+  before(async () => {
+    root = await tempDir('hostile');
+    const gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    agent = await startAgent(join(root, 'home'), gallery);
+    token = (await readFile(join(agent.home, 'state', 'token'), 'utf8')).trim();
+    assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
+    backendPid = (await json<{ pid: number }>(agent, 'load', 'echo', 'm1')).pid;
+  });
+
+  after(async () => {
+    agent.child.kill('SIGTERM');
+    await once(agent.child, 'exit');
+    await rm(root, { recursive: true, force: true });
+  });
+
+  async function stillServing(): Promise<void> {
+    assert.equal(agent.child.exitCode, null, 'the agent is still running');
+    const [listed] = await json<Array<{ pid: number; state: string }>>(agent, 'ps');
+    assert.equal(listed?.pid, backendPid);
+    assert.ok(isAlive(backendPid), 'the backend is still alive');
+  }
+
+  const malformed: Array<[string, Buffer]> = [
+    ['an unmasked frame', frame(0x1, Buffer.from('{}'), { masked: false })],
+    ['RSV bits set', frame(0x1, Buffer.from('{}'), { rsv: 0x70 })],
+    ['an unknown opcode', frame(0x3, Buffer.from('x'))],
+    ['invalid UTF-8 in a text frame', frame(0x1, Buffer.from([0xff, 0xfe, 0xfd]))],
+    ['a declared length of 1 TiB', frame(0x1, Buffer.from('x'), { declaredLength: 1n << 40n })],
+    ['a fragmented control frame', Buffer.from([0x09, 0x80, 1, 2, 3, 4])],
+  ];
+
+  for (const withToken of [false, true]) {
+    for (const [what, bytes] of malformed) {
+      test(`${what} ${withToken ? 'with' : 'without'} a token closes that socket only`, async () => {
+        const received = await rawSession(agent.url, withToken ? token : null, bytes);
+        assert.match(received, /^HTTP\/1\.1 101 /);
+        await stillServing();
+      });
+    }
+  }
+
+  test('an authenticated text message over 1 MiB is refused with close code 1009', async () => {
+    const ws = await openSocket(agent.url, token);
+    ws.on('error', () => undefined);
+    const closed = once(ws, 'close');
+    ws.send(JSON.stringify({ id: 1, method: 'info', params: { node: 'local', pad: 'x'.repeat(2 << 20) } }));
+    const [code] = (await closed) as [number];
+    assert.equal(code, 1009);
+    await stillServing();
+  });
+
+  test('malformed requests each get an error reply, never silence', async () => {
+    const ws = await openSocket(agent.url, token);
+    try {
+      for (const text of ['{', 'null', '[]', '{"id":1e308,"method":"info","params":{"node":"local"}}', '{"id":1,"method":"info"} trailing']) {
+        const reply = await answer(ws, text);
+        assert.equal(reply.id, null, text);
+        assert.equal(reply.error?.code, 'invalid-request', text);
+      }
+      const unknown = await answer(ws, '{"id":7,"method":"rmrf","params":{}}');
+      assert.deepEqual(unknown, { id: 7, error: { code: 'invalid-request', message: 'unknown method "rmrf"' } });
+    } finally {
+      ws.close();
+    }
+    await stillServing();
+  });
+
+  test('a foreign Host header (DNS rebinding) is refused on HTTP and WebSocket', async () => {
+    const { port } = new URL(agent.url);
+    assert.equal(await statusFor(agent.url, `evil.example:${port}`), 421);
+    assert.equal(await statusFor(agent.url, `localhost:${port}`), 200);
+    const ws = new WebSocket(new URL(WS_PATH, agent.url.replace(/^http/, 'ws')).href, [WS_PROTOCOL, tokenProtocol(token)], {
+      headers: { host: `evil.example:${port}` },
+    });
+    const [error] = (await once(ws, 'error')) as [Error];
+    assert.match(error.message, /403/);
+    await stillServing();
+  });
+});
+
+describe('agent tokens', () => {
+  let root: string;
+  let gallery: string;
+
+  before(async () => {
+    root = await tempDir('tokens');
+    gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, []);
+  });
+
+  after(() => rm(root, { recursive: true, force: true }));
+
+  test('a token shorter than 16 characters is refused at start', async () => {
+    const child = spawn(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'short'), '--gallery', gallery, '--listen', '127.0.0.1:0', '--token', 'short'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, 'exit')) as [number];
+    assert.notEqual(code, 0);
+    assert.match(stderr, /token is too short: use at least 16 characters/);
+  });
+
+  test('a token from a file or HANGAR_TOKEN works, never shows in the command line, and is not printed to a non-terminal', async () => {
+    const file = join(root, 'token.txt');
+    await writeFile(file, 'from-a-file-0123456789\n', { mode: 0o600 });
+    const fromFile = await startAgent(join(root, 'file-home'), gallery, ['--token-file', file]);
+    try {
+      const cmdline = await readFile(`/proc/${fromFile.child.pid}/cmdline`, 'utf8');
+      assert.doesNotMatch(cmdline, /from-a-file/);
+      assert.equal((await hangar(fromFile, '--token', 'from-a-file-0123456789', 'ls')).code, 0);
+      assert.notEqual((await hangar(fromFile, '--token', 'another-token-0123456789', 'ls')).code, 0);
+    } finally {
+      fromFile.child.kill('SIGTERM');
+      await once(fromFile.child, 'exit');
+    }
+    const fromEnv = await startAgent(join(root, 'env-home'), gallery, [], { ...process.env, HANGAR_TOKEN: 'from-the-environment-42' });
+    let stderr = '';
+    fromEnv.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      assert.equal((await hangar(fromEnv, '--token', 'from-the-environment-42', 'ls')).code, 0);
+    } finally {
+      fromEnv.child.kill('SIGTERM');
+      await once(fromEnv.child, 'exit');
+    }
+    assert.match(stderr, /token in \$HANGAR_TOKEN/);
+    assert.doesNotMatch(stderr, /from-the-environment-42/);
+  });
+
+  test('an existing token file with loose permissions is tightened to 600', async () => {
+    const home = join(root, 'loose');
+    const first = await startAgent(home, gallery);
+    first.child.kill('SIGTERM');
+    await once(first.child, 'exit');
+    const file = join(home, 'state', 'token');
+    await chmod(file, 0o644);
+    const second = await startAgent(home, gallery);
+    try {
+      assert.equal((await stat(file)).mode & 0o777, 0o600);
+    } finally {
+      second.child.kill('SIGTERM');
+      await once(second.child, 'exit');
+    }
+  });
+});

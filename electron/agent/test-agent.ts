@@ -1,0 +1,43 @@
+// Drives a real `hangar agent` process and the CLI, as a user does (tests only).
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+
+const CLI = 'dist/agent/cli.js';
+const run = promisify(execFile);
+
+export interface Agent {
+  child: ChildProcess;
+  url: string;
+  home: string;
+}
+
+export async function startAgent(home: string, gallery: string, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Agent> {
+  const child = spawn(process.execPath, [CLI, 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0', ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const [first] = (await once(lines, 'line')) as [string];
+  const match = /^hangar agent listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(first);
+  assert.ok(match, `unexpected first line: ${first}`);
+  return { child, url: match[1]!, home };
+}
+
+export async function hangar(agent: Agent, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args]);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+export async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
+  const result = await hangar(agent, ...args, '--json');
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout) as T;
+}
