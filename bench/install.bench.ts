@@ -77,12 +77,13 @@ async function swapMs(root: string): Promise<BenchFigure> {
     await writeFile(join(staged, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(join(staged, 'VERSION'), String(i));
     let start = 0;
-    await store.commit('small', {
+    const swap = await store.commit('small', staged, {
       beforeSwap: async () => void (start = performance.now()),
       onStep: (step) => {
         if (step === 'live-renamed' && start > 0) samples.push(performance.now() - start);
       },
     });
+    await swap.settle();
   }
   return { name: 'swap_ms', value: median(samples), unit: 'ms', goal: 5, note: `backup rename + live rename, median of ${samples.length} commits` };
 }

@@ -175,7 +175,8 @@ describe('LocalNode with auto-upgrade on', () => {
       await t.publishEcho('1.5.0');
       const upgraded = await waitFor(async () => {
         const [echo] = await t.node.backends({ node: local });
-        return echo?.version === '1.5.0' ? echo : undefined;
+        // Until the swap settles, the replaced tree is held aside and the rollback slot is not filled yet.
+        return echo?.version === '1.5.0' && echo.previous ? echo : undefined;
       }, 10_000);
       assert.equal(upgraded.previous?.version, '1.0.0');
     } finally {

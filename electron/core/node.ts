@@ -18,9 +18,9 @@ import type {
   UpgradeAllResult,
 } from '../../shared/types.ts';
 import { Galleries, detectCapability, isMeta, isUpgradable, resolveMetaKey, type GalleryEntry, type GallerySpec } from './gallery/index.ts';
-import { BackendStore, type InstalledBackend } from './install/store.ts';
+import { BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks } from './install/store.ts';
 import { builtinSources } from './install/sources.ts';
-import { installBackend } from './install/install.ts';
+import { stageBackend } from './install/install.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import type { SourceFactory } from './install/source.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
@@ -47,6 +47,12 @@ export interface LocalNodeOptions {
 }
 
 type Stopped = Awaited<ReturnType<Supervisor['stopByDirectory']>>;
+
+interface VersionChange {
+  verb: string;
+  from: string | null;
+  to: string | null;
+}
 
 /** One machine's node: gallery, installed backends and their processes, behind the NodeApi contract. */
 export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements NodeApi {
@@ -201,8 +207,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.startJob('rollback', name, (ctx) =>
       this.locks.run(name, async () => {
         ctx.phase('swapping');
-        const stopped = await this.swapGuarded((hooks) => this.store.rollback(name, hooks));
-        await this.afterSwap(name, stopped, ctx);
+        const backend = await this.store.get(name);
+        const change = { verb: 'rollback', from: backend?.metadata?.version ?? null, to: backend?.previous?.version ?? null };
+        await this.swapGated(name, ctx, (hooks) => this.store.rollback(name, hooks), change);
       }),
     );
   }
@@ -214,7 +221,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       this.locks.run(name, async () => {
         if (!(await this.store.get(name))) throw new HangarError('not-found', `backend ${name} is not installed`);
         ctx.phase('stopping');
-        await this.swapGuarded((hooks) => this.store.remove(name, hooks));
+        await this.stoppingFirst((hooks) => this.store.remove(name, hooks));
         for (const other of await this.store.list()) {
           if (other.metadata?.metaBackendFor === name) await this.store.remove(other.name);
         }
@@ -269,76 +276,105 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.supervisor.logs(req.model);
   }
 
-  /** Stage → fetch (verified, safely extracted) → validate → metadata → stop by identity → swap → respawn. */
+  /**
+   * Stage → fetch (verified, safely extracted) → validate → metadata, with no lock held: a slow or endless source
+   * never blocks load, stop or respawn. Then, under the backend's lock: stop by identity → swap → respawn, gated.
+   */
   private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<void> {
     ctx.phase('resolving');
     const { entry, meta } = await this.galleries.resolve(requested, this.capability);
     const name = entry.name;
-    await this.locks.run(name, async () => {
-      const existing = await this.store.get(name);
-      if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${name} is not installed`);
-      if (!mode.force && existing && !existing.broken) {
-        throw new HangarError('conflict', `backend ${name} is already installed (reinstall with --force)`);
-      }
-      const uri = entry.uri;
-      if (!uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
-      const stopped = await this.swapGuarded((hooks) =>
-        installBackend(this.store, {
-          name,
-          uris: [uri, ...entry.mirrors],
-          ...(entry.sha256 !== null && { sha256: entry.sha256 }),
-          factories: this.sources,
-          sourceOptions: { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
-          details: { alias: entry.alias, galleryUrl: this.galleryLocation(entry), version: entry.version },
-          signal: ctx.signal,
-          onProgress: ctx.progress,
-          onPhase: ctx.phase,
-          fetch: this.fetch,
-          hooks,
-        }).then(() => undefined),
-      );
-      if (meta) {
-        await this.store.writeMeta(meta.name, {
-          name: meta.name,
-          alias: meta.alias,
-          metaBackendFor: name,
-          galleryUrl: this.galleryLocation(meta),
-          installedAt: new Date().toISOString(),
-          version: meta.version,
-          uri: null,
-          digest: null,
-          sha256: null,
-        });
-        await this.publishBackend(meta.name);
-      }
-      await this.afterSwap(name, stopped, ctx);
+    await this.checkInstallable(name, mode);
+    const uri = entry.uri;
+    if (!uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
+    const staged = await stageBackend(this.store, {
+      name,
+      uris: [uri, ...entry.mirrors],
+      ...(entry.sha256 !== null && { sha256: entry.sha256 }),
+      factories: this.sources,
+      sourceOptions: { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
+      details: { alias: entry.alias, galleryUrl: this.galleryLocation(entry), version: entry.version },
+      signal: ctx.signal,
+      onProgress: ctx.progress,
+      onPhase: ctx.phase,
+      fetch: this.fetch,
     });
+    try {
+      await this.locks.run(name, async () => {
+        const replaced = await this.checkInstallable(name, mode);
+        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: replaced?.metadata?.version ?? null, to: staged.metadata.version };
+        await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change);
+        if (meta) {
+          await this.store.writeMeta(meta.name, {
+            name: meta.name,
+            alias: meta.alias,
+            metaBackendFor: name,
+            galleryUrl: this.galleryLocation(meta),
+            installedAt: new Date().toISOString(),
+            version: meta.version,
+            uri: null,
+            digest: null,
+            sha256: null,
+          });
+          await this.publishBackend(meta.name);
+        }
+      });
+    } finally {
+      await staged.discard();
+    }
   }
 
-  /** Runs a swap whose beforeSwap hook stops, by directory identity, every process using the live directory. */
-  private async swapGuarded(swap: (hooks: { beforeSwap(liveDir: string): Promise<void> }) => Promise<void>): Promise<Stopped> {
+  private async checkInstallable(name: string, mode: { force: boolean; upgrade: boolean }): Promise<InstalledBackend | null> {
+    const existing = await this.store.get(name);
+    if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${name} is not installed`);
+    if (!mode.force && existing && !existing.broken) {
+      throw new HangarError('conflict', `backend ${name} is already installed (reinstall with --force)`);
+    }
+    return existing;
+  }
+
+  /**
+   * Swaps, then respawns what ran from the replaced tree. The swap is health-gated: if those processes do not
+   * come back from the new tree, the swap is undone, they run again from the old tree, and the rollback target
+   * is left as it was.
+   */
+  private async swapGated(name: string, ctx: JobContext, swap: (hooks: SwapHooks) => Promise<PendingSwap>, change: VersionChange): Promise<void> {
+    const { result: pending, stopped } = await this.stoppingFirst(swap);
+    await this.supervisor.recheck();
+    if (stopped.length > 0) {
+      ctx.phase('respawning');
+      try {
+        await this.supervisor.respawnAll(stopped);
+      } catch (error) {
+        ctx.phase('rolling back');
+        await this.supervisor.stopByDirectory(this.store.liveDir(name));
+        await pending.undo();
+        await this.supervisor.recheck();
+        await this.supervisor.respawnAll(stopped).catch(() => undefined);
+        await this.publishBackend(name);
+        const version = (v: string | null) => v ?? 'the unversioned build';
+        throw new HangarError('failed', `${change.verb} ${name} to ${version(change.to)} failed: ${oneLine(error)}; rolled back to ${version(change.from)}`);
+      }
+    }
+    await pending.settle();
+    await this.publishBackend(name);
+  }
+
+  /** Runs work whose beforeSwap hook stops, by directory identity, every process using the live directory. */
+  private async stoppingFirst<T>(work: (hooks: SwapHooks) => Promise<T>): Promise<{ result: T; stopped: Stopped }> {
     let stopped: Stopped = [];
     try {
-      await swap({
+      const result = await work({
         beforeSwap: async (liveDir) => {
           stopped = await this.supervisor.stopByDirectory(liveDir);
         },
       });
+      return { result, stopped };
     } catch (error) {
-      // The swap rolled back: what was stopped goes back to the tree it ran from.
+      // Nothing was swapped: what was stopped goes back to the tree it ran from.
       if (stopped.length > 0) await this.supervisor.respawnAll(stopped).catch(() => undefined);
       throw error;
     }
-    return stopped;
-  }
-
-  private async afterSwap(name: string, stopped: Stopped, ctx: JobContext): Promise<void> {
-    await this.supervisor.recheck();
-    if (stopped.length > 0) {
-      ctx.phase('respawning');
-      await this.supervisor.respawnAll(stopped);
-    }
-    await this.publishBackend(name);
   }
 
   private startJob(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<void>): JobView {
@@ -369,9 +405,13 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return process;
   }
 
-  /** Installed backends are addressed by plain name; a gallery qualifier is accepted and dropped. */
+  /** Installed backends are addressed by plain name; a gallery qualifier must name a configured gallery. */
   private plainName(name: string): string {
-    return name.slice(name.indexOf('@') + 1);
+    const at = name.indexOf('@');
+    if (at >= 0 && !this.galleries.names().includes(name.slice(0, at))) {
+      throw new HangarError('not-found', `no gallery named "${name.slice(0, at)}" (galleries: ${this.galleries.names().join(', ') || 'none'})`);
+    }
+    return name.slice(at + 1);
   }
 
   private async view(backend: InstalledBackend, entry: GalleryEntry | undefined, processes: ProcessView[]): Promise<BackendView> {

@@ -22,16 +22,27 @@ function version(dir: string): string {
   return readFileSync(join(dir, 'VERSION'), 'utf8');
 }
 
-/** The rule: a whole live tree holding one of the allowed versions; no working dir but an intended .previous. */
+const previousOf = (backends: string) => join(backends, '.hangar', 'previous', 'demo');
+
+function leftIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** The rule: a whole live tree holding one of the allowed versions; no working dir but an intended rollback tree. */
 function assertWhole(backends: string, allowed: string[]): void {
   const live = join(backends, 'demo');
   assert.ok(allowed.includes(version(live)), `live holds ${version(live)}`);
   assert.ok(statSync(join(live, 'run.sh')).isFile());
   assert.equal(readFileSync(join(live, 'lib', 'data'), 'utf8'), `${version(live)} data`, 'live tree is whole');
   const left = readdirSync(backends).sort();
-  assert.ok(left.every((n) => n === 'demo' || n === 'demo.previous'), `left: ${left.join(', ')}`);
-  if (left.includes('demo.previous')) {
-    const previous = join(backends, 'demo.previous');
+  assert.ok(left.every((n) => n === 'demo' || n === '.hangar'), `left: ${left.join(', ')}`);
+  for (const kind of ['staging', 'backup', 'trash']) assert.deepEqual(leftIn(join(backends, '.hangar', kind)), [], `${kind} is empty`);
+  if (leftIn(join(backends, '.hangar', 'previous')).includes('demo')) {
+    const previous = previousOf(backends);
     assert.ok(allowed.includes(version(previous)) && version(previous) !== version(live));
     assert.equal(readFileSync(join(previous, 'lib', 'data'), 'utf8'), `${version(previous)} data`);
   }
@@ -47,7 +58,7 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
     it(`upgrade killed at "${step}"`, async (t) => {
       const backends = join(await tempRoot(t), 'backends');
       await writeTree(join(backends, 'demo'), 'old');
-      await writeTree(join(backends, 'demo.previous'), 'older');
+      await writeTree(previousOf(backends), 'older');
       runChild(backends, 'commit', step);
       const done = await new BackendStore(backends).recover();
       assertWhole(backends, ['old', 'new', 'older']);
@@ -55,7 +66,7 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
       if (step === 'staged' || step === 'backup-renamed') assert.equal(live, 'old');
       else assert.equal(live, 'new');
       if (step !== 'cleanup-done') assert.ok(done.length > 0, 'recovery reports what it did');
-      if (live === 'new') assert.equal(version(join(backends, 'demo.previous')), 'old');
+      if (live === 'new') assert.equal(version(previousOf(backends)), 'old');
     });
   }
 
@@ -63,12 +74,12 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
     it(`rollback killed at "${step}", with stale staging lying around`, async (t) => {
       const backends = join(await tempRoot(t), 'backends');
       await writeTree(join(backends, 'demo'), 'new');
-      await writeTree(join(backends, 'demo.previous'), 'old');
-      await writeTree(join(backends, 'demo.install-tmp'), 'half');
+      await writeTree(previousOf(backends), 'old');
+      await writeTree(join(backends, '.hangar', 'staging', 'demo.0123456789ab'), 'half');
       runChild(backends, 'rollback', step);
       await new BackendStore(backends).recover();
       assertWhole(backends, ['old', 'new']);
-      assert.ok(readdirSync(backends).includes('demo.previous'), 'the other version is kept');
+      assert.ok(leftIn(join(backends, '.hangar', 'previous')).includes('demo'), 'the other version is kept');
     });
   }
 
@@ -77,6 +88,24 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
     await mkdir(backends, { recursive: true });
     runChild(backends, 'commit', 'staged');
     assert.deepEqual(await new BackendStore(backends).recover(), ['demo: removed stale staging']);
-    assert.deepEqual(readdirSync(backends), []);
+    assert.deepEqual(readdirSync(backends), ['.hangar']);
+    assert.deepEqual(leftIn(join(backends, '.hangar', 'staging')), []);
+  });
+
+  it("moves Hangar 0.1's demo.previous out of LocalAI's listing and leaves LocalAI's own staging alone", async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await writeTree(join(backends, 'demo'), 'new');
+    await writeTree(join(backends, 'demo.previous'), 'old');
+    await writeTree(join(backends, 'other.install-tmp'), 'localai is installing this');
+    assert.deepEqual(await new BackendStore(backends).recover(), ['demo: moved its rollback tree out of the backends listing']);
+    assert.equal(version(previousOf(backends)), 'old');
+    assert.deepEqual(readdirSync(backends).sort(), ['.hangar', 'demo', 'other.install-tmp']);
+  });
+
+  it('puts back a live tree that an interrupted LocalAI swap left as <name>.install-backup', async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await writeTree(join(backends, 'demo.install-backup'), 'old');
+    await new BackendStore(backends).recover();
+    assert.equal(version(join(backends, 'demo')), 'old');
   });
 });

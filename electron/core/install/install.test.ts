@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { HangarError } from '../../../shared/errors.ts';
-import { installBackend, type InstallRequest } from './install.ts';
+import { installBackend, stageBackend, type InstallRequest } from './install.ts';
 import { createLocalSource } from './local-source.ts';
 import { builtinSources } from './sources.ts';
 import { BackendStore } from './store.ts';
@@ -45,10 +45,18 @@ async function harness(t: TestContext, root?: string): Promise<Harness> {
     assertUntouched() {
       assert.deepEqual(snapshot(join(backends, 'demo')), before);
       assert.deepEqual(readdirSync(sentinel), [], 'nothing written next to the backends dir');
-      assert.deepEqual(readdirSync(backends), ['demo'], 'no staging or backup left');
+      assert.deepEqual(readdirSync(backends).filter((n) => n !== '.hangar'), ['demo']);
+      assert.deepEqual(workLeft(backends), [], 'no staging, backup or trash left');
       assert.deepEqual(readdirSync(root).sort(), ['backends', 'sentinel', 'src']);
     },
   };
+}
+
+function workLeft(backends: string): string[] {
+  return ['staging', 'backup', 'trash'].flatMap((kind) => {
+    const dir = join(backends, '.hangar', kind);
+    return existsSync(dir) ? readdirSync(dir).map((n) => `${kind}/${n}`) : [];
+  });
 }
 
 async function expectRejected(h: Harness, entries: TarEntry[] | Buffer, cause: RegExp, extra: Partial<InstallRequest> = {}): Promise<void> {
@@ -180,7 +188,8 @@ describe('install, upgrade, rollback, delete', () => {
     const v2 = await writeArchive(h.src, 'v2.tar.gz', await makeTarGz(backendEntries('v2')));
     const meta = await h.install(v2, { details: { version: '2.0', alias: 'demo-alias' } });
     assert.equal(version(live), 'v2');
-    assert.equal(version(`${live}.previous`), 'v1');
+    const previous = h.store.previousDir('demo');
+    assert.equal(version(previous), 'v1');
     let [demo] = await h.store.list();
     assert.equal(demo?.metadata?.version, '2.0');
     assert.equal(demo?.metadata?.sha256, meta.sha256);
@@ -192,10 +201,10 @@ describe('install, upgrade, rollback, delete', () => {
     assert.equal(typeof onDisk.installed_at, 'string');
     assert.equal('meta_backend_for' in onDisk, false, 'empty fields are omitted, as LocalAI does');
 
-    await h.store.rollback('demo');
+    await (await h.store.rollback('demo')).settle();
     assert.equal(version(live), 'v1');
-    assert.equal(version(`${live}.previous`), 'v2');
-    await h.store.rollback('demo');
+    assert.equal(version(previous), 'v2');
+    await (await h.store.rollback('demo')).settle();
     assert.equal(version(live), 'v2');
     [demo] = await h.store.list();
     assert.equal(demo?.metadata?.version, '2.0');
@@ -204,8 +213,33 @@ describe('install, upgrade, rollback, delete', () => {
     await h.store.remove('demo', { beforeSwap: async (dir) => void seen.push(dir) });
     assert.deepEqual(seen, [live]);
     assert.equal(await h.store.get('demo'), null);
-    assert.deepEqual(readdirSync(h.backends), []);
+    assert.deepEqual(readdirSync(h.backends), ['.hangar']);
+    assert.deepEqual(workLeft(h.backends), []);
     await assert.rejects(h.store.rollback('demo'), /no previous version/);
+  });
+
+  it('reinstalling the live version, again and again, never evicts the rollback target', async (t) => {
+    const h = await harness(t);
+    const v2 = await writeArchive(h.src, 'v2.tar.gz', await makeTarGz(backendEntries('v2')));
+    await h.install(v2, { details: { version: '2.0' } });
+    for (let i = 0; i < 3; i++) await h.install(v2, { details: { version: '2.0' } });
+    assert.equal(version(join(h.backends, 'demo')), 'v2');
+    assert.equal(version(h.store.previousDir('demo')), 'v1');
+    assert.deepEqual(workLeft(h.backends), []);
+  });
+
+  it('an undone swap puts the replaced tree back live and leaves the rollback target as it was', async (t) => {
+    const h = await harness(t);
+    const v2 = await writeArchive(h.src, 'v2.tar.gz', await makeTarGz(backendEntries('v2')));
+    await h.install(v2, { details: { version: '2.0' } });
+    const v3 = await writeArchive(h.src, 'v3.tar.gz', await makeTarGz(backendEntries('v3')));
+    const staged = await stageBackend(h.store, { name: 'demo', uris: [v3], factories: builtinSources, sourceOptions: noBase, details: { version: '3.0' } });
+    const swap = await staged.commit();
+    assert.equal(version(join(h.backends, 'demo')), 'v3');
+    await swap.undo();
+    assert.equal(version(join(h.backends, 'demo')), 'v2');
+    assert.equal(version(h.store.previousDir('demo')), 'v1');
+    assert.deepEqual(workLeft(h.backends), []);
   });
 
   it('streams an http tarball with progress, verifies its sha256 and records it', async (t) => {
@@ -294,7 +328,8 @@ describe('install, upgrade, rollback, delete', () => {
       return true;
     });
     await assert.rejects(h.install('oci-ish:thing'), /no source can fetch "oci-ish:thing"/);
-    assert.deepEqual(readdirSync(h.backends).sort(), ['demo', 'demo.previous']);
+    assert.deepEqual(readdirSync(h.backends).sort(), ['.hangar', 'demo']);
+    assert.deepEqual(workLeft(h.backends), []);
   });
 
   it('lists a backend with a corrupt metadata.json as broken, and the others normally', async (t) => {

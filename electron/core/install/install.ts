@@ -1,9 +1,10 @@
-// The whole install path for one backend: stage -> fetch (verified, safely extracted) -> validate -> metadata -> swap.
-// On any failure the staging dir is removed, the live tree is untouched, and the error names the backend.
+// The install path for one backend: stage -> fetch (verified, safely extracted) -> validate -> metadata, then the
+// swap. Fetching needs no lock (each fetch has its own staging dir); only the swap touches the live tree. On any
+// failure the staging dir is removed, the live tree is untouched, and the error names the backend.
 import type { BackendMetadata } from './metadata.ts';
 import type { FetchContext, SourceFactory, SourceOptions } from './source.ts';
 import { fetchFromFirst } from './sources.ts';
-import { backendError, type BackendStore, type SwapHooks } from './store.ts';
+import { backendError, type BackendStore, type PendingSwap, type SwapHooks } from './store.ts';
 
 export interface InstallRequest {
   name: string;
@@ -16,11 +17,19 @@ export interface InstallRequest {
   signal?: AbortSignal;
   onProgress?: FetchContext['onProgress'];
   fetch?: typeof globalThis.fetch;
-  hooks?: SwapHooks;
   onPhase?(phase: 'fetching' | 'verifying' | 'swapping'): void;
 }
 
-export async function installBackend(store: BackendStore, request: InstallRequest): Promise<BackendMetadata> {
+/** A verified tree with its metadata.json, ready to swap in. */
+export interface StagedBackend {
+  name: string;
+  metadata: BackendMetadata;
+  /** Swaps it in; the caller settles or undoes the swap. */
+  commit(hooks?: SwapHooks): Promise<PendingSwap>;
+  discard(): Promise<void>;
+}
+
+export async function stageBackend(store: BackendStore, request: InstallRequest): Promise<StagedBackend> {
   const { name } = request;
   const phase = request.onPhase ?? (() => undefined);
   const signal = request.signal ?? new AbortController().signal;
@@ -48,11 +57,29 @@ export async function installBackend(store: BackendStore, request: InstallReques
     };
     await store.writeMetadata(staged, metadata);
     signal.throwIfAborted();
-    phase('swapping');
-    await store.commit(name, request.hooks);
-    return metadata;
+    return {
+      name,
+      metadata,
+      commit: async (hooks) => {
+        phase('swapping');
+        try {
+          return await store.commit(name, staged, hooks);
+        } catch (err) {
+          await store.discard(staged);
+          throw backendError(name, err);
+        }
+      },
+      discard: () => store.discard(staged),
+    };
   } catch (err) {
-    await store.discard(name);
+    await store.discard(staged);
     throw backendError(name, err);
   }
+}
+
+/** Stage, swap and settle in one go, for callers with no processes to check in between. */
+export async function installBackend(store: BackendStore, request: InstallRequest & { hooks?: SwapHooks }): Promise<BackendMetadata> {
+  const staged = await stageBackend(store, request);
+  await (await staged.commit(request.hooks)).settle();
+  return staged.metadata;
 }

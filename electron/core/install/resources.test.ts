@@ -31,7 +31,8 @@ async function fillUp(mnt: string, outside: string): Promise<void> {
   const big = await writeArchive(outside, 'big.tgz', await makeTarGz(backendEntries('v2', [{ name: 'blob', content: randomBytes(4 * 1024 * 1024) }])));
   await assert.rejects(installDemo(backends, big), /^HangarError: backend "demo": ENOSPC: no space left on device/);
   assert.deepEqual(snapshot(join(backends, 'demo')), before);
-  assertOnly(backends, ['demo']);
+  assertOnly(backends, ['.hangar', 'demo']);
+  assertOnly(join(backends, '.hangar', 'staging'), []);
   assertOnly(mnt, ['backends', 'good.tgz', 'sentinel']);
   assertOnly(join(mnt, 'sentinel'), []);
 }
@@ -71,7 +72,8 @@ describe('resource and permission failures mid-install', () => {
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout.trim(), /^backend "demo": EACCES: permission denied, copyfile '.*weights\.bin'/);
     assert.deepEqual(snapshot(join(backends, 'demo')), before);
-    assertOnly(backends, ['demo']);
+    assertOnly(backends, ['.hangar', 'demo']);
+    assertOnly(join(backends, '.hangar', 'staging'), []);
     assertOnly(root, ['backends', 'src']);
   });
 });

@@ -1,11 +1,14 @@
 // The installed-backends directory: listing, staging, validation, the atomic swap, rollback, removal and
-// crash recovery. Working dirs beside `<name>`: `.install-tmp` (staging, also used as trash), `.install-backup`
-// (the live tree while a swap is under way) and `.previous` (the one kept older version).
+// crash recovery. Live backends are `<backends>/<name>`, exactly where LocalAI looks for them. Everything else
+// Hangar keeps lives under `<backends>/.hangar/` (staging, the tree being replaced, the rollback tree, trash):
+// LocalAI treats every subdirectory with a run.sh as a backend, and `.hangar` has none, so it never sees a
+// rollback tree as a runnable backend, while every move stays a rename on the same filesystem.
+import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
-import { WORKING_SUFFIXES, backendName } from '../../../shared/schemas.ts';
+import { backendName } from '../../../shared/schemas.ts';
 import { METADATA_FILE, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
 
 export type { BackendMetadata } from './metadata.ts';
@@ -16,7 +19,7 @@ export interface InstalledBackend {
   metadata: BackendMetadata | null;
   /** Why the backend cannot run, e.g. 'metadata.json is corrupt: <cause>' or 'run.sh is missing'. */
   broken: string | null;
-  /** Metadata of `<name>.previous`, if it exists. */
+  /** Metadata of the rollback tree, if there is one. */
   previous: BackendMetadata | null;
   hasPrevious: boolean;
 }
@@ -30,13 +33,22 @@ export interface SwapHooks {
   onStep?(step: SwapStep): void | Promise<void>;
 }
 
-interface Paths {
-  live: string;
-  staging: string;
-  backup: string;
-  previous: string;
+/**
+ * A swap whose new tree is live while the replaced one is held aside. The caller checks the new tree (its
+ * processes come back healthy), then settles; or undoes, which puts the replaced tree back live and leaves the
+ * rollback target exactly as it was.
+ */
+export interface PendingSwap {
+  settle(): Promise<void>;
+  undo(): Promise<void>;
 }
 
+/** Working directory names LocalAI itself leaves beside a backend while it installs one. */
+const LOCALAI_WORKING_SUFFIXES = ['.install-tmp', '.install-backup'] as const;
+/** Where Hangar 0.1 kept the rollback tree; moved under .hangar on start. */
+const LEGACY_PREVIOUS_SUFFIX = '.previous';
+
+export const WORK_DIR = '.hangar';
 const RUN_SH = 'run.sh';
 const IN_USE_CODES = new Set(['EBUSY', 'EACCES', 'EPERM']);
 const IN_USE_RETRIES = 10;
@@ -63,7 +75,11 @@ async function isDir(path: string): Promise<boolean> {
 }
 
 export class BackendStore {
-  constructor(readonly dir: string) {}
+  private readonly work: string;
+
+  constructor(readonly dir: string) {
+    this.work = join(dir, WORK_DIR);
+  }
 
   liveDir(name: string): string {
     const checked = backendName.safeParse(name);
@@ -71,6 +87,12 @@ export class BackendStore {
       throw new HangarError('bad-input', `bad backend name "${name.slice(0, 40)}": ${checked.error.issues[0]?.message ?? 'invalid'}`);
     }
     return join(this.dir, name);
+  }
+
+  /** Where the rollback tree of `name` lives. */
+  previousDir(name: string): string {
+    this.liveDir(name);
+    return join(this.work, 'previous', name);
   }
 
   async list(): Promise<InstalledBackend[]> {
@@ -88,13 +110,17 @@ export class BackendStore {
     return this.inspect(name);
   }
 
-  /** Creates a fresh empty `<name>.install-tmp` (removing stale staging) and returns its path. */
+  /** A fresh, empty staging directory of its own: several fetches of one backend may run at once. */
   async stage(name: string): Promise<string> {
-    const { staging } = this.paths(name);
-    await rm(staging, { recursive: true, force: true });
-    await mkdir(this.dir, { recursive: true });
+    this.liveDir(name);
+    const staging = this.scratch('staging', name);
+    await mkdir(join(this.work, 'staging'), { recursive: true });
     await mkdir(staging);
     return staging;
+  }
+
+  async discard(staged: string): Promise<void> {
+    await rm(staged, { recursive: true, force: true });
   }
 
   /** Throws a HangarError naming the backend if the staged tree is not a valid backend. Makes run.sh executable. */
@@ -114,55 +140,78 @@ export class BackendStore {
   }
 
   /**
-   * Swaps the staged tree in: rename(live, .install-backup), rename(staged, live); the old .previous is removed and
-   * the backup becomes .previous. Rolls back on failure. First install: just the rename.
+   * Swaps the staged tree in: the live tree is renamed aside, the staged one renamed live. Settling keeps the
+   * replaced tree as the rollback target, unless it is the same version as the new one (a reinstall), which
+   * never evicts the older version the rollback target holds. Undoing discards the new tree.
    */
-  async commit(name: string, hooks: SwapHooks = {}): Promise<void> {
-    const p = this.paths(name);
-    if (!(await isDir(p.staging))) throw new HangarError('not-found', `backend "${name}": nothing is staged`);
+  async commit(name: string, staged: string, hooks: SwapHooks = {}): Promise<PendingSwap> {
+    if (!(await isDir(staged))) throw new HangarError('not-found', `backend "${name}": nothing is staged`);
     await hooks.onStep?.('staged');
-    await this.swapIn(name, p, p.staging, hooks, () => this.keepAsPrevious(p));
+    return this.swapIn(name, staged, hooks, {
+      settle: () => this.settleReplaced(name),
+      undo: (live) => this.trash(name, live, true),
+    });
   }
 
-  /** One swap back: live <-> .previous. */
-  async rollback(name: string, hooks: SwapHooks = {}): Promise<void> {
-    const p = this.paths(name);
-    if (!(await isDir(p.previous))) throw new HangarError('not-found', `backend "${name}" has no previous version to roll back to`);
-    await this.swapIn(name, p, p.previous, hooks, () => rename(p.backup, p.previous));
+  /** One swap back: live <-> rollback tree. */
+  async rollback(name: string, hooks: SwapHooks = {}): Promise<PendingSwap> {
+    const previous = this.previousDir(name);
+    if (!(await isDir(previous))) throw new HangarError('not-found', `backend "${name}" has no previous version to roll back to`);
+    return this.swapIn(name, previous, hooks, {
+      settle: () => rename(this.backupDir(name), previous),
+      undo: (live) => this.renameLive(name, live, previous),
+    });
   }
 
   /**
-   * rename(live, .install-backup), then rename(incoming, live); if the second rename fails the backup goes back.
-   * `settle` then decides what becomes of the backup.
+   * rename(live, backup), then rename(incoming, live); if the second rename fails the backup goes back.
+   * The returned swap settles what becomes of the backup, or undoes the whole swap.
    */
-  private async swapIn(name: string, p: Paths, incoming: string, hooks: SwapHooks, settle: () => Promise<void>): Promise<void> {
-    const hadLive = await isDir(p.live);
+  private async swapIn(
+    name: string,
+    incoming: string,
+    hooks: SwapHooks,
+    outcome: { settle(): Promise<void>; undo(live: string): Promise<void> },
+  ): Promise<PendingSwap> {
+    const live = this.liveDir(name);
+    const backup = this.backupDir(name);
+    const hadLive = await isDir(live);
     if (hadLive) {
-      await rm(p.backup, { recursive: true, force: true });
-      await hooks.beforeSwap?.(p.live);
-      await this.renameLive(name, p.live, p.backup);
+      await mkdir(join(this.work, 'backup'), { recursive: true });
+      await rm(backup, { recursive: true, force: true });
+      await hooks.beforeSwap?.(live);
+      await this.renameLive(name, live, backup);
       await hooks.onStep?.('backup-renamed');
     }
     try {
-      await rename(incoming, p.live);
+      await rename(incoming, live);
     } catch (err) {
-      if (hadLive) await rename(p.backup, p.live);
+      if (hadLive) await rename(backup, live);
       throw backendError(name, err);
     }
     await hooks.onStep?.('live-renamed');
-    if (hadLive) await settle();
-    await hooks.onStep?.('cleanup-done');
+    return {
+      settle: async () => {
+        if (hadLive) await outcome.settle();
+        await hooks.onStep?.('cleanup-done');
+      },
+      undo: async () => {
+        await outcome.undo(live);
+        if (hadLive) await rename(backup, live);
+      },
+    };
   }
 
-  /** Removes the backend, live and previous (meta siblings pointing at it are the caller's concern). */
+  /** Removes the backend, live and rollback tree (meta siblings pointing at it are the caller's concern). */
   async remove(name: string, hooks: SwapHooks = {}): Promise<void> {
-    const p = this.paths(name);
-    const [hasLive, hasPrevious] = await Promise.all([isDir(p.live), isDir(p.previous)]);
+    const live = this.liveDir(name);
+    const previous = this.previousDir(name);
+    const [hasLive, hasPrevious] = await Promise.all([isDir(live), isDir(previous)]);
     if (!hasLive && !hasPrevious) throw new HangarError('not-found', `backend "${name}" is not installed`);
-    if (hasPrevious) await this.trash(p, p.previous);
+    if (hasPrevious) await this.trash(name, previous, false);
     if (hasLive) {
-      await hooks.beforeSwap?.(p.live);
-      await this.trash(p, p.live, name);
+      await hooks.beforeSwap?.(live);
+      await this.trash(name, live, true);
     }
   }
 
@@ -176,58 +225,72 @@ export class BackendStore {
     await writeMetadataFile(live, meta);
   }
 
-  /** On start: finishes or rolls back any interrupted swap and removes stale staging. Returns what it did. */
+  /**
+   * On start: finishes or rolls back any interrupted swap, empties staging and trash, and moves Hangar 0.1's
+   * `<name>.previous` trees under .hangar. LocalAI's own `.install-tmp`/`.install-backup` are left to LocalAI,
+   * except a backup whose live tree is gone, which is put back. Returns what it did.
+   */
   async recover(): Promise<string[]> {
-    const entries = await readdir(this.dir).catch((err: unknown) => {
-      if (errno(err) === 'ENOENT') return [];
-      throw err;
-    });
-    const names = new Set<string>();
-    for (const entry of entries) {
-      const suffix = WORKING_SUFFIXES.find((s) => entry.endsWith(s));
-      const base = suffix ? entry.slice(0, -suffix.length) : '';
-      if (suffix && backendName.safeParse(base).success) names.add(base);
-    }
     const done: string[] = [];
-    for (const name of [...names].sort()) done.push(...(await this.recoverOne(name)));
-    return done;
-  }
-
-  async discard(name: string): Promise<void> {
-    await rm(this.paths(name).staging, { recursive: true, force: true });
-  }
-
-  private async recoverOne(name: string): Promise<string[]> {
-    const p = this.paths(name);
-    const done: string[] = [];
-    const hasBackup = await isDir(p.backup);
-    if (hasBackup && !(await isDir(p.live))) {
-      await rename(p.backup, p.live);
-      done.push(`${name}: put the live tree back after an interrupted swap`);
+    for (const kind of ['staging', 'trash']) {
+      const left = await names(join(this.work, kind));
+      if (left.length === 0) continue;
+      await rm(join(this.work, kind), { recursive: true, force: true });
+      if (kind === 'staging') done.push(...left.map((n) => `${n.slice(0, n.lastIndexOf('.'))}: removed stale staging`));
     }
-    if (await isDir(p.staging)) {
-      await rm(p.staging, { recursive: true, force: true });
-      done.push(`${name}: removed stale staging`);
+    for (const name of await names(join(this.work, 'backup'))) {
+      if (!backendName.safeParse(name).success) continue;
+      if (!(await isDir(this.liveDir(name)))) {
+        await rename(this.backupDir(name), this.liveDir(name));
+        done.push(`${name}: put the live tree back after an interrupted swap`);
+      } else {
+        await this.settleReplaced(name);
+        done.push(`${name}: finished an interrupted swap`);
+      }
     }
-    if (hasBackup && (await isDir(p.backup))) {
-      await this.keepAsPrevious(p);
-      done.push(`${name}: finished an interrupted swap, keeping the replaced tree as previous`);
+    for (const entry of await names(this.dir)) {
+      done.push(...(await this.recoverSibling(entry)));
     }
     return done;
   }
 
-  /** backup -> .previous; an older .previous goes through the trash name first so no half tree is ever visible. */
-  private async keepAsPrevious(p: Paths): Promise<void> {
-    if (await isDir(p.previous)) await this.trash(p, p.previous);
-    await rename(p.backup, p.previous);
+  private async recoverSibling(entry: string): Promise<string[]> {
+    const suffix = [...LOCALAI_WORKING_SUFFIXES, LEGACY_PREVIOUS_SUFFIX].find((s) => entry.endsWith(s));
+    const name = suffix ? entry.slice(0, -suffix.length) : '';
+    if (!suffix || !backendName.safeParse(name).success) return [];
+    const path = join(this.dir, entry);
+    if (suffix === '.install-backup' && !(await isDir(this.liveDir(name)))) {
+      await rename(path, this.liveDir(name));
+      return [`${name}: put the live tree back after an interrupted swap`];
+    }
+    if (suffix !== LEGACY_PREVIOUS_SUFFIX) return [];
+    if (await isDir(this.previousDir(name))) {
+      await this.trash(name, path, false);
+      return [`${name}: removed an older rollback tree`];
+    }
+    await mkdir(join(this.work, 'previous'), { recursive: true });
+    await rename(path, this.previousDir(name));
+    return [`${name}: moved its rollback tree out of the backends listing`];
   }
 
-  /** Renames `dir` to the staging name, then deletes it: a crash midway leaves only stale staging behind. */
-  private async trash(p: Paths, dir: string, inUseName?: string): Promise<void> {
-    await rm(p.staging, { recursive: true, force: true });
-    if (inUseName) await this.renameLive(inUseName, dir, p.staging);
-    else await rename(dir, p.staging);
-    await rm(p.staging, { recursive: true, force: true });
+  /** The replaced tree becomes the rollback target, unless it is the version now live: then it goes. */
+  private async settleReplaced(name: string): Promise<void> {
+    const backup = this.backupDir(name);
+    const [replaced, current] = await Promise.all([readMetadata(backup, name), readMetadata(this.liveDir(name), name)]);
+    if (sameVersion(replaced.metadata, current.metadata)) return this.trash(name, backup, false);
+    const previous = this.previousDir(name);
+    if (await isDir(previous)) await this.trash(name, previous, false);
+    await mkdir(join(this.work, 'previous'), { recursive: true });
+    await rename(backup, previous);
+  }
+
+  /** Renames `dir` into the trash, then deletes it: a crash midway leaves only trash, emptied on the next start. */
+  private async trash(name: string, dir: string, live: boolean): Promise<void> {
+    const target = this.scratch('trash', name);
+    await mkdir(join(this.work, 'trash'), { recursive: true });
+    if (live) await this.renameLive(name, dir, target);
+    else await rename(dir, target);
+    await rm(target, { recursive: true, force: true });
   }
 
   /** Renames the live dir. On Windows a process whose cwd it is blocks the rename: retry a bounded time, then "in use". */
@@ -244,23 +307,41 @@ export class BackendStore {
     }
   }
 
-  private paths(name: string): Paths {
-    const live = this.liveDir(name);
-    return { live, staging: `${live}.install-tmp`, backup: `${live}.install-backup`, previous: `${live}.previous` };
+  private backupDir(name: string): string {
+    return join(this.work, 'backup', name);
+  }
+
+  private scratch(kind: 'staging' | 'trash', name: string): string {
+    return join(this.work, kind, `${name}.${randomBytes(6).toString('hex')}`);
   }
 
   private async inspect(name: string): Promise<InstalledBackend | null> {
-    const p = this.paths(name);
-    if (!(await stat(p.live).then((s) => s.isDirectory(), () => false))) return null;
-    const [current, hasPrevious] = await Promise.all([readMetadata(p.live, name), isDir(p.previous)]);
+    const live = join(this.dir, name);
+    if (!(await stat(live).then((s) => s.isDirectory(), () => false))) return null;
+    const previousDir = this.previousDir(name);
+    const [current, hasPrevious] = await Promise.all([readMetadata(live, name), isDir(previousDir)]);
     let broken = current.broken;
     if (broken === null && !current.metadata?.metaBackendFor) {
-      const runSh = await stat(join(p.live, RUN_SH)).catch(() => null);
+      const runSh = await stat(join(live, RUN_SH)).catch(() => null);
       if (!runSh?.isFile()) broken = `${RUN_SH} is missing`;
     }
-    const previous = hasPrevious ? (await readMetadata(p.previous, name)).metadata : null;
-    return { name, dir: p.live, metadata: current.metadata, broken, previous, hasPrevious };
+    const previous = hasPrevious ? (await readMetadata(previousDir, name)).metadata : null;
+    return { name, dir: live, metadata: current.metadata, broken, previous, hasPrevious };
   }
+}
+
+/** Same version: equal versions, or no versions and an equal digest or sha256. Unknown is never the same. */
+function sameVersion(a: BackendMetadata | null, b: BackendMetadata | null): boolean {
+  if (!a || !b) return false;
+  if (a.version !== null || b.version !== null) return a.version === b.version;
+  return (a.digest !== null && a.digest === b.digest) || (a.sha256 !== null && a.sha256 === b.sha256);
+}
+
+async function names(dir: string): Promise<string[]> {
+  return readdir(dir).catch((err: unknown) => {
+    if (errno(err) === 'ENOENT') return [];
+    throw err;
+  });
 }
 
 async function readMetadata(dir: string, name: string): Promise<{ metadata: BackendMetadata | null; broken: string | null }> {

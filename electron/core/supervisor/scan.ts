@@ -7,8 +7,10 @@ import type { CwdStatus, ScanEntry } from '../../../shared/index.ts';
 import type { DirIdentity } from './identity.ts';
 
 const DELETED = ' (deleted)';
-/** Names an install gives a backend's directory while it is not the live one. */
+/** Names LocalAI (and Hangar 0.1) give a backend's directory beside the live one while it is not live. */
 const SIDE_NAMES = /\.(install-backup|install-tmp|previous)$/;
+/** Hangar's own working directory under the backends dir: `.hangar/<staging|backup|previous|trash>/<name>[.<id>]`. */
+const WORK_DIR = '.hangar';
 
 export interface SupervisedProcess {
   pid: number;
@@ -41,7 +43,7 @@ export function scanProcesses(backendsDir: string, supervised: SupervisedProcess
     const underRoot = roots.find((root) => path.startsWith(root + sep));
     const knownDir = cwd.stat ? known.get(inodeKey(cwd.stat)) : undefined;
     if (!mine && !underRoot && !knownDir) continue;
-    const backend = mine?.backend ?? knownDir?.backend ?? backendName(path.slice(underRoot!.length + 1));
+    const backend = mine?.backend ?? knownDir?.backend ?? placeOf(path.slice(underRoot!.length + 1)).backend;
     entries.push(entry(pid, cwd.link, cwdStatus(cwd, path, underRoot, mine, knownDir), backend, mine !== undefined));
   }
   return entries;
@@ -76,7 +78,7 @@ function cwdStatus(
   if (cwd.stat.nlink === 0n || cwd.link.endsWith(DELETED)) return 'stale';
   if (mine?.identity && (cwd.stat.ino !== mine.identity.ino || cwd.stat.dev !== mine.identity.dev)) return 'stale';
   if (knownDir && !knownDir.live) return 'stale';
-  if (underRoot && SIDE_NAMES.test(path.slice(underRoot.length + 1).split(sep)[0]!)) return 'stale';
+  if (underRoot && placeOf(path.slice(underRoot.length + 1)).aside) return 'stale';
   return 'ok';
 }
 
@@ -104,9 +106,14 @@ function readCommand(pid: number): string {
   }
 }
 
-/** `echo.install-backup/sub` -> `echo` */
-function backendName(relative: string): string {
-  return relative.split(sep)[0]!.replace(SIDE_NAMES, '');
+/**
+ * Which backend a path under the backends dir belongs to, and whether it is aside (not the live tree):
+ * `echo/sub` -> echo, live; `echo.install-backup/sub` and `.hangar/previous/echo/sub` -> echo, aside.
+ */
+function placeOf(relative: string): { backend: string; aside: boolean } {
+  const [first = '', , third = ''] = relative.split(sep);
+  if (first === WORK_DIR) return { backend: third.replace(/\.[0-9a-f]{12}$/, ''), aside: true };
+  return { backend: first.replace(SIDE_NAMES, ''), aside: SIDE_NAMES.test(first) };
 }
 
 function backendRoots(backendsDir: string): string[] {
@@ -145,7 +152,8 @@ function knownIdentities(backendsDir: string, supervised: SupervisedProcess[]): 
   for (const name of names) {
     try {
       const st = statSync(join(backendsDir, name), { bigint: true });
-      if (st.isDirectory()) known.set(inodeKey(st), { backend: backendName(name), live: !SIDE_NAMES.test(name) });
+      const place = placeOf(name);
+      if (st.isDirectory() && name !== WORK_DIR) known.set(inodeKey(st), { backend: place.backend, live: !place.aside });
     } catch {
       // removed while scanning
     }

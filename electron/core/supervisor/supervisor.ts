@@ -227,8 +227,12 @@ export class Supervisor extends EventEmitter {
   }
 
   /** Gate 5, after a swap: runs each model again from its backend's new live directory, ready. */
-  respawnAll(list: Array<{ model: string; backend: string }>): Promise<ProcessView[]> {
-    return Promise.all(list.map(({ model, backend }) => this.ensureRunning(this.liveTarget(backend), model).then((r) => r.process)));
+  async respawnAll(list: Array<{ model: string; backend: string }>): Promise<ProcessView[]> {
+    // Every respawn settles before this answers, so a caller that undoes a swap on failure races no spawn.
+    const results = await Promise.allSettled(list.map(({ model, backend }) => this.ensureRunning(this.liveTarget(backend), model)));
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return results.map((r) => (r as PromiseFulfilledResult<{ process: ProcessView }>).value.process);
   }
 
   /** Re-checks every process's cwd now; emits 'process' for each one whose status changed. Coalesces calls. */

@@ -19,7 +19,7 @@ if (action === 'commit') {
   await mkdir(join(staged, 'lib'));
   await writeFile(join(staged, 'lib', 'data'), 'new data');
   await store.validate('demo', staged);
-  await store.commit('demo', hooks);
+  await (await store.commit('demo', staged, hooks)).settle();
 } else {
-  await store.rollback('demo', hooks);
+  await (await store.rollback('demo', hooks)).settle();
 }
