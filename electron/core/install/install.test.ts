@@ -287,7 +287,8 @@ describe('install, upgrade, rollback, delete', () => {
 
     const missing = `${server.url}/missing.tgz`;
     const meta = await h.install(missing, { uris: [missing, join(h.src, 'pkgs', 'demo.tgz')] });
-    assert.equal(meta.uri, join(h.src, 'pkgs', 'demo.tgz'));
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'relative', 'the mirror served it');
+    assert.equal(meta.uri, missing, 'the entry\'s own uri is recorded, as LocalAI does');
     await assert.rejects(h.install(missing, { uris: [missing, join(h.src, 'nope.tgz')] }), (err: unknown) => {
       assert.ok(err instanceof HangarError);
       assert.match(err.message, /^backend "demo": every source failed: .*missing\.tgz: .*HTTP 404.*; .*nope\.tgz: .*does not exist/);

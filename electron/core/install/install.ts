@@ -42,7 +42,7 @@ export async function installBackend(store: BackendStore, request: InstallReques
       galleryUrl: request.details?.galleryUrl ?? null,
       installedAt: new Date().toISOString(),
       version: request.details?.version ?? null,
-      uri: fetched.servedBy,
+      uri: request.uris[0] ?? fetched.servedBy, // LocalAI records the entry's own uri even when a mirror served it
       digest: fetched.digest,
       sha256: fetched.sha256,
     };
