@@ -31,13 +31,13 @@ test('forced capabilities: HANGAR_FORCE_CAPABILITY, then LocalAI variable, then 
   }
 });
 
-test('resolveMetaKey: exact key, vendor parent of a CUDA refinement, default, cpu', () => {
+test('resolveMetaKey: exact key, then default, then cpu; no vendor-parent step (LocalAI SystemState.Capability)', () => {
   const llama = { default: 'cpu-llama', nvidia: 'cuda12-llama', 'nvidia-l4t': 'l4t-llama', metal: 'metal-llama' };
   const gpuOnly = { nvidia: 'cuda-vllm', cpu: 'cpu-vllm' };
   const table: [Record<string, string>, string, { key: string; target: string } | null][] = [
     [llama, 'metal', { key: 'metal', target: 'metal-llama' }],
-    [llama, 'nvidia-cuda-13', { key: 'nvidia', target: 'cuda12-llama' }],
-    [llama, 'nvidia-l4t-cuda-12', { key: 'nvidia-l4t', target: 'l4t-llama' }],
+    [llama, 'nvidia-cuda-13', { key: 'default', target: 'cpu-llama' }],
+    [llama, 'nvidia-l4t-cuda-12', { key: 'default', target: 'cpu-llama' }],
     [llama, 'amd', { key: 'default', target: 'cpu-llama' }],
     [llama, 'disable', { key: 'default', target: 'cpu-llama' }],
     [gpuOnly, 'default', { key: 'cpu', target: 'cpu-vllm' }],
