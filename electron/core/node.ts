@@ -344,20 +344,21 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   }
 
   /** Stage → fetch (verified, safely extracted) → validate → metadata → stop by identity → swap → respawn. */
-  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<void> {
+  /** Returns how a job that had nothing to do ended ('already installed', 'up to date'). */
+  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<string | void> {
     ctx.phase('resolving');
     const picked = await this.variantChoices.get(this.plainName(requested));
     const { entry, meta } = await this.galleries.resolve(requested, this.capability, picked);
     const name = entry.name;
-    await this.locks.run(name, async () => {
+    return this.locks.run(name, async () => {
       const existing = await this.store.get(name);
       if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${name} is not installed`);
       // As LocalAI: installing what is installed and runnable fetches nothing (a meta still gets its directory).
       if (!mode.force && existing && !existing.broken) {
         if (meta && !(await this.store.get(meta.name))) await this.writeMetaDir(meta, entry);
-        return ctx.phase('already installed');
+        return 'already installed';
       }
-      if (mode.upgrade && existing && !(await this.isUpgradable(existing, entry))) return ctx.phase('up to date');
+      if (mode.upgrade && existing && !(await this.isUpgradable(existing, entry))) return 'up to date';
       const uri = entry.uri;
       if (!uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
       const stopped = await this.swapGuarded((hooks) =>
@@ -425,10 +426,10 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await this.publishBackend(name);
   }
 
-  private startJob(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<void>): JobView {
+  private startJob(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<string | void>): JobView {
     return this.jobRunner.start(kind, backend, async (ctx) => {
       try {
-        await work(ctx);
+        return await work(ctx);
       } catch (error) {
         const message = oneLine(error);
         const code = error instanceof HangarError ? error.code : 'failed';
