@@ -175,9 +175,11 @@ describe("hangar agent on LocalAI's real backend gallery", () => {
   test('gallery --json lists every entry, and meta llama-cpp resolves to the CPU build here', async () => {
     const text = await readFile(fixture, 'utf8');
     const topLevelEntries = text.split('\n').filter((line) => line.startsWith('- ')).length;
-    const entries = await json<Array<{ name: string; meta: { resolves: string; capability: string } | null }>>(agent, 'gallery');
+    type Entry = { name: string; compatible: boolean; meta: { resolves: string | null; capability: string | null } | null };
+    const entries = await json<Entry[]>(agent, 'gallery');
     assert.equal(entries.length, topLevelEntries);
     const llama = entries.find((e) => e.name === 'llama-cpp');
-    assert.deepEqual(llama?.meta, { resolves: 'cpu-llama-cpp', capability: 'default' });
+    assert.deepEqual([llama?.meta?.resolves, llama?.meta?.capability], ['cpu-llama-cpp', 'default']);
+    assert.equal(entries.find((e) => e.name === 'cuda12-llama-cpp')?.compatible, false, 'a CUDA build on a machine without NVIDIA');
   });
 });

@@ -46,8 +46,8 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
         name: e.name,
         gallery: e.gallery,
         version: e.version,
-        status: e.upgradable ? 'upgradable' : e.installed ? 'installed' : '',
-        resolves: e.meta ? `→ ${e.meta.resolves} (${e.meta.capability})` : '',
+        status: e.upgradable ? 'upgradable' : e.installed ? 'installed' : e.compatible ? '' : 'incompatible',
+        resolves: e.meta ? (e.meta.resolves ? `→ ${e.meta.resolves} (${e.meta.capability})` : 'no build for this machine') : '',
       })), 'the gallery is empty'),
     );
   }));

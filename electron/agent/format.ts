@@ -3,10 +3,12 @@ import type { BackendView, GalleryEntryView, JobView, ProcessView, ScanEntry } f
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
   name: b.name, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
-  installedAt: b.installedAt, upgradable: b.upgradable, processes: b.processes.map(psJson),
+  installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, broken: b.broken,
+  processes: b.processes.map(psJson),
 });
 export const galleryJson = (e: GalleryEntryView) => ({
-  name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable, meta: e.meta,
+  name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable,
+  compatible: e.compatible, meta: e.meta,
 });
 export const psJson = (p: ProcessView) => ({
   model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, cwd: p.cwd, cwdReason: p.cwdReason,
