@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -63,6 +63,25 @@ async function expectRejected(h: Harness, entries: TarEntry[] | Buffer, cause: R
   h.assertUntouched();
 }
 
+describe('symlinks are created as written, as LocalAI does', () => {
+  it('keeps an absolute link (a virtualenv\'s interpreter), and a later entry at its path replaces the link, not its target', async (t) => {
+    const h = await harness(t);
+    const target = join(h.sentinel, 'python3');
+    const venv: TarEntry[] = [
+      { name: 'venv/bin/python', type: 'symlink', linkname: target },
+      { name: 'venv/bin/python3', type: 'symlink', linkname: 'python' },
+      { name: 'venv/lib64', type: 'symlink', linkname: '/usr/lib64' },
+      { name: 'venv/bin/python', content: 'replaced' },
+    ];
+    await h.install(await writeArchive(h.src, 'venv.tar.gz', await makeTarGz(backendEntries('v2', venv))));
+    const live = join(h.backends, 'demo');
+    assert.equal(readlinkSync(join(live, 'venv/lib64')), '/usr/lib64');
+    assert.equal(readlinkSync(join(live, 'venv/bin/python3')), 'python');
+    assert.equal(readFileSync(join(live, 'venv/bin/python'), 'utf8'), 'replaced');
+    assert.deepEqual(readdirSync(h.sentinel), [], 'nothing was written through the absolute link');
+  });
+});
+
 describe('unsafe archives are refused and leave the live backend alone', () => {
   it('refuses ".." in entry names', async (t) => {
     const h = await harness(t);
@@ -74,10 +93,10 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
     await expectRejected(h, backendEntries('v2', [{ name: join(h.sentinel, 'evil'), content: 'x' }]), /absolute path/);
   });
 
-  it('refuses symlinks pointing out of the tree, relative or absolute', async (t) => {
+  it('refuses relative symlinks climbing out of the tree, and any write through an absolute one', async (t) => {
     const h = await harness(t);
     await expectRejected(h, backendEntries('v2', [{ name: 'out', type: 'symlink', linkname: '../../sentinel' }, { name: 'out/evil', content: 'x' }]), /symlink "out" points outside/);
-    await expectRejected(h, backendEntries('v2', [{ name: 'abs', type: 'symlink', linkname: h.sentinel }]), /symlink "abs" points outside/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'abs', type: 'symlink', linkname: h.sentinel }, { name: 'abs/evil', content: 'x' }]), /"abs\/evil" would be written through the symlink "abs"/);
   });
 
   it('refuses a chain of in-tree-looking symlinks that resolves out of the tree', async (t) => {

@@ -137,7 +137,7 @@ describe('ociSource against a real registry', () => {
     await push('pinned/app', 'v1', [await buildLayer([{ path: 'pinned.txt', content: 'two' }])]);
     const { dir, result } = await pull(`${registry.host}/pinned/app@${pushed.index}`);
     assert.equal(await readFile(join(dir, 'pinned.txt'), 'utf8'), 'one', 'the pin wins over the moved tag');
-    assert.equal(result.digest, pushed.manifests[0]);
+    assert.equal(result.digest, pushed.index, 'the digest recorded is the pin itself');
     await rejectsWith(pull(`${registry.host}/pinned/app@sha256:${'0'.repeat(64)}`), 'not-found', /pinned\/app@sha256:0+: manifest sha256:0+ not found/);
   });
 
