@@ -91,4 +91,15 @@ describe('LocalNode with an OCI registry', () => {
     const metadata = JSON.parse(await readFile(join(t.node.backendsDir, 'echo', 'metadata.json'), 'utf8'));
     assert.equal(metadata.uri, dead);
   });
+
+  test('an image missing under its latest- tag is taken from master-, as LocalAI falls back', async () => {
+    const layer = await buildLayer(await directoryEntries(await echoSource(t.root, '3.0.0')));
+    await pushImage(registry.url, 'backends/echo', 'master-echo', { layers: [layer], platforms: [host] });
+    const latest = `${registry.host}/backends/echo:latest-echo`;
+    await writeGallery(t.gallery, [{ name: 'echo', uri: latest }]);
+    await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
+    const metadata = JSON.parse(await readFile(join(t.node.backendsDir, 'echo', 'metadata.json'), 'utf8'));
+    assert.equal(metadata.uri, latest);
+    assert.match((await t.node.load({ node: local, backend: 'echo', model: 'm3' })).message, /with echo 3\.0\.0/);
+  });
 });

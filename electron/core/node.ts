@@ -33,6 +33,7 @@ import {
 import { BackendStore, type InstalledBackend } from './install/store.ts';
 import { builtinSources } from './install/sources.ts';
 import { installBackend } from './install/install.ts';
+import { tagFallbacks } from './install/tag-fallback.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import type { SourceFactory } from './install/source.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
@@ -364,7 +365,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       const stopped = await this.swapGuarded((hooks) =>
         installBackend(this.store, {
           name,
-          uris: [uri, ...entry.mirrors],
+          uris: [uri, ...entry.mirrors, ...tagFallbacks(uri)],
           ...(entry.sha256 !== null && { sha256: entry.sha256 }),
           factories: this.sources,
           sourceOptions: { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
