@@ -75,12 +75,16 @@ describe('hangar agent + CLI', () => {
 
   test('lists the gallery and installs with progress on stderr', async () => {
     const entries = await json<Array<Record<string, unknown>>>(agent, 'gallery');
-    assert.deepEqual(entries, [{ name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, meta: null }]);
+    assert.deepEqual(entries, [
+      { name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, compatible: true, meta: null },
+    ]);
     const install = await hangar(agent, 'install', 'echo');
     assert.equal(install.code, 0, install.stderr);
     assert.match(install.stderr, /install echo: fetching/);
     const [echo] = await json<Array<Record<string, unknown>>>(agent, 'ls');
-    assert.deepEqual(Object.keys(echo!).sort(), ['alias', 'digest', 'dir', 'installedAt', 'name', 'processes', 'sha256', 'upgradable', 'uri', 'version']);
+    const keys = ['alias', 'broken', 'digest', 'dir', 'installedAt', 'metaBackendFor', 'name', 'processes', 'sha256', 'upgradable', 'uri', 'version'];
+    assert.deepEqual(Object.keys(echo!).sort(), keys);
+    assert.deepEqual([echo!.metaBackendFor, echo!.broken], [null, null]);
     assert.equal(echo!.version, '1.0.0');
   });
 
