@@ -3,7 +3,7 @@ import { LOCAL_NODE } from '../../shared/api.ts';
 import type { JobView, LogLine } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, psJson, scanJson, table, uptime } from './format.ts';
+import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { runAgent } from './run-agent.ts';
 
@@ -57,7 +57,7 @@ client('ls', 'list installed backends').action(withClient(async (c, options: { j
   print(options, backends.map(lsJson), () =>
     table(backends.map((b) => ({
       name: b.name,
-      version: b.upgradable ? `${b.version ?? '?'} → ${b.availableVersion ?? 'newer'}` : b.version,
+      version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
       processes: b.processes.map((p) => `${p.model}:${p.pid}${p.cwd === 'stale' ? ' (STALE CWD)' : ''}`).join(' ') || '-',
       status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : 'ok',
     })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),

@@ -1,4 +1,5 @@
 import type { BackendView, GalleryEntryView, JobView, ProcessView, ScanEntry } from '../../shared/types.ts';
+import { compareVersions } from '../core/gallery/index.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
@@ -53,4 +54,10 @@ export function uptime(startedAt: string): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${s % 60}s`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** "1.1.0 → 1.0.0 (gallery went back)": LocalAI offers an upgrade on any version difference, so say which way. */
+export function upgradeText(installed: string | null, available: string | null): string {
+  const text = `${installed ?? '?'} → ${available ?? 'newer'}`;
+  return installed && available && compareVersions(available, installed) < 0 ? `${text} (gallery went back)` : text;
 }
