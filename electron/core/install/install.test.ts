@@ -243,7 +243,7 @@ describe('install, upgrade, rollback, delete', () => {
     assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'v2');
   });
 
-  it('copies a local directory, keeping modes and in-tree links, and refuses a link out of it', async (t) => {
+  it('copies a local directory, keeping modes, in-tree and absolute links, and refuses a relative link out of it', async (t) => {
     const h = await harness(t);
     const tree = join(h.src, 'tree');
     await mkdir(join(tree, 'bin'), { recursive: true });
@@ -253,17 +253,19 @@ describe('install, upgrade, rollback, delete', () => {
     const { symlink, chmod } = await import('node:fs/promises');
     await chmod(join(tree, 'bin', 'secret'), 0o4600);
     await symlink('bin/secret', join(tree, 'link'));
+    await symlink('/usr/bin/python3', join(tree, 'python'));
     await h.install(`file://${tree}`);
     const live = join(h.backends, 'demo');
     assert.equal(statSync(join(live, 'run.sh')).mode & 0o7777, 0o751, 'run.sh kept its mode and became executable');
     assert.equal(statSync(join(live, 'bin', 'secret')).mode & 0o7777, 0o600, 'setuid stripped');
     assert.equal(readFileSync(join(live, 'link'), 'utf8'), 's');
+    assert.equal(readlinkSync(join(live, 'python')), '/usr/bin/python3', 'an absolute link is kept as written');
 
     const h2 = await harness(t);
     const outside = join(h2.src, 'outside');
     await mkdir(outside, { recursive: true });
     await writeFile(join(outside, 'run.sh'), '#!/bin/sh\n');
-    await symlink(h2.sentinel, join(outside, 'escape'));
+    await symlink('../../sentinel', join(outside, 'escape'));
     await assert.rejects(h2.install(outside), /^HangarError: backend "demo": symlink "escape" points outside the source tree/);
     h2.assertUntouched();
   });
