@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { HangarError } from '../../../shared/errors.ts';
 import { FileGallery } from './file-gallery.ts';
 import { galleryNames, parseLocation } from './location.ts';
-import { capabilityKey, isEntryCompatible, isMeta } from './meta.ts';
+import { isEntryCompatible, isMeta, resolveMetaKey } from './meta.ts';
 import type { GallerySource } from './snapshot.ts';
 import type { GalleryEntry, GalleryLoadError, GallerySpec } from './types.ts';
 import { UrlGallery } from './url-gallery.ts';
@@ -77,11 +77,13 @@ export class Galleries extends EventEmitter {
       if (!isEntryCompatible(meta, capability)) throw incompatible(qualifiedName, capability);
       return { entry: meta, meta: null, capability };
     }
-    const key = picked && Object.hasOwn(meta.capabilities!, picked) ? picked : capabilityKey(meta.capabilities!, capability);
-    if (key === null) {
+    const capabilities = meta.capabilities!;
+    const own = picked && Object.hasOwn(capabilities, picked) ? capabilities[picked] : undefined;
+    const pick = own ? { key: picked!, target: own } : resolveMetaKey(capabilities, capability);
+    if (pick === null) {
       throw new HangarError('not-found', `backend "${qualifiedName}": no build for capability "${capability}" and no "default" or "cpu" build`);
     }
-    const target = meta.capabilities![key]!;
+    const { key, target } = pick;
     const entry = await this.lookup(target, this.sources);
     if (!entry) throw new HangarError('not-found', `backend "${qualifiedName}": its "${key}" build "${target}" is in no gallery`);
     if (isMeta(entry)) {
