@@ -28,6 +28,8 @@ export interface NodeApi {
   upgrade(req: BackendRef): Promise<JobView>;
   upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]>;
   rollback(req: BackendRef): Promise<JobView>;
+  /** Picks which build of a meta backend this node installs (`capability` null: the automatic choice again). */
+  chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView>;
   delete(req: BackendRef): Promise<JobView>;
   waitJob(req: NodeRef & { id: string }): Promise<JobView>;
   cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
@@ -52,7 +54,7 @@ export const LOCAL_NODE = 'local';
 
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
-  'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'delete',
+  'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
   'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs',
 ] as const satisfies readonly NodeMethod[];
 

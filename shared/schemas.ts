@@ -32,6 +32,8 @@ export const modelName = z
   .max(NAME_MAX)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:+-]*$/, 'model may hold only letters, digits, ".", "_", ":", "+" and "-"');
 
+const capabilityKey = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'capability may hold only lower-case letters, digits and "-"');
+
 const nodeId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'bad node id');
 const jobId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'bad job id');
 
@@ -52,6 +54,7 @@ export const requestSchemas = {
   upgrade: backendRef,
   upgradeAll: nodeRef,
   rollback: backendRef,
+  chooseVariant: z.strictObject({ node: nodeId, name: qualifiedName, capability: capabilityKey.nullable() }),
   delete: backendRef,
   waitJob: z.strictObject({ node: nodeId, id: jobId }),
   cancelJob: z.strictObject({ node: nodeId, id: jobId }),

@@ -43,9 +43,26 @@ export interface BackendView {
   processes: ProcessView[];
 }
 
-export interface MetaResolution {
-  resolves: string;
+/** One build a meta backend lists: its capability key and the concrete backend it names. */
+export interface MetaVariant {
   capability: string;
+  backend: string;
+  /** Whether that build runs on this node (LocalAI's compatibility rule); false also when no gallery lists it. */
+  compatible: boolean;
+}
+
+export interface MetaResolution {
+  /** The concrete build an install picks on this node, or null when none of its builds runs here. */
+  resolves: string | null;
+  /** The capability key of that build. */
+  capability: string | null;
+  /** Why that build: "nvidia-cuda-12: NVIDIA GPU, CUDA 12 toolkit", or that the user picked it. */
+  reason: string;
+  /** True when the user picked the build on this node rather than the automatic choice. */
+  picked: boolean;
+  variants: MetaVariant[];
+  /** The concrete build installed for this meta on this node, or null. */
+  installedAs: string | null;
 }
 
 export interface GalleryEntryView {
@@ -60,7 +77,9 @@ export interface GalleryEntryView {
   icon: string | null;
   installed: boolean;
   upgradable: boolean;
-  /** null for a concrete entry; what it resolves to on this node for a meta entry. */
+  /** False when the entry does not run on this node (LocalAI would not offer it). */
+  compatible: boolean;
+  /** null for a concrete entry; its builds and what it resolves to on this node for a meta entry. */
   meta: MetaResolution | null;
 }
 

@@ -92,3 +92,13 @@ function stop() {
 }
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);
+
+// As LocalAI's backends do: exit once the parent that started us is gone (we were reparented), unless
+// LOCALAI_BACKEND_PARENT_WATCH says not to. Hangar sets it to false so kept backends outlive the host.
+const parentWatchOff = ['false', '0', 'no', 'off'].includes((process.env.LOCALAI_BACKEND_PARENT_WATCH ?? '').trim().toLowerCase());
+if (!parentWatchOff && process.platform !== 'win32') {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 500).unref();
+}

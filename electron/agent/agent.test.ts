@@ -37,12 +37,16 @@ describe('hangar agent + CLI', () => {
 
   test('lists the gallery and installs with progress on stderr', async () => {
     const entries = await json<Array<Record<string, unknown>>>(agent, 'gallery');
-    assert.deepEqual(entries, [{ name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, meta: null }]);
+    assert.deepEqual(entries, [
+      { name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, compatible: true, meta: null },
+    ]);
     const install = await hangar(agent, 'install', 'echo');
     assert.equal(install.code, 0, install.stderr);
     assert.match(install.stderr, /install echo: fetching/);
     const [echo] = await json<Array<Record<string, unknown>>>(agent, 'ls');
-    assert.deepEqual(Object.keys(echo!).sort(), ['alias', 'digest', 'dir', 'installedAt', 'name', 'processes', 'sha256', 'upgradable', 'uri', 'version']);
+    const keys = ['alias', 'broken', 'digest', 'dir', 'installedAt', 'metaBackendFor', 'name', 'processes', 'sha256', 'upgradable', 'uri', 'version'];
+    assert.deepEqual(Object.keys(echo!).sort(), keys);
+    assert.deepEqual([echo!.metaBackendFor, echo!.broken], [null, null]);
     assert.equal(echo!.version, '1.0.0');
   });
 
@@ -137,9 +141,11 @@ describe("hangar agent on LocalAI's real backend gallery", () => {
   test('gallery --json lists every entry, and meta llama-cpp resolves to the CPU build here', async () => {
     const text = await readFile(fixture, 'utf8');
     const topLevelEntries = text.split('\n').filter((line) => line.startsWith('- ')).length;
-    const entries = await json<Array<{ name: string; meta: { resolves: string; capability: string } | null }>>(agent, 'gallery');
+    type Entry = { name: string; compatible: boolean; meta: { resolves: string | null; capability: string | null } | null };
+    const entries = await json<Entry[]>(agent, 'gallery');
     assert.equal(entries.length, topLevelEntries);
     const llama = entries.find((e) => e.name === 'llama-cpp');
-    assert.deepEqual(llama?.meta, { resolves: 'cpu-llama-cpp', capability: 'default' });
+    assert.deepEqual([llama?.meta?.resolves, llama?.meta?.capability], ['cpu-llama-cpp', 'default']);
+    assert.equal(entries.find((e) => e.name === 'cuda12-llama-cpp')?.compatible, false, 'a CUDA build on a machine without NVIDIA');
   });
 });

@@ -3,7 +3,7 @@ import { LOCAL_NODE } from '../../shared/api.ts';
 import type { JobView, LogLine } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, psJson, scanJson, table, uptime } from './format.ts';
+import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { runAgent } from './run-agent.ts';
 
@@ -47,8 +47,8 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
         name: e.name,
         gallery: e.gallery,
         version: e.version,
-        status: e.upgradable ? 'upgradable' : e.installed ? 'installed' : '',
-        resolves: e.meta ? `→ ${e.meta.resolves} (${e.meta.capability})` : '',
+        status: e.upgradable ? 'upgradable' : e.installed ? 'installed' : e.compatible ? '' : 'incompatible',
+        resolves: e.meta ? (e.meta.resolves ? `→ ${e.meta.resolves} (${e.meta.capability})` : 'no build for this machine') : '',
       })), 'the gallery is empty'),
     );
   }));
@@ -58,7 +58,7 @@ client('ls', 'list installed backends').action(withClient(async (c, options: { j
   print(options, backends.map(lsJson), () =>
     table(backends.map((b) => ({
       name: b.name,
-      version: b.upgradable ? `${b.version ?? '?'} → ${b.availableVersion ?? 'newer'}` : b.version,
+      version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
       processes: b.processes.map((p) => `${p.model}:${p.pid}${p.cwd === 'stale' ? ' (STALE CWD)' : ''}`).join(' ') || '-',
       status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : 'ok',
     })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),

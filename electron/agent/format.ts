@@ -1,12 +1,15 @@
 import type { BackendView, GalleryEntryView, JobView, ProcessView, ScanEntry } from '../../shared/types.ts';
+import { compareVersions } from '../core/gallery/index.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
   name: b.name, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
-  installedAt: b.installedAt, upgradable: b.upgradable, processes: b.processes.map(psJson),
+  installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, broken: b.broken,
+  processes: b.processes.map(psJson),
 });
 export const galleryJson = (e: GalleryEntryView) => ({
-  name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable, meta: e.meta,
+  name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable,
+  compatible: e.compatible, meta: e.meta,
 });
 export const psJson = (p: ProcessView) => ({
   model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, cwd: p.cwd, cwdReason: p.cwdReason,
@@ -51,4 +54,10 @@ export function uptime(startedAt: string): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${s % 60}s`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** "1.1.0 → 1.0.0 (gallery went back)": LocalAI offers an upgrade on any version difference, so say which way. */
+export function upgradeText(installed: string | null, available: string | null): string {
+  const text = `${installed ?? '?'} → ${available ?? 'newer'}`;
+  return installed && available && compareVersions(available, installed) < 0 ? `${text} (gallery went back)` : text;
 }

@@ -24,7 +24,8 @@ export class JobRunner {
     return [...this.jobs.values()].map((j) => j.view);
   }
 
-  start(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<void>): JobView {
+  /** `work` may return how it ended when that is not plain 'done' (e.g. 'up to date'); it becomes the final phase. */
+  start(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<string | void>): JobView {
     const abort = new AbortController();
     const view: JobView = {
       id: randomUUID(),
@@ -59,8 +60,8 @@ export class JobRunner {
     };
     const done = (async () => {
       try {
-        await work(ctx);
-        update({ state: 'done', phase: 'done', finishedAt: new Date().toISOString() });
+        const outcome = await work(ctx);
+        update({ state: 'done', phase: outcome ?? 'done', finishedAt: new Date().toISOString() });
       } catch (error) {
         const cancelled = abort.signal.aborted;
         update({

@@ -33,11 +33,12 @@ describe('LocalNode', () => {
     assert.deepEqual(gallery.map((e) => [e.name, e.installed]), [['echo', true]]);
   });
 
-  test('installing again without force is refused and changes nothing', async () => {
+  test('installing again without force does nothing, as in LocalAI, and says so', async () => {
     const before = await stat(join(t.node.backendsDir, 'echo'), { bigint: true });
     const job = await t.node.waitJob({ node: local, id: (await t.node.install({ node: local, name: 'echo' })).id });
-    assert.equal(job.state, 'failed');
-    assert.match(job.error ?? '', /echo is already installed/);
+    assert.equal(job.state, 'done');
+    assert.equal(job.phase, 'already installed');
+    assert.equal(job.bytes, 0, 'nothing fetched');
     const afterStat = await stat(join(t.node.backendsDir, 'echo'), { bigint: true });
     assert.equal(afterStat.ino, before.ino);
   });
@@ -84,6 +85,19 @@ describe('LocalNode', () => {
     const [echo] = await t.node.backends({ node: local });
     assert.equal(echo?.version, '1.0.2');
     assert.equal(echo?.previous?.version, '2.0.0');
+  });
+
+  test('upgrading what is up to date is a no-op that says so: no fetch, no swap, no restart, rollback target kept', async () => {
+    await t.publishEcho('1.0.2');
+    const before = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    const dir = await stat(join(t.node.backendsDir, 'echo'), { bigint: true });
+    const job = await runJob(t.node, t.node.upgrade({ node: local, name: 'echo' }));
+    assert.equal(job.phase, 'up to date');
+    assert.equal(job.bytes, 0);
+    assert.equal((await stat(join(t.node.backendsDir, 'echo'), { bigint: true })).ino, dir.ino);
+    const after = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    assert.equal(after.pid, before.pid);
+    assert.equal((await t.node.backends({ node: local }))[0]?.previous?.version, '2.0.0');
   });
 
   test('scenario 3: with the gallery failing, a swap still stops the process by directory identity', async () => {

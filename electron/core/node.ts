@@ -17,10 +17,23 @@ import type {
   ScanEntry,
   UpgradeAllResult,
 } from '../../shared/types.ts';
-import { Galleries, detectCapability, isMeta, isUpgradable, resolveMetaKey, type GalleryEntry, type GallerySpec } from './gallery/index.ts';
+import {
+  Galleries,
+  VariantChoices,
+  detectCapability,
+  digestDiffers,
+  isEntryCompatible,
+  isMeta,
+  metaResolution,
+  preferredBuild,
+  versionVerdict,
+  type GalleryEntry,
+  type GallerySpec,
+} from './gallery/index.ts';
 import { BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks } from './install/store.ts';
 import { builtinSources } from './install/sources.ts';
 import { stageBackend } from './install/install.ts';
+import { tagFallbacks } from './install/tag-fallback.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import type { SourceFactory } from './install/source.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
@@ -69,6 +82,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private readonly locks = new KeyedLock();
   private readonly sources: SourceFactory[] = [...builtinSources, ociSource];
   private readonly digests: DigestResolver;
+  private readonly variantChoices: VariantChoices;
   private readonly fetch: typeof globalThis.fetch;
   private autoUpgradeTimer: NodeJS.Timeout | undefined;
 
@@ -84,6 +98,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.galleries = new Galleries({ specs: options.galleries, fetch: this.fetch });
     this.digests = new DigestResolver({ fetch: this.fetch, ttlMs: DIGEST_REFRESH_MS });
     this.store = new BackendStore(this.backendsDir);
+    this.variantChoices = new VariantChoices(join(this.stateDir, 'variants.json'));
     this.supervisor = new Supervisor({
       ...options.supervisor,
       backendsDir: this.backendsDir,
@@ -140,34 +155,84 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       this.digests.refresh();
       await this.galleries.refresh();
     }
-    const [entries, installed] = await Promise.all([this.galleries.entries(), this.installedByName()]);
-    return Promise.all(
-      entries.map(async (entry) => {
-        const backend = installed.get(entry.name);
-        const resolution = entry.capabilities ? resolveMetaKey(entry.capabilities, this.capability) : null;
-        return {
-          name: entry.name,
-          gallery: entry.gallery,
-          alias: entry.alias,
-          version: entry.version,
-          uri: entry.uri,
-          description: entry.description,
-          license: entry.license,
-          tags: entry.tags,
-          icon: entry.icon,
-          installed: backend !== undefined,
-          upgradable: backend ? await this.isUpgradable(backend, entry) : false,
-          meta: isMeta(entry) ? (resolution ? { resolves: resolution.target, capability: resolution.key } : null) : null,
-        };
-      }),
-    );
+    const [entries, installed, picks] = await Promise.all([this.galleries.entries(), this.store.list(), this.variantChoices.all()]);
+    const byName = firstByName(entries);
+    return Promise.all(entries.map((entry) => this.entryView(entry, installed, byName, picks.get(entry.name.toLowerCase()) ?? null)));
+  }
+
+  async chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView> {
+    this.check(req);
+    const meta = await this.galleries.find(req.name);
+    if (!isMeta(meta)) throw new HangarError('bad-input', `backend "${req.name}" is not a meta backend; it has one build`);
+    const entries = await this.galleries.entries();
+    const byName = firstByName(entries);
+    if (req.capability !== null) {
+      const backend = meta.capabilities![req.capability];
+      if (!backend) throw new HangarError('bad-input', `backend "${req.name}" has no "${req.capability}" build`);
+      const target = byName.get(backend.toLowerCase());
+      if (!target || !isEntryCompatible(target, this.capability)) {
+        throw new HangarError('bad-input', `the "${req.capability}" build of ${meta.name} (${backend}) does not run on this machine (${this.capability})`);
+      }
+    }
+    await this.variantChoices.set(meta.name, req.capability);
+    this.emitEvent({ type: 'gallery-changed', node: this.id });
+    return this.entryView(meta, await this.store.list(), byName, req.capability);
+  }
+
+  private async entryView(
+    entry: GalleryEntry,
+    installed: InstalledBackend[],
+    byName: Map<string, GalleryEntry>,
+    picked: string | null,
+  ): Promise<GalleryEntryView> {
+    const backend = installed.find((b) => b.name === entry.name);
+    const meta = isMeta(entry)
+      ? metaResolution({
+          meta: entry,
+          capability: this.capability,
+          picked,
+          byName: (name) => byName.get(name.toLowerCase()) ?? null,
+          installedAs: this.installedBuildOf(entry, installed),
+        })
+      : null;
+    return {
+      name: entry.name,
+      gallery: entry.gallery,
+      alias: entry.alias,
+      version: entry.version,
+      uri: entry.uri,
+      description: entry.description,
+      license: entry.license,
+      tags: entry.tags,
+      icon: entry.icon,
+      installed: backend !== undefined || (meta?.installedAs ?? null) !== null,
+      upgradable: backend ? await this.isUpgradable(backend, entry) : false,
+      compatible: isEntryCompatible(entry, this.capability),
+      meta,
+    };
+  }
+
+  /**
+   * The concrete build a meta stands for here: its directory's `meta_backend_for`, else (as LocalAI's alias groups
+   * do) an installed build of it whose alias is the meta's name.
+   */
+  private installedBuildOf(meta: GalleryEntry, installed: InstalledBackend[]): string | null {
+    const own = installed.find((b) => b.name === meta.name)?.metadata?.metaBackendFor;
+    if (own && installed.some((b) => b.name === own)) return own;
+    return this.aliasTarget(meta.name, installed);
+  }
+
+  /** The installed, runnable build whose alias is `alias`, chosen by LocalAI's build preference for this machine. */
+  private aliasTarget(alias: string, installed: InstalledBackend[]): string | null {
+    const candidates = installed.filter((b) => b.metadata?.alias === alias && !b.metadata.metaBackendFor && !b.broken).map((b) => b.name);
+    return preferredBuild(candidates, this.capability);
   }
 
   async backends(req: NodeRef): Promise<BackendView[]> {
     this.check(req);
     const [installed, entries] = await Promise.all([this.store.list(), this.entriesByName()]);
     const processes = this.supervisor.list();
-    return Promise.all(installed.map((b) => this.view(b, entries.get(b.name), processes)));
+    return Promise.all(installed.map((b) => this.view(b, entries.get(b.name.toLowerCase()), processes)));
   }
 
   async processes(req: NodeRef): Promise<ProcessView[]> {
@@ -219,11 +284,21 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const name = this.plainName(req.name);
     return this.startJob('delete', name, (ctx) =>
       this.locks.run(name, async () => {
-        if (!(await this.store.get(name))) throw new HangarError('not-found', `backend ${name} is not installed`);
+        const backend = await this.store.get(name);
+        if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
         ctx.phase('stopping');
         await this.stoppingFirst((hooks) => this.store.remove(name, hooks));
+        // As LocalAI: deleting a meta deletes its concrete build; deleting a build leaves no meta pointing at nothing.
+        const concrete = backend.metadata?.metaBackendFor;
+        if (concrete && (await this.store.get(concrete))) {
+          await this.stoppingFirst((hooks) => this.store.remove(concrete, hooks));
+          await this.publishBackend(concrete);
+        }
         for (const other of await this.store.list()) {
-          if (other.metadata?.metaBackendFor === name) await this.store.remove(other.name);
+          if (other.metadata?.metaBackendFor === name) {
+            await this.store.remove(other.name);
+            await this.publishBackend(other.name);
+          }
         }
         await this.supervisor.recheck();
         await this.publishBackend(name);
@@ -279,17 +354,20 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   /**
    * Stage → fetch (verified, safely extracted) → validate → metadata, with no lock held: a slow or endless source
    * never blocks load, stop or respawn. Then, under the backend's lock: stop by identity → swap → respawn, gated.
+   * Returns how a job that had nothing to do ended ('already installed', 'up to date').
    */
-  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<void> {
+  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<string | void> {
     ctx.phase('resolving');
-    const { entry, meta } = await this.galleries.resolve(requested, this.capability);
+    const picked = await this.variantChoices.get(this.plainName(requested));
+    const { entry, meta } = await this.galleries.resolve(requested, this.capability, picked);
     const name = entry.name;
-    await this.checkInstallable(name, mode);
+    const before = await this.plan(entry, meta, mode);
+    if (before.nothingToDo) return before.nothingToDo;
     const uri = entry.uri;
     if (!uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
     const staged = await stageBackend(this.store, {
       name,
-      uris: [uri, ...entry.mirrors],
+      uris: [uri, ...entry.mirrors, ...tagFallbacks(uri)],
       ...(entry.sha256 !== null && { sha256: entry.sha256 }),
       factories: this.sources,
       sourceOptions: { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
@@ -300,37 +378,49 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       fetch: this.fetch,
     });
     try {
-      await this.locks.run(name, async () => {
-        const replaced = await this.checkInstallable(name, mode);
-        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: replaced?.metadata?.version ?? null, to: staged.metadata.version };
+      return await this.locks.run(name, async () => {
+        // Another job may have changed the backend while this one fetched.
+        const now = await this.plan(entry, meta, mode);
+        if (now.nothingToDo) return now.nothingToDo;
+        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: now.existing?.metadata?.version ?? null, to: staged.metadata.version };
         await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change);
-        if (meta) {
-          await this.store.writeMeta(meta.name, {
-            name: meta.name,
-            alias: meta.alias,
-            metaBackendFor: name,
-            galleryUrl: this.galleryLocation(meta),
-            installedAt: new Date().toISOString(),
-            version: meta.version,
-            uri: null,
-            digest: null,
-            sha256: null,
-          });
-          await this.publishBackend(meta.name);
-        }
+        if (meta) await this.writeMetaDir(meta, entry);
       });
     } finally {
       await staged.discard();
     }
   }
 
-  private async checkInstallable(name: string, mode: { force: boolean; upgrade: boolean }): Promise<InstalledBackend | null> {
-    const existing = await this.store.get(name);
-    if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${name} is not installed`);
+  /** What an install or upgrade of entry would do now: nothing (and why), or replace `existing`. */
+  private async plan(entry: GalleryEntry, meta: GalleryEntry | null, mode: { force: boolean; upgrade: boolean }): Promise<{ existing: InstalledBackend | null; nothingToDo: string | null }> {
+    const existing = await this.store.get(entry.name);
+    if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${entry.name} is not installed`);
+    // As LocalAI: installing what is installed and runnable fetches nothing (a meta still gets its directory).
     if (!mode.force && existing && !existing.broken) {
-      throw new HangarError('conflict', `backend ${name} is already installed (reinstall with --force)`);
+      if (meta && !(await this.store.get(meta.name))) await this.writeMetaDir(meta, entry);
+      return { existing, nothingToDo: 'already installed' };
     }
-    return existing;
+    if (mode.upgrade && existing && !(await this.isUpgradable(existing, entry))) return { existing, nothingToDo: 'up to date' };
+    return { existing, nothingToDo: null };
+  }
+
+  /**
+   * Exactly LocalAI's meta directory: no alias (LocalAI would resolve an alias there to a run.sh that does not
+   * exist), and the concrete build's version.
+   */
+  private async writeMetaDir(meta: GalleryEntry, concrete: GalleryEntry): Promise<void> {
+    await this.store.writeMeta(meta.name, {
+      name: meta.name,
+      alias: null,
+      metaBackendFor: concrete.name,
+      galleryUrl: this.galleryLocation(meta),
+      installedAt: new Date().toISOString(),
+      version: concrete.version,
+      uri: null,
+      digest: null,
+      sha256: null,
+    });
+    await this.publishBackend(meta.name);
   }
 
   /**
@@ -377,10 +467,10 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     }
   }
 
-  private startJob(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<void>): JobView {
+  private startJob(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<string | void>): JobView {
     return this.jobRunner.start(kind, backend, async (ctx) => {
       try {
-        await work(ctx);
+        return await work(ctx);
       } catch (error) {
         const message = oneLine(error);
         const code = error instanceof HangarError ? error.code : 'failed';
@@ -392,7 +482,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private async target(requested: string): Promise<BackendTarget> {
     const name = this.plainName(requested);
     const backend = await this.store.get(name);
-    if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
+    if (!backend) {
+      const build = this.aliasTarget(name, await this.store.list());
+      if (build) return this.target(build);
+      throw new HangarError('not-found', `backend ${name} is not installed`);
+    }
     const concrete = backend.metadata?.metaBackendFor;
     if (concrete) return this.target(concrete);
     if (backend.broken) throw new HangarError('bad-input', `backend ${name} is broken: ${backend.broken}`);
@@ -436,15 +530,15 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     };
   }
 
+  /** LocalAI's rule: any version difference, a gallery version over none, else the OCI tag digest. */
   private async isUpgradable(backend: InstalledBackend, entry: GalleryEntry): Promise<boolean> {
     const md = backend.metadata;
     if (!md || md.metaBackendFor || !entry.uri) return false;
-    const bothVersioned = md.version !== null && entry.version !== null;
-    const digest = !bothVersioned && md.digest && ociSource.matches(entry.uri) ? await this.remoteDigest(entry.uri) : null;
-    return isUpgradable(
-      { version: md.version, sha256: md.sha256, digest: md.digest },
-      { version: entry.version, sha256: entry.sha256, digest },
-    );
+    const verdict = versionVerdict(md.version, entry.version);
+    if (verdict !== 'digest') return verdict;
+    if (!ociSource.matches(entry.uri)) return false;
+    const remote = await this.remoteDigest(entry.uri);
+    return remote !== null && digestDiffers(md.digest, remote);
   }
 
   private async remoteDigest(uri: string): Promise<string | null> {
@@ -455,14 +549,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     }
   }
 
-  private async installedByName(): Promise<Map<string, InstalledBackend>> {
-    return new Map((await this.store.list()).map((b) => [b.name, b]));
-  }
-
   private async entriesByName(): Promise<Map<string, GalleryEntry>> {
-    const byName = new Map<string, GalleryEntry>();
-    for (const entry of await this.galleries.entries()) if (!byName.has(entry.name)) byName.set(entry.name, entry);
-    return byName;
+    return firstByName(await this.galleries.entries());
   }
 
   private galleryLocation(entry: GalleryEntry): string | null {
@@ -475,7 +563,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       this.emitEvent({ type: 'backend-removed', node: this.id, name });
       return;
     }
-    const entry = (await this.entriesByName()).get(name);
+    const entry = (await this.entriesByName()).get(name.toLowerCase());
     this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.supervisor.list()) });
   }
 
@@ -497,4 +585,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private check(req: NodeRef): void {
     if (req.node !== this.id) throw new HangarError('not-found', `no node ${req.node}`);
   }
+}
+
+/** Lower-cased name -> first entry of that name in gallery order (LocalAI matches names case-insensitively). */
+function firstByName(entries: GalleryEntry[]): Map<string, GalleryEntry> {
+  const byName = new Map<string, GalleryEntry>();
+  for (const entry of entries) if (!byName.has(entry.name.toLowerCase())) byName.set(entry.name.toLowerCase(), entry);
+  return byName;
 }

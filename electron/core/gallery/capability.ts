@@ -1,10 +1,12 @@
 // Which build of a meta backend suits this machine: the same facts LocalAI reads (forced values, PCI vendor ids
-// under /sys/class/drm, the NVIDIA driver, Tegra SoCs, CUDA toolkit folders, Apple silicon, VRAM of at least 4 GiB).
+// under /sys/class/drm, the NVIDIA driver, Tegra SoCs, the vendors' tools and vulkaninfo, CUDA toolkit folders, Apple
+// silicon, VRAM of more than 4 GiB).
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { parseVulkanInfo } from './vulkan-vram.ts';
 
-type Vendor = 'nvidia' | 'amd' | 'intel';
+type Vendor = 'nvidia' | 'amd' | 'intel' | 'vulkan';
 
 const pciVendors: Record<string, Vendor> = { '0x10de': 'nvidia', '0x1002': 'amd', '0x8086': 'intel' };
 const vendorPriority: Vendor[] = ['nvidia', 'amd', 'intel'];
@@ -53,6 +55,8 @@ function gpuVendor(env: NodeJS.ProcessEnv): Vendor | null {
   if (onPath('nvidia-smi', env)) return 'nvidia';
   if (onPath('rocm-smi', env)) return 'amd';
   if (onPath('xpu-smi', env) || onPath('intel_gpu_top', env)) return 'intel';
+  // Last, as in LocalAI: a Vulkan loader sees any GPU, but names no vendor build.
+  if (onPath('vulkaninfo', env)) return 'vulkan';
   return null;
 }
 
@@ -74,24 +78,55 @@ function isTegra(): boolean {
   );
 }
 
-/** Total VRAM in bytes of the vendor's GPUs, 0 when it cannot be measured. */
+/**
+ * Total VRAM in bytes, 0 when it cannot be measured. As LocalAI (pkg/xsysinfo/gpu.go GetGPUMemoryUsage): the
+ * vendors' tools (nvidia-smi, rocm-smi, xpu-smi) summed, vulkaninfo's device-local heaps for a Vulkan-only GPU;
+ * then the amdgpu driver's own count under /sys.
+ */
 function vram(vendor: Vendor, env: NodeJS.ProcessEnv): number {
-  if (vendor === 'nvidia') return nvidiaVram(env);
+  const fromTools =
+    toolBytes('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], env, parseNvidiaSmi) +
+    toolBytes('rocm-smi', ['--showmeminfo', 'vram', '--csv'], env, parseRocmSmi) +
+    toolBytes('xpu-smi', ['discovery', '--json'], env, parseXpuSmi);
+  if (fromTools > 0) return fromTools;
+  if (vendor === 'vulkan') return toolBytes('vulkaninfo', ['--text'], env, parseVulkanInfo);
   return drmCards()
     .filter((card) => card.vendor === vendor)
     .reduce((sum, { card }) => sum + (Number(readText(join(drmRoot, card, 'device', 'mem_info_vram_total'))) || 0), 0);
 }
 
-function nvidiaVram(env: NodeJS.ProcessEnv): number {
+function toolBytes(command: string, args: string[], env: NodeJS.ProcessEnv, parse: (out: string) => number): number {
+  if (!onPath(command, env)) return 0;
   try {
-    const out = execFileSync('nvidia-smi', ['--query-gpu=memory.total', '--format=csv,noheader,nounits'], {
-      encoding: 'utf8',
-      timeout: probeTimeoutMs,
-      killSignal: 'SIGKILL',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env,
-    });
-    return out.split('\n').reduce((sum, line) => sum + (Number(line.trim()) || 0), 0) * 1024 * 1024;
+    const out = execFileSync(command, args, { encoding: 'utf8', timeout: probeTimeoutMs, killSignal: 'SIGKILL', stdio: ['ignore', 'pipe', 'ignore'], env });
+    return parse(out);
+  } catch {
+    return 0;
+  }
+}
+
+/** nvidia-smi memory.total lines, in MiB. */
+export function parseNvidiaSmi(out: string): number {
+  return out.split('\n').reduce((sum, line) => sum + (Number(line.trim()) || 0), 0) * 1024 * 1024;
+}
+
+/** rocm-smi --showmeminfo vram --csv: a header, then `GPU[i],total,used`; small numbers are MiB, as LocalAI reads them. */
+export function parseRocmSmi(out: string): number {
+  return out
+    .trim()
+    .split('\n')
+    .slice(1)
+    .reduce((sum, line) => {
+      const total = Number(line.split(',')[1]?.trim()) || 0;
+      return sum + (total < 1_000_000 ? total * 1024 * 1024 : total);
+    }, 0);
+}
+
+/** xpu-smi discovery --json: each device's memory_physical_size_byte. */
+export function parseXpuSmi(out: string): number {
+  try {
+    const devices = (JSON.parse(out) as { device_list?: { memory_physical_size_byte?: unknown }[] }).device_list ?? [];
+    return devices.reduce((sum, d) => sum + (typeof d.memory_physical_size_byte === 'number' ? d.memory_physical_size_byte : 0), 0);
   } catch {
     return 0;
   }

@@ -30,7 +30,7 @@ function nextChange(galleries: Galleries, timeoutMs = 5000): Promise<string> {
 
 const notFound = (pattern: RegExp) => (error: unknown) => error instanceof HangarError && error.code === 'not-found' && pattern.test(error.message);
 
-test('qualified names, the same backend in two galleries, and metas resolved within their own gallery first', async () => {
+test('qualified names, the same backend in two galleries, and metas resolved in gallery order as LocalAI does', async () => {
   const dir = join(root, 'two');
   mkdirSync(dir);
   const a = write(join(dir, 'alpha.yaml'), [
@@ -66,8 +66,13 @@ test('qualified names, the same backend in two galleries, and metas resolved wit
 
     const cpu = await galleries.resolve('llama', 'default');
     assert.deepEqual([cpu.entry.gallery, cpu.entry.uri, cpu.meta?.name, cpu.capability], ['alpha', './cpu-llama', 'llama', 'default']);
-    const cuda = await galleries.resolve('alpha@llama', 'nvidia-cuda-13');
+    const cuda = await galleries.resolve('alpha@llama', 'nvidia');
     assert.deepEqual([cuda.entry.gallery, cuda.entry.name, cuda.capability], ['beta', 'cuda-llama', 'nvidia']);
+    const noKey = await galleries.resolve('alpha@llama', 'nvidia-cuda-13');
+    assert.deepEqual([noKey.entry.gallery, noKey.entry.name, noKey.capability], ['alpha', 'cpu-llama', 'default'], 'no vendor-parent step');
+    const picked = await galleries.resolve('llama', 'nvidia-cuda-13', 'nvidia');
+    assert.equal(picked.entry.name, 'cuda-llama', 'a build the user picked');
+    await assert.rejects(galleries.resolve('llama', 'default', 'nvidia'), /"llama" build "cuda-llama" does not run on this machine \(capability "default"\)/);
     await assert.rejects(galleries.resolve('llama', 'amd'), notFound(/"llama": its "amd" build "rocm-llama" is in no gallery/));
     const concrete = await galleries.resolve('beta@tool', 'metal');
     assert.deepEqual([concrete.entry.version, concrete.meta, concrete.capability], ['2.0.0', null, 'metal']);

@@ -3,10 +3,14 @@ import { EventEmitter } from 'node:events';
 import { HangarError } from '../../../shared/errors.ts';
 import { FileGallery } from './file-gallery.ts';
 import { galleryNames, parseLocation } from './location.ts';
-import { isMeta, resolveMetaKey } from './meta.ts';
+import { isEntryCompatible, isMeta, resolveMetaKey } from './meta.ts';
 import type { GallerySource } from './snapshot.ts';
 import type { GalleryEntry, GalleryLoadError, GallerySpec } from './types.ts';
 import { UrlGallery } from './url-gallery.ts';
+
+function incompatible(what: string, capability: string): HangarError {
+  return new HangarError('bad-input', `backend "${what}" does not run on this machine (capability "${capability}")`);
+}
 
 export interface ResolvedEntry {
   /** The concrete backend to install. */
@@ -62,24 +66,36 @@ export class Galleries extends EventEmitter {
     throw new HangarError('not-found', `backend "${qualifiedName}": not in ${where}${failure ? ` (${failure})` : ''}`);
   }
 
-  /** A meta backend becomes the concrete build for `capability`, looked up in its own gallery first. */
-  async resolve(qualifiedName: string, capability: string): Promise<ResolvedEntry> {
+  /**
+   * A meta backend becomes the concrete build for `capability`, as LocalAI resolves it: the capability's own key,
+   * else `default`, else `cpu` (or the key the user `picked`), then the first compatible entry of that name in
+   * gallery order. An entry that does not run on this machine is refused, as LocalAI's filtered list omits it.
+   */
+  async resolve(qualifiedName: string, capability: string, picked?: string | null): Promise<ResolvedEntry> {
     const meta = await this.find(qualifiedName);
-    if (!isMeta(meta)) return { entry: meta, meta: null, capability };
-    const pick = resolveMetaKey(meta.capabilities!, capability);
-    if (!pick) {
-      throw new HangarError('not-found', `backend "${qualifiedName}": no build for capability "${capability}" and no "default" build`);
+    if (!isMeta(meta)) {
+      if (!isEntryCompatible(meta, capability)) throw incompatible(qualifiedName, capability);
+      return { entry: meta, meta: null, capability };
     }
-    const own = this.sources.find((source) => source.name === meta.gallery);
-    const order = own ? [own, ...this.sources.filter((source) => source !== own)] : this.sources;
-    const entry = await this.lookup(pick.target, order);
-    if (!entry) {
-      throw new HangarError('not-found', `backend "${qualifiedName}": its "${pick.key}" build "${pick.target}" is in no gallery`);
+    const capabilities = meta.capabilities!;
+    const own = picked && Object.hasOwn(capabilities, picked) ? capabilities[picked] : undefined;
+    const pick = own ? { key: picked!, target: own } : resolveMetaKey(capabilities, capability);
+    if (pick === null) {
+      throw new HangarError('not-found', `backend "${qualifiedName}": no build for capability "${capability}" and no "default" or "cpu" build`);
     }
+    const { key, target } = pick;
+    const entry = await this.lookup(target, this.sources);
+    if (!entry) throw new HangarError('not-found', `backend "${qualifiedName}": its "${key}" build "${target}" is in no gallery`);
     if (isMeta(entry)) {
-      throw new HangarError('failed', `backend "${qualifiedName}": its "${pick.key}" build "${pick.target}" is itself a meta backend`);
+      throw new HangarError('failed', `backend "${qualifiedName}": its "${key}" build "${target}" is itself a meta backend`);
     }
-    return { entry, meta, capability: pick.key };
+    if (!isEntryCompatible(entry, capability)) throw incompatible(`${qualifiedName}" build "${target}`, capability);
+    return { entry, meta, capability: key };
+  }
+
+  /** The first entry named `name` in gallery order (LocalAI matches names case-insensitively). */
+  async byName(name: string): Promise<GalleryEntry | null> {
+    return this.lookup(name, this.sources);
   }
 
   /** Loads every gallery again: local files are re-read, remote indexes fetched. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareVersions, isUpgradable } from './version.ts';
+import { compareVersions, digestDiffers, versionVerdict } from './version.ts';
 
 test('compareVersions orders semver-ish versions numerically', () => {
   const table: [string, string, number][] = [
@@ -26,24 +26,18 @@ test('compareVersions orders semver-ish versions numerically', () => {
   }
 });
 
-test('isUpgradable: versions first, then sha256, then digest; nothing known means no upgrade', () => {
-  const none = { version: null, sha256: null, digest: null };
-  const sha = (c: string) => c.repeat(64);
-  const table: [string, Parameters<typeof isUpgradable>[0], Parameters<typeof isUpgradable>[1], boolean][] = [
-    ['newer in gallery', { ...none, version: '1.2.0' }, { ...none, version: '1.10.0' }, true],
-    ['same version', { ...none, version: '1.2.0' }, { ...none, version: 'v1.2.0' }, false],
-    ['older in gallery', { ...none, version: '2.0.0' }, { ...none, version: '1.9.0' }, false],
-    ['versions decide over sha256', { version: '1.0.0', sha256: sha('a'), digest: null }, { version: '1.0.0', sha256: sha('b'), digest: null }, false],
-    ['unparseable and different', { ...none, version: 'master' }, { ...none, version: 'nightly' }, true],
-    ['unparseable and equal', { ...none, version: 'master' }, { ...none, version: 'master' }, false],
-    ['one side unparseable', { ...none, version: '1.0.0' }, { ...none, version: 'latest' }, true],
-    ['sha256 differs', { ...none, sha256: sha('a') }, { ...none, sha256: sha('b') }, true],
-    ['sha256 same, case aside', { ...none, sha256: sha('a') }, { ...none, sha256: sha('A') }, false],
-    ['version on one side only falls to sha256', { ...none, version: '1.0.0', sha256: sha('a') }, { ...none, sha256: sha('a') }, false],
-    ['digest differs', { ...none, digest: 'sha256:1' }, { ...none, digest: 'sha256:2' }, true],
-    ['digest same', { ...none, digest: 'sha256:1' }, { ...none, digest: 'sha256:1' }, false],
-    ['gallery version, nothing installed to compare', none, { ...none, version: '1.0.0' }, false],
-    ['nothing at all', none, none, false],
+test('versionVerdict and digestDiffers follow LocalAI: any version difference, gallery version over none, else digest', () => {
+  const table: [string, string | null, string | null, boolean | 'digest'][] = [
+    ['newer in gallery', '1.2.0', '1.10.0', true],
+    ['same version', '1.2.0', '1.2.0', false],
+    ['gallery went back', '2.0.0', '1.9.0', true],
+    ['v prefix differs', '1.0', 'v1.0', true],
+    ['gallery version, none installed', null, '1.0.0', true],
+    ['installed version, none in gallery', '1.0.0', null, 'digest'],
+    ['no versions', null, null, 'digest'],
   ];
-  for (const [label, installed, available, expected] of table) assert.equal(isUpgradable(installed, available), expected, label);
+  for (const [label, installed, available, expected] of table) assert.equal(versionVerdict(installed, available), expected, label);
+  assert.equal(digestDiffers('sha256:1', 'sha256:1'), false);
+  assert.equal(digestDiffers('sha256:1', 'sha256:2'), true);
+  assert.equal(digestDiffers(null, 'sha256:1'), true, 'no stored digest cannot be confirmed current');
 });

@@ -1,4 +1,4 @@
-// Version ordering and upgrade detection for gallery entries against installed backends.
+// Version ordering (to say which way an upgrade goes) and LocalAI's upgrade rule.
 
 interface ParsedVersion {
   release: number[];
@@ -44,25 +44,19 @@ function compareIdentifier(a: string, b: string): number {
   return Math.sign(naturalOrder.compare(a, b));
 }
 
-interface Fingerprint {
-  version: string | null;
-  sha256: string | null;
-  digest: string | null;
+/**
+ * LocalAI's upgrade rule (core/gallery/upgrade.go): versions on both sides decide by any difference at all (a
+ * downgrade or "v1.0" vs "1.0" included); a gallery version with none installed is an upgrade. Otherwise only an
+ * OCI uri can tell, by its tag digest: 'digest' asks the caller to compare (see digestDiffers). There is no
+ * sha256 rule.
+ */
+export function versionVerdict(installed: string | null, available: string | null): boolean | 'digest' {
+  if (available && installed) return available !== installed;
+  if (available) return true;
+  return 'digest';
 }
 
-/**
- * Whether `available` should replace `installed`. Versions decide when both sides have one (newer wins; versions
- * that do not parse count as upgradable when they differ). Otherwise a differing sha256, then a differing digest
- * (the caller supplies the remote digest). With nothing to compare, nothing is upgradable.
- */
-export function isUpgradable(installed: Fingerprint, available: Fingerprint): boolean {
-  if (installed.version && available.version) {
-    if (parseVersion(installed.version) && parseVersion(available.version)) {
-      return compareVersions(available.version, installed.version) > 0;
-    }
-    return installed.version.trim() !== available.version.trim();
-  }
-  if (installed.sha256 && available.sha256) return installed.sha256.toLowerCase() !== available.sha256.toLowerCase();
-  if (installed.digest && available.digest) return installed.digest !== available.digest;
-  return false;
+/** An installed OCI backend with no stored digest cannot be confirmed current, so it counts as upgradable. */
+export function digestDiffers(installed: string | null, remote: string): boolean {
+  return !installed || installed !== remote;
 }

@@ -1,10 +1,11 @@
-// Copies a local directory tree into staging: modes kept (special bits stripped), symlinks kept only when they
-// stay inside the source tree, special files refused. Never follows a link.
+// Copies a local directory tree into staging: modes kept (special bits stripped), special files refused. Symlinks
+// are copied as written (as LocalAI's copy does): an absolute one names a host file, a relative one must stay inside
+// the source tree. Never follows a link.
 import { chmod, copyFile, lstat, mkdir, readdir, readlink, realpath, symlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
-import { resolveLinkLexically } from './paths.ts';
+import { isAbsolutePath, resolveLinkLexically } from './paths.ts';
 
 async function staysInside(root: string, linkPath: string, rel: string, target: string): Promise<boolean> {
   if (resolveLinkLexically(rel, target) === null) return false;
@@ -37,7 +38,7 @@ export async function copyTree(sourceDir: string, destDir: string, onBytes: (byt
         onBytes((copied += stats.size));
       } else if (stats.isSymbolicLink()) {
         const target = await readlink(from);
-        if (!(await staysInside(root, from, rel, target))) {
+        if (!isAbsolutePath(target) && !(await staysInside(root, from, rel, target))) {
           throw new HangarError('bad-input', `symlink "${rel}" points outside the source tree (${target})`);
         }
         await symlink(target, to);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
@@ -71,6 +71,25 @@ async function expectRejected(h: Harness, entries: TarEntry[] | Buffer, cause: R
   h.assertUntouched();
 }
 
+describe('symlinks are created as written, as LocalAI does', () => {
+  it('keeps an absolute link (a virtualenv\'s interpreter), and a later entry at its path replaces the link, not its target', async (t) => {
+    const h = await harness(t);
+    const target = join(h.sentinel, 'python3');
+    const venv: TarEntry[] = [
+      { name: 'venv/bin/python', type: 'symlink', linkname: target },
+      { name: 'venv/bin/python3', type: 'symlink', linkname: 'python' },
+      { name: 'venv/lib64', type: 'symlink', linkname: '/usr/lib64' },
+      { name: 'venv/bin/python', content: 'replaced' },
+    ];
+    await h.install(await writeArchive(h.src, 'venv.tar.gz', await makeTarGz(backendEntries('v2', venv))));
+    const live = join(h.backends, 'demo');
+    assert.equal(readlinkSync(join(live, 'venv/lib64')), '/usr/lib64');
+    assert.equal(readlinkSync(join(live, 'venv/bin/python3')), 'python');
+    assert.equal(readFileSync(join(live, 'venv/bin/python'), 'utf8'), 'replaced');
+    assert.deepEqual(readdirSync(h.sentinel), [], 'nothing was written through the absolute link');
+  });
+});
+
 describe('unsafe archives are refused and leave the live backend alone', () => {
   it('refuses ".." in entry names', async (t) => {
     const h = await harness(t);
@@ -82,10 +101,10 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
     await expectRejected(h, backendEntries('v2', [{ name: join(h.sentinel, 'evil'), content: 'x' }]), /absolute path/);
   });
 
-  it('refuses symlinks pointing out of the tree, relative or absolute', async (t) => {
+  it('refuses relative symlinks climbing out of the tree, and any write through an absolute one', async (t) => {
     const h = await harness(t);
     await expectRejected(h, backendEntries('v2', [{ name: 'out', type: 'symlink', linkname: '../../sentinel' }, { name: 'out/evil', content: 'x' }]), /symlink "out" points outside/);
-    await expectRejected(h, backendEntries('v2', [{ name: 'abs', type: 'symlink', linkname: h.sentinel }]), /symlink "abs" points outside/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'abs', type: 'symlink', linkname: h.sentinel }, { name: 'abs/evil', content: 'x' }]), /"abs\/evil" would be written through the symlink "abs"/);
   });
 
   it('refuses a chain of in-tree-looking symlinks that resolves out of the tree', async (t) => {
@@ -258,7 +277,7 @@ describe('install, upgrade, rollback, delete', () => {
     assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'v2');
   });
 
-  it('copies a local directory, keeping modes and in-tree links, and refuses a link out of it', async (t) => {
+  it('copies a local directory, keeping modes, in-tree and absolute links, and refuses a relative link out of it', async (t) => {
     const h = await harness(t);
     const tree = join(h.src, 'tree');
     await mkdir(join(tree, 'bin'), { recursive: true });
@@ -268,17 +287,19 @@ describe('install, upgrade, rollback, delete', () => {
     const { symlink, chmod } = await import('node:fs/promises');
     await chmod(join(tree, 'bin', 'secret'), 0o4600);
     await symlink('bin/secret', join(tree, 'link'));
+    await symlink('/usr/bin/python3', join(tree, 'python'));
     await h.install(`file://${tree}`);
     const live = join(h.backends, 'demo');
     assert.equal(statSync(join(live, 'run.sh')).mode & 0o7777, 0o751, 'run.sh kept its mode and became executable');
     assert.equal(statSync(join(live, 'bin', 'secret')).mode & 0o7777, 0o600, 'setuid stripped');
     assert.equal(readFileSync(join(live, 'link'), 'utf8'), 's');
+    assert.equal(readlinkSync(join(live, 'python')), '/usr/bin/python3', 'an absolute link is kept as written');
 
     const h2 = await harness(t);
     const outside = join(h2.src, 'outside');
     await mkdir(outside, { recursive: true });
     await writeFile(join(outside, 'run.sh'), '#!/bin/sh\n');
-    await symlink(h2.sentinel, join(outside, 'escape'));
+    await symlink('../../sentinel', join(outside, 'escape'));
     await assert.rejects(h2.install(outside), /^HangarError: backend "demo": symlink "escape" points outside the source tree/);
     h2.assertUntouched();
   });
@@ -321,7 +342,8 @@ describe('install, upgrade, rollback, delete', () => {
 
     const missing = `${server.url}/missing.tgz`;
     const meta = await h.install(missing, { uris: [missing, join(h.src, 'pkgs', 'demo.tgz')] });
-    assert.equal(meta.uri, join(h.src, 'pkgs', 'demo.tgz'));
+    assert.equal(readFileSync(join(h.backends, 'demo', 'VERSION'), 'utf8'), 'relative', 'the mirror served it');
+    assert.equal(meta.uri, missing, 'the entry\'s own uri is recorded, as LocalAI does');
     await assert.rejects(h.install(missing, { uris: [missing, join(h.src, 'nope.tgz')] }), (err: unknown) => {
       assert.ok(err instanceof HangarError);
       assert.match(err.message, /^backend "demo": every source failed: .*missing\.tgz: .*HTTP 404.*; .*nope\.tgz: .*does not exist/);

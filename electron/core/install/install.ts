@@ -51,7 +51,7 @@ export async function stageBackend(store: BackendStore, request: InstallRequest)
       galleryUrl: request.details?.galleryUrl ?? null,
       installedAt: new Date().toISOString(),
       version: request.details?.version ?? null,
-      uri: fetched.servedBy,
+      uri: request.uris[0] ?? fetched.servedBy, // LocalAI records the entry's own uri even when a mirror served it
       digest: fetched.digest,
       sha256: fetched.sha256,
     };

@@ -13,7 +13,7 @@ export interface FetchContext {
 export interface FetchResult {
   /** sha256 of the artifact as fetched (tarballs), or null when not applicable (directories). */
   sha256: string | null;
-  /** Content digest (OCI manifest digest for this platform), or null. */
+  /** Content digest (the OCI tag's digest: the index for a multi-platform image, as LocalAI records it), or null. */
   digest: string | null;
   /** The uri that actually served the tree (differs from the entry's uri when a mirror served it). */
   servedBy: string;

@@ -90,7 +90,7 @@ export class TreeWriter {
     }
   }
 
-  /** Re-checks every symlink against the finished tree, so chains of links cannot point out of it. */
+  /** Re-checks every relative symlink against the finished tree, so chains of them cannot climb out of it. */
   async finish(): Promise<void> {
     for (const rel of this.symlinks) {
       if (this.written.get(rel) !== 'symlink') continue;
@@ -144,8 +144,13 @@ export class TreeWriter {
     this.written.set(rel, 'dir');
   }
 
+  /**
+   * Links are created as written, as LocalAI does: an absolute target names a file of the host (a virtualenv's
+   * interpreter, say). A relative one must stay inside the tree, where it cannot reach a sibling backend. Nothing is
+   * ever written through a link either way (ensureParent).
+   */
   private async makeSymlink(rel: string, target: string): Promise<void> {
-    if (target === '' || resolveLinkLexically(rel, target) === null) {
+    if (target === '' || (!isAbsolutePath(target) && resolveLinkLexically(rel, target) === null)) {
       throw bad(`symlink "${rel}" points outside the tree (${target || 'empty target'})`);
     }
     await this.ensureParent(rel);
@@ -261,7 +266,7 @@ export class TreeWriter {
       if (stats === null || !stats.isSymbolicLink()) continue;
       if (++hops > MAX_LINK_HOPS) return false;
       const target = await readlink(this.abs(stack.join('/')));
-      if (isAbsolutePath(target)) return false;
+      if (isAbsolutePath(target)) return true; // reaches a host path, as an absolute link may
       stack.pop();
       pending = [...segmentsOf(target), ...pending];
     }

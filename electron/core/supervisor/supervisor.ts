@@ -17,6 +17,7 @@ import { PortPool, portIsFree } from './ports.ts';
 import { NotReadyError, waitReady } from './readiness.ts';
 import { Reaper } from './reaper.ts';
 import { processesInDirectory, scanProcesses } from './scan.ts';
+import { backendEnv } from './backend-env.ts';
 import { spawnBackend } from './spawn.ts';
 import { ProcessTable, type TableEntry } from './table.ts';
 
@@ -311,7 +312,7 @@ export class Supervisor extends EventEmitter {
       model,
       dir: resolve(target.dir),
       port,
-      env: { ...this.options.runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: this.options.grpcToken },
+      env: { ...(await backendEnv(target.dir, this.options.modelsDir)), ...this.options.runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: this.options.grpcToken },
       onLine: (stream, text) => {
         const line: LogLine = { model, stream, text, at: new Date().toISOString() };
         logs.push(line);

@@ -116,7 +116,8 @@ function BackendActions({ backend, busy }: { backend: BackendInfo; busy: boolean
         onConfirm={() => void action.run('delete')}
         onClose={() => setConfirming(false)}
       >
-        Its running processes are stopped and its directory is removed. This cannot be undone.
+        Its running processes are stopped and its directory is removed
+        {backend.metaBackendFor && <>, and so is its build {backend.metaBackendFor} (as LocalAI does)</>}. This cannot be undone.
       </ConfirmDialog>
     </div>
   );

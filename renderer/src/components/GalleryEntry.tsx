@@ -3,12 +3,15 @@ import type { GalleryEntryView } from '../../../shared/types.ts';
 import { runBackendAction } from '../state/actions.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { JobStatus } from './JobStatus.tsx';
+import { MetaBuilds } from './MetaBuilds.tsx';
 import { useAction } from './useAction.ts';
 
 export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: GalleryEntryView }) {
   const job = useLatestJob(entry.name);
   const action = useAction(runBackendAction);
   const busy = action.pending || (job !== undefined && isActive(job));
+  const installedAs = entry.meta?.installedAs ?? null;
+  const installable = entry.compatible && (entry.meta === null || entry.meta.resolves !== null);
   return (
     <article className="card entry" data-testid={`gallery-entry-${entry.name}`} aria-label={`Gallery entry ${entry.name}`}>
       <header className="backend-head">
@@ -19,6 +22,7 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
           {entry.installed && <span className="badge ok">installed</span>}
           {entry.upgradable && <span className="badge warn">update available</span>}
           {entry.meta && <span className="badge neutral">meta</span>}
+          {!entry.compatible && <span className="badge danger">does not run here</span>}
         </div>
         <div className="actions">
           {entry.upgradable && (
@@ -26,19 +30,21 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
               Upgrade
             </button>
           )}
-          {!entry.installed && (
-            <button type="button" className="btn primary" disabled={busy} onClick={() => void action.run('install', entry.name)}>
+          {!entry.installed && installedAs === null && (
+            <button
+              type="button"
+              className="btn primary"
+              disabled={busy || !installable}
+              title={installable ? undefined : 'No build of this backend runs on this machine'}
+              onClick={() => void action.run('install', entry.name)}
+            >
               Install
             </button>
           )}
         </div>
       </header>
       {entry.description && <p className="description">{entry.description}</p>}
-      {entry.meta && (
-        <p className="meta small" data-testid="meta-resolves">
-          Resolves to <b>{entry.meta.resolves}</b> on this node ({entry.meta.capability})
-        </p>
-      )}
+      {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy} />}
       <div className="entry-foot">
         {entry.tags.map((tag) => (
           <span key={tag} className="tag">

@@ -1,7 +1,8 @@
 // What the user can do. Each action calls the bridge; results arrive as events, and the job a call returns is
 // applied at once so the row shows progress without waiting for the first event.
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
+import type { GalleryEntryView, JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
+import { galleryStore } from './gallery.ts';
 import { jobsStore, withJob } from './jobs.ts';
 import { bridge } from './session.ts';
 
@@ -54,4 +55,11 @@ export function stop(model: string): Promise<void> {
 /** Every process whose cwd is, or was, inside the backends directory, started by Hangar or not. A pull, not an event. */
 export function scanProcesses(): Promise<ScanEntry[]> {
   return bridge().scan({ node: LOCAL_NODE });
+}
+
+/** Picks the build of a meta backend this node installs (null: automatic again); the entry updates at once. */
+export async function chooseVariant(name: string, capability: string | null): Promise<GalleryEntryView> {
+  const entry = await bridge().chooseVariant({ node: LOCAL_NODE, name, capability });
+  galleryStore.setState((s) => ({ entries: s.entries.map((e) => (e.gallery === entry.gallery && e.name === entry.name ? entry : e)) }));
+  return entry;
 }

@@ -6,14 +6,17 @@ import { allTags, filterEntries } from './gallery.ts';
 function entry(name: string, patch: Partial<GalleryEntryView> = {}): GalleryEntryView {
   return {
     name, gallery: 'starter', alias: null, version: '1', uri: null, description: null, license: null, tags: [], icon: null,
-    installed: false, upgradable: false, meta: null, ...patch,
+    installed: false, upgradable: false, compatible: true, meta: null, ...patch,
   };
 }
 
 const entries = [
   entry('echo', { installed: true, upgradable: true, tags: ['demo'], description: 'Echoes the prompt' }),
   entry('pyecho', { tags: ['demo', 'python'] }),
-  entry('llama', { meta: { resolves: 'cpu-llama', capability: 'default' }, tags: ['llm'] }),
+  entry('llama', {
+    meta: { resolves: 'cpu-llama', capability: 'default', reason: 'default: CPU', picked: false, variants: [], installedAs: null },
+    tags: ['llm'],
+  }),
 ];
 
 const names = (list: GalleryEntryView[]) => list.map((e) => e.name);

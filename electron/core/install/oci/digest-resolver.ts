@@ -1,8 +1,8 @@
-// Upgrade checks: the manifest digest a tag currently points at for this platform, cached for a while.
+// Upgrade checks: the digest a tag currently points at (the index for a multi-platform image, as LocalAI's
+// HEAD of the tag reports it, pkg/oci/image.go GetImageDigest), cached for a while.
 import { HangarError } from '../../../../shared/errors.ts';
 import { dockerConfigCredentials, type CredentialLookup } from './credentials.ts';
-import { resolvePlatform } from './manifest.ts';
-import { hostPlatform, type Platform } from './platform.ts';
+import { tagDigest } from './manifest.ts';
 import { isOciReference, parseReference } from './reference.ts';
 import { AuthCache, Repository } from './repository.ts';
 
@@ -12,27 +12,23 @@ export interface DigestResolverOptions {
   fetch: typeof globalThis.fetch;
   ttlMs?: number;
   dockerConfigPath?: string;
-  platform?: Platform;
 }
 
 export class DigestResolver {
   private readonly fetch: typeof globalThis.fetch;
   private readonly ttlMs: number;
-  private readonly platform: Platform;
   private readonly credentials: CredentialLookup;
   private readonly authCache = new AuthCache();
   private readonly cache = new Map<string, { digest: Promise<string | null>; at: number }>();
 
-  constructor({ fetch, ttlMs = SIX_HOURS, dockerConfigPath, platform }: DigestResolverOptions) {
+  constructor({ fetch, ttlMs = SIX_HOURS, dockerConfigPath }: DigestResolverOptions) {
     this.fetch = fetch;
     this.ttlMs = ttlMs;
-    this.platform = platform ?? hostPlatform();
     this.credentials = dockerConfigCredentials(dockerConfigPath);
   }
 
   /**
-   * The manifest digest for this platform, or null when `ref` is not an OCI reference or the registry has no
-   * image for this platform under it. Other failures (network, login) reject and are not cached.
+   * The tag's digest, or null when `ref` is not an OCI reference or the registry has no such tag. Other failures (network, login) reject and are not cached.
    */
   current(ref: string): Promise<string | null> {
     const cached = this.cache.get(ref);
@@ -54,7 +50,7 @@ export class DigestResolver {
     if (!isOciReference(ref)) return null;
     const repo = new Repository(parseReference(ref), ref, { fetch: this.fetch, credentials: this.credentials, authCache: this.authCache });
     try {
-      return (await resolvePlatform(repo, this.platform)).digest;
+      return await tagDigest(repo);
     } catch (err) {
       if (err instanceof HangarError && err.code === 'not-found') return null;
       throw err;

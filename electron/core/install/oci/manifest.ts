@@ -55,17 +55,27 @@ export async function fetchManifest(repo: Repository, reference: string, signal?
   return { digest, document: parseManifest(bytes, response.headers.get('content-type'), repo.label) };
 }
 
+/** The digest of what the reference itself names: the index for a multi-platform image (what LocalAI records). */
+export async function tagDigest(repo: Repository, signal?: AbortSignal): Promise<string> {
+  return (await fetchManifest(repo, referenceOf(repo), signal)).digest;
+}
+
+function referenceOf(repo: Repository): string {
+  return repo.ref.digest ?? repo.ref.tag ?? 'latest';
+}
+
 /**
  * The manifest digest for `platform` at the reference: the index entry's digest for a multi-platform image, the
- * manifest's own digest otherwise. `manifest` is filled when it was already fetched on the way.
+ * manifest's own digest otherwise; `tagDigest` is the digest of the reference's own manifest or index.
+ * `manifest` is filled when it was already fetched on the way.
  */
-export async function resolvePlatform(
+async function resolvePlatform(
   repo: Repository,
   platform: Platform,
   signal?: AbortSignal,
-): Promise<{ digest: string; manifest: ImageManifest | null }> {
-  const fetched = await fetchManifest(repo, repo.ref.digest ?? repo.ref.tag ?? 'latest', signal);
-  if ('layers' in fetched.document) return { digest: fetched.digest, manifest: fetched.document };
+): Promise<{ digest: string; tagDigest: string; manifest: ImageManifest | null }> {
+  const fetched = await fetchManifest(repo, referenceOf(repo), signal);
+  if ('layers' in fetched.document) return { digest: fetched.digest, tagDigest: fetched.digest, manifest: fetched.document };
   const entries = fetched.document.manifests.filter((m) => MANIFEST_TYPES.has(m.mediaType));
   const chosen = selectPlatform(entries, platform);
   if (!chosen) {
@@ -75,7 +85,7 @@ export async function resolvePlatform(
       `${repo.label}: no image for ${formatPlatform(platform)} (the registry offers ${offered.length ? offered.join(', ') : 'no platforms'})`,
     );
   }
-  return { digest: chosen.digest, manifest: null };
+  return { digest: chosen.digest, tagDigest: fetched.digest, manifest: null };
 }
 
 /** The image manifest for `platform`, following an index to the platform's entry. */
@@ -83,14 +93,14 @@ export async function fetchPlatformManifest(
   repo: Repository,
   platform: Platform,
   signal?: AbortSignal,
-): Promise<{ digest: string; manifest: ImageManifest }> {
+): Promise<{ digest: string; tagDigest: string; manifest: ImageManifest }> {
   const resolved = await resolvePlatform(repo, platform, signal);
-  if (resolved.manifest) return { digest: resolved.digest, manifest: resolved.manifest };
+  if (resolved.manifest) return { digest: resolved.digest, tagDigest: resolved.tagDigest, manifest: resolved.manifest };
   const fetched = await fetchManifest(repo, resolved.digest, signal);
   if (!('layers' in fetched.document)) {
     throw new HangarError('bad-input', `${repo.label}: index entry ${resolved.digest} is itself an index, not an image`);
   }
-  return { digest: resolved.digest, manifest: fetched.document };
+  return { digest: resolved.digest, tagDigest: resolved.tagDigest, manifest: fetched.document };
 }
 
 function verifyDigest(bytes: Buffer, digest: string, label: string): void {

@@ -95,8 +95,8 @@ describe('ociSource against a real registry', () => {
       assert.deepEqual(await readFile(join(dir, name)), await readFile(join(ECHO_DIR, name)), name);
     }
     assert.ok(((await stat(join(dir, 'run.sh'))).mode & 0o111) !== 0, 'run.sh stays executable');
-    assert.equal(result.digest, pushed.manifests[0], 'the digest is this platform manifest, not the index');
-    assert.notEqual(result.digest, pushed.index);
+    assert.equal(result.digest, pushed.index, 'the digest is the tag\'s (the index), as LocalAI records it');
+    assert.notEqual(result.digest, pushed.manifests[0]);
     assert.equal(result.servedBy, uri);
     assert.equal(result.sha256, null);
     assert.deepEqual(progress.at(-1), [layer.size, layer.size]);
@@ -137,7 +137,7 @@ describe('ociSource against a real registry', () => {
     await push('pinned/app', 'v1', [await buildLayer([{ path: 'pinned.txt', content: 'two' }])]);
     const { dir, result } = await pull(`${registry.host}/pinned/app@${pushed.index}`);
     assert.equal(await readFile(join(dir, 'pinned.txt'), 'utf8'), 'one', 'the pin wins over the moved tag');
-    assert.equal(result.digest, pushed.manifests[0]);
+    assert.equal(result.digest, pushed.index, 'the digest recorded is the pin itself');
     await rejectsWith(pull(`${registry.host}/pinned/app@sha256:${'0'.repeat(64)}`), 'not-found', /pinned\/app@sha256:0+: manifest sha256:0+ not found/);
   });
 
@@ -158,17 +158,17 @@ describe('ociSource against a real registry', () => {
 });
 
 describe('DigestResolver', () => {
-  test('reports the platform digest, caches it, and sees a re-pushed tag after refresh()', async () => {
+  test('reports the tag digest (the index), caches it, and sees a re-pushed tag after refresh()', async () => {
     const first = await push('resolver/app', 'stable', [await buildLayer([{ path: 'v', content: '1' }])]);
     const resolver = new DigestResolver({ fetch: globalThis.fetch });
     const ref = `${registry.host}/resolver/app:stable`;
-    assert.equal(await resolver.current(ref), first.manifests[0]);
+    assert.equal(await resolver.current(ref), first.index);
 
     const second = await push('resolver/app', 'stable', [await buildLayer([{ path: 'v', content: '2' }])]);
-    assert.notEqual(second.manifests[0], first.manifests[0]);
-    assert.equal(await resolver.current(ref), first.manifests[0], 'cached within the TTL');
+    assert.notEqual(second.index, first.index);
+    assert.equal(await resolver.current(ref), first.index, 'cached within the TTL');
     resolver.refresh();
-    assert.equal(await resolver.current(ref), second.manifests[0]);
+    assert.equal(await resolver.current(ref), second.index);
 
     assert.equal(await resolver.current(`${registry.host}/resolver/app:absent`), null);
     assert.equal(await resolver.current('./backends/echo'), null);

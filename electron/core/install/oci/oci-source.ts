@@ -51,7 +51,7 @@ class OciSource implements BackendSource {
       credentials: this.shared.credentials,
       authCache: this.shared.authCache,
     });
-    const { digest, manifest } = await fetchPlatformManifest(repo, this.shared.platform, ctx.signal);
+    const { tagDigest, manifest } = await fetchPlatformManifest(repo, this.shared.platform, ctx.signal);
     for (const layer of manifest.layers) checkLayerType(layer, this.uri);
 
     const total = manifest.layers.reduce((sum, layer) => sum + layer.size, 0);
@@ -64,7 +64,7 @@ class OciSource implements BackendSource {
       });
       await extractLayer(blob, stagingDir, ctx.signal);
     }
-    return { sha256: null, digest, servedBy: this.uri };
+    return { sha256: null, digest: tagDigest, servedBy: this.uri };
   }
 }
 
