@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import type { NodeApi, NodeMethod, NodeRequest } from './api.ts';
 
-/** Suffixes of the working directories an install leaves beside a live backend. */
-export const WORKING_SUFFIXES = ['.install-tmp', '.install-backup', '.previous'] as const;
+/**
+ * Suffixes of the working directories an install leaves beside a live backend: LocalAI's install and upgrade
+ * (`.install-tmp`, `.install-backup`, `.upgrade-tmp`, `.backup`) and Hangar 0.1 (`.previous`).
+ */
+export const WORKING_SUFFIXES = ['.install-tmp', '.install-backup', '.upgrade-tmp', '.backup', '.previous'] as const;
 
 export const NAME_MAX = 128;
 

@@ -8,7 +8,7 @@ import { chmod, lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:f
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
-import { backendName } from '../../../shared/schemas.ts';
+import { WORKING_SUFFIXES, backendName } from '../../../shared/schemas.ts';
 import { METADATA_FILE, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
 
 export type { BackendMetadata } from './metadata.ts';
@@ -43,8 +43,8 @@ export interface PendingSwap {
   undo(): Promise<void>;
 }
 
-/** Working directory names LocalAI itself leaves beside a backend while it installs one. */
-const LOCALAI_WORKING_SUFFIXES = ['.install-tmp', '.install-backup'] as const;
+/** LocalAI's names for a live tree renamed aside mid-swap (install, upgrade). */
+const LOCALAI_BACKUP_SUFFIXES = ['.install-backup', '.backup'];
 /** Where Hangar 0.1 kept the rollback tree; moved under .hangar on start. */
 const LEGACY_PREVIOUS_SUFFIX = '.previous';
 
@@ -227,8 +227,8 @@ export class BackendStore {
 
   /**
    * On start: finishes or rolls back any interrupted swap, empties staging and trash, and moves Hangar 0.1's
-   * `<name>.previous` trees under .hangar. LocalAI's own `.install-tmp`/`.install-backup` are left to LocalAI,
-   * except a backup whose live tree is gone, which is put back. Returns what it did.
+   * `<name>.previous` trees under .hangar. LocalAI's own working directories are left to LocalAI, except a
+   * backup whose live tree is gone, which is put back. Returns what it did.
    */
   async recover(): Promise<string[]> {
     const done: string[] = [];
@@ -255,11 +255,11 @@ export class BackendStore {
   }
 
   private async recoverSibling(entry: string): Promise<string[]> {
-    const suffix = [...LOCALAI_WORKING_SUFFIXES, LEGACY_PREVIOUS_SUFFIX].find((s) => entry.endsWith(s));
+    const suffix = WORKING_SUFFIXES.find((s) => entry.endsWith(s));
     const name = suffix ? entry.slice(0, -suffix.length) : '';
     if (!suffix || !backendName.safeParse(name).success) return [];
     const path = join(this.dir, entry);
-    if (suffix === '.install-backup' && !(await isDir(this.liveDir(name)))) {
+    if (LOCALAI_BACKUP_SUFFIXES.includes(suffix) && !(await isDir(this.liveDir(name)))) {
       await rename(path, this.liveDir(name));
       return [`${name}: put the live tree back after an interrupted swap`];
     }

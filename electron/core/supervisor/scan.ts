@@ -8,7 +8,7 @@ import type { DirIdentity } from './identity.ts';
 
 const DELETED = ' (deleted)';
 /** Names LocalAI (and Hangar 0.1) give a backend's directory beside the live one while it is not live. */
-const SIDE_NAMES = /\.(install-backup|install-tmp|previous)$/;
+const SIDE_NAMES = /\.(install-backup|install-tmp|upgrade-tmp|backup|previous)$/;
 /** Hangar's own working directory under the backends dir: `.hangar/<staging|backup|previous|trash>/<name>[.<id>]`. */
 const WORK_DIR = '.hangar';
 
