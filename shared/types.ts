@@ -110,7 +110,14 @@ export interface NodeInfo {
   backendsDir: string;
   modelsDir: string;
   galleries: string[];
+  /** Why a gallery could not be read, or which of its entries were skipped; empty when all is well. */
+  galleryProblems: GalleryProblem[];
   version: string;
+}
+
+export interface GalleryProblem {
+  gallery: string;
+  message: string;
 }
 
 export interface ScanEntry {
@@ -150,7 +157,7 @@ export type NodeEvent =
   | { type: 'process'; node: string; process: ProcessView }
   | { type: 'process-removed'; node: string; model: string }
   | { type: 'log'; node: string; line: LogLine }
-  | { type: 'gallery-changed'; node: string };
+  | { type: 'gallery-changed'; node: string; problems: GalleryProblem[] };
 
 /** The error shape every transport returns: a code and one clear line, never a stack. */
 export interface ErrorEnvelope {

@@ -42,6 +42,9 @@ program
 client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))
   .action(withClient(async (c, options: { json?: boolean; refresh?: boolean }) => {
     const entries = await c.gallery({ node, refresh: options.refresh === true });
+    const { galleryProblems } = await c.info({ node });
+    for (const problem of galleryProblems) process.stderr.write(`hangar: warning: ${problem.message}\n`);
+    if (entries.length === 0 && galleryProblems.length > 0) process.exitCode = 1;
     print(options, entries.map(galleryJson), () =>
       table(entries.map((e) => ({
         name: e.name,

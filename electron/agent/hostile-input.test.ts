@@ -162,7 +162,7 @@ describe('the agent against hostile peers', () => {
   });
 });
 
-describe('agent tokens', () => {
+describe('agent start-up: tokens and galleries', () => {
   let root: string;
   let gallery: string;
 
@@ -207,6 +207,20 @@ describe('agent tokens', () => {
     }
     assert.match(stderr, /token in \$HANGAR_TOKEN/);
     assert.doesNotMatch(stderr, /from-the-environment-42/);
+  });
+
+  test('a gallery that cannot be read is reported by `hangar gallery`, not shown as an empty list', async () => {
+    const broken = join(root, 'broken.yaml');
+    await writeFile(broken, 'this: is: not: [valid yaml');
+    const agent = await startAgent(join(root, 'broken-home'), broken);
+    try {
+      const result = await hangar(agent, 'gallery');
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^hangar: warning: gallery "[^"]+": invalid YAML: /);
+    } finally {
+      agent.child.kill('SIGTERM');
+      await once(agent.child, 'exit');
+    }
   });
 
   test('an existing token file with loose permissions is tightened to 600', async () => {

@@ -12,6 +12,7 @@ import type {
   LoadResult,
   LogLine,
   NodeEvent,
+  GalleryProblem,
   NodeInfo,
   ProcessView,
   ScanEntry,
@@ -145,6 +146,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       backendsDir: this.backendsDir,
       modelsDir: this.modelsDir,
       galleries: this.galleries.names(),
+      galleryProblems: await this.galleryProblems(),
       version: HANGAR_VERSION,
     };
   }
@@ -175,7 +177,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       }
     }
     await this.variantChoices.set(meta.name, req.capability);
-    this.emitEvent({ type: 'gallery-changed', node: this.id });
+    this.emitEvent({ type: 'gallery-changed', node: this.id, problems: this.galleries.problems() });
     return this.entryView(meta, await this.store.list(), byName, req.capability);
   }
 
@@ -567,8 +569,14 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.supervisor.list()) });
   }
 
+  /** Loads every gallery first, so the first answer already says which could not be read. */
+  private async galleryProblems(): Promise<GalleryProblem[]> {
+    await this.galleries.entries();
+    return this.galleries.problems();
+  }
+
   private async onGalleryChanged(): Promise<void> {
-    this.emitEvent({ type: 'gallery-changed', node: this.id });
+    this.emitEvent({ type: 'gallery-changed', node: this.id, problems: this.galleries.problems() });
     for (const backend of await this.store.list()) await this.publishBackend(backend.name);
     if (this.options.autoUpgrade) await this.autoUpgrade();
   }

@@ -72,7 +72,7 @@ describe('bridge', () => {
     const { bridge, events } = loopback(node);
     const seen: NodeEvent[] = [];
     const unsubscribe = bridge.onEvent((event) => seen.push(event));
-    const event: NodeEvent = { type: 'gallery-changed', node: 'local' };
+    const event: NodeEvent = { type: 'gallery-changed', node: 'local', problems: [] };
     events.emit(EVENT_CHANNEL, event);
     unsubscribe();
     events.emit(EVENT_CHANNEL, event);

@@ -3,6 +3,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
 
 const debounceMs = 100;
@@ -67,6 +68,11 @@ export class FileGallery implements GallerySource {
       const info = await stat(this.path, { bigint: true });
       const stamp = `${info.ino}:${info.size}:${info.mtimeNs}`;
       if (stamp === this.stamp && this.snapshot.value) return;
+      if (info.size > BigInt(GALLERY_MAX_BYTES)) {
+        this.stamp = stamp;
+        const cause = `the file is ${mebibytes(Number(info.size))}, over the ${mebibytes(GALLERY_MAX_BYTES)} limit`;
+        return this.snapshot.set(`failure:${stamp}`, () => failedSnapshot(`gallery "${this.name}": cannot read ${this.path}: ${cause}`));
+      }
       text = await readFile(this.path, 'utf8');
       this.stamp = stamp;
     } catch (error) {

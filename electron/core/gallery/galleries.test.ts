@@ -108,7 +108,7 @@ test('a broken gallery is skipped and reported; the others still load', async ()
       (await galleries.entries()).map((entry) => entry.name),
       ['ok', 'also-ok'],
     );
-    const errors = galleries.errors();
+    const errors = galleries.problems();
     assert.equal(errors.length, 3);
     assert.equal(errors[0]!.gallery, 'bad');
     assert.match(errors[0]!.message, /^gallery "bad": invalid YAML: .*line \d+, column \d+$/);
@@ -189,10 +189,66 @@ test('an http gallery: fetched once, relative uris resolve against baseUrl, refr
     status = 500;
     await galleries.refresh();
     assert.equal((await galleries.find('remote')).version, '1.1.0', 'a failed refresh keeps the last good copy');
-    assert.deepEqual(galleries.errors(), [{ gallery: 'remote', message: `gallery "remote": cannot fetch ${url}: HTTP 500 Internal Server Error` }]);
+    assert.deepEqual(galleries.problems(), [{ gallery: 'remote', message: `gallery "remote": cannot fetch ${url}: HTTP 500 Internal Server Error` }]);
     assert.equal(fetches, 3);
   } finally {
     galleries.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('a gallery that expands a 1 MiB anchor 9,000 times is refused quickly, with the reason, and no memory blow-up', async () => {
+  const file = join(root, 'bomb.yaml');
+  const lines = [`- name: first`, `  description: &big ${'x'.repeat(1 << 20)}`];
+  for (let i = 0; i < 9000; i++) lines.push(`- name: e${i}`, '  description: *big');
+  write(file, lines);
+  const rssBefore = process.memoryUsage().rss;
+  const galleries = new Galleries({ specs: [{ name: 'bomb', location: file }] });
+  try {
+    assert.deepEqual(await galleries.entries(), []);
+    const [problem] = galleries.problems();
+    assert.equal(problem?.gallery, 'bomb');
+    assert.match(problem?.message ?? '', /anchors expand to more than 64\.0 MiB of text; refused/);
+    assert.ok(process.memoryUsage().rss - rssBefore < 512 * 1024 * 1024, 'well under half a GiB on top');
+  } finally {
+    galleries.close();
+  }
+});
+
+test('a gallery file over 16 MiB is refused without being read', async () => {
+  const file = join(root, 'huge.yaml');
+  writeFileSync(file, Buffer.alloc(17 * 1024 * 1024, '#'));
+  const galleries = new Galleries({ specs: [{ name: 'huge', location: file }] });
+  try {
+    assert.deepEqual(await galleries.entries(), []);
+    assert.match(galleries.problems()[0]?.message ?? '', /cannot read .*huge\.yaml: the file is 17\.0 MiB, over the 16\.0 MiB limit/);
+  } finally {
+    galleries.close();
+  }
+});
+
+test('a remote gallery that streams without end is cut off at 16 MiB', async () => {
+  let sent = 0;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/yaml' });
+    const chunk = Buffer.alloc(256 * 1024, '#');
+    const pump = () => {
+      while (sent < 64 * 1024 * 1024 && res.write(chunk)) sent += chunk.length;
+      if (sent >= 64 * 1024 * 1024) res.end();
+    };
+    res.on('drain', pump);
+    pump();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/index.yaml`;
+  const galleries = new Galleries({ specs: [{ name: 'endless', location: url }] });
+  try {
+    assert.deepEqual(await galleries.entries(), []);
+    assert.match(galleries.problems()[0]?.message ?? '', /cannot fetch .*: the index passed the 16\.0 MiB limit while downloading/);
+    assert.ok(sent < 48 * 1024 * 1024, `the download stopped early (${sent} bytes sent)`);
+  } finally {
+    galleries.close();
+    server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
 });

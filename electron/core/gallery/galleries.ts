@@ -5,7 +5,8 @@ import { FileGallery } from './file-gallery.ts';
 import { galleryNames, parseLocation } from './location.ts';
 import { isEntryCompatible, isMeta, resolveMetaKey } from './meta.ts';
 import type { GallerySource } from './snapshot.ts';
-import type { GalleryEntry, GalleryLoadError, GallerySpec } from './types.ts';
+import type { GalleryProblem } from '../../../shared/types.ts';
+import type { GalleryEntry, GallerySpec } from './types.ts';
 import { UrlGallery } from './url-gallery.ts';
 
 function incompatible(what: string, capability: string): HangarError {
@@ -48,7 +49,8 @@ export class Galleries extends EventEmitter {
     return snapshots.flatMap((snapshot) => snapshot.entries);
   }
 
-  errors(): GalleryLoadError[] {
+  /** What went wrong loading each gallery, as of its last load. */
+  problems(): GalleryProblem[] {
     return this.sources.flatMap((source) => {
       const snapshot = source.last();
       if (!snapshot) return [];

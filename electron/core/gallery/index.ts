@@ -1,4 +1,4 @@
-export type { GalleryEntry, GalleryLoadError, GallerySpec, IndexSource } from './types.ts';
+export type { GalleryEntry, GallerySpec, IndexSource } from './types.ts';
 export { Galleries, type ResolvedEntry } from './galleries.ts';
 export { parseGalleryIndex } from './parse.ts';
 export { isEntryCompatible, isMeta, preferredBuild, resolveMetaKey } from './meta.ts';

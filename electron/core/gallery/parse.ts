@@ -48,12 +48,50 @@ export function parseGalleryIndex(text: string, source: IndexSource): { entries:
 // bombs still multiply past this bound quickly.
 const maxAliasCount = 10_000;
 
+/** The largest gallery Hangar reads (LocalAI's own index is about 0.3 MiB). */
+export const GALLERY_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * The most text a gallery may expand to once anchors are resolved. Aliases share one value in memory, but every
+ * consumer (views, JSON replies) copies it per use: a 1 MiB anchor used 9,000 times is 9 GiB downstream.
+ */
+export const GALLERY_MAX_EXPANDED = 64 * 1024 * 1024;
+
+export function mebibytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
 function expandAliases(doc: Document, gallery: string): unknown[] {
+  let values: unknown[];
   try {
-    return doc.toJS({ maxAliasCount }) as unknown[];
+    values = doc.toJS({ maxAliasCount }) as unknown[];
   } catch (error) {
     throw new HangarError('bad-input', `gallery "${gallery}": invalid YAML: ${firstLine((error as Error).message)}`);
   }
+  if (expandedSize(values, GALLERY_MAX_EXPANDED) > GALLERY_MAX_EXPANDED) {
+    throw new HangarError('bad-input', `gallery "${gallery}": its anchors expand to more than ${mebibytes(GALLERY_MAX_EXPANDED)} of text; refused`);
+  }
+  return values;
+}
+
+/** Size of value with every alias counted each time it is used; stops counting once past budget. */
+function expandedSize(value: unknown, budget: number): number {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && size <= budget) {
+    const item = stack.pop();
+    if (typeof item === 'string') size += item.length + 1;
+    else if (Array.isArray(item)) {
+      size += 1;
+      for (const child of item) stack.push(child);
+    } else if (item !== null && typeof item === 'object') {
+      size += 1;
+      for (const [key, child] of Object.entries(item)) {
+        size += key.length;
+        stack.push(child);
+      }
+    } else size += 1;
+  }
+  return size;
 }
 
 function readEntry(value: unknown, where: string): EntryFields {

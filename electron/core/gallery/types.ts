@@ -27,11 +27,6 @@ export interface GallerySpec {
   location: string;
 }
 
-export interface GalleryLoadError {
-  gallery: string;
-  message: string;
-}
-
 /** Where an index text came from; stamped on every entry parsed from it. */
 export interface IndexSource {
   gallery: string;

@@ -1,8 +1,27 @@
 // A gallery index served over http(s). Fetched on first use, kept in memory, fetched again on refresh().
 // A failed refresh keeps serving the last good copy and reports the failure.
+import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
 
 const fetchTimeoutMs = 30_000;
+
+/** Reads a body as text, failing as soon as it passes `limit` bytes (a server may stream forever). */
+async function readCapped(response: Response, limit: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (declared > limit) throw new Error(`the index is ${mebibytes(declared)}, over the ${mebibytes(limit)} limit`);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = response.body?.getReader();
+  for (let read = await reader?.read(); read && !read.done; read = await reader!.read()) {
+    size += read.value.byteLength;
+    if (size > limit) {
+      await reader!.cancel();
+      throw new Error(`the index passed the ${mebibytes(limit)} limit while downloading`);
+    }
+    chunks.push(read.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 export class UrlGallery implements GallerySource {
   private readonly snapshot: SnapshotSlot;
@@ -39,7 +58,7 @@ export class UrlGallery implements GallerySource {
     try {
       const response = await this.fetch(this.url, { signal: AbortSignal.timeout(fetchTimeoutMs) });
       if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
-      text = await response.text();
+      text = await readCapped(response, GALLERY_MAX_BYTES);
       baseUrl = response.url || this.url;
     } catch (error) {
       const cause = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;

@@ -1,7 +1,8 @@
 import { useMemo } from 'react';
-import type { GalleryEntryView } from '../../../shared/types.ts';
+import type { GalleryEntryView, GalleryProblem } from '../../../shared/types.ts';
 import type { GalleryStatusFilter } from '../state/gallery.ts';
 import { allTags, filterEntries, setFilters, useGallery } from '../state/gallery.ts';
+import { useNodes } from '../state/node.ts';
 import { fetchGallery } from '../state/sync.ts';
 import { Loading } from './BackendsView.tsx';
 import { GalleryEntry } from './GalleryEntry.tsx';
@@ -16,6 +17,8 @@ const STATUS_LABELS: Record<GalleryStatusFilter, string> = {
   meta: 'Meta backends',
 };
 
+const NO_PROBLEMS: GalleryProblem[] = [];
+
 const renderEntry = (entry: GalleryEntryView) => <GalleryEntry entry={entry} />;
 const entryKey = (entry: GalleryEntryView) => `${entry.gallery}@${entry.name}`;
 
@@ -24,6 +27,7 @@ export function GalleryView() {
   const shown = useMemo(() => filterEntries(entries, filters), [entries, filters]);
   const tags = useMemo(() => allTags(entries), [entries]);
   const refresh = useAction(() => fetchGallery(true));
+  const problems = useNodes((s) => s.nodes.find((n) => n.id === s.selected)?.info?.galleryProblems ?? NO_PROBLEMS);
   return (
     <section className="view" aria-labelledby="gallery-title">
       <header className="view-header">
@@ -72,6 +76,13 @@ export function GalleryView() {
         <p className="alert error" role="alert">
           Could not read the gallery: {error}
         </p>
+      )}
+      {problems.length > 0 && (
+        <ul className="alert error gallery-problems" role="alert" data-testid="gallery-problems">
+          {problems.map((problem) => (
+            <li key={problem.message}>{problem.message}</li>
+          ))}
+        </ul>
       )}
       {!loaded ? (
         <Loading what="the gallery" />

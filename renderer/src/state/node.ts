@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import type { NodeInfo } from '../../../shared/types.ts';
+import type { GalleryProblem, NodeInfo } from '../../../shared/types.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 
 /** One entry of the nodes sidebar. Only this machine for now; a cluster adds more. */
@@ -24,6 +24,12 @@ export const nodeStore = createStore<NodeState>(() => ({
 
 export function setLocalInfo(info: NodeInfo): void {
   nodeStore.setState((s) => ({ nodes: s.nodes.map((n) => (n.id === LOCAL_NODE ? { ...n, info } : n)), error: null }));
+}
+
+export function setGalleryProblems(problems: GalleryProblem[]): void {
+  nodeStore.setState((s) => ({
+    nodes: s.nodes.map((n) => (n.id === LOCAL_NODE && n.info ? { ...n, info: { ...n.info, galleryProblems: problems } } : n)),
+  }));
 }
 
 export function useNodes<T>(selector: (state: NodeState) => T): T {

@@ -6,7 +6,7 @@ import { backendsStore, fromSnapshot, withBackend, withoutBackend, withProcess, 
 import { galleryStore } from './gallery.ts';
 import { fromJobs, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
-import { nodeStore, setLocalInfo } from './node.ts';
+import { nodeStore, setGalleryProblems, setLocalInfo } from './node.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
 
 /** Installed/upgradable flags in the gallery follow backend changes; refetch once a burst of them settles. */
@@ -52,6 +52,7 @@ export function startSync(transport: Transport): Sync {
         appendLog(event.line);
         break;
       case 'gallery-changed':
+        setGalleryProblems(event.problems);
         void fetchGallery();
         break;
     }
