@@ -34,7 +34,7 @@ export async function copyTree(sourceDir: string, destDir: string, onBytes: (byt
         await walk(from, to);
       } else if (stats.isFile()) {
         await copyFile(from, to);
-        if ((stats.mode & 0o7000) !== 0) await chmod(to, fileMode(stats.mode));
+        if (fileMode(stats.mode) !== (stats.mode & 0o7777)) await chmod(to, fileMode(stats.mode));
         onBytes((copied += stats.size));
       } else if (stats.isSymbolicLink()) {
         const target = await readlink(from);

@@ -9,20 +9,28 @@ import { TreeWriter, type EntryBody } from './tree-writer.ts';
 
 export interface ExtractLimits {
   maxEntries: number;
+  /** What the whole tree may take on disk. */
   maxBytes: number;
+  /** How many times its compressed size a gzipped archive may expand to (past RATIO_FLOOR bytes). */
+  maxRatio: number;
 }
 export interface ExtractOptions {
   limits?: Partial<ExtractLimits>;
   /** Applies OCI whiteouts (`.wh.name`, `.wh..wh..opq`) against what destDir already holds. */
   whiteouts?: boolean;
   signal?: AbortSignal;
+  /** For a compressed archive: how many compressed bytes have been read so far. */
+  compressedBytes?: () => number;
 }
 export interface ExtractStats {
   entries: number;
   bytes: number;
 }
 
-export const DEFAULT_LIMITS: ExtractLimits = { maxEntries: 200_000, maxBytes: 32 * 1024 ** 3 };
+/** Room for the largest real backends (multi-GB CUDA builds compress about 2-4x). */
+export const DEFAULT_LIMITS: ExtractLimits = { maxEntries: 200_000, maxBytes: 32 * 1024 ** 3, maxRatio: 100 };
+/** Small archives may be as compressible as they like: a ratio says little below this size. */
+const RATIO_FLOOR = 64 * 1024 ** 2;
 
 const BLOCK = 512;
 const INFLATE_CHUNK = 256 * 1024;
@@ -49,6 +57,10 @@ function asArchiveError(err: unknown): unknown {
   return err;
 }
 
+function gib(bytes: number): string {
+  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+}
+
 /** Extracts an UNCOMPRESSED tar stream into destDir (which exists). Rejects, never silently rewrites, bad entries. */
 export async function extractTar(input: Readable, destDir: string, options: ExtractOptions = {}): Promise<ExtractStats> {
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
@@ -65,7 +77,11 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       if (++stats.entries > limits.maxEntries) throw bad(`archive has more than ${limits.maxEntries} entries`);
       stats.bytes += size;
-      if (stats.bytes > limits.maxBytes) throw bad(`archive expands to more than ${limits.maxBytes} bytes`);
+      if (stats.bytes > limits.maxBytes) throw bad(`archive expands to more than ${gib(limits.maxBytes)}, the install size limit`);
+      const compressed = options.compressedBytes?.();
+      if (compressed !== undefined && stats.bytes > RATIO_FLOOR && stats.bytes > limits.maxRatio * compressed) {
+        throw bad(`archive expands more than ${limits.maxRatio} times its compressed size (${gib(stats.bytes)} from ${gib(compressed)} so far): refused as a compression bomb`);
+      }
       archiveEnd = entry.offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
       await writer.apply(header, entry as unknown as EntryBody); // streamx's typings omit its async iterator
     }
@@ -111,9 +127,10 @@ export async function extractArchive(input: Readable, destDir: string, options: 
   const { head, whole } = await peek(input, 2);
   if (head[0] !== 0x1f || head[1] !== 0x8b) return extractTar(whole, destDir, options);
   const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
-  const inflating = pipeline(whole, gunzip);
+  const compressed = new ByteCounter();
+  const inflating = pipeline(whole, compressed, gunzip);
   inflating.catch(() => undefined); // a zlib error reaches extractTar through the destroyed gunzip stream
-  const stats = await extractTar(gunzip, destDir, options);
+  const stats = await extractTar(gunzip, destDir, { ...options, compressedBytes: () => compressed.bytes });
   await inflating;
   return stats;
 }

@@ -147,7 +147,13 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
     const bomb = await makeTarGz(backendEntries('v2', [{ name: 'zeros', content: Buffer.alloc(64 * 1024 * 1024) }]));
     assert.ok(bomb.length < 1024 * 1024, `bomb is small on disk (${bomb.length} bytes)`);
     const factories = [createLocalSource({ maxBytes: 16 * 1024 * 1024 })];
-    await expectRejected(h, bomb, /expands to more than 16777216 bytes/, { factories });
+    await expectRejected(h, bomb, /expands to more than 16\.0 MiB, the install size limit/, { factories });
+  });
+
+  it('refuses an archive that expands far more than real backends do, under the size limit', async (t) => {
+    const h = await harness(t);
+    const bomb = await makeTarGz(backendEntries('v2', [{ name: 'zeros', content: Buffer.alloc(80 * 1024 * 1024) }]));
+    await expectRejected(h, bomb, /expands more than 100 times its compressed size .*refused as a compression bomb/);
   });
 
   it('refuses truncated archives: gzip cut short, tar cut mid-file, tar without its end marker', async (t) => {
@@ -286,12 +292,15 @@ describe('install, upgrade, rollback, delete', () => {
     await writeFile(join(tree, 'bin', 'secret'), 's', { mode: 0o600 });
     const { symlink, chmod } = await import('node:fs/promises');
     await chmod(join(tree, 'bin', 'secret'), 0o4600);
+    await writeFile(join(tree, 'shared'), 'w');
+    await chmod(join(tree, 'shared'), 0o666);
     await symlink('bin/secret', join(tree, 'link'));
     await symlink('/usr/bin/python3', join(tree, 'python'));
     await h.install(`file://${tree}`);
     const live = join(h.backends, 'demo');
     assert.equal(statSync(join(live, 'run.sh')).mode & 0o7777, 0o751, 'run.sh kept its mode and became executable');
     assert.equal(statSync(join(live, 'bin', 'secret')).mode & 0o7777, 0o600, 'setuid stripped');
+    assert.equal(statSync(join(live, 'shared')).mode & 0o7777, 0o664, 'world-write stripped');
     assert.equal(readFileSync(join(live, 'link'), 'utf8'), 's');
     assert.equal(readlinkSync(join(live, 'python')), '/usr/bin/python3', 'an absolute link is kept as written');
 
@@ -304,18 +313,22 @@ describe('install, upgrade, rollback, delete', () => {
     h2.assertUntouched();
   });
 
-  it('strips setuid, setgid and sticky bits and keeps owner rwx on odd directories', async (t) => {
+  it('strips setuid, setgid, sticky and world-write bits and keeps owner rwx on odd directories', async (t) => {
     const h = await harness(t);
     const entries: TarEntry[] = [
       { name: 'run.sh', mode: 0o4755, content: '#!/bin/sh\n' },
       { name: 'ro/', type: 'directory', mode: 0o3555 },
       { name: 'ro/file', mode: 0o2644, content: 'x' },
+      { name: 'open/', type: 'directory', mode: 0o777 },
+      { name: 'open/file', mode: 0o666, content: 'x' },
     ];
     await h.install(await writeArchive(h.src, 'modes.tgz', await makeTarGz(entries)));
     const live = join(h.backends, 'demo');
     assert.equal(statSync(join(live, 'run.sh')).mode & 0o7777, 0o755);
     assert.equal(statSync(join(live, 'ro')).mode & 0o7777, 0o755);
     assert.equal(statSync(join(live, 'ro', 'file')).mode & 0o7777, 0o644);
+    assert.equal(statSync(join(live, 'open')).mode & 0o7777, 0o775, 'no world-writable directory');
+    assert.equal(statSync(join(live, 'open', 'file')).mode & 0o7777, 0o664, 'no world-writable file');
   });
 
   it('detects gzip by magic bytes, not by the file name', async (t) => {

@@ -1,4 +1,4 @@
-// Permission bits for extracted and copied trees: special bits are stripped, and chmod runs only when the
+// Permission bits for extracted and copied trees: special bits and world-write are stripped, and chmod runs only when the
 // process umask would otherwise change the requested mode (saves a syscall per entry in the common case).
 import { readFileSync } from 'node:fs';
 
@@ -14,9 +14,9 @@ function readUmask(): number {
 
 const umask = readUmask();
 
-/** setuid, setgid and sticky bits are dropped. */
+/** setuid, setgid and sticky bits are dropped, and so is write permission for others. */
 export function fileMode(mode: number | undefined, fallback = 0o644): number {
-  return (mode ?? fallback) & 0o777;
+  return (mode ?? fallback) & 0o775;
 }
 
 /** Directories always keep owner rwx so the rest of the tree can be written. */
