@@ -34,7 +34,9 @@ program
   .option('--token-file <file>', 'read the token from a file (default: $HANGAR_TOKEN, then <home>/state/token, created on first run)')
   .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version', false)
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
-  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string }) => {
+  .option('--max-install-size <size>', 'what one backend may hold on disk, e.g. 64G (default 32G)')
+  .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
+  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string; maxInstallSize?: string; stallTimeout?: string }) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
     await runAgent({ ...options, home, galleries: options.gallery });
   });

@@ -1,4 +1,6 @@
 import { rm, writeFile } from 'node:fs/promises';
+import { parseSize } from '../core/install/limits.ts';
+import type { TransferLimits } from '../core/net/guarded-fetch.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
@@ -12,6 +14,8 @@ export interface AgentOptions {
   tokenFile?: string | undefined;
   autoUpgrade: boolean;
   ports?: string | undefined;
+  maxInstallSize?: string | undefined;
+  stallTimeout?: string | undefined;
 }
 
 /** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
@@ -26,6 +30,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     galleries,
     runtimeEnv: { HANGAR_NODE: process.execPath },
     autoUpgrade: options.autoUpgrade,
+    ...(options.maxInstallSize !== undefined && { installLimits: { maxBytes: parseSize(options.maxInstallSize) } }),
+    ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.
     supervisor: {
       grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined,
@@ -57,6 +63,12 @@ function tokenSource(options: AgentOptions): string {
   if (options.token !== undefined) return '--token';
   if (options.tokenFile !== undefined) return options.tokenFile;
   return process.env.HANGAR_TOKEN ? '$HANGAR_TOKEN' : tokenFile(options.home);
+}
+
+function stallLimits(text: string): Partial<TransferLimits> {
+  const ms = Number(text) * 1000;
+  if (!(ms >= 1000)) throw new Error(`--stall-timeout wants seconds (at least 1), got "${text}"`);
+  return { headersMs: ms, lowSpeedWindowMs: ms };
 }
 
 function parsePorts(ports: string): [number, number] {

@@ -34,11 +34,13 @@ import {
 import { BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks } from './install/store.ts';
 import { builtinSources } from './install/sources.ts';
 import { stageBackend } from './install/install.ts';
+import { DEFAULT_LIMITS, type ExtractLimits } from './install/limits.ts';
 import { tagFallbacks } from './install/tag-fallback.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import type { SourceFactory } from './install/source.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
 import { KeyedLock } from './locks.ts';
+import { DEFAULT_TRANSFER, guardedFetch, type TransferLimits } from './net/guarded-fetch.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor/index.ts';
 
 export const HANGAR_VERSION = '0.1.0';
@@ -54,6 +56,10 @@ export interface LocalNodeOptions {
   /** Environment handed to backends so they find a runtime (HANGAR_NODE, ELECTRON_RUN_AS_NODE). */
   runtimeEnv: Record<string, string>;
   fetch?: typeof globalThis.fetch;
+  /** Timeouts for every download (default DEFAULT_TRANSFER). */
+  transfer?: Partial<TransferLimits>;
+  /** What one installed backend may hold (default DEFAULT_LIMITS). */
+  installLimits?: Partial<ExtractLimits>;
   capability?: string;
   /** Upgrade every upgradable backend when the gallery changes or digests refresh (LocalAI's auto_upgrade_backends). */
   autoUpgrade?: boolean;
@@ -95,7 +101,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.modelsDir = join(options.home, 'models');
     this.stateDir = join(options.home, 'state');
     this.capability = options.capability ?? detectCapability();
-    this.fetch = options.fetch ?? globalThis.fetch;
+    this.fetch = guardedFetch(options.fetch ?? globalThis.fetch, { ...DEFAULT_TRANSFER, ...options.transfer });
     this.galleries = new Galleries({ specs: options.galleries, fetch: this.fetch });
     this.digests = new DigestResolver({ fetch: this.fetch, ttlMs: DIGEST_REFRESH_MS });
     this.store = new BackendStore(this.backendsDir);
@@ -378,6 +384,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       onProgress: ctx.progress,
       onPhase: ctx.phase,
       fetch: this.fetch,
+      limits: { ...DEFAULT_LIMITS, ...this.options.installLimits },
+      home: this.home,
     });
     try {
       return await this.locks.run(name, async () => {

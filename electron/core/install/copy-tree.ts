@@ -4,6 +4,7 @@
 import { chmod, copyFile, lstat, mkdir, readdir, readlink, realpath, symlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
+import { TreeTally, type ExtractLimits } from './limits.ts';
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
 import { isAbsolutePath, resolveLinkLexically } from './paths.ts';
 
@@ -17,16 +18,26 @@ async function staysInside(root: string, linkPath: string, rel: string, target: 
   }
 }
 
-/** Copies `sourceDir` into the existing empty `destDir`; reports copied file bytes. */
-export async function copyTree(sourceDir: string, destDir: string, onBytes: (bytes: number) => void): Promise<void> {
+export interface CopyOptions {
+  limits: ExtractLimits;
+  signal: AbortSignal;
+  /** Reports the file bytes copied so far. */
+  onBytes(bytes: number): void;
+}
+
+/** Copies `sourceDir` into the existing empty `destDir`, within the same limits an archive has. */
+export async function copyTree(sourceDir: string, destDir: string, { limits, signal, onBytes }: CopyOptions): Promise<void> {
   const root = await realpath(sourceDir);
+  const tally = new TreeTally(sourceDir, limits);
   let copied = 0;
   const walk = async (dir: string, dest: string): Promise<void> => {
     for (const name of await readdir(dir)) {
+      signal.throwIfAborted();
       const from = join(dir, name);
       const to = join(dest, name);
       const rel = relative(root, from).split(sep).join('/');
       const stats = await lstat(from);
+      tally.add(stats.isFile() ? stats.size : 0);
       if (stats.isDirectory()) {
         const mode = dirMode(stats.mode);
         await mkdir(to, mode);

@@ -5,17 +5,12 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { HangarError } from '../../../shared/errors.ts';
+import { checkRatio, DEFAULT_LIMITS, TreeTally } from './limits.ts';
 import { TreeWriter, type EntryBody } from './tree-writer.ts';
 
-export interface ExtractLimits {
-  maxEntries: number;
-  /** What the whole tree may take on disk. */
-  maxBytes: number;
-  /** How many times its compressed size a gzipped archive may expand to (past RATIO_FLOOR bytes). */
-  maxRatio: number;
-}
 export interface ExtractOptions {
-  limits?: Partial<ExtractLimits>;
+  /** Counts toward the whole tree's limits; an archive that is one of several layers shares its tally. */
+  tally?: TreeTally;
   /** Applies OCI whiteouts (`.wh.name`, `.wh..wh..opq`) against what destDir already holds. */
   whiteouts?: boolean;
   signal?: AbortSignal;
@@ -26,11 +21,6 @@ export interface ExtractStats {
   entries: number;
   bytes: number;
 }
-
-/** Room for the largest real backends (multi-GB CUDA builds compress about 2-4x). */
-export const DEFAULT_LIMITS: ExtractLimits = { maxEntries: 200_000, maxBytes: 32 * 1024 ** 3, maxRatio: 100 };
-/** Small archives may be as compressible as they like: a ratio says little below this size. */
-const RATIO_FLOOR = 64 * 1024 ** 2;
 
 const BLOCK = 512;
 const INFLATE_CHUNK = 256 * 1024;
@@ -57,38 +47,32 @@ function asArchiveError(err: unknown): unknown {
   return err;
 }
 
-function gib(bytes: number): string {
-  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
-}
-
 /** Extracts an UNCOMPRESSED tar stream into destDir (which exists). Rejects, never silently rewrites, bad entries. */
 export async function extractTar(input: Readable, destDir: string, options: ExtractOptions = {}): Promise<ExtractStats> {
-  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  const tally = options.tally ?? new TreeTally('archive', DEFAULT_LIMITS);
+  let expanded = 0;
   const writer = new TreeWriter(destDir, options.whiteouts ?? false);
   const counter = new ByteCounter();
   const extractor = tar.extract();
   const feeding = pipeline(input, counter, extractor, options.signal ? { signal: options.signal } : {});
   feeding.catch(() => undefined); // surfaced through the entry loop or awaited below
-  const stats: ExtractStats = { entries: 0, bytes: 0 };
+  const entriesBefore = tally.entries;
   let archiveEnd = 0;
   try {
     for await (const entry of extractor) {
       const { header } = entry;
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
-      if (++stats.entries > limits.maxEntries) throw bad(`archive has more than ${limits.maxEntries} entries`);
-      stats.bytes += size;
-      if (stats.bytes > limits.maxBytes) throw bad(`archive expands to more than ${gib(limits.maxBytes)}, the install size limit`);
+      tally.add(size);
+      expanded += size;
       const compressed = options.compressedBytes?.();
-      if (compressed !== undefined && stats.bytes > RATIO_FLOOR && stats.bytes > limits.maxRatio * compressed) {
-        throw bad(`archive expands more than ${limits.maxRatio} times its compressed size (${gib(stats.bytes)} from ${gib(compressed)} so far): refused as a compression bomb`);
-      }
+      if (compressed !== undefined) checkRatio(expanded, compressed, tally.limits.maxRatio);
       archiveEnd = entry.offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
       await writer.apply(header, entry as unknown as EntryBody); // streamx's typings omit its async iterator
     }
     await feeding;
     if (counter.bytes - archiveEnd < BLOCK) throw bad('archive is truncated: it ends without an end-of-archive marker');
     await writer.finish();
-    return stats;
+    return { entries: tally.entries - entriesBefore, bytes: expanded };
   } catch (err) {
     extractor.destroy();
     input.destroy();

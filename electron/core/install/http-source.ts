@@ -2,15 +2,11 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { HangarError } from '../../../shared/errors.ts';
-import type { ExtractLimits } from './extract.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
 class HttpSource implements BackendSource {
-  constructor(
-    readonly uri: string,
-    private readonly limits: Partial<ExtractLimits> | undefined,
-  ) {}
+  constructor(readonly uri: string) {}
 
   async fetchInto(stagingDir: string, ctx: FetchContext): Promise<FetchResult> {
     const response = await ctx.fetch(this.uri, { signal: ctx.signal });
@@ -20,18 +16,12 @@ class HttpSource implements BackendSource {
     }
     const length = Number(response.headers.get('content-length'));
     const body = Readable.fromWeb(response.body as unknown as NodeReadableStream<Uint8Array>);
-    const input = { raw: body, totalBytes: length > 0 ? length : null, what: this.uri, limits: this.limits };
-    const sha256 = await extractVerified(input, stagingDir, ctx);
+    const sha256 = await extractVerified({ raw: body, totalBytes: length > 0 ? length : null, what: this.uri }, stagingDir, ctx);
     return { sha256, digest: null, servedBy: this.uri };
   }
 }
 
-/** `limits` bounds what an archive may expand to (defaults: DEFAULT_LIMITS). */
-export function createHttpSource(limits?: Partial<ExtractLimits>): SourceFactory {
-  return {
-    matches: (uri) => /^https?:\/\//i.test(uri),
-    create: (uri) => new HttpSource(uri, limits),
-  };
-}
-
-export const httpSource = createHttpSource();
+export const httpSource: SourceFactory = {
+  matches: (uri) => /^https?:\/\//i.test(uri),
+  create: (uri) => new HttpSource(uri),
+};

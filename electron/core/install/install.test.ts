@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { HangarError } from '../../../shared/errors.ts';
 import { installBackend, stageBackend, type InstallRequest } from './install.ts';
-import { createLocalSource } from './local-source.ts';
+import { guardedFetch } from '../net/guarded-fetch.ts';
+import { DEFAULT_LIMITS } from './limits.ts';
 import { builtinSources } from './sources.ts';
 import { BackendStore } from './store.ts';
 import { backendEntries, makeTar, makeTarGz, serve, sha256, snapshot, tempRoot, writeArchive, type TarEntry } from './testdata/fixtures.ts';
@@ -138,16 +139,16 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
   it('enforces the entry-count limit', async (t) => {
     const h = await harness(t);
     const many = Array.from({ length: 10 }, (_, i) => ({ name: `f${i}`, content: 'x' }));
-    const factories = [createLocalSource({ maxEntries: 8 })];
-    await expectRejected(h, backendEntries('v2', many), /more than 8 entries/, { factories });
+    const limits = { ...DEFAULT_LIMITS, maxEntries: 8 };
+    await expectRejected(h, backendEntries('v2', many), /archive holds more than 8 entries, the install entry limit/, { limits });
   });
 
   it('catches a gzip bomb by the size it expands to', async (t) => {
     const h = await harness(t);
     const bomb = await makeTarGz(backendEntries('v2', [{ name: 'zeros', content: Buffer.alloc(64 * 1024 * 1024) }]));
     assert.ok(bomb.length < 1024 * 1024, `bomb is small on disk (${bomb.length} bytes)`);
-    const factories = [createLocalSource({ maxBytes: 16 * 1024 * 1024 })];
-    await expectRejected(h, bomb, /expands to more than 16\.0 MiB, the install size limit/, { factories });
+    const limits = { ...DEFAULT_LIMITS, maxBytes: 16 * 1024 * 1024 };
+    await expectRejected(h, bomb, /archive holds more than 16\.0 MiB, the install size limit/, { limits });
   });
 
   it('refuses an archive that expands far more than real backends do, under the size limit', async (t) => {
@@ -201,6 +202,73 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
       assert.throws(() => h.store.liveDir(name), /bad backend name/);
     }
     h.assertUntouched();
+  });
+});
+
+describe('sources are bounded: size, time, and what they may name', () => {
+  async function rejectsInstall(h: Harness, uri: string, cause: RegExp, extra: Partial<InstallRequest> = {}): Promise<void> {
+    await assert.rejects(h.install(uri, extra), (err: unknown) => {
+      assert.ok(err instanceof HangarError, String(err));
+      assert.match(err.message, cause);
+      return true;
+    });
+    h.assertUntouched();
+  }
+
+  async function treeOf(h: Harness, files: number): Promise<string> {
+    const tree = join(h.src, `tree-${files}`);
+    await mkdir(tree, { recursive: true });
+    await writeFile(join(tree, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    for (let i = 1; i < files; i++) await writeFile(join(tree, `f${i}`), 'x');
+    return tree;
+  }
+
+  it('stops reading a download that goes on past its archive, at the install size limit', async (t) => {
+    const h = await harness(t);
+    const archive = await makeTar(backendEntries('v2'));
+    const server = await serve((_req, res) => {
+      res.writeHead(200);
+      res.write(archive);
+      const timer = setInterval(() => res.write(Buffer.alloc(1024 * 1024)), 1);
+      res.once('close', () => clearInterval(timer));
+    });
+    t.after(() => server.close());
+    const limits = { ...DEFAULT_LIMITS, maxBytes: 16 * 1024 * 1024 };
+    await rejectsInstall(h, `${server.url}/endless.tar`, /the download is larger than 16\.0 MiB, the install size limit/, { limits });
+  });
+
+  it('gives up on a server that drips its tarball', async (t) => {
+    const h = await harness(t);
+    const server = await serve((_req, res) => {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write(Buffer.alloc(1)), 100);
+      res.once('close', () => clearInterval(timer));
+    });
+    t.after(() => server.close());
+    const fetch = guardedFetch(globalThis.fetch, { headersMs: 300, lowSpeedBytes: 1024, lowSpeedWindowMs: 300 });
+    await rejectsInstall(h, `${server.url}/slow.tgz`, /slow\.tgz: stalled: less than 1024 bytes in 0\.3 s/, { fetch });
+  });
+
+  it('copies a local directory within the entry limit, stops on cancel, and never copies the home', async (t) => {
+    const h = await harness(t);
+    const limits = { ...DEFAULT_LIMITS, maxEntries: 8 };
+    await rejectsInstall(h, await treeOf(h, 10), /tree-10 holds more than 8 entries, the install entry limit/, { limits });
+    const cancelled = new AbortController();
+    cancelled.abort();
+    await rejectsInstall(h, await treeOf(h, 3), /aborted/i, { signal: cancelled.signal });
+    await rejectsInstall(h, h.root, /is the Hangar home or holds it/, { home: h.root });
+    await rejectsInstall(h, join(h.root, '..'), /is the Hangar home or holds it/, { home: h.root });
+    await h.install(await treeOf(h, 3), { home: h.root });
+    assert.ok(existsSync(join(h.backends, 'demo', 'f2')), 'a folder beside the home is fine');
+  });
+
+  it('refuses local paths named by a gallery that came over the network', async (t) => {
+    const h = await harness(t);
+    const tree = await treeOf(h, 2);
+    const remote = { baseDir: null, baseUrl: 'http://gallery.test/index.yaml' };
+    for (const uri of [tree, `file://${tree}`]) {
+      await rejectsInstall(h, uri, /is a local path, which a gallery from http:\/\/gallery\.test\/index\.yaml may not name/, { sourceOptions: remote });
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // The install path for one backend: stage -> fetch (verified, safely extracted) -> validate -> metadata, then the
 // swap. Fetching needs no lock (each fetch has its own staging dir); only the swap touches the live tree. On any
 // failure the staging dir is removed, the live tree is untouched, and the error names the backend.
+import type { ExtractLimits } from './limits.ts';
 import type { BackendMetadata } from './metadata.ts';
 import type { FetchContext, SourceFactory, SourceOptions } from './source.ts';
 import { fetchFromFirst } from './sources.ts';
@@ -17,6 +18,9 @@ export interface InstallRequest {
   signal?: AbortSignal;
   onProgress?: FetchContext['onProgress'];
   fetch?: typeof globalThis.fetch;
+  limits?: ExtractLimits;
+  /** The Hangar home, which no local source may copy. */
+  home?: string;
   onPhase?(phase: 'fetching' | 'verifying' | 'swapping'): void;
 }
 
@@ -40,6 +44,8 @@ export async function stageBackend(store: BackendStore, request: InstallRequest)
       signal,
       onProgress: request.onProgress ?? (() => undefined),
       fetch: request.fetch ?? globalThis.fetch,
+      ...(request.limits !== undefined && { limits: request.limits }),
+      ...(request.home !== undefined && { home: request.home }),
       ...(request.sha256 !== undefined && { sha256: request.sha256 }),
     });
     phase('verifying');

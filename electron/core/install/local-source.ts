@@ -1,21 +1,30 @@
 // A local directory (copied) or a local tar/tar.gz file (extracted), named by an absolute path or file:// URL.
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
 import { copyTree } from './copy-tree.ts';
-import type { ExtractLimits } from './extract.ts';
+import { DEFAULT_LIMITS } from './limits.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
 const READ_CHUNK = 1 << 20;
 
+/** A copy of the home, or of a folder holding it, would copy the staging dir into itself. */
+async function refuseHome(path: string, home: string | undefined): Promise<void> {
+  if (home === undefined) return;
+  const [source, realHome] = await Promise.all([realpath(path), realpath(home).catch(() => home)]);
+  const fromSource = relative(source, realHome);
+  if (fromSource === '' || !(fromSource.startsWith('..') || isAbsolute(fromSource))) {
+    throw new HangarError('bad-input', `${path} is the Hangar home or holds it, so it cannot be a backend's source`);
+  }
+}
+
 class LocalSource implements BackendSource {
   constructor(
     readonly uri: string,
     private readonly path: string,
-    private readonly limits: Partial<ExtractLimits> | undefined,
   ) {}
 
   async fetchInto(stagingDir: string, ctx: FetchContext): Promise<FetchResult> {
@@ -24,21 +33,22 @@ class LocalSource implements BackendSource {
     });
     if (stats.isDirectory()) {
       if (ctx.sha256 !== undefined) throw new HangarError('bad-input', `a sha256 is given, but ${this.path} is a directory and cannot be verified`);
-      await copyTree(this.path, stagingDir, (bytes) => ctx.onProgress(bytes, null));
+      await refuseHome(this.path, ctx.home);
+      await copyTree(this.path, stagingDir, {
+        limits: ctx.limits ?? DEFAULT_LIMITS,
+        signal: ctx.signal,
+        onBytes: (bytes) => ctx.onProgress(bytes, null),
+      });
       return { sha256: null, digest: null, servedBy: this.uri };
     }
     const input = createReadStream(this.path, { highWaterMark: READ_CHUNK });
-    const sha256 = await extractVerified({ raw: input, totalBytes: stats.size, what: this.path, limits: this.limits }, stagingDir, ctx);
+    const sha256 = await extractVerified({ raw: input, totalBytes: stats.size, what: this.path }, stagingDir, ctx);
     return { sha256, digest: null, servedBy: this.uri };
   }
 }
 
-/** `limits` bounds what an archive may expand to (defaults: DEFAULT_LIMITS). */
-export function createLocalSource(limits?: Partial<ExtractLimits>): SourceFactory {
-  return {
-    matches: (uri) => uri.startsWith('file://') || isAbsolute(uri),
-    create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? fileURLToPath(uri) : uri, limits),
-  };
-}
-
-export const localSource = createLocalSource();
+export const localSource: SourceFactory = {
+  local: true,
+  matches: (uri) => uri.startsWith('file://') || isAbsolute(uri),
+  create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? fileURLToPath(uri) : uri),
+};

@@ -1,5 +1,6 @@
 // The source interface: where a backend's tree comes from. Each kind of `uri` (local dir, tarball, http, OCI)
 // is one SourceFactory; adding a kind adds a factory and touches nothing else.
+import type { ExtractLimits } from './limits.ts';
 
 export interface FetchContext {
   signal: AbortSignal;
@@ -8,6 +9,10 @@ export interface FetchContext {
   /** The gallery's expected sha256 of the downloaded artifact, if it gives one. */
   sha256?: string;
   fetch: typeof globalThis.fetch;
+  /** What the whole tree may hold, whichever source it comes from (default: DEFAULT_LIMITS). */
+  limits?: ExtractLimits;
+  /** The Hangar home: a local source may be neither it nor a directory that contains it. */
+  home?: string;
 }
 
 export interface FetchResult {
@@ -33,6 +38,8 @@ export interface SourceOptions {
 }
 
 export interface SourceFactory {
+  /** Reads this machine's files: only galleries that are themselves local may name such a source. */
+  readonly local?: boolean;
   matches(uri: string): boolean;
   create(uri: string, options: SourceOptions): BackendSource;
 }

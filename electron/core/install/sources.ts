@@ -15,13 +15,21 @@ function resolveRelative(uri: string, options: SourceOptions): string | null {
   return null;
 }
 
+/** A gallery fetched over the network names what to download, never a file on this machine. */
+function created(factory: SourceFactory, uri: string, options: SourceOptions): BackendSource {
+  if (factory.local === true && options.baseUrl !== null) {
+    throw new HangarError('bad-input', `"${uri}" is a local path, which a gallery from ${options.baseUrl} may not name`);
+  }
+  return factory.create(uri, options);
+}
+
 /** The first factory that takes `uri` as written, or else the first that takes it resolved against the gallery. */
 export function sourceFor(uri: string, factories: SourceFactory[], options: SourceOptions): BackendSource {
   const direct = factories.find((f) => f.matches(uri));
-  if (direct) return direct.create(uri, options);
+  if (direct) return created(direct, uri, options);
   const resolved = resolveRelative(uri, options);
   const factory = resolved === null ? undefined : factories.find((f) => f.matches(resolved));
-  if (factory && resolved !== null) return factory.create(resolved, options);
+  if (factory && resolved !== null) return created(factory, resolved, options);
   throw new HangarError('bad-input', `no source can fetch "${uri}"`);
 }
 

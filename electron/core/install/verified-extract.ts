@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HangarError } from '../../../shared/errors.ts';
-import { extractArchive, type ExtractLimits } from './extract.ts';
+import { extractArchive } from './extract.ts';
+import { DEFAULT_LIMITS, sizeText, TreeTally } from './limits.ts';
 import type { FetchContext } from './source.ts';
 
 class HashTap extends Transform {
@@ -13,13 +14,19 @@ class HashTap extends Transform {
   constructor(
     private readonly onProgress: FetchContext['onProgress'],
     private readonly totalBytes: number | null,
+    /** Bytes past the archive's end still count: an endless body must not be read forever. */
+    private readonly maxBytes: number,
   ) {
     super();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.hash.update(chunk);
     this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) {
+      callback(new HangarError('bad-input', `the download is larger than ${sizeText(this.maxBytes)}, the install size limit`));
+      return;
+    }
+    this.hash.update(chunk);
     this.onProgress(this.bytes, this.totalBytes);
     callback(null, chunk);
   }
@@ -39,14 +46,14 @@ export interface VerifiedInput {
   totalBytes: number | null;
   /** Names the artifact in errors. */
   what: string;
-  limits?: Partial<ExtractLimits> | undefined;
 }
 
-export async function extractVerified({ raw, totalBytes, what, limits }: VerifiedInput, stagingDir: string, ctx: FetchContext): Promise<string> {
-  const tap = new HashTap(ctx.onProgress, totalBytes);
+export async function extractVerified({ raw, totalBytes, what }: VerifiedInput, stagingDir: string, ctx: FetchContext): Promise<string> {
+  const limits = ctx.limits ?? DEFAULT_LIMITS;
+  const tap = new HashTap(ctx.onProgress, totalBytes, limits.maxBytes);
   const reading = pipeline(raw, tap, { signal: ctx.signal });
   reading.catch(() => undefined); // a read error reaches extractArchive through the destroyed tap
-  await extractArchive(tap, stagingDir, { signal: ctx.signal, ...(limits && { limits }) });
+  await extractArchive(tap, stagingDir, { signal: ctx.signal, tally: new TreeTally('archive', limits) });
   await reading;
   const actual = tap.digest();
   if (ctx.sha256 !== undefined && normalizeSha256(ctx.sha256) !== actual) {

@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { HangarError } from '../../../../shared/errors.ts';
 import { extractArchive } from '../extract.ts';
+import { DEFAULT_LIMITS, sizeText, TreeTally } from '../limits.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from '../source.ts';
 import { openVerifiedBlob } from './blob.ts';
 import { dockerConfigCredentials, type CredentialLookup } from './credentials.ts';
@@ -55,6 +56,10 @@ class OciSource implements BackendSource {
     for (const layer of manifest.layers) checkLayerType(layer, this.uri);
 
     const total = manifest.layers.reduce((sum, layer) => sum + layer.size, 0);
+    const tally = new TreeTally('image', ctx.limits ?? DEFAULT_LIMITS);
+    if (total > tally.limits.maxBytes) {
+      throw new HangarError('bad-input', `${this.uri}: its layers are larger than ${sizeText(tally.limits.maxBytes)}, the install size limit`);
+    }
     let downloaded = 0;
     ctx.onProgress(0, total);
     for (const layer of manifest.layers) {
@@ -62,7 +67,7 @@ class OciSource implements BackendSource {
         signal: ctx.signal,
         onBytes: (n) => ctx.onProgress((downloaded += n), total),
       });
-      await extractLayer(blob, stagingDir, ctx.signal);
+      await extractLayer(blob, stagingDir, tally, ctx.signal);
     }
     return { sha256: null, digest: tagDigest, servedBy: this.uri };
   }
@@ -79,11 +84,11 @@ function checkLayerType(layer: Descriptor, uri: string): void {
  * extractor that stops at the tar end marker leaves trailing bytes unread; they are drained so the digest is
  * still checked over the whole blob.
  */
-async function extractLayer(blob: Readable, stagingDir: string, signal: AbortSignal): Promise<void> {
+async function extractLayer(blob: Readable, stagingDir: string, tally: TreeTally, signal: AbortSignal): Promise<void> {
   let blobError: unknown = null;
   blob.once('error', (err) => (blobError = err));
   try {
-    await extractArchive(blob, stagingDir, { whiteouts: true, signal });
+    await extractArchive(blob, stagingDir, { whiteouts: true, tally, signal });
     blob.resume();
     await finished(blob);
   } catch (err) {

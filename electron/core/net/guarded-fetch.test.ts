@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { describe, it } from 'node:test';
+import { HangarError } from '../../../shared/errors.ts';
+import { serve } from '../install/testdata/fixtures.ts';
+import { guardedFetch } from './guarded-fetch.ts';
+
+const quick = guardedFetch(fetch, { headersMs: 400, lowSpeedBytes: 1024, lowSpeedWindowMs: 400 });
+
+async function failsWith(url: string, reason: RegExp, read = false): Promise<void> {
+  await assert.rejects(
+    (async () => {
+      const response = await quick(url);
+      if (read) await response.arrayBuffer();
+    })(),
+    (err: unknown) => {
+      assert.ok(err instanceof HangarError, String(err));
+      assert.equal(err.message.startsWith(`${url}: `), true, err.message);
+      assert.match(err.message, reason);
+      return true;
+    },
+  );
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('guardedFetch', () => {
+  it('gives up on a server that never sends its headers', async (t) => {
+    const server = await serve(() => undefined);
+    t.after(() => server.close());
+    await failsWith(`${server.url}/index.yaml`, /no response within 0\.4 s/);
+  });
+
+  it('gives up on a body that drips slower than the low-speed limit, but not on a steady one', async (t) => {
+    const server = await serve((req, res) => {
+      res.writeHead(200);
+      const chunk = Buffer.alloc(req.url === '/steady' ? 4096 : 1, 120);
+      const timer = setInterval(() => res.write(chunk), 100);
+      setTimeout(() => (clearInterval(timer), res.end()), 1500);
+      res.once('close', () => clearInterval(timer));
+    });
+    t.after(() => server.close());
+    await failsWith(`${server.url}/drip`, /stalled: less than 1024 bytes in 0\.4 s/, true);
+    const steady = await quick(`${server.url}/steady`);
+    assert.ok((await steady.arrayBuffer()).byteLength > 40_000);
+    assert.equal(steady.url, `${server.url}/steady`, 'the response keeps its URL');
+  });
+
+  it('says why a request failed: refused, DNS, TLS, or a redirect to file://', async (t) => {
+    await failsWith(`http://127.0.0.1:${await closedPort()}/x`, /: connection refused$/);
+    await failsWith('http://no-such-host.invalid/x', /host not found \(DNS: (ENOTFOUND|EAI_AGAIN)\)/);
+    const server = await serve((_req, res) => {
+      res.writeHead(302, { location: 'file:///etc/passwd' });
+      res.end();
+    });
+    t.after(() => server.close());
+    await failsWith(`${server.url}/moved`, /redirected to a URL that is not http\(s\), which is refused/);
+    await failsWith(`${server.url.replace('http:', 'https:')}/x`, /TLS failed \(ERR_SSL_/);
+  });
+
+  it('passes a caller\'s own abort through unchanged', async (t) => {
+    const server = await serve(() => undefined);
+    t.after(() => server.close());
+    const controller = new AbortController();
+    const reason = new Error('cancelled by the user');
+    setTimeout(() => controller.abort(reason), 50);
+    await assert.rejects(quick(server.url, { signal: controller.signal }), (err) => err === reason);
+  });
+});
