@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../shared/errors.ts';
 import type { JobKind, JobView } from '../../shared/types.ts';
+import type { JobHistory } from './job-history.ts';
 
 export interface JobContext {
   signal: AbortSignal;
@@ -18,6 +19,7 @@ export class JobRunner {
   constructor(
     private readonly node: string,
     private readonly publish: (job: JobView) => void,
+    private readonly history?: JobHistory,
   ) {}
 
   list(): JobView[] {
@@ -71,6 +73,7 @@ export class JobRunner {
           finishedAt: new Date().toISOString(),
         });
       }
+      await this.history?.record({ ...view });
       this.prune();
       return { ...view };
     })();
@@ -79,18 +82,21 @@ export class JobRunner {
     return { ...view };
   }
 
-  wait(id: string): Promise<JobView> {
-    return this.entry(id).done;
+  /** A job that finished long ago, or before a restart, still answers with how it ended. */
+  async wait(id: string): Promise<JobView> {
+    const job = this.jobs.get(id);
+    return job ? job.done : this.finished(id);
   }
 
-  cancel(id: string): JobView {
-    const job = this.entry(id);
+  async cancel(id: string): Promise<JobView> {
+    const job = this.jobs.get(id);
+    if (!job) return this.finished(id);
     if (job.view.finishedAt === null) job.abort.abort(new HangarError('conflict', 'cancelled'));
     return { ...job.view };
   }
 
-  private entry(id: string) {
-    const job = this.jobs.get(id);
+  private async finished(id: string): Promise<JobView> {
+    const job = await this.history?.find(id);
     if (!job) throw new HangarError('not-found', `no job ${id}`);
     return job;
   }

@@ -38,6 +38,7 @@ import { DEFAULT_LIMITS, type ExtractLimits } from './install/limits.ts';
 import { tagFallbacks } from './install/tag-fallback.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import type { SourceFactory } from './install/source.ts';
+import { JobHistory } from './job-history.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
 import { KeyedLock } from './locks.ts';
 import { DEFAULT_TRANSFER, guardedFetch, type TransferLimits } from './net/guarded-fetch.ts';
@@ -86,6 +87,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private readonly store: BackendStore;
   private readonly supervisor: Supervisor;
   private readonly jobRunner: JobRunner;
+  private readonly jobHistory: JobHistory;
   private readonly locks = new KeyedLock();
   private readonly sources: SourceFactory[] = [...builtinSources, ociSource];
   private readonly digests: DigestResolver;
@@ -113,7 +115,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       stateDir: this.stateDir,
       runtimeEnv: options.runtimeEnv,
     });
-    this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }));
+    this.jobHistory = new JobHistory(this.stateDir);
+    this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }), this.jobHistory);
     this.supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
     this.supervisor.on('process-removed', (model: string) => this.emitEvent({ type: 'process-removed', node: this.id, model }));
     this.supervisor.on('log', (line: LogLine) => this.emitEvent({ type: 'log', node: this.id, line }));
@@ -138,6 +141,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     clearInterval(this.autoUpgradeTimer);
     this.galleries.close();
     await this.supervisor.close({ stopAll: options.stopBackends });
+    await this.jobHistory.flush().catch(() => undefined); // a history that cannot be written must not block shutdown
   }
 
   async info(req: NodeRef): Promise<NodeInfo> {

@@ -1,9 +1,7 @@
 // The persisted process table `<stateDir>/processes.json`: lets a restarted host re-adopt the backends it left
-// running. Written atomically (tmp + rename) after every change; writes are coalesced so the newest state wins.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+// running. Rewritten after every change (see CoalescedFile).
 import { join } from 'node:path';
-
-let writes = 0;
+import { CoalescedFile } from '../coalesced-file.ts';
 
 export interface TableEntry {
   model: string;
@@ -25,51 +23,29 @@ interface TableFile {
 }
 
 export class ProcessTable {
-  readonly path: string;
-  private pending: TableEntry[] | null = null;
-  private writing: Promise<void> | null = null;
-  private failure: Error | null = null;
+  private readonly file: CoalescedFile<TableFile>;
 
-  constructor(private readonly stateDir: string) {
-    this.path = join(stateDir, 'processes.json');
+  constructor(stateDir: string) {
+    this.file = new CoalescedFile(join(stateDir, 'processes.json'));
+  }
+
+  get path(): string {
+    return this.file.path;
   }
 
   /** The saved entries; a missing or unreadable table is an empty one (nothing to adopt). */
   async load(): Promise<TableEntry[]> {
-    try {
-      const parsed = JSON.parse(await readFile(this.path, 'utf8')) as Partial<TableFile>;
-      return Array.isArray(parsed.processes) ? parsed.processes.filter(isEntry) : [];
-    } catch {
-      return [];
-    }
+    const parsed = (await this.file.read()) as Partial<TableFile> | null;
+    return Array.isArray(parsed?.processes) ? parsed.processes.filter(isEntry) : [];
   }
 
   save(entries: TableEntry[]): void {
-    this.pending = entries;
-    this.writing ??= this.drain();
+    this.file.save({ version: 1, processes: entries });
   }
 
   /** Resolves when everything saved so far is on disk; rejects if a write failed. */
-  async flush(): Promise<void> {
-    await this.writing;
-    if (this.failure) throw this.failure;
-  }
-
-  private async drain(): Promise<void> {
-    await mkdir(this.stateDir, { recursive: true }).catch(() => undefined);
-    while (this.pending) {
-      const processes = this.pending;
-      this.pending = null;
-      const tmp = `${this.path}.${process.pid}.${++writes}.tmp`;
-      try {
-        await writeFile(tmp, JSON.stringify({ version: 1, processes } satisfies TableFile, null, 2) + '\n');
-        await rename(tmp, this.path);
-        this.failure = null;
-      } catch (err) {
-        this.failure = err as Error;
-      }
-    }
-    this.writing = null;
+  flush(): Promise<void> {
+    return this.file.flush();
   }
 }
 

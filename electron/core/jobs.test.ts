@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { JobHistory } from './job-history.ts';
+import { JobRunner } from './jobs.ts';
+import { tempRoot } from './install/testdata/fixtures.ts';
+
+describe('JobRunner', () => {
+  it('answers for a job pruned from memory, and after a restart, with how it ended', async (t) => {
+    const stateDir = await tempRoot(t);
+    const history = new JobHistory(stateDir);
+    const runner = new JobRunner('local', () => undefined, history);
+    const first = runner.start('upgrade', 'echo', async () => 'up to date');
+    const failed = runner.start('install', 'whisper', async () => {
+      throw new Error('whisper: sha256 mismatch');
+    });
+    await runner.wait(failed.id);
+    for (let i = 0; i < 210; i++) await runner.wait(runner.start('delete', `b${i}`, async () => undefined).id);
+    assert.equal(runner.list().some((j) => j.id === first.id), false, 'pruned from memory');
+
+    const pruned = await runner.wait(first.id);
+    assert.deepEqual([pruned.state, pruned.phase, pruned.backend], ['done', 'up to date', 'echo']);
+    await history.flush();
+
+    const restarted = new JobRunner('local', () => undefined, new JobHistory(stateDir));
+    const again = await restarted.wait(failed.id);
+    assert.deepEqual([again.state, again.error], ['failed', 'whisper: sha256 mismatch']);
+    assert.equal((await restarted.cancel(first.id)).state, 'done', 'cancelling a finished job only reports it');
+    await assert.rejects(restarted.wait('no-such-id'), /no job no-such-id/);
+  });
+});
