@@ -169,7 +169,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     }
     const [entries, installed, picks] = await Promise.all([this.galleries.entries(), this.store.list(), this.variantChoices.all()]);
     const byName = firstByName(entries);
-    return Promise.all(entries.map((entry) => this.entryView(entry, installed, byName, picks.get(entry.name.toLowerCase()) ?? null)));
+    const installedByName = new Map(installed.map((b) => [b.name, b]));
+    return Promise.all(entries.map((entry) => this.entryView(entry, installed, installedByName.get(entry.name), byName, picks.get(entry.name.toLowerCase()) ?? null)));
   }
 
   async chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView> {
@@ -188,16 +189,17 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     }
     await this.variantChoices.set(meta.name, req.capability);
     this.emitEvent({ type: 'gallery-changed', node: this.id, problems: this.galleries.problems() });
-    return this.entryView(meta, await this.store.list(), byName, req.capability);
+    const installed = await this.store.list();
+    return this.entryView(meta, installed, installed.find((b) => b.name === meta.name), byName, req.capability);
   }
 
   private async entryView(
     entry: GalleryEntry,
     installed: InstalledBackend[],
+    backend: InstalledBackend | undefined,
     byName: Map<string, GalleryEntry>,
     picked: string | null,
   ): Promise<GalleryEntryView> {
-    const backend = installed.find((b) => b.name === entry.name);
     const meta = isMeta(entry)
       ? metaResolution({
           meta: entry,
@@ -243,8 +245,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async backends(req: NodeRef): Promise<BackendView[]> {
     this.check(req);
     const [installed, entries] = await Promise.all([this.store.list(), this.entriesByName()]);
-    const processes = this.supervisor.list();
-    return Promise.all(installed.map((b) => this.view(b, entries.get(b.name.toLowerCase()), processes)));
+    const processes = this.processesByBackend();
+    return Promise.all(installed.map((b) => this.view(b, entries.get(b.name.toLowerCase()), processes.get(b.name) ?? [])));
   }
 
   async processes(req: NodeRef): Promise<ProcessView[]> {
@@ -522,6 +524,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return name.slice(at + 1);
   }
 
+  /** `processes` are the backend's own. */
   private async view(backend: InstalledBackend, entry: GalleryEntry | undefined, processes: ProcessView[]): Promise<BackendView> {
     const md = backend.metadata;
     const upgradable = entry ? await this.isUpgradable(backend, entry) : false;
@@ -540,7 +543,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       availableVersion: upgradable ? (entry?.version ?? null) : null,
       previous: backend.previous ? { version: backend.previous.version, installedAt: backend.previous.installedAt } : null,
       broken: backend.broken,
-      processes: processes.filter((p) => p.backend === backend.name),
+      processes,
     };
   }
 
@@ -578,7 +581,13 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       return;
     }
     const entry = (await this.entriesByName()).get(name.toLowerCase());
-    this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.supervisor.list()) });
+    this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.processesByBackend().get(name) ?? []) });
+  }
+
+  private processesByBackend(): Map<string, ProcessView[]> {
+    const byBackend = new Map<string, ProcessView[]>();
+    for (const process of this.supervisor.list()) byBackend.set(process.backend, [...(byBackend.get(process.backend) ?? []), process]);
+    return byBackend;
   }
 
   /** Loads every gallery first, so the first answer already says which could not be read. */

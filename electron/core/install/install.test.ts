@@ -452,4 +452,27 @@ describe('install, upgrade, rollback, delete', () => {
     assert.equal(byName.norun!.broken, 'run.sh is missing');
     assert.deepEqual(readdirSync(join(h.backends, 'meta')), ['metadata.json']);
   });
+
+  it('a listing sees changes made behind its back: an edit in place, a swap by renames, a removed run.sh', async (t) => {
+    const h = await harness(t);
+    const version = async () => (await h.store.list()).find((b) => b.name === 'demo')?.metadata?.version ?? null;
+    await h.install(await writeArchive(h.src, 'v2.tgz', await makeTarGz(backendEntries('v2'))), { details: { version: '2.0.0' } });
+    assert.equal(await version(), '2.0.0');
+    const meta = join(h.backends, 'demo', 'metadata.json');
+    await writeFile(meta, readFileSync(meta, 'utf8').replace('2.0.0', '2.0.1'));
+    assert.equal(await version(), '2.0.1', 'an in-place edit');
+    const { cp, rename, rm } = await import('node:fs/promises');
+    await cp(join(h.backends, 'demo'), join(h.backends, 'demo.install-tmp'), { recursive: true });
+    const copied = join(h.backends, 'demo.install-tmp', 'metadata.json');
+    await writeFile(copied, readFileSync(copied, 'utf8').replace('2.0.1', '3.0.0'));
+    await rename(join(h.backends, 'demo'), join(h.backends, 'demo.install-backup'));
+    await rename(join(h.backends, 'demo.install-tmp'), join(h.backends, 'demo'));
+    await rm(join(h.backends, 'demo.install-backup'), { recursive: true });
+    assert.equal(await version(), '3.0.0', 'a swap as LocalAI makes it');
+    await rm(join(h.backends, 'demo', 'run.sh'));
+    assert.equal((await h.store.get('demo'))?.broken, 'run.sh is missing');
+    assert.equal((await h.store.list()).find((b) => b.name === 'demo')?.previous?.version ?? null, null);
+    await rm(join(h.store.previousDir('demo')), { recursive: true });
+    assert.equal((await h.store.get('demo'))?.hasPrevious, false, 'a rollback tree removed by hand');
+  });
 });

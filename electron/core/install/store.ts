@@ -5,6 +5,7 @@
 // rollback tree as a runnable backend, while every move stays a rename on the same filesystem.
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
@@ -76,6 +77,8 @@ async function isDir(path: string): Promise<boolean> {
 
 export class BackendStore {
   private readonly work: string;
+  /** What inspect() last read of each backend, valid while its files' identities and times are unchanged. */
+  private readonly inspected = new Map<string, { fingerprint: string; backend: InstalledBackend }>();
 
   constructor(readonly dir: string) {
     this.work = join(dir, WORK_DIR);
@@ -101,7 +104,8 @@ export class BackendStore {
       throw err;
     });
     const names = entries.filter((e) => e.isDirectory() && backendName.safeParse(e.name).success).map((e) => e.name);
-    const found = await Promise.all(names.sort().map((name) => this.inspect(name)));
+    const previousStamp = this.stamp(join(this.work, 'previous'));
+    const found = await Promise.all(names.sort().map((name) => this.inspect(name, previousStamp)));
     return found.filter((b): b is InstalledBackend => b !== null);
   }
 
@@ -189,15 +193,18 @@ export class BackendStore {
       if (hadLive) await rename(backup, live);
       throw backendError(name, err);
     }
+    this.inspected.delete(name);
     await hooks.onStep?.('live-renamed');
     return {
       settle: async () => {
         if (hadLive) await outcome.settle();
+        this.inspected.delete(name);
         await hooks.onStep?.('cleanup-done');
       },
       undo: async () => {
         await outcome.undo(live);
         if (hadLive) await rename(backup, live);
+        this.inspected.delete(name);
       },
     };
   }
@@ -213,6 +220,7 @@ export class BackendStore {
       await hooks.beforeSwap?.(live);
       await this.trash(name, live, true);
     }
+    this.inspected.delete(name);
   }
 
   /** Writes a meta backend dir holding only metadata.json. */
@@ -223,6 +231,7 @@ export class BackendStore {
     }
     await mkdir(live, { recursive: true });
     await writeMetadataFile(live, meta);
+    this.inspected.delete(name);
   }
 
   /**
@@ -231,6 +240,7 @@ export class BackendStore {
    * backup whose live tree is gone, which is put back. Returns what it did.
    */
   async recover(): Promise<string[]> {
+    this.inspected.clear();
     const done: string[] = [];
     for (const kind of ['staging', 'trash']) {
       const left = await names(join(this.work, kind));
@@ -315,7 +325,31 @@ export class BackendStore {
     return join(this.work, kind, `${name}.${randomBytes(6).toString('hex')}`);
   }
 
-  private async inspect(name: string): Promise<InstalledBackend | null> {
+  /**
+   * A backend's metadata, cached: reading a thousand metadata.json files on every listing is what made listings
+   * slow. A few stat calls (cheap and blocking, served from the kernel's cache) tell whether anything a listing
+   * shows can have changed, whoever changed it: Hangar, LocalAI, or a person. Rollback trees change only by
+   * renames inside `.hangar/previous`, which change that folder's own times. The store forgets what it changes
+   * itself, since two changes within one clock tick can leave the same times.
+   */
+  private async inspect(name: string, previousStamp = this.stamp(join(this.work, 'previous'))): Promise<InstalledBackend | null> {
+    const live = join(this.dir, name);
+    const fingerprint = `${this.stamp(join(live, METADATA_FILE))}|${this.stamp(join(live, RUN_SH))}|${previousStamp}`;
+    const cached = this.inspected.get(name);
+    if (cached?.fingerprint === fingerprint && statSync(live, { throwIfNoEntry: false })?.isDirectory()) return cached.backend;
+    const backend = await this.read(name);
+    if (backend) this.inspected.set(name, { fingerprint, backend });
+    else this.inspected.delete(name);
+    return backend;
+  }
+
+  /** Identity, mode, size and change time of a path, or '-' when it is missing. */
+  private stamp(path: string): string {
+    const s = statSync(path, { throwIfNoEntry: false });
+    return s ? `${s.ino}.${s.mode}.${s.size}.${s.ctimeMs}` : '-';
+  }
+
+  private async read(name: string): Promise<InstalledBackend | null> {
     const live = join(this.dir, name);
     if (!(await stat(live).then((s) => s.isDirectory(), () => false))) return null;
     const previousDir = this.previousDir(name);
