@@ -1,20 +1,32 @@
-// agent_idle_rss_mb: resident memory of an idle `hangar agent` on the starter gallery, after it settles.
+// The agent as users run it (the built bundle):
+// - agent_rss_mb: resident memory when idle on the starter gallery, and with LocalAI's real index loaded;
+// - gallery_first_ms: the first gallery() on LocalAI's index in a fresh agent, request to parsed reply.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
+import { connect } from '../electron/agent/connect.ts';
 import { median, type BenchFigure } from './figure.ts';
 
-async function idleRssMb(): Promise<number> {
+const LOCALAI_INDEX = join(import.meta.dirname, '..', '..', 'shared', 'fixtures', 'localai-backend-index.yaml');
+const SETTLE_MS = 3000;
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+}
+
+async function withAgent<T>(galleries: string[], work: (pid: number, url: string, home: string) => Promise<T>): Promise<T> {
   const home = await mkdtemp(join(tmpdir(), 'hangar-bench-agent-'));
-  const child = spawn(process.execPath, ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const args = ['bin/hangar.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', ...galleries.flatMap((g) => ['--gallery', g])];
+  const child = spawn(args[0]!, args.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
-    await once(createInterface({ input: child.stdout }), 'line');
-    await new Promise((r) => setTimeout(r, 3000));
-    const status = await readFile(`/proc/${child.pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
+    const line = (await once(createInterface({ input: child.stdout }), 'line'))[0] as string;
+    return await work(child.pid!, /listening on (\S+)/.exec(line)![1]!, home);
   } finally {
     child.kill('SIGTERM');
     await once(child, 'exit');
@@ -22,8 +34,39 @@ async function idleRssMb(): Promise<number> {
   }
 }
 
+async function idleStarter(): Promise<number> {
+  return withAgent([], async (pid) => {
+    await delay(SETTLE_MS);
+    return rssMb(pid);
+  });
+}
+
+async function localAiIndex(): Promise<{ rss: number; firstMs: number; replyKiB: number }> {
+  return withAgent([LOCALAI_INDEX], async (pid, url, home) => {
+    const client = await connect({ home, node: url });
+    try {
+      const start = performance.now();
+      const entries = await client.gallery({ node: 'local' });
+      const firstMs = performance.now() - start;
+      await delay(SETTLE_MS);
+      return { rss: await rssMb(pid), firstMs, replyKiB: Buffer.byteLength(JSON.stringify(entries)) / 1024 };
+    } finally {
+      client.close();
+    }
+  });
+}
+
 export default async function (): Promise<BenchFigure[]> {
-  const samples = [];
-  for (let i = 0; i < 3; i++) samples.push(await idleRssMb());
-  return [{ name: 'agent_idle_rss_mb', value: median(samples), unit: 'MB', goal: 80, note: 'VmRSS of an idle agent, 3 s after ready' }];
+  const idle: number[] = [];
+  const loaded: Awaited<ReturnType<typeof localAiIndex>>[] = [];
+  for (let i = 0; i < 3; i++) {
+    idle.push(await idleStarter());
+    loaded.push(await localAiIndex());
+  }
+  const reply = loaded[0]!.replyKiB.toFixed(0);
+  return [
+    { name: 'agent_rss_mb', value: median(idle), unit: 'MB', goal: 80, note: `VmRSS of an idle agent on the starter gallery, ${SETTLE_MS / 1000} s after ready` },
+    { name: 'agent_rss_localai_mb', value: median(loaded.map((l) => l.rss)), unit: 'MB', goal: 100, note: `VmRSS with LocalAI's real index loaded, ${SETTLE_MS / 1000} s after the first gallery()` },
+    { name: 'gallery_first_ms', value: median(loaded.map((l) => l.firstMs)), unit: 'ms', goal: 300, note: `first gallery() on LocalAI's index in a fresh agent, request to parsed reply (${reply} KiB)` },
+  ];
 }
