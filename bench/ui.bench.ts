@@ -1,7 +1,9 @@
 // UI figures in Debian's Chromium against a real agent:
 // - ui_patch_ms_500: with 500 installed backends listed, how long from a process event's arrival on the WebSocket to
-//   the DOM commit that shows it (median over real load/stop cycles). Baseline: the same with echo alone.
-// - badge_latency_ms: an out-of-band swap of a backend dir → the red "stale cwd" badge in the page (median).
+//   the painted frame that shows it (median over real load/stop cycles). Baseline: the same with echo alone.
+// - badge_latency_ms: an out-of-band swap of a backend dir → the red "stale cwd" badge painted (median).
+// "Painted" is two animation frames after the DOM commit: the first callback runs before the frame that holds the
+// change is painted, the second once it has been.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,8 +31,9 @@ function instrument() {
   let arrived: number | null = null;
   new MutationObserver(() => {
     if (arrived === null) return;
-    w.__patchMs.push(performance.now() - arrived);
+    const since = arrived;
     arrived = null;
+    requestAnimationFrame(() => requestAnimationFrame(() => w.__patchMs.push(performance.now() - since)));
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
@@ -75,14 +78,15 @@ async function badgeLatencies(page: Page, agent: RunningAgent): Promise<number[]
       w.__badgeAt = null;
       const observer = new MutationObserver(() => {
         if (document.querySelector('[data-testid="process-m1"] [data-testid="stale-badge"]')) {
-          w.__badgeAt = performance.timeOrigin + performance.now();
           observer.disconnect();
+          requestAnimationFrame(() => requestAnimationFrame(() => (w.__badgeAt = performance.timeOrigin + performance.now())));
         }
       });
       observer.observe(document, { subtree: true, childList: true });
     });
     const swappedAt = await swapOutOfBand(join(agent.home, 'backends'), 'echo', `1.0.0-swap${i}`);
     await badge.waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => (window as unknown as { __badgeAt: number | null }).__badgeAt !== null);
     const shownAt = await page.evaluate(() => (window as unknown as { __badgeAt: number | null }).__badgeAt);
     latencies.push(shownAt! - swappedAt);
     await agent.cli('respawn', 'm1');
@@ -128,15 +132,15 @@ export default async function (): Promise<BenchFigure[]> {
         name: 'ui_patch_ms_500',
         value: median(subject),
         unit: 'ms',
-        goal: 16,
-        note: `${subject.length} process events, max ${Math.max(...subject).toFixed(1)} ms; baseline with echo alone: ${median(baseline).toFixed(1)} ms`,
+        goal: 50,
+        note: `to the painted frame; ${subject.length} process events, max ${Math.max(...subject).toFixed(1)} ms; baseline with echo alone: ${median(baseline).toFixed(1)} ms`,
       },
       {
         name: 'badge_latency_ms',
         value: median(badges),
         unit: 'ms',
-        goal: 150,
-        note: `${SWAPS} out-of-band swaps with ${BACKENDS} backends listed; max ${Math.max(...badges).toFixed(0)} ms`,
+        goal: 50,
+        note: `to the painted frame; ${SWAPS} out-of-band swaps with ${BACKENDS} backends listed; max ${Math.max(...badges).toFixed(0)} ms`,
       },
     ];
   } finally {
