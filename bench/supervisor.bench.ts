@@ -62,6 +62,13 @@ export default async function (): Promise<BenchFigure[]> {
         goal: 20,
         note: `${scan.supervised} supervised live, ${scan.machine} processes on the machine, median of ${scan.times.length}`,
       },
+      {
+        name: 'scan_block_ms',
+        value: median(scan.blocks),
+        unit: 'ms',
+        goal: 5,
+        note: `the longest the agent's event loop waits during that scan, median of ${scan.blocks.length}`,
+      },
     ];
   } finally {
     await supervisor.close({ stopAll: true });
@@ -149,19 +156,38 @@ async function bareSpawnToHealth(dir: string): Promise<number> {
   return elapsed;
 }
 
-async function measureScan(supervisor: Supervisor, relay: BackendTarget): Promise<{ times: number[]; supervised: number; machine: number }> {
+/** The longest the event loop went without a turn while `work` ran. */
+async function longestBlock(work: () => Promise<unknown>): Promise<number> {
+  let longest = 0;
+  let last = performance.now();
+  let running = true;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await work();
+  running = false;
+  return longest;
+}
+
+async function measureScan(supervisor: Supervisor, relay: BackendTarget): Promise<{ times: number[]; blocks: number[]; supervised: number; machine: number }> {
   const models = Array.from({ length: 200 }, (_, i) => `scan-${i}`);
   for (let i = 0; i < models.length; i += 20) {
     await Promise.all(models.slice(i, i + 20).map((model) => supervisor.ensureRunning(relay, model)));
   }
   const times: number[] = [];
+  const blocks: number[] = [];
   let entries = 0;
   for (let i = 0; i < RUNS; i++) {
     const start = performance.now();
     entries = (await supervisor.scan()).filter((e) => e.supervised).length;
     times.push(performance.now() - start);
+    blocks.push(await longestBlock(() => supervisor.scan()));
   }
   const machine = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).length;
   await Promise.all(models.map((model) => supervisor.stop(model, { force: true })));
-  return { times, supervised: entries, machine };
+  return { times, blocks, supervised: entries, machine };
 }
