@@ -1,7 +1,7 @@
 // Builds everything into dist/: the Electron main + preload, the agent/CLI, the starter backends
 // (self-contained: no node_modules beside them) and the renderer.
 import { build } from 'esbuild';
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { build as viteBuild } from 'vite';
 
@@ -9,13 +9,20 @@ const dist = 'dist';
 rmSync(dist, { recursive: true, force: true });
 
 const node = { platform: 'node', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
+// What every client command loads is bundled in, so it starts without resolving and wrapping CommonJS packages
+// (a third of `hangar ps` was spent there); the rest stays in node_modules. ws's optional native helpers stay out.
+const cliBundled = ['commander', 'ws', 'env-paths'];
+const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8'));
+const agentExternal = [...Object.keys(dependencies).filter((name) => !cliBundled.includes(name)), 'bufferutil', 'utf-8-validate'];
 
 await Promise.all([
   build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external' }),
   // A sandboxed preload cannot require node_modules: bundle all of it.
   build({ ...node, entryPoints: ['electron/preload.ts'], outfile: `${dist}/electron/preload.cjs`, format: 'cjs', external: ['electron'] }),
   // Split so what the agent imports lazily (gRPC, the backend protocol) stays out of an idle agent's memory.
-  build({ ...node, entryPoints: ['electron/agent/cli.ts'], outdir: `${dist}/agent`, format: 'esm', splitting: true, packages: 'external' }),
+  build({ ...node, entryPoints: ['electron/agent/cli.ts'], outdir: `${dist}/agent`, format: 'esm', splitting: true, external: agentExternal,
+    // Bundled CommonJS requires Node's built-ins by name; an ES module has no `require` of its own.
+    banner: { js: "import { createRequire as hangarCreateRequire } from 'node:module'; const require = hangarCreateRequire(import.meta.url);" } }),
   ...starterBackends(),
 ]);
 

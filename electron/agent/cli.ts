@@ -5,7 +5,6 @@ import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from './connect.ts';
 import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
-import { runAgent } from './run-agent.ts';
 
 const node = LOCAL_NODE;
 
@@ -38,6 +37,8 @@ program
   .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
   .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string; maxInstallSize?: string; stallTimeout?: string }) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
+    // Loaded only here: client commands start faster without the node's code and its dependencies.
+    const { runAgent } = await import('./run-agent.ts');
     await runAgent({ ...options, home, galleries: options.gallery });
   });
 

@@ -1,5 +1,5 @@
 import type { BackendView, GalleryEntryView, JobView, ProcessView, ScanEntry } from '../../shared/types.ts';
-import { compareVersions } from '../core/gallery/index.ts';
+import { compareVersions } from '../core/gallery/version.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
