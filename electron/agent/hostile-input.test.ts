@@ -133,6 +133,17 @@ describe('the agent against hostile peers', () => {
     await stillServing();
   });
 
+  test('replies are compressed, and a compressed message that inflates past 1 MiB is refused with 1009', async () => {
+    const ws = await openSocket(agent.url, token);
+    assert.match(ws.extensions, /permessage-deflate/, 'compression was negotiated');
+    ws.on('error', () => undefined);
+    const closed = once(ws, 'close');
+    ws.send(JSON.stringify({ id: 1, method: 'info', params: { node: 'local', pad: 'x'.repeat(8 << 20) } }));
+    const [code] = (await closed) as [number];
+    assert.equal(code, 1009);
+    await stillServing();
+  });
+
   test('malformed requests each get an error reply, never silence', async () => {
     const ws = await openSocket(agent.url, token);
     try {

@@ -61,6 +61,8 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_MESSAGE_BYTES,
+    // Large replies (a gallery of a thousand entries, with descriptions shared by many builds) go compressed.
+    perMessageDeflate: { threshold: 16 * 1024 },
     handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
   });
 
