@@ -1,13 +1,19 @@
 import { Command, CommanderError } from 'commander';
+import { hostname } from 'node:os';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import type { JobView, LogLine } from '../../shared/types.ts';
+import type { JobView, LogLine, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/index.ts';
+import { ALL_NODES, resolveNode } from './nodes.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
+import { galleryJson, jobLine, lsJson, matrix, matrixJson, nodesTable, psJson, rolloutTable, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { runAgent } from './run-agent.ts';
 
-const node = LOCAL_NODE;
+/** The node the running command acts on, from `--on` (one command per process). */
+let node: string = LOCAL_NODE;
+/** Commands whose `--on` may be `all`. */
+const acceptsAll = new Set<string>();
 
 interface GlobalOptions {
   node?: string;
@@ -34,10 +40,50 @@ program
   .option('--token-file <file>', 'read the token from a file (default: $HANGAR_TOKEN, then <home>/state/token, created on first run)')
   .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version', false)
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
-  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string }) => {
+  .option('--cluster <url>', 'join the NATS cluster at nats://HOST:PORT or tls://HOST:PORT')
+  .option('--name <name>', 'this node\'s name in the cluster (default: the hostname)')
+  .option('--cluster-user <user>', 'NATS user')
+  .option('--cluster-password <password>', 'NATS password (default: $HANGAR_CLUSTER_PASSWORD)')
+  .option('--cluster-token <token>', 'NATS token (default: $HANGAR_CLUSTER_TOKEN)')
+  .option('--cluster-creds <file>', 'NATS .creds file (user JWT and nkey seed)')
+  .option('--cluster-ca <file>', 'CA file for a tls:// server')
+  .option('--insecure', 'join a non-loopback server without credentials', false)
+  .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
+  .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
+  .action(async (options: AgentCommandOptions) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
-    await runAgent({ ...options, home, galleries: options.gallery });
+    const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
+    const token = options.clusterToken ?? process.env.HANGAR_CLUSTER_TOKEN;
+    const cluster = options.cluster === undefined ? undefined : {
+      url: options.cluster,
+      name: options.name ?? hostname(),
+      user: options.clusterUser,
+      password,
+      token: token || undefined,
+      credsFile: options.clusterCreds,
+      caFile: options.clusterCa,
+      insecure: options.insecure,
+      heartbeatMs: options.heartbeat,
+      callTimeoutMs: options.callTimeout,
+    };
+    await runAgent({ ...options, home, galleries: options.gallery, cluster });
   });
+
+interface AgentCommandOptions {
+  home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
+  cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
+  clusterCa?: string; insecure: boolean; heartbeat: number; callTimeout: number;
+}
+
+client('nodes', 'list the cluster\'s nodes: status, counts, last seen').action(withClient(async (c, options: { json?: boolean }) => {
+  const cards = await c.nodes({ node: LOCAL_NODE });
+  print(options, cards, () => nodesTable(cards));
+}));
+
+client('rollouts', 'list rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
+  const rollouts = await c.rollouts({ node: LOCAL_NODE });
+  print(options, rollouts, () => rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n');
+}));
 
 client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))
   .action(withClient(async (c, options: { json?: boolean; refresh?: boolean }) => {
@@ -56,7 +102,13 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
     );
   }));
 
-client('ls', 'list installed backends').action(withClient(async (c, options: { json?: boolean }) => {
+client('ls', 'list installed backends (--on all: a backend × node matrix)', undefined, { all: true }).action(withClient(async (c, options: { json?: boolean }) => {
+  if (node === ALL_NODES) {
+    const cards = await c.nodes({ node: LOCAL_NODE });
+    const listed = await Promise.all(cards.map((card) => (card.status === 'online' ? c.backends({ node: card.self ? LOCAL_NODE : card.id }).catch((e: Error) => e) : null)));
+    const columns = cards.map((card, i) => ({ card, backends: listed[i] ?? null }));
+    return print(options, matrixJson(columns), () => matrix(columns));
+  }
   const backends = await c.backends({ node });
   print(options, backends.map(lsJson), () =>
     table(backends.map((b) => ({
@@ -72,8 +124,13 @@ client('install', 'install a backend from the gallery', (c) => c.argument('<name
   .action(withClient((c, name: string, options: { json?: boolean; force?: boolean }) =>
     runJob(c, options, () => c.install({ node, name, force: options.force === true }))));
 
-client('upgrade', 'upgrade a backend (or --all)', (c) => c.argument('[name]').option('--all', 'upgrade every upgradable backend'))
-  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean }) => {
+client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrade across the cluster', (c) =>
+  c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1), { all: true })
+  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean; maxParallel: number }) => {
+    if (node === ALL_NODES) {
+      if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'upgrade --on all needs one NAME');
+      return followRollout(c, options, await c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel }));
+    }
     if (options.all) {
       const results = await c.upgradeAll({ node });
       print(options, results, () => table(results.map((r) => ({ backend: r.backend, result: r.ok ? 'upgraded' : r.error })), 'nothing to upgrade'));
@@ -84,8 +141,13 @@ client('upgrade', 'upgrade a backend (or --all)', (c) => c.argument('[name]').op
     await runJob(c, options, () => c.upgrade({ node, name }));
   }));
 
-client('rollback', 'swap back to the previous version', (c) => c.argument('<name>'))
-  .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.rollback({ node, name }))));
+client('rollback', 'swap back to the previous version (--rollout ID: on every node that rollout upgraded)', (c) =>
+  c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded'))
+  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; rollout?: string }) => {
+    if (options.rollout) return followRollout(c, options, await c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout }));
+    if (!name) throw new CommanderError(2, 'hangar.usage', 'rollback needs a NAME or --rollout ID');
+    await runJob(c, options, () => c.rollback({ node, name }));
+  }));
 
 client('delete', 'delete an installed backend', (c) => c.argument('<name>'))
   .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.delete({ node, name }))));
@@ -131,25 +193,44 @@ client('scan', 'find every process whose cwd is or was inside the backends direc
 client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
   .action(withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
     const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.text}\n`);
-    if (options.follow) c.onEvent((e) => e.type === 'log' && e.line.model === model && show(e.line));
+    if (options.follow) c.onEvent((e) => e.type === 'log' && e.node === node && e.line.model === model && show(e.line));
     (await c.logs({ node, model })).forEach(show);
     if (options.follow) await c.closed;
   }));
 
-function client(name: string, description: string, configure: (c: Command) => Command = (c) => c): Command {
-  return configure(program.command(name).description(description)).option('--json', 'print JSON to stdout');
+function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { all?: boolean } = {}): Command {
+  if (options.all) acceptsAll.add(name);
+  return configure(program.command(name).description(description))
+    .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.all ? ', or all' : ''} (default: this host's node)`)
+    .option('--json', 'print JSON to stdout');
+}
+
+function parseMs(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 10 || ms > 600_000) throw new CommanderError(2, 'hangar.usage', `wants milliseconds between 10 and 600000, got "${value}"`);
+  return ms;
+}
+
+function parseCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 20) throw new CommanderError(2, 'hangar.usage', `--max-parallel wants 1 to 20, got "${value}"`);
+  return n;
 }
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** Wraps an action: connects first, always disconnects. */
+/** Wraps an action: connects first, resolves `--on`, always disconnects. */
 function withClient<A extends unknown[]>(action: (c: WireClient, ...args: A) => Promise<void>) {
   return async (...args: A) => {
     const globals = program.opts<GlobalOptions>();
+    const command = args.at(-1) as Command;
+    const on = command.opts<{ on?: string }>().on;
+    if (on === ALL_NODES && !acceptsAll.has(command.name())) throw new CommanderError(2, 'hangar.usage', `${command.name()} acts on one node: --on all is not for it`);
     const c = await connect({ node: globals.node, token: globals.token, home: homeDir(globals.home) });
     try {
+      node = await resolveNode(c, on);
       await action(c, ...args);
     } finally {
       c.close();
@@ -185,6 +266,40 @@ async function runJob(c: WireClient, options: { json?: boolean }, start: () => P
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
   print(options, final, () => `${final.kind} ${final.backend}: done\n`);
+}
+
+/** Follows a rollout to its end, node by node on stderr, then prints each node's result; fails if any node failed. */
+async function followRollout(c: WireClient, options: { json?: boolean }, started: RolloutView): Promise<void> {
+  const shown = new Map<string, string>();
+  const show = (rollout: RolloutView) => {
+    for (const n of rollout.nodes) {
+      const line = `${n.name} (${n.id}): ${n.step}${n.reason ? `: ${n.reason}` : ''}`;
+      if (shown.get(n.id) !== line && n.step !== 'pending') process.stderr.write(`${rollout.backend}: ${line}\n`);
+      shown.set(n.id, line);
+    }
+  };
+  const finished = (r: RolloutView) => r.state !== 'running' && r.state !== 'rolling-back';
+  const final = await new Promise<RolloutView>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = (r: RolloutView) => {
+      show(r);
+      if (!finished(r)) return;
+      off();
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const off = c.onEvent((e) => e.type === 'rollout' && e.rollout.id === started.id && done(e.rollout));
+    // Events carry the progress; a slow look at the record backs them up.
+    const poll = () => c.rollouts({ node: LOCAL_NODE }).then((all) => {
+      const r = all.find((x) => x.id === started.id);
+      if (r) done(r);
+      if (!r || !finished(r)) timer = setTimeout(poll, 2000);
+    }, reject);
+    show(started);
+    void poll();
+  });
+  print(options, final, () => rolloutTable(final));
+  if (final.nodes.some((n) => n.step === 'failed' || (n.reason ?? '').startsWith('rollback failed'))) process.exitCode = 1;
 }
 
 try {

@@ -1,4 +1,5 @@
 import { rm, writeFile } from 'node:fs/promises';
+import { startHost, type JoinOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
@@ -12,6 +13,8 @@ export interface AgentOptions {
   tokenFile?: string | undefined;
   autoUpgrade: boolean;
   ports?: string | undefined;
+  /** Join this NATS cluster as a member. */
+  cluster?: JoinOptions | undefined;
 }
 
 /** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
@@ -23,6 +26,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     : [{ name: 'starter', location: starterGallery }];
   const node = new LocalNode({
     home: options.home,
+    ...(options.cluster && { name: options.cluster.name }),
     galleries,
     runtimeEnv: { HANGAR_NODE: process.execPath },
     autoUpgrade: options.autoUpgrade,
@@ -33,7 +37,11 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
-  const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });
+  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster }).catch(async (error: unknown) => {
+    await node.close({ stopBackends: false });
+    throw error;
+  });
+  const server = await startAgentServer({ node: hangar, token, host, port, staticDir: rendererDir });
   await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   // The token goes only to a person's terminal, never into a log file that captured stderr.
@@ -45,6 +53,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     await server.close();
+    await hangar.close();
     await node.close({ stopBackends: true });
     await rm(agentFile(options.home), { force: true });
     process.exit(0);
