@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { hostname } from 'node:os';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import type { JobView, LogLine, RolloutView } from '../../shared/types.ts';
+import type { JobView, LogLine, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/index.ts';
 import { ALL_NODES, resolveNode } from './nodes.ts';
@@ -129,7 +129,7 @@ client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrad
   .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean; maxParallel: number }) => {
     if (node === ALL_NODES) {
       if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'upgrade --on all needs one NAME');
-      return followRollout(c, options, await c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel }));
+      return followRollout(c, options, () => c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel }), upgradeFailed);
     }
     if (options.all) {
       const results = await c.upgradeAll({ node });
@@ -144,7 +144,7 @@ client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrad
 client('rollback', 'swap back to the previous version (--rollout ID: on every node that rollout upgraded)', (c) =>
   c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded'))
   .action(withClient(async (c, name: string | undefined, options: { json?: boolean; rollout?: string }) => {
-    if (options.rollout) return followRollout(c, options, await c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout }));
+    if (options.rollout) return followRollout(c, options, () => c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout! }), rollbackFailed);
     if (!name) throw new CommanderError(2, 'hangar.usage', 'rollback needs a NAME or --rollout ID');
     await runJob(c, options, () => c.rollback({ node, name }));
   }));
@@ -268,38 +268,54 @@ async function runJob(c: WireClient, options: { json?: boolean }, start: () => P
   print(options, final, () => `${final.kind} ${final.backend}: done\n`);
 }
 
-/** Follows a rollout to its end, node by node on stderr, then prints each node's result; fails if any node failed. */
-async function followRollout(c: WireClient, options: { json?: boolean }, started: RolloutView): Promise<void> {
-  const shown = new Map<string, string>();
+const upgradeFailed = (n: RolloutNode) => n.step === 'failed';
+const rollbackFailed = (n: RolloutNode) => (n.reason ?? '').startsWith('rollback failed');
+
+/** Follows a rollout (or its rollback) to its end, node by node on stderr, then prints each node's result. */
+async function followRollout(c: WireClient, options: { json?: boolean }, start: () => Promise<RolloutView>, failed: (n: RolloutNode) => boolean): Promise<void> {
+  const early: RolloutView[] = [];
+  let follow: ((r: RolloutView) => void) | null = null;
+  const off = c.onEvent((e) => {
+    if (e.type === 'rollout') (follow ?? ((r: RolloutView) => early.push(r)))(e.rollout);
+  });
+  const started = await start();
+  // What each node already was when the command started is not news.
+  const shown = new Map(started.nodes.map((n) => [n.id, stepLine(n)]));
   const show = (rollout: RolloutView) => {
     for (const n of rollout.nodes) {
-      const line = `${n.name} (${n.id}): ${n.step}${n.reason ? `: ${n.reason}` : ''}`;
-      if (shown.get(n.id) !== line && n.step !== 'pending') process.stderr.write(`${rollout.backend}: ${line}\n`);
-      shown.set(n.id, line);
+      if (shown.get(n.id) !== stepLine(n)) process.stderr.write(`${rollout.backend}: ${stepLine(n)}\n`);
+      shown.set(n.id, stepLine(n));
     }
   };
   const finished = (r: RolloutView) => r.state !== 'running' && r.state !== 'rolling-back';
   const final = await new Promise<RolloutView>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
-    const done = (r: RolloutView) => {
+    let settled = false;
+    const seen = (r: RolloutView) => {
+      if (settled || r.id !== started.id) return;
       show(r);
       if (!finished(r)) return;
-      off();
+      settled = true;
       clearTimeout(timer);
       resolve(r);
     };
-    const off = c.onEvent((e) => e.type === 'rollout' && e.rollout.id === started.id && done(e.rollout));
+    follow = seen;
+    early.forEach(seen);
     // Events carry the progress; a slow look at the record backs them up.
     const poll = () => c.rollouts({ node: LOCAL_NODE }).then((all) => {
       const r = all.find((x) => x.id === started.id);
-      if (r) done(r);
-      if (!r || !finished(r)) timer = setTimeout(poll, 2000);
+      if (r) seen(r);
+      if (!settled) timer = setTimeout(poll, 2000);
     }, reject);
-    show(started);
     void poll();
   });
+  off();
   print(options, final, () => rolloutTable(final));
-  if (final.nodes.some((n) => n.step === 'failed' || (n.reason ?? '').startsWith('rollback failed'))) process.exitCode = 1;
+  if (final.nodes.some(failed)) process.exitCode = 1;
+}
+
+function stepLine(n: RolloutNode): string {
+  return `${n.name} (${n.id}): ${n.step}${n.reason ? `: ${n.reason}` : ''}`;
 }
 
 try {

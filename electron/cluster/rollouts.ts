@@ -54,9 +54,10 @@ export class Rollouts {
     };
     records.unshift(rollout);
     records.splice(KEPT);
-    this.track(this.run(rollout, members));
     await this.changed(rollout);
-    return structuredClone(rollout);
+    const started = structuredClone(rollout);
+    this.track(this.run(rollout, members));
+    return started;
   }
 
   async rollBack(id: string): Promise<RolloutView> {
@@ -66,9 +67,10 @@ export class Rollouts {
     const upgraded = rollout.nodes.filter((n) => n.step === 'upgraded');
     if (upgraded.length === 0) throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
     rollout.state = 'rolling-back';
-    this.track(this.runRollback(rollout, upgraded));
     await this.changed(rollout);
-    return structuredClone(rollout);
+    const started = structuredClone(rollout);
+    this.track(this.runRollback(rollout, upgraded));
+    return started;
   }
 
   /** Resolves when no rollout is running (the host waits for it before closing). */
