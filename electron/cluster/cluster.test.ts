@@ -207,4 +207,23 @@ describe('a cluster over NATS', () => {
     const human = await hangar(agents[0]!, 'nodes');
     assert.equal(human.stdout.match(/name shared: tell apart by id/g)?.length, 2);
   });
+
+  test('after nats-server restarts, every node reconnects and is online again with no agent restarted', async () => {
+    const port = Number(new URL(nats.url).port);
+    const pids = agents.map((a) => a.child.pid);
+    await nats.stop();
+    await until('the other nodes offline while the server is down', async () => {
+      const all = await nodesSeenBy(agents[0]!);
+      return all.filter((c) => c.status === 'offline').length === 4 ? true : undefined;
+    }, 3 * HEARTBEAT_MS + 1500);
+    nats = await startNats([], port);
+    const cards = await until('every node online again', async () => {
+      const all = await nodesSeenBy(agents[0]!);
+      return all.filter((c) => c.status === 'online').length === 4 ? all : undefined;
+    }, 10_000);
+    assert.deepEqual(cards.map((c) => c.name), ['n1', 'n2', 'n2', 'n3']);
+    assert.deepEqual(agents.map((a) => a.child.pid), pids);
+    assert.ok(agents.every((a) => a.child.exitCode === null));
+    assert.deepEqual((await json<Array<{ name: string }>>(agents[0]!, 'ls', '--on', ids[1]!)).map((b) => b.name), ['echo']);
+  });
 });

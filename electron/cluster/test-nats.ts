@@ -9,8 +9,9 @@ export interface NatsServer {
   stop(): Promise<void>;
 }
 
-export async function startNats(args: string[] = []): Promise<NatsServer> {
-  const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', '-1', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** `port` starts it again where a stopped one listened; by default it picks a free port. */
+export async function startNats(args: string[] = [], port = -1): Promise<NatsServer> {
+  const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   const lines = createInterface({ input: child.stderr! });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('error', reject);
