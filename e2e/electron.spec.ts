@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { nodeMethods } from '../shared/index.ts';
+import { hangarMethods } from '../shared/index.ts';
 import { findElectronBinary } from '../electron/shell/electron-binary.ts';
 
 const binary = findElectronBinary();
@@ -53,7 +53,7 @@ test('the window shows the backends view', async () => {
 
 test('window.hangar is exactly the contract plus onEvent, and it works', async () => {
   const keys = await page.evaluate(() => Object.keys((window as unknown as PageWindow).hangar).sort());
-  expect(keys).toEqual([...nodeMethods, 'onEvent'].sort());
+  expect(keys).toEqual([...hangarMethods, 'onEvent'].sort());
   const info = await page.evaluate(() => (window as unknown as PageWindow).hangar.info({ node: 'local' }));
   expect(info.home).toBe(home);
   const refused = await page.evaluate(() =>

@@ -1,17 +1,17 @@
 // Electron's side of the IPC: one ipcMain handler per contract method, and node events pushed to the window.
 import type { IpcMain, WebContents, WebFrameMain } from 'electron';
-import { nodeMethods, type NodeApi, type NodeEvent } from '../shared/index.ts';
+import { hangarMethods, type HangarApi, type NodeEvent } from '../shared/index.ts';
 import { EVENT_CHANNEL, methodChannel } from './shell/ipc-contract.ts';
 import { createRouter } from './shell/router.ts';
 
 /** Registers a handler per method of the contract; returns a function that removes them. */
-export function registerIpc(ipcMain: IpcMain, node: NodeApi, isTrustedSender: (frame: WebFrameMain | null) => boolean): () => void {
+export function registerIpc(ipcMain: IpcMain, node: HangarApi, isTrustedSender: (frame: WebFrameMain | null) => boolean): () => void {
   const route = createRouter(node, isTrustedSender);
-  for (const method of nodeMethods) {
+  for (const method of hangarMethods) {
     ipcMain.handle(methodChannel(method), (event, payload: unknown) => route(method, event.senderFrame, payload));
   }
   return () => {
-    for (const method of nodeMethods) ipcMain.removeHandler(methodChannel(method));
+    for (const method of hangarMethods) ipcMain.removeHandler(methodChannel(method));
   };
 }
 

@@ -15,6 +15,7 @@ import {
   type MenuItemConstructorOptions,
 } from 'electron';
 import packageJson from '../package.json' with { type: 'json' };
+import { startHost } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
@@ -73,7 +74,8 @@ async function start(): Promise<void> {
   });
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
 
-  registerIpc(ipcMain, node, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir });
+  registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
   quitStopsBackends(node, () => !settings.keepBackendsRunning);
 
   const updateSettings = (patch: Partial<Settings>) => {
@@ -85,7 +87,7 @@ async function start(): Promise<void> {
 
   const openWindow = () => {
     window = createWindow(join(userData, 'window-state.json'));
-    forwardEvents(node, window.webContents);
+    forwardEvents(host, window.webContents);
     window.on('closed', () => (window = null));
   };
   openWindow();

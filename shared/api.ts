@@ -4,9 +4,11 @@ import type {
   JobView,
   LoadResult,
   LogLine,
+  NodeCard,
   NodeEvent,
   NodeInfo,
   ProcessView,
+  RolloutView,
   ScanEntry,
   UpgradeAllResult,
 } from './types.ts';
@@ -41,11 +43,29 @@ export interface NodeApi {
   logs(req: ModelRef): Promise<LogLine[]>;
 }
 
-export type NodeMethod = keyof NodeApi;
-export type NodeRequest<M extends NodeMethod> = Parameters<NodeApi[M]>[0];
+/**
+ * What a host adds over its nodes: the cluster's members and rolling upgrades across them. `node` names the host
+ * that answers (`local`); a host in no cluster lists only itself.
+ */
+export interface ClusterApi {
+  nodes(req: NodeRef): Promise<NodeCard[]>;
+  /** Starts a rolling upgrade of `name` on every member; follow it with `rollout` events or `rollouts`. */
+  rollout(req: BackendRef & { maxParallel?: number }): Promise<RolloutView>;
+  /** Every rollout this host ran, newest first, kept across restarts. */
+  rollouts(req: NodeRef): Promise<RolloutView[]>;
+  /** Rolls back the nodes that rollout `id` upgraded. */
+  rollbackRollout(req: NodeRef & { id: string }): Promise<RolloutView>;
+}
 
-/** What a host offers a renderer: the node API plus a live event feed. */
-export interface HangarBridge extends NodeApi {
+/** Everything a host serves to its viewers (the UI, the CLI). */
+export interface HangarApi extends NodeApi, ClusterApi {}
+
+export type NodeMethod = keyof NodeApi;
+export type HangarMethod = keyof HangarApi;
+export type NodeRequest<M extends HangarMethod> = Parameters<HangarApi[M]>[0];
+
+/** What a host offers a renderer: the host API plus a live event feed. */
+export interface HangarBridge extends HangarApi {
   /** Returns an unsubscribe function. */
   onEvent(listener: (event: NodeEvent) => void): () => void;
 }
@@ -58,15 +78,20 @@ export const nodeMethods = [
   'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs',
 ] as const satisfies readonly NodeMethod[];
 
-type Unlisted = Exclude<NodeMethod, (typeof nodeMethods)[number]>;
+export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout'] as const satisfies readonly (keyof ClusterApi)[];
+
+/** Every method a host serves; a node serves only `nodeMethods` to the cluster. */
+export const hangarMethods = [...nodeMethods, ...clusterMethods] as const;
+
+type Unlisted = Exclude<HangarMethod, (typeof hangarMethods)[number]>;
 const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;
 void everyMethodListed;
 
 /** A bridge whose every method forwards to `call`: one place turns a transport into the NodeApi shape. */
 export function bridgeFrom(
-  call: (method: NodeMethod, params: unknown) => Promise<unknown>,
+  call: (method: HangarMethod, params: unknown) => Promise<unknown>,
   onEvent: HangarBridge['onEvent'],
 ): HangarBridge {
-  const api = Object.fromEntries(nodeMethods.map((method) => [method, (params: unknown) => call(method, params)]));
-  return { ...(api as unknown as NodeApi), onEvent };
+  const api = Object.fromEntries(hangarMethods.map((method) => [method, (params: unknown) => call(method, params)]));
+  return { ...(api as unknown as HangarApi), onEvent };
 }

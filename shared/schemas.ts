@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { NodeApi, NodeMethod, NodeRequest } from './api.ts';
+import type { HangarMethod, NodeApi, NodeRequest } from './api.ts';
 
 /**
  * Suffixes of the working directories an install leaves beside a live backend: LocalAI's install and upgrade
@@ -37,14 +37,17 @@ export const modelName = z
 
 const capabilityKey = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'capability may hold only lower-case letters, digits and "-"');
 
-const nodeId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'bad node id');
+export const nodeId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'bad node id');
 const jobId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'bad job id');
 
 const nodeRef = z.strictObject({ node: nodeId });
 const backendRef = z.strictObject({ node: nodeId, name: qualifiedName });
 const modelRef = z.strictObject({ node: nodeId, model: modelName });
 
-type Schemas = { [M in NodeMethod]: z.ZodType<NodeRequest<M>> };
+type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
+
+/** Rollouts run one node at a time by default; more at once only as far as a small cluster needs. */
+export const MAX_PARALLEL = 20;
 
 /** The request schema of every NodeApi method. Transports derive their channels from this map. */
 export const requestSchemas = {
@@ -67,16 +70,20 @@ export const requestSchemas = {
   stop: modelRef,
   scan: nodeRef,
   logs: modelRef,
+  nodes: nodeRef,
+  rollout: z.strictObject({ node: nodeId, name: qualifiedName, maxParallel: z.number().int().min(1).max(MAX_PARALLEL).optional() }),
+  rollouts: nodeRef,
+  rollbackRollout: z.strictObject({ node: nodeId, id: jobId }),
 } satisfies Schemas;
 
-export function isNodeMethod(value: unknown): value is NodeMethod {
+export function isHangarMethod(value: unknown): value is HangarMethod {
   return typeof value === 'string' && Object.hasOwn(requestSchemas, value);
 }
 
 /** Parses a request for `method`, throwing a ZodError with a readable first issue. */
-export function parseRequest<M extends NodeMethod>(method: M, payload: unknown): NodeRequest<M> {
+export function parseRequest<M extends HangarMethod>(method: M, payload: unknown): NodeRequest<M> {
   return (requestSchemas[method] as z.ZodType<NodeRequest<M>>).parse(payload);
 }
 
 export type { NodeApi };
-export { nodeMethods } from './api.ts';
+export { hangarMethods, nodeMethods } from './api.ts';

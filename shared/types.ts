@@ -157,7 +157,62 @@ export type NodeEvent =
   | { type: 'process'; node: string; process: ProcessView }
   | { type: 'process-removed'; node: string; model: string }
   | { type: 'log'; node: string; line: LogLine }
-  | { type: 'gallery-changed'; node: string; problems: GalleryProblem[] };
+  | { type: 'gallery-changed'; node: string; problems: GalleryProblem[] }
+  | { type: 'member'; node: string; member: NodeCard }
+  | { type: 'rollout'; node: string; rollout: RolloutView };
+
+export type NodeStatus = 'online' | 'offline';
+
+/** One member of the cluster as its viewers see it: what its heartbeats say, and whether they still arrive. */
+export interface NodeCard {
+  /** The stable node id kept in the node's home; `local` for a host that is in no cluster. */
+  id: string;
+  name: string;
+  /** True for the node this host runs. */
+  self: boolean;
+  status: NodeStatus;
+  /** Why the node is offline, or null. */
+  reason: string | null;
+  host: string;
+  platform: string;
+  arch: string;
+  capability: string;
+  version: string;
+  counts: NodeCounts;
+  heartbeatMs: number;
+  lastSeen: string;
+}
+
+export interface NodeCounts {
+  backends: number;
+  processes: number;
+  stale: number;
+  upgradable: number;
+}
+
+export type RolloutState = 'running' | 'done' | 'halted' | 'rolling-back' | 'rolled-back';
+export type RolloutStep = 'pending' | 'upgrading' | 'upgraded' | 'unchanged' | 'failed' | 'skipped' | 'rolled-back';
+
+/** A rolling upgrade of one backend across the cluster, one node (or maxParallel nodes) at a time. */
+export interface RolloutView {
+  id: string;
+  backend: string;
+  maxParallel: number;
+  state: RolloutState;
+  startedAt: string;
+  finishedAt: string | null;
+  nodes: RolloutNode[];
+}
+
+export interface RolloutNode {
+  id: string;
+  name: string;
+  step: RolloutStep;
+  /** Why it failed or was skipped, or null. */
+  reason: string | null;
+  from: string | null;
+  to: string | null;
+}
 
 /** The error shape every transport returns: a code and one clear line, never a stack. */
 export interface ErrorEnvelope {

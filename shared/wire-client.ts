@@ -1,4 +1,4 @@
-import { bridgeFrom, type HangarBridge, type NodeMethod } from './api.ts';
+import { bridgeFrom, type HangarBridge, type HangarMethod } from './api.ts';
 import { HangarError } from './errors.ts';
 import type { NodeEvent } from './types.ts';
 import type { WireMessage } from './wire.ts';
@@ -47,7 +47,7 @@ export function createWireClient(socket: SocketLike): WireClient {
     else call.resolve(message.result);
   });
 
-  const call = (method: NodeMethod, params: unknown) =>
+  const call = (method: HangarMethod, params: unknown) =>
     new Promise<unknown>((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject });

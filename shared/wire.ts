@@ -1,5 +1,5 @@
 // The WebSocket wire format between the headless agent and its clients (the browser renderer, the CLI).
-import type { NodeMethod } from './api.ts';
+import type { HangarMethod } from './api.ts';
 import type { ErrorEnvelope, NodeEvent } from './types.ts';
 
 export const WS_PATH = '/api/ws';
@@ -12,7 +12,7 @@ export function tokenProtocol(token: string): string {
 
 export interface WireRequest {
   id: number;
-  method: NodeMethod;
+  method: HangarMethod;
   params: unknown;
 }
 

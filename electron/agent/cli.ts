@@ -1,12 +1,18 @@
 import { Command, CommanderError } from 'commander';
+import { hostname } from 'node:os';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import type { JobView, LogLine } from '../../shared/types.ts';
+import type { JobView, LogLine, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
+import { ALL_NODES, resolveNode } from './nodes.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
+import { galleryJson, jobLine, lsJson, matrix, matrixJson, nodesTable, psJson, rolloutTable, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 
-const node = LOCAL_NODE;
+/** The node the running command acts on, from `--on` (one command per process). */
+let node: string = LOCAL_NODE;
+/** Commands whose `--on` may be `all`. */
+const acceptsAll = new Set<string>();
 
 interface GlobalOptions {
   node?: string;
@@ -35,12 +41,53 @@ program
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
   .option('--max-install-size <size>', 'what one backend may hold on disk, e.g. 64G (default 32G)')
   .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
-  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string; maxInstallSize?: string; stallTimeout?: string }) => {
+  .option('--cluster <url>', 'join the NATS cluster at nats://HOST:PORT or tls://HOST:PORT')
+  .option('--name <name>', 'this node\'s name in the cluster (default: the hostname)')
+  .option('--cluster-user <user>', 'NATS user')
+  .option('--cluster-password <password>', 'NATS password (default: $HANGAR_CLUSTER_PASSWORD)')
+  .option('--cluster-token <token>', 'NATS token (default: $HANGAR_CLUSTER_TOKEN)')
+  .option('--cluster-creds <file>', 'NATS .creds file (user JWT and nkey seed)')
+  .option('--cluster-ca <file>', 'CA file for a tls:// server')
+  .option('--insecure', 'join a non-loopback server without credentials', false)
+  .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
+  .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
+  .action(async (options: AgentCommandOptions) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
+    const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
+    const token = options.clusterToken ?? process.env.HANGAR_CLUSTER_TOKEN;
+    const cluster = options.cluster === undefined ? undefined : {
+      url: options.cluster,
+      name: options.name ?? hostname(),
+      user: options.clusterUser,
+      password,
+      token: token || undefined,
+      credsFile: options.clusterCreds,
+      caFile: options.clusterCa,
+      insecure: options.insecure,
+      heartbeatMs: options.heartbeat,
+      callTimeoutMs: options.callTimeout,
+    };
     // Loaded only here: client commands start faster without the node's code and its dependencies.
     const { runAgent } = await import('./run-agent.ts');
-    await runAgent({ ...options, home, galleries: options.gallery });
+    await runAgent({ ...options, home, galleries: options.gallery, cluster });
   });
+
+interface AgentCommandOptions {
+  home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
+  maxInstallSize?: string; stallTimeout?: string;
+  cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
+  clusterCa?: string; insecure: boolean; heartbeat: number; callTimeout: number;
+}
+
+client('nodes', 'list the cluster\'s nodes: status, counts, last seen').action(withClient(async (c, options: { json?: boolean }) => {
+  const cards = await c.nodes({ node: LOCAL_NODE });
+  print(options, cards, () => nodesTable(cards));
+}));
+
+client('rollouts', 'list rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
+  const rollouts = await c.rollouts({ node: LOCAL_NODE });
+  print(options, rollouts, () => rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n');
+}));
 
 client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))
   .action(withClient(async (c, options: { json?: boolean; refresh?: boolean }) => {
@@ -59,7 +106,13 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
     );
   }));
 
-client('ls', 'list installed backends').action(withClient(async (c, options: { json?: boolean }) => {
+client('ls', 'list installed backends (--on all: a backend × node matrix)', undefined, { all: true }).action(withClient(async (c, options: { json?: boolean }) => {
+  if (node === ALL_NODES) {
+    const cards = await c.nodes({ node: LOCAL_NODE });
+    const listed = await Promise.all(cards.map((card) => (card.status === 'online' ? c.backends({ node: card.self ? LOCAL_NODE : card.id }).catch((e: Error) => e) : null)));
+    const columns = cards.map((card, i) => ({ card, backends: listed[i] ?? null }));
+    return print(options, matrixJson(columns), () => matrix(columns));
+  }
   const backends = await c.backends({ node });
   print(options, backends.map(lsJson), () =>
     table(backends.map((b) => ({
@@ -75,8 +128,13 @@ client('install', 'install a backend from the gallery', (c) => c.argument('<name
   .action(withClient((c, name: string, options: { json?: boolean; force?: boolean }) =>
     runJob(c, options, () => c.install({ node, name, force: options.force === true }))));
 
-client('upgrade', 'upgrade a backend (or --all)', (c) => c.argument('[name]').option('--all', 'upgrade every upgradable backend'))
-  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean }) => {
+client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrade across the cluster', (c) =>
+  c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1), { all: true })
+  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean; maxParallel: number }) => {
+    if (node === ALL_NODES) {
+      if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'upgrade --on all needs one NAME');
+      return followRollout(c, options, () => c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel }), upgradeFailed);
+    }
     if (options.all) {
       const results = await c.upgradeAll({ node });
       print(options, results, () => table(results.map((r) => ({ backend: r.backend, result: r.ok ? 'upgraded' : r.error })), 'nothing to upgrade'));
@@ -87,8 +145,13 @@ client('upgrade', 'upgrade a backend (or --all)', (c) => c.argument('[name]').op
     await runJob(c, options, () => c.upgrade({ node, name }));
   }));
 
-client('rollback', 'swap back to the previous version', (c) => c.argument('<name>'))
-  .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.rollback({ node, name }))));
+client('rollback', 'swap back to the previous version (--rollout ID: on every node that rollout upgraded)', (c) =>
+  c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded'))
+  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; rollout?: string }) => {
+    if (options.rollout) return followRollout(c, options, () => c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout! }), rollbackFailed);
+    if (!name) throw new CommanderError(2, 'hangar.usage', 'rollback needs a NAME or --rollout ID');
+    await runJob(c, options, () => c.rollback({ node, name }));
+  }));
 
 client('delete', 'delete an installed backend', (c) => c.argument('<name>'))
   .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.delete({ node, name }))));
@@ -134,25 +197,44 @@ client('scan', 'find every process whose cwd is or was inside the backends direc
 client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
   .action(withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
     const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.text}\n`);
-    if (options.follow) c.onEvent((e) => e.type === 'log' && e.line.model === model && show(e.line));
+    if (options.follow) c.onEvent((e) => e.type === 'log' && e.node === node && e.line.model === model && show(e.line));
     (await c.logs({ node, model })).forEach(show);
     if (options.follow) await c.closed;
   }));
 
-function client(name: string, description: string, configure: (c: Command) => Command = (c) => c): Command {
-  return configure(program.command(name).description(description)).option('--json', 'print JSON to stdout');
+function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { all?: boolean } = {}): Command {
+  if (options.all) acceptsAll.add(name);
+  return configure(program.command(name).description(description))
+    .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.all ? ', or all' : ''} (default: this host's node)`)
+    .option('--json', 'print JSON to stdout');
+}
+
+function parseMs(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms < 10 || ms > 600_000) throw new CommanderError(2, 'hangar.usage', `wants milliseconds between 10 and 600000, got "${value}"`);
+  return ms;
+}
+
+function parseCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 20) throw new CommanderError(2, 'hangar.usage', `--max-parallel wants 1 to 20, got "${value}"`);
+  return n;
 }
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-/** Wraps an action: connects first, always disconnects. */
+/** Wraps an action: connects first, resolves `--on`, always disconnects. */
 function withClient<A extends unknown[]>(action: (c: WireClient, ...args: A) => Promise<void>) {
   return async (...args: A) => {
     const globals = program.opts<GlobalOptions>();
+    const command = args.at(-1) as Command;
+    const on = command.opts<{ on?: string }>().on;
+    if (on === ALL_NODES && !acceptsAll.has(command.name())) throw new CommanderError(2, 'hangar.usage', `${command.name()} acts on one node: --on all is not for it`);
     const c = await connect({ node: globals.node, token: globals.token, home: homeDir(globals.home) });
     try {
+      node = await resolveNode(c, on);
       await action(c, ...args);
     } finally {
       c.close();
@@ -188,6 +270,56 @@ async function runJob(c: WireClient, options: { json?: boolean }, start: () => P
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
   print(options, final, () => `${final.kind} ${final.backend}: done\n`);
+}
+
+const upgradeFailed = (n: RolloutNode) => n.step === 'failed';
+const rollbackFailed = (n: RolloutNode) => (n.reason ?? '').startsWith('rollback failed');
+
+/** Follows a rollout (or its rollback) to its end, node by node on stderr, then prints each node's result. */
+async function followRollout(c: WireClient, options: { json?: boolean }, start: () => Promise<RolloutView>, failed: (n: RolloutNode) => boolean): Promise<void> {
+  const early: RolloutView[] = [];
+  let follow: ((r: RolloutView) => void) | null = null;
+  const off = c.onEvent((e) => {
+    if (e.type === 'rollout') (follow ?? ((r: RolloutView) => early.push(r)))(e.rollout);
+  });
+  const started = await start();
+  // What each node already was when the command started is not news.
+  const shown = new Map(started.nodes.map((n) => [n.id, stepLine(n)]));
+  const show = (rollout: RolloutView) => {
+    for (const n of rollout.nodes) {
+      if (shown.get(n.id) !== stepLine(n)) process.stderr.write(`${rollout.backend}: ${stepLine(n)}\n`);
+      shown.set(n.id, stepLine(n));
+    }
+  };
+  const finished = (r: RolloutView) => r.state !== 'running' && r.state !== 'rolling-back';
+  const final = await new Promise<RolloutView>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    let settled = false;
+    const seen = (r: RolloutView) => {
+      if (settled || r.id !== started.id) return;
+      show(r);
+      if (!finished(r)) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    follow = seen;
+    early.forEach(seen);
+    // Events carry the progress; a slow look at the record backs them up.
+    const poll = () => c.rollouts({ node: LOCAL_NODE }).then((all) => {
+      const r = all.find((x) => x.id === started.id);
+      if (r) seen(r);
+      if (!settled) timer = setTimeout(poll, 2000);
+    }, reject);
+    void poll();
+  });
+  off();
+  print(options, final, () => rolloutTable(final));
+  if (final.nodes.some(failed)) process.exitCode = 1;
+}
+
+function stepLine(n: RolloutNode): string {
+  return `${n.name} (${n.id}): ${n.step}${n.reason ? `: ${n.reason}` : ''}`;
 }
 
 try {

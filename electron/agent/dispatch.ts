@@ -1,4 +1,4 @@
-import type { NodeApi } from '../../shared/api.ts';
+import type { HangarApi } from '../../shared/api.ts';
 import type { WireResponse } from '../../shared/wire.ts';
 import { invokeNode } from '../core/invoke.ts';
 
@@ -6,7 +6,7 @@ import { invokeNode } from '../core/invoke.ts';
  * Answers one WebSocket text frame. Every frame gets an answer: a frame that is not a request with a safe integer
  * id is answered with id null and an invalid-request error, so a client's bug never turns into silence.
  */
-export async function dispatch(node: NodeApi, frame: string): Promise<WireResponse> {
+export async function dispatch(node: HangarApi, frame: string): Promise<WireResponse> {
   let message: unknown;
   try {
     message = JSON.parse(frame);

@@ -1,4 +1,4 @@
-import type { BackendView, GalleryEntryView, JobView, ProcessView, ScanEntry } from '../../shared/types.ts';
+import type { BackendView, GalleryEntryView, JobView, NodeCard, ProcessView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
@@ -60,4 +60,73 @@ export function uptime(startedAt: string): string {
 export function upgradeText(installed: string | null, available: string | null): string {
   const text = `${installed ?? '?'} → ${available ?? 'newer'}`;
   return installed && available && compareVersions(available, installed) < 0 ? `${text} (gallery went back)` : text;
+}
+
+export function nodesTable(cards: NodeCard[]): string {
+  const names = new Map<string, number>();
+  for (const c of cards) names.set(c.name, (names.get(c.name) ?? 0) + 1);
+  return table(cards.map((c) => ({
+    name: c.self ? `${c.name} (this host)` : c.name,
+    id: c.id,
+    status: c.status === 'online' ? 'online' : `offline: ${c.reason ?? 'no heartbeat'}`,
+    host: c.host,
+    os: `${c.platform}/${c.arch}`,
+    capability: c.capability,
+    version: c.version,
+    backends: c.counts.backends,
+    processes: c.counts.processes,
+    stale: c.counts.stale,
+    upgradable: c.counts.upgradable,
+    seen: c.status === 'online' ? 'now' : `${uptime(c.lastSeen)} ago`,
+    note: (names.get(c.name) ?? 0) > 1 ? 'name shared: tell apart by id' : '',
+  })), 'no nodes');
+}
+
+export interface MatrixColumn {
+  card: NodeCard;
+  /** null: the node is offline; an Error: it did not answer. */
+  backends: BackendView[] | Error | null;
+}
+
+/** One row per backend, one column per node: the version there, ↑ the version on offer, and stale processes. */
+export function matrix(columns: MatrixColumn[]): string {
+  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.map((b) => b.name) : [])))].sort();
+  const header = columns.map((c) => c.card.name + (columns.filter((o) => o.card.name === c.card.name).length > 1 ? ` (${c.card.id})` : ''));
+  const rows = names.map((name) => Object.fromEntries([
+    ['backend', name],
+    ...columns.map((c, i) => [header[i]!, matrixCell(c, name)]),
+  ]));
+  const problems = columns.filter((c) => !Array.isArray(c.backends)).map((c) =>
+    `${c.card.name} (${c.card.id}): ${c.backends === null ? `offline: ${c.card.reason ?? 'no heartbeat'}` : (c.backends as Error).message}\n`);
+  return table(rows, 'no backends installed on any node') + problems.join('');
+}
+
+function matrixCell(column: MatrixColumn, name: string): string {
+  if (!Array.isArray(column.backends)) return column.backends === null ? 'offline' : 'no answer';
+  const b = column.backends.find((x) => x.name === name);
+  if (!b) return '-';
+  const stale = b.processes.filter((p) => p.cwd === 'stale').length;
+  return [b.upgradable ? upgradeText(b.version, b.availableVersion) : (b.version ?? '?'), stale > 0 ? `STALE ${stale}` : ''].filter(Boolean).join(' ');
+}
+
+export function matrixJson(columns: MatrixColumn[]) {
+  return columns.map((c) => ({
+    node: c.card.id,
+    name: c.card.name,
+    status: c.card.status,
+    error: c.backends instanceof Error ? c.backends.message : null,
+    backends: Array.isArray(c.backends)
+      ? c.backends.map((b) => ({
+        name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion,
+        stale: b.processes.filter((p) => p.cwd === 'stale').length,
+      }))
+      : null,
+  }));
+}
+
+export function rolloutTable(r: RolloutView): string {
+  const head = `rollout ${r.id}: ${r.backend}, ${r.state}, started ${r.startedAt}${r.maxParallel > 1 ? `, ${r.maxParallel} at a time` : ''}\n`;
+  return head + table(r.nodes.map((n) => ({
+    node: n.name, id: n.id, result: n.step, from: n.from, to: n.to, reason: n.reason ?? '',
+  })), 'no nodes');
 }

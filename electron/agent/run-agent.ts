@@ -1,6 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { parseSize } from '../core/install/limits.ts';
 import type { TransferLimits } from '../core/net/guarded-fetch.ts';
+import { startHost, type JoinOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
@@ -16,6 +17,8 @@ export interface AgentOptions {
   ports?: string | undefined;
   maxInstallSize?: string | undefined;
   stallTimeout?: string | undefined;
+  /** Join this NATS cluster as a member. */
+  cluster?: JoinOptions | undefined;
 }
 
 /** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
@@ -27,6 +30,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     : [{ name: 'starter', location: starterGallery }];
   const node = new LocalNode({
     home: options.home,
+    ...(options.cluster && { name: options.cluster.name }),
     galleries,
     runtimeEnv: { HANGAR_NODE: process.execPath },
     autoUpgrade: options.autoUpgrade,
@@ -39,7 +43,11 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
-  const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });
+  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster }).catch(async (error: unknown) => {
+    await node.close({ stopBackends: false });
+    throw error;
+  });
+  const server = await startAgentServer({ node: hangar, token, host, port, staticDir: rendererDir });
   await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   // The token goes only to a person's terminal, never into a log file that captured stderr.
@@ -51,6 +59,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     if (stopping) return;
     stopping = true;
     await server.close();
+    await hangar.close();
     await node.close({ stopBackends: true });
     await rm(agentFile(options.home), { force: true });
     process.exit(0);

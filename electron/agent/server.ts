@@ -6,13 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { NodeApi } from '../../shared/api.ts';
+import type { HangarApi } from '../../shared/api.ts';
 import type { NodeEvent } from '../../shared/types.ts';
 import { WS_PATH, WS_PROTOCOL, type WireMessage } from '../../shared/wire.ts';
 import { dispatch } from './dispatch.ts';
 
 export interface AgentServerOptions {
-  node: NodeApi & { on(event: 'event', listener: (e: NodeEvent) => void): unknown; off(event: 'event', listener: (e: NodeEvent) => void): unknown };
+  node: HangarApi & { on(event: 'event', listener: (e: NodeEvent) => void): unknown; off(event: 'event', listener: (e: NodeEvent) => void): unknown };
   token: string;
   host: string;
   port: number;

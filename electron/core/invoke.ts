@@ -1,7 +1,7 @@
 import { ZodError } from 'zod';
-import type { NodeApi } from '../../shared/api.ts';
+import { hangarMethods, type HangarApi, type HangarMethod, type NodeApi, type NodeMethod } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
-import { isNodeMethod, parseRequest } from '../../shared/schemas.ts';
+import { parseRequest } from '../../shared/schemas.ts';
 import type { ErrorEnvelope } from '../../shared/types.ts';
 import { oneLine } from './jobs.ts';
 
@@ -9,13 +9,23 @@ export type Envelope = { ok: true; value: unknown } | { ok: false; error: ErrorE
 
 /**
  * The one entry point every transport uses: checks the method name, validates the payload against its schema,
- * calls the node, and turns any failure into an envelope without a stack.
+ * calls the target, and turns any failure into an envelope without a stack. A host serves every method; a node
+ * serving the cluster passes its own, shorter list.
  */
-export async function invokeNode(node: NodeApi, method: unknown, payload: unknown): Promise<Envelope> {
-  if (!isNodeMethod(method)) return { ok: false, error: { code: 'invalid-request', message: `unknown method ${describe(method)}` } };
+export function invokeNode(node: HangarApi, method: unknown, payload: unknown): Promise<Envelope>;
+export function invokeNode(node: NodeApi, method: unknown, payload: unknown, methods: readonly NodeMethod[]): Promise<Envelope>;
+export async function invokeNode(
+  node: NodeApi | HangarApi,
+  method: unknown,
+  payload: unknown,
+  methods: readonly HangarMethod[] = hangarMethods,
+): Promise<Envelope> {
+  if (typeof method !== 'string' || !methods.includes(method as HangarMethod)) {
+    return { ok: false, error: { code: 'invalid-request', message: `unknown method ${describe(method)}` } };
+  }
   try {
-    const request = parseRequest(method, payload);
-    const call = node[method] as (req: unknown) => Promise<unknown>;
+    const request = parseRequest(method as HangarMethod, payload);
+    const call = (node as HangarApi)[method as HangarMethod] as (req: unknown) => Promise<unknown>;
     const value = await call.call(node, request);
     return { ok: true, value: value ?? null };
   } catch (error) {
@@ -25,7 +35,7 @@ export async function invokeNode(node: NodeApi, method: unknown, payload: unknow
 
 const MESSAGE_MAX = 300;
 
-function toErrorEnvelope(error: unknown): ErrorEnvelope {
+export function toErrorEnvelope(error: unknown): ErrorEnvelope {
   if (error instanceof HangarError) return { code: error.code, message: shortLine(error.message) };
   if (error instanceof ZodError) {
     const issue = error.issues[0];

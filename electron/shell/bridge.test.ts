@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
-import { HangarError, nodeMethods, type NodeApi, type NodeEvent } from '../../shared/index.ts';
+import { HangarError, hangarMethods, type HangarApi, type NodeEvent } from '../../shared/index.ts';
 import { APP_URL } from './app-protocol.ts';
 import { createBridge, type Invoke, type Subscribe } from './bridge.ts';
 import { EVENT_CHANNEL } from './ipc-contract.ts';
@@ -10,7 +10,7 @@ import { createRouter } from './router.ts';
 const frame = { url: APP_URL, parent: null, frameTreeNodeId: 1 };
 
 /** The preload's view of IPC, wired straight to the router through structured clone, as Electron's IPC does. */
-function loopback(node: NodeApi) {
+function loopback(node: HangarApi) {
   const route = createRouter(node, (sender) => sender === frame);
   const channels: string[] = [];
   const invoke: Invoke = async (channel, payload) => {
@@ -26,19 +26,19 @@ function loopback(node: NodeApi) {
 }
 
 const node = Object.fromEntries(
-  nodeMethods.map((m) => [
+  hangarMethods.map((m) => [
     m,
     async (req: { name?: string }) => {
       if (req.name === 'missing') throw new HangarError('not-found', 'backend "missing" is not in any gallery');
       return { method: m, req };
     },
   ]),
-) as unknown as NodeApi;
+) as unknown as HangarApi;
 
 describe('bridge', () => {
   it('offers exactly the contract methods plus onEvent', () => {
     const { bridge } = loopback(node);
-    assert.deepEqual(Object.keys(bridge).sort(), [...nodeMethods, 'onEvent'].sort());
+    assert.deepEqual(Object.keys(bridge).sort(), [...hangarMethods, 'onEvent'].sort());
     for (const value of Object.values(bridge)) assert.equal(typeof value, 'function');
   });
 

@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { HangarError, nodeMethods, requestSchemas, type NodeApi, type NodeMethod } from '../../shared/index.ts';
+import { HangarError, hangarMethods, requestSchemas, type HangarApi, type HangarMethod } from '../../shared/index.ts';
+import { createHost } from '../cluster/host.ts';
 import { LocalNode } from '../core/node.ts';
 import { APP_URL } from './app-protocol.ts';
 import { createRouter } from './router.ts';
@@ -13,17 +14,17 @@ const mainFrame: FrameLike = { url: APP_URL, parent: null, frameTreeNodeId: 7 };
 const trusted = senderCheck(APP_URL, () => mainFrame);
 
 /** Records every request that reaches `target`, then passes it on. */
-function recording(target: (method: NodeMethod, request: unknown) => Promise<unknown>) {
-  const calls: Array<{ method: NodeMethod; request: unknown }> = [];
+function recording(target: (method: HangarMethod, request: unknown) => Promise<unknown>) {
+  const calls: Array<{ method: HangarMethod; request: unknown }> = [];
   const node = Object.fromEntries(
-    nodeMethods.map((method) => [
+    hangarMethods.map((method) => [
       method,
       (request: unknown) => {
         calls.push({ method, request });
         return target(method, request);
       },
     ]),
-  ) as unknown as NodeApi;
+  ) as unknown as HangarApi;
   return { node, calls };
 }
 
@@ -32,7 +33,7 @@ const recordingNode = () => recording(async (method) => ({ answered: method }));
 /** What Electron's IPC does to a payload on its way from the renderer. */
 const overIpc = (payload: unknown) => structuredClone(payload);
 
-function validRequest(method: NodeMethod): Record<string, unknown> {
+function validRequest(method: HangarMethod): Record<string, unknown> {
   const request: Record<string, unknown> = { node: 'local' };
   for (const key of Object.keys(requestSchemas[method].shape)) {
     if (key === 'name' || key === 'backend') request[key] = 'echo';
@@ -55,7 +56,7 @@ describe('router', () => {
       ['the main frame of another window', { url: APP_URL, parent: null, frameTreeNodeId: 9 }],
       ['a destroyed frame', null],
     ];
-    for (const method of nodeMethods) {
+    for (const method of hangarMethods) {
       for (const [what, frame] of foreign) {
         const reply = await route(method, frame, validRequest(method));
         assert.deepEqual(reply.ok ? null : reply.error.code, 'forbidden', `${method} from ${what}`);
@@ -75,7 +76,7 @@ describe('router', () => {
   it('rejects every schema-failing payload with invalid-request, naming the field', async () => {
     const { node, calls } = recordingNode();
     const route = createRouter(node, trusted);
-    for (const method of nodeMethods) {
+    for (const method of hangarMethods) {
       const valid = validRequest(method);
       const shape = requestSchemas[method].shape as Record<string, { isOptional(): boolean }>;
       const bad: unknown[] = [undefined, null, 0, 'local', [], [valid], {}, { ...valid, extra: true }];
@@ -108,8 +109,8 @@ describe('router', () => {
       jobs: 'a thrown string',
     };
     const node = Object.fromEntries(
-      nodeMethods.map((m) => [m, async () => { throw failures[m]; }]),
-    ) as unknown as NodeApi;
+      hangarMethods.map((m) => [m, async () => { throw failures[m]; }]),
+    ) as unknown as HangarApi;
     const route = createRouter(node, trusted);
     assert.deepEqual(await route('info', mainFrame, { node: 'local' }), {
       ok: false,
@@ -132,12 +133,13 @@ describe('router fuzz', () => {
     const gallery = join(root, 'index.yaml');
     await writeFile(gallery, `- name: echo\n  uri: ${join(root, 'no-such-source')}\n  version: 1.0.0\n`);
     const local = new LocalNode({ home: join(root, 'home'), galleries: [{ name: 'fuzz', location: gallery }], runtimeEnv: {} });
-    const { node, calls } = recording((method, request) => (local[method] as (r: unknown) => Promise<unknown>).call(local, request));
+    const host = createHost({ node: local, cluster: null, stateDir: local.stateDir });
+    const { node, calls } = recording((method, request) => (host[method] as (r: unknown) => Promise<unknown>).call(host, request));
     const route = createRouter(node, trusted);
     try {
       await local.start();
       let accepted = 0;
-      for (const method of nodeMethods) {
+      for (const method of hangarMethods) {
         for (let i = 0; i < PER_CHANNEL; i++) {
           const payload = overIpc(randomPayload(random, validRequest(method)));
           const before = calls.length;
@@ -155,7 +157,7 @@ describe('router fuzz', () => {
           if (!reply.ok) assert.ok(reply.error.message.length <= 300 && !/[\n\r]/.test(reply.error.message), context);
         }
       }
-      assert.ok(accepted > 0 && accepted < nodeMethods.length * PER_CHANNEL, `seed ${seed}: fuzz exercised both outcomes`);
+      assert.ok(accepted > 0 && accepted < hangarMethods.length * PER_CHANNEL, `seed ${seed}: fuzz exercised both outcomes`);
       assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype was polluted');
 
       for (const job of await local.jobs({ node: 'local' })) await local.waitJob({ node: 'local', id: job.id });
@@ -169,6 +171,7 @@ describe('router fuzz', () => {
     } finally {
       // The supervisor's reaper child is unref'd and close() awaits its exit: hold the loop open meanwhile.
       const keepAlive = setInterval(() => undefined, 1000);
+      await host.close();
       await local.close({ stopBackends: true }).finally(() => clearInterval(keepAlive));
       await rm(root, { recursive: true, force: true });
     }

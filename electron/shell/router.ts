@@ -1,5 +1,5 @@
 // The IPC router without Electron: the sender check in front of the core's validating invoker.
-import type { NodeApi } from '../../shared/index.ts';
+import type { HangarApi } from '../../shared/index.ts';
 import { invokeNode } from '../core/invoke.ts';
 import type { IpcEnvelope } from './ipc-contract.ts';
 
@@ -11,7 +11,7 @@ const FORBIDDEN: IpcEnvelope = {
 };
 
 /** Answers one IPC call. Nothing reaches `node` unless the sender is trusted and the payload passed its schema. */
-export function createRouter<Sender>(node: NodeApi, isTrustedSender: (sender: Sender) => boolean): Route {
+export function createRouter<Sender>(node: HangarApi, isTrustedSender: (sender: Sender) => boolean): Route {
   return async (method, sender, payload) => {
     if (!isTrustedSender(sender as Sender)) return FORBIDDEN;
     return invokeNode(node, method, payload);

@@ -1,4 +1,4 @@
-import { bridgeFrom, type HangarBridge, type NodeMethod } from '../../../shared/api.ts';
+import { bridgeFrom, type HangarBridge, type HangarMethod } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { NodeEvent } from '../../../shared/types.ts';
 import { createWireClient } from '../../../shared/wire-client.ts';
@@ -19,7 +19,7 @@ export interface WebSocketTransportOptions {
 }
 
 interface Queued {
-  method: NodeMethod;
+  method: HangarMethod;
   params: unknown;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
@@ -88,7 +88,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
     (to[call.method] as (params: unknown) => Promise<unknown>)(call.params).then(call.resolve, call.reject);
   }
 
-  function call(method: NodeMethod, params: unknown): Promise<unknown> {
+  function call(method: HangarMethod, params: unknown): Promise<unknown> {
     if (closed) return Promise.reject(new HangarError('failed', 'the connection to the agent is closed'));
     return new Promise((resolve, reject) => {
       const queued = { method, params, resolve, reject };

@@ -1,0 +1,229 @@
+// A cluster the way a user runs one: a real nats-server and three real `hangar agent` processes, each with its own
+// home, gallery and backend port range, driven through the CLI.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect } from '@nats-io/transport-node';
+import { after, before, describe, test } from 'node:test';
+import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
+import { callSubject } from './subjects.ts';
+import { startNats, type NatsServer } from './test-nats.ts';
+
+const HEARTBEAT_MS = 300;
+const CALL_TIMEOUT_MS = 1000;
+
+describe('a cluster over NATS', () => {
+  let root: string;
+  let nats: NatsServer;
+  const agents: Agent[] = [];
+  const galleries: string[] = [];
+  const ids: string[] = [];
+
+  const clusterArgs = (name: string, ports: string) =>
+    ['--cluster', nats.url, '--name', name, '--ports', ports, '--heartbeat', String(HEARTBEAT_MS), '--call-timeout', String(CALL_TIMEOUT_MS)];
+  const startMember = async (i: number) => {
+    agents[i] = await startAgent(join(root, `home-${i}`), galleries[i]!, clusterArgs(`n${i + 1}`, `23${i + 1}00-23${i + 1}99`));
+    return agents[i]!;
+  };
+  const nodesSeenBy = (agent: Agent) => json<NodeCard[]>(agent, 'nodes');
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
+      await sleep(20);
+    }
+  }
+
+  before(async () => {
+    root = await tempDir('cluster');
+    nats = await startNats();
+    const v1 = await echoSource(root, '1.0.0');
+    for (let i = 0; i < 3; i++) {
+      galleries[i] = join(root, `index-${i}.yaml`);
+      await writeGallery(galleries[i]!, [{ name: 'echo', uri: v1, version: '1.0.0' }]);
+    }
+  });
+
+  after(async () => {
+    for (const agent of agents) if (agent) agent.child.kill('SIGKILL');
+    await nats.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('three agents join, each seen by every viewer within 1 s, with its card', async () => {
+    await startMember(0);
+    for (const i of [1, 2]) {
+      const agent = await startMember(i);
+      const started = Date.now();
+      const seen = await until(`n${i + 1} in n1's nodes`, async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === `n${i + 1}`), 1000);
+      assert.ok(Date.now() - started <= 1000);
+      assert.equal(seen.status, 'online');
+      void agent;
+    }
+    const cards = await nodesSeenBy(agents[2]!);
+    assert.deepEqual(cards.map((c) => [c.name, c.status, c.self]), [['n1', 'online', false], ['n2', 'online', false], ['n3', 'online', true]]);
+    for (const card of cards) {
+      assert.match(card.id, /^[0-9a-f]{12}$/);
+      assert.equal(card.platform, process.platform);
+      assert.equal(card.version, '0.1.0');
+      assert.deepEqual(card.counts, { backends: 0, processes: 0, stale: 0, upgradable: 0 });
+      ids.push(card.id);
+    }
+    assert.equal(new Set(ids).size, 3);
+  });
+
+  test('a call for another node runs there; its job progress reaches the caller', async () => {
+    const install = await hangar(agents[0]!, 'install', 'echo', '--on', 'n2');
+    assert.equal(install.code, 0, install.stderr);
+    assert.match(install.stderr, /install echo: fetching/);
+    const onN2 = await json<Array<{ name: string; version: string }>>(agents[0]!, 'ls', '--on', 'n2');
+    assert.deepEqual(onN2.map((b) => [b.name, b.version]), [['echo', '1.0.0']]);
+    assert.deepEqual(await json(agents[0]!, 'ls'), [], 'nothing was installed on the caller');
+    assert.deepEqual((await json<Array<{ name: string }>>(agents[1]!, 'ls')).map((b) => b.name), ['echo'], 'n2 itself lists it');
+    const byId = await json<Array<{ name: string }>>(agents[2]!, 'ls', '--on', ids[1]!);
+    assert.deepEqual(byId.map((b) => b.name), ['echo'], 'an id names the node as well as its name');
+    const unknown = await hangar(agents[0]!, 'ls', '--on', 'nope');
+    assert.match(unknown.stderr, /^hangar: no node "nope" in the cluster/);
+  });
+
+  test('a node refuses a call naming another node and answers garbage with an error, then keeps serving', async () => {
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    try {
+      const ask = async (data: string) => JSON.parse((await nc.request(callSubject(ids[1]!), data, { timeout: 2000 })).string()) as unknown;
+      assert.deepEqual(await ask(JSON.stringify({ method: 'backends', params: { node: ids[2] } })), {
+        ok: false, error: { code: 'forbidden', message: `this is node ${ids[1]}; the call names "${ids[2]}"` },
+      });
+      assert.deepEqual(await ask('{not json'), { ok: false, error: { code: 'invalid-request', message: 'the request is not a JSON object' } });
+      assert.deepEqual(await ask(JSON.stringify({ method: 'rollout', params: { node: ids[1], name: 'echo' } })), {
+        ok: false, error: { code: 'invalid-request', message: 'unknown method "rollout"' },
+      });
+      const bad = (await ask(JSON.stringify({ method: 'install', params: { node: ids[1], name: '../x' } }))) as { error: { code: string } };
+      assert.equal(bad.error.code, 'invalid-request');
+      const good = (await ask(JSON.stringify({ method: 'backends', params: { node: ids[1] } }))) as { ok: boolean; value: Array<{ name: string }> };
+      assert.deepEqual([good.ok, good.value.map((b) => b.name)], [true, ['echo']]);
+    } finally {
+      await nc.close();
+    }
+  });
+
+  test('a stopped node turns offline within 3 heartbeats, calls to it time out clearly, and it comes back by itself', async () => {
+    const n3 = agents[2]!;
+    n3.child.kill('SIGSTOP');
+    const stopped = Date.now();
+    try {
+      const offline = await until('n3 offline', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'offline'), 3 * HEARTBEAT_MS + 1500);
+      const lastBeat = Date.parse(offline.lastSeen);
+      assert.ok(Date.now() - stopped <= 3 * HEARTBEAT_MS + 1500, 'offline soon after the stop');
+      assert.match(offline.reason ?? '', /^no heartbeat for \d/);
+      assert.ok(lastBeat <= stopped + 50);
+      const started = Date.now();
+      const call = await hangar(agents[0]!, 'ls', '--on', 'n3');
+      assert.notEqual(call.code, 0);
+      assert.equal(call.stderr, `hangar: node n3 (${ids[2]}) did not answer within 1 s\n`);
+      assert.ok(Date.now() - started < CALL_TIMEOUT_MS + 2000, 'the call ended at its timeout, not later');
+    } finally {
+      n3.child.kill('SIGCONT');
+    }
+    await until('n3 online again', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'online'), 2000);
+    assert.deepEqual(await json(agents[0]!, 'ls', '--on', 'n3'), []);
+  });
+
+  test('a rolling upgrade goes node by node, waits for healthy processes, and halts at the first failure', async () => {
+    for (const node of ['n1', 'n3']) assert.equal((await hangar(agents[0]!, 'install', 'echo', '--on', node)).code, 0);
+    const loaded = await hangar(agents[2]!, 'load', 'echo', 'm1', '--on', 'n1');
+    assert.equal(loaded.code, 0, loaded.stderr);
+    const v2 = await echoSource(root, '1.1.0');
+    await writeGallery(galleries[0]!, [{ name: 'echo', uri: v2, version: '1.1.0' }]);
+    await writeGallery(galleries[1]!, [{ name: 'echo', uri: join(root, 'no-such-build'), version: '1.1.0' }]);
+    await writeGallery(galleries[2]!, [{ name: 'echo', uri: v2, version: '1.1.0' }]);
+    await until('echo upgradable on every node', async () => {
+      const columns = await json<Array<{ backends: Array<{ upgradable: boolean }> | null }>>(agents[2]!, 'ls', '--on', 'all');
+      return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
+    }, 5000);
+
+    const run = await hangar(agents[2]!, 'upgrade', 'echo', '--on', 'all', '--json');
+    assert.equal(run.code, 1, run.stderr);
+    const rollout = JSON.parse(run.stdout) as RolloutView;
+    assert.equal(rollout.state, 'halted');
+    assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step, n.from, n.to]), [
+      ['n1', 'upgraded', '1.0.0', '1.1.0'],
+      ['n2', 'failed', '1.0.0', '1.1.0'],
+      ['n3', 'skipped', null, null],
+    ]);
+    assert.match(rollout.nodes[1]!.reason ?? '', /no-such-build/);
+    assert.equal(rollout.nodes[2]!.reason, 'halted: n2 failed');
+    assert.match(run.stderr, /echo: n1 \([0-9a-f]+\): upgrading\n/);
+
+    const versions = await json<Array<{ name: string; backends: Array<{ version: string }> }>>(agents[0]!, 'ls', '--on', 'all');
+    assert.deepEqual(versions.map((c) => [c.name, c.backends[0]!.version]), [['n1', '1.1.0'], ['n2', '1.0.0'], ['n3', '1.0.0']]);
+    const [m1] = await json<Array<{ model: string; dir: string; cwd: string }>>(agents[0]!, 'ps');
+    assert.deepEqual([m1?.model, m1?.cwd], ['m1', 'ok'], "n1's process was respawned from the new build and is healthy");
+    const matrix = await hangar(agents[0]!, 'ls', '--on', 'all');
+    assert.match(matrix.stdout, /^BACKEND +N1 +N2 +N3\necho +1\.1\.0 +1\.0\.0 → 1\.1\.0 +1\.0\.0 → 1\.1\.0\n$/);
+  });
+
+  test('after a restart the node keeps its id, the rollout record is there, and one action rolls it back', async () => {
+    const n3 = agents[2]!;
+    n3.child.kill('SIGTERM');
+    await once(n3.child, 'exit');
+    const left = await until('n3 shown as shut down', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'offline'), 1000);
+    assert.equal(left.reason, 'it shut down');
+    await startMember(2);
+    const back = await until('n3 online again', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'online'), 1000);
+    assert.equal(back.id, ids[2]);
+
+    const [recorded] = await json<RolloutView[]>(agents[2]!, 'rollouts');
+    assert.deepEqual(recorded?.nodes.map((n) => n.step), ['upgraded', 'failed', 'skipped']);
+    const human = await hangar(agents[2]!, 'rollouts');
+    assert.match(human.stdout, new RegExp(`^rollout ${recorded!.id}: echo, halted`));
+
+    const rolledBack = await hangar(agents[2]!, 'rollback', '--rollout', recorded!.id, '--json');
+    assert.equal(rolledBack.code, 0, rolledBack.stderr);
+    const final = JSON.parse(rolledBack.stdout) as RolloutView;
+    assert.deepEqual([final.state, final.nodes.map((n) => n.step)], ['rolled-back', ['rolled-back', 'failed', 'skipped']]);
+    const [echo] = await json<Array<{ version: string }>>(agents[2]!, 'ls', '--on', 'n1');
+    assert.equal(echo?.version, '1.0.0');
+    const again = await hangar(agents[2]!, 'rollback', '--rollout', recorded!.id);
+    assert.match(again.stderr, /upgraded no node that could be rolled back/);
+  });
+
+  test('two nodes with one name are told apart by id', async () => {
+    const twin = await startAgent(join(root, 'home-twin'), galleries[0]!, clusterArgs('n2', '23400-23499'));
+    agents.push(twin);
+    const cards = await until('the twin seen', async () => {
+      const all = await nodesSeenBy(agents[0]!);
+      return all.filter((c) => c.name === 'n2').length === 2 ? all : undefined;
+    }, 1000);
+    const twins = cards.filter((c) => c.name === 'n2').map((c) => c.id);
+    const ambiguous = await hangar(agents[0]!, 'ls', '--on', 'n2');
+    assert.notEqual(ambiguous.code, 0);
+    assert.equal(ambiguous.stderr, `hangar: 2 nodes are named "n2": pass one of their ids (${twins.join(', ')})\n`);
+    const human = await hangar(agents[0]!, 'nodes');
+    assert.equal(human.stdout.match(/name shared: tell apart by id/g)?.length, 2);
+  });
+
+  test('after nats-server restarts, every node reconnects and is online again with no agent restarted', async () => {
+    const port = Number(new URL(nats.url).port);
+    const pids = agents.map((a) => a.child.pid);
+    await nats.stop();
+    await until('the other nodes offline while the server is down', async () => {
+      const all = await nodesSeenBy(agents[0]!);
+      return all.filter((c) => c.status === 'offline').length === 4 ? true : undefined;
+    }, 3 * HEARTBEAT_MS + 1500);
+    nats = await startNats([], port);
+    const cards = await until('every node online again', async () => {
+      const all = await nodesSeenBy(agents[0]!);
+      return all.filter((c) => c.status === 'online').length === 4 ? all : undefined;
+    }, 10_000);
+    assert.deepEqual(cards.map((c) => c.name), ['n1', 'n2', 'n2', 'n3']);
+    assert.deepEqual(agents.map((a) => a.child.pid), pids);
+    assert.ok(agents.every((a) => a.child.exitCode === null));
+    assert.deepEqual((await json<Array<{ name: string }>>(agents[0]!, 'ls', '--on', ids[1]!)).map((b) => b.name), ['echo']);
+  });
+});

@@ -1,0 +1,73 @@
+import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { readFile } from 'node:fs/promises';
+
+/** How a node reaches the cluster's NATS server. */
+export interface ClusterConnectOptions {
+  url: string;
+  /** Shown in the server's connection list. */
+  name: string;
+  user?: string | undefined;
+  password?: string | undefined;
+  token?: string | undefined;
+  /** A NATS `.creds` file (user JWT + nkey seed). */
+  credsFile?: string | undefined;
+  /** A CA file for `tls://` servers with a private CA. */
+  caFile?: string | undefined;
+  /** Join a non-loopback server with no credentials anyway. */
+  insecure?: boolean | undefined;
+}
+
+/** Connects for good: the client reconnects forever after a server restart or a cut link. */
+export async function connectCluster(options: ClusterConnectOptions): Promise<NatsConnection> {
+  const url = parseClusterUrl(options.url);
+  const hasAuth = Boolean(options.user || options.token || options.credsFile);
+  if (!hasAuth && !isLoopback(url.hostname) && !options.insecure) {
+    throw new Error(`refusing to join ${options.url} with no credentials: pass --cluster-user/--cluster-password, --cluster-token or --cluster-creds (or --insecure)`);
+  }
+  const tls = url.protocol === 'tls:' || options.caFile !== undefined;
+  const connection: ConnectionOptions = {
+    servers: `${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port || 4222}`,
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    pingInterval: 10_000,
+    ...(options.user !== undefined && { user: options.user, pass: options.password ?? '' }),
+    ...(options.token !== undefined && { token: options.token }),
+    ...(options.credsFile !== undefined && { authenticator: credsAuthenticator(await readCreds(options.credsFile)) }),
+    ...(tls && { tls: options.caFile !== undefined ? { caFile: options.caFile } : {} }),
+  };
+  try {
+    return await connect(connection);
+  } catch (error) {
+    throw new Error(`cannot join the cluster at ${options.url}: ${describeConnectError(error)}`);
+  }
+}
+
+function parseClusterUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--cluster wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
+  }
+  if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new Error(`--cluster wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
+  if (url.username || url.password) throw new Error('put cluster credentials in --cluster-user/--cluster-password, not in the URL');
+  return url;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+async function readCreds(file: string): Promise<Uint8Array> {
+  return readFile(file).catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read the creds file ${file}: ${error.code ?? error.message}`);
+  });
+}
+
+function describeConnectError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/authorization violation|authentication/i.test(message)) return 'the server refused the credentials (authorization violation)';
+  if (/ECONNREFUSED/.test(message) || (error as { code?: string }).code === 'ECONNREFUSED') return 'connection refused (is nats-server running there?)';
+  return message.split('\n')[0]!;
+}
