@@ -75,6 +75,7 @@ const relay = String.raw`
 use IO::Socket::INET; use IO::Select; use Socket qw(IPPROTO_TCP TCP_NODELAY);
 my ($addr) = join(' ', @ARGV) =~ /--addr[ =](\S+)/ or die "usage: run.sh --addr HOST:PORT\n";
 my $server = IO::Socket::INET->new(LocalAddr => $addr, Listen => 64, ReuseAddr => 1) or die "relay: cannot listen on $addr: $!\n";
+$| = 1; print STDERR "relay: listening on $addr\n";
 $SIG{CHLD} = "IGNORE";
 while (1) {
   my $client = $server->accept or next;
