@@ -158,6 +158,8 @@ export type NodeEvent =
   | { type: 'process-removed'; node: string; model: string }
   | { type: 'log'; node: string; line: LogLine }
   | { type: 'gallery-changed'; node: string; problems: GalleryProblem[] }
+  /** Gallery entries whose installed/upgradable state a backend change just altered, as gallery() now returns them. */
+  | { type: 'gallery-entries'; node: string; entries: GalleryEntryView[] }
   | { type: 'member'; node: string; member: NodeCard }
   | { type: 'rollout'; node: string; rollout: RolloutView };
 

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import type { NodeEvent } from '../../shared/types.ts';
 import { BackendClient, type BackendCallError } from './supervisor/grpc-client.ts';
 import { isAlive } from './supervisor/identity.ts';
 import { runJob, startTestNode, writeGallery, type TestNode } from './testing/fixtures.ts';
@@ -21,7 +22,14 @@ describe('LocalNode', () => {
   });
 
   test('installs echo from the gallery and lists it with LocalAI metadata', async () => {
+    const galleryEvents: string[] = [];
+    const onEvent = (event: NodeEvent) => {
+      if (event.type === 'gallery-entries') galleryEvents.push(...event.entries.map((e) => `${e.name}:${e.installed}`));
+    };
+    t.node.on('event', onEvent);
     await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+    t.node.off('event', onEvent);
+    assert.deepEqual(galleryEvents, ['echo:true'], 'viewers learn the entry is installed without fetching the gallery');
     const [echo] = await t.node.backends({ node: local });
     assert.equal(echo?.name, 'echo');
     assert.equal(echo?.version, '1.0.0');

@@ -167,10 +167,16 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       this.digests.refresh();
       await this.galleries.refresh();
     }
+    return this.entryViews();
+  }
+
+  /** Views of the gallery's entries, or of those `choose` picks once it has seen the entries and what is installed. */
+  private async entryViews(choose?: (entries: GalleryEntry[], installed: InstalledBackend[]) => (entry: GalleryEntry) => boolean): Promise<GalleryEntryView[]> {
     const [entries, installed, picks] = await Promise.all([this.galleries.entries(), this.store.list(), this.variantChoices.all()]);
     const byName = firstByName(entries);
     const installedByName = new Map(installed.map((b) => [b.name, b]));
-    return Promise.all(entries.map((entry) => this.entryView(entry, installed, installedByName.get(entry.name), byName, picks.get(entry.name.toLowerCase()) ?? null)));
+    const chosen = choose ? entries.filter(choose(entries, installed)) : entries;
+    return Promise.all(chosen.map((entry) => this.entryView(entry, installed, installedByName.get(entry.name), byName, picks.get(entry.name.toLowerCase()) ?? null)));
   }
 
   async chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView> {
@@ -576,12 +582,23 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   private async publishBackend(name: string): Promise<void> {
     const backend = await this.store.get(name);
-    if (!backend) {
+    if (backend) {
+      const entry = (await this.entriesByName()).get(name.toLowerCase());
+      this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.processesByBackend().get(name) ?? []) });
+    } else {
       this.emitEvent({ type: 'backend-removed', node: this.id, name });
-      return;
     }
-    const entry = (await this.entriesByName()).get(name.toLowerCase());
-    this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.processesByBackend().get(name) ?? []) });
+    const entries = await this.galleryEntriesAbout(name);
+    if (entries.length > 0) this.emitEvent({ type: 'gallery-entries', node: this.id, entries });
+  }
+
+  /** The entries a change of backend `name` can alter: its own, and the metas that name it or its alias group. */
+  private galleryEntriesAbout(name: string): Promise<GalleryEntryView[]> {
+    const same = (other: string | null | undefined) => other?.toLowerCase() === name.toLowerCase();
+    return this.entryViews((entries, installed) => {
+      const alias = entries.find((e) => same(e.name))?.alias ?? installed.find((b) => same(b.name))?.metadata?.alias ?? null;
+      return (e) => same(e.name) || (isMeta(e) && (Object.values(e.capabilities ?? {}).some(same) || (alias !== null && e.name === alias)));
+    });
   }
 
   private processesByBackend(): Map<string, ProcessView[]> {

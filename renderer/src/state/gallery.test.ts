@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { GalleryEntryView } from '../../../shared/types.ts';
-import { allTags, filterEntries } from './gallery.ts';
+import { allTags, filterEntries, withEntries } from './gallery.ts';
 
 function entry(name: string, patch: Partial<GalleryEntryView> = {}): GalleryEntryView {
   return {
@@ -32,4 +32,13 @@ test('filters by words, status and tag together', () => {
   assert.deepEqual(names(filterEntries(entries, { ...all, tag: 'python' })), ['pyecho']);
   assert.deepEqual(names(filterEntries(entries, { ...all, query: 'echo', tag: 'demo', status: 'not-installed' })), ['pyecho']);
   assert.deepEqual(allTags(entries), ['demo', 'llm', 'python']);
+});
+
+test('an entries event replaces those entries in place and leaves the rest', () => {
+  const installed = entry('pyecho', { installed: true });
+  const elsewhere = entry('echo', { gallery: 'other', installed: false });
+  const next = withEntries(entries, [installed, elsewhere]);
+  assert.deepEqual(names(next), ['echo', 'pyecho', 'llama']);
+  assert.equal(next[1], installed);
+  assert.equal(next[0], entries[0], 'an entry of another gallery with the same name is not this one');
 });

@@ -23,6 +23,13 @@ export const galleryStore = createStore<GalleryState>(() => ({
   filters: { query: '', status: 'all', tag: '' },
 }));
 
+/** The list with each given entry put in place of its old view (same gallery and name). */
+export function withEntries(entries: GalleryEntryView[], changed: GalleryEntryView[]): GalleryEntryView[] {
+  const key = (e: GalleryEntryView) => `${e.gallery}\0${e.name}`;
+  const updates = new Map(changed.map((e) => [key(e), e]));
+  return entries.map((e) => updates.get(key(e)) ?? e);
+}
+
 export function setFilters(patch: Partial<GalleryFilters>): void {
   galleryStore.setState((s) => ({ filters: { ...s.filters, ...patch } }));
 }

@@ -3,14 +3,11 @@ import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { NodeEvent } from '../../../shared/types.ts';
 import type { Transport } from '../bridge/transport.ts';
 import { backendsStore, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
-import { galleryStore } from './gallery.ts';
+import { galleryStore, withEntries } from './gallery.ts';
 import { fromJobs, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
 import { nodeStore, setGalleryProblems, setLocalInfo } from './node.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
-
-/** Installed/upgradable flags in the gallery follow backend changes; refetch once a burst of them settles. */
-const GALLERY_REFRESH_MS = 300;
 
 export interface Sync {
   /** Fetches everything again (the Retry after a failed start). */
@@ -22,13 +19,6 @@ export function startSync(transport: Transport): Sync {
   setBridge(transport.bridge);
   let buffered: NodeEvent[] | null = null;
   let generation = 0;
-  let galleryTimer: ReturnType<typeof setTimeout> | undefined;
-
-  function refreshGallerySoon() {
-    clearTimeout(galleryTimer);
-    galleryTimer = setTimeout(() => void fetchGallery(), GALLERY_REFRESH_MS);
-  }
-
   function apply(event: NodeEvent) {
     switch (event.type) {
       case 'job':
@@ -36,11 +26,12 @@ export function startSync(transport: Transport): Sync {
         break;
       case 'backend':
         backendsStore.setState((s) => withBackend(s, event.backend));
-        refreshGallerySoon();
         break;
       case 'backend-removed':
         backendsStore.setState((s) => withoutBackend(s, event.name));
-        refreshGallerySoon();
+        break;
+      case 'gallery-entries':
+        galleryStore.setState((s) => ({ entries: withEntries(s.entries, event.entries) }));
         break;
       case 'process':
         backendsStore.setState((s) => withProcess(s, event.process));
@@ -95,7 +86,6 @@ export function startSync(transport: Transport): Sync {
     stop() {
       offEvents();
       offStatus();
-      clearTimeout(galleryTimer);
     },
   };
 }
