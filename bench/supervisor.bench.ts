@@ -25,7 +25,7 @@ export default async function (): Promise<BenchFigure[]> {
   const echo: BackendTarget = { name: 'echo', dir: join(home.backendsDir, 'echo') };
   const relay: BackendTarget = { name: 'relay', dir: join(home.backendsDir, 'relay') };
   await writeEcho(echo.dir, '1.0.0');
-  writeRelayBackend(relay.dir, upstream.address);
+  writeRelayBackend(relay.dir, upstream.address, { announce: true });
   const supervisor = new Supervisor({ ...home, runtimeEnv: { HANGAR_NODE: process.execPath }, portQuarantineMs: 0 });
   await supervisor.start();
   try {

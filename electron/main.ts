@@ -14,13 +14,13 @@ import {
   shell,
   type MenuItemConstructorOptions,
 } from 'electron';
+import { LOCAL_NODE } from '../shared/api.ts';
 import packageJson from '../package.json' with { type: 'json' };
 import { startHost } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
-import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
-import { DEFAULT_SETTINGS, settingsSchema, type Settings } from './shell/settings.ts';
+import { debouncedWriter, readJson } from './shell/json-file.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
 import { DEFAULT_SIZE, DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './shell/window-state.ts';
 
@@ -58,15 +58,13 @@ if (app.requestSingleInstanceLock()) {
 
 async function start(): Promise<void> {
   const userData = app.getPath('userData');
-  const settingsFile = join(userData, 'settings.json');
-  let settings = readJson(settingsFile, settingsSchema, DEFAULT_SETTINGS);
 
   lockDownSession();
   protocol.handle(APP_SCHEME, serveRenderer);
 
   const node = new LocalNode({
     home: userData,
-    galleries: [{ name: 'starter', location: starterGallery }],
+    starterGallery,
     // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
     runtimeEnv: { HANGAR_NODE: process.execPath, ELECTRON_RUN_AS_NODE: '1' },
     // Chromium's network stack: system proxy settings and certificate store.
@@ -76,14 +74,11 @@ async function start(): Promise<void> {
 
   const host = await startHost({ node, home: userData, stateDir: node.stateDir });
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
-  quitStopsBackends(node, () => !settings.keepBackendsRunning);
-
-  const updateSettings = (patch: Partial<Settings>) => {
-    settings = { ...settings, ...patch };
-    writeJson(settingsFile, settings);
-  };
+  quitStopsBackends(node);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
-  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, updateSettings)));
+  const { settings } = await node.settings({ node: LOCAL_NODE });
+  const keepRunning = (keep: boolean) => void node.updateSettings({ node: LOCAL_NODE, settings: { keepBackendsRunning: keep } });
+  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings.keepBackendsRunning, keepRunning)));
 
   const openWindow = () => {
     window = createWindow(join(userData, 'window-state.json'));
@@ -186,8 +181,8 @@ function createWindow(stateFile: string): BrowserWindow {
   return win;
 }
 
-/** Quitting closes the node first: it stops the backends it started unless the user keeps them running. */
-function quitStopsBackends(node: LocalNode, stopBackends: () => boolean): void {
+/** Quitting closes the node first: it stops the backends it started unless its settings keep them running. */
+function quitStopsBackends(node: LocalNode): void {
   let phase: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
     if (phase === 'closed') return;
@@ -195,7 +190,7 @@ function quitStopsBackends(node: LocalNode, stopBackends: () => boolean): void {
     if (phase === 'closing') return;
     phase = 'closing';
     node
-      .close({ stopBackends: stopBackends() })
+      .close()
       .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         phase = 'closed';
@@ -204,7 +199,7 @@ function quitStopsBackends(node: LocalNode, stopBackends: () => boolean): void {
   });
 }
 
-function menuTemplate(settings: Settings, updateSettings: (patch: Partial<Settings>) => void): MenuItemConstructorOptions[] {
+function menuTemplate(keepBackendsRunning: boolean, keepRunning: (keep: boolean) => void): MenuItemConstructorOptions[] {
   const mac = process.platform === 'darwin';
   return [
     ...(mac ? [{ role: 'appMenu' } as const] : []),
@@ -214,8 +209,8 @@ function menuTemplate(settings: Settings, updateSettings: (patch: Partial<Settin
         {
           label: 'Keep Backends Running After Quit',
           type: 'checkbox',
-          checked: settings.keepBackendsRunning,
-          click: (item) => updateSettings({ keepBackendsRunning: item.checked }),
+          checked: keepBackendsRunning,
+          click: (item) => keepRunning(item.checked),
         },
         { type: 'separator' },
         { role: 'quit' },

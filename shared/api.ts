@@ -8,8 +8,10 @@ import type {
   NodeEvent,
   NodeInfo,
   ProcessView,
+  NodeSettings,
   RolloutView,
   ScanEntry,
+  SettingsView,
   UpgradeAllResult,
 } from './types.ts';
 
@@ -41,6 +43,9 @@ export interface NodeApi {
   stop(req: ModelRef): Promise<void>;
   scan(req: NodeRef): Promise<ScanEntry[]>;
   logs(req: ModelRef): Promise<LogLine[]>;
+  settings(req: NodeRef): Promise<SettingsView>;
+  /** Changes the given settings, applies them at once and keeps them; a fixed one is refused. */
+  updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView>;
 }
 
 /**
@@ -75,7 +80,7 @@ export const LOCAL_NODE = 'local';
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
-  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs',
+  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs', 'settings', 'updateSettings',
 ] as const satisfies readonly NodeMethod[];
 
 export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout'] as const satisfies readonly (keyof ClusterApi)[];

@@ -44,6 +44,35 @@ const nodeRef = z.strictObject({ node: nodeId });
 const backendRef = z.strictObject({ node: nodeId, name: qualifiedName });
 const modelRef = z.strictObject({ node: nodeId, model: modelName });
 
+const port = z.number().int('Ports are whole numbers').min(1024, 'Ports go from 1024 to 65535').max(65535, 'Ports go from 1024 to 65535');
+export const GALLERIES_MAX = 32;
+export const STARTER_LOCATION = 'starter';
+
+const gallerySetting = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'Gallery names can use letters, digits, ".", "_", "-"; at most 64 characters'),
+  location: z
+    .string()
+    .max(2048)
+    .refine(
+      (v) => v === STARTER_LOCATION || v.startsWith('/') || /^(https?|file):\/\/\S+$/i.test(v),
+      'A gallery is the starter gallery, an absolute path, or an http(s):// or file:// URL',
+    ),
+  enabled: z.boolean(),
+});
+
+/** Every field of NodeSettings, checked as strictly as a request: the settings file is read with it too. */
+export const nodeSettings = z.strictObject({
+  galleries: z
+    .array(gallerySetting)
+    .max(GALLERIES_MAX)
+    .refine((list) => new Set(list.map((g) => g.name)).size === list.length, 'Each gallery needs a name of its own'),
+  autoUpgrade: z.boolean(),
+  autoUpgradeHours: z.number().int('Hours are whole numbers').min(1, 'Check for upgrades every 1 to 168 hours').max(168, 'Check for upgrades every 1 to 168 hours'),
+  portRange: z.tuple([port, port]).refine(([from, to]) => from <= to, 'The port range goes from a lower port to a higher one'),
+  keepBackendsRunning: z.boolean(),
+  startBackendsOnLaunch: z.boolean(),
+});
+
 type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
 
 /** Rollouts run one node at a time by default; more at once only as far as a small cluster needs. */
@@ -70,6 +99,8 @@ export const requestSchemas = {
   stop: modelRef,
   scan: nodeRef,
   logs: modelRef,
+  settings: nodeRef,
+  updateSettings: z.strictObject({ node: nodeId, settings: nodeSettings.partial() }),
   nodes: nodeRef,
   rollout: z.strictObject({ node: nodeId, name: qualifiedName, maxParallel: z.number().int().min(1).max(MAX_PARALLEL).optional() }),
   rollouts: nodeRef,

@@ -150,6 +150,34 @@ export interface UpgradeAllResult {
   job: JobView | null;
 }
 
+/** One gallery a node reads: `location` is "starter" (the one Hangar ships), an absolute path, or a URL. */
+export interface GallerySetting {
+  name: string;
+  location: string;
+  enabled: boolean;
+}
+
+/** A node's settings, kept in its home; each takes effect at once. */
+export interface NodeSettings {
+  /** In order: the first gallery that lists a name wins. */
+  galleries: GallerySetting[];
+  /** Upgrade every upgradable backend when a gallery changes, and every `autoUpgradeHours`. */
+  autoUpgrade: boolean;
+  autoUpgradeHours: number;
+  /** The loopback ports backends are started on. */
+  portRange: [number, number];
+  /** Leave the backends running when the host quits (they are re-adopted on the next start). */
+  keepBackendsRunning: boolean;
+  /** Start again, on the host's next start, the models that ran when it quit. */
+  startBackendsOnLaunch: boolean;
+}
+
+export interface SettingsView {
+  settings: NodeSettings;
+  /** Settings the host fixed for this run (how it was started); they cannot be changed until it restarts. */
+  fixed: (keyof NodeSettings)[];
+}
+
 export type NodeEvent =
   | { type: 'job'; node: string; job: JobView }
   | { type: 'backend'; node: string; backend: BackendView }
@@ -160,6 +188,7 @@ export type NodeEvent =
   | { type: 'gallery-changed'; node: string; problems: GalleryProblem[] }
   /** Gallery entries whose installed/upgradable state a backend change just altered, as gallery() now returns them. */
   | { type: 'gallery-entries'; node: string; entries: GalleryEntryView[] }
+  | { type: 'settings'; node: string; settings: SettingsView }
   | { type: 'member'; node: string; member: NodeCard }
   | { type: 'rollout'; node: string; rollout: RolloutView };
 

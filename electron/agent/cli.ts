@@ -8,6 +8,7 @@ import { ALL_NODES, resolveNode } from './nodes.ts';
 import { connect } from './connect.ts';
 import { galleryJson, jobLine, lsJson, matrix, matrixJson, nodesTable, psJson, rolloutTable, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
+import { editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
 
 /** The node the running command acts on, from `--on` (one command per process). */
 let node: string = LOCAL_NODE;
@@ -37,7 +38,7 @@ program
   .option('--listen <host:port>', 'address to bind; port 0 picks a free one', DEFAULT_LISTEN)
   .option('--token <token>', 'token clients must present, at least 16 characters (visible in the process list: prefer --token-file)')
   .option('--token-file <file>', 'read the token from a file (default: $HANGAR_TOKEN, then <home>/state/token, created on first run)')
-  .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version', false)
+  .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version (default: the node\'s settings)', false)
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
   .option('--max-install-size <size>', 'what one backend may hold on disk, e.g. 64G (default 32G)')
   .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
@@ -194,6 +195,21 @@ client('scan', 'find every process whose cwd is or was inside the backends direc
   print(options, found.map(scanJson), () => table(found.map(scanJson), 'no process runs from the backends directory'));
 }));
 
+client('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) => c.argument('[key]').argument('[value]'))
+  .action(withClient(async (c, key: string | undefined, value: string | undefined, options: { json?: boolean }) => {
+    if (key !== undefined && value === undefined) throw new CommanderError(2, 'hangar.usage', `settings ${key} wants a value`);
+    const view = key === undefined ? await c.settings({ node }) : await c.updateSettings({ node, settings: settingPatch(key, value!) });
+    print(options, view, () => settingsTable(view));
+  }));
+
+client('galleries', 'list the galleries this node reads, or change them: add LOCATION [NAME], remove, enable, disable, up, down NAME', (c) =>
+  c.argument('[action]').argument('[args...]'),
+).action(withClient(async (c, action: string | undefined, args: string[], options: { json?: boolean }) => {
+  let view = await c.settings({ node });
+  if (action !== undefined) view = await c.updateSettings({ node, settings: { galleries: editedGalleries(view.settings.galleries, action, args) } });
+  print(options, view.settings.galleries, () => galleriesTable(view));
+}));
+
 client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
   .action(withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
     const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.text}\n`);
@@ -321,6 +337,9 @@ async function followRollout(c: WireClient, options: { json?: boolean }, start: 
 function stepLine(n: RolloutNode): string {
   return `${n.name} (${n.id}): ${n.step}${n.reason ? `: ${n.reason}` : ''}`;
 }
+
+// Output piped into `head` and the like: the reader is gone, so there is nothing left to say.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => process.exit(error.code === 'EPIPE' ? 0 : 1));
 
 try {
   await program.parseAsync(process.argv);

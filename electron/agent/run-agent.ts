@@ -25,15 +25,15 @@ export interface AgentOptions {
 export async function runAgent(options: AgentOptions): Promise<void> {
   const { host, port } = parseListen(options.listen);
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
-  const galleries: GallerySpec[] = options.galleries.length > 0
-    ? options.galleries.map((location) => ({ location }))
-    : [{ name: 'starter', location: starterGallery }];
+  const galleries: GallerySpec[] = options.galleries.map((location) => ({ location }));
+  // What the command line gives is fixed for this run; the rest comes from the node's settings.
   const node = new LocalNode({
     home: options.home,
     ...(options.cluster && { name: options.cluster.name }),
-    galleries,
+    ...(galleries.length > 0 && { galleries }),
+    starterGallery,
     runtimeEnv: { HANGAR_NODE: process.execPath },
-    autoUpgrade: options.autoUpgrade,
+    ...(options.autoUpgrade && { autoUpgrade: true }),
     ...(options.maxInstallSize !== undefined && { installLimits: { maxBytes: parseSize(options.maxInstallSize) } }),
     ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.
@@ -60,7 +60,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     stopping = true;
     await server.close();
     await hangar.close();
-    await node.close({ stopBackends: true });
+    await node.close();
     await rm(agentFile(options.home), { force: true });
     process.exit(0);
   };

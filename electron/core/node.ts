@@ -14,10 +14,13 @@ import type {
   NodeEvent,
   GalleryProblem,
   NodeInfo,
+  NodeSettings,
   ProcessView,
   ScanEntry,
+  SettingsView,
   UpgradeAllResult,
 } from '../../shared/types.ts';
+import { STARTER_LOCATION } from '../../shared/schemas.ts';
 import {
   Galleries,
   VariantChoices,
@@ -42,18 +45,23 @@ import { JobHistory } from './job-history.ts';
 import { JobRunner, oneLine, type JobContext } from './jobs.ts';
 import { KeyedLock } from './locks.ts';
 import { DEFAULT_TRANSFER, guardedFetch, type TransferLimits } from './net/guarded-fetch.ts';
+import { SettingsStore } from './settings.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor/index.ts';
 
 export const HANGAR_VERSION = '0.1.0';
 
 /** How often tag digests are re-read (LocalAI checks for backend upgrades on the same cadence). */
-const DIGEST_REFRESH_MS = 6 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+const DIGEST_REFRESH_MS = 6 * HOUR_MS;
 
 export interface LocalNodeOptions {
   id?: string;
   name?: string;
   home: string;
-  galleries: GallerySpec[];
+  /** Galleries fixed for this run; without them the node reads the galleries of its settings. */
+  galleries?: GallerySpec[];
+  /** The index.yaml that the gallery location "starter" names: the gallery Hangar ships. */
+  starterGallery?: string;
   /** Environment handed to backends so they find a runtime (HANGAR_NODE, ELECTRON_RUN_AS_NODE). */
   runtimeEnv: Record<string, string>;
   fetch?: typeof globalThis.fetch;
@@ -62,7 +70,10 @@ export interface LocalNodeOptions {
   /** What one installed backend may hold (default DEFAULT_LIMITS). */
   installLimits?: Partial<ExtractLimits>;
   capability?: string;
-  /** Upgrade every upgradable backend when the gallery changes or digests refresh (LocalAI's auto_upgrade_backends). */
+  /**
+   * Fixes auto-upgrade for this run: upgrade every upgradable backend when the gallery changes or digests refresh
+   * (LocalAI's auto_upgrade_backends). Without it, the node's settings decide.
+   */
   autoUpgrade?: boolean;
   supervisor?: Partial<Omit<SupervisorOptions, 'backendsDir' | 'modelsDir' | 'stateDir' | 'runtimeEnv'>>;
 }
@@ -94,6 +105,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private readonly variantChoices: VariantChoices;
   private readonly fetch: typeof globalThis.fetch;
   private autoUpgradeTimer: NodeJS.Timeout | undefined;
+  private readonly settingsStore: SettingsStore;
 
   constructor(private readonly options: LocalNodeOptions) {
     super();
@@ -104,7 +116,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.stateDir = join(options.home, 'state');
     this.capability = options.capability ?? detectCapability();
     this.fetch = guardedFetch(options.fetch ?? globalThis.fetch, { ...DEFAULT_TRANSFER, ...options.transfer });
-    this.galleries = new Galleries({ specs: options.galleries, fetch: this.fetch });
+    this.galleries = new Galleries({ specs: options.galleries ?? [], fetch: this.fetch });
+    this.settingsStore = new SettingsStore(this.stateDir, this.fixedSettings());
     this.digests = new DigestResolver({ fetch: this.fetch, ttlMs: DIGEST_REFRESH_MS });
     this.store = new BackendStore(this.backendsDir);
     this.variantChoices = new VariantChoices(join(this.stateDir, 'variants.json'));
@@ -127,21 +140,64 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async start(): Promise<string[]> {
     await Promise.all([this.backendsDir, this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
     const recovered = await this.store.recover();
+    await this.settingsStore.load();
+    this.applySettings(['galleries', 'portRange', 'autoUpgrade']);
     await this.supervisor.start();
-    if (this.options.autoUpgrade) {
-      this.autoUpgradeTimer = setInterval(() => {
-        this.digests.refresh();
-        void this.autoUpgrade();
-      }, DIGEST_REFRESH_MS).unref();
-    }
-    return recovered;
+    return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
-  async close(options: { stopBackends: boolean }): Promise<void> {
+  /** What the host's options fix for this run. */
+  private fixedSettings(): Partial<NodeSettings> {
+    const { galleries, autoUpgrade, supervisor } = this.options;
+    const names = this.galleries.names();
+    return {
+      ...(galleries && { galleries: galleries.map((spec, i) => ({ name: names[i]!, location: spec.location, enabled: true })) }),
+      ...(autoUpgrade !== undefined && { autoUpgrade }),
+      ...(supervisor?.portRange && { portRange: supervisor.portRange }),
+    };
+  }
+
+  /** Makes the changed settings take effect; those only the host acts on (quit, launch) need nothing here. */
+  private applySettings(changed: (keyof NodeSettings)[]): void {
+    const settings = this.settingsStore.current();
+    if (changed.includes('galleries') && this.options.galleries === undefined) {
+      const enabled = settings.galleries.filter((g) => g.enabled && (g.location !== STARTER_LOCATION || this.options.starterGallery));
+      this.galleries.reconfigure(enabled.map((g) => ({ name: g.name, location: g.location === STARTER_LOCATION ? this.options.starterGallery! : g.location })));
+    }
+    if (changed.includes('portRange')) this.supervisor.setPortRange(settings.portRange);
+    if (changed.includes('autoUpgrade') || changed.includes('autoUpgradeHours')) {
+      clearInterval(this.autoUpgradeTimer);
+      this.autoUpgradeTimer = settings.autoUpgrade
+        ? setInterval(() => {
+            this.digests.refresh();
+            void this.autoUpgrade();
+          }, settings.autoUpgradeHours * HOUR_MS).unref()
+        : undefined;
+    }
+  }
+
+
+  /** Stops the backends, unless `stopBackends` says otherwise or the settings keep them running. */
+  async close(options: { stopBackends?: boolean } = {}): Promise<void> {
     clearInterval(this.autoUpgradeTimer);
     this.galleries.close();
-    await this.supervisor.close({ stopAll: options.stopBackends });
-    await this.jobHistory.flush().catch(() => undefined); // a history that cannot be written must not block shutdown
+    await this.supervisor.close({ stopAll: options.stopBackends ?? !this.settingsStore.current().keepBackendsRunning });
+    // Records that cannot be written must not block shutdown.
+    await Promise.all([this.jobHistory.flush(), this.settingsStore.flush()].map((p) => p.catch(() => undefined)));
+  }
+
+  async settings(req: NodeRef): Promise<SettingsView> {
+    this.check(req);
+    return this.settingsStore.view();
+  }
+
+  async updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView> {
+    this.check(req);
+    const changed = this.settingsStore.update(req.settings);
+    this.applySettings(changed);
+    const view = this.settingsStore.view();
+    if (changed.length > 0) this.emitEvent({ type: 'settings', node: this.id, settings: view });
+    return view;
   }
 
   async info(req: NodeRef): Promise<NodeInfo> {
@@ -577,7 +633,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   }
 
   private galleryLocation(entry: GalleryEntry): string | null {
-    return this.options.galleries[this.galleries.names().indexOf(entry.gallery)]?.location ?? null;
+    return this.galleries.locationOf(entry.gallery);
   }
 
   private async publishBackend(name: string): Promise<void> {
@@ -616,7 +672,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private async onGalleryChanged(): Promise<void> {
     this.emitEvent({ type: 'gallery-changed', node: this.id, problems: this.galleries.problems() });
     for (const backend of await this.store.list()) await this.publishBackend(backend.name);
-    if (this.options.autoUpgrade) await this.autoUpgrade();
+    if (this.settingsStore.current().autoUpgrade) await this.autoUpgrade();
   }
 
   /** Each backend's outcome is already published as a job event; a failure here must not stop the node. */

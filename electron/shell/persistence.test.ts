@@ -4,22 +4,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { debouncedWriter, readJson, writeJson } from './json-file.ts';
-import { DEFAULT_SETTINGS, settingsSchema } from './settings.ts';
+import { z } from 'zod';
 import { DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './window-state.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hangar-shell-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
+const flagSchema = z.object({ keepBackendsRunning: z.boolean() });
+const DEFAULT_FLAG = { keepBackendsRunning: false };
+
 describe('json files', () => {
   it('round-trips a value and falls back on a missing, corrupt or invalid file', () => {
     const path = join(dir, 'nested', 'settings.json');
-    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), DEFAULT_SETTINGS);
+    assert.deepEqual(readJson(path, flagSchema, DEFAULT_FLAG), DEFAULT_FLAG);
     writeJson(path, { keepBackendsRunning: true });
-    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), { keepBackendsRunning: true });
+    assert.deepEqual(readJson(path, flagSchema, DEFAULT_FLAG), { keepBackendsRunning: true });
     writeFileSync(path, '{"keepBackendsRunning": tru');
-    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), DEFAULT_SETTINGS);
+    assert.deepEqual(readJson(path, flagSchema, DEFAULT_FLAG), DEFAULT_FLAG);
     writeFileSync(path, '{"keepBackendsRunning": "yes"}');
-    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), DEFAULT_SETTINGS);
+    assert.deepEqual(readJson(path, flagSchema, DEFAULT_FLAG), DEFAULT_FLAG);
   });
 
   it('coalesces scheduled writes and flushes the last one', () => {

@@ -9,6 +9,7 @@ import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, typ
 const debounceMs = 100;
 
 export class FileGallery implements GallerySource {
+  readonly location: string;
   private readonly snapshot: SnapshotSlot;
   /** ino:size:mtime of the file when last read; null forces a read. */
   private stamp: string | null = null;
@@ -23,6 +24,7 @@ export class FileGallery implements GallerySource {
     private readonly path: string,
     onChange: (gallery: string) => void,
   ) {
+    this.location = path;
     this.snapshot = new SnapshotSlot(() => onChange(name));
   }
 

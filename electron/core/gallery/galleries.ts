@@ -24,23 +24,43 @@ export interface ResolvedEntry {
 
 /** Emits 'changed' (gallery name) when a loaded gallery's content changes. */
 export class Galleries extends EventEmitter {
-  private readonly sources: GallerySource[];
+  private sources: GallerySource[] = [];
+  private readonly fetchImpl: typeof fetch;
 
   constructor(opts: { specs: GallerySpec[]; fetch?: typeof fetch }) {
     super();
-    const locations = opts.specs.map((spec) => parseLocation(spec.location));
-    const names = galleryNames(opts.specs, locations);
-    const fetchImpl = opts.fetch ?? globalThis.fetch;
+    this.fetchImpl = opts.fetch ?? globalThis.fetch;
+    this.sources = this.sourcesFor(opts.specs, []);
+  }
+
+  /** Reads `specs` from now on; a gallery kept under the same name and location keeps what it loaded. */
+  reconfigure(specs: GallerySpec[]): void {
+    const previous = this.sources;
+    this.sources = this.sourcesFor(specs, previous);
+    for (const source of previous) if (!this.sources.includes(source)) source.close();
+    this.emit('changed', null);
+  }
+
+  private sourcesFor(specs: GallerySpec[], reusable: GallerySource[]): GallerySource[] {
+    const locations = specs.map((spec) => parseLocation(spec.location));
+    const names = galleryNames(specs, locations);
     const changed = (gallery: string) => this.emit('changed', gallery);
-    this.sources = locations.map((location, index) =>
-      location.kind === 'file'
-        ? new FileGallery(names[index]!, location.path, changed)
-        : new UrlGallery(names[index]!, location.url, fetchImpl, changed),
-    );
+    return locations.map((location, index) => {
+      const name = names[index]!;
+      const where = location.kind === 'file' ? location.path : location.url;
+      const kept = reusable.find((source) => source.name === name && source.location === where);
+      if (kept) return kept;
+      return location.kind === 'file' ? new FileGallery(name, location.path, changed) : new UrlGallery(name, location.url, this.fetchImpl, changed);
+    });
   }
 
   names(): string[] {
     return this.sources.map((source) => source.name);
+  }
+
+  /** The path or URL gallery `name` reads. */
+  locationOf(name: string): string | null {
+    return this.sources.find((source) => source.name === name)?.location ?? null;
   }
 
   /** Every entry of every gallery, galleries in order; a gallery that failed to load contributes what it still has. */

@@ -15,6 +15,8 @@ export interface Snapshot {
 /** The gallery interface Galleries composes: a local file or a remote URL. */
 export interface GallerySource {
   readonly name: string;
+  /** The file's path or the URL it reads. */
+  readonly location: string;
   /** The snapshot, loading or re-checking first as the kind of source needs. */
   current(): Promise<Snapshot>;
   /** The last snapshot, without loading. */

@@ -24,6 +24,7 @@ async function readCapped(response: Response, limit: number): Promise<string> {
 }
 
 export class UrlGallery implements GallerySource {
+  readonly location: string;
   private readonly snapshot: SnapshotSlot;
   private loading: Promise<void> | null = null;
 
@@ -33,6 +34,7 @@ export class UrlGallery implements GallerySource {
     private readonly fetch: typeof globalThis.fetch,
     onChange: (gallery: string) => void,
   ) {
+    this.location = url;
     this.snapshot = new SnapshotSlot(() => onChange(name));
   }
 

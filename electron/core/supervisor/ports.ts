@@ -9,9 +9,14 @@ export class PortPool {
   private cursor: number;
 
   constructor(
-    private readonly range: [number, number],
+    private range: [number, number],
     private readonly quarantineMs: number,
   ) {
+    this.cursor = range[0];
+  }
+
+  setRange(range: [number, number]): void {
+    this.range = range;
     this.cursor = range[0];
   }
 

@@ -252,6 +252,11 @@ export class Supervisor extends EventEmitter {
     return this.rechecking;
   }
 
+  /** Backends started from now on get ports from `range`; running ones keep theirs. */
+  setPortRange(range: [number, number]): void {
+    this.ports.setRange(range);
+  }
+
   async scan(): Promise<ScanEntry[]> {
     const procs = [...this.procs.values()];
     if (process.platform !== 'linux') {

@@ -75,7 +75,7 @@ const relay = String.raw`
 use IO::Socket::INET; use IO::Select; use Socket qw(IPPROTO_TCP TCP_NODELAY);
 my ($addr) = join(' ', @ARGV) =~ /--addr[ =](\S+)/ or die "usage: run.sh --addr HOST:PORT\n";
 my $server = IO::Socket::INET->new(LocalAddr => $addr, Listen => 64, ReuseAddr => 1) or die "relay: cannot listen on $addr: $!\n";
-$| = 1; print STDERR "relay: listening on $addr\n";
+print STDERR "relay: listening on $addr\n" if $ENV{RELAY_ANNOUNCE};
 $SIG{CHLD} = "IGNORE";
 while (1) {
   my $client = $server->accept or next;
@@ -93,9 +93,10 @@ while (1) {
 }
 `;
 
-/** A relay backend at `dir` forwarding to the gRPC server at `upstream` (HOST:PORT). */
-export function writeRelayBackend(dir: string, upstream: string): void {
-  writeScriptBackend(dir, `RELAY_UPSTREAM=${upstream} exec perl "$(dirname "$0")/relay.pl" "$@"`);
+/** A relay backend at `dir` forwarding to the gRPC server at `upstream` (HOST:PORT); `announce`: it says when it listens. */
+export function writeRelayBackend(dir: string, upstream: string, options: { announce?: boolean } = {}): void {
+  const announce = options.announce ? 'RELAY_ANNOUNCE=1 ' : '';
+  writeScriptBackend(dir, `${announce}RELAY_UPSTREAM=${upstream} exec perl "$(dirname "$0")/relay.pl" "$@"`);
   writeFileSync(join(dir, 'relay.pl'), relay);
 }
 

@@ -1,0 +1,96 @@
+// `hangar settings` and `hangar galleries`: a node's settings as people type them (on/off, FROM-TO), turned into
+// the NodeSettings patch the node validates.
+import { CommanderError } from 'commander';
+import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
+import { table } from './format.ts';
+
+type Scalar = Exclude<keyof NodeSettings, 'galleries'>;
+
+const KEYS: Record<string, { key: Scalar; parse(text: string): NodeSettings[Scalar]; show(value: NodeSettings[Scalar]): string }> = {
+  'auto-upgrade': { key: 'autoUpgrade', parse: onOff, show: (v) => (v ? 'on' : 'off') },
+  'auto-upgrade-hours': { key: 'autoUpgradeHours', parse: Number, show: String },
+  ports: { key: 'portRange', parse: portRange, show: (v) => (v as [number, number]).join('-') },
+  'keep-running': { key: 'keepBackendsRunning', parse: onOff, show: (v) => (v ? 'on' : 'off') },
+  'start-on-launch': { key: 'startBackendsOnLaunch', parse: onOff, show: (v) => (v ? 'on' : 'off') },
+};
+
+function usage(message: string): CommanderError {
+  return new CommanderError(2, 'hangar.usage', message);
+}
+
+function onOff(text: string): boolean {
+  if (text === 'on' || text === 'off') return text === 'on';
+  throw usage(`wants on or off, got "${text}"`);
+}
+
+function portRange(text: string): [number, number] {
+  const match = /^(\d+)-(\d+)$/.exec(text);
+  if (!match) throw usage(`wants FROM-TO, got "${text}"`);
+  return [Number(match[1]), Number(match[2])];
+}
+
+export function settingsKeys(): string {
+  return Object.keys(KEYS).join(', ');
+}
+
+/** The patch `hangar settings KEY VALUE` asks for. */
+export function settingPatch(name: string, value: string): Partial<NodeSettings> {
+  const setting = KEYS[name];
+  if (!setting) throw usage(`no setting "${name}"; settings are ${settingsKeys()}, and galleries (see hangar galleries)`);
+  return { [setting.key]: setting.parse(value) };
+}
+
+export function settingsTable(view: SettingsView): string {
+  const rows = Object.entries(KEYS).map(([name, { key, show }]) => ({
+    setting: name,
+    value: show(view.settings[key]),
+    note: view.fixed.includes(key) ? 'fixed for this run by how the agent was started' : '',
+  }));
+  return table(rows, '');
+}
+
+export function galleriesTable(view: SettingsView): string {
+  const fixed = view.fixed.includes('galleries');
+  const rows = view.settings.galleries.map((g) => ({ gallery: g.name, location: g.location, enabled: g.enabled ? 'yes' : 'no' }));
+  return table(rows, 'no galleries') + (fixed ? 'galleries are fixed for this run by how the agent was started\n' : '');
+}
+
+/** The galleries after `hangar galleries ACTION ...`. */
+export function editedGalleries(galleries: GallerySetting[], action: string, args: string[]): GallerySetting[] {
+  const [first, second] = args;
+  const find = (name: string | undefined) => {
+    const found = galleries.find((g) => g.name === name);
+    if (!found) throw usage(`no gallery named "${name ?? ''}"; see hangar galleries`);
+    return found;
+  };
+  switch (action) {
+    case 'add': {
+      if (!first) throw usage('galleries add wants a LOCATION (an absolute path or a URL) and an optional NAME');
+      return [...galleries, { name: second ?? nameFor(first), location: first, enabled: true }];
+    }
+    case 'remove':
+      return galleries.filter((g) => g !== find(first));
+    case 'enable':
+    case 'disable': {
+      const target = find(first);
+      return galleries.map((g) => (g === target ? { ...g, enabled: action === 'enable' } : g));
+    }
+    case 'up':
+    case 'down': {
+      const from = galleries.indexOf(find(first));
+      const to = Math.max(0, Math.min(galleries.length - 1, from + (action === 'up' ? -1 : 1)));
+      const moved = [...galleries];
+      moved.splice(to, 0, ...moved.splice(from, 1));
+      return moved;
+    }
+    default:
+      throw usage(`galleries does not know "${action}": use add, remove, enable, disable, up or down`);
+  }
+}
+
+/** A name from a location: a URL's host and path, or a file's folder and name, as a short slug. */
+function nameFor(location: string): string {
+  const text = /^[a-z]+:\/\//i.test(location) ? location.replace(/^[a-z]+:\/\//i, '') : location;
+  const slug = text.replace(/\/index\.ya?ml$|\.ya?ml$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+  return slug.slice(-64).replace(/^[^A-Za-z0-9]+/, '') || 'gallery';
+}

@@ -1,0 +1,62 @@
+// A node's settings, kept in `<home>/state/settings.json`. A host may fix some of them for its run (an agent started
+// with --gallery, say): those read as fixed and cannot be changed until it restarts. A file that is unreadable or
+// fails validation is reported and replaced by the defaults, never half-applied.
+import { join } from 'node:path';
+import { HangarError } from '../../shared/errors.ts';
+import { nodeSettings, STARTER_LOCATION } from '../../shared/schemas.ts';
+import type { NodeSettings, SettingsView } from '../../shared/types.ts';
+import { CoalescedFile } from './coalesced-file.ts';
+
+export const DEFAULT_SETTINGS: NodeSettings = {
+  galleries: [{ name: 'starter', location: STARTER_LOCATION, enabled: true }],
+  autoUpgrade: false,
+  autoUpgradeHours: 6,
+  portRange: [30100, 30999],
+  keepBackendsRunning: false,
+  startBackendsOnLaunch: false,
+};
+
+export class SettingsStore {
+  private readonly file: CoalescedFile<NodeSettings>;
+  private saved: NodeSettings = DEFAULT_SETTINGS;
+  /** Why the saved file was not used, if it was not. */
+  problem: string | null = null;
+
+  constructor(
+    stateDir: string,
+    private readonly fixed: Partial<NodeSettings>,
+  ) {
+    this.file = new CoalescedFile(join(stateDir, 'settings.json'));
+  }
+
+  async load(): Promise<void> {
+    const raw = await this.file.read();
+    if (raw === null) return;
+    const parsed = nodeSettings.partial().safeParse(raw);
+    if (parsed.success) this.saved = { ...DEFAULT_SETTINGS, ...parsed.data };
+    else this.problem = `${this.file.path} was not used: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
+  }
+
+  current(): NodeSettings {
+    return { ...this.saved, ...this.fixed };
+  }
+
+  view(): SettingsView {
+    return { settings: this.current(), fixed: Object.keys(this.fixed) as (keyof NodeSettings)[] };
+  }
+
+  /** Keeps `patch` and returns the keys whose value changed. */
+  update(patch: Partial<NodeSettings>): (keyof NodeSettings)[] {
+    const keys = Object.keys(patch) as (keyof NodeSettings)[];
+    const fixed = keys.filter((key) => key in this.fixed);
+    if (fixed.length > 0) throw new HangarError('conflict', `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed for this run by how the host was started`);
+    const changed = keys.filter((key) => JSON.stringify(patch[key]) !== JSON.stringify(this.saved[key]));
+    this.saved = { ...this.saved, ...patch };
+    this.file.save(this.saved);
+    return changed;
+  }
+
+  flush(): Promise<void> {
+    return this.file.flush();
+  }
+}
