@@ -2,13 +2,12 @@ import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends } from '../state/backends.ts';
 import { selectNode, useNodes, type NodeEntry } from '../state/node.ts';
 import type { View } from '../state/ui.ts';
-import { showView, useUi } from '../state/ui.ts';
+import { showView, uiStore, useUi } from '../state/ui.ts';
 
 const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
   { id: 'gallery', label: 'Gallery' },
   { id: 'processes', label: 'Processes' },
-  { id: 'cluster', label: 'Cluster' },
 ];
 
 function nodeSummary(label: string, info: NodeInfo): string {
@@ -31,9 +30,23 @@ export function Sidebar() {
       <nav aria-label="Nodes" className="nav-section">
         <h2 className="nav-title">Nodes</h2>
         <ul>
+          <li>
+            <button
+              type="button"
+              className="nav-item"
+              aria-current={view === 'cluster' ? 'page' : undefined}
+              onClick={() => showView('cluster')}
+              data-testid="nav-cluster"
+            >
+              <span className="nav-label">
+                Cluster
+                <span className="nav-sub">every backend on every node</span>
+              </span>
+            </button>
+          </li>
           {nodes.map((node) => (
             <li key={node.id}>
-              <NodeItem node={node} selected={node.id === selected} twin={nodes.some((o) => o !== node && o.label === node.label)} />
+              <NodeItem node={node} selected={view !== 'cluster' && node.id === selected} twin={nodes.some((o) => o !== node && o.label === node.label)} />
             </li>
           ))}
         </ul>
@@ -92,7 +105,10 @@ function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean
       type="button"
       className={`nav-item${offline ? ' offline' : ''}`}
       aria-current={selected ? 'true' : undefined}
-      onClick={() => selectNode(node.id)}
+      onClick={() => {
+        selectNode(node.id);
+        if (uiStore.getState().view === 'cluster') showView('backends');
+      }}
       data-testid={`node-${node.label}`}
     >
       <span className={`dot ${offline ? 'off' : 'ok'}`} aria-label={offline ? 'offline' : 'online'} />
