@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
 import { callSubject } from './subjects.ts';
@@ -59,12 +60,11 @@ describe('a cluster over NATS', () => {
   test('three agents join, each seen by every viewer within 1 s, with its card', async () => {
     await startMember(0);
     for (const i of [1, 2]) {
-      const agent = await startMember(i);
+      await startMember(i);
       const started = Date.now();
       const seen = await until(`n${i + 1} in n1's nodes`, async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === `n${i + 1}`), 1000);
       assert.ok(Date.now() - started <= 1000);
       assert.equal(seen.status, 'online');
-      void agent;
     }
     const cards = await nodesSeenBy(agents[2]!);
     assert.deepEqual(cards.map((c) => [c.name, c.status, c.self]), [['n1', 'online', false], ['n2', 'online', false], ['n3', 'online', true]]);
@@ -191,6 +191,23 @@ describe('a cluster over NATS', () => {
     assert.equal(echo?.version, '1.0.0');
     const again = await hangar(agents[2]!, 'rollback', '--rollout', recorded!.id);
     assert.match(again.stderr, /upgraded no node that could be rolled back/);
+  });
+
+  test('kill -9: offline within 3 heartbeats; restarted, it is the same node, with no orphan left behind', async () => {
+    const loaded = await json<{ pid: number }>(agents[0]!, 'load', 'echo', 'm2', '--on', 'n2');
+    agents[1]!.child.kill('SIGKILL');
+    const killed = Date.now();
+    await until('n2 offline', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n2' && c.status === 'offline'), 3 * HEARTBEAT_MS + 1500);
+    assert.ok(Date.now() - killed <= 3 * HEARTBEAT_MS + 1500);
+    await startMember(1);
+    const back = await until('n2 online', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n2' && c.status === 'online'), 1000);
+    assert.equal(back.id, ids[1]);
+    // The reaper stops a killed host's backends; the restarted node neither lists nor keeps one.
+    await until('the killed host\'s backend reaped', async () => (isAlive(loaded.pid) ? undefined : true), 5000);
+    assert.deepEqual(await json(agents[0]!, 'ps', '--on', 'n2'), []);
+    const again = await json<{ pid: number }>(agents[0]!, 'load', 'echo', 'm2', '--on', 'n2');
+    assert.notEqual(again.pid, loaded.pid);
+    await until("n2's card counts its process", async () => (await nodesSeenBy(agents[0]!)).find((c) => c.id === ids[1] && c.counts.processes === 1), 3 * HEARTBEAT_MS);
   });
 
   test('two nodes with one name are told apart by id', async () => {
