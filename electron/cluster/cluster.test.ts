@@ -90,6 +90,9 @@ describe('a cluster over NATS', () => {
     assert.deepEqual(byId.map((b) => b.name), ['echo'], 'an id names the node as well as its name');
     const unknown = await hangar(agents[0]!, 'ls', '--on', 'nope');
     assert.match(unknown.stderr, /^hangar: no node "nope" in the cluster/);
+    const notASet = await hangar(agents[0]!, 'ps', '--on', 'all');
+    assert.equal(notASet.code, 2);
+    assert.equal(notASet.stderr, 'hangar: ps acts on one node: --on all is not for it\n');
   });
 
   test('a node refuses a call naming another node and answers garbage with an error, then keeps serving', async () => {
@@ -135,7 +138,9 @@ describe('a cluster over NATS', () => {
   });
 
   test('a rolling upgrade goes node by node, waits for healthy processes, and halts at the first failure', async () => {
-    for (const node of ['n1', 'n3']) assert.equal((await hangar(agents[0]!, 'install', 'echo', '--on', node)).code, 0);
+    const installed = await hangar(agents[0]!, 'install', 'echo', '--on', 'n3,n1', '--json');
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.deepEqual((JSON.parse(installed.stdout) as Array<{ node: string; result: string }>).map((r) => [r.node, r.result]), [['n1', 'done'], ['n3', 'done']]);
     const loaded = await hangar(agents[2]!, 'load', 'echo', 'm1', '--on', 'n1');
     assert.equal(loaded.code, 0, loaded.stderr);
     const v2 = await echoSource(root, '1.1.0');
