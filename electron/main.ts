@@ -1,5 +1,6 @@
 // The Electron main process: one locked-down window on the local node, single instance, remembered state.
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
   BrowserWindow,
@@ -15,7 +16,7 @@ import {
   type MenuItemConstructorOptions,
 } from 'electron';
 import packageJson from '../package.json' with { type: 'json' };
-import { startHost } from './cluster/index.ts';
+import { startHost, type Host, type JoinOptions } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
@@ -66,6 +67,7 @@ async function start(): Promise<void> {
 
   const node = new LocalNode({
     home: userData,
+    ...(settings.cluster && { name: clusterOf(settings)!.name }),
     galleries: [{ name: 'starter', location: starterGallery }],
     // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
     runtimeEnv: { HANGAR_NODE: process.execPath, ELECTRON_RUN_AS_NODE: '1' },
@@ -74,9 +76,13 @@ async function start(): Promise<void> {
   });
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
 
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir });
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: clusterOf(settings) }).catch((error: unknown) => {
+    // A cluster that cannot be joined leaves this machine usable on its own.
+    console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
+    return startHost({ node, home: userData, stateDir: node.stateDir });
+  });
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
-  quitStopsBackends(node, () => !settings.keepBackendsRunning);
+  quitStopsBackends(node, host, () => !settings.keepBackendsRunning);
 
   const updateSettings = (patch: Partial<Settings>) => {
     settings = { ...settings, ...patch };
@@ -187,21 +193,27 @@ function createWindow(stateFile: string): BrowserWindow {
 }
 
 /** Quitting closes the node first: it stops the backends it started unless the user keeps them running. */
-function quitStopsBackends(node: LocalNode, stopBackends: () => boolean): void {
+function quitStopsBackends(node: LocalNode, host: Host, stopBackends: () => boolean): void {
   let phase: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
     if (phase === 'closed') return;
     event.preventDefault();
     if (phase === 'closing') return;
     phase = 'closing';
-    node
-      .close({ stopBackends: stopBackends() })
+    host
+      .close()
+      .then(() => node.close({ stopBackends: stopBackends() }))
       .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         phase = 'closed';
         app.quit();
       });
   });
+}
+
+/** The cluster this machine joins, from the app's settings (the agent's --cluster options). */
+function clusterOf(settings: Settings): JoinOptions | undefined {
+  return settings.cluster && { ...settings.cluster, name: settings.cluster.name ?? hostname() };
 }
 
 function menuTemplate(settings: Settings, updateSettings: (patch: Partial<Settings>) => void): MenuItemConstructorOptions[] {
