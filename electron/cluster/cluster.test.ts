@@ -11,6 +11,7 @@ import type { NodeCard, RolloutView } from '../../shared/types.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
+import { MAX_REQUEST_BYTES } from './member.ts';
 import { callSubject } from './subjects.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
@@ -103,6 +104,8 @@ describe('a cluster over NATS', () => {
         ok: false, error: { code: 'forbidden', message: `this is node ${ids[1]}; the call names "${ids[2]}"` },
       });
       assert.deepEqual(await ask('{not json'), { ok: false, error: { code: 'invalid-request', message: 'the request is not a JSON object' } });
+      const oversized = JSON.stringify({ method: 'backends', params: { node: ids[1], pad: 'x'.repeat(MAX_REQUEST_BYTES) } });
+      assert.deepEqual(await ask(oversized), { ok: false, error: { code: 'invalid-request', message: 'the request is too large' } });
       assert.deepEqual(await ask(JSON.stringify({ method: 'rollout', params: { node: ids[1], name: 'echo' } })), {
         ok: false, error: { code: 'invalid-request', message: 'unknown method "rollout"' },
       });

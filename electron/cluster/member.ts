@@ -23,8 +23,8 @@ export interface MemberOptions {
 const COUNTED_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'process', 'process-removed']);
 const COUNT_DEBOUNCE_MS = 100;
 
-/** NATS refuses bigger messages by default; a request this size is refused before it is parsed. */
-const MAX_REQUEST_BYTES = 1 << 20;
+/** No request comes near this; a bigger one is refused before it is parsed. */
+export const MAX_REQUEST_BYTES = 256 * 1024;
 
 /**
  * This machine as a cluster member: answers calls on its own subject through the same validating invoker as every
