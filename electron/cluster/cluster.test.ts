@@ -218,8 +218,15 @@ describe('a cluster over NATS', () => {
     await until("n2's card counts its process", async () => (await nodesSeenBy(agents[0]!)).find((c) => c.id === ids[1] && c.counts.processes === 1), 3 * HEARTBEAT_MS);
   });
 
-  test('two nodes with one name are told apart by id', async () => {
-    const twin = await startAgent(join(root, 'home-twin'), galleries[0]!, clusterArgs('n2', '23400-23499'));
+  test('two nodes with one name are told apart by id; a node forced to another capability resolves a meta to its own build', async () => {
+    const metaGallery = join(root, 'index-meta.yaml');
+    const v1 = await echoSource(root, '1.0.0');
+    await writeGallery(metaGallery, [
+      { name: 'llama', capabilities: { 'nvidia-cuda-12': 'cuda12-echo', default: 'cpu-echo' } },
+      { name: 'cuda12-echo', uri: v1, version: '1.0.0' },
+      { name: 'cpu-echo', uri: v1, version: '1.0.0' },
+    ]);
+    const twin = await startAgent(join(root, 'home-twin'), metaGallery, clusterArgs('n2', '23400-23499'), { ...process.env, HANGAR_FORCE_CAPABILITY: 'nvidia-cuda-12' });
     agents.push(twin);
     const cards = await until('the twin seen', async () => {
       const all = await nodesSeenBy(agents[0]!);
@@ -231,6 +238,12 @@ describe('a cluster over NATS', () => {
     assert.equal(ambiguous.stderr, `hangar: 2 nodes are named "n2": pass one of their ids (${twins.join(', ')})\n`);
     const human = await hangar(agents[0]!, 'nodes');
     assert.equal(human.stdout.match(/name shared: tell apart by id/g)?.length, 2);
+
+    const twinCard = cards.find((c) => c.name === 'n2' && c.id !== ids[1])!;
+    assert.equal(twinCard.capability, 'nvidia-cuda-12');
+    assert.notEqual(cards.find((c) => c.id === ids[0])!.capability, 'nvidia-cuda-12');
+    const entries = await json<Array<{ name: string; meta: { resolves: string | null } | null }>>(agents[0]!, 'gallery', '--on', twinCard.id);
+    assert.equal(entries.find((e) => e.name === 'llama')?.meta?.resolves, 'cuda12-echo');
   });
 
   test('after nats-server restarts, every node reconnects and is online again with no agent restarted', async () => {
