@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { startNats, type NatsServer } from '../electron/cluster/test-nats.ts';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
-import { collectErrors, shot } from './fixtures/page.ts';
+import { collectErrors, seenAt, shot, watchFor } from './fixtures/page.ts';
+import { swapOutOfBand } from './fixtures/swap.ts';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -62,6 +63,18 @@ test('Upgrade on all nodes runs a rolling upgrade and shows each node\'s step', 
   await expect(row.locator('td .mono')).toHaveText(['1.1.0', '1.1.0', '1.1.0']);
   await shot(page, 'cluster-rollout');
   expect(await agents[1]!.ps()).toEqual([expect.objectContaining({ model: 'm1', cwd: 'ok' })]);
+});
+
+test("an out-of-band swap on n2 shows n2's stale process in the sidebar and the matrix, in red", async () => {
+  await watchFor(page, 'remote-stale', '[data-testid="node-n2"] .nav-count.danger');
+  const swappedAt = await swapOutOfBand(join(agents[1]!.home, 'backends'), 'echo', '1.1.0-swapped');
+  await expect(page.getByTestId('node-n2')).toContainText('1 stale');
+  await expect(page.getByTestId('matrix-echo')).toContainText('1 stale cwd');
+  const seen = await seenAt(page, 'remote-stale');
+  console.log(`remote stale count latency: ${(seen! - swappedAt).toFixed(1)} ms after the out-of-band rename on another node`);
+  await shot(page, 'cluster-stale');
+  await agents[1]!.cli('respawn', 'm1');
+  await expect(page.getByTestId('node-n2')).not.toContainText('stale');
 });
 
 test("selecting another node shows that node's views", async () => {

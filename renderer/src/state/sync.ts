@@ -40,7 +40,7 @@ export function startSync(transport: Transport): Sync {
       return;
     }
     if (event.type === 'rollout') return applyRollout(event.rollout);
-    if (event.type === 'backend' || event.type === 'backend-removed') matrixChanged();
+    if (event.type !== 'log' && event.type !== 'job' && event.type !== 'gallery-changed') matrixChanged();
     // The views show one node at a time; the others' events reach only the sidebar and the Cluster view.
     if (event.node !== selectedNode()) return;
     switch (event.type) {
