@@ -1,5 +1,6 @@
 // The Electron main process: one locked-down window on the local node, single instance, remembered state.
 import { readFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import {
   BrowserWindow,
@@ -16,11 +17,12 @@ import {
 } from 'electron';
 import { LOCAL_NODE } from '../shared/api.ts';
 import packageJson from '../package.json' with { type: 'json' };
-import { startHost } from './cluster/index.ts';
+import { startHost, type Host, type JoinOptions } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { debouncedWriter, readJson } from './shell/json-file.ts';
+import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
 import { DEFAULT_SIZE, DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './shell/window-state.ts';
 
@@ -58,12 +60,14 @@ if (app.requestSingleInstanceLock()) {
 
 async function start(): Promise<void> {
   const userData = app.getPath('userData');
+  const desktop = readJson(join(userData, 'settings.json'), desktopSettingsSchema, DEFAULT_DESKTOP_SETTINGS);
 
   lockDownSession();
   protocol.handle(APP_SCHEME, serveRenderer);
 
   const node = new LocalNode({
     home: userData,
+    ...(desktop.cluster && { name: clusterOf(desktop)!.name }),
     starterGallery,
     // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
     runtimeEnv: { HANGAR_NODE: process.execPath, ELECTRON_RUN_AS_NODE: '1' },
@@ -72,9 +76,13 @@ async function start(): Promise<void> {
   });
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
 
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir });
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: clusterOf(desktop) }).catch((error: unknown) => {
+    // A cluster that cannot be joined leaves this machine usable on its own.
+    console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
+    return startHost({ node, home: userData, stateDir: node.stateDir });
+  });
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
-  quitStopsBackends(node);
+  quitStopsBackends(node, host);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
   const { settings } = await node.settings({ node: LOCAL_NODE });
   const keepRunning = (keep: boolean) => void node.updateSettings({ node: LOCAL_NODE, settings: { keepBackendsRunning: keep } });
@@ -181,22 +189,28 @@ function createWindow(stateFile: string): BrowserWindow {
   return win;
 }
 
-/** Quitting closes the node first: it stops the backends it started unless its settings keep them running. */
-function quitStopsBackends(node: LocalNode): void {
+/** Quitting closes the host, then the node: it stops the backends it started unless its settings keep them running. */
+function quitStopsBackends(node: LocalNode, host: Host): void {
   let phase: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
     if (phase === 'closed') return;
     event.preventDefault();
     if (phase === 'closing') return;
     phase = 'closing';
-    node
+    host
       .close()
+      .then(() => node.close())
       .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
         phase = 'closed';
         app.quit();
       });
   });
+}
+
+/** The cluster this machine joins, from the app's own settings (the agent's --cluster options). */
+function clusterOf(desktop: DesktopSettings): JoinOptions | undefined {
+  return desktop.cluster && { ...desktop.cluster, name: desktop.cluster.name ?? hostname() };
 }
 
 function menuTemplate(keepBackendsRunning: boolean, keepRunning: (keep: boolean) => void): MenuItemConstructorOptions[] {

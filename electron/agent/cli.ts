@@ -4,7 +4,7 @@ import { LOCAL_NODE } from '../../shared/api.ts';
 import type { JobView, LogLine, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
-import { ALL_NODES, resolveNode } from './nodes.ts';
+import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from './nodes.ts';
 import { connect } from './connect.ts';
 import { galleryJson, jobLine, lsJson, matrix, matrixJson, nodesTable, psJson, rolloutTable, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -12,8 +12,10 @@ import { editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTa
 
 /** The node the running command acts on, from `--on` (one command per process). */
 let node: string = LOCAL_NODE;
-/** Commands whose `--on` may be `all`. */
-const acceptsAll = new Set<string>();
+/** The nodes it acts on when `--on` names a set (`all`, or a comma list); null for one node. */
+let targets: Target[] | null = null;
+/** Commands whose `--on` may name a set of nodes. */
+const acceptsSets = new Set<string>();
 
 interface GlobalOptions {
   node?: string;
@@ -107,11 +109,10 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
     );
   }));
 
-client('ls', 'list installed backends (--on all: a backend × node matrix)', undefined, { all: true }).action(withClient(async (c, options: { json?: boolean }) => {
-  if (node === ALL_NODES) {
-    const cards = await c.nodes({ node: LOCAL_NODE });
-    const listed = await Promise.all(cards.map((card) => (card.status === 'online' ? c.backends({ node: card.self ? LOCAL_NODE : card.id }).catch((e: Error) => e) : null)));
-    const columns = cards.map((card, i) => ({ card, backends: listed[i] ?? null }));
+client('ls', 'list installed backends (--on all or --on A,B: a backend × node matrix)', undefined, { sets: true }).action(withClient(async (c, options: { json?: boolean }) => {
+  if (targets) {
+    const listed = await Promise.all(targets.map((t) => (t.card.status === 'online' ? c.backends({ node: t.node }).catch((e: Error) => e) : null)));
+    const columns = targets.map((t, i) => ({ card: t.card, backends: listed[i] ?? null }));
     return print(options, matrixJson(columns), () => matrix(columns));
   }
   const backends = await c.backends({ node });
@@ -125,14 +126,16 @@ client('ls', 'list installed backends (--on all: a backend × node matrix)', und
   );
 }));
 
-client('install', 'install a backend from the gallery', (c) => c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed'))
+client('install', 'install a backend from the gallery (on each node of --on all or --on A,B)', (c) =>
+  c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed'), { sets: true })
   .action(withClient((c, name: string, options: { json?: boolean; force?: boolean }) =>
-    runJob(c, options, () => c.install({ node, name, force: options.force === true }))));
+    runJobs(c, options, (on) => c.install({ node: on, name, force: options.force === true }))));
 
 client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrade across the cluster', (c) =>
-  c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1), { all: true })
-  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean; maxParallel: number }) => {
-    if (node === ALL_NODES) {
+  c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1), { sets: true })
+  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean; maxParallel: number; on?: string }) => {
+    if (targets) {
+      if (options.on !== ALL_NODES) throw new CommanderError(2, 'hangar.usage', 'a rolling upgrade runs on every node: use --on all');
       if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'upgrade --on all needs one NAME');
       return followRollout(c, options, () => c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel }), upgradeFailed);
     }
@@ -154,8 +157,8 @@ client('rollback', 'swap back to the previous version (--rollout ID: on every no
     await runJob(c, options, () => c.rollback({ node, name }));
   }));
 
-client('delete', 'delete an installed backend', (c) => c.argument('<name>'))
-  .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.delete({ node, name }))));
+client('delete', 'delete an installed backend (from each node of --on all or --on A,B)', (c) => c.argument('<name>'), { sets: true })
+  .action(withClient((c, name: string, options: { json?: boolean }) => runJobs(c, options, (on) => c.delete({ node: on, name }))));
 
 client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) => c.argument('<name>').argument('<model>'))
   .action(withClient(async (c, backend: string, model: string, options: { json?: boolean }) => {
@@ -218,10 +221,10 @@ client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').
     if (options.follow) await c.closed;
   }));
 
-function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { all?: boolean } = {}): Command {
-  if (options.all) acceptsAll.add(name);
+function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { sets?: boolean } = {}): Command {
+  if (options.sets) acceptsSets.add(name);
   return configure(program.command(name).description(description))
-    .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.all ? ', or all' : ''} (default: this host's node)`)
+    .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.sets ? ', all, or A,B' : ''} (default: this host's node)`)
     .option('--json', 'print JSON to stdout');
 }
 
@@ -247,10 +250,11 @@ function withClient<A extends unknown[]>(action: (c: WireClient, ...args: A) => 
     const globals = program.opts<GlobalOptions>();
     const command = args.at(-1) as Command;
     const on = command.opts<{ on?: string }>().on;
-    if (on === ALL_NODES && !acceptsAll.has(command.name())) throw new CommanderError(2, 'hangar.usage', `${command.name()} acts on one node: --on all is not for it`);
+    if (namesASet(on) && !acceptsSets.has(command.name())) throw new CommanderError(2, 'hangar.usage', `${command.name()} acts on one node: --on ${on} is not for it`);
     const c = await connect({ node: globals.node, token: globals.token, home: homeDir(globals.home) });
     try {
-      node = await resolveNode(c, on);
+      if (namesASet(on)) targets = await resolveTargets(c, on);
+      else node = await resolveNode(c, on);
       await action(c, ...args);
     } finally {
       c.close();
@@ -264,6 +268,32 @@ function print(options: { json?: boolean }, value: unknown, human: () => string)
 
 /** Starts a job, shows its progress on stderr, and fails the command if the job fails. */
 async function runJob(c: WireClient, options: { json?: boolean }, start: () => Promise<JobView>): Promise<void> {
+  const final = await followJob(c, start);
+  if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
+  print(options, final, () => `${final.kind} ${final.backend}: done\n`);
+}
+
+/** One node: runJob. A set: the job on each online node in turn, past failures, then a line per node. */
+async function runJobs(c: WireClient, options: { json?: boolean }, start: (node: string) => Promise<JobView>): Promise<void> {
+  if (!targets) return runJob(c, options, () => start(node));
+  const results: Array<{ node: string; id: string; result: string; reason: string | null }> = [];
+  for (const { node: on, card } of targets) {
+    const row = { node: card.name, id: card.id, result: 'skipped', reason: null as string | null };
+    if (card.status !== 'online') row.reason = `offline: ${card.reason ?? 'no heartbeat'}`;
+    else {
+      process.stderr.write(`${card.name} (${card.id}):\n`);
+      const final = await followJob(c, () => start(on), on).catch((error: Error) => error);
+      row.result = final instanceof Error || final.state !== 'done' ? 'failed' : 'done';
+      row.reason = final instanceof Error ? final.message : final.error;
+    }
+    results.push(row);
+  }
+  print(options, results, () => table(results, 'no nodes'));
+  if (results.some((r) => r.result === 'failed')) process.exitCode = 1;
+}
+
+/** Starts a job and shows its progress on stderr until it ends. */
+async function followJob(c: WireClient, start: () => Promise<JobView>, on = node): Promise<JobView> {
   const seen = new Map<string, JobView>();
   let id: string | null = null;
   let last = '';
@@ -278,14 +308,15 @@ async function runJob(c: WireClient, options: { json?: boolean }, start: () => P
     if (id === null) seen.set(e.job.id, e.job);
     else if (e.job.id === id) show(e.job);
   });
-  const job = await start();
-  id = job.id;
-  show(seen.get(id) ?? job);
-  const final = await c.waitJob({ node, id });
-  off();
-  if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
-  if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
-  print(options, final, () => `${final.kind} ${final.backend}: done\n`);
+  try {
+    const job = await start();
+    id = job.id;
+    show(seen.get(id) ?? job);
+    return await c.waitJob({ node: on, id });
+  } finally {
+    off();
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  }
 }
 
 const upgradeFailed = (n: RolloutNode) => n.step === 'failed';

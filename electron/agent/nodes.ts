@@ -1,17 +1,48 @@
 import { LOCAL_NODE, type HangarApi } from '../../shared/api.ts';
+import type { NodeCard } from '../../shared/types.ts';
 
 export const ALL_NODES = 'all';
+
+/** A node a command acts on: `node` is what calls name (`local` for this host's own node). */
+export interface Target {
+  node: string;
+  card: NodeCard;
+}
+
+/** `--on` names a set of nodes: `all`, or names and ids joined with commas. */
+export function namesASet(on: string | undefined): on is string {
+  return on === ALL_NODES || (on?.includes(',') ?? false);
+}
 
 /**
  * `--on NODE` to the node id calls name: an id, else a unique name; this host's own node is `local`. A name two
  * nodes share is an error that lists their ids.
  */
 export async function resolveNode(api: Pick<HangarApi, 'nodes'>, on: string | undefined): Promise<string> {
-  if (on === undefined || on === LOCAL_NODE || on === ALL_NODES) return on ?? LOCAL_NODE;
+  if (on === undefined || on === LOCAL_NODE) return LOCAL_NODE;
+  return targetOf(pick(await api.nodes({ node: LOCAL_NODE }), on)).node;
+}
+
+/** `--on all` or `--on a,b`: every node named, once each, in the cluster's order. */
+export async function resolveTargets(api: Pick<HangarApi, 'nodes'>, on: string): Promise<Target[]> {
   const cards = await api.nodes({ node: LOCAL_NODE });
+  if (on === ALL_NODES) return cards.map(targetOf);
+  const chosen = new Set(on.split(',').map((part) => pick(cards, part.trim()).id));
+  return cards.filter((c) => chosen.has(c.id)).map(targetOf);
+}
+
+function pick(cards: NodeCard[], on: string): NodeCard {
+  if (on === LOCAL_NODE) {
+    const self = cards.find((c) => c.self);
+    if (self) return self;
+  }
   const byId = cards.find((c) => c.id === on);
   const named = byId ? [byId] : cards.filter((c) => c.name === on);
   if (named.length === 0) throw new Error(`no node "${on}" in the cluster (see hangar nodes)`);
   if (named.length > 1) throw new Error(`${named.length} nodes are named "${on}": pass one of their ids (${named.map((c) => c.id).join(', ')})`);
-  return named[0]!.self ? LOCAL_NODE : named[0]!.id;
+  return named[0]!;
+}
+
+function targetOf(card: NodeCard): Target {
+  return { node: card.self ? LOCAL_NODE : card.id, card };
 }

@@ -8,8 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
+import { MAX_REQUEST_BYTES } from './member.ts';
 import { callSubject } from './subjects.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
@@ -59,12 +61,11 @@ describe('a cluster over NATS', () => {
   test('three agents join, each seen by every viewer within 1 s, with its card', async () => {
     await startMember(0);
     for (const i of [1, 2]) {
-      const agent = await startMember(i);
+      await startMember(i);
       const started = Date.now();
       const seen = await until(`n${i + 1} in n1's nodes`, async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === `n${i + 1}`), 1000);
       assert.ok(Date.now() - started <= 1000);
       assert.equal(seen.status, 'online');
-      void agent;
     }
     const cards = await nodesSeenBy(agents[2]!);
     assert.deepEqual(cards.map((c) => [c.name, c.status, c.self]), [['n1', 'online', false], ['n2', 'online', false], ['n3', 'online', true]]);
@@ -90,6 +91,9 @@ describe('a cluster over NATS', () => {
     assert.deepEqual(byId.map((b) => b.name), ['echo'], 'an id names the node as well as its name');
     const unknown = await hangar(agents[0]!, 'ls', '--on', 'nope');
     assert.match(unknown.stderr, /^hangar: no node "nope" in the cluster/);
+    const notASet = await hangar(agents[0]!, 'ps', '--on', 'all');
+    assert.equal(notASet.code, 2);
+    assert.equal(notASet.stderr, 'hangar: ps acts on one node: --on all is not for it\n');
   });
 
   test('a node refuses a call naming another node and answers garbage with an error, then keeps serving', async () => {
@@ -100,6 +104,8 @@ describe('a cluster over NATS', () => {
         ok: false, error: { code: 'forbidden', message: `this is node ${ids[1]}; the call names "${ids[2]}"` },
       });
       assert.deepEqual(await ask('{not json'), { ok: false, error: { code: 'invalid-request', message: 'the request is not a JSON object' } });
+      const oversized = JSON.stringify({ method: 'backends', params: { node: ids[1], pad: 'x'.repeat(MAX_REQUEST_BYTES) } });
+      assert.deepEqual(await ask(oversized), { ok: false, error: { code: 'invalid-request', message: 'the request is too large' } });
       assert.deepEqual(await ask(JSON.stringify({ method: 'rollout', params: { node: ids[1], name: 'echo' } })), {
         ok: false, error: { code: 'invalid-request', message: 'unknown method "rollout"' },
       });
@@ -135,7 +141,9 @@ describe('a cluster over NATS', () => {
   });
 
   test('a rolling upgrade goes node by node, waits for healthy processes, and halts at the first failure', async () => {
-    for (const node of ['n1', 'n3']) assert.equal((await hangar(agents[0]!, 'install', 'echo', '--on', node)).code, 0);
+    const installed = await hangar(agents[0]!, 'install', 'echo', '--on', 'n3,n1', '--json');
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.deepEqual((JSON.parse(installed.stdout) as Array<{ node: string; result: string }>).map((r) => [r.node, r.result]), [['n1', 'done'], ['n3', 'done']]);
     const loaded = await hangar(agents[2]!, 'load', 'echo', 'm1', '--on', 'n1');
     assert.equal(loaded.code, 0, loaded.stderr);
     const v2 = await echoSource(root, '1.1.0');
@@ -193,8 +201,32 @@ describe('a cluster over NATS', () => {
     assert.match(again.stderr, /upgraded no node that could be rolled back/);
   });
 
-  test('two nodes with one name are told apart by id', async () => {
-    const twin = await startAgent(join(root, 'home-twin'), galleries[0]!, clusterArgs('n2', '23400-23499'));
+  test('kill -9: offline within 3 heartbeats; restarted, it is the same node, with no orphan left behind', async () => {
+    const loaded = await json<{ pid: number }>(agents[0]!, 'load', 'echo', 'm2', '--on', 'n2');
+    agents[1]!.child.kill('SIGKILL');
+    const killed = Date.now();
+    await until('n2 offline', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n2' && c.status === 'offline'), 3 * HEARTBEAT_MS + 1500);
+    assert.ok(Date.now() - killed <= 3 * HEARTBEAT_MS + 1500);
+    await startMember(1);
+    const back = await until('n2 online', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n2' && c.status === 'online'), 1000);
+    assert.equal(back.id, ids[1]);
+    // The reaper stops a killed host's backends; the restarted node neither lists nor keeps one.
+    await until('the killed host\'s backend reaped', async () => (isAlive(loaded.pid) ? undefined : true), 5000);
+    assert.deepEqual(await json(agents[0]!, 'ps', '--on', 'n2'), []);
+    const again = await json<{ pid: number }>(agents[0]!, 'load', 'echo', 'm2', '--on', 'n2');
+    assert.notEqual(again.pid, loaded.pid);
+    await until("n2's card counts its process", async () => (await nodesSeenBy(agents[0]!)).find((c) => c.id === ids[1] && c.counts.processes === 1), 3 * HEARTBEAT_MS);
+  });
+
+  test('two nodes with one name are told apart by id; a node forced to another capability resolves a meta to its own build', async () => {
+    const metaGallery = join(root, 'index-meta.yaml');
+    const v1 = await echoSource(root, '1.0.0');
+    await writeGallery(metaGallery, [
+      { name: 'llama', capabilities: { 'nvidia-cuda-12': 'cuda12-echo', default: 'cpu-echo' } },
+      { name: 'cuda12-echo', uri: v1, version: '1.0.0' },
+      { name: 'cpu-echo', uri: v1, version: '1.0.0' },
+    ]);
+    const twin = await startAgent(join(root, 'home-twin'), metaGallery, clusterArgs('n2', '23400-23499'), { ...process.env, HANGAR_FORCE_CAPABILITY: 'nvidia-cuda-12' });
     agents.push(twin);
     const cards = await until('the twin seen', async () => {
       const all = await nodesSeenBy(agents[0]!);
@@ -206,6 +238,12 @@ describe('a cluster over NATS', () => {
     assert.equal(ambiguous.stderr, `hangar: 2 nodes are named "n2": pass one of their ids (${twins.join(', ')})\n`);
     const human = await hangar(agents[0]!, 'nodes');
     assert.equal(human.stdout.match(/name shared: tell apart by id/g)?.length, 2);
+
+    const twinCard = cards.find((c) => c.name === 'n2' && c.id !== ids[1])!;
+    assert.equal(twinCard.capability, 'nvidia-cuda-12');
+    assert.notEqual(cards.find((c) => c.id === ids[0])!.capability, 'nvidia-cuda-12');
+    const entries = await json<Array<{ name: string; meta: { resolves: string | null } | null }>>(agents[0]!, 'gallery', '--on', twinCard.id);
+    assert.equal(entries.find((e) => e.name === 'llama')?.meta?.resolves, 'cuda12-echo');
   });
 
   test('after nats-server restarts, every node reconnects and is online again with no agent restarted', async () => {

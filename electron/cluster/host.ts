@@ -1,4 +1,4 @@
-import { RequestError, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type HangarApi, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
@@ -9,7 +9,8 @@ import { countsOf } from './heartbeat.ts';
 import type { EventSource, Member } from './member.ts';
 import type { Presence } from './presence.ts';
 import { Rollouts } from './rollouts.ts';
-import { callSubject, EVENTS_ALL } from './subjects.ts';
+import { RequestFailure } from './request.ts';
+import { EVENTS_ALL } from './subjects.ts';
 
 export interface ClusterLink {
   nc: NatsConnection;
@@ -17,6 +18,8 @@ export interface ClusterLink {
   presence: Presence;
   /** How long a call to another node may take before it counts as unanswered. */
   callTimeoutMs: number;
+  /** Sends one request to a node's call subject; rejects with `timeout` or `no-responders` as the reason. */
+  request(id: string, data: string, timeoutMs: number): Promise<string>;
 }
 
 export interface HostOptions {
@@ -114,12 +117,12 @@ async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef
   const timeoutMs = SLOW_METHODS.has(method) ? cluster.callTimeoutMs * SLOW_FACTOR : cluster.callTimeoutMs;
   let reply: string;
   try {
-    reply = (await cluster.nc.request(callSubject(req.node), JSON.stringify({ method, params: req }), { timeout: timeoutMs })).string();
+    reply = await cluster.request(req.node, JSON.stringify({ method, params: req }), timeoutMs);
   } catch (error) {
-    if (error instanceof TimeoutError || (error as Error).cause instanceof TimeoutError) {
+    if (error instanceof RequestFailure && error.reason === 'timeout') {
       throw new HangarError('failed', `node ${label} did not answer within ${formatSeconds(timeoutMs)} s`);
     }
-    if (error instanceof RequestError && error.isNoResponders()) throw new HangarError('failed', `node ${label} is not connected to the cluster`);
+    if (error instanceof RequestFailure && error.reason === 'no-responders') throw new HangarError('failed', `node ${label} is not connected to the cluster`);
     throw new HangarError('failed', `cannot reach node ${label}: ${(error as Error).message}`);
   }
   let envelope: unknown;

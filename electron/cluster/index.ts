@@ -1,5 +1,5 @@
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from './defaults.ts';
-import { connectCluster, type ClusterConnectOptions } from './connect.ts';
+import type { ClusterConnectOptions } from './connect.ts';
 import { createHost, type Host } from './host.ts';
 import { Member, type EventSource } from './member.ts';
 import { ensureNodeId } from './node-id.ts';
@@ -22,12 +22,14 @@ export interface StartHostOptions {
   cluster?: JoinOptions | undefined;
 }
 
-
 /** The host the UI and the CLI talk to; with `cluster`, this machine also joins the cluster as a member. */
 export async function startHost(options: StartHostOptions): Promise<Host> {
   if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir });
   const heartbeatMs = options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const id = await ensureNodeId(options.home);
+  // The NATS client is loaded only by a host that joins a cluster.
+  const { connectCluster } = await import('./connect.ts');
+  const { natsRequester } = await import('./request.ts');
   const nc = await connectCluster(options.cluster);
   const presence = new Presence(nc, id, Math.max(10, Math.min(250, Math.floor(heartbeatMs / 4))));
   const member = new Member({ nc, node: options.node, id, name: options.cluster.name, heartbeatMs });
@@ -35,7 +37,7 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
   presence.start();
   const host = createHost({
     node: options.node,
-    cluster: { nc, member, presence, callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS },
+    cluster: { nc, member, presence, callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, request: await natsRequester(nc) },
     stateDir: options.stateDir,
   });
   await member.start();

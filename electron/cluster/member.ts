@@ -20,8 +20,11 @@ export interface MemberOptions {
   heartbeatMs: number;
 }
 
-/** NATS refuses bigger messages by default; a request this size is refused before it is parsed. */
-const MAX_REQUEST_BYTES = 1 << 20;
+const COUNTED_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'process', 'process-removed']);
+const COUNT_DEBOUNCE_MS = 100;
+
+/** No request comes near this; a bigger one is refused before it is parsed. */
+export const MAX_REQUEST_BYTES = 256 * 1024;
 
 /**
  * This machine as a cluster member: answers calls on its own subject through the same validating invoker as every
@@ -32,7 +35,11 @@ export class Member {
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: Heartbeat | undefined;
   private counting = false;
-  private readonly onEvent = (event: NodeEvent) => this.publish(eventsSubject(this.options.id), this.relabel(event));
+  private countsTimer: NodeJS.Timeout | undefined;
+  private readonly onEvent = (event: NodeEvent) => {
+    this.publish(eventsSubject(this.options.id), this.relabel(event));
+    if (COUNTED_EVENTS.has(event.type)) this.countSoon();
+  };
 
   constructor(private readonly options: MemberOptions) {}
 
@@ -73,6 +80,7 @@ export class Member {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.countsTimer);
     this.options.node.off('event', this.onEvent);
     if (this.heartbeat && !this.options.nc.isClosed()) this.publish(presenceSubject(this.options.id), { ...this.heartbeat, leaving: true });
     for (const subscription of this.subscriptions) subscription.unsubscribe();
@@ -101,14 +109,31 @@ export class Member {
   private beat(): void {
     if (!this.heartbeat) return;
     this.publish(presenceSubject(this.options.id), this.heartbeat);
-    if (this.counting) return;
+    void this.count();
+  }
+
+  /** A backend or process changed: the card's counts (stale above all) reach viewers now, not a heartbeat later. */
+  private countSoon(): void {
+    clearTimeout(this.countsTimer);
+    this.countsTimer = setTimeout(() => {
+      void this.count().then((changed) => changed && this.heartbeat && this.publish(presenceSubject(this.options.id), this.heartbeat));
+    }, COUNT_DEBOUNCE_MS);
+  }
+
+  /** Refreshes the counts; true when they changed. */
+  private async count(): Promise<boolean> {
+    if (this.counting || !this.heartbeat) return false;
     this.counting = true;
-    void this.options.node
-      .backends({ node: LOCAL_NODE })
-      .then((backends) => {
-        if (this.heartbeat) this.heartbeat = { ...this.heartbeat, counts: countsOf(backends) };
-      }, () => undefined)
-      .finally(() => (this.counting = false));
+    try {
+      const counts = countsOf(await this.options.node.backends({ node: LOCAL_NODE }));
+      if (!this.heartbeat || JSON.stringify(counts) === JSON.stringify(this.heartbeat.counts)) return false;
+      this.heartbeat = { ...this.heartbeat, counts };
+      return true;
+    } catch {
+      return false;
+    } finally {
+      this.counting = false;
+    }
   }
 
   private publish(subject: string, value: unknown): void {

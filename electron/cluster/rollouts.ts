@@ -105,7 +105,8 @@ export class Rollouts {
   private async upgradeNode(rollout: RolloutView, step: RolloutNode, member: NodeCard): Promise<void> {
     const { api } = this.options;
     const node = member.id;
-    if (member.status !== 'online') return this.mark(rollout, step, 'failed', `offline: ${member.reason ?? 'no heartbeat'}`);
+    // An offline node is left as it is and said so; it is no failure of the new version.
+    if (member.status !== 'online') return this.mark(rollout, step, 'skipped', `offline: ${member.reason ?? 'no heartbeat'}`);
     await this.mark(rollout, step, 'upgrading', null);
     try {
       const backend = (await api.backends({ node })).find((b) => b.name === rollout.backend);

@@ -1,6 +1,7 @@
 import { useSyncExternalStore } from 'react';
 import type { Transport } from './bridge/transport.ts';
 import { BackendsView } from './components/BackendsView.tsx';
+import { ClusterView } from './components/ClusterView.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { GalleryView } from './components/GalleryView.tsx';
 import { LogsDrawer } from './components/LogsDrawer.tsx';
@@ -8,7 +9,8 @@ import { ProcessesView } from './components/ProcessesView.tsx';
 import { SignIn } from './components/SignIn.tsx';
 import { Sidebar } from './components/Sidebar.tsx';
 import { Toasts } from './components/Toasts.tsx';
-import { useNodes } from './state/node.ts';
+import { useBackends } from './state/backends.ts';
+import { offlineReason, useNodes } from './state/node.ts';
 import { useUi } from './state/ui.ts';
 
 interface AppProps {
@@ -23,6 +25,10 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
   const status = useSyncExternalStore(transport.onStatus, transport.status);
   const view = useUi((s) => s.view);
   const error = useNodes((s) => s.error);
+  const selected = useNodes((s) => s.selected);
+  const offline = useNodes(offlineReason);
+  const loaded = useBackends((s) => s.loaded);
+  const selectedLabel = useNodes((s) => s.nodes.find((n) => n.id === s.selected)?.label ?? s.selected);
   if (status === 'unauthorized') return <SignIn onSubmit={onSignIn} rejected={tokenRejected()} />;
   return (
     <div className="app">
@@ -37,9 +43,21 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
             </button>
           </div>
         )}
-        {view === 'backends' && <BackendsView />}
-        {view === 'gallery' && <GalleryView />}
-        {view === 'processes' && <ProcessesView />}
+        {offline && view !== 'cluster' && (
+          <div className="alert muted page-alert" role="status" data-testid="node-offline">
+            {selectedLabel} is offline ({offline}): its actions are off until it is back.
+          </div>
+        )}
+        {view === 'cluster' ? (
+          <ClusterView />
+        ) : offline && !loaded ? null : (
+          // A disabled fieldset turns off every control of an offline node's views at once.
+          <fieldset className="node-views" disabled={offline !== null} key={selected}>
+            {view === 'backends' && <BackendsView />}
+            {view === 'gallery' && <GalleryView />}
+            {view === 'processes' && <ProcessesView />}
+          </fieldset>
+        )}
       </main>
       <LogsDrawer />
       <Toasts />

@@ -1,8 +1,8 @@
 import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends } from '../state/backends.ts';
-import { useNodes } from '../state/node.ts';
+import { selectNode, useNodes, type NodeEntry } from '../state/node.ts';
 import type { View } from '../state/ui.ts';
-import { showView, useUi } from '../state/ui.ts';
+import { showView, uiStore, useUi } from '../state/ui.ts';
 
 const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
@@ -30,17 +30,23 @@ export function Sidebar() {
       <nav aria-label="Nodes" className="nav-section">
         <h2 className="nav-title">Nodes</h2>
         <ul>
+          <li>
+            <button
+              type="button"
+              className="nav-item"
+              aria-current={view === 'cluster' ? 'page' : undefined}
+              onClick={() => showView('cluster')}
+              data-testid="nav-cluster"
+            >
+              <span className="nav-label">
+                Cluster
+                <span className="nav-sub">every backend on every node</span>
+              </span>
+            </button>
+          </li>
           {nodes.map((node) => (
             <li key={node.id}>
-              <button type="button" className="nav-item" aria-current={node.id === selected ? 'true' : undefined}>
-                <span className="dot ok" aria-hidden="true" />
-                <span className="nav-label">
-                  {node.label}
-                  <span className="nav-sub">
-                    {node.info ? nodeSummary(node.label, node.info) : 'connecting…'}
-                  </span>
-                </span>
-              </button>
+              <NodeItem node={node} selected={view !== 'cluster' && node.id === selected} twin={nodes.some((o) => o !== node && o.label === node.label)} />
             </li>
           ))}
         </ul>
@@ -80,5 +86,39 @@ export function Sidebar() {
         </dl>
       )}
     </aside>
+  );
+}
+
+/** A node in the sidebar: its status dot, name, what it runs on (or why it is offline), and red counts. */
+function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean; twin: boolean }) {
+  const card = node.card;
+  const offline = card !== null && card.status === 'offline';
+  const sub = offline
+    ? `offline: ${card.reason ?? 'no heartbeat'}`
+    : node.info
+      ? nodeSummary(node.label, node.info)
+      : card
+        ? `${card.platform}/${card.arch}`
+        : 'connecting…';
+  return (
+    <button
+      type="button"
+      className={`nav-item${offline ? ' offline' : ''}`}
+      aria-current={selected ? 'true' : undefined}
+      onClick={() => {
+        selectNode(node.id);
+        if (uiStore.getState().view === 'cluster') showView('backends');
+      }}
+      data-testid={`node-${node.label}`}
+    >
+      <span className={`dot ${offline ? 'off' : 'ok'}`} aria-label={offline ? 'offline' : 'online'} />
+      <span className="nav-label">
+        {node.label}
+        {twin && card && <span className="nav-id"> {card.id}</span>}
+        <span className="nav-sub">{sub}</span>
+      </span>
+      {card && card.counts.stale > 0 && <span className="nav-count danger" title="stale processes">{card.counts.stale} stale</span>}
+      {card && card.counts.upgradable > 0 && <span className="nav-count danger" title="upgradable backends">{card.counts.upgradable} ↑</span>}
+    </button>
   );
 }

@@ -1,6 +1,6 @@
 // What the user can do. Each action calls the bridge; results arrive as events, and the job a call returns is
 // applied at once so the row shows progress without waiting for the first event.
-import { LOCAL_NODE } from '../../../shared/api.ts';
+import { selectedNode } from './node.ts';
 import type { GalleryEntryView, JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
 import { galleryStore } from './gallery.ts';
 import { jobsStore, withJob } from './jobs.ts';
@@ -15,7 +15,7 @@ function track(job: JobView): JobView {
 
 export async function runBackendAction(action: BackendAction, name: string): Promise<JobView> {
   const b = bridge();
-  const ref = { node: LOCAL_NODE, name };
+  const ref = { node: selectedNode(), name };
   switch (action) {
     case 'install':
       return track(await b.install(ref));
@@ -31,35 +31,35 @@ export async function runBackendAction(action: BackendAction, name: string): Pro
 }
 
 export async function upgradeAll(): Promise<UpgradeAllResult[]> {
-  const results = await bridge().upgradeAll({ node: LOCAL_NODE });
+  const results = await bridge().upgradeAll({ node: selectedNode() });
   for (const result of results) if (result.job) track(result.job);
   return results;
 }
 
 export async function cancelJob(id: string): Promise<JobView> {
-  return track(await bridge().cancelJob({ node: LOCAL_NODE, id }));
+  return track(await bridge().cancelJob({ node: selectedNode(), id }));
 }
 
 export function loadModel(backend: string, model: string): Promise<LoadResult> {
-  return bridge().load({ node: LOCAL_NODE, backend, model });
+  return bridge().load({ node: selectedNode(), backend, model });
 }
 
 export function respawn(model: string): Promise<ProcessView> {
-  return bridge().respawn({ node: LOCAL_NODE, model });
+  return bridge().respawn({ node: selectedNode(), model });
 }
 
 export function stop(model: string): Promise<void> {
-  return bridge().stop({ node: LOCAL_NODE, model });
+  return bridge().stop({ node: selectedNode(), model });
 }
 
 /** Every process whose cwd is, or was, inside the backends directory, started by Hangar or not. A pull, not an event. */
 export function scanProcesses(): Promise<ScanEntry[]> {
-  return bridge().scan({ node: LOCAL_NODE });
+  return bridge().scan({ node: selectedNode() });
 }
 
 /** Picks the build of a meta backend this node installs (null: automatic again); the entry updates at once. */
 export async function chooseVariant(name: string, capability: string | null): Promise<GalleryEntryView> {
-  const entry = await bridge().chooseVariant({ node: LOCAL_NODE, name, capability });
+  const entry = await bridge().chooseVariant({ node: selectedNode(), name, capability });
   galleryStore.setState((s) => ({ entries: s.entries.map((e) => (e.gallery === entry.gallery && e.name === entry.name ? entry : e)) }));
   return entry;
 }

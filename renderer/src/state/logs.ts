@@ -1,5 +1,5 @@
 import { createStore, useStore } from 'zustand';
-import { LOCAL_NODE } from '../../../shared/api.ts';
+import { selectedNode } from './node.ts';
 import type { LogLine } from '../../../shared/types.ts';
 import { bridge, errorMessage } from './session.ts';
 
@@ -18,7 +18,7 @@ export const logsStore = createStore<LogsState>(() => ({ model: null, lines: [],
 export async function openLogs(model: string): Promise<void> {
   logsStore.setState({ model, lines: [], loading: true, error: null });
   try {
-    const backlog = await bridge().logs({ node: LOCAL_NODE, model });
+    const backlog = await bridge().logs({ node: selectedNode(), model });
     if (logsStore.getState().model !== model) return;
     // Lines that arrived live while the backlog was on its way are kept if the backlog does not already end with them.
     const live = logsStore.getState().lines;

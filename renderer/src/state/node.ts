@@ -1,12 +1,15 @@
 import { createStore, useStore } from 'zustand';
-import type { GalleryProblem, NodeInfo } from '../../../shared/types.ts';
+import type { GalleryProblem, NodeCard, NodeInfo } from '../../../shared/types.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 
-/** One entry of the nodes sidebar. Only this machine for now; a cluster adds more. */
+/** One entry of the nodes sidebar: this host's own node (`local`) and every other member of its cluster. */
 export interface NodeEntry {
+  /** What calls name: `local` for this host's node, the member's id for the others. */
   id: string;
   label: string;
   info: NodeInfo | null;
+  /** What the cluster says of it; null until the host answered `nodes`. */
+  card: NodeCard | null;
 }
 
 export interface NodeState {
@@ -17,19 +20,62 @@ export interface NodeState {
 }
 
 export const nodeStore = createStore<NodeState>(() => ({
-  nodes: [{ id: LOCAL_NODE, label: 'This machine', info: null }],
+  nodes: [{ id: LOCAL_NODE, label: 'This machine', info: null, card: null }],
   selected: LOCAL_NODE,
   error: null,
 }));
 
-export function setLocalInfo(info: NodeInfo): void {
-  nodeStore.setState((s) => ({ nodes: s.nodes.map((n) => (n.id === LOCAL_NODE ? { ...n, info } : n)), error: null }));
+/** The node every view and action is about. */
+export function selectedNode(): string {
+  return nodeStore.getState().selected;
+}
+
+export function selectNode(id: string): void {
+  if (nodeStore.getState().selected !== id) nodeStore.setState({ selected: id, error: null });
+}
+
+export function setSelectedInfo(info: NodeInfo): void {
+  nodeStore.setState((s) => ({ nodes: s.nodes.map((n) => (n.id === s.selected ? { ...n, info } : n)), error: null }));
 }
 
 export function setGalleryProblems(problems: GalleryProblem[]): void {
   nodeStore.setState((s) => ({
-    nodes: s.nodes.map((n) => (n.id === LOCAL_NODE && n.info ? { ...n, info: { ...n.info, galleryProblems: problems } } : n)),
+    nodes: s.nodes.map((n) => (n.id === s.selected && n.info ? { ...n, info: { ...n.info, galleryProblems: problems } } : n)),
   }));
+}
+
+/** The host's member list: its own card stays `local`, the others keep what was already known of them. */
+export function setCards(cards: NodeCard[]): void {
+  nodeStore.setState((s) => {
+    const known = new Map(s.nodes.map((n) => [n.id, n]));
+    const nodes = cards.map((card) => entryFor(card, known));
+    if (!nodes.some((n) => n.id === LOCAL_NODE)) nodes.unshift(known.get(LOCAL_NODE)!);
+    return { nodes: sortEntries(nodes) };
+  });
+}
+
+export function applyMember(card: NodeCard): void {
+  nodeStore.setState((s) => {
+    const known = new Map(s.nodes.map((n) => [n.id, n]));
+    const entry = entryFor(card, known);
+    return { nodes: sortEntries([...s.nodes.filter((n) => n.id !== entry.id), entry]) };
+  });
+}
+
+/** Why actions on the selected node are off, or null when it is online. */
+export function offlineReason(state: NodeState): string | null {
+  const card = state.nodes.find((n) => n.id === state.selected)?.card;
+  return card && !card.self && card.status === 'offline' ? (card.reason ?? 'no heartbeat') : null;
+}
+
+function entryFor(card: NodeCard, known: Map<string, NodeEntry>): NodeEntry {
+  const id = card.self ? LOCAL_NODE : card.id;
+  const before = known.get(id);
+  return { id, label: card.name, info: before?.info ?? null, card };
+}
+
+function sortEntries(nodes: NodeEntry[]): NodeEntry[] {
+  return nodes.sort((a, b) => Number(b.id === LOCAL_NODE) - Number(a.id === LOCAL_NODE) || a.label.localeCompare(b.label) || a.id.localeCompare(b.id));
 }
 
 export function useNodes<T>(selector: (state: NodeState) => T): T {

@@ -2,11 +2,13 @@
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { NodeEvent } from '../../../shared/types.ts';
 import type { Transport } from '../bridge/transport.ts';
-import { backendsStore, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
+import { backendsStore, emptyBackends, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
 import { galleryStore, withEntries } from './gallery.ts';
 import { fromJobs, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
-import { nodeStore, setGalleryProblems, setLocalInfo } from './node.ts';
+import { applyRollout, fetchRollouts, matrixChanged } from './cluster.ts';
+import { closeLogs } from './logs.ts';
+import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
 
 export interface Sync {
@@ -20,6 +22,17 @@ export function startSync(transport: Transport): Sync {
   let buffered: NodeEvent[] | null = null;
   let generation = 0;
   function apply(event: NodeEvent) {
+    if (event.type === 'member') {
+      const wasOffline = offlineReason(nodeStore.getState()) !== null;
+      applyMember(event.member);
+      // The node on screen came back: its views start again from a fresh snapshot.
+      if (wasOffline && offlineReason(nodeStore.getState()) === null) void refetch();
+      return;
+    }
+    if (event.type === 'rollout') return applyRollout(event.rollout);
+    if (event.type === 'backend' || event.type === 'backend-removed' || event.type === 'process' || event.type === 'process-removed') matrixChanged();
+    // The views show one node at a time; the others' events reach only the sidebar and the Cluster view.
+    if (event.node !== selectedNode()) return;
     switch (event.type) {
       case 'job':
         jobsStore.setState((s) => withJob(s, event.job));
@@ -54,11 +67,18 @@ export function startSync(transport: Transport): Sync {
     const mine = ++generation;
     buffered = [];
     const b = bridge();
-    const ref = { node: LOCAL_NODE };
+    const ref = { node: selectedNode() };
+    void b.nodes({ node: LOCAL_NODE }).then(setCards, () => undefined);
+    void fetchRollouts().catch(() => undefined);
+    // An offline node cannot answer; it is fetched when it is back.
+    if (offlineReason(nodeStore.getState()) !== null) {
+      buffered = null;
+      return;
+    }
     try {
       const [info, backends, processes, jobs] = await Promise.all([b.info(ref), b.backends(ref), b.processes(ref), b.jobs(ref), fetchGallery()]);
       if (mine !== generation) return;
-      setLocalInfo(info);
+      setSelectedInfo(info);
       backendsStore.setState(fromSnapshot(backends, processes), true);
       jobsStore.setState(fromJobs(jobs), true);
     } catch (error) {
@@ -79,6 +99,13 @@ export function startSync(transport: Transport): Sync {
   const offStatus = transport.onStatus((status) => {
     if (status === 'open') void refetch();
   });
+  // Another node chosen in the sidebar: its views start from its own snapshot.
+  const offSelection = nodeStore.subscribe((state, before) => {
+    if (state.selected === before.selected) return;
+    closeLogs();
+    backendsStore.setState(emptyBackends, true);
+    void refetch();
+  });
   if (transport.status() === 'open') void refetch();
 
   return {
@@ -86,13 +113,14 @@ export function startSync(transport: Transport): Sync {
     stop() {
       offEvents();
       offStatus();
+      offSelection();
     },
   };
 }
 
 export async function fetchGallery(refresh = false): Promise<void> {
   try {
-    const entries = await bridge().gallery({ node: LOCAL_NODE, refresh });
+    const entries = await bridge().gallery({ node: selectedNode(), refresh });
     galleryStore.setState({ entries, loaded: true, error: null });
   } catch (error) {
     galleryStore.setState({ loaded: true, error: errorMessage(error) });
