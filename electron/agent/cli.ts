@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import type { JobView, LogLine } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
+import { HomeBusyError } from '../core/home-lock.ts';
 import { connect } from './connect.ts';
 import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -194,6 +195,8 @@ try {
     if (error.exitCode !== 0 && error.code === 'hangar.usage') process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
-  process.stderr.write(`hangar: ${error instanceof Error ? error.message : String(error)}\n`);
+  // The home's holder names itself ("hangar (pid N) already serves this home at URL"): no second prefix.
+  const prefix = error instanceof HomeBusyError ? '' : 'hangar: ';
+  process.stderr.write(`${prefix}${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }

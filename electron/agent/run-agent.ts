@@ -1,6 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
+import { lockHome } from '../core/home-lock.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
 import { startAgentServer } from './server.ts';
 
@@ -14,9 +15,14 @@ export interface AgentOptions {
   ports?: string | undefined;
 }
 
-/** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
+/**
+ * `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. The home's lock comes first: a
+ * second host on the same home leaves at once (HomeBusyError) having read and written nothing there.
+ */
 export async function runAgent(options: AgentOptions): Promise<void> {
   const { host, port } = parseListen(options.listen);
+  const ports = options.ports !== undefined ? parsePorts(options.ports) : undefined;
+  const lock = await lockHome(options.home);
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.length > 0
     ? options.galleries.map((location) => ({ location }))
@@ -29,11 +35,16 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.
     supervisor: {
       grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined,
-      ...(options.ports !== undefined && { portRange: parsePorts(options.ports) }),
+      ...(ports !== undefined && { portRange: ports }),
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
-  const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir });
+  const server = await startAgentServer({ node, token, host, port, staticDir: rendererDir }).catch(async (error: unknown) => {
+    // Backends adopted from a previous run stay running for the next host (the reaper is released, not fired).
+    await node.close({ stopBackends: false });
+    throw error;
+  });
+  lock.serving(server.url);
   await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   // The token goes only to a person's terminal, never into a log file that captured stderr.
@@ -47,6 +58,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     await server.close();
     await node.close({ stopBackends: true });
     await rm(agentFile(options.home), { force: true });
+    await lock.release();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());
