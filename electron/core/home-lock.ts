@@ -1,16 +1,13 @@
 // One host per home. A host (agent or desktop app) takes this lock before it reads or writes anything in the
-// home and holds it for its life. The lock is a listening socket named from the sha256 of the home's real path:
-// an abstract unix socket on Linux, a named pipe on Windows. Binding is atomic, the kernel drops the name the
-// moment the host dies (even by SIGKILL: no stale lock file, no pid-file guessing), and a second host can connect
-// to it to ask who holds the home and where it serves. Node has no flock(2), which rules out a lock file. Where
-// neither namespace exists (macOS), a socket file in the temp directory plays the same part; one a dead host left
-// behind refuses connections and is replaced.
+// home and holds it for its life. The lock is a machine-wide name (see machine-name.ts: an abstract unix socket on
+// Linux) made from the sha256 of the home's real path. Binding it is atomic, the kernel drops it the moment the
+// host dies (even by SIGKILL: no stale lock file, no pid-file guessing), and a second host can connect to it to
+// ask who holds the home and where it serves. Node has no flock(2), which rules out a plain lock file.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { unlink } from 'node:fs/promises';
-import { createConnection, createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { createConnection, type Server } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
+import { holdName, nameAddress } from './machine-name.ts';
 
 export interface HomeHolder {
   /** null when the holder did not answer in time. */
@@ -30,15 +27,15 @@ export class HomeBusyError extends Error {
 
 export class HomeLock {
   private url: string | null = null;
+  private server: Server | null = null;
 
-  constructor(
-    private readonly server: Server,
-    readonly address: string,
-  ) {
-    server.on('connection', (socket) => {
-      socket.on('error', () => undefined);
-      socket.end(JSON.stringify({ pid: process.pid, url: this.url }) + '\n');
-    });
+  private constructor() {}
+
+  /** The lock at `address`, or null when another process holds it. */
+  static async take(address: string): Promise<HomeLock | null> {
+    const lock = new HomeLock();
+    lock.server = await holdName(address, (socket) => socket.end(JSON.stringify({ pid: process.pid, url: lock.url }) + '\n'));
+    return lock.server ? lock : null;
   }
 
   /** Tells a second host that asks where this one serves. */
@@ -48,40 +45,24 @@ export class HomeLock {
 
   /** Gives the home up (a host's clean exit; a dead host's lock goes with it anyway). */
   release(): Promise<void> {
-    return new Promise((done) => this.server.close(() => done()));
+    return new Promise((done) => (this.server ? this.server.close(() => done()) : done()));
   }
 }
 
 /** Takes the home's lock, or throws HomeBusyError naming the host that holds it. */
 export async function lockHome(home: string): Promise<HomeLock> {
   const address = lockAddress(home);
-  try {
-    return await listen(address);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-  }
-  const holder = await askHolder(address);
-  if (holder !== 'gone' || !isSocketFile(address)) throw new HomeBusyError(holder === 'gone' ? { pid: null, url: null } : holder);
-  // Only a socket file can outlive its host: remove it and bind once more (a racing host may win; it then holds).
-  await unlink(address).catch(() => undefined);
-  try {
-    return await listen(address);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-    throw new HomeBusyError(await askHolder(address).then((h) => (h === 'gone' ? { pid: null, url: null } : h)));
-  }
+  const lock = await HomeLock.take(address);
+  if (lock) return lock;
+  throw new HomeBusyError(await askHolder(address));
 }
 
-/** The lock's socket address for a home: the same for every spelling of the path (symlinks, `..`, a trailing /). */
+/** The lock's address for a home: the same for every spelling of the path (symlinks, `..`, a trailing /). */
 export function lockAddress(home: string): string {
   const hash = createHash('sha256').update(realHome(home)).digest('hex');
-  if (process.platform === 'linux') return `\0hangar-home-${hash}`;
-  if (process.platform === 'win32') return `\\\\.\\pipe\\hangar-home-${hash}`;
   // Socket paths are short on macOS (104 bytes) and its temp directory is long: half the hash is plenty.
-  return join(tmpdir(), `hangar-${hash.slice(0, 32)}.sock`);
+  return nameAddress(`hangar-home-${process.platform === 'darwin' ? hash.slice(0, 32) : hash}`);
 }
-
-const isSocketFile = (address: string) => !address.startsWith('\0') && !address.startsWith('\\\\');
 
 /** The home's real path; a home not created yet is its nearest existing ancestor's real path plus the rest. */
 function realHome(home: string): string {
@@ -94,34 +75,18 @@ function realHome(home: string): string {
   }
 }
 
-function listen(address: string): Promise<HomeLock> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen({ path: address, exclusive: true }, () => {
-      server.off('error', fail);
-      // The lock must not keep a host alive on its own.
-      server.unref();
-      done(new HomeLock(server, address));
-    });
-  });
-}
-
-/** The holder's answer; 'gone' when nothing listens (a socket file whose host died). */
-function askHolder(address: string): Promise<HomeHolder | 'gone'> {
+function askHolder(address: string): Promise<HomeHolder> {
   return new Promise((done) => {
     const socket = createConnection({ path: address });
     let text = '';
-    const give = (answer: HomeHolder | 'gone') => {
+    const give = (holder: HomeHolder) => {
       socket.destroy();
-      done(answer);
+      done(holder);
     };
     socket.setTimeout(ASK_LIMIT_MS, () => give({ pid: null, url: null }));
     socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
     socket.on('end', () => give(parseHolder(text)));
-    socket.on('error', (error: NodeJS.ErrnoException) =>
-      give(error.code === 'ECONNREFUSED' || error.code === 'ENOENT' ? 'gone' : { pid: null, url: null }),
-    );
+    socket.on('error', () => give({ pid: null, url: null }));
   });
 }
 

@@ -136,6 +136,7 @@ export class Supervisor extends EventEmitter {
       }
     }
     await this.reaper?.release();
+    this.ports.close();
     await this.rechecking;
     await this.table.flush();
   }
