@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import type { JobView, LogLine } from '../../shared/types.ts';
@@ -69,12 +71,12 @@ client('ls', 'list installed backends').action(withClient(async (c, options: { j
   );
 }));
 
-client('install', 'install a backend from the gallery', (c) => c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed'))
-  .action(withClient((c, name: string, options: { json?: boolean; force?: boolean }) =>
-    runJob(c, options, () => c.install({ node, name, force: options.force === true }))));
+client('install', 'install a backend from the gallery', (c) => swapping(c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed')))
+  .action(withClient((c, name: string, options: SwapCommandOptions & { force?: boolean }) =>
+    runJob(c, options, () => c.install({ node, name, force: options.force === true, ...swapOptions(options) }))));
 
-client('upgrade', 'upgrade a backend (or --all)', (c) => c.argument('[name]').option('--all', 'upgrade every upgradable backend'))
-  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean }) => {
+client('upgrade', 'upgrade a backend (or --all)', (c) => swapping(c.argument('[name]').option('--all', 'upgrade every upgradable backend')))
+  .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { all?: boolean }) => {
     if (options.all) {
       const results = await c.upgradeAll({ node });
       print(options, results, () => table(results.map((r) => ({ backend: r.backend, result: r.ok ? 'upgraded' : r.error })), 'nothing to upgrade'));
@@ -82,14 +84,14 @@ client('upgrade', 'upgrade a backend (or --all)', (c) => c.argument('[name]').op
       return;
     }
     if (!name) throw new CommanderError(2, 'hangar.usage', 'upgrade needs a NAME or --all');
-    await runJob(c, options, () => c.upgrade({ node, name }));
+    await runJob(c, options, () => c.upgrade({ node, name, ...swapOptions(options) }));
   }));
 
-client('rollback', 'swap back to the previous version', (c) => c.argument('<name>'))
-  .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.rollback({ node, name }))));
+client('rollback', 'swap back to the previous version', (c) => swapping(c.argument('<name>')))
+  .action(withClient((c, name: string, options: SwapCommandOptions) => runJob(c, options, () => c.rollback({ node, name, ...swapOptions(options) }))));
 
-client('delete', 'delete an installed backend', (c) => c.argument('<name>'))
-  .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.delete({ node, name }))));
+client('delete', 'delete an installed backend', (c) => swapping(c.argument('<name>')))
+  .action(withClient((c, name: string, options: SwapCommandOptions) => runJob(c, options, () => c.delete({ node, name, ...swapOptions(options) }))));
 
 client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) => c.argument('<name>').argument('<model>'))
   .action(withClient(async (c, backend: string, model: string, options: { json?: boolean }) => {
@@ -112,6 +114,19 @@ client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
   .action(withClient(async (c, model: string, options: { json?: boolean }) => {
     await c.stop({ node, model });
     print(options, { stopped: model }, () => `stopped ${model}\n`);
+  }));
+
+client('stop-process', 'stop one process a scan shows: supervised, or stale and not started by Hangar', (c) =>
+  c.argument('<pid>', 'process id (see hangar scan)').option('-y, --yes', 'do not ask for confirmation'))
+  .action(withClient(async (c, pidText: string, options: { json?: boolean; yes?: boolean }) => {
+    const pid = Number(pidText);
+    if (!/^\d+$/.test(pidText) || !Number.isSafeInteger(pid)) throw new CommanderError(2, 'hangar.usage', `stop-process wants a PID, got "${pidText}"`);
+    const found = (await c.scan({ node })).find((entry) => entry.pid === pid);
+    if (!found) throw new Error(`pid ${pid} is not a process of this node's backends (see hangar scan)`);
+    const what = `pid ${pid} (${found.command || 'no command line'})`;
+    if (!options.yes && !(await confirm(`stop ${what}? [y/N] `))) throw new Error(`${what} was not stopped`);
+    await c.stopProcess({ node, pid });
+    print(options, { stopped: pid, command: found.command }, () => `stopped ${what}\n`);
   }));
 
 client('ps', 'list backend processes with their cwd status').action(withClient(async (c, options: { json?: boolean }) => {
@@ -139,6 +154,31 @@ client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').
 
 function client(name: string, description: string, configure: (c: Command) => Command = (c) => c): Command {
   return configure(program.command(name).description(description)).option('--json', 'print JSON to stdout');
+}
+
+interface SwapCommandOptions {
+  json?: boolean;
+  stopUnsupervised?: boolean;
+}
+
+/** The option every command that swaps or removes a backend directory takes. */
+function swapping(command: Command): Command {
+  return command.option('--stop-unsupervised', 'also stop processes Hangar did not start that run from the backend directory (default: leave them running and name them)');
+}
+
+function swapOptions(options: SwapCommandOptions): { stopUnsupervised?: boolean } {
+  return options.stopUnsupervised ? { stopUnsupervised: true } : {};
+}
+
+/** Asks on the terminal (or reads one line from a piped stdin); only "y" or "yes" agrees. */
+async function confirm(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await Promise.race([prompt.question(question), once(prompt, 'close').then(() => '')]);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    prompt.close();
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -184,6 +224,7 @@ async function runJob(c: WireClient, options: { json?: boolean }, start: () => P
   const final = await c.waitJob({ node, id });
   off();
   if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+  if (final.notice) process.stderr.write(`hangar: note: ${final.notice}\n`);
   if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
   print(options, final, () => `${final.kind} ${final.backend}: done\n`);
 }

@@ -195,12 +195,12 @@ describe('supervisor', { concurrency: false }, () => {
     const reuse = await heir.ensureRunning(relay, 'legacy');
     assert.deepEqual([reuse.reused, reuse.process.pid], [true, started.process.pid]);
     // Stopped by the directory its cwd is in, although nothing about its directory was recorded.
-    assert.deepEqual(await heir.stopByDirectory(relay.dir), [{ model: 'legacy', backend: 'relay' }]);
+    assert.deepEqual((await heir.stopByDirectory(relay.dir)).stopped, [{ model: 'legacy', backend: 'relay' }]);
     assert.equal(await gone(started.process.pid), true);
     await heir.close({ stopAll: true });
   });
 
-  test('stopByDirectory selects by recorded identity, never by name, and stops strangers running from the directory', async () => {
+  test('stopByDirectory selects by recorded identity, never by name; strangers in the directory are left running and reported unless the user opts in', async () => {
     const { supervisor, relay, echo, home } = ctx;
     const unnamed = await supervisor.ensureRunning({ name: '', dir: relay.dir }, 'unnamed');
     const misnamed = await supervisor.ensureRunning({ name: 'echo', dir: relay.dir }, 'misnamed');
@@ -216,7 +216,7 @@ describe('supervisor', { concurrency: false }, () => {
     );
     assert.equal(scan.find((e) => e.pid === unnamed.process.pid)?.supervised, true);
 
-    const stopped = await supervisor.stopByDirectory(relay.dir);
+    const { stopped, leftRunning } = await supervisor.stopByDirectory(relay.dir);
     assert.deepEqual(
       stopped.sort((a, b) => a.model.localeCompare(b.model)),
       [
@@ -226,8 +226,13 @@ describe('supervisor', { concurrency: false }, () => {
     );
     assert.equal(await gone(unnamed.process.pid), true);
     assert.equal(await gone(misnamed.process.pid), true);
-    assert.equal(await gone(stranger.pid!), true);
+    assert.deepEqual(leftRunning, [{ pid: stranger.pid, command: 'sleep 300' }]);
+    assert.equal(isAlive(stranger.pid!), true, 'a process Hangar did not start is left running');
     assert.equal(supervisor.get('elsewhere')?.pid, elsewhere.process.pid, 'a process in another directory keeps running');
+    assert.deepEqual([...processesInDirectory(relay.dir, null)], [stranger.pid]);
+
+    assert.deepEqual(await supervisor.stopByDirectory(relay.dir, { stopUnsupervised: true }), { stopped: [], leftRunning: [] });
+    assert.equal(await gone(stranger.pid!), true, 'stopped when the user says so');
     assert.deepEqual([...processesInDirectory(relay.dir, null)], []);
 
     // Gate 5: after the swap, respawn what ran from the new live directory.
