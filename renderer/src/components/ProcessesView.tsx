@@ -105,7 +105,7 @@ function ScanRow({ entry, onStopped }: { entry: ScanEntry; onStopped: () => Prom
         )}
       </td>
       <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : 'not started by Hangar'}</td>
-      <td>{entry.backend ?? <span className="muted">—</span>}</td>
+      <td data-testid="scan-backend">{entry.backend ?? <span className="muted">—</span>}</td>
       <td>{stale && !entry.supervised && <StopProcess entry={entry} onStopped={onStopped} />}</td>
     </tr>
   );
