@@ -78,7 +78,9 @@ describe('one host per home', () => {
   });
 
   test('npm start on the home says who serves it and exits non-zero', async () => {
-    const started = await ended(process.execPath, ['scripts/start.mjs'], { ...process.env, HANGAR_HOME: agent.home });
+    // An Electron binary that is not there sends npm start down its headless path, even where Electron is installed.
+    const env = { ...process.env, HANGAR_HOME: agent.home, ELECTRON_OVERRIDE_DIST_PATH: join(root, 'no-electron') };
+    const started = await ended(process.execPath, ['scripts/start.mjs'], env);
     assert.notEqual(started.code, 0);
     assert.ok(started.stderr.endsWith(busy), started.stderr);
     await untouched();

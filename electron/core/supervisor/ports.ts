@@ -44,6 +44,7 @@ export class PortPool {
 
   release(port: number): void {
     if (!this.taken.delete(port)) return;
+    if (this.quarantineMs <= 0) return this.unreserve(port);
     this.quarantinedUntil.set(port, Date.now() + this.quarantineMs);
     setTimeout(() => {
       if (!this.taken.has(port)) this.unreserve(port);

@@ -11,7 +11,7 @@ import { HangarError, type LoadResult, type LogLine, type ProcessState, type Pro
 import { KeyedLock } from '../locks.ts';
 import { probeCwd, type CwdReport } from './cwd-probe.ts';
 import { BackendClient, BackendCallError } from './grpc-client.ts';
-import { dirIdentity, isAlive, isSameProcess, sameInode, type DirIdentity } from './identity.ts';
+import { dirIdentity, isAlive, isSameProcess, procStat, sameInode, type DirIdentity } from './identity.ts';
 import { LogRing } from './log-ring.ts';
 import { PortPool, portIsFree } from './ports.ts';
 import { NotReadyError, waitReady } from './readiness.ts';
@@ -398,8 +398,9 @@ export class Supervisor extends EventEmitter {
     proc.state = 'stopping';
     this.emit('process', view(proc));
     if (!force) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
-    // Read before the first signal, so descendants that left the group (setsid) are found and stopped too.
-    const tree = proc.result || isSameProcess(proc.pid, proc.startTime) ? processTree(proc.pid, { group: true }) : [];
+    // Read before the first signal, so descendants that left the group (setsid) are found and stopped too. Only
+    // while the pid is still this process (or names no process: then its group, if any, is still ours).
+    const tree = isSameProcess(proc.pid, proc.startTime) || !procStat(proc.pid) ? processTree(proc.pid, { group: true }) : [];
     const deadline = Date.now() + this.options.stopGraceMs;
     signalGroup(proc.pid, 'SIGTERM');
     signalTree(tree, 'SIGTERM');
