@@ -3,6 +3,7 @@
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
@@ -53,7 +54,7 @@ test('Scan shows an unsupervised process left in a swapped-out directory with a 
     await expect(row.getByTestId('scan-supervised')).toHaveText('not started by Hangar');
     await expect(row.getByTestId('scan-cwd')).toHaveText(/echo\.install-backup \(deleted\)$/);
     await expect(row).toContainText('sleep 60');
-    await expect(row.locator('td').last(), 'the backend column').toHaveText('echo');
+    await expect(row.getByTestId('scan-backend')).toHaveText('echo');
     const [r, g, b] = (await row.getByTestId('stale-badge').evaluate((el) => getComputedStyle(el).backgroundColor))
       .match(/\d+/g)!
       .map(Number);
@@ -71,6 +72,37 @@ test('Scan shows an unsupervised process left in a swapped-out directory with a 
     await page.emulateMedia({ colorScheme: 'dark' });
     await shot(page, '09-processes-dark');
     await page.emulateMedia({ colorScheme: 'light' });
+  } finally {
+    sleeper.kill('SIGKILL');
+  }
+});
+
+test('Stop process asks, naming the PID and command line, and stops only that process', async () => {
+  const backendsDir = join(agent.home, 'backends');
+  const sleeper: ChildProcess = spawn('sleep', ['61'], { cwd: join(backendsDir, 'echo'), stdio: 'ignore' });
+  const exited = once(sleeper, 'exit');
+  try {
+    const pid = sleeper.pid!;
+    await swapOutOfBand(backendsDir, 'echo', '1.0.0-swapped-again');
+    await page.getByTestId('processes-scan').click();
+    const row = page.getByTestId(`scan-row-${pid}`);
+    await expect(row.getByTestId('stale-badge')).toBeVisible();
+
+    await row.getByTestId('scan-stop').click();
+    const dialog = page.getByRole('dialog', { name: `Stop process ${pid}?` });
+    await expect(dialog).toBeVisible();
+    await expect(dialog).toContainText(`PID ${pid}`);
+    await expect(dialog).toContainText('sleep 61');
+    await shot(page, '09-processes-stop');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect(dialog).toBeHidden();
+    expect(sleeper.exitCode ?? sleeper.signalCode, 'Cancel leaves it running').toBeNull();
+
+    await row.getByTestId('scan-stop').click();
+    await dialog.getByRole('button', { name: 'Stop process' }).click();
+    await exited;
+    expect(sleeper.signalCode).toBe('SIGTERM');
+    await expect(row).toBeHidden();
   } finally {
     sleeper.kill('SIGKILL');
   }

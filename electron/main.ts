@@ -21,6 +21,7 @@ import { startHost, type Host, type JoinOptions } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
+import { claimDesktopHome } from './shell/desktop-home.ts';
 import { debouncedWriter, readJson } from './shell/json-file.ts';
 import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
@@ -60,6 +61,9 @@ if (app.requestSingleInstanceLock()) {
 
 async function start(): Promise<void> {
   const userData = app.getPath('userData');
+  // One host per home: with an agent already serving it, offer that agent's UI rather than a second host.
+  const home = await claimDesktopHome(userData);
+  if (home.kind === 'busy') return offerRunningHost(home.message, home.openUrl);
   const desktop = readJson(join(userData, 'settings.json'), desktopSettingsSchema, DEFAULT_DESKTOP_SETTINGS);
 
   lockDownSession();
@@ -99,6 +103,20 @@ async function start(): Promise<void> {
     if (process.platform !== 'darwin') app.quit();
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => app.quit());
+}
+
+async function offerRunningHost(message: string, openUrl: string | null): Promise<void> {
+  const buttons = openUrl ? ['Open It in the Browser', 'Quit'] : ['Quit'];
+  const { response } = await dialog.showMessageBox({
+    type: 'info',
+    message: 'Hangar is already running on this home',
+    detail: `${message}.${openUrl ? ' Open its window in your browser instead?' : ''}`,
+    buttons,
+    defaultId: 0,
+    cancelId: buttons.length - 1,
+  });
+  if (openUrl && response === 0) openExternal(openUrl);
+  app.exit(0);
 }
 
 /** Electron's security checklist, applied to every session user and every web contents. */

@@ -1,6 +1,7 @@
 // Runs every node:test file (*.test.ts) under the source folders, through tsx.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
 const roots = ['shared', 'electron', 'backends', 'renderer/src'];
@@ -20,7 +21,8 @@ if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-// One file at a time: every file's supervisors allocate backend ports from the same range, and two hosts racing
-// for one port is a known limit (see the README), not what these tests are about.
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', ...files], { stdio: 'inherit' });
+// Files run side by side, each in its own process: their supervisors reserve backend ports machine-wide, and every
+// test that needs a fixed port has a range of its own below the ephemeral ports. HANGAR_TEST_CONCURRENCY overrides.
+const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, Math.max(2, availableParallelism()));
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -19,6 +19,11 @@ import type {
 export interface NodeRef { node: string }
 export interface BackendRef extends NodeRef { name: string }
 export interface ModelRef extends NodeRef { model: string }
+/**
+ * A swap stops the processes Hangar supervises in the backend's directory. Processes it did not start are left
+ * running (and named in the job's notice) unless the user opts in to stopping them too.
+ */
+export interface SwapOptions { stopUnsupervised?: boolean }
 
 /** One interface for every host and transport: the core implements it, Electron IPC and WebSocket carry it. */
 export interface NodeApi {
@@ -28,19 +33,24 @@ export interface NodeApi {
   processes(req: NodeRef): Promise<ProcessView[]>;
   jobs(req: NodeRef): Promise<JobView[]>;
   /** Jobs return at once; follow them with `job` events or `waitJob`. */
-  install(req: BackendRef & { force?: boolean }): Promise<JobView>;
-  upgrade(req: BackendRef): Promise<JobView>;
+  install(req: BackendRef & SwapOptions & { force?: boolean }): Promise<JobView>;
+  upgrade(req: BackendRef & SwapOptions): Promise<JobView>;
   upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]>;
-  rollback(req: BackendRef): Promise<JobView>;
+  rollback(req: BackendRef & SwapOptions): Promise<JobView>;
   /** Picks which build of a meta backend this node installs (`capability` null: the automatic choice again). */
   chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView>;
-  delete(req: BackendRef): Promise<JobView>;
+  delete(req: BackendRef & SwapOptions): Promise<JobView>;
   waitJob(req: NodeRef & { id: string }): Promise<JobView>;
   cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
   load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult>;
   respawn(req: ModelRef): Promise<ProcessView>;
   respawnBackend(req: BackendRef): Promise<ProcessView[]>;
   stop(req: ModelRef): Promise<void>;
+  /**
+   * Stops one process a scan finds: a supervised one, or one Hangar did not start whose cwd is a replaced
+   * (stale) directory of this node's backends. Any other pid is refused.
+   */
+  stopProcess(req: NodeRef & { pid: number }): Promise<void>;
   scan(req: NodeRef): Promise<ScanEntry[]>;
   logs(req: ModelRef): Promise<LogLine[]>;
   settings(req: NodeRef): Promise<SettingsView>;
@@ -80,7 +90,7 @@ export const LOCAL_NODE = 'local';
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
-  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs', 'settings', 'updateSettings',
+  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
 ] as const satisfies readonly NodeMethod[];
 
 export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout'] as const satisfies readonly (keyof ClusterApi)[];

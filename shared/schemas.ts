@@ -43,6 +43,10 @@ const jobId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'bad job id');
 const nodeRef = z.strictObject({ node: nodeId });
 const backendRef = z.strictObject({ node: nodeId, name: qualifiedName });
 const modelRef = z.strictObject({ node: nodeId, model: modelName });
+const stopUnsupervised = z.boolean().optional();
+const swapRef = z.strictObject({ node: nodeId, name: qualifiedName, stopUnsupervised });
+/** Linux's pid_max is at most 2^22. */
+const pid = z.number().int('pid must be an integer').min(2, 'pid must be 2 or more').max(2 ** 22, 'pid is out of range');
 
 const port = z.number().int('Ports are whole numbers').min(1024, 'Ports go from 1024 to 65535').max(65535, 'Ports go from 1024 to 65535');
 export const GALLERIES_MAX = 32;
@@ -85,18 +89,19 @@ export const requestSchemas = {
   backends: nodeRef,
   processes: nodeRef,
   jobs: nodeRef,
-  install: z.strictObject({ node: nodeId, name: qualifiedName, force: z.boolean().optional() }),
-  upgrade: backendRef,
+  install: z.strictObject({ node: nodeId, name: qualifiedName, force: z.boolean().optional(), stopUnsupervised }),
+  upgrade: swapRef,
   upgradeAll: nodeRef,
-  rollback: backendRef,
+  rollback: swapRef,
   chooseVariant: z.strictObject({ node: nodeId, name: qualifiedName, capability: capabilityKey.nullable() }),
-  delete: backendRef,
+  delete: swapRef,
   waitJob: z.strictObject({ node: nodeId, id: jobId }),
   cancelJob: z.strictObject({ node: nodeId, id: jobId }),
   load: z.strictObject({ node: nodeId, backend: qualifiedName, model: modelName }),
   respawn: modelRef,
   respawnBackend: backendRef,
   stop: modelRef,
+  stopProcess: z.strictObject({ node: nodeId, pid }),
   scan: nodeRef,
   logs: modelRef,
   settings: nodeRef,

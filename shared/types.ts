@@ -96,6 +96,8 @@ export interface JobView {
   bytes: number;
   totalBytes: number | null;
   error: string | null;
+  /** What the user should know about a job that went through, e.g. processes it found and left running. */
+  notice: string | null;
   startedAt: string;
   finishedAt: string | null;
 }

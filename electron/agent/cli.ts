@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { hostname } from 'node:os';
 import { LOCAL_NODE } from '../../shared/api.ts';
@@ -5,6 +7,7 @@ import type { JobView, LogLine, RolloutNode, RolloutView } from '../../shared/ty
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from './nodes.ts';
+import { HomeBusyError } from '../core/home-lock.ts';
 import { connect } from './connect.ts';
 import { galleryJson, jobLine, lsJson, matrix, matrixJson, nodesTable, psJson, rolloutTable, scanJson, table, upgradeText, uptime } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -127,13 +130,13 @@ client('ls', 'list installed backends (--on all or --on A,B: a backend × node m
 }));
 
 client('install', 'install a backend from the gallery (on each node of --on all or --on A,B)', (c) =>
-  c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed'), { sets: true })
-  .action(withClient((c, name: string, options: { json?: boolean; force?: boolean }) =>
-    runJobs(c, options, (on) => c.install({ node: on, name, force: options.force === true }))));
+  swapping(c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed')), { sets: true })
+  .action(withClient((c, name: string, options: SwapCommandOptions & { force?: boolean }) =>
+    runJobs(c, options, (on) => c.install({ node: on, name, force: options.force === true, ...swapOptions(options) }))));
 
 client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrade across the cluster', (c) =>
-  c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1), { sets: true })
-  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; all?: boolean; maxParallel: number; on?: string }) => {
+  swapping(c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1)), { sets: true })
+  .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { all?: boolean; maxParallel: number; on?: string }) => {
     if (targets) {
       if (options.on !== ALL_NODES) throw new CommanderError(2, 'hangar.usage', 'a rolling upgrade runs on every node: use --on all');
       if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'upgrade --on all needs one NAME');
@@ -146,19 +149,19 @@ client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrad
       return;
     }
     if (!name) throw new CommanderError(2, 'hangar.usage', 'upgrade needs a NAME or --all');
-    await runJob(c, options, () => c.upgrade({ node, name }));
+    await runJob(c, options, () => c.upgrade({ node, name, ...swapOptions(options) }));
   }));
 
 client('rollback', 'swap back to the previous version (--rollout ID: on every node that rollout upgraded)', (c) =>
-  c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded'))
-  .action(withClient(async (c, name: string | undefined, options: { json?: boolean; rollout?: string }) => {
+  swapping(c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded')))
+  .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { rollout?: string }) => {
     if (options.rollout) return followRollout(c, options, () => c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout! }), rollbackFailed);
     if (!name) throw new CommanderError(2, 'hangar.usage', 'rollback needs a NAME or --rollout ID');
-    await runJob(c, options, () => c.rollback({ node, name }));
+    await runJob(c, options, () => c.rollback({ node, name, ...swapOptions(options) }));
   }));
 
-client('delete', 'delete an installed backend (from each node of --on all or --on A,B)', (c) => c.argument('<name>'), { sets: true })
-  .action(withClient((c, name: string, options: { json?: boolean }) => runJobs(c, options, (on) => c.delete({ node: on, name }))));
+client('delete', 'delete an installed backend (from each node of --on all or --on A,B)', (c) => swapping(c.argument('<name>')), { sets: true })
+  .action(withClient((c, name: string, options: SwapCommandOptions) => runJobs(c, options, (on) => c.delete({ node: on, name, ...swapOptions(options) }))));
 
 client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) => c.argument('<name>').argument('<model>'))
   .action(withClient(async (c, backend: string, model: string, options: { json?: boolean }) => {
@@ -181,6 +184,19 @@ client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
   .action(withClient(async (c, model: string, options: { json?: boolean }) => {
     await c.stop({ node, model });
     print(options, { stopped: model }, () => `stopped ${model}\n`);
+  }));
+
+client('stop-process', 'stop one process a scan shows: supervised, or stale and not started by Hangar', (c) =>
+  c.argument('<pid>', 'process id (see hangar scan)').option('-y, --yes', 'do not ask for confirmation'))
+  .action(withClient(async (c, pidText: string, options: { json?: boolean; yes?: boolean }) => {
+    const pid = Number(pidText);
+    if (!/^\d+$/.test(pidText) || !Number.isSafeInteger(pid)) throw new CommanderError(2, 'hangar.usage', `stop-process wants a PID, got "${pidText}"`);
+    const found = (await c.scan({ node })).find((entry) => entry.pid === pid);
+    if (!found) throw new Error(`pid ${pid} is not a process of this node's backends (see hangar scan)`);
+    const what = `pid ${pid} (${found.command || 'no command line'})`;
+    if (!options.yes && !(await confirm(`stop ${what}? [y/N] `))) throw new Error(`${what} was not stopped`);
+    await c.stopProcess({ node, pid });
+    print(options, { stopped: pid, command: found.command }, () => `stopped ${what}\n`);
   }));
 
 client('ps', 'list backend processes with their cwd status').action(withClient(async (c, options: { json?: boolean }) => {
@@ -238,6 +254,31 @@ function parseCount(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 20) throw new CommanderError(2, 'hangar.usage', `--max-parallel wants 1 to 20, got "${value}"`);
   return n;
+}
+
+interface SwapCommandOptions {
+  json?: boolean;
+  stopUnsupervised?: boolean;
+}
+
+/** The option every command that swaps or removes a backend directory takes. */
+function swapping(command: Command): Command {
+  return command.option('--stop-unsupervised', 'also stop processes Hangar did not start that run from the backend directory (default: leave them running and name them)');
+}
+
+function swapOptions(options: SwapCommandOptions): { stopUnsupervised?: boolean } {
+  return options.stopUnsupervised ? { stopUnsupervised: true } : {};
+}
+
+/** Asks on the terminal (or reads one line from a piped stdin); only "y" or "yes" agrees. */
+async function confirm(question: string): Promise<boolean> {
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await Promise.race([prompt.question(question), once(prompt, 'close').then(() => '')]);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    prompt.close();
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -312,7 +353,9 @@ async function followJob(c: WireClient, start: () => Promise<JobView>, on = node
     const job = await start();
     id = job.id;
     show(seen.get(id) ?? job);
-    return await c.waitJob({ node: on, id });
+    const final = await c.waitJob({ node: on, id });
+    if (final.notice) process.stderr.write(`hangar: note: ${final.notice}\n`);
+    return final;
   } finally {
     off();
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
@@ -379,6 +422,8 @@ try {
     if (error.exitCode !== 0 && error.code === 'hangar.usage') process.stderr.write(`hangar: ${error.message}\n`);
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
-  process.stderr.write(`hangar: ${error instanceof Error ? error.message : String(error)}\n`);
+  // The home's holder names itself ("hangar (pid N) already serves this home at URL"): no second prefix.
+  const prefix = error instanceof HomeBusyError ? '' : 'hangar: ';
+  process.stderr.write(`${prefix}${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 }

@@ -4,6 +4,7 @@ import type { TransferLimits } from '../core/net/guarded-fetch.ts';
 import { startHost, type JoinOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
+import { lockHome } from '../core/home-lock.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
 import { startAgentServer } from './server.ts';
 
@@ -21,9 +22,14 @@ export interface AgentOptions {
   cluster?: JoinOptions | undefined;
 }
 
-/** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
+/**
+ * `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. The home's lock comes first: a
+ * second host on the same home leaves at once (HomeBusyError) having read and written nothing there.
+ */
 export async function runAgent(options: AgentOptions): Promise<void> {
   const { host, port } = parseListen(options.listen);
+  const ports = options.ports !== undefined ? parsePorts(options.ports) : undefined;
+  const lock = await lockHome(options.home);
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.map((location) => ({ location }));
   // What the command line gives is fixed for this run; the rest comes from the node's settings.
@@ -39,7 +45,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.
     supervisor: {
       grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined,
-      ...(options.ports !== undefined && { portRange: parsePorts(options.ports) }),
+      ...(ports !== undefined && { portRange: ports }),
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
@@ -47,7 +53,13 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     await node.close({ stopBackends: false });
     throw error;
   });
-  const server = await startAgentServer({ node: hangar, token, host, port, staticDir: rendererDir });
+  const server = await startAgentServer({ node: hangar, token, host, port, staticDir: rendererDir }).catch(async (error: unknown) => {
+    // Backends adopted from a previous run stay running for the next host (the reaper is released, not fired).
+    await hangar.close();
+    await node.close({ stopBackends: false });
+    throw error;
+  });
+  lock.serving(server.url);
   await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   // The token goes only to a person's terminal, never into a log file that captured stderr.
@@ -62,6 +74,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     await hangar.close();
     await node.close();
     await rm(agentFile(options.home), { force: true });
+    await lock.release();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

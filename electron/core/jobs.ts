@@ -7,6 +7,8 @@ export interface JobContext {
   signal: AbortSignal;
   phase(phase: string): void;
   progress(bytes: number, totalBytes: number | null): void;
+  /** Adds a line to what the job tells the user when it ends. */
+  notice(text: string): void;
 }
 
 const PROGRESS_INTERVAL_MS = 100;
@@ -39,6 +41,7 @@ export class JobRunner {
       bytes: 0,
       totalBytes: null,
       error: null,
+      notice: null,
       startedAt: new Date().toISOString(),
       finishedAt: null,
     };
@@ -50,6 +53,7 @@ export class JobRunner {
     const ctx: JobContext = {
       signal: abort.signal,
       phase: (phase) => update({ phase, state: 'running' }),
+      notice: (text) => update({ notice: view.notice ? `${view.notice}; ${text}` : text }),
       progress: (bytes, totalBytes) => {
         view.bytes = bytes;
         view.totalBytes = totalBytes;

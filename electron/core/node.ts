@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
-import type { BackendRef, ModelRef, NodeApi, NodeRef } from '../../shared/api.ts';
+import type { BackendRef, ModelRef, NodeApi, NodeRef, SwapOptions } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import type {
   BackendView,
@@ -46,7 +46,7 @@ import { JobRunner, oneLine, type JobContext } from './jobs.ts';
 import { KeyedLock } from './locks.ts';
 import { DEFAULT_TRANSFER, guardedFetch, type TransferLimits } from './net/guarded-fetch.ts';
 import { SettingsStore } from './settings.ts';
-import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor/index.ts';
+import { Supervisor, type BackendTarget, type DirectoryStop, type SupervisorOptions } from './supervisor/index.ts';
 
 export const HANGAR_VERSION = '0.1.0';
 
@@ -78,7 +78,7 @@ export interface LocalNodeOptions {
   supervisor?: Partial<Omit<SupervisorOptions, 'backendsDir' | 'modelsDir' | 'stateDir' | 'runtimeEnv'>>;
 }
 
-type Stopped = Awaited<ReturnType<Supervisor['stopByDirectory']>>;
+type Stopped = DirectoryStop['stopped'];
 
 interface VersionChange {
   verb: string;
@@ -321,14 +321,16 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.jobRunner.list();
   }
 
-  async install(req: BackendRef & { force?: boolean }): Promise<JobView> {
+  async install(req: BackendRef & SwapOptions & { force?: boolean }): Promise<JobView> {
     this.check(req);
-    return this.startJob('install', req.name, (ctx) => this.fetchAndSwap(req.name, ctx, { force: req.force === true, upgrade: false }));
+    const mode = { force: req.force === true, upgrade: false, stopUnsupervised: req.stopUnsupervised === true };
+    return this.startJob('install', req.name, (ctx) => this.fetchAndSwap(req.name, ctx, mode));
   }
 
-  async upgrade(req: BackendRef): Promise<JobView> {
+  async upgrade(req: BackendRef & SwapOptions): Promise<JobView> {
     this.check(req);
-    return this.startJob('upgrade', req.name, (ctx) => this.fetchAndSwap(req.name, ctx, { force: true, upgrade: true }));
+    const mode = { force: true, upgrade: true, stopUnsupervised: req.stopUnsupervised === true };
+    return this.startJob('upgrade', req.name, (ctx) => this.fetchAndSwap(req.name, ctx, mode));
   }
 
   async upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]> {
@@ -342,7 +344,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return results;
   }
 
-  async rollback(req: BackendRef): Promise<JobView> {
+  async rollback(req: BackendRef & SwapOptions): Promise<JobView> {
     this.check(req);
     const name = this.plainName(req.name);
     return this.startJob('rollback', name, (ctx) =>
@@ -350,12 +352,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
         ctx.phase('swapping');
         const backend = await this.store.get(name);
         const change = { verb: 'rollback', from: backend?.metadata?.version ?? null, to: backend?.previous?.version ?? null };
-        await this.swapGated(name, ctx, (hooks) => this.store.rollback(name, hooks), change);
+        await this.swapGated(name, ctx, (hooks) => this.store.rollback(name, hooks), change, req.stopUnsupervised === true);
       }),
     );
   }
 
-  async delete(req: BackendRef): Promise<JobView> {
+  async delete(req: BackendRef & SwapOptions): Promise<JobView> {
     this.check(req);
     const name = this.plainName(req.name);
     return this.startJob('delete', name, (ctx) =>
@@ -363,11 +365,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
         const backend = await this.store.get(name);
         if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
         ctx.phase('stopping');
-        await this.stoppingFirst((hooks) => this.store.remove(name, hooks));
+        const stopUnsupervised = req.stopUnsupervised === true;
+        await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => this.store.remove(name, hooks));
         // As LocalAI: deleting a meta deletes its concrete build; deleting a build leaves no meta pointing at nothing.
         const concrete = backend.metadata?.metaBackendFor;
         if (concrete && (await this.store.get(concrete))) {
-          await this.stoppingFirst((hooks) => this.store.remove(concrete, hooks));
+          await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => this.store.remove(concrete, hooks));
           await this.publishBackend(concrete);
         }
         for (const other of await this.store.list()) {
@@ -416,6 +419,13 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await this.locks.run(process.backend, () => this.supervisor.stop(req.model));
   }
 
+  async stopProcess(req: NodeRef & { pid: number }): Promise<void> {
+    this.check(req);
+    const { model } = await this.supervisor.stoppable(req.pid);
+    if (model !== null) await this.stop({ node: req.node, model });
+    else await this.supervisor.stopStranger(req.pid);
+  }
+
   async scan(req: NodeRef): Promise<ScanEntry[]> {
     this.check(req);
     return this.supervisor.scan();
@@ -432,7 +442,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
    * never blocks load, stop or respawn. Then, under the backend's lock: stop by identity → swap → respawn, gated.
    * Returns how a job that had nothing to do ended ('already installed', 'up to date').
    */
-  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean }): Promise<string | void> {
+  private async fetchAndSwap(requested: string, ctx: JobContext, mode: { force: boolean; upgrade: boolean; stopUnsupervised: boolean }): Promise<string | void> {
     ctx.phase('resolving');
     const picked = await this.variantChoices.get(this.plainName(requested));
     const { entry, meta } = await this.galleries.resolve(requested, this.capability, picked);
@@ -461,7 +471,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
         const now = await this.plan(entry, meta, mode);
         if (now.nothingToDo) return now.nothingToDo;
         const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: now.existing?.metadata?.version ?? null, to: staged.metadata.version };
-        await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change);
+        await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change, mode.stopUnsupervised);
         if (meta) await this.writeMetaDir(meta, entry);
       });
     } finally {
@@ -506,8 +516,14 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
    * come back from the new tree, the swap is undone, they run again from the old tree, and the rollback target
    * is left as it was.
    */
-  private async swapGated(name: string, ctx: JobContext, swap: (hooks: SwapHooks) => Promise<PendingSwap>, change: VersionChange): Promise<void> {
-    const { result: pending, stopped } = await this.stoppingFirst(swap);
+  private async swapGated(
+    name: string,
+    ctx: JobContext,
+    swap: (hooks: SwapHooks) => Promise<PendingSwap>,
+    change: VersionChange,
+    stopUnsupervised: boolean,
+  ): Promise<void> {
+    const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap);
     await this.supervisor.recheck();
     if (stopped.length > 0) {
       ctx.phase('respawning');
@@ -515,7 +531,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
         await this.supervisor.respawnAll(stopped);
       } catch (error) {
         ctx.phase('rolling back');
-        await this.supervisor.stopByDirectory(this.store.liveDir(name));
+        await this.supervisor.stopByDirectory(this.store.liveDir(name), { stopUnsupervised });
         await pending.undo();
         await this.supervisor.recheck();
         await this.supervisor.respawnAll(stopped).catch(() => undefined);
@@ -528,13 +544,18 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await this.publishBackend(name);
   }
 
-  /** Runs work whose beforeSwap hook stops, by directory identity, every process using the live directory. */
-  private async stoppingFirst<T>(work: (hooks: SwapHooks) => Promise<T>): Promise<{ result: T; stopped: Stopped }> {
+  /**
+   * Runs work whose beforeSwap hook stops, by directory identity, the supervised processes using the live
+   * directory (and the others only with stopUnsupervised); the job's notice names those it left running.
+   */
+  private async stoppingFirst<T>(ctx: JobContext, stopUnsupervised: boolean, work: (hooks: SwapHooks) => Promise<T>): Promise<{ result: T; stopped: Stopped }> {
     let stopped: Stopped = [];
     try {
       const result = await work({
         beforeSwap: async (liveDir) => {
-          stopped = await this.supervisor.stopByDirectory(liveDir);
+          const outcome = await this.supervisor.stopByDirectory(liveDir, { stopUnsupervised });
+          stopped = outcome.stopped;
+          if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },
       });
       return { result, stopped };
@@ -687,6 +708,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private check(req: NodeRef): void {
     if (req.node !== this.id) throw new HangarError('not-found', `no node ${req.node}`);
   }
+}
+
+function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {
+  const list = processes.map((p) => `pid ${p.pid} (${p.command || 'no command line'})`).join(', ');
+  return `left running what Hangar did not start in ${dir}: ${list}; stop-process PID stops one, --stop-unsupervised stops them all`;
 }
 
 /** Lower-cased name -> first entry of that name in gallery order (LocalAI matches names case-insensitively). */

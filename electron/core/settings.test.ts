@@ -42,7 +42,7 @@ describe('node settings', () => {
           { name: 'mine', location: other, enabled: true },
           { name: 'starter', location: 'starter', enabled: false },
         ],
-        portRange: [29500, 29509],
+        portRange: [29600, 29609],
       },
     });
     assert.deepEqual(await names(node), ['mine@other-echo']);
@@ -50,14 +50,14 @@ describe('node settings', () => {
     assert.ok(events.some((e) => e.type === 'gallery-changed'));
     await runJob(node, node.install({ node: local, name: 'other-echo' }));
     const loaded = await node.load({ node: local, backend: 'other-echo', model: 'm1' });
-    assert.ok(loaded.port >= 29500 && loaded.port <= 29509, `port ${loaded.port} is in the new range`);
+    assert.ok(loaded.port >= 29600 && loaded.port <= 29609, `port ${loaded.port} is in the new range`);
     await node.close({ stopBackends: true });
 
     const again = nodeOn(root, starter);
     t.after(() => again.close({ stopBackends: true }));
     await again.start();
     const { settings, fixed } = await again.settings({ node: local });
-    assert.deepEqual(settings.portRange, [29500, 29509]);
+    assert.deepEqual(settings.portRange, [29600, 29609]);
     assert.deepEqual(fixed, []);
     assert.deepEqual(await names(again), ['mine@other-echo']);
   });

@@ -2,7 +2,9 @@
 // that dies abruptly would orphan them. One small reaper per host, in its own session so a terminal's ^C to the
 // host's group does not take it down too, holds the read end of a pipe from the host and the list of backend
 // process groups. Pipe EOF without a prior "release" means the host died (SIGKILL, crash, exit without close()):
-// the reaper signals every listed group and exits.
+// the reaper signals every listed group and exits. It first reads, from /proc, every descendant of those groups'
+// members by parent links, and signals them too: a backend's child that left the group with setsid is part of
+// the backend, and once its parent dies it is re-parented and no later walk could find it.
 //
 // Trade-off, chosen over `setpriv --pdeathsig`: pdeathsig fires on ANY parent exit, clean or not, and only on
 // the process it is set on (not on what a backend forks). With the reaper, close({ stopAll: false }) sends
@@ -23,9 +25,17 @@ while read -r verb pgid; do
     release) exit 0 ;;
   esac
 done
+tree=$(for f in /proc/[0-9]*/stat; do read -r l < "$f" && printf '%s\\n' "$l"; done 2>/dev/null | awk -v groups="$groups" '
+  { pid = $1; sub(/.*\\) /, ""); ppid[pid] = $2; if (index(groups, " " $3 " ")) keep[pid] = 1 }
+  END {
+    do { grew = 0; for (p in ppid) if (!(p in keep) && (ppid[p] in keep)) { keep[p] = 1; grew = 1 } } while (grew)
+    for (p in keep) print p
+  }')
 for g in $groups; do kill -TERM -"$g" 2>/dev/null; done
+kill -TERM $tree 2>/dev/null
 sleep 1
 for g in $groups; do kill -KILL -"$g" 2>/dev/null; done
+kill -KILL $tree 2>/dev/null
 `;
 
 export class Reaper {

@@ -101,7 +101,8 @@ function readCwd(pid: number): ScanDirectory | null {
   return { link, stat };
 }
 
-function readCommand(pid: number): string {
+/** The process's command line, arguments joined by spaces ('' when unreadable). */
+export function readCommand(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
   } catch {

@@ -195,12 +195,12 @@ describe('supervisor', { concurrency: false }, () => {
     const reuse = await heir.ensureRunning(relay, 'legacy');
     assert.deepEqual([reuse.reused, reuse.process.pid], [true, started.process.pid]);
     // Stopped by the directory its cwd is in, although nothing about its directory was recorded.
-    assert.deepEqual(await heir.stopByDirectory(relay.dir), [{ model: 'legacy', backend: 'relay' }]);
+    assert.deepEqual((await heir.stopByDirectory(relay.dir)).stopped, [{ model: 'legacy', backend: 'relay' }]);
     assert.equal(await gone(started.process.pid), true);
     await heir.close({ stopAll: true });
   });
 
-  test('stopByDirectory selects by recorded identity, never by name, and stops strangers running from the directory', async () => {
+  test('stopByDirectory selects by recorded identity, never by name; strangers in the directory are left running and reported unless the user opts in', async () => {
     const { supervisor, relay, echo, home } = ctx;
     const unnamed = await supervisor.ensureRunning({ name: '', dir: relay.dir }, 'unnamed');
     const misnamed = await supervisor.ensureRunning({ name: 'echo', dir: relay.dir }, 'misnamed');
@@ -216,7 +216,7 @@ describe('supervisor', { concurrency: false }, () => {
     );
     assert.equal(scan.find((e) => e.pid === unnamed.process.pid)?.supervised, true);
 
-    const stopped = await supervisor.stopByDirectory(relay.dir);
+    const { stopped, leftRunning } = await supervisor.stopByDirectory(relay.dir);
     assert.deepEqual(
       stopped.sort((a, b) => a.model.localeCompare(b.model)),
       [
@@ -226,8 +226,13 @@ describe('supervisor', { concurrency: false }, () => {
     );
     assert.equal(await gone(unnamed.process.pid), true);
     assert.equal(await gone(misnamed.process.pid), true);
-    assert.equal(await gone(stranger.pid!), true);
+    assert.deepEqual(leftRunning, [{ pid: stranger.pid, command: 'sleep 300' }]);
+    assert.equal(isAlive(stranger.pid!), true, 'a process Hangar did not start is left running');
     assert.equal(supervisor.get('elsewhere')?.pid, elsewhere.process.pid, 'a process in another directory keeps running');
+    assert.deepEqual([...processesInDirectory(relay.dir, null)], [stranger.pid]);
+
+    assert.deepEqual(await supervisor.stopByDirectory(relay.dir, { stopUnsupervised: true }), { stopped: [], leftRunning: [] });
+    assert.equal(await gone(stranger.pid!), true, 'stopped when the user says so');
     assert.deepEqual([...processesInDirectory(relay.dir, null)], []);
 
     // Gate 5: after the swap, respawn what ran from the new live directory.
@@ -254,15 +259,16 @@ describe('supervisor', { concurrency: false }, () => {
 
   test('ports come from the range, skip ports in use, and rest in quarantine after release', async () => {
     const busy = (await import('node:net')).createServer();
-    await new Promise<void>((resolve) => busy.listen(50950, '127.0.0.1', resolve));
-    const pool = new PortPool([50950, 50952], 300);
+    await new Promise<void>((resolve) => busy.listen(29540, '127.0.0.1', resolve));
+    const pool = new PortPool([29540, 29542], 300);
     const a = await pool.allocate();
     const b = await pool.allocate();
-    assert.deepEqual([a, b], [50951, 50952], 'the port in use is skipped');
+    assert.deepEqual([a, b], [29541, 29542], 'the port in use is skipped');
     pool.release(a);
-    await assert.rejects(pool.allocate(), /no free port in 50950-50952/);
+    await assert.rejects(pool.allocate(), /no free port in 29540-29542/);
     await delay(350);
-    assert.equal(await pool.allocate(), 50951, 'back after the quarantine');
+    assert.equal(await pool.allocate(), 29541, 'back after the quarantine');
+    pool.close();
     busy.close();
 
     const { supervisor, relay } = ctx;
@@ -331,8 +337,8 @@ describe('supervisor', { concurrency: false }, () => {
     // A live process holding a recorded pid, but with another start time: someone else's process.
     const impostor = spawn('sleep', ['300'], { cwd: relay.dir, stdio: 'ignore' });
     await once(impostor, 'spawn');
-    const fake: TableEntry = { model: 'recycled', backend: 'relay', pid: impostor.pid!, port: 50998, startedAt: '', startTime: '1', dir: relay.dir };
-    const gone1: TableEntry = { model: 'vanished', backend: 'relay', pid: 2 ** 22 + 1, port: 50997, startedAt: '', startTime: '1' };
+    const fake: TableEntry = { model: 'recycled', backend: 'relay', pid: impostor.pid!, port: 29548, startedAt: '', startTime: '1', dir: relay.dir };
+    const gone1: TableEntry = { model: 'vanished', backend: 'relay', pid: 2 ** 22 + 1, port: 29549, startedAt: '', startTime: '1' };
     writeTable(stateDir, [...readTable(stateDir), fake, gone1]);
 
     const heir = await open({ stateDir });
@@ -364,7 +370,7 @@ describe('supervisor', { concurrency: false }, () => {
   }
 
   test('when the host is SIGKILLed, its backends die', async () => {
-    const { host, exited, backendPid } = await startHost('idle', [50900, 50919]);
+    const { host, exited, backendPid } = await startHost('idle', [29500, 29519]);
     assert.equal(isAlive(backendPid), true);
     host.kill('SIGKILL');
     await exited;
@@ -372,7 +378,7 @@ describe('supervisor', { concurrency: false }, () => {
   });
 
   test('close({ stopAll: false }) lets the host exit on its own while its backend keeps running', async () => {
-    const { exited, backendPid } = await startHost('leave', [50920, 50939]);
+    const { exited, backendPid } = await startHost('leave', [29520, 29539]);
     try {
       const [code] = (await exited) as [number];
       assert.equal(code, 0);

@@ -11,12 +11,13 @@ import { HangarError, type LoadResult, type LogLine, type ProcessState, type Pro
 import { KeyedLock } from '../locks.ts';
 import { probeCwd, type CwdReport } from './cwd-probe.ts';
 import { BackendClient, BackendCallError } from './grpc-client.ts';
-import { dirIdentity, isAlive, isSameProcess, sameInode, type DirIdentity } from './identity.ts';
+import { dirIdentity, isAlive, isSameProcess, procStat, sameInode, type DirIdentity } from './identity.ts';
 import { LogRing } from './log-ring.ts';
 import { PortPool, portIsFree } from './ports.ts';
 import { NotReadyError, waitReady } from './readiness.ts';
 import { Reaper } from './reaper.ts';
-import { processesInDirectory, scanProcesses } from './scan.ts';
+import { processTree, signalTree, treeAlive } from './process-tree.ts';
+import { processesInDirectory, readCommand, scanProcesses } from './scan.ts';
 import { backendEnv } from './backend-env.ts';
 import { spawnBackend } from './spawn.ts';
 import { ProcessTable, type TableEntry } from './table.ts';
@@ -39,6 +40,12 @@ export interface SupervisorOptions {
   stopGraceMs?: number;
   startTimeoutMs?: number;
   backstopMs?: number;
+}
+
+/** What a stop before a swap did: the supervised processes it stopped, and the others it found and left running. */
+export interface DirectoryStop {
+  stopped: Array<{ model: string; backend: string }>;
+  leftRunning: Array<{ pid: number; command: string }>;
 }
 
 interface Proc {
@@ -136,6 +143,7 @@ export class Supervisor extends EventEmitter {
       }
     }
     await this.reaper?.release();
+    this.ports.close();
     await this.rechecking;
     await this.table.flush();
   }
@@ -212,19 +220,39 @@ export class Supervisor extends EventEmitter {
 
   /**
    * Gate 4, before a swap: stops every supervised process whose recorded directory identity is dir's current
-   * identity (never by name), and every other process whose cwd is inside dir (by the cwd's identity or path).
-   * Returns what was supervised, for respawnAll() after the swap.
+   * identity (never by name), with its whole tree. Other processes whose cwd is inside dir (by the cwd's identity or
+   * path) are Hangar's to stop only when the user says so (stopUnsupervised); otherwise they are left running and
+   * reported. `stopped` is for respawnAll() after the swap.
    */
-  async stopByDirectory(dir: string): Promise<Array<{ model: string; backend: string }>> {
+  async stopByDirectory(dir: string, options: { stopUnsupervised?: boolean } = {}): Promise<DirectoryStop> {
     const target = await dirIdentity(resolve(dir));
     const running = process.platform === 'linux' ? processesInDirectory(resolve(dir), target) : new Set<number>();
     const supervised = [...this.procs.values()].filter((p) =>
       p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid),
     );
-    const supervisedPids = new Set([...this.procs.values()].map((p) => p.pid));
-    const strangers = [...running].filter((pid) => !supervisedPids.has(pid) && pid !== process.pid);
-    await Promise.all([...supervised.map((p) => this.stop(p.model)), ...strangers.map((pid) => this.stopStranger(pid))]);
-    return supervised.map((p) => ({ model: p.model, backend: p.backend }));
+    // A supervised backend's own descendants are stopped with it, not reported as someone else's.
+    const ours = new Set([...this.procs.values()].map((p) => p.pid));
+    for (const p of supervised) for (const member of processTree(p.pid, { group: true })) ours.add(member.pid);
+    const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
+    const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
+    await Promise.all([
+      ...supervised.map((p) => this.stop(p.model)),
+      ...(options.stopUnsupervised ? strangers.map((pid) => this.stopStranger(pid)) : []),
+    ]);
+    return { stopped: supervised.map((p) => ({ model: p.model, backend: p.backend })), leftRunning };
+  }
+
+  /**
+   * The process `pid` if a user may stop it through Hangar: one a scan finds that is supervised (its model is
+   * returned, to be stopped as such), or that Hangar did not start and whose cwd is stale. Never an arbitrary pid.
+   */
+  async stoppable(pid: number): Promise<{ entry: ScanEntry; model: string | null }> {
+    const entry = pid === process.pid ? undefined : (await this.scan()).find((e) => e.pid === pid);
+    if (!entry) throw new HangarError('not-found', `pid ${pid} is not a process of this node's backends (see scan)`);
+    if (!entry.supervised && entry.status !== 'stale') {
+      throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
+    }
+    return { entry, model: [...this.procs.values()].find((p) => p.pid === pid)?.model ?? null };
   }
 
   /** Gate 5, after a swap: runs each model again from its backend's new live directory, ready. */
@@ -375,12 +403,22 @@ export class Supervisor extends EventEmitter {
     proc.state = 'stopping';
     this.emit('process', view(proc));
     if (!force) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
+    // Read before the first signal, so descendants that left the group (setsid) are found and stopped too. Only
+    // while the pid is still this process (or names no process: then its group, if any, is still ours).
+    const tree = isSameProcess(proc.pid, proc.startTime) || !procStat(proc.pid) ? processTree(proc.pid, { group: true }) : [];
+    const deadline = Date.now() + this.options.stopGraceMs;
     signalGroup(proc.pid, 'SIGTERM');
+    signalTree(tree, 'SIGTERM');
     const gone = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
-    if (!(await settlesWithin(gone, this.options.stopGraceMs))) signalGroup(proc.pid, 'SIGKILL');
+    const inTime = (await settlesWithin(gone, this.options.stopGraceMs)) && (await waitUntil(() => treeAlive(tree).length === 0, deadline));
+    if (!inTime) {
+      signalGroup(proc.pid, 'SIGKILL');
+      signalTree(tree, 'SIGKILL');
+    }
     await gone;
-    // Members of the group that outlived its leader (a backend's own children) go too.
+    // Members of the group and of the tree that outlived its leader (a backend's own children) go too.
     if (proc.result) signalGroup(proc.pid, 'SIGKILL');
+    signalTree(tree, 'SIGKILL');
     this.retire(proc);
   }
 
@@ -463,7 +501,8 @@ export class Supervisor extends EventEmitter {
     return { name: backend, dir: join(this.options.backendsDir, backend) };
   }
 
-  private async stopStranger(pid: number): Promise<void> {
+  /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (the caller vetted it). */
+  async stopStranger(pid: number): Promise<void> {
     signalProcess(pid, 'SIGTERM');
     const gone = waitForExit(() => !isAlive(pid));
     if (!(await settlesWithin(gone, this.options.stopGraceMs))) signalProcess(pid, 'SIGKILL');
@@ -531,6 +570,15 @@ function signalProcess(pid: number, signal: NodeJS.Signals): void {
 
 async function waitForExit(gone: () => boolean): Promise<void> {
   while (!gone()) await delay(ADOPTED_EXIT_POLL_MS);
+}
+
+/** Polls `done` until it holds (true) or the deadline passes (false). */
+async function waitUntil(done: () => boolean, deadline: number): Promise<boolean> {
+  while (!done()) {
+    if (Date.now() >= deadline) return false;
+    await delay(ADOPTED_EXIT_POLL_MS);
+  }
+  return true;
 }
 
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

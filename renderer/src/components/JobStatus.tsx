@@ -7,7 +7,7 @@ import { useAction } from './useAction.ts';
 const VERB: Record<JobView['kind'], string> = { install: 'Installing', upgrade: 'Upgrading', rollback: 'Rolling back', delete: 'Deleting' };
 const NOUN: Record<JobView['kind'], string> = { install: 'Install', upgrade: 'Upgrade', rollback: 'Rollback', delete: 'Delete' };
 
-/** A running job's progress with Cancel, or the cause of a failed one. Finished jobs show nothing. */
+/** A running job's progress with Cancel, or the cause of a failed one. A finished job shows only its notice. */
 export function JobStatus({ job }: { job: JobView }) {
   const cancel = useAction(cancelJob);
   if (isActive(job)) {
@@ -44,6 +44,13 @@ export function JobStatus({ job }: { job: JobView }) {
   }
   if (job.state === 'cancelled') {
     return <p className="alert muted" data-testid="job-cancelled">{NOUN[job.kind]} of {job.backend} was cancelled.</p>;
+  }
+  if (job.notice) {
+    return (
+      <p className="alert muted" role="status" data-testid="job-notice">
+        <strong>{NOUN[job.kind]} of {job.backend}:</strong> {job.notice}
+      </p>
+    );
   }
   return null;
 }

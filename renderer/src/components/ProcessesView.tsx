@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { ScanEntry } from '../../../shared/types.ts';
-import { scanProcesses } from '../state/actions.ts';
+import { scanProcesses, stopProcess } from '../state/actions.ts';
 import { Loading } from './BackendsView.tsx';
+import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { useAction } from './useAction.ts';
 
@@ -63,11 +64,12 @@ export function ProcessesView() {
                 <th scope="col">Status</th>
                 <th scope="col">Supervised</th>
                 <th scope="col">Backend</th>
+                <th scope="col" aria-label="Actions" />
               </tr>
             </thead>
             <tbody>
               {entries.map((entry) => (
-                <ScanRow key={entry.pid} entry={entry} />
+                <ScanRow key={entry.pid} entry={entry} onStopped={rescan} />
               ))}
             </tbody>
           </table>
@@ -77,7 +79,7 @@ export function ProcessesView() {
   );
 }
 
-function ScanRow({ entry }: { entry: ScanEntry }) {
+function ScanRow({ entry, onStopped }: { entry: ScanEntry; onStopped: () => Promise<void> }) {
   const stale = entry.status === 'stale';
   return (
     <tr className={stale ? 'row-stale' : undefined} data-testid={`scan-row-${entry.pid}`} data-status={entry.status}>
@@ -103,7 +105,39 @@ function ScanRow({ entry }: { entry: ScanEntry }) {
         )}
       </td>
       <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : 'not started by Hangar'}</td>
-      <td>{entry.backend ?? <span className="muted">—</span>}</td>
+      <td data-testid="scan-backend">{entry.backend ?? <span className="muted">—</span>}</td>
+      <td>{stale && !entry.supervised && <StopProcess entry={entry} onStopped={onStopped} />}</td>
     </tr>
+  );
+}
+
+/** Stops a stale process Hangar did not start, once the user confirms which one (PID and command line). */
+function StopProcess({ entry, onStopped }: { entry: ScanEntry; onStopped: () => Promise<void> }) {
+  const [confirming, setConfirming] = useState(false);
+  const stop = useAction(async () => {
+    await stopProcess(entry.pid);
+    await onStopped();
+  });
+  return (
+    <>
+      <button type="button" className="btn small danger-text" disabled={stop.pending} onClick={() => setConfirming(true)} data-testid="scan-stop">
+        {stop.pending ? 'Stopping…' : 'Stop process'}
+      </button>
+      {stop.error && (
+        <p className="alert error inline" role="alert">
+          {stop.error}
+        </p>
+      )}
+      <ConfirmDialog
+        open={confirming}
+        title={`Stop process ${entry.pid}?`}
+        confirmLabel="Stop process"
+        onConfirm={() => void stop.run()}
+        onClose={() => setConfirming(false)}
+      >
+        Hangar did not start PID {entry.pid}: <code>{entry.command || '(no command line)'}</code>. It is sent SIGTERM, then
+        SIGKILL if it has not exited after a few seconds.
+      </ConfirmDialog>
+    </>
   );
 }

@@ -57,6 +57,11 @@ export function scanProcesses(): Promise<ScanEntry[]> {
   return bridge().scan({ node: selectedNode() });
 }
 
+/** Stops one process a scan found (Hangar's, or a stale one it did not start); the node refuses any other pid. */
+export function stopProcess(pid: number): Promise<void> {
+  return bridge().stopProcess({ node: selectedNode(), pid });
+}
+
 /** Picks the build of a meta backend this node installs (null: automatic again); the entry updates at once. */
 export async function chooseVariant(name: string, capability: string | null): Promise<GalleryEntryView> {
   const entry = await bridge().chooseVariant({ node: selectedNode(), name, capability });

@@ -4,7 +4,7 @@ import type { JobView } from '../../../shared/types.ts';
 import { fromJobs, withJob } from './jobs.ts';
 
 function job(id: string, backend: string, startedAt: string, state: JobView['state'] = 'running'): JobView {
-  return { id, node: 'local', kind: 'install', backend, state, phase: 'fetch', bytes: 0, totalBytes: null, error: null, startedAt, finishedAt: null };
+  return { id, node: 'local', kind: 'install', backend, state, phase: 'fetch', bytes: 0, totalBytes: null, error: null, notice: null, startedAt, finishedAt: null };
 }
 
 test('each backend shows its most recent job, whatever order the jobs arrive in', () => {
