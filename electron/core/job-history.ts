@@ -18,7 +18,8 @@ function isFinishedJob(value: unknown): value is JobView {
 
 export class JobHistory {
   private readonly file: CoalescedFile<HistoryFile>;
-  private jobs: Map<string, JobView> | null = null;
+  /** One read of the file, shared by every caller: records made while it is under way must all land in it. */
+  private loading: Promise<Map<string, JobView>> | null = null;
 
   constructor(stateDir: string) {
     this.file = new CoalescedFile(join(stateDir, 'jobs.json'));
@@ -39,11 +40,11 @@ export class JobHistory {
     return this.file.flush();
   }
 
-  private async load(): Promise<Map<string, JobView>> {
-    if (this.jobs) return this.jobs;
-    const parsed = (await this.file.read()) as Partial<HistoryFile> | null;
-    const saved = Array.isArray(parsed?.jobs) ? parsed.jobs.filter(isFinishedJob) : [];
-    this.jobs ??= new Map(saved.map((job) => [job.id, job]));
-    return this.jobs;
+  private load(): Promise<Map<string, JobView>> {
+    this.loading ??= this.file.read().then((parsed) => {
+      const jobs = (parsed as Partial<HistoryFile> | null)?.jobs;
+      return new Map((Array.isArray(jobs) ? jobs.filter(isFinishedJob) : []).map((job) => [job.id, job]));
+    });
+    return this.loading;
   }
 }
