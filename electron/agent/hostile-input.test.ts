@@ -62,8 +62,8 @@ async function statusFor(url: string, host: string): Promise<number> {
   return response.statusCode ?? 0;
 }
 
-async function openSocket(url: string, token: string): Promise<WebSocket> {
-  const ws = new WebSocket(new URL(WS_PATH, url.replace(/^http/, 'ws')).href, [WS_PROTOCOL, tokenProtocol(token)]);
+async function openSocket(url: string, token: string, options: WebSocket.ClientOptions = {}): Promise<WebSocket> {
+  const ws = new WebSocket(new URL(WS_PATH, url.replace(/^http/, 'ws')).href, [WS_PROTOCOL, tokenProtocol(token)], options);
   await once(ws, 'open');
   return ws;
 }
@@ -123,24 +123,26 @@ describe('the agent against hostile peers', () => {
     }
   }
 
-  test('an authenticated text message over 1 MiB is refused with close code 1009', async () => {
-    const ws = await openSocket(agent.url, token);
+  /** Sends an info request padded to `bytes` and returns the close code the agent answers with. */
+  async function closeCodeForPadded(ws: WebSocket, bytes: number): Promise<number> {
     ws.on('error', () => undefined);
     const closed = once(ws, 'close');
-    ws.send(JSON.stringify({ id: 1, method: 'info', params: { node: 'local', pad: 'x'.repeat(2 << 20) } }));
+    ws.send(JSON.stringify({ id: 1, method: 'info', params: { node: 'local', pad: 'x'.repeat(bytes) } }));
     const [code] = (await closed) as [number];
-    assert.equal(code, 1009);
+    return code;
+  }
+
+  test('an authenticated text message over 1 MiB is refused with close code 1009', async () => {
+    const ws = await openSocket(agent.url, token, { perMessageDeflate: false });
+    assert.equal(ws.extensions, '', 'sent as it is');
+    assert.equal(await closeCodeForPadded(ws, 2 << 20), 1009);
     await stillServing();
   });
 
   test('replies are compressed, and a compressed message that inflates past 1 MiB is refused with 1009', async () => {
     const ws = await openSocket(agent.url, token);
     assert.match(ws.extensions, /permessage-deflate/, 'compression was negotiated');
-    ws.on('error', () => undefined);
-    const closed = once(ws, 'close');
-    ws.send(JSON.stringify({ id: 1, method: 'info', params: { node: 'local', pad: 'x'.repeat(8 << 20) } }));
-    const [code] = (await closed) as [number];
-    assert.equal(code, 1009);
+    assert.equal(await closeCodeForPadded(ws, 8 << 20), 1009);
     await stillServing();
   });
 
