@@ -1,6 +1,7 @@
 // `hangar settings` and `hangar galleries`: a node's settings as people type them (on/off, FROM-TO), turned into
 // the NodeSettings patch the node validates.
 import { CommanderError } from 'commander';
+import { galleryNameFor } from '../../shared/gallery-name.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
 import { table } from './format.ts';
 
@@ -66,7 +67,7 @@ export function editedGalleries(galleries: GallerySetting[], action: string, arg
   switch (action) {
     case 'add': {
       if (!first) throw usage('galleries add wants a LOCATION (an absolute path or a URL) and an optional NAME');
-      return [...galleries, { name: second ?? nameFor(first), location: first, enabled: true }];
+      return [...galleries, { name: second ?? galleryNameFor(first), location: first, enabled: true }];
     }
     case 'remove':
       return galleries.filter((g) => g !== find(first));
@@ -86,11 +87,4 @@ export function editedGalleries(galleries: GallerySetting[], action: string, arg
     default:
       throw usage(`galleries does not know "${action}": use add, remove, enable, disable, up or down`);
   }
-}
-
-/** A name from a location: a URL's host and path, or a file's folder and name, as a short slug. */
-function nameFor(location: string): string {
-  const text = /^[a-z]+:\/\//i.test(location) ? location.replace(/^[a-z]+:\/\//i, '') : location;
-  const slug = text.replace(/\/index\.ya?ml$|\.ya?ml$/i, '').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
-  return slug.slice(-64).replace(/^[^A-Za-z0-9]+/, '') || 'gallery';
 }

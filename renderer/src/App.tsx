@@ -6,6 +6,7 @@ import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { GalleryView } from './components/GalleryView.tsx';
 import { LogsDrawer } from './components/LogsDrawer.tsx';
 import { ProcessesView } from './components/ProcessesView.tsx';
+import { SettingsView } from './components/SettingsView.tsx';
 import { SignIn } from './components/SignIn.tsx';
 import { Sidebar } from './components/Sidebar.tsx';
 import { Toasts } from './components/Toasts.tsx';
@@ -56,6 +57,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
             {view === 'backends' && <BackendsView />}
             {view === 'gallery' && <GalleryView />}
             {view === 'processes' && <ProcessesView />}
+            {view === 'settings' && <SettingsView />}
           </fieldset>
         )}
       </main>

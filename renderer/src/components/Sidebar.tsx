@@ -8,6 +8,7 @@ const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
   { id: 'gallery', label: 'Gallery' },
   { id: 'processes', label: 'Processes' },
+  { id: 'settings', label: 'Settings' },
 ];
 
 function nodeSummary(label: string, info: NodeInfo): string {

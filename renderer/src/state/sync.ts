@@ -4,6 +4,7 @@ import type { NodeEvent } from '../../../shared/types.ts';
 import type { Transport } from '../bridge/transport.ts';
 import { backendsStore, emptyBackends, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
 import { galleryStore, withEntries } from './gallery.ts';
+import { settingsStore } from './settings.ts';
 import { fromJobs, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
 import { applyRollout, fetchRollouts, matrixChanged } from './cluster.ts';
@@ -42,6 +43,9 @@ export function startSync(transport: Transport): Sync {
         break;
       case 'backend-removed':
         backendsStore.setState((s) => withoutBackend(s, event.name));
+        break;
+      case 'settings':
+        settingsStore.setState({ view: event.settings });
         break;
       case 'gallery-entries':
         galleryStore.setState((s) => ({ entries: withEntries(s.entries, event.entries) }));

@@ -1,6 +1,6 @@
 import { createStore, useStore } from 'zustand';
 
-export type View = 'backends' | 'gallery' | 'processes' | 'cluster';
+export type View = 'backends' | 'gallery' | 'processes' | 'settings' | 'cluster';
 
 export interface UiState {
   view: View;

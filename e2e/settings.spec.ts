@@ -1,0 +1,106 @@
+// The Settings view against real agents: galleries added, ordered and turned off with the gallery following at
+// once, switches and ports kept by the node, values refused in the form before they are sent, and what the agent's
+// start fixed shown as fixed.
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAgent, type RunningAgent } from './fixtures/agent.ts';
+import { copyStarterGallery } from './fixtures/gallery.ts';
+import { collectErrors, shot } from './fixtures/page.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+let root: string;
+let agent: RunningAgent;
+let page: Page;
+let pageErrors: string[];
+let extraGallery: string;
+
+test.beforeAll(async ({ browser }) => {
+  root = await mkdtemp(join(tmpdir(), 'hangar-e2e-settings-'));
+  extraGallery = (await copyStarterGallery(join(root, 'more'))).index;
+  agent = await startAgent({ home: join(root, 'home') });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  pageErrors = collectErrors(page);
+  await page.goto(agent.pageUrl);
+  await page.getByTestId('nav-settings').click();
+});
+
+test.afterAll(async () => {
+  await page?.close();
+  await agent?.stop();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function savedSettings(): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(join(agent.home, 'state', 'settings.json'), 'utf8')) as Record<string, unknown>;
+}
+
+test('a gallery added here shows in the Gallery at once, and turning the starter off hides its entries', async () => {
+  await expect(page.getByTestId('settings-gallery-starter')).toContainText('The gallery that ships with Hangar');
+  await page.getByTestId('settings-gallery-location').fill('not a place');
+  await expect(page.getByTestId('settings-gallery-add')).toBeDisabled();
+  await expect(page.getByRole('form', { name: 'Add a gallery' })).toContainText('an absolute path, or an http(s):// or file:// URL');
+  await page.getByTestId('settings-gallery-location').fill(extraGallery);
+  await page.getByTestId('settings-gallery-name').fill('more');
+  await page.getByTestId('settings-gallery-add').click();
+  await expect(page.getByTestId('settings-gallery-more')).toContainText(extraGallery);
+  await page.getByRole('button', { name: 'Move more up' }).click();
+  await expect(page.getByTestId('settings-galleries').locator('li').first()).toHaveAttribute('data-testid', 'settings-gallery-more');
+  await page.getByRole('checkbox', { name: 'Read the starter gallery' }).uncheck();
+  await shot(page, 'settings');
+
+  await page.getByTestId('nav-gallery').click();
+  await expect(page.getByTestId('gallery-entry-echo')).toContainText('more');
+  const saved = await savedSettings();
+  expect(saved.galleries).toEqual([
+    { name: 'more', location: extraGallery, enabled: true },
+    { name: 'starter', location: 'starter', enabled: false },
+  ]);
+  await page.getByTestId('nav-settings').click();
+});
+
+test('switches and ports are kept by the node; a bad range is refused before it is sent', async () => {
+  await page.getByTestId('setting-keep-running').check();
+  await page.getByTestId('setting-port-from').fill('31000');
+  await page.getByTestId('setting-port-to').fill('30000');
+  await expect(page.getByTestId('setting-ports-apply')).toBeDisabled();
+  await expect(page.getByTestId('setting-ports-note')).toContainText('The port range goes from a lower port to a higher one');
+  await page.getByTestId('setting-port-to').fill('31099');
+  await page.getByTestId('setting-ports-apply').click();
+  await expect(page.getByTestId('setting-ports-apply')).toBeDisabled();
+  const saved = await savedSettings();
+  expect(saved.keepBackendsRunning).toBe(true);
+  expect(saved.portRange).toEqual([31000, 31099]);
+  expect(JSON.parse(await agent.cli('settings', '--json')).settings.portRange).toEqual([31000, 31099]);
+});
+
+test('a change made elsewhere shows here at once', async () => {
+  await agent.cli('settings', 'auto-upgrade', 'on');
+  await expect(page.getByTestId('setting-auto-upgrade')).toBeChecked();
+  await expect(page.getByTestId('setting-auto-upgrade-hours')).toBeEnabled();
+});
+
+test('galleries fixed by how the agent was started are shown as fixed', async ({ browser }) => {
+  const fixedRoot = await mkdtemp(join(tmpdir(), 'hangar-e2e-settings-fixed-'));
+  const fixedAgent = await startAgent({ home: join(fixedRoot, 'home'), gallery: extraGallery });
+  const fixedPage = await browser.newPage();
+  try {
+    await fixedPage.goto(fixedAgent.pageUrl);
+    await fixedPage.getByTestId('nav-settings').click();
+    const galleries = fixedPage.getByRole('region', { name: 'Galleries' });
+    await expect(galleries).toContainText('Set when this node was started');
+    await expect(galleries.getByRole('checkbox').first()).toBeDisabled();
+    await expect(fixedPage.getByTestId('settings-gallery-add')).toBeDisabled();
+  } finally {
+    await fixedPage.close();
+    await fixedAgent.stop();
+    await rm(fixedRoot, { recursive: true, force: true });
+  }
+});
+
+test('the page ran without uncaught errors', () => {
+  expect(pageErrors).toEqual([]);
+});

@@ -1,0 +1,247 @@
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { galleryNameFor } from '../../../shared/gallery-name.ts';
+import { STARTER_LOCATION } from '../../../shared/schemas.ts';
+import type { GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
+import { changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
+import { Loading } from './BackendsView.tsx';
+import { useAction } from './useAction.ts';
+
+const FIXED_REASON = 'Set when this node was started; it can change after a restart.';
+
+export function SettingsView() {
+  const view = useSettings((s) => s.view);
+  const load = useAction(loadSettings);
+  const change = useAction(changeSettings);
+  useEffect(() => void load.run(), [load.run]);
+  const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
+  return (
+    <section className="view settings" aria-labelledby="settings-title">
+      <header className="view-header">
+        <h1 id="settings-title">Settings</h1>
+        <span className="count">each change applies at once</span>
+      </header>
+      {load.error && (
+        <div className="alert error" role="alert">
+          Could not read the settings: {load.error}
+        </div>
+      )}
+      {change.error && (
+        <div className="alert error" role="alert" data-testid="settings-error">
+          <span>{change.error}</span>
+          <button type="button" className="btn small ghost" onClick={change.clearError}>
+            Dismiss
+          </button>
+        </div>
+      )}
+      {!view ? (
+        !load.error && <Loading what="settings" />
+      ) : (
+        <div className="settings-sections">
+          <Galleries view={view} busy={change.pending} save={(galleries) => void change.run({ galleries })} />
+          <Section title="Upgrades" fixedReason={fixed('autoUpgrade') || fixed('autoUpgradeHours') ? FIXED_REASON : null}>
+            <Toggle
+              label="Upgrade backends automatically"
+              hint="When a gallery offers a newer version, and on a timer."
+              checked={view.settings.autoUpgrade}
+              disabled={change.pending || fixed('autoUpgrade')}
+              onChange={(autoUpgrade) => void change.run({ autoUpgrade })}
+              testId="setting-auto-upgrade"
+            />
+            <NumberSetting
+              label="Check every (hours)"
+              value={view.settings.autoUpgradeHours}
+              disabled={change.pending || fixed('autoUpgradeHours') || !view.settings.autoUpgrade}
+              onSave={(autoUpgradeHours) => void change.run({ autoUpgradeHours })}
+              check={(autoUpgradeHours) => settingsProblem({ autoUpgradeHours })}
+              testId="setting-auto-upgrade-hours"
+            />
+          </Section>
+          <Section title="Backends" fixedReason={null}>
+            <PortRange view={view} disabled={change.pending || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
+            <Toggle
+              label="Keep backends running when Hangar quits"
+              hint="The next start takes them over again."
+              checked={view.settings.keepBackendsRunning}
+              disabled={change.pending || fixed('keepBackendsRunning')}
+              onChange={(keepBackendsRunning) => void change.run({ keepBackendsRunning })}
+              testId="setting-keep-running"
+            />
+            <Toggle
+              label="Start backends on launch"
+              hint="Start again, with their models loaded, the backends that ran when Hangar last quit."
+              checked={view.settings.startBackendsOnLaunch}
+              disabled={change.pending || fixed('startBackendsOnLaunch')}
+              onChange={(startBackendsOnLaunch) => void change.run({ startBackendsOnLaunch })}
+              testId="setting-start-on-launch"
+            />
+          </Section>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Section({ title, fixedReason, children }: { title: string; fixedReason: string | null; children: ReactNode }) {
+  return (
+    <section className="card settings-section" aria-label={title}>
+      <h2>{title}</h2>
+      {fixedReason && <p className="muted">{fixedReason}</p>}
+      {children}
+    </section>
+  );
+}
+
+function Toggle(props: { label: string; hint: string; checked: boolean; disabled: boolean; onChange(value: boolean): void; testId: string }) {
+  return (
+    <label className="setting-toggle">
+      <input type="checkbox" checked={props.checked} disabled={props.disabled} onChange={(e) => props.onChange(e.target.checked)} data-testid={props.testId} />
+      <span>
+        {props.label}
+        <span className="muted setting-hint">{props.hint}</span>
+      </span>
+    </label>
+  );
+}
+
+/** A number edited in place and saved with its button, refused in the form while it is not valid. */
+function NumberSetting(props: { label: string; value: number; disabled: boolean; onSave(value: number): void; check(value: number): string | null; testId: string }) {
+  const [text, setText] = useState(String(props.value));
+  useEffect(() => setText(String(props.value)), [props.value]);
+  const problem = props.check(Number(text));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!problem) props.onSave(Number(text));
+  };
+  return (
+    <form className="setting-row" onSubmit={submit}>
+      <label className="field">
+        {props.label}
+        <input type="number" value={text} disabled={props.disabled} onChange={(e) => setText(e.target.value)} data-testid={props.testId} />
+      </label>
+      <button type="submit" className="btn small" disabled={props.disabled || problem !== null || Number(text) === props.value}>
+        Apply
+      </button>
+      {problem && !props.disabled && <span className="muted setting-problem">{problem}</span>}
+    </form>
+  );
+}
+
+function PortRange({ view, disabled, save }: { view: View; disabled: boolean; save(range: [number, number]): void }) {
+  const [from, to] = view.settings.portRange;
+  const [text, setText] = useState({ from: String(from), to: String(to) });
+  useEffect(() => setText({ from: String(from), to: String(to) }), [from, to]);
+  const range: [number, number] = [Number(text.from), Number(text.to)];
+  const problem = settingsProblem({ portRange: range });
+  const unchanged = range[0] === from && range[1] === to;
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (!problem) save(range);
+  };
+  return (
+    <form className="setting-row" onSubmit={submit} aria-label="Backend ports">
+      <label className="field">
+        First port
+        <input type="number" value={text.from} disabled={disabled} onChange={(e) => setText({ ...text, from: e.target.value })} data-testid="setting-port-from" />
+      </label>
+      <label className="field">
+        Last port
+        <input type="number" value={text.to} disabled={disabled} onChange={(e) => setText({ ...text, to: e.target.value })} data-testid="setting-port-to" />
+      </label>
+      <button type="submit" className="btn small" disabled={disabled || problem !== null || unchanged} data-testid="setting-ports-apply">
+        Apply
+      </button>
+      <span className="muted setting-problem" data-testid="setting-ports-note">
+        {view.fixed.includes('portRange') ? FIXED_REASON : (problem ?? 'Backends started from now on use these ports; running ones keep theirs.')}
+      </span>
+    </form>
+  );
+}
+
+function Galleries({ view, busy, save }: { view: View; busy: boolean; save(galleries: GallerySetting[]): void }) {
+  const galleries = view.settings.galleries;
+  const fixed = view.fixed.includes('galleries');
+  const [location, setLocation] = useState('');
+  const [name, setName] = useState('');
+  const added: GallerySetting = { name: name || galleryNameFor(location), location, enabled: true };
+  const problem = location === '' ? null : settingsProblem({ galleries: [...galleries, added] });
+  const disabled = busy || fixed;
+  const move = (index: number, by: number) => {
+    const next = [...galleries];
+    next.splice(index + by, 0, ...next.splice(index, 1));
+    save(next);
+  };
+  const add = (e: FormEvent) => {
+    e.preventDefault();
+    if (location === '' || problem) return;
+    save([...galleries, added]);
+    setLocation('');
+    setName('');
+  };
+  return (
+    <Section title="Galleries" fixedReason={fixed ? FIXED_REASON : null}>
+      <p className="muted">In order: when two galleries list a backend, the first one wins.</p>
+      <ul className="settings-galleries" data-testid="settings-galleries">
+        {galleries.map((g, index) => (
+          <li key={g.name} className="setting-gallery" data-testid={`settings-gallery-${g.name}`}>
+            <label className="setting-toggle">
+              <input
+                type="checkbox"
+                checked={g.enabled}
+                disabled={disabled}
+                aria-label={`Read the ${g.name} gallery`}
+                onChange={(e) => save(galleries.map((o) => (o === g ? { ...o, enabled: e.target.checked } : o)))}
+              />
+              <span>
+                {g.name}
+                <span className="muted setting-hint">{g.location === STARTER_LOCATION ? 'The gallery that ships with Hangar' : g.location}</span>
+              </span>
+            </label>
+            <span className="spacer" />
+            <button type="button" className="btn small ghost" disabled={disabled || index === 0} onClick={() => move(index, -1)} aria-label={`Move ${g.name} up`}>
+              Up
+            </button>
+            <button
+              type="button"
+              className="btn small ghost"
+              disabled={disabled || index === galleries.length - 1}
+              onClick={() => move(index, 1)}
+              aria-label={`Move ${g.name} down`}
+            >
+              Down
+            </button>
+            <button
+              type="button"
+              className="btn small danger-text"
+              disabled={disabled || g.location === STARTER_LOCATION}
+              title={g.location === STARTER_LOCATION ? 'The starter gallery can be turned off, not removed' : undefined}
+              onClick={() => save(galleries.filter((o) => o !== g))}
+              aria-label={`Remove ${g.name}`}
+            >
+              Remove
+            </button>
+          </li>
+        ))}
+      </ul>
+      <form className="setting-row" onSubmit={add} aria-label="Add a gallery">
+        <label className="field grow">
+          Index location
+          <input
+            value={location}
+            disabled={disabled}
+            onChange={(e) => setLocation(e.target.value.trim())}
+            placeholder="https://…/index.yaml or /path/to/index.yaml"
+            data-testid="settings-gallery-location"
+          />
+        </label>
+        <label className="field">
+          Name
+          <input value={name} disabled={disabled} onChange={(e) => setName(e.target.value.trim())} placeholder={location ? galleryNameFor(location) : 'optional'} data-testid="settings-gallery-name" />
+        </label>
+        <button type="submit" className="btn small primary" disabled={disabled || location === '' || problem !== null} data-testid="settings-gallery-add">
+          Add gallery
+        </button>
+        {problem && <span className="muted setting-problem">{problem}</span>}
+      </form>
+    </Section>
+  );
+}

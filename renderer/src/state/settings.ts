@@ -1,0 +1,38 @@
+// The selected node's settings: read when the Settings view opens, kept current by 'settings' events.
+import { createStore, useStore } from 'zustand';
+import { nodeSettings } from '../../../shared/schemas.ts';
+import type { NodeSettings, SettingsView } from '../../../shared/types.ts';
+import { selectedNode } from './node.ts';
+import { bridge } from './session.ts';
+
+export interface SettingsState {
+  view: SettingsView | null;
+}
+
+export const settingsStore = createStore<SettingsState>(() => ({ view: null }));
+
+export function useSettings<T>(selector: (state: SettingsState) => T): T {
+  return useStore(settingsStore, selector);
+}
+
+export async function loadSettings(): Promise<void> {
+  settingsStore.setState({ view: await bridge().settings({ node: selectedNode() }) });
+}
+
+/** Shows the change at once, then what the node kept; a refused change puts the old values back. */
+export async function changeSettings(patch: Partial<NodeSettings>): Promise<void> {
+  const before = settingsStore.getState().view;
+  if (before) settingsStore.setState({ view: { ...before, settings: { ...before.settings, ...patch } } });
+  try {
+    settingsStore.setState({ view: await bridge().updateSettings({ node: selectedNode(), settings: patch }) });
+  } catch (error) {
+    settingsStore.setState({ view: before });
+    throw error;
+  }
+}
+
+/** The first reason `patch` would be refused, checked with the node's own schema before anything is sent. */
+export function settingsProblem(patch: Partial<NodeSettings>): string | null {
+  const checked = nodeSettings.partial().safeParse(patch);
+  return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
+}
