@@ -7,6 +7,7 @@ import type {
   NodeEvent,
   NodeInfo,
   ProcessView,
+  RestartPolicy,
   ScanEntry,
   UpgradeAllResult,
 } from './types.ts';
@@ -33,8 +34,11 @@ export interface NodeApi {
   delete(req: BackendRef): Promise<JobView>;
   waitJob(req: NodeRef & { id: string }): Promise<JobView>;
   cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
-  load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult>;
+  /** `restart`: what happens when the process ends by itself (default: kept, else on-failure). */
+  load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult>;
   respawn(req: ModelRef): Promise<ProcessView>;
+  /** Starts an exited or crashed model's process again and reloads its model (a live one is respawned). */
+  restart(req: ModelRef): Promise<ProcessView>;
   respawnBackend(req: BackendRef): Promise<ProcessView[]>;
   stop(req: ModelRef): Promise<void>;
   scan(req: NodeRef): Promise<ScanEntry[]>;
@@ -55,7 +59,7 @@ export const LOCAL_NODE = 'local';
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
-  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'scan', 'logs',
+  'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'scan', 'logs',
 ] as const satisfies readonly NodeMethod[];
 
 type Unlisted = Exclude<NodeMethod, (typeof nodeMethods)[number]>;

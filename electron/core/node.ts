@@ -15,6 +15,7 @@ import type {
   GalleryProblem,
   NodeInfo,
   ProcessView,
+  RestartPolicy,
   ScanEntry,
   UpgradeAllResult,
 } from '../../shared/types.ts';
@@ -105,7 +106,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       backendsDir: this.backendsDir,
       modelsDir: this.modelsDir,
       stateDir: this.stateDir,
+      logsDir: join(options.home, 'logs'),
       runtimeEnv: options.runtimeEnv,
+      backendLock: (backend, work) => this.locks.run(backend, work),
     });
     this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }));
     this.supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
@@ -318,16 +321,22 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.jobRunner.cancel(req.id);
   }
 
-  async load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult> {
+  async load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult> {
     this.check(req);
     const target = await this.target(req.backend);
-    return this.locks.run(target.name, () => this.supervisor.load(target, req.model));
+    return this.locks.run(target.name, () => this.supervisor.load(target, req.model, { ...(req.restart && { restart: req.restart }) }));
   }
 
   async respawn(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
     return this.locks.run(process.backend, () => this.supervisor.respawn(req.model));
+  }
+
+  async restart(req: ModelRef): Promise<ProcessView> {
+    this.check(req);
+    const process = this.processOf(req.model);
+    return this.locks.run(process.backend, () => this.supervisor.restart(req.model));
   }
 
   async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
@@ -349,7 +358,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async logs(req: ModelRef): Promise<LogLine[]> {
     this.check(req);
-    this.processOf(req.model);
+    if (!this.supervisor.knows(req.model)) throw new HangarError('not-found', `no process for model ${req.model}`);
     return this.supervisor.logs(req.model);
   }
 

@@ -35,6 +35,10 @@ export class PortPool {
     this.taken.add(port);
   }
 
+  isTaken(port: number): boolean {
+    return this.taken.has(port);
+  }
+
   release(port: number): void {
     if (!this.taken.delete(port)) return;
     this.quarantinedUntil.set(port, Date.now() + this.quarantineMs);

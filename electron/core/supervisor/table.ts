@@ -2,6 +2,8 @@
 // running. Written atomically (tmp + rename) after every change; writes are coalesced so the newest state wins.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { RestartPolicy } from '../../../shared/index.ts';
+import type { LoadModelRequest } from './grpc-client.ts';
 
 let writes = 0;
 
@@ -17,6 +19,10 @@ export interface TableEntry {
   dir?: string;
   dev?: string;
   ino?: string;
+  /** What the model should run as: its restart policy, how often it was restarted, and what it had loaded. */
+  policy?: RestartPolicy;
+  restarts?: number;
+  load?: LoadModelRequest;
 }
 
 interface TableFile {
