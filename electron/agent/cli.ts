@@ -1,9 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import type { JobView, LogLine } from '../../shared/types.ts';
+import type { JobView, LogLine, RestartPolicy } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, psJson, scanJson, table, upgradeText, uptime } from './format.ts';
+import { galleryJson, jobLine, lsJson, processesStatus, psJson, psRow, scanJson, table, upgradeText } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { runAgent } from './run-agent.ts';
 
@@ -62,8 +62,8 @@ client('ls', 'list installed backends').action(withClient(async (c, options: { j
     table(backends.map((b) => ({
       name: b.name,
       version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
-      processes: b.processes.map((p) => `${p.model}:${p.pid}${p.cwd === 'stale' ? ' (STALE CWD)' : ''}`).join(' ') || '-',
-      status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : 'ok',
+      processes: b.processes.map((p) => `${p.model}:${p.pid}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`).join(' ') || '-',
+      status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : processesStatus(b.processes),
     })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),
   );
 }));
@@ -90,9 +90,11 @@ client('rollback', 'swap back to the previous version', (c) => c.argument('<name
 client('delete', 'delete an installed backend', (c) => c.argument('<name>'))
   .action(withClient((c, name: string, options: { json?: boolean }) => runJob(c, options, () => c.delete({ node, name }))));
 
-client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) => c.argument('<name>').argument('<model>'))
-  .action(withClient(async (c, backend: string, model: string, options: { json?: boolean }) => {
-    const result = await c.load({ node, backend, model });
+client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) =>
+  c.argument('<name>').argument('<model>').option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always'))
+  .action(withClient(async (c, backend: string, model: string, options: { json?: boolean; restart?: string }) => {
+    // The agent checks the policy against the contract's schema, as every request.
+    const result = await c.load({ node, backend, model, ...(options.restart !== undefined && { restart: options.restart as RestartPolicy }) });
     print(options, result, () => `${result.message}\npid ${result.pid}, port ${result.port}${result.reused ? ' (reused)' : ''}\n`);
   }));
 
@@ -104,7 +106,13 @@ client('respawn', 'force a fresh process for MODEL (or every process of --backen
     }
     if (!model) throw new CommanderError(2, 'hangar.usage', 'respawn needs a MODEL or --backend NAME');
     const p = await c.respawn({ node, model });
-    print(options, psJson(p), () => `respawned ${p.model}: pid ${p.pid}, port ${p.port}\n`);
+    print(options, psJson(p), () => `respawned ${p.model}: pid ${p.pid}, port ${p.port}${p.message ? ` (${p.message})` : ''}\n`);
+  }));
+
+client('restart', 'start the process of MODEL again (exited, crashed or running) and reload the model', (c) => c.argument('<model>'))
+  .action(withClient(async (c, model: string, options: { json?: boolean }) => {
+    const p = await c.restart({ node, model });
+    print(options, psJson(p), () => `restarted ${p.model}: pid ${p.pid}, port ${p.port}${p.error ? `\n${p.error}` : ''}\n`);
   }));
 
 client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
@@ -116,10 +124,7 @@ client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
 client('ps', 'list backend processes with their cwd status').action(withClient(async (c, options: { json?: boolean }) => {
   const processes = await c.processes({ node });
   print(options, processes.map(psJson), () =>
-    table(processes.map((p) => ({
-      model: p.model, backend: p.backend, pid: p.pid, port: p.port, state: p.state, up: uptime(p.startedAt),
-      cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
-    })), 'no backend processes'),
+    table(processes.map(psRow), 'no backend processes'),
   );
 }));
 
@@ -130,7 +135,7 @@ client('scan', 'find every process whose cwd is or was inside the backends direc
 
 client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
   .action(withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
-    const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.text}\n`);
+    const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.at} ${line.text}\n`);
     if (options.follow) c.onEvent((e) => e.type === 'log' && e.line.model === model && show(e.line));
     (await c.logs({ node, model })).forEach(show);
     if (options.follow) await c.closed;
