@@ -1,8 +1,11 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { ScanEntry } from '../../../shared/types.ts';
 import { scanProcesses } from '../state/actions.ts';
+import { useBackends } from '../state/backends.ts';
 import { Loading } from './BackendsView.tsx';
+import { isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
+import { SupervisedProcesses } from './SupervisedProcesses.tsx';
 import { useAction } from './useAction.ts';
 
 const STALE_REASON = 'This process runs in a directory that was replaced or deleted.';
@@ -21,9 +24,17 @@ export function ProcessesView() {
     const found = await run();
     if (found) setEntries([...found].sort(byUrgency));
   }, [run]);
+  // A supervised process that starts or ends changes what runs from the backends directory: scan again.
+  const livePids = useBackends((s) =>
+    Object.values(s.processes)
+      .filter((p) => !isEnded(p.state))
+      .map((p) => p.pid)
+      .sort((a, b) => a - b)
+      .join(' '),
+  );
   useEffect(() => {
     void rescan();
-  }, [rescan]);
+  }, [rescan, livePids]);
   const stale = entries?.filter((e) => e.status === 'stale').length ?? 0;
   return (
     <section className="view" aria-labelledby="processes-title">
@@ -40,6 +51,8 @@ export function ProcessesView() {
           {scan.pending ? 'Scanning…' : 'Scan'}
         </button>
       </header>
+      <SupervisedProcesses />
+      {entries !== null && <h2 className="section-title">Running from the backends directory</h2>}
       {scan.error && (
         <p className="alert error" role="alert" data-testid="processes-error">
           Could not scan for processes: {scan.error}
