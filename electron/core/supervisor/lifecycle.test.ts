@@ -97,6 +97,19 @@ describe('process lifecycle', { concurrency: false }, () => {
     await s.stop('reload');
   });
 
+  test('whether the model is loaded comes from the backend: a Free behind Hangar\'s back shows on the row', async () => {
+    const s = await supervisor({ healthEveryMs: 200 });
+    const loaded = await s.load(echo, 'truth');
+    assert.equal(s.get('truth')?.loaded, true);
+    const unloaded = until(s, (v) => v.model === 'truth' && !v.loaded);
+    const client = new BackendClient(`127.0.0.1:${loaded.port}`);
+    await client.free(2000);
+    client.close();
+    const view = await unloaded;
+    assert.deepEqual([view.state, view.error], ['ready', 'the backend reports no model loaded (Status UNINITIALIZED)']);
+    await s.stop('truth');
+  });
+
   test('a load that replaces a stale process says which pid replaced which, and why', async () => {
     const s = await supervisor();
     const first = await s.load(echo, 'stale');

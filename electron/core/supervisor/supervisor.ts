@@ -726,12 +726,14 @@ export class Supervisor extends EventEmitter {
       proc.state = 'ready';
       proc.error = null;
     }
-    if (proc.loaded) {
-      // Status is optional in LocalAI's protocol: a backend that does not implement it is taken at its word.
-      const status = await proc.client.status(timeout).catch(() => null);
-      if (status?.state === 'UNINITIALIZED' && !proc.retired && proc.state === 'ready') {
-        proc.loaded = false;
-        proc.error = `the backend reports no model loaded (Status ${status.state})`;
+    // Whether the model is loaded is the backend's word. Status is optional in LocalAI's protocol: a backend that
+    // does not implement it is taken at its last LoadModel answer.
+    const status = await proc.client.status(timeout).catch(() => null);
+    if (status && !proc.retired && proc.state === 'ready') {
+      const loaded = status.state === 'READY' || status.state === 'BUSY';
+      if (!loaded && proc.loaded) proc.error = `the backend reports no model loaded (Status ${status.state})`;
+      if (loaded !== proc.loaded) {
+        proc.loaded = loaded;
         changed = true;
       }
     }
