@@ -184,7 +184,7 @@ export class Supervisor extends EventEmitter {
     this.watcher.on('error', () => undefined);
     this.backstop = setInterval(() => void this.recheck(), this.options.backstopMs).unref();
     this.healthTimer = setInterval(() => void this.watchHealth(), this.options.healthEveryMs).unref();
-    void this.watchHealth();
+    await this.watchHealth();
     this.restoring = Promise.allSettled(gone.filter((e) => e.policy && e.policy !== 'never').map((e) => this.resurrect(e)));
   }
 
@@ -619,6 +619,7 @@ export class Supervisor extends EventEmitter {
   private retire(proc: Proc): void {
     if (proc.retired) return;
     this.release(proc);
+    this.logFor(proc.model).separator(`pid ${proc.pid} ${proc.stopping ? 'stopped by Hangar' : 'exited while starting'}`);
     proc.state = 'exited';
     this.removeRow(proc);
   }
@@ -706,14 +707,19 @@ export class Supervisor extends EventEmitter {
 
   /** One round of the health watch: every ready or unresponsive backend is asked Health (and Status), bounded. */
   private async watchHealth(): Promise<void> {
-    await Promise.all([...this.procs.values()].filter((p) => !p.retired && WATCHED.has(p.state)).map((p) => this.probe(p)));
+    await Promise.all([...this.procs.values()].filter((p) => this.watched(p)).map((p) => this.probe(p)));
+  }
+
+  /** Ready and unresponsive backends, and adopted ones not yet confirmed (a spawned one is starting for waitReady). */
+  private watched(proc: Proc): boolean {
+    return !proc.retired && (WATCHED.has(proc.state) || (proc.state === 'starting' && proc.result === null));
   }
 
   private async probe(proc: Proc): Promise<void> {
     if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.ended(proc, { code: null, signal: null });
     const timeout = this.options.healthTimeoutMs;
     const answered = await proc.client.health(timeout).then(() => true, () => false);
-    if (proc.retired || !WATCHED.has(proc.state)) return;
+    if (!this.watched(proc)) return;
     if (!answered) {
       if (proc.state === 'unresponsive') return;
       proc.state = 'unresponsive';
@@ -721,7 +727,7 @@ export class Supervisor extends EventEmitter {
       this.emit('process', this.view(proc));
       return;
     }
-    let changed = proc.state === 'unresponsive';
+    let changed = proc.state !== 'ready';
     if (changed) {
       proc.state = 'ready';
       proc.error = null;
@@ -767,7 +773,8 @@ export class Supervisor extends EventEmitter {
       identity,
       startedAt: entry.startedAt,
       startTime: entry.startTime,
-      state: 'ready',
+      // Ready only once it answers Health: start() asks before the host serves anything.
+      state: 'starting',
       cwd: { cwd: 'unknown', cwdReason: 'adopted, not yet checked', procCwd: null },
       result: null,
       logs: null,
@@ -792,7 +799,8 @@ export class Supervisor extends EventEmitter {
         this.specs.set(entry.model, spec);
         try {
           const proc = await this.spawnReady(this.liveTarget(entry.backend), entry.model);
-          proc.message = `started again: pid ${entry.pid} ended while Hangar was not running`;
+          const why = `started again: pid ${entry.pid} ended while Hangar was not running`;
+          proc.message = proc.message ? `${why}; ${proc.message}` : why;
           await this.reload(proc, spec);
         } catch (error) {
           this.logFor(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);

@@ -21,10 +21,11 @@ function system(): { ticks: number; page: number } {
 }
 
 const UNKNOWN: Usage = { cpu: null, rss: null };
+const MIN_INTERVAL_MS = 1000;
 
 /** Remembers each process's previous sample, so a reading is the recent CPU share and not a lifetime average. */
 export class UsageSampler {
-  private readonly previous = new Map<number, { ticks: number; at: number }>();
+  private readonly previous = new Map<number, { ticks: number; at: number; cpu: number | null }>();
 
   sample(pid: number, startedAt: string): Usage {
     if (process.platform !== 'linux') return UNKNOWN;
@@ -40,13 +41,17 @@ export class UsageSampler {
     const { ticks: hz, page } = system();
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3]);
-    const now = Date.now();
-    const before = this.previous.get(pid) ?? { ticks: 0, at: Date.parse(startedAt) };
-    this.previous.set(pid, { ticks, at: now });
-    const elapsed = (now - before.at) / 1000;
-    const cpu = elapsed > 0 ? Math.max(0, Math.round(((ticks - before.ticks) / hz / elapsed) * 1000) / 10) : null;
     const rss = Number(statm.split(' ')[1]) * page;
-    return { cpu: Number.isFinite(cpu) ? cpu : null, rss: Number.isFinite(rss) ? rss : null };
+    const now = Date.now();
+    const before = this.previous.get(pid);
+    // Samples closer together than a second would measure noise: the last reading stands until then.
+    if (before && now - before.at < MIN_INTERVAL_MS) return { cpu: before.cpu, rss: Number.isFinite(rss) ? rss : null };
+    const from = before ?? { ticks: 0, at: Date.parse(startedAt) };
+    const elapsed = (now - from.at) / 1000;
+    const share = elapsed > 0 ? Math.max(0, Math.round(((ticks - from.ticks) / hz / elapsed) * 1000) / 10) : NaN;
+    const cpu = Number.isFinite(share) ? share : null;
+    this.previous.set(pid, { ticks, at: now, cpu });
+    return { cpu, rss: Number.isFinite(rss) ? rss : null };
   }
 
   forget(pid: number): void {
