@@ -42,7 +42,7 @@ export function ProcessesView() {
         <h1 id="processes-title">Processes</h1>
         {entries && (
           <span className="count" data-testid="processes-count">
-            {entries.length} running{stale > 0 && `, ${stale} stale`}
+            {entries.length} running from the backends directory{stale > 0 && `, ${stale} stale`}
           </span>
         )}
         <span className="spacer" />
