@@ -70,6 +70,7 @@ async function start(): Promise<void> {
     runtimeEnv: { HANGAR_NODE: process.execPath, ELECTRON_RUN_AS_NODE: '1' },
     // Chromium's network stack: system proxy settings and certificate store.
     fetch: ((input, init) => net.fetch(input instanceof URL ? input.href : input, init)) as typeof fetch,
+    supervisor: { restoreOnStart: settings.startBackendsOnLaunch },
   });
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
 
@@ -214,6 +215,12 @@ function menuTemplate(settings: Settings, updateSettings: (patch: Partial<Settin
           type: 'checkbox',
           checked: settings.keepBackendsRunning,
           click: (item) => updateSettings({ keepBackendsRunning: item.checked }),
+        },
+        {
+          label: 'Start Backends on Launch',
+          type: 'checkbox',
+          checked: settings.startBackendsOnLaunch,
+          click: (item) => updateSettings({ startBackendsOnLaunch: item.checked }),
         },
         { type: 'separator' },
         { role: 'quit' },

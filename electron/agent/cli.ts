@@ -34,7 +34,8 @@ program
   .option('--token-file <file>', 'read the token from a file (default: $HANGAR_TOKEN, then <home>/state/token, created on first run)')
   .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version', false)
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
-  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string }) => {
+  .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped', false)
+  .action(async (options: { home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string; restoreBackends: boolean }) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
     await runAgent({ ...options, home, galleries: options.gallery });
   });

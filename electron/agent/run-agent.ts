@@ -12,6 +12,7 @@ export interface AgentOptions {
   tokenFile?: string | undefined;
   autoUpgrade: boolean;
   ports?: string | undefined;
+  restoreBackends?: boolean;
 }
 
 /** `hangar agent`: one node served over HTTP + WebSocket until SIGTERM/SIGINT. */
@@ -30,6 +31,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     supervisor: {
       grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined,
       ...(options.ports !== undefined && { portRange: parsePorts(options.ports) }),
+      restoreOnStart: options.restoreBackends === true,
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);

@@ -14,8 +14,11 @@ describe('json files', () => {
   it('round-trips a value and falls back on a missing, corrupt or invalid file', () => {
     const path = join(dir, 'nested', 'settings.json');
     assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), DEFAULT_SETTINGS);
+    writeJson(path, { keepBackendsRunning: true, startBackendsOnLaunch: true });
+    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), { keepBackendsRunning: true, startBackendsOnLaunch: true });
+    // A settings file from before a setting existed keeps what it says and gets the new setting's default.
     writeJson(path, { keepBackendsRunning: true });
-    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), { keepBackendsRunning: true });
+    assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), { keepBackendsRunning: true, startBackendsOnLaunch: false });
     writeFileSync(path, '{"keepBackendsRunning": tru');
     assert.deepEqual(readJson(path, settingsSchema, DEFAULT_SETTINGS), DEFAULT_SETTINGS);
     writeFileSync(path, '{"keepBackendsRunning": "yes"}');

@@ -11,8 +11,8 @@ import { Supervisor, type BackendTarget, type SupervisorOptions } from './superv
 import { makeHome, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
-// Below every other test file's fixed ranges (50900-50999 in supervisor.test.ts).
-const PORTS: [number, number] = [29400, 29499];
+// A range of its own, below the ephemeral ports (no other test file uses 292xx).
+const PORTS: [number, number] = [29200, 29299];
 
 let home: Home;
 let echo: BackendTarget;
@@ -212,6 +212,34 @@ describe('process lifecycle', { concurrency: false }, () => {
     assert.equal(back.message, `started again: pid ${loaded.pid} ended while Hangar was not running${moved}`);
     assert.equal(await statusOf(back.port), 'READY');
     await heir.stop('persist');
+  });
+
+  test('start backends on launch: what ran when the host closed (and stopped it) starts again, loaded, on its port', async () => {
+    const stateDir = join(home.root, 'state-launch');
+    const owner = await supervisor({ stateDir });
+    const loaded = await owner.load(echo, 'launch', { restart: 'always' });
+    await owner.ensureRunning(echo, 'bare');
+    const gone = await owner.load(echo, 'gone');
+    await owner.stop('gone');
+    await owner.close({ stopAll: true });
+    assert.equal(isAlive(loaded.pid), false);
+    assert.equal(isAlive(gone.pid), false);
+
+    const plain = await supervisor({ stateDir });
+    assert.deepEqual(plain.list(), [], 'without the setting nothing starts');
+    await plain.close({ stopAll: true });
+
+    const heir = await supervisor({ stateDir, restoreOnStart: true });
+    const isBack = (v: ProcessView | null) => v?.model === 'launch' && v.state === 'ready' && v.loaded;
+    const current = heir.get('launch');
+    const back = isBack(current) ? current! : await until(heir, isBack);
+    assert.deepEqual([back.policy, back.message], ['always', 'started again on launch']);
+    assert.equal(await statusOf(back.port), 'READY');
+    const bare = heir.get('bare') ?? (await until(heir, (v) => v.model === 'bare' && v.state === 'ready'));
+    assert.equal(bare.loaded, false, 'a process that had no model loaded comes back without one');
+    assert.equal(heir.get('gone'), null, 'what the user stopped stays stopped');
+    await heir.stop('launch');
+    await heir.stop('bare');
   });
 
   test('a SIGSTOPped backend turns unresponsive and back; stop still ends it within the grace period', async () => {

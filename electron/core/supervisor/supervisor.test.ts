@@ -254,15 +254,16 @@ describe('supervisor', { concurrency: false }, () => {
 
   test('ports come from the range, skip ports in use, and rest in quarantine after release', async () => {
     const busy = (await import('node:net')).createServer();
-    await new Promise<void>((resolve) => busy.listen(50950, '127.0.0.1', resolve));
-    const pool = new PortPool([50950, 50952], 300);
+    // Below the ephemeral ports, where no outgoing connection can take them (no other test file uses 2930x).
+    await new Promise<void>((resolve) => busy.listen(29300, '127.0.0.1', resolve));
+    const pool = new PortPool([29300, 29302], 300);
     const a = await pool.allocate();
     const b = await pool.allocate();
-    assert.deepEqual([a, b], [50951, 50952], 'the port in use is skipped');
+    assert.deepEqual([a, b], [29301, 29302], 'the port in use is skipped');
     pool.release(a);
-    await assert.rejects(pool.allocate(), /no free port in 50950-50952/);
+    await assert.rejects(pool.allocate(), /no free port in 29300-29302/);
     await delay(350);
-    assert.equal(await pool.allocate(), 50951, 'back after the quarantine');
+    assert.equal(await pool.allocate(), 29301, 'back after the quarantine');
     busy.close();
 
     const { supervisor, relay } = ctx;

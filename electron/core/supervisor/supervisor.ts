@@ -31,7 +31,7 @@ import { processesInDirectory, scanProcesses } from './scan.ts';
 import { backendEnv } from './backend-env.ts';
 import { spawnBackend } from './spawn.ts';
 import { DEFAULT_RESTART_RULES, afterEnd, type RestartRules } from './restart-policy.ts';
-import { ProcessTable, type TableEntry } from './table.ts';
+import { ProcessTable, type ModelEntry, type TableEntry } from './table.ts';
 import { UsageSampler } from './usage.ts';
 
 export interface BackendTarget {
@@ -61,6 +61,8 @@ export interface SupervisorOptions {
   healthEveryMs?: number;
   healthTimeoutMs?: number;
   restartRules?: RestartRules;
+  /** Start again, model loaded, every model that ran when the previous host run closed ("start backends on launch"). */
+  restoreOnStart?: boolean;
   /**
    * Runs work that starts a model again by itself (a restart after a crash, a reload after a host restart) under
    * the lock its caller's own operations on that backend take, so it never races a swap of the backend.
@@ -141,6 +143,8 @@ export class Supervisor extends EventEmitter {
   private rechecking: Promise<void> | null = null;
   private recheckAgain = false;
   private restoring: Promise<unknown> = Promise.resolve();
+  /** Models a previous host run ended with that this run does not start: kept for a later run that will. */
+  private carried: ModelEntry[] = [];
   private closed = false;
   /** Set when a closing host leaves its backends running: what becomes of them is the next host run's to tell. */
   private letGo = false;
@@ -158,6 +162,7 @@ export class Supervisor extends EventEmitter {
       healthEveryMs: 10_000,
       healthTimeoutMs: 2000,
       restartRules: DEFAULT_RESTART_RULES,
+      restoreOnStart: false,
       logMaxBytes: LOG_MAX_BYTES,
       logsDir: join(resolve(options.stateDir), '..', 'logs'),
       ...options,
@@ -176,8 +181,11 @@ export class Supervisor extends EventEmitter {
   async start(): Promise<void> {
     await mkdir(this.options.backendsDir, { recursive: true });
     this.reaper = new Reaper();
-    const gone: TableEntry[] = [];
-    for (const entry of await this.table.load()) if (!this.adopt(entry)) gone.push(entry);
+    const saved = await this.table.load();
+    const gone: Array<ModelEntry & { pid: number }> = [];
+    for (const entry of saved.processes) if (!this.adopt(entry)) gone.push(modelEntryOf(entry));
+    const stopped = saved.models.filter((m) => !this.procs.has(m.model) && !gone.some((g) => g.model === m.model));
+    if (!this.options.restoreOnStart) this.carried = stopped;
     this.persist();
     await this.recheck();
     this.watcher = watch(this.options.backendsDir, () => this.scheduleRecheck());
@@ -185,7 +193,10 @@ export class Supervisor extends EventEmitter {
     this.backstop = setInterval(() => void this.recheck(), this.options.backstopMs).unref();
     this.healthTimer = setInterval(() => void this.watchHealth(), this.options.healthEveryMs).unref();
     await this.watchHealth();
-    this.restoring = Promise.allSettled(gone.filter((e) => e.policy && e.policy !== 'never').map((e) => this.resurrect(e)));
+    // Died while no host watched: as its policy says. Stopped when the last host closed: if the user wants them back.
+    const restore: Array<ModelEntry & { pid?: number }> = gone.filter((e) => e.policy !== 'never');
+    if (this.options.restoreOnStart) restore.push(...stopped);
+    this.restoring = Promise.allSettled(restore.map((e) => this.resurrect(e)));
   }
 
   /**
@@ -790,8 +801,8 @@ export class Supervisor extends EventEmitter {
     return true;
   }
 
-  /** Starts again, model reloaded, a model whose process died while no host watched it. */
-  private resurrect(entry: TableEntry): Promise<unknown> {
+  /** Starts again, model loaded, a model whose process a previous host run left behind (dead or stopped). */
+  private resurrect(entry: ModelEntry & { pid?: number }): Promise<unknown> {
     const work = () =>
       this.lock.run(entry.model, async () => {
         if (this.closed || this.procs.has(entry.model)) return;
@@ -799,7 +810,7 @@ export class Supervisor extends EventEmitter {
         this.specs.set(entry.model, spec);
         try {
           const proc = await this.spawnReady(this.liveTarget(entry.backend), entry.model);
-          const why = `started again: pid ${entry.pid} ended while Hangar was not running`;
+          const why = entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch';
           proc.message = proc.message ? `${why}; ${proc.message}` : why;
           await this.reload(proc, spec);
         } catch (error) {
@@ -811,7 +822,12 @@ export class Supervisor extends EventEmitter {
 
   private persist(): void {
     if (this.letGo) return;
-    this.table.save([...this.procs.values()].filter((p) => !p.retired).map((p) => tableEntry(p, this.specs.get(p.model))));
+    this.table.save({
+      processes: [...this.procs.values()].filter((p) => !p.retired).map((p) => tableEntry(p, this.specs.get(p.model))),
+      models: [...this.specs.entries()]
+        .map(([model, spec]) => ({ model, ...specEntry(spec) }))
+        .concat(this.carried.filter((m) => !this.specs.has(m.model))),
+    });
   }
 
   /** Every later process of the model loads `request` again, after a host restart too. */
@@ -904,8 +920,17 @@ class PortTaken extends Error {
   }
 }
 
-function specOf(entry: TableEntry): ModelSpec {
+function specOf(entry: TableEntry | ModelEntry): ModelSpec {
   return { backend: entry.backend, load: entry.load ?? null, policy: entry.policy ?? DEFAULT_POLICY, restarts: entry.restarts ?? 0, ends: [], port: entry.port };
+}
+
+function specEntry(spec: ModelSpec): Omit<ModelEntry, 'model'> {
+  return { backend: spec.backend, policy: spec.policy, restarts: spec.restarts, port: spec.port, ...(spec.load && { load: spec.load }) };
+}
+
+/** A dead table entry as a model to start again; an entry from before policies were kept is never restarted. */
+function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
+  return { model: entry.model, ...specEntry(specOf(entry)), policy: entry.policy ?? 'never', pid: entry.pid };
 }
 
 function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {

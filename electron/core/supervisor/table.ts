@@ -1,5 +1,6 @@
 // The persisted process table `<stateDir>/processes.json`: lets a restarted host re-adopt the backends it left
-// running. Written atomically (tmp + rename) after every change; writes are coalesced so the newest state wins.
+// running, and remembers every model that should run (what it loads, its policy), so a host can start them again.
+// Written atomically (tmp + rename) after every change; writes are coalesced so the newest state wins.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RestartPolicy } from '../../../shared/index.ts';
@@ -25,14 +26,28 @@ export interface TableEntry {
   load?: LoadModelRequest;
 }
 
-interface TableFile {
-  version: 1;
+/** A model that should run, whether or not a process serves it now. */
+export interface ModelEntry {
+  model: string;
+  backend: string;
+  policy: RestartPolicy;
+  restarts: number;
+  port: number | null;
+  load?: LoadModelRequest;
+}
+
+export interface TableContents {
   processes: TableEntry[];
+  models: ModelEntry[];
+}
+
+interface TableFile extends TableContents {
+  version: 1;
 }
 
 export class ProcessTable {
   readonly path: string;
-  private pending: TableEntry[] | null = null;
+  private pending: TableContents | null = null;
   private writing: Promise<void> | null = null;
   private failure: Error | null = null;
 
@@ -41,17 +56,20 @@ export class ProcessTable {
   }
 
   /** The saved entries; a missing or unreadable table is an empty one (nothing to adopt). */
-  async load(): Promise<TableEntry[]> {
+  async load(): Promise<TableContents> {
     try {
       const parsed = JSON.parse(await readFile(this.path, 'utf8')) as Partial<TableFile>;
-      return Array.isArray(parsed.processes) ? parsed.processes.filter(isEntry) : [];
+      return {
+        processes: Array.isArray(parsed.processes) ? parsed.processes.filter(isEntry) : [],
+        models: Array.isArray(parsed.models) ? parsed.models.filter(isModelEntry) : [],
+      };
     } catch {
-      return [];
+      return { processes: [], models: [] };
     }
   }
 
-  save(entries: TableEntry[]): void {
-    this.pending = entries;
+  save(contents: TableContents): void {
+    this.pending = contents;
     this.writing ??= this.drain();
   }
 
@@ -64,11 +82,11 @@ export class ProcessTable {
   private async drain(): Promise<void> {
     await mkdir(this.stateDir, { recursive: true }).catch(() => undefined);
     while (this.pending) {
-      const processes = this.pending;
+      const contents = this.pending;
       this.pending = null;
       const tmp = `${this.path}.${process.pid}.${++writes}.tmp`;
       try {
-        await writeFile(tmp, JSON.stringify({ version: 1, processes } satisfies TableFile, null, 2) + '\n');
+        await writeFile(tmp, JSON.stringify({ version: 1, ...contents } satisfies TableFile, null, 2) + '\n');
         await rename(tmp, this.path);
         this.failure = null;
       } catch (err) {
@@ -89,5 +107,18 @@ function isEntry(value: unknown): value is TableEntry {
     Number.isInteger(e.pid) &&
     e.pid > 0 &&
     Number.isInteger(e.port)
+  );
+}
+
+function isModelEntry(value: unknown): value is ModelEntry {
+  const e = value as ModelEntry;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.model === 'string' &&
+    typeof e.backend === 'string' &&
+    ['never', 'on-failure', 'always'].includes(e.policy) &&
+    Number.isInteger(e.restarts) &&
+    (e.port === null || Number.isInteger(e.port))
   );
 }
