@@ -274,11 +274,12 @@ export class Supervisor extends EventEmitter {
           throw new HangarError('failed', `${why}; the respawn failed: ${err.message}`);
         });
         this.note(fresh, `${why}; respawned from ${target.dir}`);
-        fresh.message = `respawned pid ${proc.pid} → ${fresh.pid}: its directory was replaced`;
+        const replaced = `respawned pid ${proc.pid} → ${fresh.pid}: its directory was replaced`;
+        tell(fresh, replaced);
         try {
           const message = await this.loadInto(fresh, request);
           this.remember(spec, request);
-          return { pid: fresh.pid, port: fresh.port, reused: false, message: `${fresh.message}; ${message}` };
+          return { pid: fresh.pid, port: fresh.port, reused: false, message: `${replaced}; ${message}` };
         } catch (second) {
           throw this.failLoad(fresh, new HangarError('failed', `${why}; after a respawn, ${loadError(fresh, second).message}`));
         }
@@ -403,10 +404,17 @@ export class Supervisor extends EventEmitter {
     if (existing) {
       const why = await this.unusable(existing, target);
       if (why === null) return { proc: existing, reused: true, replaced: null };
-      if (!existing.retired) await this.stopLocked(existing, true);
+      if (existing.retired) {
+        // Asked for again by the user: a pending restart and the crash count give way.
+        this.cancelRestart(model);
+        this.specFor(model, target.name).ends = [];
+      } else {
+        await this.stopLocked(existing, true);
+      }
       const proc = await this.spawnReady(target, model);
-      proc.message = `respawned pid ${existing.pid} → ${proc.pid}: ${why}`;
-      return { proc, reused: false, replaced: proc.message };
+      const replaced = `respawned pid ${existing.pid} → ${proc.pid}: ${why}`;
+      tell(proc, replaced);
+      return { proc, reused: false, replaced };
     }
     return { proc: await this.spawnReady(target, model), reused: false, replaced: null };
   }
@@ -451,7 +459,7 @@ export class Supervisor extends EventEmitter {
       }
       throw error;
     }
-    proc.message = proc.message ? `${why} → pid ${proc.pid}; ${proc.message}` : `${why} → pid ${proc.pid}`;
+    tell(proc, `${why} → pid ${proc.pid}`);
     await this.reload(proc, spec);
     return proc;
   }
@@ -557,22 +565,23 @@ export class Supervisor extends EventEmitter {
 
     const died = new AbortController();
     void spawned.exit.then((how) => {
-      if (proc.stopping || proc.state === 'starting') return;
+      // On its exit, not once its pipes close: until then, what answers on its port may be someone else.
+      died.abort();
+      if (proc.stopping) return;
       // What it forked may still hold its pipes (and its port): the group goes with its leader.
       signalGroup(proc.pid, 'SIGKILL');
-      this.ended(proc, how);
+      if (proc.state !== 'starting') this.ended(proc, how);
     });
-    void spawned.result.then(() => {
-      died.abort();
-      this.retire(proc);
-    });
+    void spawned.result.then(() => this.retire(proc));
     try {
       await waitReady(port, proc.client, Date.now() + this.options.startTimeoutMs, died.signal);
+      // A Health answer that arrived after the process exited came from someone else on its port.
+      died.signal.throwIfAborted();
     } catch (err) {
       if (!(err instanceof NotReadyError)) {
         // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
         await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
-        const error = startupDeath(proc, await spawned.result);
+        const error = startupDeath(proc, await spawned.exit);
         throw (await portIsFree(port)) ? error : new PortTaken(error);
       }
       await this.stopLocked(proc, true);
@@ -810,8 +819,7 @@ export class Supervisor extends EventEmitter {
         this.specs.set(entry.model, spec);
         try {
           const proc = await this.spawnReady(this.liveTarget(entry.backend), entry.model);
-          const why = entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch';
-          proc.message = proc.message ? `${why}; ${proc.message}` : why;
+          tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
           await this.reload(proc, spec);
         } catch (error) {
           this.logFor(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);
@@ -940,6 +948,11 @@ function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
   return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
 }
 
+/** Puts what Hangar did in front of what the row already says (e.g. that its port moved). */
+function tell(proc: Proc, what: string): void {
+  proc.message = proc.message ? `${what}; ${proc.message}` : what;
+}
+
 function endText(exit: ProcessExit): string {
   if (exit.signal) return `was killed by ${exit.signal}`;
   if (exit.code !== null) return `exited with code ${exit.code}`;
@@ -960,9 +973,9 @@ function loadError(proc: Proc, err: unknown): HangarError {
   return new HangarError('failed', `backend ${proc.backend} could not load model ${proc.model}: ${message}`);
 }
 
-function startupDeath(proc: Proc, result: Result): HangarError {
+function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {
   const tail = (proc.logs?.toArray() ?? []).filter((l) => l.stream === 'stderr').slice(-STDERR_TAIL_LINES).map((l) => l.text);
-  const how = result.signal ? `signal ${result.signal}` : `exit code ${result.exitCode}`;
+  const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
   const said = tail.length ? `: ${tail.join(' | ')}` : ' without output';
   return new HangarError('failed', `backend ${proc.backend} exited while starting for model ${proc.model} (${how})${said}`);
 }
