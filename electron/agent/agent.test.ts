@@ -141,6 +141,7 @@ describe('hangar agent + CLI', () => {
     assert.match(restarted.stdout, new RegExp(`^restarted k1: pid \\d+, port ${loaded.port}\n$`));
     const back = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1')!;
     assert.deepEqual([back.state, back.restarts], ['ready', 1]);
+    assert.match((await hangar(agent, 'ls')).stdout, new RegExp(`k1:${back.pid} ↺1[ \\n]`));
     assert.ok(back.rss! > 0 && back.cpu !== null, 'CPU and memory of a live process');
     assert.match((await hangar(agent, 'ps')).stdout, new RegExp(`^k1 +echo +${back.pid} +${loaded.port} +ready +1 +\\d+s +[\\d.]+% +[\\d.]+ MB `, 'm'));
 

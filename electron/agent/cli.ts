@@ -3,7 +3,7 @@ import { LOCAL_NODE } from '../../shared/api.ts';
 import type { JobView, LogLine, RestartPolicy } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, processesStatus, psJson, psRow, scanJson, table, upgradeText } from './format.ts';
+import { galleryJson, jobLine, lsJson, lsProcess, processesStatus, psJson, psRow, scanJson, table, upgradeText } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { runAgent } from './run-agent.ts';
 
@@ -63,7 +63,7 @@ client('ls', 'list installed backends').action(withClient(async (c, options: { j
     table(backends.map((b) => ({
       name: b.name,
       version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
-      processes: b.processes.map((p) => `${p.model}:${p.pid}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`).join(' ') || '-',
+      processes: b.processes.map(lsProcess).join(' ') || '-',
       status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : processesStatus(b.processes),
     })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),
   );

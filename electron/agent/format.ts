@@ -30,6 +30,11 @@ export function processesStatus(processes: ProcessView[]): string {
   return counts.size === 0 ? 'ok' : [...counts].map(([state, n]) => `${n} ${state}`).join(', ');
 }
 
+/** A process in `ls`: "m1:1234 ↺2 (CRASHED)". */
+export function lsProcess(p: ProcessView): string {
+  return `${p.model}:${p.pid}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
+}
+
 /** One `ps` row: state, restarts (↺), uptime, CPU and memory, as PM2's list shows them. */
 export function psRow(p: ProcessView): Record<string, unknown> {
   const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);
