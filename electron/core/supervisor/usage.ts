@@ -25,7 +25,7 @@ const MIN_INTERVAL_MS = 1000;
 
 /** Remembers each process's previous sample, so a reading is the recent CPU share and not a lifetime average. */
 export class UsageSampler {
-  private readonly previous = new Map<number, { ticks: number; at: number; cpu: number | null }>();
+  private readonly previous = new Map<number, { ticks: number; at: number; cpu: number }>();
 
   sample(pid: number, startedAt: string): Usage {
     if (process.platform !== 'linux') return UNKNOWN;
@@ -45,13 +45,15 @@ export class UsageSampler {
     const now = Date.now();
     const before = this.previous.get(pid);
     // Samples closer together than a second would measure noise: the last reading stands until then.
-    if (before && now - before.at < MIN_INTERVAL_MS) return { cpu: before.cpu, rss: Number.isFinite(rss) ? rss : null };
+    const memory = Number.isFinite(rss) ? rss : null;
+    if (before && now - before.at < MIN_INTERVAL_MS) return { cpu: before.cpu, rss: memory };
     const from = before ?? { ticks: 0, at: Date.parse(startedAt) };
     const elapsed = (now - from.at) / 1000;
-    const share = elapsed > 0 ? Math.max(0, Math.round(((ticks - from.ticks) / hz / elapsed) * 1000) / 10) : NaN;
-    const cpu = Number.isFinite(share) ? share : null;
-    this.previous.set(pid, { ticks, at: now, cpu });
-    return { cpu, rss: Number.isFinite(rss) ? rss : null };
+    const share = Math.max(0, Math.round(((ticks - from.ticks) / hz / elapsed) * 1000) / 10);
+    // A process sampled in its first millisecond has no measurable share yet: no baseline either.
+    if (!(elapsed > 0) || !Number.isFinite(share)) return { cpu: null, rss: memory };
+    this.previous.set(pid, { ticks, at: now, cpu: share });
+    return { cpu: share, rss: memory };
   }
 
   forget(pid: number): void {
