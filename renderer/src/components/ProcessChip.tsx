@@ -1,7 +1,7 @@
 import { memo } from 'react';
 import { useBackends } from '../state/backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { ProcessStateBadge, isEnded } from './ProcessState.tsx';
+import { ProcessStateBadge, exitSummary, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -34,7 +34,11 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
       )}
       {process.state !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}
       {stale && <StaleBadge process={process} />}
-      {process.error && <span className="process-note error" data-testid="process-error">{process.error}</span>}
+      {(process.error || (ended && process.exit)) && (
+        <span className="process-note error" data-testid="process-error">
+          {process.error ?? exitSummary(process.exit!)}
+        </span>
+      )}
       <span className="chip-actions">
         <ProcessActions process={process} />
       </span>
