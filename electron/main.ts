@@ -16,6 +16,7 @@ import {
   type MenuItemConstructorOptions,
 } from 'electron';
 import { LOCAL_NODE } from '../shared/api.ts';
+import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
 import { startHost, type Host, type JoinOptions } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
@@ -89,8 +90,8 @@ async function start(): Promise<void> {
   quitStopsBackends(node, host);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
   const { settings } = await node.settings({ node: LOCAL_NODE });
-  const keepRunning = (keep: boolean) => void node.updateSettings({ node: LOCAL_NODE, settings: { keepBackendsRunning: keep } });
-  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings.keepBackendsRunning, keepRunning)));
+  const update = (patch: Partial<NodeSettings>) => void node.updateSettings({ node: LOCAL_NODE, settings: patch });
+  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update)));
 
   const openWindow = () => {
     window = createWindow(join(userData, 'window-state.json'));
@@ -231,7 +232,7 @@ function clusterOf(desktop: DesktopSettings): JoinOptions | undefined {
   return desktop.cluster && { ...desktop.cluster, name: desktop.cluster.name ?? hostname() };
 }
 
-function menuTemplate(keepBackendsRunning: boolean, keepRunning: (keep: boolean) => void): MenuItemConstructorOptions[] {
+function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettings>) => void): MenuItemConstructorOptions[] {
   const mac = process.platform === 'darwin';
   return [
     ...(mac ? [{ role: 'appMenu' } as const] : []),
@@ -241,8 +242,14 @@ function menuTemplate(keepBackendsRunning: boolean, keepRunning: (keep: boolean)
         {
           label: 'Keep Backends Running After Quit',
           type: 'checkbox',
-          checked: keepBackendsRunning,
-          click: (item) => keepRunning(item.checked),
+          checked: settings.keepBackendsRunning,
+          click: (item) => update({ keepBackendsRunning: item.checked }),
+        },
+        {
+          label: 'Start Backends on Launch',
+          type: 'checkbox',
+          checked: settings.startBackendsOnLaunch,
+          click: (item) => update({ startBackendsOnLaunch: item.checked }),
         },
         { type: 'separator' },
         { role: 'quit' },

@@ -9,6 +9,7 @@ import type {
   NodeInfo,
   ProcessView,
   NodeSettings,
+  RestartPolicy,
   RolloutView,
   ScanEntry,
   SettingsView,
@@ -42,8 +43,11 @@ export interface NodeApi {
   delete(req: BackendRef & SwapOptions): Promise<JobView>;
   waitJob(req: NodeRef & { id: string }): Promise<JobView>;
   cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
-  load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult>;
+  /** `restart`: what happens when the process ends by itself (default: kept, else on-failure). */
+  load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult>;
   respawn(req: ModelRef): Promise<ProcessView>;
+  /** Starts an exited or crashed model's process again and reloads its model (a live one is respawned). */
+  restart(req: ModelRef): Promise<ProcessView>;
   respawnBackend(req: BackendRef): Promise<ProcessView[]>;
   stop(req: ModelRef): Promise<void>;
   /**
@@ -90,7 +94,7 @@ export const LOCAL_NODE = 'local';
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
-  'waitJob', 'cancelJob', 'load', 'respawn', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
+  'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
 ] as const satisfies readonly NodeMethod[];
 
 export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout'] as const satisfies readonly (keyof ClusterApi)[];

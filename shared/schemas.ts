@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { HangarMethod, NodeApi, NodeRequest } from './api.ts';
+import type { RestartPolicy } from './types.ts';
 
 /**
  * Suffixes of the working directories an install leaves beside a live backend: LocalAI's install and upgrade
@@ -34,6 +35,8 @@ export const modelName = z
   .min(1, 'model is empty')
   .max(NAME_MAX)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:+-]*$/, 'model may hold only letters, digits, ".", "_", ":", "+" and "-"');
+
+export const restartPolicy = z.enum(['never', 'on-failure', 'always'] satisfies RestartPolicy[]);
 
 const capabilityKey = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'capability may hold only lower-case letters, digits and "-"');
 
@@ -97,9 +100,10 @@ export const requestSchemas = {
   delete: swapRef,
   waitJob: z.strictObject({ node: nodeId, id: jobId }),
   cancelJob: z.strictObject({ node: nodeId, id: jobId }),
-  load: z.strictObject({ node: nodeId, backend: qualifiedName, model: modelName }),
+  load: z.strictObject({ node: nodeId, backend: qualifiedName, model: modelName, restart: restartPolicy.optional() }),
   respawn: modelRef,
   respawnBackend: backendRef,
+  restart: modelRef,
   stop: modelRef,
   stopProcess: z.strictObject({ node: nodeId, pid }),
   scan: nodeRef,

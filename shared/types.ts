@@ -1,7 +1,34 @@
 // DTOs that cross every transport (Electron IPC, WebSocket). Plain JSON only: no bigint, no Date.
 
 export type CwdStatus = 'ok' | 'stale' | 'unknown';
-export type ProcessState = 'starting' | 'ready' | 'stopping' | 'exited';
+/**
+ * starting: spawned, not answering Health yet. loading: LoadModel under way. ready: answers Health (and, when a model
+ * was loaded, Status says so). unresponsive: stopped answering Health. stale: its directory was replaced. stopping: on
+ * its way out. exited / crashed: ended by itself (exit code 0 / anything else), the row stays. crash-looping: crashed
+ * too often to be restarted again.
+ */
+export type ProcessState =
+  | 'starting'
+  | 'loading'
+  | 'ready'
+  | 'unresponsive'
+  | 'stale'
+  | 'stopping'
+  | 'exited'
+  | 'crashed'
+  | 'crash-looping';
+
+/** When a process that ended by itself is started again (as PM2's autorestart). */
+export type RestartPolicy = 'never' | 'on-failure' | 'always';
+
+/** How a process ended by itself. */
+export interface ProcessExit {
+  code: number | null;
+  signal: string | null;
+  at: string;
+  /** Its last stderr lines. */
+  tail: string[];
+}
 
 export interface ProcessView {
   model: string;
@@ -16,6 +43,20 @@ export interface ProcessView {
   cwdReason: string;
   /** What the OS says the process's cwd is (`/proc/PID/cwd`), when known. */
   procCwd: string | null;
+  /** Whether the model is loaded in it (LoadModel answered, and Status has not said otherwise since). */
+  loaded: boolean;
+  policy: RestartPolicy;
+  /** How many times Hangar started this model again after its process ended or was replaced. */
+  restarts: number;
+  /** What Hangar last did to this row, e.g. "respawned pid A → B: its directory was replaced". */
+  message: string | null;
+  /** Why the row is not what it should be: a failed reload, a crash loop, no Health answer. */
+  error: string | null;
+  exit: ProcessExit | null;
+  /** CPU use in percent of one core since the previous sample (null when unknown). */
+  cpu: number | null;
+  /** Resident memory in bytes (null when unknown). */
+  rss: number | null;
 }
 
 export interface PreviousVersion {

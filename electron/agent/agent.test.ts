@@ -112,6 +112,43 @@ describe('hangar agent + CLI', () => {
     }
   });
 
+  test('a kill -9 shows as crashed in ps and ls, logs keep timestamps, restart brings it back, stop removes it', async () => {
+    const bad = await hangar(agent, 'load', 'echo', 'k1', '--restart', 'sometimes');
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /^hangar: restart: .*never.*on-failure.*always/);
+    const loaded = await json<{ pid: number; port: number }>(agent, 'load', 'echo', 'k1', '--restart', 'never');
+    process.kill(loaded.pid, 'SIGKILL');
+    type Row = { model: string; pid: number; state: string; restarts: number; policy: string; exit: { signal: string } | null; cpu: number | null; rss: number | null };
+    let row: Row | undefined;
+    for (let i = 0; i < 100 && row?.state !== 'crashed'; i++) {
+      row = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.deepEqual([row?.pid, row?.state, row?.policy, row?.exit?.signal], [loaded.pid, 'crashed', 'never', 'SIGKILL']);
+    const ps = await hangar(agent, 'ps');
+    assert.match(ps.stdout, /^MODEL +BACKEND +PID +PORT +STATE +↺ +UP +CPU +MEM +CWD +NOTE$/m);
+    assert.match(ps.stdout, new RegExp(`^k1 +echo +${loaded.pid} +${loaded.port} +crashed +0 +- +- +- +ok +killed by SIGKILL at `, 'm'));
+    const ls = await hangar(agent, 'ls');
+    assert.match(ls.stdout, /k1:\d+ \(CRASHED\).* 1 crashed$/m);
+    assert.doesNotMatch(ls.stdout, / ok$/m);
+
+    const logs = await hangar(agent, 'logs', 'k1');
+    assert.match(logs.stdout, /^\d{4}-\d\d-\d\dT\S+Z echo: listening on 127\.0\.0\.1:\d+$/m);
+    assert.match(logs.stdout, new RegExp(`Z ----- pid ${loaded.pid} was killed by SIGKILL -----$`, 'm'));
+
+    const restarted = await hangar(agent, 'restart', 'k1');
+    assert.equal(restarted.code, 0, restarted.stderr);
+    assert.match(restarted.stdout, new RegExp(`^restarted k1: pid \\d+, port ${loaded.port}\n$`));
+    const back = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1')!;
+    assert.deepEqual([back.state, back.restarts], ['ready', 1]);
+    assert.match((await hangar(agent, 'ls')).stdout, new RegExp(`k1:${back.pid} ↺1[ \\n]`));
+    assert.ok(back.rss! > 0 && back.cpu !== null, 'CPU and memory of a live process');
+    assert.match((await hangar(agent, 'ps')).stdout, new RegExp(`^k1 +echo +${back.pid} +${loaded.port} +ready +1 +\\d+s +[\\d.]+% +[\\d.]+ MB `, 'm'));
+
+    assert.equal((await hangar(agent, 'stop', 'k1')).code, 0);
+    assert.equal((await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1'), undefined);
+  });
+
   test('SIGTERM stops the agent cleanly and leaves no backend running', async () => {
     const { pid } = await json<{ pid: number }>(agent, 'load', 'echo', 'm2');
     assert.ok(isAlive(pid));

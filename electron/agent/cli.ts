@@ -3,13 +3,13 @@ import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { hostname } from 'node:os';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import type { JobView, LogLine, RolloutNode, RolloutView } from '../../shared/types.ts';
+import type { JobView, LogLine, RestartPolicy, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from './nodes.ts';
 import { HomeBusyError } from '../core/home-lock.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, matrix, matrixJson, nodesTable, psJson, rolloutTable, scanJson, table, upgradeText, uptime } from './format.ts';
+import { galleryJson, jobLine, lsJson, lsProcess, matrix, matrixJson, nodesTable, processesStatus, psJson, psRow, rolloutTable, scanJson, table, upgradeText } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
 
@@ -57,6 +57,7 @@ program
   .option('--insecure', 'join a non-loopback server without credentials', false)
   .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
   .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
+  .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped (default: the node\'s settings)', false)
   .action(async (options: AgentCommandOptions) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
     const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
@@ -80,7 +81,7 @@ program
 
 interface AgentCommandOptions {
   home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
-  maxInstallSize?: string; stallTimeout?: string;
+  maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean;
   cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
   clusterCa?: string; insecure: boolean; heartbeat: number; callTimeout: number;
 }
@@ -123,8 +124,8 @@ client('ls', 'list installed backends (--on all or --on A,B: a backend × node m
     table(backends.map((b) => ({
       name: b.name,
       version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
-      processes: b.processes.map((p) => `${p.model}:${p.pid}${p.cwd === 'stale' ? ' (STALE CWD)' : ''}`).join(' ') || '-',
-      status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : 'ok',
+      processes: b.processes.map(lsProcess).join(' ') || '-',
+      status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : processesStatus(b.processes),
     })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),
   );
 }));
@@ -163,9 +164,11 @@ client('rollback', 'swap back to the previous version (--rollout ID: on every no
 client('delete', 'delete an installed backend (from each node of --on all or --on A,B)', (c) => swapping(c.argument('<name>')), { sets: true })
   .action(withClient((c, name: string, options: SwapCommandOptions) => runJobs(c, options, (on) => c.delete({ node: on, name, ...swapOptions(options) }))));
 
-client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) => c.argument('<name>').argument('<model>'))
-  .action(withClient(async (c, backend: string, model: string, options: { json?: boolean }) => {
-    const result = await c.load({ node, backend, model });
+client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) =>
+  c.argument('<name>').argument('<model>').option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always'))
+  .action(withClient(async (c, backend: string, model: string, options: { json?: boolean; restart?: string }) => {
+    // The agent checks the policy against the contract's schema, as every request.
+    const result = await c.load({ node, backend, model, ...(options.restart !== undefined && { restart: options.restart as RestartPolicy }) });
     print(options, result, () => `${result.message}\npid ${result.pid}, port ${result.port}${result.reused ? ' (reused)' : ''}\n`);
   }));
 
@@ -177,7 +180,13 @@ client('respawn', 'force a fresh process for MODEL (or every process of --backen
     }
     if (!model) throw new CommanderError(2, 'hangar.usage', 'respawn needs a MODEL or --backend NAME');
     const p = await c.respawn({ node, model });
-    print(options, psJson(p), () => `respawned ${p.model}: pid ${p.pid}, port ${p.port}\n`);
+    print(options, psJson(p), () => `respawned ${p.model}: pid ${p.pid}, port ${p.port}${p.message ? ` (${p.message})` : ''}\n`);
+  }));
+
+client('restart', 'start the process of MODEL again (exited, crashed or running) and reload the model', (c) => c.argument('<model>'))
+  .action(withClient(async (c, model: string, options: { json?: boolean }) => {
+    const p = await c.restart({ node, model });
+    print(options, psJson(p), () => `restarted ${p.model}: pid ${p.pid}, port ${p.port}${p.error ? `\n${p.error}` : ''}\n`);
   }));
 
 client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
@@ -202,10 +211,7 @@ client('stop-process', 'stop one process a scan shows: supervised, or stale and 
 client('ps', 'list backend processes with their cwd status').action(withClient(async (c, options: { json?: boolean }) => {
   const processes = await c.processes({ node });
   print(options, processes.map(psJson), () =>
-    table(processes.map((p) => ({
-      model: p.model, backend: p.backend, pid: p.pid, port: p.port, state: p.state, up: uptime(p.startedAt),
-      cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
-    })), 'no backend processes'),
+    table(processes.map(psRow), 'no backend processes'),
   );
 }));
 
@@ -231,7 +237,7 @@ client('galleries', 'list the galleries this node reads, or change them: add LOC
 
 client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
   .action(withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
-    const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.text}\n`);
+    const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.at} ${line.text}\n`);
     if (options.follow) c.onEvent((e) => e.type === 'log' && e.node === node && e.line.model === model && show(e.line));
     (await c.logs({ node, model })).forEach(show);
     if (options.follow) await c.closed;

@@ -12,8 +12,52 @@ export const galleryJson = (e: GalleryEntryView) => ({
   compatible: e.compatible, meta: e.meta,
 });
 export const psJson = (p: ProcessView) => ({
-  model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, cwd: p.cwd, cwdReason: p.cwdReason,
+  model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, state: p.state, loaded: p.loaded,
+  policy: p.policy, restarts: p.restarts, cpu: p.cpu, rss: p.rss, message: p.message, error: p.error, exit: p.exit, cwd: p.cwd,
+  cwdReason: p.cwdReason,
 });
+
+/** States in which a process is not doing its job; `ls` does not call a backend with one of them ok. */
+const TROUBLE = new Set<ProcessView['state']>(['unresponsive', 'stale', 'exited', 'crashed', 'crash-looping']);
+
+/** "ok", or what is wrong with a backend's processes: "1 crashed, 1 stale". */
+export function processesStatus(processes: ProcessView[]): string {
+  const counts = new Map<string, number>();
+  for (const p of processes) {
+    const trouble = TROUBLE.has(p.state) ? p.state : p.cwd === 'stale' ? 'stale' : p.error ? 'failing' : null;
+    if (trouble) counts.set(trouble, (counts.get(trouble) ?? 0) + 1);
+  }
+  return counts.size === 0 ? 'ok' : [...counts].map(([state, n]) => `${n} ${state}`).join(', ');
+}
+
+/** A process in `ls`: "m1:1234 ↺2 (CRASHED)". */
+export function lsProcess(p: ProcessView): string {
+  return `${p.model}:${p.pid}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
+}
+
+/** One `ps` row: state, restarts (↺), uptime, CPU and memory, as PM2's list shows them. */
+export function psRow(p: ProcessView): Record<string, unknown> {
+  const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);
+  return {
+    model: p.model,
+    backend: p.backend,
+    pid: p.pid,
+    port: p.port,
+    state: p.state,
+    '↺': p.restarts,
+    up: ended ? '-' : uptime(p.startedAt),
+    cpu: p.cpu === null || ended ? '-' : `${p.cpu}%`,
+    mem: p.rss === null || ended ? '-' : bytes(p.rss),
+    cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
+    note: p.error ?? (ended ? exitText(p.exit!) : p.message) ?? '',
+  };
+}
+
+function exitText(exit: NonNullable<ProcessView['exit']>): string {
+  const how = exit.signal ? `killed by ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'exit status unknown';
+  const said = exit.tail.length > 0 ? `: ${exit.tail.at(-1)}` : '';
+  return `${how} at ${exit.at}${said}`;
+}
 export const scanJson = (s: ScanEntry) => ({
   pid: s.pid, command: s.command, cwd: s.cwd, status: s.status, supervised: s.supervised, backend: s.backend,
 });

@@ -20,6 +20,7 @@ export interface AgentOptions {
   stallTimeout?: string | undefined;
   /** Join this NATS cluster as a member. */
   cluster?: JoinOptions | undefined;
+  restoreBackends?: boolean;
 }
 
 /**
@@ -40,6 +41,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     starterGallery,
     runtimeEnv: { HANGAR_NODE: process.execPath },
     ...(options.autoUpgrade && { autoUpgrade: true }),
+    ...(options.restoreBackends && { startBackendsOnLaunch: true }),
     ...(options.maxInstallSize !== undefined && { installLimits: { maxBytes: parseSize(options.maxInstallSize) } }),
     ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.

@@ -63,6 +63,11 @@ describe('LocalNode', () => {
     assert.notEqual(p1.pid, first.pid);
     assert.equal(p1.cwd, 'ok');
     assert.equal(isAlive(first.pid), false);
+    // The respawned process has the model loaded again, by the backend's own word.
+    assert.deepEqual([p1.state, p1.loaded, p1.port], ['ready', true, first.port]);
+    const client = new BackendClient(`127.0.0.1:${p1.port}`);
+    assert.equal((await client.status(2000)).state, 'READY');
+    client.close();
 
     await t.publishEcho('1.0.2');
     await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));

@@ -16,6 +16,7 @@ import type {
   NodeInfo,
   NodeSettings,
   ProcessView,
+  RestartPolicy,
   ScanEntry,
   SettingsView,
   UpgradeAllResult,
@@ -75,6 +76,8 @@ export interface LocalNodeOptions {
    * (LocalAI's auto_upgrade_backends). Without it, the node's settings decide.
    */
   autoUpgrade?: boolean;
+  /** Fixes "start backends on launch" for this run; without it, the node's settings decide. */
+  startBackendsOnLaunch?: boolean;
   supervisor?: Partial<Omit<SupervisorOptions, 'backendsDir' | 'modelsDir' | 'stateDir' | 'runtimeEnv'>>;
 }
 
@@ -126,7 +129,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       backendsDir: this.backendsDir,
       modelsDir: this.modelsDir,
       stateDir: this.stateDir,
+      logsDir: join(options.home, 'logs'),
       runtimeEnv: options.runtimeEnv,
+      backendLock: (backend, work) => this.locks.run(backend, work),
     });
     this.jobHistory = new JobHistory(this.stateDir);
     this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }), this.jobHistory);
@@ -142,17 +147,18 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const recovered = await this.store.recover();
     await this.settingsStore.load();
     this.applySettings(['galleries', 'portRange', 'autoUpgrade']);
-    await this.supervisor.start();
+    await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch });
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
   /** What the host's options fix for this run. */
   private fixedSettings(): Partial<NodeSettings> {
-    const { galleries, autoUpgrade, supervisor } = this.options;
+    const { galleries, autoUpgrade, startBackendsOnLaunch, supervisor } = this.options;
     const names = this.galleries.names();
     return {
       ...(galleries && { galleries: galleries.map((spec, i) => ({ name: names[i]!, location: spec.location, enabled: true })) }),
       ...(autoUpgrade !== undefined && { autoUpgrade }),
+      ...(startBackendsOnLaunch !== undefined && { startBackendsOnLaunch }),
       ...(supervisor?.portRange && { portRange: supervisor.portRange }),
     };
   }
@@ -395,16 +401,22 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.jobRunner.cancel(req.id);
   }
 
-  async load(req: NodeRef & { backend: string; model: string }): Promise<LoadResult> {
+  async load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult> {
     this.check(req);
     const target = await this.target(req.backend);
-    return this.locks.run(target.name, () => this.supervisor.load(target, req.model));
+    return this.locks.run(target.name, () => this.supervisor.load(target, req.model, { ...(req.restart && { restart: req.restart }) }));
   }
 
   async respawn(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
     return this.locks.run(process.backend, () => this.supervisor.respawn(req.model));
+  }
+
+  async restart(req: ModelRef): Promise<ProcessView> {
+    this.check(req);
+    const process = this.processOf(req.model);
+    return this.locks.run(process.backend, () => this.supervisor.restart(req.model));
   }
 
   async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
@@ -433,7 +445,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async logs(req: ModelRef): Promise<LogLine[]> {
     this.check(req);
-    this.processOf(req.model);
+    if (!this.supervisor.knows(req.model)) throw new HangarError('not-found', `no process for model ${req.model}`);
     return this.supervisor.logs(req.model);
   }
 

@@ -47,6 +47,10 @@ export class PortPool {
     void this.reserve(port);
   }
 
+  isTaken(port: number): boolean {
+    return this.taken.has(port);
+  }
+
   release(port: number): void {
     if (!this.taken.delete(port)) return;
     if (this.quarantineMs <= 0) return this.unreserve(port);

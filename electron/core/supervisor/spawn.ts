@@ -20,8 +20,10 @@ export interface SpawnRequest {
 
 export interface Spawned {
   child: ResultPromise;
-  /** Settles (never rejects) once the process has exited and been reaped. */
+  /** Settles (never rejects) once the process has exited and been reaped, and its pipes have closed. */
   result: Promise<Result>;
+  /** Resolves when the process itself exits, even while something it forked still holds its pipes. */
+  exit: Promise<{ code: number | null; signal: string | null }>;
   /** Resolves once every line the process wrote to stdout and stderr has been delivered to onLine. */
   drained: Promise<void>;
   /** Stops the process and its pipes from keeping the host's event loop alive. */
@@ -46,6 +48,7 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   });
   const pid = child.pid;
   const result = child as Promise<Result>;
+  const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   // Read from the first byte: lines a backend writes while dying during startup make its error message.
   const drained = Promise.all([
     streamLines(child.stdout, (text) => req.onLine('stdout', text)),
@@ -69,7 +72,7 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
     child.unref();
     for (const stream of [child.stdout, child.stderr]) (stream as Socket | null)?.unref();
   };
-  return { child, result, drained, detach, pid, identity, startTime };
+  return { child, result, exit, drained, detach, pid, identity, startTime };
 }
 
 async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {

@@ -159,7 +159,7 @@ describe('supervisor', { concurrency: false }, () => {
 
     const after = await supervisor.load(echo, 'swap');
     assert.notEqual(after.pid, before.pid);
-    assert.deepEqual([after.reused, after.message], [false, 'loaded swap with echo 2.0.0']);
+    assert.deepEqual([after.reused, after.message], [false, `respawned pid ${before.pid} → ${after.pid}: its directory was replaced; loaded swap with echo 2.0.0`]);
     assert.equal(await gone(before.pid), true);
     await supervisor.stop('swap');
   });
@@ -273,9 +273,30 @@ describe('supervisor', { concurrency: false }, () => {
 
     const { supervisor, relay } = ctx;
     const first = await supervisor.ensureRunning(relay, 'ports');
-    const second = await supervisor.respawn('ports');
-    assert.notEqual(second.port, first.process.port, 'a respawn does not get its own released port back');
-    await supervisor.stop('ports');
+    try {
+      const second = await supervisor.respawn('ports');
+      assert.equal(second.port, first.process.port, 'a respawn takes its own port back, so a pinned client keeps working');
+      const third = await supervisor.respawn('ports');
+      assert.equal(third.port, first.process.port);
+      // The process crashes and someone takes its port before it starts again: it moves, and says so.
+      const crashed = nextEvent(supervisor, (v) => v.model === 'ports' && v.state === 'crashed');
+      process.kill(third.pid, 'SIGKILL');
+      await crashed;
+      const squatter = (await import('node:net')).createServer();
+      await new Promise<void>((resolve) => squatter.listen(third.port, '127.0.0.1', resolve));
+      try {
+        const fourth = await supervisor.restart('ports');
+        assert.notEqual(fourth.port, third.port);
+        assert.equal(
+          fourth.message,
+          `restarted by the user (pid ${third.pid} was killed by SIGKILL) → pid ${fourth.pid}; moved from port ${third.port} to ${fourth.port}: ${third.port} is in use`,
+        );
+      } finally {
+        squatter.close();
+      }
+    } finally {
+      await supervisor.stop('ports');
+    }
   });
 
   test('a backend that dies during startup gives an error with its stderr tail', async () => {
@@ -319,7 +340,7 @@ describe('supervisor', { concurrency: false }, () => {
     supervisor.on('log', count);
     await supervisor.ensureRunning({ name: 'chatty', dir }, 'chatty');
     supervisor.off('log', count);
-    const lines = supervisor.logs('chatty');
+    const lines = await supervisor.logs('chatty');
     assert.equal(lines.length, 1000);
     assert.deepEqual([lines[0]!.text, lines.at(-1)!.text], ['line 500', 'line 1499']);
     assert.equal(streamed, 1500);
@@ -346,7 +367,7 @@ describe('supervisor', { concurrency: false }, () => {
     assert.equal(heir.get('adopt')?.cwd, 'ok');
     assert.equal(heir.get('recycled'), null);
     assert.equal(heir.get('vanished'), null);
-    assert.match(heir.logs('adopt')[0]!.text, /^logs unavailable: backend relay .* adopted/);
+    assert.match((await heir.logs('adopt')).at(-1)!.text, /^later output unavailable: backend relay .* adopted/);
     assert.deepEqual((await flushedTable(heir, stateDir)).map((e) => e.model), ['adopt']);
     assert.equal((await heir.load(relay, 'adopt')).reused, true);
 
@@ -423,8 +444,8 @@ describe('supervisor', { concurrency: false }, () => {
       const retried = await supervisor.load(target, 'six');
       assert.equal(calls, 2);
       assert.notEqual(retried.pid, first.pid);
-      assert.deepEqual([retried.reused, retried.message], [false, 'loaded six with sixth 2']);
-      const note = supervisor.logs('six').find((l) => l.text.startsWith('[hangar]'));
+      assert.deepEqual([retried.reused, retried.message], [false, `respawned pid ${first.pid} → ${retried.pid}: its directory was replaced; loaded six with sixth 2`]);
+      const note = (await supervisor.logs('six')).find((l) => l.text.startsWith('[hangar]'));
       assert.equal(note?.text, `[hangar] backend sixth (pid ${first.pid}) was running from a directory that a reinstall replaced; respawned from ${target.dir}`);
 
       onLoad = swapThenFail;

@@ -7,12 +7,23 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Result } from 'execa';
-import { HangarError, type LoadResult, type LogLine, type ProcessState, type ProcessView, type ScanEntry } from '../../../shared/index.ts';
+import {
+  HangarError,
+  type LoadResult,
+  type LogLine,
+  type ProcessExit,
+  type ProcessState,
+  type ProcessView,
+  type RestartPolicy,
+  type ScanEntry,
+} from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
 import { probeCwd, type CwdReport } from './cwd-probe.ts';
-import { BackendClient, BackendCallError } from './grpc-client.ts';
+import { BackendClient, BackendCallError, type LoadModelRequest } from './grpc-client.ts';
 import { dirIdentity, isAlive, isSameProcess, procStat, sameInode, type DirIdentity } from './identity.ts';
 import { LogRing } from './log-ring.ts';
+import { LOG_MAX_BYTES, ModelLog } from './model-log.ts';
+import { reclaimPort } from './port-reuse.ts';
 import { PortPool, portIsFree } from './ports.ts';
 import { NotReadyError, waitReady } from './readiness.ts';
 import { Reaper } from './reaper.ts';
@@ -20,7 +31,9 @@ import { processTree, signalTree, treeAlive } from './process-tree.ts';
 import { processesInDirectory, readCommand, scanProcesses } from './scan.ts';
 import { backendEnv } from './backend-env.ts';
 import { spawnBackend } from './spawn.ts';
-import { ProcessTable, type TableEntry } from './table.ts';
+import { DEFAULT_RESTART_RULES, afterEnd, type RestartRules } from './restart-policy.ts';
+import { ProcessTable, type ModelEntry, type TableEntry } from './table.ts';
+import { UsageSampler } from './usage.ts';
 
 export interface BackendTarget {
   name: string;
@@ -32,6 +45,9 @@ export interface SupervisorOptions {
   backendsDir: string;
   modelsDir: string;
   stateDir: string;
+  /** Each model's log files (default: `logs` beside stateDir). */
+  logsDir?: string;
+  logMaxBytes?: number;
   /** e.g. { HANGAR_NODE: process.execPath } (+ ELECTRON_RUN_AS_NODE in Electron). */
   runtimeEnv: Record<string, string>;
   grpcToken?: string;
@@ -39,7 +55,20 @@ export interface SupervisorOptions {
   portQuarantineMs?: number;
   stopGraceMs?: number;
   startTimeoutMs?: number;
+  /** The bound on one LoadModel call. */
+  loadTimeoutMs?: number;
   backstopMs?: number;
+  /** How often every ready backend is asked for Health (and Status), each call bounded by healthTimeoutMs. */
+  healthEveryMs?: number;
+  healthTimeoutMs?: number;
+  restartRules?: RestartRules;
+  /** Start again, model loaded, every model that ran when the previous host run closed ("start backends on launch"). */
+  restoreOnStart?: boolean;
+  /**
+   * Runs work that starts a model again by itself (a restart after a crash, a reload after a host restart) under
+   * the lock its caller's own operations on that backend take, so it never races a swap of the backend.
+   */
+  backendLock?: <T>(backend: string, work: () => Promise<T>) => Promise<T>;
 }
 
 /** What a stop before a swap did: the supervised processes it stopped, and the others it found and left running. */
@@ -66,35 +95,66 @@ interface Proc {
   detach: (() => void) | null;
   client: BackendClient;
   retired: boolean;
+  /** Set when Hangar itself ends the process: its exit is then no crash. */
+  stopping: boolean;
+  loaded: boolean;
+  message: string | null;
+  error: string | null;
+  exit: ProcessExit | null;
+}
+
+/** What a model should run as, kept across its processes: what to load again, how to restart, where it listened. */
+interface ModelSpec {
+  backend: string;
+  load: LoadModelRequest | null;
+  policy: RestartPolicy;
+  restarts: number;
+  /** When its recent processes ended by themselves (ms), for the crash-loop rule. */
+  ends: number[];
+  port: number | null;
 }
 
 const FREE_LIMIT_MS = 5000;
-const LOAD_LIMIT_MS = 10 * 60_000;
 const WATCH_DEBOUNCE_MS = 2;
 const ADOPTED_EXIT_POLL_MS = 10;
 const STDERR_TAIL_LINES = 5;
+const LOG_TAIL_LINES = 1000;
 const PORT_ATTEMPTS = 3;
 const DRAIN_LIMIT_MS = 500;
+const DEFAULT_POLICY: RestartPolicy = 'on-failure';
+/** States in which the health watch asks a backend whether it still answers. */
+const WATCHED = new Set<ProcessState>(['ready', 'unresponsive']);
 
 /**
  * Events:
- * - 'process' (ProcessView): a process appeared or changed (state, cwd status). When a process ends, one last
- *   'process' event carries state 'exited', immediately followed by 'process-removed'.
- * - 'process-removed' (model: string): the model has no process any more.
- * - 'log' (LogLine): one line of a backend's stdout/stderr.
+ * - 'process' (ProcessView): a process appeared or changed (state, cwd status, load, exit). A process that ends by
+ *   itself stays listed as exited, crashed or crash-looping until it is started again or stopped.
+ * - 'process-removed' (model: string): the model has no row any more (stopped by Hangar or the user).
+ * - 'log' (LogLine): one line of a backend's stdout/stderr, or a note from Hangar.
  */
 export class Supervisor extends EventEmitter {
-  private readonly options: Required<Omit<SupervisorOptions, 'grpcToken'>> & { grpcToken?: string };
+  private readonly options: Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock'>> & Pick<SupervisorOptions, 'grpcToken' | 'backendLock'>;
   private readonly procs = new Map<string, Proc>();
+  private readonly specs = new Map<string, ModelSpec>();
+  private readonly modelLogs = new Map<string, ModelLog>();
+  private readonly restartTimers = new Map<string, NodeJS.Timeout>();
   private readonly lock = new KeyedLock();
   private readonly ports: PortPool;
   private readonly table: ProcessTable;
+  private readonly usage = new UsageSampler();
   private reaper: Reaper | null = null;
   private watcher: FSWatcher | null = null;
   private backstop: NodeJS.Timeout | null = null;
+  private healthTimer: NodeJS.Timeout | null = null;
   private debounce: NodeJS.Timeout | null = null;
   private rechecking: Promise<void> | null = null;
   private recheckAgain = false;
+  private restoring: Promise<unknown> = Promise.resolve();
+  /** Models a previous host run ended with that this run does not start: kept for a later run that will. */
+  private carried: ModelEntry[] = [];
+  private closed = false;
+  /** Set when a closing host leaves its backends running: what becomes of them is the next host run's to tell. */
+  private letGo = false;
 
   constructor(options: SupervisorOptions) {
     super();
@@ -104,7 +164,14 @@ export class Supervisor extends EventEmitter {
       portQuarantineMs: 60_000,
       stopGraceMs: 3000,
       startTimeoutMs: 60_000,
+      loadTimeoutMs: 5 * 60_000,
       backstopMs: 15_000,
+      healthEveryMs: 10_000,
+      healthTimeoutMs: 2000,
+      restartRules: DEFAULT_RESTART_RULES,
+      restoreOnStart: false,
+      logMaxBytes: LOG_MAX_BYTES,
+      logsDir: join(resolve(options.stateDir), '..', 'logs'),
       ...options,
       backendsDir: resolve(options.backendsDir),
       modelsDir: resolve(options.modelsDir),
@@ -114,16 +181,31 @@ export class Supervisor extends EventEmitter {
     this.table = new ProcessTable(this.options.stateDir);
   }
 
-  /** Loads the table, re-adopts the backends a previous host left running, and starts watching. */
-  async start(): Promise<void> {
+  /**
+   * Loads the table, re-adopts the backends a previous host left running, starts again (model reloaded) those of
+   * them that died meanwhile and whose policy says so, and starts watching.
+   */
+  /** `restore`: start again what ran when the last host closed (default: the restoreOnStart option). */
+  async start(options: { restore?: boolean } = {}): Promise<void> {
+    const restoreOnStart = options.restore ?? this.options.restoreOnStart;
     await mkdir(this.options.backendsDir, { recursive: true });
     this.reaper = new Reaper();
-    for (const entry of await this.table.load()) this.adopt(entry);
+    const saved = await this.table.load();
+    const gone: Array<ModelEntry & { pid: number }> = [];
+    for (const entry of saved.processes) if (!this.adopt(entry)) gone.push(modelEntryOf(entry));
+    const stopped = saved.models.filter((m) => !this.procs.has(m.model) && !gone.some((g) => g.model === m.model));
+    if (!restoreOnStart) this.carried = stopped;
     this.persist();
     await this.recheck();
     this.watcher = watch(this.options.backendsDir, () => this.scheduleRecheck());
     this.watcher.on('error', () => undefined);
     this.backstop = setInterval(() => void this.recheck(), this.options.backstopMs).unref();
+    this.healthTimer = setInterval(() => void this.watchHealth(), this.options.healthEveryMs).unref();
+    await this.watchHealth();
+    // Died while no host watched: as its policy says. Stopped when the last host closed: if the user wants them back.
+    const restore: Array<ModelEntry & { pid?: number }> = gone.filter((e) => e.policy !== 'never');
+    if (restoreOnStart) restore.push(...stopped);
+    this.restoring = Promise.allSettled(restore.map((e) => this.resurrect(e)));
   }
 
   /**
@@ -131,12 +213,17 @@ export class Supervisor extends EventEmitter {
    * released, so they survive this host's exit; see reaper.ts for what that costs).
    */
   async close(options: { stopAll: boolean }): Promise<void> {
+    this.closed = true;
     this.watcher?.close();
     if (this.backstop) clearInterval(this.backstop);
+    if (this.healthTimer) clearInterval(this.healthTimer);
     if (this.debounce) clearTimeout(this.debounce);
+    for (const timer of this.restartTimers.values()) clearTimeout(timer);
+    await this.restoring;
     if (options.stopAll) {
-      await Promise.all([...this.procs.keys()].map((model) => this.stop(model)));
+      await Promise.all([...this.procs.keys()].map((model) => this.halt(model)));
     } else {
+      this.letGo = true;
       for (const proc of this.procs.values()) {
         proc.client.close();
         proc.detach?.();
@@ -146,15 +233,16 @@ export class Supervisor extends EventEmitter {
     this.ports.close();
     await this.rechecking;
     await this.table.flush();
+    await Promise.all([...this.modelLogs.values()].map((log) => log.flush()));
   }
 
   list(): ProcessView[] {
-    return [...this.procs.values()].map(view);
+    return [...this.procs.values()].map((proc) => this.view(proc));
   }
 
   get(model: string): ProcessView | null {
     const proc = this.procs.get(model);
-    return proc ? view(proc) : null;
+    return proc ? this.view(proc) : null;
   }
 
   /** Gate 1: the model's process may serve `target` only if it is alive and its recorded directory is intact. */
@@ -166,50 +254,85 @@ export class Supervisor extends EventEmitter {
   /** Gate 2: reuse an intact process, else force-stop whatever runs for the model and spawn into target.dir. */
   ensureRunning(target: BackendTarget, model: string): Promise<{ process: ProcessView; reused: boolean }> {
     return this.lock.run(model, async () => {
+      const spec = this.specFor(model, target.name);
       const { proc, reused } = await this.ensureLocked(target, model);
-      return { process: view(proc), reused };
+      if (!reused) await this.reload(proc, spec);
+      return { process: this.view(proc), reused };
     });
   }
 
-  /** ensureRunning + LoadModel. Gate 6: a failure from a stale cwd is explained, respawned and retried once. */
-  load(target: BackendTarget, model: string): Promise<LoadResult> {
+  /**
+   * ensureRunning + LoadModel; the load is remembered, so every later process of the model loads it again.
+   * Gate 6: a failure from a stale cwd is explained, respawned and retried once.
+   */
+  load(target: BackendTarget, model: string, options: { restart?: RestartPolicy } = {}): Promise<LoadResult> {
     return this.lock.run(model, async () => {
-      const { proc, reused } = await this.ensureLocked(target, model);
+      const spec = this.specFor(model, target.name, options.restart);
+      const request = this.loadRequest(model);
+      const { proc, reused, replaced } = await this.ensureLocked(target, model);
+      const said = (message: string) => (replaced ? `${replaced}; ${message}` : message);
       try {
-        return { pid: proc.pid, port: proc.port, reused, message: await this.loadModel(proc) };
+        const message = await this.loadInto(proc, request);
+        this.remember(spec, request);
+        return { pid: proc.pid, port: proc.port, reused, message: said(message) };
       } catch (first) {
         await this.refresh(proc);
-        if (proc.cwd.cwd !== 'stale') throw loadError(proc, first);
+        if (proc.cwd.cwd !== 'stale') throw this.failLoad(proc, loadError(proc, first));
         const why = `backend ${proc.backend} (pid ${proc.pid}) was running from a directory that a reinstall replaced`;
         await this.stopLocked(proc, true);
         const fresh = await this.spawnReady(target, model).catch((err: Error) => {
           throw new HangarError('failed', `${why}; the respawn failed: ${err.message}`);
         });
         this.note(fresh, `${why}; respawned from ${target.dir}`);
+        const replaced = `respawned pid ${proc.pid} → ${fresh.pid}: its directory was replaced`;
+        tell(fresh, replaced);
         try {
-          return { pid: fresh.pid, port: fresh.port, reused: false, message: await this.loadModel(fresh) };
+          const message = await this.loadInto(fresh, request);
+          this.remember(spec, request);
+          return { pid: fresh.pid, port: fresh.port, reused: false, message: `${replaced}; ${message}` };
         } catch (second) {
-          throw new HangarError('failed', `${why}; after a respawn, ${loadError(fresh, second).message}`);
+          throw this.failLoad(fresh, new HangarError('failed', `${why}; after a respawn, ${loadError(fresh, second).message}`));
         }
       }
     });
   }
 
-  /** Free (unless forced), SIGTERM to the process group, SIGKILL after the grace period, reap. */
+  /**
+   * The user's stop: Free (unless forced), SIGTERM to the process group, SIGKILL after the grace period, reap. The row
+   * goes, and so does what the model should run as (a crashed row is only removed).
+   */
   stop(model: string, options: { force?: boolean } = {}): Promise<void> {
     return this.lock.run(model, async () => {
+      this.cancelRestart(model);
+      this.specs.delete(model);
       const proc = this.procs.get(model);
-      if (proc) await this.stopLocked(proc, options.force ?? false);
+      if (!proc) return;
+      if (proc.retired) this.removeRow(proc);
+      else await this.stopLocked(proc, options.force ?? false);
+      this.persist();
     });
   }
 
-  /** Forced stop and a fresh spawn from join(backendsDir, backend). */
+  /** Forced stop and a fresh spawn from join(backendsDir, backend), its model loaded again. */
   respawn(model: string): Promise<ProcessView> {
     return this.lock.run(model, async () => {
       const proc = this.procs.get(model);
       if (!proc) throw new HangarError('not-found', `no backend process runs for model ${model}`);
       await this.stopLocked(proc, true);
-      return view(await this.spawnReady(this.liveTarget(proc.backend), model));
+      return this.view(await this.startAgain(proc, `respawned pid ${proc.pid}`));
+    });
+  }
+
+  /** Starts a model whose process ended (or runs) again, its model reloaded; clears a crash loop. */
+  restart(model: string): Promise<ProcessView> {
+    return this.lock.run(model, async () => {
+      const proc = this.procs.get(model);
+      if (!proc) throw new HangarError('not-found', `no backend process for model ${model}`);
+      this.cancelRestart(model);
+      this.specFor(model, proc.backend).ends = [];
+      const how = proc.retired ? (proc.exit ? endText(proc.exit) : 'ended') : 'was running';
+      if (!proc.retired) await this.stopLocked(proc, true);
+      return this.view(await this.startAgain(proc, `restarted by the user (pid ${proc.pid} ${how})`));
     });
   }
 
@@ -228,7 +351,7 @@ export class Supervisor extends EventEmitter {
     const target = await dirIdentity(resolve(dir));
     const running = process.platform === 'linux' ? processesInDirectory(resolve(dir), target) : new Set<number>();
     const supervised = [...this.procs.values()].filter((p) =>
-      p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid),
+      !p.retired && (p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid)),
     );
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
     const ours = new Set([...this.procs.values()].map((p) => p.pid));
@@ -236,7 +359,7 @@ export class Supervisor extends EventEmitter {
     const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
     await Promise.all([
-      ...supervised.map((p) => this.stop(p.model)),
+      ...supervised.map((p) => this.halt(p.model)),
       ...(options.stopUnsupervised ? strangers.map((pid) => this.stopStranger(pid)) : []),
     ]);
     return { stopped: supervised.map((p) => ({ model: p.model, backend: p.backend })), leftRunning };
@@ -255,7 +378,7 @@ export class Supervisor extends EventEmitter {
     return { entry, model: [...this.procs.values()].find((p) => p.pid === pid)?.model ?? null };
   }
 
-  /** Gate 5, after a swap: runs each model again from its backend's new live directory, ready. */
+  /** Gate 5, after a swap: runs each model again from its backend's new live directory, ready, its model reloaded. */
   async respawnAll(list: Array<{ model: string; backend: string }>): Promise<ProcessView[]> {
     // Every respawn settles before this answers, so a caller that undoes a swap on failure races no spawn.
     const results = await Promise.allSettled(list.map(({ model, backend }) => this.ensureRunning(this.liveTarget(backend), model)));
@@ -286,30 +409,64 @@ export class Supervisor extends EventEmitter {
   }
 
   async scan(): Promise<ScanEntry[]> {
-    const procs = [...this.procs.values()];
+    const procs = [...this.procs.values()].filter((p) => !p.retired);
     if (process.platform !== 'linux') {
       return procs.map((p) => ({ pid: p.pid, command: '', cwd: p.cwd.procCwd ?? p.identity?.dir ?? '', status: p.cwd.cwd, supervised: true, backend: p.backend }));
     }
     return scanProcesses(this.options.backendsDir, procs);
   }
 
-  logs(model: string): LogLine[] {
+  /** The model's log from its file (across its processes), timestamped; reachable after its process ended. */
+  async logs(model: string): Promise<LogLine[]> {
+    const lines = await this.logFor(model).tail(LOG_TAIL_LINES);
     const proc = this.procs.get(model);
-    if (!proc) return [];
-    if (proc.logs) return proc.logs.toArray();
-    const text = `logs unavailable: backend ${proc.backend} (pid ${proc.pid}) was adopted from a previous Hangar run and has no pipes`;
-    return [{ model, stream: 'stderr', text, at: new Date().toISOString() }];
+    if (proc && !proc.logs && !proc.retired) {
+      const text = `later output unavailable: backend ${proc.backend} (pid ${proc.pid}) was adopted from a previous Hangar run and has no pipes`;
+      lines.push({ model, stream: 'stderr', text, at: new Date().toISOString() });
+    }
+    return lines;
+  }
+
+  /** Whether the model has a row or a log file: what `logs` can show. */
+  knows(model: string): boolean {
+    return this.procs.has(model) || this.modelLogs.has(model);
   }
 
   // ---- internals (callers hold the model's lock where it matters) ----
 
-  private async ensureLocked(target: BackendTarget, model: string): Promise<{ proc: Proc; reused: boolean }> {
+  private async ensureLocked(target: BackendTarget, model: string): Promise<{ proc: Proc; reused: boolean; replaced: string | null }> {
     const existing = this.procs.get(model);
     if (existing) {
-      if (await this.intact(existing, target)) return { proc: existing, reused: true };
-      await this.stopLocked(existing, true);
+      const why = await this.unusable(existing, target);
+      if (why === null) return { proc: existing, reused: true, replaced: null };
+      if (existing.retired) {
+        // Asked for again by the user: a pending restart and the crash count give way.
+        this.cancelRestart(model);
+        this.specFor(model, target.name).ends = [];
+      } else {
+        await this.stopLocked(existing, true);
+      }
+      const proc = await this.spawnReady(target, model);
+      const replaced = `respawned pid ${existing.pid} → ${proc.pid}: ${why}`;
+      tell(proc, replaced);
+      return { proc, reused: false, replaced };
     }
-    return { proc: await this.spawnReady(target, model), reused: false };
+    return { proc: await this.spawnReady(target, model), reused: false, replaced: null };
+  }
+
+  /** Why an existing process cannot serve target (null: it can). Asks Health, so a hung backend is not reused. */
+  private async unusable(proc: Proc, target: BackendTarget): Promise<string | null> {
+    if (proc.retired) return proc.exit ? `it had ${proc.state === 'exited' ? 'exited' : 'crashed'} (${endText(proc.exit)})` : 'it had ended';
+    if (!(await this.intact(proc, target))) {
+      if (proc.cwd.cwd === 'stale') return 'its directory was replaced';
+      return proc.backend !== target.name ? `it ran backend ${proc.backend}` : `it was ${proc.state}`;
+    }
+    try {
+      await proc.client.health(this.options.healthTimeoutMs);
+      return null;
+    } catch {
+      return `it did not answer Health within ${this.options.healthTimeoutMs} ms`;
+    }
   }
 
   /** Alive, ready, same backend, and (unless legacy) recorded at target.dir with the identity still there. */
@@ -322,6 +479,58 @@ export class Supervisor extends EventEmitter {
     return proc.identity !== null || proc.cwd.procCwd === null || proc.cwd.procCwd === resolve(target.dir);
   }
 
+  /** A fresh process for a model whose process was `old` (ended or stopped), from its backend's live directory. */
+  private async startAgain(old: Proc, why: string): Promise<Proc> {
+    const spec = this.specFor(old.model, old.backend);
+    let proc: Proc;
+    try {
+      proc = await this.spawnReady(this.liveTarget(old.backend), old.model);
+    } catch (error) {
+      // The row stays, saying why it could not start again.
+      if (old.retired && !this.procs.has(old.model)) {
+        old.error = oneLineOf(error);
+        this.procs.set(old.model, old);
+        this.emit('process', this.view(old));
+      }
+      throw error;
+    }
+    tell(proc, `${why} → pid ${proc.pid}`);
+    await this.reload(proc, spec);
+    return proc;
+  }
+
+  /** Loads again what the model had loaded: state loading until LoadModel answers; a failure stays on the row. */
+  private async reload(proc: Proc, spec: ModelSpec): Promise<void> {
+    if (!spec.load) return;
+    try {
+      await this.loadInto(proc, spec.load);
+    } catch (error) {
+      this.failLoad(proc, new HangarError('failed', `reloading model ${proc.model} failed: ${loadError(proc, error).message}`));
+    }
+  }
+
+  /** LoadModel with the row in state loading, then ready with the model loaded. */
+  private async loadInto(proc: Proc, request: LoadModelRequest): Promise<string> {
+    proc.state = 'loading';
+    this.emit('process', this.view(proc));
+    const result = await proc.client.loadModel(request, this.options.loadTimeoutMs).finally(() => {
+      if (!proc.retired && proc.state === 'loading') proc.state = 'ready';
+    });
+    if (!result.success) throw new Error(result.message);
+    proc.loaded = true;
+    proc.error = null;
+    this.emit('process', this.view(proc));
+    return result.message;
+  }
+
+  /** Puts a load failure on the row (the process runs, its model is not loaded) and returns it to throw. */
+  private failLoad(proc: Proc, error: HangarError): HangarError {
+    proc.loaded = false;
+    proc.error = error.message;
+    if (!proc.retired) this.emit('process', this.view(proc));
+    return error;
+  }
+
   /**
    * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
    * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
@@ -330,16 +539,18 @@ export class Supervisor extends EventEmitter {
   private async spawnReady(target: BackendTarget, model: string): Promise<Proc> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.spawnOnce(target, model);
+        return await this.spawnOnce(target, model, attempt === 1);
       } catch (err) {
         if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
       }
     }
   }
 
-  private async spawnOnce(target: BackendTarget, model: string): Promise<Proc> {
-    const port = await this.ports.allocate();
+  private async spawnOnce(target: BackendTarget, model: string, preferOldPort: boolean): Promise<Proc> {
+    const spec = this.specFor(model, target.name);
+    const { port, moved } = await this.portFor(spec, preferOldPort);
     const logs = new LogRing();
+    const modelLog = this.logFor(model);
     const spawned = await spawnBackend({
       backend: target.name,
       model,
@@ -349,19 +560,25 @@ export class Supervisor extends EventEmitter {
       onLine: (stream, text) => {
         const line: LogLine = { model, stream, text, at: new Date().toISOString() };
         logs.push(line);
+        modelLog.write(line);
         this.emit('log', line);
       },
     }).catch((err: unknown) => {
       this.ports.release(port);
       throw err;
     });
+    const restarted = this.procs.has(model) || spec.port !== null;
+    if (restarted) spec.restarts++;
+    spec.port = port;
+    const startedAt = new Date().toISOString();
+    modelLog.separator(`${restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
     const proc: Proc = {
       model,
       backend: target.name,
       pid: spawned.pid,
       port,
       identity: spawned.identity,
-      startedAt: new Date().toISOString(),
+      startedAt,
       startTime: spawned.startTime,
       state: 'starting',
       cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
@@ -370,39 +587,62 @@ export class Supervisor extends EventEmitter {
       detach: spawned.detach,
       client: new BackendClient(`127.0.0.1:${port}`, { token: this.options.grpcToken }),
       retired: false,
+      stopping: false,
+      loaded: false,
+      message: moved,
+      error: null,
+      exit: null,
     };
     this.reaper?.watch(proc.pid);
     this.procs.set(model, proc);
     this.persist();
-    this.emit('process', view(proc));
+    this.emit('process', this.view(proc));
 
     const died = new AbortController();
-    void spawned.result.then(() => {
+    void spawned.exit.then((how) => {
+      // On its exit, not once its pipes close: until then, what answers on its port may be someone else.
       died.abort();
-      this.retire(proc);
+      if (proc.stopping) return;
+      // What it forked may still hold its pipes (and its port): the group goes with its leader.
+      signalGroup(proc.pid, 'SIGKILL');
+      if (proc.state !== 'starting') this.ended(proc, how);
     });
+    void spawned.result.then(() => this.retire(proc));
     try {
       await waitReady(port, proc.client, Date.now() + this.options.startTimeoutMs, died.signal);
+      // A Health answer that arrived after the process exited came from someone else on its port.
+      died.signal.throwIfAborted();
     } catch (err) {
       if (!(err instanceof NotReadyError)) {
         // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
         await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
-        const error = startupDeath(proc, await spawned.result);
+        const error = startupDeath(proc, await spawned.exit);
         throw (await portIsFree(port)) ? error : new PortTaken(error);
       }
       await this.stopLocked(proc, true);
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${model} within ${this.options.startTimeoutMs} ms: ${err.lastAnswer}`);
     }
     proc.state = 'ready';
-    this.emit('process', view(proc));
+    this.emit('process', this.view(proc));
     return proc;
+  }
+
+  /** The model's previous port when it is free again (a client pinned to it keeps working), else a new one. */
+  private async portFor(spec: ModelSpec, preferOld: boolean): Promise<{ port: number; moved: string | null }> {
+    const old = spec.port;
+    if (old !== null && preferOld && (await reclaimPort(this.ports, old))) return { port: old, moved: null };
+    const port = await this.ports.allocate();
+    return { port, moved: old !== null && old !== port ? `moved from port ${old} to ${port}: ${old} is in use` : null };
   }
 
   private async stopLocked(proc: Proc, force: boolean): Promise<void> {
     if (proc.retired) return;
+    proc.stopping = true;
+    // A backend that does not answer Health would not answer Free either: straight to the signals.
+    const answers = proc.state !== 'unresponsive';
     proc.state = 'stopping';
-    this.emit('process', view(proc));
-    if (!force) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
+    this.emit('process', this.view(proc));
+    if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
     // Read before the first signal, so descendants that left the group (setsid) are found and stopped too. Only
     // while the pid is still this process (or names no process: then its group, if any, is still ours).
     const tree = isSameProcess(proc.pid, proc.startTime) || !procStat(proc.pid) ? processTree(proc.pid, { group: true }) : [];
@@ -422,29 +662,153 @@ export class Supervisor extends EventEmitter {
     this.retire(proc);
   }
 
-  /** Removes an exited process: frees its port into quarantine, updates the table, emits exited + removed. */
-  private retire(proc: Proc): void {
-    if (proc.retired) return;
+  /** Stops a model's process and keeps what it should run as (a swap, a host closing): its row goes. */
+  private halt(model: string): Promise<void> {
+    return this.lock.run(model, async () => {
+      const proc = this.procs.get(model);
+      if (proc?.retired) this.removeRow(proc);
+      else if (proc) await this.stopLocked(proc, false);
+    });
+  }
+
+  /** Frees a process's resources once it has ended; the row itself stays until removeRow. */
+  private release(proc: Proc): void {
     proc.retired = true;
-    proc.state = 'exited';
     proc.client.close();
     this.ports.release(proc.port);
     this.reaper?.unwatch(proc.pid);
+    this.usage.forget(proc.pid);
+  }
+
+  /** Removes a process Hangar stopped (or one that died while starting): exited, then removed. */
+  private retire(proc: Proc): void {
+    if (proc.retired) return;
+    this.release(proc);
+    this.logFor(proc.model).separator(`pid ${proc.pid} ${proc.stopping ? 'stopped by Hangar' : 'exited while starting'}`);
+    proc.state = 'exited';
+    this.removeRow(proc);
+  }
+
+  private removeRow(proc: Proc): void {
     if (this.procs.get(proc.model) === proc) this.procs.delete(proc.model);
     this.persist();
-    this.emit('process', view(proc));
+    this.emit('process', this.view(proc));
     this.emit('process-removed', proc.model);
+  }
+
+  /** A process ended. Unless Hangar stopped it (or it died starting), its row stays with how it ended. */
+  private ended(proc: Proc, how: { code: number | null; signal: string | null }): void {
+    if (proc.retired || this.letGo) return;
+    if (proc.stopping || proc.state === 'starting') return this.retire(proc);
+    this.release(proc);
+    const failed = how.code !== 0 || how.signal !== null;
+    const tail = (proc.logs?.toArray() ?? []).filter((l) => l.stream === 'stderr').slice(-STDERR_TAIL_LINES).map((l) => l.text);
+    proc.exit = { ...how, at: new Date().toISOString(), tail };
+    proc.state = failed ? 'crashed' : 'exited';
+    proc.loaded = false;
+    this.logFor(proc.model).separator(`pid ${proc.pid} ${endText(proc.exit)}`, proc.exit.at);
+    this.persist();
+    this.applyPolicy(proc, failed);
+    this.emit('process', this.view(proc));
+  }
+
+  /** Schedules a restart after the backoff, or marks a crash loop, as the model's policy says. */
+  private applyPolicy(proc: Proc, failed: boolean): void {
+    const spec = this.specs.get(proc.model);
+    if (!spec || this.closed) return;
+    const verdict = afterEnd(spec.policy, failed, spec.ends, Date.now(), this.options.restartRules);
+    if ('stay' in verdict) {
+      if (verdict.stay === 'loop') {
+        proc.state = 'crash-looping';
+        const { windowMs } = this.options.restartRules;
+        proc.error = `ended ${verdict.ends} times within ${Math.round(windowMs / 1000)} s: left stopped (last: ${endText(proc.exit!)})`;
+      }
+      return;
+    }
+    proc.message = `restarting in ${formatMs(verdict.restartInMs)} (policy ${spec.policy})`;
+    this.cancelRestart(proc.model);
+    const timer = setTimeout(() => {
+      this.restartTimers.delete(proc.model);
+      void this.autoRestart(proc);
+    }, verdict.restartInMs);
+    timer.unref();
+    this.restartTimers.set(proc.model, timer);
+  }
+
+  private autoRestart(old: Proc): Promise<void> {
+    const work = () =>
+      this.lock.run(old.model, async () => {
+        if (this.closed || this.procs.get(old.model) !== old || !this.specs.has(old.model)) return;
+        try {
+          await this.startAgain(old, `restarted after pid ${old.pid} ${endText(old.exit!)}`);
+        } catch {
+          // The failed start counts as another end of the model.
+          if (this.procs.get(old.model) === old) {
+            old.exit = { ...old.exit!, at: new Date().toISOString() };
+            this.applyPolicy(old, true);
+            this.emit('process', this.view(old));
+          }
+        }
+      });
+    return this.options.backendLock ? this.options.backendLock(old.backend, work) : work();
+  }
+
+  private cancelRestart(model: string): void {
+    const timer = this.restartTimers.get(model);
+    if (timer) clearTimeout(timer);
+    this.restartTimers.delete(model);
   }
 
   /** Re-probes one process's cwd (and, for an adopted one, whether it still lives); emits on change. */
   private async refresh(proc: Proc): Promise<void> {
     if (proc.retired) return;
-    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.retire(proc);
+    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.ended(proc, { code: null, signal: null });
     const report = await probeCwd(proc.pid, proc.identity);
     if (proc.retired) return;
     const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
     proc.cwd = report;
-    if (changed) this.emit('process', view(proc));
+    if (changed) this.emit('process', this.view(proc));
+  }
+
+  /** One round of the health watch: every ready or unresponsive backend is asked Health (and Status), bounded. */
+  private async watchHealth(): Promise<void> {
+    await Promise.all([...this.procs.values()].filter((p) => this.watched(p)).map((p) => this.probe(p)));
+  }
+
+  /** Ready and unresponsive backends, and adopted ones not yet confirmed (a spawned one is starting for waitReady). */
+  private watched(proc: Proc): boolean {
+    return !proc.retired && (WATCHED.has(proc.state) || (proc.state === 'starting' && proc.result === null));
+  }
+
+  private async probe(proc: Proc): Promise<void> {
+    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.ended(proc, { code: null, signal: null });
+    const timeout = this.options.healthTimeoutMs;
+    const answered = await proc.client.health(timeout).then(() => true, () => false);
+    if (!this.watched(proc)) return;
+    if (!answered) {
+      if (proc.state === 'unresponsive') return;
+      proc.state = 'unresponsive';
+      proc.error = `no Health answer within ${timeout} ms`;
+      this.emit('process', this.view(proc));
+      return;
+    }
+    let changed = proc.state !== 'ready';
+    if (changed) {
+      proc.state = 'ready';
+      proc.error = null;
+    }
+    // Whether the model is loaded is the backend's word. Status is optional in LocalAI's protocol: a backend that
+    // does not implement it is taken at its last LoadModel answer.
+    const status = await proc.client.status(timeout).catch(() => null);
+    if (status && !proc.retired && proc.state === 'ready') {
+      const loaded = status.state === 'READY' || status.state === 'BUSY';
+      if (!loaded && proc.loaded) proc.error = `the backend reports no model loaded (Status ${status.state})`;
+      if (loaded !== proc.loaded) {
+        proc.loaded = loaded;
+        changed = true;
+      }
+    }
+    if (changed) this.emit('process', this.view(proc));
   }
 
   private scheduleRecheck(): void {
@@ -455,12 +819,17 @@ export class Supervisor extends EventEmitter {
     }, WATCH_DEBOUNCE_MS);
   }
 
-  /** Re-adopts a table entry if its process is still the one recorded (pid + start time); never touches others. */
-  private adopt(entry: TableEntry): void {
-    if (this.procs.has(entry.model) || !isSameProcess(entry.pid, entry.startTime)) return;
+  /**
+   * Re-adopts a table entry if its process is still the one recorded (pid + start time); never touches others.
+   * Returns false when the recorded process is gone.
+   */
+  private adopt(entry: TableEntry): boolean {
+    if (this.procs.has(entry.model)) return true;
+    if (!isSameProcess(entry.pid, entry.startTime)) return false;
     const identity = entry.dir && entry.dev && entry.ino ? { dir: entry.dir, dev: BigInt(entry.dev), ino: BigInt(entry.ino) } : null;
     this.ports.claim(entry.port);
     this.reaper?.watch(entry.pid);
+    this.specs.set(entry.model, specOf(entry));
     this.procs.set(entry.model, {
       model: entry.model,
       backend: entry.backend,
@@ -469,31 +838,93 @@ export class Supervisor extends EventEmitter {
       identity,
       startedAt: entry.startedAt,
       startTime: entry.startTime,
-      state: 'ready',
+      // Ready only once it answers Health: start() asks before the host serves anything.
+      state: 'starting',
       cwd: { cwd: 'unknown', cwdReason: 'adopted, not yet checked', procCwd: null },
       result: null,
       logs: null,
       detach: null,
       client: new BackendClient(`127.0.0.1:${entry.port}`, { token: this.options.grpcToken }),
       retired: false,
+      stopping: false,
+      loaded: entry.load !== undefined,
+      message: 'adopted from a previous Hangar run',
+      error: null,
+      exit: null,
     });
+    return true;
+  }
+
+  /** Starts again, model loaded, a model whose process a previous host run left behind (dead or stopped). */
+  private resurrect(entry: ModelEntry & { pid?: number }): Promise<unknown> {
+    const work = () =>
+      this.lock.run(entry.model, async () => {
+        if (this.closed || this.procs.has(entry.model)) return;
+        const spec = specOf(entry);
+        this.specs.set(entry.model, spec);
+        try {
+          const proc = await this.spawnReady(this.liveTarget(entry.backend), entry.model);
+          tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
+          await this.reload(proc, spec);
+        } catch (error) {
+          this.logFor(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);
+        }
+      });
+    return this.options.backendLock ? this.options.backendLock(entry.backend, work) : work();
   }
 
   private persist(): void {
-    this.table.save([...this.procs.values()].map(tableEntry));
+    if (this.letGo) return;
+    this.table.save({
+      processes: [...this.procs.values()].filter((p) => !p.retired).map((p) => tableEntry(p, this.specs.get(p.model))),
+      models: [...this.specs.entries()]
+        .map(([model, spec]) => ({ model, ...specEntry(spec) }))
+        .concat(this.carried.filter((m) => !this.specs.has(m.model))),
+    });
   }
 
-  private async loadModel(proc: Proc): Promise<string> {
+  /** Every later process of the model loads `request` again, after a host restart too. */
+  private remember(spec: ModelSpec, request: LoadModelRequest): void {
+    spec.load = request;
+    this.persist();
+  }
+
+  /** The model's spec, made on first use; a policy given by the caller replaces the one it had. */
+  private specFor(model: string, backend: string, policy?: RestartPolicy): ModelSpec {
+    let spec = this.specs.get(model);
+    if (!spec) {
+      spec = { backend, load: null, policy: DEFAULT_POLICY, restarts: 0, ends: [], port: null };
+      this.specs.set(model, spec);
+    }
+    spec.backend = backend;
+    if (policy) spec.policy = policy;
+    return spec;
+  }
+
+  private logFor(model: string): ModelLog {
+    let log = this.modelLogs.get(model);
+    if (!log) {
+      log = new ModelLog(this.options.logsDir, model, this.options.logMaxBytes, (error) => {
+        const text = `[hangar] cannot write the log file of ${model} (${error.message}); its output is no longer kept on disk`;
+        const line: LogLine = { model, stream: 'stderr', text, at: new Date().toISOString() };
+        this.procs.get(model)?.logs?.push(line);
+        this.emit('log', line);
+      });
+      this.modelLogs.set(model, log);
+    }
+    return log;
+  }
+
+  private loadRequest(model: string): LoadModelRequest {
     const { modelsDir } = this.options;
-    const result = await proc.client.loadModel({ model: proc.model, modelFile: join(modelsDir, proc.model), modelPath: modelsDir }, LOAD_LIMIT_MS);
-    if (!result.success) throw new Error(result.message);
-    return result.message;
+    return { model, modelFile: join(modelsDir, model), modelPath: modelsDir };
   }
 
   /** A line from Hangar itself in the process's log, so the log tells why the process replaced another. */
   private note(proc: Proc, text: string): void {
     const line: LogLine = { model: proc.model, stream: 'stderr', text: `[hangar] ${text}`, at: new Date().toISOString() };
     proc.logs?.push(line);
+    this.logFor(proc.model).write(line);
     this.emit('log', line);
   }
 
@@ -508,6 +939,32 @@ export class Supervisor extends EventEmitter {
     if (!(await settlesWithin(gone, this.options.stopGraceMs))) signalProcess(pid, 'SIGKILL');
     await gone;
   }
+
+  private view(proc: Proc): ProcessView {
+    const spec = this.specs.get(proc.model);
+    const live = !proc.retired && proc.state !== 'stopping';
+    const stale = live && proc.cwd.cwd === 'stale';
+    const usage = live ? this.usage.sample(proc.pid, proc.startedAt) : { cpu: null, rss: null };
+    return {
+      model: proc.model,
+      backend: proc.backend,
+      pid: proc.pid,
+      port: proc.port,
+      dir: proc.identity?.dir ?? '',
+      startedAt: proc.startedAt,
+      state: stale ? 'stale' : proc.state,
+      cwd: proc.cwd.cwd,
+      cwdReason: proc.cwd.cwdReason,
+      procCwd: proc.cwd.procCwd,
+      loaded: proc.loaded,
+      policy: spec?.policy ?? DEFAULT_POLICY,
+      restarts: spec?.restarts ?? 0,
+      message: proc.message,
+      error: proc.error,
+      exit: proc.exit,
+      ...usage,
+    };
+  }
 }
 
 /** A startup death whose port someone else holds now: worth another try on another port. */
@@ -517,25 +974,43 @@ class PortTaken extends Error {
   }
 }
 
-function view(proc: Proc): ProcessView {
-  return {
-    model: proc.model,
-    backend: proc.backend,
-    pid: proc.pid,
-    port: proc.port,
-    dir: proc.identity?.dir ?? '',
-    startedAt: proc.startedAt,
-    state: proc.state,
-    cwd: proc.cwd.cwd,
-    cwdReason: proc.cwd.cwdReason,
-    procCwd: proc.cwd.procCwd,
-  };
+function specOf(entry: TableEntry | ModelEntry): ModelSpec {
+  return { backend: entry.backend, load: entry.load ?? null, policy: entry.policy ?? DEFAULT_POLICY, restarts: entry.restarts ?? 0, ends: [], port: entry.port };
 }
 
-function tableEntry(proc: Proc): TableEntry {
+function specEntry(spec: ModelSpec): Omit<ModelEntry, 'model'> {
+  return { backend: spec.backend, policy: spec.policy, restarts: spec.restarts, port: spec.port, ...(spec.load && { load: spec.load }) };
+}
+
+/** A dead table entry as a model to start again; an entry from before policies were kept is never restarted. */
+function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
+  return { model: entry.model, ...specEntry(specOf(entry)), policy: entry.policy ?? 'never', pid: entry.pid };
+}
+
+function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
   const { model, backend, pid, port, startedAt, startTime, identity } = proc;
   const entry: TableEntry = { model, backend, pid, port, startedAt, startTime };
+  if (spec) Object.assign(entry, { policy: spec.policy, restarts: spec.restarts }, spec.load && { load: spec.load });
   return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
+}
+
+/** Puts what Hangar did in front of what the row already says (e.g. that its port moved). */
+function tell(proc: Proc, what: string): void {
+  proc.message = proc.message ? `${what}; ${proc.message}` : what;
+}
+
+function endText(exit: ProcessExit): string {
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  if (exit.code !== null) return `exited with code ${exit.code}`;
+  return 'ended (exit status unknown: adopted)';
+}
+
+function formatMs(ms: number): string {
+  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
+}
+
+function oneLineOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 }
 
 function loadError(proc: Proc, err: unknown): HangarError {
@@ -544,9 +1019,9 @@ function loadError(proc: Proc, err: unknown): HangarError {
   return new HangarError('failed', `backend ${proc.backend} could not load model ${proc.model}: ${message}`);
 }
 
-function startupDeath(proc: Proc, result: Result): HangarError {
+function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {
   const tail = (proc.logs?.toArray() ?? []).filter((l) => l.stream === 'stderr').slice(-STDERR_TAIL_LINES).map((l) => l.text);
-  const how = result.signal ? `signal ${result.signal}` : `exit code ${result.exitCode}`;
+  const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
   const said = tail.length ? `: ${tail.join(' | ')}` : ' without output';
   return new HangarError('failed', `backend ${proc.backend} exited while starting for model ${proc.model} (${how})${said}`);
 }

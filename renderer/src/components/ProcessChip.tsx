@@ -1,28 +1,19 @@
 import { memo } from 'react';
-import { respawn, stop } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
-import { openLogs } from '../state/logs.ts';
-import { toast } from '../state/toasts.ts';
-import { errorMessage } from '../state/session.ts';
+import { ProcessActions } from './ProcessActions.tsx';
+import { ProcessStateBadge, exitSummary, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
-
-async function attempt(what: string, action: () => Promise<unknown>) {
-  try {
-    await action();
-  } catch (error) {
-    toast('error', `${what}: ${errorMessage(error)}`);
-  }
-}
 
 /** One running model: subscribes to that process only, so its events re-render this chip and nothing else. */
 export const ProcessChip = memo(function ProcessChip({ model }: { model: string }) {
   const process = useBackends((s) => s.processes[model]);
   if (!process) return null;
   const stale = process.cwd === 'stale';
+  const ended = isEnded(process.state);
   return (
     <li
-      className={`chip${stale ? ' chip-stale' : ''}`}
+      className={`chip${stale || ended ? ' chip-stale' : ''}`}
       data-testid={`process-${model}`}
       data-pid={process.pid}
       data-state={process.state}
@@ -35,23 +26,21 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
       <span className="chip-field">
         port <b>{process.port}</b>
       </span>
-      <Uptime since={process.startedAt} />
-      {process.state !== 'ready' && <span className={`state state-${process.state}`}>{process.state}</span>}
+      {!ended && <Uptime since={process.startedAt} />}
+      {process.restarts > 0 && (
+        <span className="chip-field" title="Restarts">
+          ↺ <b>{process.restarts}</b>
+        </span>
+      )}
+      {process.state !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}
       {stale && <StaleBadge process={process} />}
+      {(process.error || (ended && process.exit)) && (
+        <span className="process-note error" data-testid="process-error">
+          {process.error ?? exitSummary(process.exit!)}
+        </span>
+      )}
       <span className="chip-actions">
-        <button type="button" className="btn small" onClick={() => void attempt(`Respawn ${model}`, () => respawn(model))}>
-          Respawn
-        </button>
-        <button type="button" className="btn small" onClick={() => void attempt(`Stop ${model}`, () => stop(model))}>
-          Stop
-        </button>
-        <button
-          type="button"
-          className="btn small"
-          onClick={() => void openLogs(model)}
-        >
-          Logs
-        </button>
+        <ProcessActions process={process} />
       </span>
     </li>
   );

@@ -1,9 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { ScanEntry } from '../../../shared/types.ts';
 import { scanProcesses, stopProcess } from '../state/actions.ts';
+import { useBackends } from '../state/backends.ts';
 import { Loading } from './BackendsView.tsx';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
+import { isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
+import { SupervisedProcesses } from './SupervisedProcesses.tsx';
 import { useAction } from './useAction.ts';
 
 const STALE_REASON = 'This process runs in a directory that was replaced or deleted.';
@@ -22,9 +25,17 @@ export function ProcessesView() {
     const found = await run();
     if (found) setEntries([...found].sort(byUrgency));
   }, [run]);
+  // A supervised process that starts or ends changes what runs from the backends directory: scan again.
+  const livePids = useBackends((s) =>
+    Object.values(s.processes)
+      .filter((p) => !isEnded(p.state))
+      .map((p) => p.pid)
+      .sort((a, b) => a - b)
+      .join(' '),
+  );
   useEffect(() => {
     void rescan();
-  }, [rescan]);
+  }, [rescan, livePids]);
   const stale = entries?.filter((e) => e.status === 'stale').length ?? 0;
   return (
     <section className="view" aria-labelledby="processes-title">
@@ -32,7 +43,7 @@ export function ProcessesView() {
         <h1 id="processes-title">Processes</h1>
         {entries && (
           <span className="count" data-testid="processes-count">
-            {entries.length} running{stale > 0 && `, ${stale} stale`}
+            {entries.length} running from the backends directory{stale > 0 && `, ${stale} stale`}
           </span>
         )}
         <span className="spacer" />
@@ -41,6 +52,8 @@ export function ProcessesView() {
           {scan.pending ? 'Scanning…' : 'Scan'}
         </button>
       </header>
+      <SupervisedProcesses />
+      {entries !== null && <h2 className="section-title">Running from the backends directory</h2>}
       {scan.error && (
         <p className="alert error" role="alert" data-testid="processes-error">
           Could not scan for processes: {scan.error}

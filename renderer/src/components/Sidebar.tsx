@@ -21,6 +21,8 @@ export function Sidebar() {
   const selected = useNodes((s) => s.selected);
   const view = useUi((s) => s.view);
   const installed = useBackends((s) => (s.loaded ? s.names.length : null));
+  const stale = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'stale').length);
+  const crashed = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'crashed' || p.state === 'crash-looping').length);
   const current = nodes.find((n) => n.id === selected)?.info;
   return (
     <aside className="sidebar">
@@ -65,6 +67,16 @@ export function Sidebar() {
               >
                 <span className="nav-label">{v.label}</span>
                 {v.id === 'backends' && installed !== null && <span className="nav-count">{installed}</span>}
+                {v.id === 'processes' && stale > 0 && (
+                  <span className="nav-count danger" data-testid="nav-stale" title={`${stale} stale`}>
+                    {stale} stale
+                  </span>
+                )}
+                {v.id === 'processes' && crashed > 0 && (
+                  <span className="nav-count danger" data-testid="nav-crashed" title={`${crashed} crashed`}>
+                    {crashed} crashed
+                  </span>
+                )}
               </button>
             </li>
           ))}

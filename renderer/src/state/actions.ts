@@ -2,6 +2,7 @@
 // applied at once so the row shows progress without waiting for the first event.
 import { selectedNode } from './node.ts';
 import type { GalleryEntryView, JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
+import { backendsStore, withProcess } from './backends.ts';
 import { galleryStore } from './gallery.ts';
 import { jobsStore, withJob } from './jobs.ts';
 import { bridge } from './session.ts';
@@ -46,6 +47,17 @@ export function loadModel(backend: string, model: string): Promise<LoadResult> {
 
 export function respawn(model: string): Promise<ProcessView> {
   return bridge().respawn({ node: selectedNode(), model });
+}
+
+/** Starts an exited or crashed model again, its model reloaded. */
+export function restart(model: string): Promise<ProcessView> {
+  return bridge().restart({ node: selectedNode(), model });
+}
+
+/** Fresh process views (CPU and memory move without events): each one is applied as if it were an event. */
+export async function refreshProcesses(): Promise<void> {
+  const processes = await bridge().processes({ node: selectedNode() });
+  backendsStore.setState((s) => processes.reduce(withProcess, s));
 }
 
 export function stop(model: string): Promise<void> {

@@ -1,0 +1,87 @@
+import { useEffect } from 'react';
+import type { ProcessView } from '../../../shared/types.ts';
+import { humanBytes } from '../format.ts';
+import { refreshProcesses } from '../state/actions.ts';
+import { useBackends } from '../state/backends.ts';
+import { ProcessActions } from './ProcessActions.tsx';
+import { ProcessStateBadge, exitSummary, isEnded } from './ProcessState.tsx';
+import { StaleBadge } from './StaleBadge.tsx';
+import { Uptime } from './Uptime.tsx';
+
+/** CPU and memory change without events: re-read while the table is on screen. */
+const USAGE_REFRESH_MS = 3000;
+
+/** Ended and stale rows first, then by model. */
+const byUrgency = (a: ProcessView, b: ProcessView) => urgency(b) - urgency(a) || a.model.localeCompare(b.model);
+const urgency = (p: ProcessView) => (isEnded(p.state) || p.state === 'stale' ? 2 : p.state === 'ready' ? 0 : 1);
+
+/** The processes Hangar supervises, as PM2's list shows them: state, restarts, uptime, CPU, memory, actions. */
+export function SupervisedProcesses() {
+  const processes = useBackends((s) => s.processes);
+  useEffect(() => {
+    const timer = setInterval(() => void refreshProcesses().catch(() => undefined), USAGE_REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+  const rows = Object.values(processes).sort(byUrgency);
+  if (rows.length === 0) return null;
+  return (
+    <>
+      <h2 className="section-title">Supervised by Hangar</h2>
+      <div className="table-wrap fit">
+        <table className="table" aria-label="Processes supervised by Hangar" data-testid="supervised-table">
+          <thead>
+            <tr>
+              <th scope="col">Model</th>
+              <th scope="col">Backend</th>
+              <th scope="col" className="num">PID</th>
+              <th scope="col" className="num">Port</th>
+              <th scope="col">State</th>
+              <th scope="col" className="num" title="Restarts">↺</th>
+              <th scope="col" className="num">Uptime</th>
+              <th scope="col" className="num">CPU</th>
+              <th scope="col" className="num">Memory</th>
+              <th scope="col"><span className="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((p) => (
+              <SupervisedRow key={p.model} process={p} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+function SupervisedRow({ process: p }: { process: ProcessView }) {
+  const ended = isEnded(p.state);
+  const note = p.error ?? (ended && p.exit ? `${exitSummary(p.exit)}${p.exit.tail.length ? `: ${p.exit.tail.at(-1)}` : ''}` : p.message);
+  return (
+    <tr className={ended || p.state === 'stale' ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={p.state}>
+      <td>
+        <b>{p.model}</b>
+        {note && (
+          <span className={`process-note${p.error || ended ? ' error' : ''}`} data-testid="supervised-note">
+            {note}
+          </span>
+        )}
+      </td>
+      <td>{p.backend}</td>
+      <td className="num mono">{p.pid}</td>
+      <td className="num mono">{p.port}</td>
+      <td className="nowrap">
+        {p.state === 'stale' ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
+      </td>
+      <td className="num" data-testid="supervised-restarts">{p.restarts}</td>
+      <td className="num nowrap">{ended ? <span className="muted">—</span> : <Uptime since={p.startedAt} bare />}</td>
+      <td className="num">{ended || p.cpu === null ? <span className="muted">—</span> : `${p.cpu.toFixed(1)}%`}</td>
+      <td className="num nowrap">{ended || p.rss === null ? <span className="muted">—</span> : humanBytes(p.rss)}</td>
+      <td>
+        <span className="row-actions">
+          <ProcessActions process={p} />
+        </span>
+      </td>
+    </tr>
+  );
+}
