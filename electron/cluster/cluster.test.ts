@@ -202,7 +202,7 @@ describe('a cluster over NATS', () => {
     assert.match(again.stderr, /upgraded no node that could be rolled back/);
   });
 
-  test('kill -9: offline within 3 heartbeats; restarted, it is the same node, with no orphan left behind', async () => {
+  test('kill -9: offline within 3 heartbeats; restarted, it is the same node, with no orphan left and its model back', async () => {
     const loaded = await json<{ pid: number }>(agents[0]!, 'load', 'echo', 'm2', '--on', 'n2');
     agents[1]!.child.kill('SIGKILL');
     const killed = Date.now();
@@ -211,11 +211,13 @@ describe('a cluster over NATS', () => {
     await startMember(1);
     const back = await until('n2 online', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n2' && c.status === 'online'), 1000);
     assert.equal(back.id, ids[1]);
-    // The reaper stops a killed host's backends; the restarted node neither lists nor keeps one.
+    // The reaper stops a killed host's backends, so none is orphaned; the node that comes back starts the model
+    // again in a new process, as its on-failure policy says of a process that ended while no host watched.
     await until('the killed host\'s backend reaped', async () => (isAlive(loaded.pid) ? undefined : true), 5000);
-    assert.deepEqual(await json(agents[0]!, 'ps', '--on', 'n2'), []);
-    const again = await json<{ pid: number }>(agents[0]!, 'load', 'echo', 'm2', '--on', 'n2');
+    type Row = { model: string; pid: number; state: string; message: string };
+    const again = await until('m2 started again', async () => (await json<Row[]>(agents[0]!, 'ps', '--on', 'n2')).find((p) => p.model === 'm2' && p.state === 'ready'), 15_000);
     assert.notEqual(again.pid, loaded.pid);
+    assert.match(again.message, new RegExp(`started again: pid ${loaded.pid} ended while Hangar was not running`));
     await until("n2's card counts its process", async () => (await nodesSeenBy(agents[0]!)).find((c) => c.id === ids[1] && c.counts.processes === 1), 3 * HEARTBEAT_MS);
   });
 
