@@ -1,5 +1,6 @@
+import { useRef } from 'react';
+import { createRateMeter, movesBytes, progressText } from '../../../shared/progress.ts';
 import type { JobView } from '../../../shared/types.ts';
-import { progressLabel } from '../format.ts';
 import { cancelJob } from '../state/actions.ts';
 import { isActive } from '../state/jobs.ts';
 import { useAction } from './useAction.ts';
@@ -10,18 +11,23 @@ const NOUN: Record<JobView['kind'], string> = { install: 'Install', upgrade: 'Up
 /** A running job's progress with Cancel, or the cause of a failed one. Finished jobs show nothing. */
 export function JobStatus({ job }: { job: JobView }) {
   const cancel = useAction(cancelJob);
+  const meter = useRef({ id: job.id, rate: createRateMeter() });
+  if (meter.current.id !== job.id) meter.current = { id: job.id, rate: createRateMeter() };
   if (isActive(job)) {
-    const determinate = job.totalBytes !== null && job.totalBytes > 0;
+    const figures = progressText(job, movesBytes(job) ? meter.current.rate.sample(job.bytes, Date.now()) : null);
+    const determinate = figures !== null && job.totalBytes !== null && job.totalBytes > 0;
     return (
       <div className="job" data-testid="job-progress" data-job-state={job.state}>
         <div className="job-line">
           <span className="job-phase">
             {VERB[job.kind]} {job.backend}
-            <span className="muted"> · {job.state === 'queued' ? 'queued' : job.phase}</span>
+            <span className="muted" data-testid="job-phase"> · {job.state === 'queued' ? 'queued' : job.phase}</span>
           </span>
-          <span className="job-bytes" data-testid="job-bytes">
-            {progressLabel(job.bytes, job.totalBytes)}
-          </span>
+          {figures && (
+            <span className="job-bytes" data-testid="job-bytes">
+              {figures}
+            </span>
+          )}
           <button type="button" className="btn small" onClick={() => void cancel.run(job.id)} disabled={cancel.pending}>
             Cancel
           </button>
