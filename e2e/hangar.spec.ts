@@ -29,6 +29,13 @@ async function loadFromUi(backend: string, model: string): Promise<Locator> {
   return result;
 }
 
+async function confirm(title: string, button: string) {
+  const dialog = page.getByRole('dialog', { name: title });
+  await expect(dialog.getByTestId('impact')).toBeVisible();
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await expect(dialog).toHaveCount(0);
+}
+
 async function show(view: 'backends' | 'gallery') {
   await page.getByTestId(`nav-${view}`).click();
 }
@@ -119,13 +126,14 @@ test('4. Respawn clears the badge, changes the PID, and a new load reports the s
 test('5. upgrading echo from the gallery respawns m1 from the new directory', async () => {
   await gallery.setVersion('echo', '1.1.0');
   const upgrade = row('echo').getByRole('button', { name: 'Upgrade', exact: true });
-  await expect(upgrade).toBeVisible();
+  await expect(upgrade).toBeEnabled();
   await expect(row('echo').getByTestId('backend-available-version')).toHaveText('1.1.0');
   await shot(page, '05-upgradable');
 
   const before = await pidOf('m1');
   await watchFor(page, 'upgrade-progress', '[data-testid="backend-row-echo"] [data-testid="job-progress"]');
   await upgrade.click();
+  await confirm('Upgrade echo?', 'Upgrade');
   await expect(row('echo').getByTestId('backend-version')).toHaveText('1.1.0');
   expect(await seenAt(page, 'upgrade-progress'), 'the upgrade showed its progress').not.toBeNull();
   await expect(row('echo').getByTestId('job-progress')).toHaveCount(0);
@@ -162,6 +170,7 @@ test('7. Rollback brings the previous version back', async () => {
   const previousVersion = (await row('echo').getByTestId('backend-previous').textContent())!;
   expect(previousVersion).not.toBe('1.1.0');
   await row('echo').getByRole('button', { name: 'Rollback' }).click();
+  await confirm(`Roll echo back to ${previousVersion}?`, 'Rollback');
   await expect(row('echo').getByTestId('backend-version')).toHaveText(previousVersion);
   await expect(row('echo').getByTestId('job-error')).toHaveCount(0);
   await expect(await loadFromUi('echo', 'm1'), 'the tree from before the upgrade is live again').toContainText('1.0.0-swapped');

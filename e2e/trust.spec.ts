@@ -53,3 +53,45 @@ test('a download shows percent, speed and time left in IEC units', async () => {
   await shot(page, 'trust-01-progress');
   await expect(entry('bigecho').getByText('installed', { exact: true })).toBeVisible({ timeout: 30_000 });
 });
+
+test('actions keep their slots and each one previews its impact before it runs', async () => {
+  await entry('echo').getByRole('button', { name: 'Install', exact: true }).click();
+  await expect(entry('echo').getByText('installed', { exact: true })).toBeVisible();
+  await show('backends');
+  for (const model of ['m1', 'm2']) {
+    await row('echo').getByTestId('load-model-input').fill(model);
+    await row('echo').getByRole('button', { name: 'Load', exact: true }).click();
+    await expect(page.getByTestId(`process-${model}`)).toBeVisible();
+  }
+  const reinstall = row('echo').getByTestId('action-reinstall');
+  await expect(row('echo').getByTestId('action-rollback')).toBeDisabled();
+  await expect(row('echo').getByTestId('action-upgrade')).toHaveAttribute('title', 'Up to date with its gallery');
+  const before = await reinstall.boundingBox();
+
+  await gallery.setVersion('echo', '1.0.1');
+  await expect(row('echo').getByTestId('action-upgrade')).toBeEnabled();
+  await row('echo').getByTestId('action-upgrade').click();
+  const upgrade = page.getByRole('dialog', { name: 'Upgrade echo?' });
+  await expect(upgrade.getByTestId('impact').getByRole('listitem')).toHaveText(
+    ['Installs echo 1.0.1 in place of 1.0.0.', 'Will restart 2 processes (m1, m2).', '1.0.0 becomes the rollback target.'],
+  );
+  await shot(page, 'trust-02-upgrade-impact');
+  await upgrade.getByRole('button', { name: 'Upgrade', exact: true }).click();
+  await expect(row('echo').getByTestId('backend-version')).toHaveText('1.0.1');
+  await expect(row('echo').getByTestId('action-rollback')).toBeEnabled();
+  expect(await reinstall.boundingBox(), 'Rollback appearing moved nothing').toEqual(before);
+
+  await reinstall.click();
+  const again = page.getByRole('dialog', { name: 'Reinstall echo?' });
+  await expect(again.getByTestId('impact')).toContainText('Will restart 2 processes (m1, m2).');
+  await expect(again.getByTestId('impact')).toContainText('The rollback target 1.0.0 is kept.');
+  await again.getByRole('button', { name: 'Cancel' }).click();
+  await expect(again).toHaveCount(0);
+
+  await page.getByTestId('process-m2').getByRole('button', { name: 'Stop' }).click();
+  const stop = page.getByRole('dialog', { name: 'Stop m2?' });
+  await expect(stop.getByTestId('impact')).toContainText('Will stop 1 process (m2, PID');
+  await stop.getByRole('button', { name: 'Stop', exact: true }).click();
+  await expect(page.getByTestId('process-m2')).toHaveCount(0);
+  await shot(page, 'trust-02-slots');
+});

@@ -1,9 +1,10 @@
-import { memo } from 'react';
+import { memo, useState } from 'react';
 import { respawn, stop } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
 import { openLogs } from '../state/logs.ts';
 import { toast } from '../state/toasts.ts';
 import { errorMessage } from '../state/session.ts';
+import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -18,6 +19,7 @@ async function attempt(what: string, action: () => Promise<unknown>) {
 /** One running model: subscribes to that process only, so its events re-render this chip and nothing else. */
 export const ProcessChip = memo(function ProcessChip({ model }: { model: string }) {
   const process = useBackends((s) => s.processes[model]);
+  const [confirmingStop, setConfirmingStop] = useState(false);
   if (!process) return null;
   const stale = process.cwd === 'stale';
   return (
@@ -42,7 +44,7 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
         <button type="button" className="btn small" onClick={() => void attempt(`Respawn ${model}`, () => respawn(model))}>
           Respawn
         </button>
-        <button type="button" className="btn small" onClick={() => void attempt(`Stop ${model}`, () => stop(model))}>
+        <button type="button" className="btn small" onClick={() => setConfirmingStop(true)}>
           Stop
         </button>
         <button
@@ -53,6 +55,20 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
           Logs
         </button>
       </span>
+      {confirmingStop && (
+        <ConfirmDialog
+          open
+          title={`Stop ${model}?`}
+          confirmLabel="Stop"
+          onConfirm={() => void attempt(`Stop ${model}`, () => stop(model))}
+          onClose={() => setConfirmingStop(false)}
+        >
+          <ul className="impact" data-testid="impact">
+            <li>{`Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`}</li>
+            <li>Loading {model} again starts a new process.</li>
+          </ul>
+        </ConfirmDialog>
+      )}
     </li>
   );
 });
