@@ -20,9 +20,12 @@ let agent: RunningAgent;
 let page: Page;
 let slow: SlowServer;
 
+/** The hangar CLI's own flags (a backend's command line in the Processes view may show its own). */
+const HANGAR_FLAGS = /--(force|refresh|home|node|token|token-file|ports|listen|json|all|backend|follow|gallery|max-install-size|stall-timeout|auto-upgrade)\b/;
+
 const row = (name: string): Locator => page.getByTestId(`backend-row-${name}`);
 const entry = (name: string): Locator => page.getByTestId(`gallery-entry-${name}`);
-const show = (view: 'backends' | 'gallery' | 'processes') => page.getByTestId(`nav-${view}`).click();
+const show = (view: 'backends' | 'gallery' | 'processes' | 'notifications') => page.getByTestId(`nav-${view}`).click();
 
 test.beforeAll(async ({ browser }) => {
   session = await openSession(browser, 'e2e-trust', {
@@ -94,4 +97,82 @@ test('actions keep their slots and each one previews its impact before it runs',
   await stop.getByRole('button', { name: 'Stop', exact: true }).click();
   await expect(page.getByTestId('process-m2')).toHaveCount(0);
   await shot(page, 'trust-02-slots');
+});
+
+test('while the agent is down the node turns amber, uptimes stop, actions are off and clicks are dropped; back, the state is read again', async () => {
+  const connection = page.getByTestId('node-connection');
+  await expect(connection).toHaveAttribute('data-status', 'open');
+  const uptime = page.getByTestId('process-m1').getByText(/^up /);
+  await agent.stop();
+  await expect(connection).toHaveAttribute('data-status', 'reconnecting');
+  await expect(connection).toContainText('unreachable');
+  await expect(page.getByTestId('connection-banner')).toContainText('cannot be reached');
+  const reinstall = row('echo').getByTestId('action-reinstall');
+  await expect(reinstall).toBeDisabled();
+  await expect(reinstall).toHaveAttribute('title', /cannot be reached/);
+  await expect(row('echo').getByRole('button', { name: 'Load', exact: true })).toBeDisabled();
+  const frozen = await uptime.textContent();
+  await page.waitForTimeout(2100);
+  expect(await uptime.textContent(), 'the uptime stands still').toBe(frozen);
+  await reinstall.click({ force: true });
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+  await shot(page, 'trust-03-disconnected');
+
+  await gallery.setVersion('echo', '1.0.2'); // only a fresh read can know this
+  await agent.start();
+  await expect(connection).toHaveAttribute('data-status', 'open');
+  await expect(row('echo').getByTestId('backend-available-version')).toHaveText('1.0.2');
+  await expect(row('echo').getByTestId('backend-version')).toHaveText('1.0.1');
+  await expect(row('echo').getByTestId('job-progress'), 'the dropped click did not run later').toHaveCount(0);
+  const models = (await agent.ps()).map((p) => p.model).sort();
+  await expect(row('echo').locator('[data-testid^="process-"]')).toHaveCount(models.length);
+  await shot(page, 'trust-03-reconnected');
+});
+
+test('messages are current and dismissable, names are checked before sending, and notifications are kept', async () => {
+  const input = row('echo').getByTestId('load-model-input');
+  const load = row('echo').getByRole('button', { name: 'Load', exact: true });
+  await input.fill('my model!');
+  await expect(row('echo').getByTestId('load-problem')).toHaveText(
+    'Model names can use letters, digits, -, _, ., : and +, start with a letter or digit, and have at most 128 characters',
+  );
+  await expect(load).toBeDisabled();
+  await expect(input).toHaveAttribute('aria-invalid', 'true');
+  await shot(page, 'trust-04-invalid-name');
+
+  await input.fill('m1');
+  await load.click();
+  const result = row('echo').getByTestId('load-result');
+  await expect(result).toContainText('loaded m1 with echo 1.0.1');
+  await row('echo').getByTestId('action-rollback').click();
+  await page.getByRole('dialog', { name: 'Roll echo back to 1.0.0?' }).getByRole('button', { name: 'Rollback', exact: true }).click();
+  await expect(row('echo').getByTestId('backend-version')).toHaveText('1.0.0');
+  await expect(result, 'what was said about 1.0.1 is gone after the rollback').toHaveCount(0);
+
+  await input.fill('m3');
+  await load.click();
+  await expect(result).toContainText('loaded m3 with echo 1.0.0');
+  await result.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(result).toHaveCount(0);
+
+  const uri = await gallery.pack('echo', 'echo-badsum.tar.gz');
+  await gallery.addEntry({ name: 'echo-badsum', uri, version: '9.9.9', sha256: '0'.repeat(64) });
+  await show('gallery');
+  await entry('echo-badsum').getByRole('button', { name: 'Install', exact: true }).click();
+  const failed = entry('echo-badsum').getByTestId('job-error');
+  await expect(failed).toContainText(/sha256/i);
+  await expect(page.getByTestId('toast')).toContainText('install echo-badsum failed');
+  await failed.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(failed).toHaveCount(0);
+
+  await show('notifications');
+  const notices = page.getByTestId('notifications');
+  await expect(notices).toContainText('install echo-badsum failed');
+  await expect(notices).toContainText('rollback echo finished');
+  await expect(notices).toContainText('loaded m3 with echo 1.0.0');
+  await shot(page, 'trust-04-notifications');
+  for (const view of ['backends', 'gallery', 'processes', 'notifications'] as const) {
+    await show(view);
+    expect(await page.locator('main').innerText(), `the ${view} view shows no CLI flag`).not.toMatch(HANGAR_FLAGS);
+  }
 });

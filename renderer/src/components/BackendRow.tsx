@@ -5,7 +5,9 @@ import type { BackendInfo } from '../state/backends.ts';
 import { useBackends } from '../state/backends.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { impactOf } from '../state/impact.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
+import { Message } from './Message.tsx';
 import { JobStatus } from './JobStatus.tsx';
 import { LoadModelForm } from './LoadModelForm.tsx';
 import { ProcessChip } from './ProcessChip.tsx';
@@ -94,21 +96,11 @@ function BackendActions({ backend, models, busy }: { backend: BackendInfo; model
   const [confirming, setConfirming] = useState<Confirmed | null>(null);
   const action = useAction((kind: BackendAction) => runBackendAction(kind, backend.name));
   const blocked = busy ? 'Another action on this backend is under way' : action.pending ? 'Starting…' : null;
-  const slot = (kind: Confirmed, label: string, unavailable: string | null, className = 'btn') => {
-    const reason = blocked ?? unavailable;
-    return (
-      <button
-        type="button"
-        className={className}
-        aria-disabled={reason !== null}
-        title={reason ?? undefined}
-        data-testid={`action-${kind}`}
-        onClick={() => reason === null && setConfirming(kind)}
-      >
-        {label}
-      </button>
-    );
-  };
+  const slot = (kind: Confirmed, label: string, unavailable: string | null, className = 'btn') => (
+    <ActionButton className={className} unavailable={blocked ?? unavailable} data-testid={`action-${kind}`} onAct={() => setConfirming(kind)}>
+      {label}
+    </ActionButton>
+  );
   const impact = confirming ? impactOf(confirming, backend, models) : null;
   return (
     <div className="actions">
@@ -117,9 +109,9 @@ function BackendActions({ backend, models, busy }: { backend: BackendInfo; model
       {slot('rollback', 'Rollback', backend.previous ? null : 'No previous version to go back to')}
       {slot('delete', 'Delete', null, 'btn danger-text')}
       {action.error && (
-        <p className="alert error action-error" role="alert">
+        <Message kind="error" boxed onDismiss={action.clearError}>
           {action.error}
-        </p>
+        </Message>
       )}
       {confirming && impact && (
         <ConfirmDialog

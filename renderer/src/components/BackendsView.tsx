@@ -3,6 +3,7 @@ import { upgradeAll } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
 import { showView } from '../state/ui.ts';
 import { BackendRow } from './BackendRow.tsx';
+import { ActionButton } from './ActionButton.tsx';
 import { VirtualList } from './VirtualList.tsx';
 import { useAction } from './useAction.ts';
 
@@ -47,11 +48,10 @@ function UpgradeAll() {
       {summary && <span className="muted small">{summary}</span>}
       {action.error && <span className="alert error inline" role="alert">{action.error}</span>}
       {any && (
-        <button
-          type="button"
+        <ActionButton
           className="btn primary"
-          disabled={action.pending}
-          onClick={async () => {
+          unavailable={action.pending ? 'Starting the upgrades…' : null}
+          onAct={async () => {
             setSummary(null);
             const results = await action.run();
             if (!results) return;
@@ -64,7 +64,7 @@ function UpgradeAll() {
           }}
         >
           Upgrade all
-        </button>
+        </ActionButton>
       )}
     </div>
   );

@@ -1,15 +1,21 @@
 import { memo } from 'react';
 import type { GalleryEntryView } from '../../../shared/types.ts';
 import { runBackendAction } from '../state/actions.ts';
+import { useOfflineReason } from '../state/connection.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { JobStatus } from './JobStatus.tsx';
+import { Message } from './Message.tsx';
 import { MetaBuilds } from './MetaBuilds.tsx';
+import { ActionButton } from './ActionButton.tsx';
 import { useAction } from './useAction.ts';
+
+const BUSY = 'An action on this backend is under way';
 
 export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: GalleryEntryView }) {
   const job = useLatestJob(entry.name);
   const action = useAction(runBackendAction);
   const busy = action.pending || (job !== undefined && isActive(job));
+  const offline = useOfflineReason() !== null;
   const installedAs = entry.meta?.installedAs ?? null;
   const installable = entry.compatible && (entry.meta === null || entry.meta.resolves !== null);
   return (
@@ -26,25 +32,23 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
         </div>
         <div className="actions">
           {entry.upgradable && (
-            <button type="button" className="btn primary" disabled={busy} onClick={() => void action.run('upgrade', entry.name)}>
+            <ActionButton className="btn primary" unavailable={busy ? BUSY : null} onAct={() => void action.run('upgrade', entry.name)}>
               Upgrade
-            </button>
+            </ActionButton>
           )}
           {!entry.installed && installedAs === null && (
-            <button
-              type="button"
+            <ActionButton
               className="btn primary"
-              disabled={busy || !installable}
-              title={installable ? undefined : 'No build of this backend runs on this machine'}
-              onClick={() => void action.run('install', entry.name)}
+              unavailable={busy ? BUSY : installable ? null : 'No build of this backend runs on this machine'}
+              onAct={() => void action.run('install', entry.name)}
             >
               Install
-            </button>
+            </ActionButton>
           )}
         </div>
       </header>
       {entry.description && <p className="description">{entry.description}</p>}
-      {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy} />}
+      {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy || offline} />}
       <div className="entry-foot">
         {entry.tags.map((tag) => (
           <span key={tag} className="tag">
@@ -56,9 +60,9 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
         <span className="muted small">{entry.gallery}</span>
       </div>
       {action.error && (
-        <p className="alert error" role="alert">
+        <Message kind="error" boxed onDismiss={action.clearError}>
           {action.error}
-        </p>
+        </Message>
       )}
       {job && <JobStatus job={job} />}
     </article>

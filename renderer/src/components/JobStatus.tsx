@@ -2,7 +2,9 @@ import { useRef } from 'react';
 import { createRateMeter, movesBytes, progressText } from '../../../shared/progress.ts';
 import type { JobView } from '../../../shared/types.ts';
 import { cancelJob } from '../state/actions.ts';
-import { isActive } from '../state/jobs.ts';
+import { dismissJob, isActive, useDismissed } from '../state/jobs.ts';
+import { ActionButton } from './ActionButton.tsx';
+import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
 const VERB: Record<JobView['kind'], string> = { install: 'Installing', upgrade: 'Upgrading', rollback: 'Rolling back', delete: 'Deleting' };
@@ -11,6 +13,7 @@ const NOUN: Record<JobView['kind'], string> = { install: 'Install', upgrade: 'Up
 /** A running job's progress with Cancel, or the cause of a failed one. Finished jobs show nothing. */
 export function JobStatus({ job }: { job: JobView }) {
   const cancel = useAction(cancelJob);
+  const dismissed = useDismissed(job.id);
   const meter = useRef({ id: job.id, rate: createRateMeter() });
   if (meter.current.id !== job.id) meter.current = { id: job.id, rate: createRateMeter() };
   if (isActive(job)) {
@@ -28,28 +31,37 @@ export function JobStatus({ job }: { job: JobView }) {
               {figures}
             </span>
           )}
-          <button type="button" className="btn small" onClick={() => void cancel.run(job.id)} disabled={cancel.pending}>
+          <ActionButton className="btn small" unavailable={cancel.pending ? 'Cancelling…' : null} onAct={() => void cancel.run(job.id)}>
             Cancel
-          </button>
+          </ActionButton>
         </div>
         <progress
           aria-label={`${VERB[job.kind]} ${job.backend}`}
           max={determinate ? job.totalBytes! : undefined}
           value={determinate ? job.bytes : undefined}
         />
-        {cancel.error && <p className="alert error" role="alert">{cancel.error}</p>}
+        {cancel.error && (
+          <Message kind="error" boxed onDismiss={cancel.clearError}>
+            {cancel.error}
+          </Message>
+        )}
       </div>
     );
   }
+  if (dismissed) return null;
   if (job.state === 'failed') {
     return (
-      <p className="alert error" role="alert" data-testid="job-error">
+      <Message kind="error" boxed testId="job-error" onDismiss={() => dismissJob(job.id)}>
         <strong>{NOUN[job.kind]} of {job.backend} failed:</strong> {job.error ?? 'no cause was reported'}
-      </p>
+      </Message>
     );
   }
   if (job.state === 'cancelled') {
-    return <p className="alert muted" data-testid="job-cancelled">{NOUN[job.kind]} of {job.backend} was cancelled.</p>;
+    return (
+      <Message kind="muted" boxed testId="job-cancelled" onDismiss={() => dismissJob(job.id)}>
+        {NOUN[job.kind]} of {job.backend} was cancelled.
+      </Message>
+    );
   }
   return null;
 }

@@ -4,6 +4,7 @@ import { useBackends } from '../state/backends.ts';
 import { openLogs } from '../state/logs.ts';
 import { toast } from '../state/toasts.ts';
 import { errorMessage } from '../state/session.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
@@ -41,19 +42,15 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
       {process.state !== 'ready' && <span className={`state state-${process.state}`}>{process.state}</span>}
       {stale && <StaleBadge process={process} />}
       <span className="chip-actions">
-        <button type="button" className="btn small" onClick={() => void attempt(`Respawn ${model}`, () => respawn(model))}>
+        <ActionButton className="btn small" onAct={() => void attempt(`Respawn ${model}`, () => respawn(model))}>
           Respawn
-        </button>
-        <button type="button" className="btn small" onClick={() => setConfirmingStop(true)}>
+        </ActionButton>
+        <ActionButton className="btn small" onAct={() => setConfirmingStop(true)}>
           Stop
-        </button>
-        <button
-          type="button"
-          className="btn small"
-          onClick={() => void openLogs(model)}
-        >
+        </ActionButton>
+        <ActionButton className="btn small" onAct={() => void openLogs(model)}>
           Logs
-        </button>
+        </ActionButton>
       </span>
       {confirmingStop && (
         <ConfirmDialog

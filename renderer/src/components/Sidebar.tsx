@@ -1,5 +1,6 @@
 import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends } from '../state/backends.ts';
+import { ConnectionDot } from './ConnectionDot.tsx';
 import { useNodes } from '../state/node.ts';
 import type { View } from '../state/ui.ts';
 import { showView, useUi } from '../state/ui.ts';
@@ -8,6 +9,7 @@ const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
   { id: 'gallery', label: 'Gallery' },
   { id: 'processes', label: 'Processes' },
+  { id: 'notifications', label: 'Notifications' },
 ];
 
 function nodeSummary(label: string, info: NodeInfo): string {
@@ -33,7 +35,7 @@ export function Sidebar() {
           {nodes.map((node) => (
             <li key={node.id}>
               <button type="button" className="nav-item" aria-current={node.id === selected ? 'true' : undefined}>
-                <span className="dot ok" aria-hidden="true" />
+                <ConnectionDot />
                 <span className="nav-label">
                   {node.label}
                   <span className="nav-sub">

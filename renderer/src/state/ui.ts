@@ -1,6 +1,6 @@
 import { createStore, useStore } from 'zustand';
 
-export type View = 'backends' | 'gallery' | 'processes';
+export type View = 'backends' | 'gallery' | 'processes' | 'notifications';
 
 export interface UiState {
   view: View;
