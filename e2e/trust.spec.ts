@@ -176,3 +176,14 @@ test('messages are current and dismissable, names are checked before sending, an
     expect(await page.locator('main').innerText(), `the ${view} view shows no CLI flag`).not.toMatch(HANGAR_FLAGS);
   }
 });
+
+test('gallery entries name their gallery from its configuration and show their source and state in words', async () => {
+  await show('gallery');
+  const echo = entry('echo');
+  await expect(echo.getByTestId('entry-gallery'), 'the folder of index.yaml, not "index"').toHaveText('gallery');
+  await expect(echo.getByTestId('entry-source')).toHaveText('./echo');
+  await expect(echo.getByText('installed', { exact: true })).toBeVisible();
+  await expect(echo.getByText('update available', { exact: true })).toBeVisible();
+  await expect(entry('bigecho').getByTestId('entry-source')).toHaveText(`${slow.url}/bigecho.tar.gz`);
+  await shot(page, 'trust-05-gallery');
+});

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
@@ -38,7 +38,7 @@ describe('hangar agent + CLI', () => {
   test('lists the gallery and installs with progress on stderr', async () => {
     const entries = await json<Array<Record<string, unknown>>>(agent, 'gallery');
     assert.deepEqual(entries, [
-      { name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, compatible: true, meta: null },
+      { name: 'echo', gallery: basename(root).toLowerCase().replace(/[^a-z0-9._]+/g, '-'), version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, compatible: true, meta: null },
     ]);
     const install = await hangar(agent, 'install', 'echo');
     assert.equal(install.code, 0, install.stderr);

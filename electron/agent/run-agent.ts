@@ -23,7 +23,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   const { host, port } = parseListen(options.listen);
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.length > 0
-    ? options.galleries.map((location) => ({ location }))
+    ? options.galleries.map(gallerySpec)
     : [{ name: 'starter', location: starterGallery }];
   const node = new LocalNode({
     home: options.home,
@@ -83,4 +83,10 @@ function parseListen(listen: string): { host: string; port: number } {
   const port = Number(match?.[2]);
   if (!match || port > 65535) throw new Error(`--listen wants HOST:PORT, got "${listen}"`);
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** `NAME=LOCATION` names a gallery; a bare location (a path or URL) gets a name derived from it. */
+export function gallerySpec(option: string): GallerySpec {
+  const named = /^([A-Za-z0-9][A-Za-z0-9._-]*)=(.+)$/.exec(option);
+  return named ? { name: named[1]!, location: named[2]! } : { location: option };
 }

@@ -4,7 +4,7 @@ import { BackendsView } from './components/BackendsView.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { GalleryView } from './components/GalleryView.tsx';
 import { LogsDrawer } from './components/LogsDrawer.tsx';
-import { NotificationsView } from './components/NotificationsView.tsx';
+import { NotificationsButton, NotificationsView } from './components/NotificationsView.tsx';
 import { ProcessesView } from './components/ProcessesView.tsx';
 import { SignIn } from './components/SignIn.tsx';
 import { Sidebar } from './components/Sidebar.tsx';
@@ -45,6 +45,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
       </main>
       <LogsDrawer />
       <Toasts />
+      <NotificationsButton />
     </div>
   );
 }

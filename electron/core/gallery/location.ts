@@ -1,5 +1,5 @@
 // Gallery locations (local path, file:// or http(s):// URL) and the names galleries go by.
-import { basename, extname, resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
 import type { GallerySpec } from './types.ts';
@@ -22,9 +22,15 @@ export function parseLocation(location: string): GalleryLocation {
   return { kind: 'file', path: resolve(location) };
 }
 
-/** A file's basename without extension; a URL's host and path, as one slug. */
+/**
+ * A file's basename without extension, or its folder's name for an `index.yaml` (LocalAI's name for every
+ * gallery, so it tells them apart from nothing); a URL's host and path, as one slug.
+ */
 function derivedName(location: GalleryLocation): string {
-  if (location.kind === 'file') return slug(basename(location.path, extname(location.path)));
+  if (location.kind === 'file') {
+    const file = basename(location.path, extname(location.path));
+    return slug(file.toLowerCase() === 'index' ? basename(dirname(location.path)) || file : file);
+  }
   const url = new URL(location.url);
   return slug(`${url.host}${url.pathname.replace(/\.ya?ml$/i, '')}`);
 }

@@ -48,6 +48,18 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
         </div>
       </header>
       {entry.description && <p className="description">{entry.description}</p>}
+      <dl className="source">
+        <div>
+          <dt>Source</dt>
+          <dd className="mono" title={entry.uri ?? undefined} data-testid="entry-source">
+            {entry.uri ?? (entry.meta ? 'one of its builds' : 'none given')}
+          </dd>
+        </div>
+        <div>
+          <dt>Gallery</dt>
+          <dd data-testid="entry-gallery">{entry.gallery}</dd>
+        </div>
+      </dl>
       {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy || offline} />}
       <div className="entry-foot">
         {entry.tags.map((tag) => (
@@ -56,8 +68,7 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
           </span>
         ))}
         <span className="spacer" />
-        {entry.license && <span className="muted small">{entry.license}</span>}
-        <span className="muted small">{entry.gallery}</span>
+        {entry.license && <span className="muted small">License {entry.license}</span>}
       </div>
       {action.error && (
         <Message kind="error" boxed onDismiss={action.clearError}>

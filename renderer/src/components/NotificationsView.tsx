@@ -1,4 +1,22 @@
 import { clearHistory, useHistory } from '../state/toasts.ts';
+import { showView, useUi } from '../state/ui.ts';
+
+/** Opens the history; it sits after the page in tab order, so it never comes between a view and its content. */
+export function NotificationsButton() {
+  const count = useHistory().length;
+  const current = useUi((s) => s.view === 'notifications');
+  return (
+    <button
+      type="button"
+      className="btn notifications-button"
+      aria-current={current ? 'page' : undefined}
+      data-testid="nav-notifications"
+      onClick={() => showView('notifications')}
+    >
+      Notifications{count > 0 ? ` (${count})` : ''}
+    </button>
+  );
+}
 
 /** Every notification since the window opened, newest first. */
 export function NotificationsView() {

@@ -9,7 +9,6 @@ const VIEWS: { id: View; label: string }[] = [
   { id: 'backends', label: 'Backends' },
   { id: 'gallery', label: 'Gallery' },
   { id: 'processes', label: 'Processes' },
-  { id: 'notifications', label: 'Notifications' },
 ];
 
 function nodeSummary(label: string, info: NodeInfo): string {
