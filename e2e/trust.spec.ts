@@ -1,6 +1,7 @@
 // What a new user sees and relies on, against a real agent: readable progress, buttons that stay put and say what
 // they will do, a UI that knows when the agent is gone, messages that are current and dismissable, an honest gallery,
 // keyboard use and an axe check.
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import type { Locator, Page } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +30,7 @@ const show = (view: 'backends' | 'gallery' | 'processes' | 'notifications') => p
 
 test.beforeAll(async ({ browser }) => {
   session = await openSession(browser, 'e2e-trust', {
+    args: ['--ports', '29500-29549'], // a range of its own: other hosts on this machine use the default one
     prepare: async (g) => {
       // A 640 KiB backend served at 160 KiB/s: long enough to read its progress.
       await cp(join(g.dir, 'echo'), join(g.dir, 'bigecho'), { recursive: true });
@@ -186,4 +188,74 @@ test('gallery entries name their gallery from its configuration and show their s
   await expect(echo.getByText('update available', { exact: true })).toBeVisible();
   await expect(entry('bigecho').getByTestId('entry-source')).toHaveText(`${slow.url}/bigecho.tar.gz`);
   await shot(page, 'trust-05-gallery');
+});
+
+/** Violations axe rates serious or critical, as "rule: target" lines. */
+async function seriousViolations(): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
+}
+
+test('axe finds no serious violation in any view or in a confirmation', async () => {
+  for (const view of ['backends', 'gallery', 'processes', 'notifications'] as const) {
+    await show(view);
+    await expect(page.locator('main h1')).toBeVisible();
+    expect(await seriousViolations(), `the ${view} view`).toEqual([]);
+  }
+  await show('backends');
+  await row('echo').getByTestId('action-delete').click();
+  await expect(page.getByRole('dialog')).toBeVisible();
+  expect(await seriousViolations(), 'the Delete confirmation').toEqual([]);
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+});
+
+test('every action works from the keyboard with a visible focus ring', async () => {
+  await show('backends');
+  const reinstall = row('echo').getByTestId('action-reinstall');
+  await row('echo').getByTestId('action-upgrade').focus();
+  await page.keyboard.press('Tab');
+  await expect(reinstall).toBeFocused();
+  const ring = await reinstall.evaluate((el) => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).outlineWidth);
+  expect(ring).toBe('solid 2px');
+  await shot(page, 'trust-06-focus');
+  await page.keyboard.press('Enter');
+  const dialog = page.getByRole('dialog', { name: 'Reinstall echo?' });
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByRole('button', { name: 'Cancel' }), 'the dialog opens on its safe choice').toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toHaveCount(0);
+
+  // The load form: type, Enter loads; a process's Stop is reached by Tab too.
+  await row('echo').getByTestId('load-model-input').focus();
+  await page.keyboard.type('m5');
+  await page.keyboard.press('Enter');
+  await expect(row('echo').getByTestId('load-result')).toContainText('loaded m5');
+  const stop = page.getByTestId('process-m5').getByRole('button', { name: 'Stop' });
+  await page.getByTestId('process-m5').getByRole('button', { name: 'Respawn' }).focus();
+  await page.keyboard.press('Tab');
+  await expect(stop).toBeFocused();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Stop m5?' }).getByRole('button', { name: 'Stop', exact: true }).press('Enter');
+  await expect(page.getByTestId('process-m5')).toHaveCount(0);
+});
+
+test('a 900 px wide window keeps every action on screen without sideways scrolling', async () => {
+  await page.setViewportSize({ width: 900, height: 760 });
+  for (const view of ['backends', 'gallery', 'notifications'] as const) {
+    await show(view);
+    await expect(page.locator('main h1')).toBeVisible();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), `the ${view} view`).toBeLessThanOrEqual(900);
+  }
+  await show('backends');
+  for (const action of ['upgrade', 'reinstall', 'rollback', 'delete']) {
+    const box = (await row('echo').getByTestId(`action-${action}`).boundingBox())!;
+    expect(box.x + box.width, `${action} is on screen`).toBeLessThanOrEqual(900);
+  }
+  await shot(page, 'trust-06-narrow');
+  await show('gallery');
+  await shot(page, 'trust-06-narrow-gallery');
+  await page.setViewportSize({ width: 1280, height: 860 });
 });
