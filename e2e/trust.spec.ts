@@ -9,7 +9,7 @@ import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
 import type { TestGallery } from './fixtures/gallery.ts';
-import { shot } from './fixtures/page.ts';
+import { docShot, shot } from './fixtures/page.ts';
 import { openSession, type Session } from './fixtures/session.ts';
 import { serveSlowly, type SlowServer } from './fixtures/slow-server.ts';
 
@@ -55,7 +55,7 @@ test('a download shows percent, speed and time left in IEC units', async () => {
   await entry('bigecho').getByRole('button', { name: 'Install', exact: true }).click();
   const figures = entry('bigecho').getByTestId('job-bytes');
   await expect(figures).toHaveText(/^[\d.]+ (B|KiB) of [\d.]+ KiB · \d+% · [\d.]+ KiB\/s · \d+s left$/);
-  await shot(page, 'trust-01-progress');
+  await docShot(page, 'screenshot-progress');
   await expect(entry('bigecho').getByText('installed', { exact: true })).toBeVisible({ timeout: 30_000 });
 });
 
