@@ -129,6 +129,12 @@ test('while the agent is down the node turns amber, uptimes stop, actions are of
   const models = (await agent.ps()).map((p) => p.model).sort();
   await expect(row('echo').locator('[data-testid^="process-"]')).toHaveCount(models.length);
   await shot(page, 'trust-03-reconnected');
+
+  await page.getByRole('button', { name: 'Upgrade all' }).click();
+  const all = page.getByRole('dialog', { name: 'Upgrade 1 backend?' });
+  await expect(all.getByTestId('impact')).toContainText('Upgrades echo 1.0.1 → 1.0.2.');
+  await all.getByRole('button', { name: 'Cancel' }).click();
+  await expect(all).toHaveCount(0);
 });
 
 test('messages are current and dismissable, names are checked before sending, and notifications are kept', async () => {
@@ -188,6 +194,11 @@ test('gallery entries name their gallery from its configuration and show their s
   await expect(echo.getByText('update available', { exact: true })).toBeVisible();
   await expect(entry('bigecho').getByTestId('entry-source')).toHaveText(`${slow.url}/bigecho.tar.gz`);
   await shot(page, 'trust-05-gallery');
+  await echo.getByRole('button', { name: 'Upgrade', exact: true }).click();
+  const upgrade = page.getByRole('dialog', { name: 'Upgrade echo?' });
+  await expect(upgrade.getByTestId('impact')).toContainText('Installs echo 1.0.2 in place of 1.0.0.');
+  await upgrade.getByRole('button', { name: 'Cancel' }).click();
+  await expect(upgrade).toHaveCount(0);
 });
 
 /** Violations axe rates serious or critical, as "rule: target" lines. */

@@ -6,7 +6,7 @@ import { useBackends } from '../state/backends.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { impactOf } from '../state/impact.ts';
 import { ActionButton } from './ActionButton.tsx';
-import { ConfirmDialog } from './ConfirmDialog.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { Message } from './Message.tsx';
 import { JobStatus } from './JobStatus.tsx';
 import { LoadModelForm } from './LoadModelForm.tsx';
@@ -122,9 +122,7 @@ function BackendActions({ backend, models, busy }: { backend: BackendInfo; model
           onConfirm={() => void action.run(confirming)}
           onClose={() => setConfirming(null)}
         >
-          <ul className="impact" data-testid="impact">
-            {impact.lines.map((line) => <li key={line}>{line}</li>)}
-          </ul>
+          <ImpactList lines={impact.lines} />
         </ConfirmDialog>
       )}
     </div>

@@ -43,3 +43,14 @@ export function ConfirmDialog({ open, title, children, confirmLabel, danger = tr
     </dialog>
   );
 }
+
+/** What a confirmed action will do, one line each. */
+export function ImpactList({ lines }: { lines: readonly string[] }) {
+  return (
+    <ul className="impact" data-testid="impact">
+      {lines.map((line) => (
+        <li key={line}>{line}</li>
+      ))}
+    </ul>
+  );
+}

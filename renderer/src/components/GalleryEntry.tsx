@@ -1,9 +1,13 @@
-import { memo } from 'react';
+import { memo, useState } from 'react';
 import type { GalleryEntryView } from '../../../shared/types.ts';
 import { runBackendAction } from '../state/actions.ts';
+import { backendsStore } from '../state/backends.ts';
 import { useOfflineReason } from '../state/connection.ts';
+import type { Impact } from '../state/impact.ts';
+import { impactOf } from '../state/impact.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { JobStatus } from './JobStatus.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { Message } from './Message.tsx';
 import { MetaBuilds } from './MetaBuilds.tsx';
 import { ActionButton } from './ActionButton.tsx';
@@ -16,6 +20,13 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
   const action = useAction(runBackendAction);
   const busy = action.pending || (job !== undefined && isActive(job));
   const offline = useOfflineReason() !== null;
+  const [impact, setImpact] = useState<Impact | null>(null);
+  const confirmUpgrade = () => {
+    const state = backendsStore.getState();
+    const backend = state.byName[entry.name];
+    if (backend) setImpact(impactOf('upgrade', backend, state.modelsByBackend[entry.name] ?? []));
+    else void action.run('upgrade', entry.name);
+  };
   const installedAs = entry.meta?.installedAs ?? null;
   const installable = entry.compatible && (entry.meta === null || entry.meta.resolves !== null);
   return (
@@ -32,7 +43,7 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
         </div>
         <div className="actions">
           {entry.upgradable && (
-            <ActionButton className="btn primary" unavailable={busy ? BUSY : null} onAct={() => void action.run('upgrade', entry.name)}>
+            <ActionButton className="btn primary" unavailable={busy ? BUSY : null} onAct={confirmUpgrade}>
               Upgrade
             </ActionButton>
           )}
@@ -76,6 +87,11 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
         </Message>
       )}
       {job && <JobStatus job={job} />}
+      {impact && (
+        <ConfirmDialog open title={impact.title} confirmLabel={impact.confirmLabel} danger={false} onConfirm={() => void action.run('upgrade', entry.name)} onClose={() => setImpact(null)}>
+          <ImpactList lines={impact.lines} />
+        </ConfirmDialog>
+      )}
     </article>
   );
 });

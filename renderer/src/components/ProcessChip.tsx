@@ -5,7 +5,7 @@ import { openLogs } from '../state/logs.ts';
 import { toast } from '../state/toasts.ts';
 import { errorMessage } from '../state/session.ts';
 import { ActionButton } from './ActionButton.tsx';
-import { ConfirmDialog } from './ConfirmDialog.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -60,10 +60,12 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
           onConfirm={() => void attempt(`Stop ${model}`, () => stop(model))}
           onClose={() => setConfirmingStop(false)}
         >
-          <ul className="impact" data-testid="impact">
-            <li>{`Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`}</li>
-            <li>Loading {model} again starts a new process.</li>
-          </ul>
+          <ImpactList
+            lines={[
+              `Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`,
+              `Loading ${model} again starts a new process.`,
+            ]}
+          />
         </ConfirmDialog>
       )}
     </li>

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackendInfo } from './backends.ts';
-import { impactOf } from './impact.ts';
+import { impactOf, upgradeAllImpact } from './impact.ts';
 
 const echo: BackendInfo = {
   name: 'echo', alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: '/b/echo',
@@ -35,4 +35,12 @@ test('a rollback and a delete say what they swap and remove', () => {
     'Will stop 1 process (m1).',
     'Removes echo 1.0.0 and its rollback target 1.0.1, and its build cpu-echo (as LocalAI does). This cannot be undone.',
   ]);
+});
+
+test('upgrade all lists every upgradable backend and every process it restarts', () => {
+  const py: BackendInfo = { ...echo, name: 'py', version: '1', availableVersion: '2', previous: null };
+  const done: BackendInfo = { ...echo, name: 'done', upgradable: false };
+  const impact = upgradeAllImpact([echo, done, py], { echo: ['m1'], done: ['m9'], py: ['m2', 'm3'] });
+  assert.equal(impact.title, 'Upgrade 2 backends?');
+  assert.deepEqual(impact.lines.slice(0, 2), ['Upgrades echo 1.0.0 → 1.1.0, py 1 → 2.', 'Will restart 3 processes (m1, m2, m3).']);
 });

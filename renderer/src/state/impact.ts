@@ -76,3 +76,20 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
       };
   }
 }
+
+/** Upgrade all: every upgradable backend, what it goes to, and every process that restarts. */
+export function upgradeAllImpact(backends: readonly BackendInfo[], modelsByBackend: Readonly<Record<string, readonly string[]>>): Impact {
+  const upgradable = backends.filter((b) => b.upgradable);
+  const models = upgradable.flatMap((b) => modelsByBackend[b.name] ?? []);
+  const noun = upgradable.length === 1 ? 'backend' : 'backends';
+  return {
+    title: `Upgrade ${upgradable.length} ${noun}?`,
+    confirmLabel: 'Upgrade all',
+    danger: false,
+    lines: [
+      `Upgrades ${upgradable.map((b) => `${b.name} ${version(b.version)} → ${version(b.availableVersion)}`).join(', ')}.`,
+      processesText('restart', models),
+      'Each one\'s current version becomes its rollback target, replacing the one it had.',
+    ],
+  };
+}
