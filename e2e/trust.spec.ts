@@ -215,6 +215,12 @@ test('axe finds no serious violation in any view or in a confirmation', async ()
     await expect(page.locator('main h1')).toBeVisible();
     expect(await seriousViolations(), `the ${view} view`).toEqual([]);
   }
+  await page.emulateMedia({ colorScheme: 'dark' });
+  for (const view of ['backends', 'gallery'] as const) {
+    await show(view);
+    expect(await seriousViolations(), `the ${view} view in dark mode`).toEqual([]);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
   await show('backends');
   await row('echo').getByTestId('action-delete').click();
   await expect(page.getByRole('dialog')).toBeVisible();
