@@ -5,7 +5,7 @@ import type { Locator, Page } from '@playwright/test';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
 import type { TestGallery } from './fixtures/gallery.ts';
-import { seenAt, shot, watchFor } from './fixtures/page.ts';
+import { docShot, seenAt, shot, watchFor } from './fixtures/page.ts';
 import { openSession, type Session } from './fixtures/session.ts';
 import { swapOutOfBand } from './fixtures/swap.ts';
 
@@ -27,6 +27,13 @@ async function loadFromUi(backend: string, model: string): Promise<Locator> {
   const result = row(backend).getByTestId('load-result');
   await expect(result).toBeVisible();
   return result;
+}
+
+async function confirm(title: string, button: string) {
+  const dialog = page.getByRole('dialog', { name: title });
+  await expect(dialog.getByTestId('impact')).toBeVisible();
+  await dialog.getByRole('button', { name: button, exact: true }).click();
+  await expect(dialog).toHaveCount(0);
 }
 
 async function show(view: 'backends' | 'gallery') {
@@ -102,7 +109,7 @@ test('3. an out-of-band swap of the echo dir turns the m1 chip red with a stale 
   const tooltip = chip('m1').getByTestId('stale-tooltip');
   await expect(tooltip).toBeVisible();
   await expect(tooltip).toContainText('echo.install-backup');
-  await shot(page, '03-stale-tooltip');
+  await docShot(page, 'screenshot-stale');
   await badge.blur();
 });
 
@@ -119,13 +126,17 @@ test('4. Respawn clears the badge, changes the PID, and a new load reports the s
 test('5. upgrading echo from the gallery respawns m1 from the new directory', async () => {
   await gallery.setVersion('echo', '1.1.0');
   const upgrade = row('echo').getByRole('button', { name: 'Upgrade', exact: true });
-  await expect(upgrade).toBeVisible();
+  await expect(upgrade).toBeEnabled();
   await expect(row('echo').getByTestId('backend-available-version')).toHaveText('1.1.0');
-  await shot(page, '05-upgradable');
+  await page.mouse.move(0, 0);
+  await docShot(page, 'upgrade-1-available');
 
   const before = await pidOf('m1');
   await watchFor(page, 'upgrade-progress', '[data-testid="backend-row-echo"] [data-testid="job-progress"]');
   await upgrade.click();
+  await expect(page.getByRole('dialog', { name: 'Upgrade echo?' }).getByTestId('impact')).toContainText('Will restart 1 process (m1).');
+  await docShot(page, 'upgrade-2-confirm');
+  await confirm('Upgrade echo?', 'Upgrade');
   await expect(row('echo').getByTestId('backend-version')).toHaveText('1.1.0');
   expect(await seenAt(page, 'upgrade-progress'), 'the upgrade showed its progress').not.toBeNull();
   await expect(row('echo').getByTestId('job-progress')).toHaveCount(0);
@@ -135,7 +146,7 @@ test('5. upgrading echo from the gallery respawns m1 from the new directory', as
   expect(process!.pid).toBe(await pidOf('m1'));
   expect(process!.cwd).toBe('ok');
   await expect(await loadFromUi('echo', 'm1')).toContainText('echo 1.1.0');
-  await shot(page, '05-upgraded');
+  await docShot(page, 'upgrade-3-done');
 });
 
 test('6. an install with a wrong sha256 fails with a clear error and leaves echo working', async () => {
@@ -162,6 +173,7 @@ test('7. Rollback brings the previous version back', async () => {
   const previousVersion = (await row('echo').getByTestId('backend-previous').textContent())!;
   expect(previousVersion).not.toBe('1.1.0');
   await row('echo').getByRole('button', { name: 'Rollback' }).click();
+  await confirm(`Roll echo back to ${previousVersion}?`, 'Rollback');
   await expect(row('echo').getByTestId('backend-version')).toHaveText(previousVersion);
   await expect(row('echo').getByTestId('job-error')).toHaveCount(0);
   await expect(await loadFromUi('echo', 'm1'), 'the tree from before the upgrade is live again').toContainText('1.0.0-swapped');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { HangarMethod, NodeApi, NodeRequest } from './api.ts';
+import { MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
 import type { RestartPolicy } from './types.ts';
 
 /**
@@ -8,7 +9,7 @@ import type { RestartPolicy } from './types.ts';
  */
 export const WORKING_SUFFIXES = ['.install-tmp', '.install-backup', '.upgrade-tmp', '.backup', '.previous'] as const;
 
-export const NAME_MAX = 128;
+export { NAME_MAX, MODEL_NAME_RULE } from './names.ts';
 
 export const backendName = z
   .string()
@@ -32,9 +33,9 @@ export const qualifiedName = z
 
 export const modelName = z
   .string()
-  .min(1, 'model is empty')
-  .max(NAME_MAX)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:+-]*$/, 'model may hold only letters, digits, ".", "_", ":", "+" and "-"');
+  .min(1, 'Type a model name')
+  .max(NAME_MAX, MODEL_NAME_RULE)
+  .regex(MODEL_NAME_PATTERN, MODEL_NAME_RULE);
 
 export const restartPolicy = z.enum(['never', 'on-failure', 'always'] satisfies RestartPolicy[]);
 

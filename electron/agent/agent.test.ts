@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
@@ -38,7 +38,7 @@ describe('hangar agent + CLI', () => {
   test('lists the gallery and installs with progress on stderr', async () => {
     const entries = await json<Array<Record<string, unknown>>>(agent, 'gallery');
     assert.deepEqual(entries, [
-      { name: 'echo', gallery: 'index', version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, compatible: true, meta: null },
+      { name: 'echo', gallery: basename(root).toLowerCase().replace(/[^a-z0-9._]+/g, '-'), version: '1.0.0', uri: entries[0]?.uri, installed: false, upgradable: false, compatible: true, meta: null },
     ]);
     const install = await hangar(agent, 'install', 'echo');
     assert.equal(install.code, 0, install.stderr);
@@ -143,7 +143,7 @@ describe('hangar agent + CLI', () => {
     assert.deepEqual([back.state, back.restarts], ['ready', 1]);
     assert.match((await hangar(agent, 'ls')).stdout, new RegExp(`k1:${back.pid} ↺1[ \\n]`));
     assert.ok(back.rss! > 0 && back.cpu !== null, 'CPU and memory of a live process');
-    assert.match((await hangar(agent, 'ps')).stdout, new RegExp(`^k1 +echo +${back.pid} +${loaded.port} +ready +1 +\\d+s +[\\d.]+% +[\\d.]+ MB `, 'm'));
+    assert.match((await hangar(agent, 'ps')).stdout, new RegExp(`^k1 +echo +${back.pid} +${loaded.port} +ready +1 +\\d+s +[\\d.]+% +[\\d.]+ MiB `, 'm'));
 
     assert.equal((await hangar(agent, 'stop', 'k1')).code, 0);
     assert.equal((await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1'), undefined);

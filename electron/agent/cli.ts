@@ -39,7 +39,7 @@ program
   .command('agent')
   .description('run a node and serve it over HTTP + WebSocket (127.0.0.1 only unless --listen says otherwise)')
   .option('--home <dir>', 'Hangar home')
-  .option('--gallery <pathOrUrl>', 'a backend gallery index.yaml (repeatable; default: the starter gallery)', collect, [])
+  .option('--gallery <pathOrUrl>', 'a backend gallery index.yaml, NAME=PATH_OR_URL to name it (repeatable; default: the starter gallery)', collect, [])
   .option('--listen <host:port>', 'address to bind; port 0 picks a free one', DEFAULT_LISTEN)
   .option('--token <token>', 'token clients must present, at least 16 characters (visible in the process list: prefer --token-file)')
   .option('--token-file <file>', 'read the token from a file (default: $HANGAR_TOKEN, then <home>/state/token, created on first run)')

@@ -1,4 +1,5 @@
 import type { BackendView, GalleryEntryView, JobView, NodeCard, ProcessView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
@@ -47,7 +48,7 @@ export function psRow(p: ProcessView): Record<string, unknown> {
     '↺': p.restarts,
     up: ended ? '-' : uptime(p.startedAt),
     cpu: p.cpu === null || ended ? '-' : `${p.cpu}%`,
-    mem: p.rss === null || ended ? '-' : bytes(p.rss),
+    mem: p.rss === null || ended ? '-' : iecBytes(p.rss),
     cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
     note: p.error ?? (ended ? exitText(p.exit!) : p.message) ?? '',
   };
@@ -78,19 +79,14 @@ function cell(value: unknown): string {
   return String(value);
 }
 
-export function bytes(n: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let i = 0;
-  while (n >= 1000 && i < units.length - 1) {
-    n /= 1000;
-    i++;
-  }
-  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
-}
+const meters = new Map<string, RateMeter>();
 
+/** "install echo: fetching 12 MiB of 40 MiB · 30% · 4.2 MiB/s · 7s left"; phases that move no bytes show none. */
 export function jobLine(job: JobView): string {
-  const amount = job.bytes > 0 ? ` ${bytes(job.bytes)}${job.totalBytes ? ` / ${bytes(job.totalBytes)}` : ''}` : '';
-  return `${job.kind} ${job.backend}: ${job.phase}${amount}`;
+  let meter = meters.get(job.id);
+  if (!meter) meters.set(job.id, (meter = createRateMeter()));
+  const figures = progressText(job, movesBytes(job) ? meter.sample(job.bytes, Date.now()) : null);
+  return `${job.kind} ${job.backend}: ${job.phase}${figures ? ` ${figures}` : ''}`;
 }
 
 export function uptime(startedAt: string): string {

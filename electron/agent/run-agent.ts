@@ -32,7 +32,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   const ports = options.ports !== undefined ? parsePorts(options.ports) : undefined;
   const lock = await lockHome(options.home);
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
-  const galleries: GallerySpec[] = options.galleries.map((location) => ({ location }));
+  const galleries: GallerySpec[] = options.galleries.map(gallerySpec);
   // What the command line gives is fixed for this run; the rest comes from the node's settings.
   const node = new LocalNode({
     home: options.home,
@@ -107,4 +107,10 @@ function parseListen(listen: string): { host: string; port: number } {
   const port = Number(match?.[2]);
   if (!match || port > 65535) throw new Error(`--listen wants HOST:PORT, got "${listen}"`);
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** `NAME=LOCATION` names a gallery; a bare location (a path or URL) gets a name derived from it. */
+export function gallerySpec(option: string): GallerySpec {
+  const named = /^([A-Za-z0-9][A-Za-z0-9._-]*)=(.+)$/.exec(option);
+  return named ? { name: named[1]!, location: named[2]! } : { location: option };
 }

@@ -39,7 +39,10 @@ export function toErrorEnvelope(error: unknown): ErrorEnvelope {
   if (error instanceof HangarError) return { code: error.code, message: shortLine(error.message) };
   if (error instanceof ZodError) {
     const issue = error.issues[0];
-    const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+    // A message written as a sentence ("Model names can use…") names its own subject; a terse one, such as zod's
+    // own "Invalid option: expected …", gets its field.
+    const sentence = /^[A-Z]/.test(issue?.message ?? '') && !/^[A-Za-z ]+: /.test(issue?.message ?? '');
+    const where = issue && issue.path.length > 0 && !sentence ? `${issue.path.join('.')}: ` : '';
     return { code: 'invalid-request', message: shortLine(`${where}${issue?.message ?? 'invalid request'}`) };
   }
   return { code: 'failed', message: shortLine(oneLine(error)) };

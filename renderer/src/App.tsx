@@ -5,6 +5,7 @@ import { ClusterView } from './components/ClusterView.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { GalleryView } from './components/GalleryView.tsx';
 import { LogsDrawer } from './components/LogsDrawer.tsx';
+import { NotificationsButton, NotificationsView } from './components/NotificationsView.tsx';
 import { ProcessesView } from './components/ProcessesView.tsx';
 import { SettingsView } from './components/SettingsView.tsx';
 import { SignIn } from './components/SignIn.tsx';
@@ -44,13 +45,15 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
             </button>
           </div>
         )}
-        {offline && view !== 'cluster' && (
+        {offline && view !== 'cluster' && view !== 'notifications' && (
           <div className="alert muted page-alert" role="status" data-testid="node-offline">
             {selectedLabel} is offline ({offline}): its actions are off until it is back.
           </div>
         )}
         {view === 'cluster' ? (
           <ClusterView />
+        ) : view === 'notifications' ? (
+          <NotificationsView />
         ) : offline && !loaded ? null : (
           // A disabled fieldset turns off every control of an offline node's views at once.
           <fieldset className="node-views" disabled={offline !== null} key={selected}>
@@ -63,6 +66,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
       </main>
       <LogsDrawer />
       <Toasts />
+      <NotificationsButton />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { humanBytes, humanDuration, progressLabel } from './format.ts';
+import { humanBytes, humanDuration } from './format.ts';
 
 test('humanBytes picks a binary unit', () => {
   assert.equal(humanBytes(0), '0 B');
@@ -17,9 +17,4 @@ test('humanDuration shows the two largest units', () => {
   assert.equal(humanDuration(2 * 3600_000 + 4 * 60_000), '2h 04m');
   assert.equal(humanDuration(3 * 86400_000 + 2 * 3600_000), '3d 02h');
   assert.equal(humanDuration(-5), '0s');
-});
-
-test('progressLabel includes the total when known', () => {
-  assert.equal(progressLabel(512, null), '512 B');
-  assert.equal(progressLabel(1024, 4096), '1.0 KiB of 4.0 KiB');
 });

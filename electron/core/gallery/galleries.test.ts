@@ -86,12 +86,13 @@ test('gallery names: given, derived from the file or URL, made unique; bad names
     specs: [
       { location: '/srv/one/index.yaml' },
       { location: '/srv/two/index.yml' },
-      { name: 'index', location: '/srv/three/main.yaml' },
+      { name: 'two', location: '/srv/three/main.yaml' },
+      { location: '/srv/four/main.yaml' },
       { location: 'https://Example.com:8443/galleries/backends.yaml' },
       starterGallerySpec('/opt/hangar/backends/index.yaml'),
     ],
   }).names();
-  assert.deepEqual(names, ['index-2', 'index-3', 'index', 'example.com-8443-galleries-backends', 'starter']);
+  assert.deepEqual(names, ['one', 'two-2', 'two', 'main', 'example.com-8443-galleries-backends', 'starter']);
   assert.throws(() => new Galleries({ specs: [{ name: 'x', location: '/a.yaml' }, { name: 'x', location: '/b.yaml' }] }), /gallery name "x" is used twice/);
   assert.throws(() => new Galleries({ specs: [{ name: 'a@b', location: '/a.yaml' }] }), /must not contain "@"/);
   assert.throws(() => new Galleries({ specs: [{ location: 'ftp://host/index.yaml' }] }), /only local paths, file:\/\/ and http\(s\):\/\/ are supported/);

@@ -1,7 +1,8 @@
 // Gallery locations (local path, file:// or http(s):// URL) and the names galleries go by.
-import { basename, extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
+import { galleryNameFor } from '../../../shared/gallery-name.ts';
 import type { GallerySpec } from './types.ts';
 
 export type GalleryLocation = { kind: 'file'; path: string } | { kind: 'url'; url: string };
@@ -22,22 +23,6 @@ export function parseLocation(location: string): GalleryLocation {
   return { kind: 'file', path: resolve(location) };
 }
 
-/** A file's basename without extension; a URL's host and path, as one slug. */
-function derivedName(location: GalleryLocation): string {
-  if (location.kind === 'file') return slug(basename(location.path, extname(location.path)));
-  const url = new URL(location.url);
-  return slug(`${url.host}${url.pathname.replace(/\.ya?ml$/i, '')}`);
-}
-
-function slug(text: string): string {
-  return (
-    text
-      .toLowerCase()
-      .replace(/[^a-z0-9._]+/g, '-')
-      .replace(/^-+|-+$/g, '') || 'gallery'
-  );
-}
-
 /**
  * One unique name per spec, in order. Given names must be unique and free of '@' (it qualifies `gallery@name`);
  * a derived name that is taken gets a numeric suffix.
@@ -54,7 +39,8 @@ export function galleryNames(specs: GallerySpec[], locations: GalleryLocation[])
   }
   return specs.map((spec, index) => {
     if (spec.name !== undefined) return spec.name;
-    const base = derivedName(locations[index]!);
+    const location = locations[index]!;
+    const base = galleryNameFor(location.kind === 'file' ? location.path : location.url);
     let name = base;
     for (let n = 2; taken.has(name); n++) name = `${base}-${n}`;
     taken.add(name);

@@ -127,3 +127,29 @@ test('reconnects after the link drops and fails the calls that were in flight', 
   assert.deepEqual(statuses, ['reconnecting', 'open']);
   assert.deepEqual(await transport.bridge.info({ node: 'local' }), { id: 'local', params: { node: 'local' } });
 });
+
+test('a call made while the link is down fails at once and is never sent after reconnecting', async (t) => {
+  const agent = await startServer();
+  const transport = open(agent.url, TOKEN);
+  t.after(() => {
+    transport.close();
+    agent.server.close();
+  });
+  await waitForStatus(transport, 'open');
+  const received: string[] = [];
+  agent.server.on('connection', (socket) => socket.on('message', (data) => received.push((JSON.parse(String(data)) as WireRequest).method)));
+  const dropped = new Promise<PromiseSettledResult<unknown>>((resolve) => {
+    const off = transport.onStatus((status) => {
+      if (status !== 'reconnecting') return;
+      off();
+      void Promise.allSettled([transport.bridge.upgrade({ node: 'local', name: 'echo' })]).then(([result]) => resolve(result!)); // clicked while the link is down
+    });
+  });
+  agent.dropAll();
+  const result = await dropped;
+  assert.equal(result.status, 'rejected');
+  assert.match(String((result as PromiseRejectedResult).reason), /cannot be reached; nothing was sent/);
+  await waitForStatus(transport, 'open');
+  assert.deepEqual(await transport.bridge.info({ node: 'local' }), { id: 'local', params: { node: 'local' } });
+  assert.deepEqual(received, ['info'], 'the dropped call was not replayed on the new socket');
+});

@@ -27,7 +27,9 @@ interface Queued {
 
 /**
  * A bridge over the agent's WebSocket that outlives any one socket: each open socket gets a wire client, calls made
- * while none is open wait for the next one, and a lost link is retried with backoff. Events only, never polling.
+ * before the first socket opens (or before sign-in) wait for it, and a lost link is retried with backoff. A call made
+ * while a lost link is being retried fails at once: what the user clicked then is dropped, never replayed later.
+ * Events only, never polling.
  */
 export function createWebSocketTransport(options: WebSocketTransportOptions): Transport {
   const Impl = options.WebSocketImpl ?? WebSocket;
@@ -90,6 +92,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
 
   function call(method: HangarMethod, params: unknown): Promise<unknown> {
     if (closed) return Promise.reject(new HangarError('failed', 'the connection to the agent is closed'));
+    if (status === 'reconnecting') return Promise.reject(new HangarError('failed', 'the agent cannot be reached; nothing was sent'));
     return new Promise((resolve, reject) => {
       const queued = { method, params, resolve, reject };
       if (client && status === 'open') send(client, queued);

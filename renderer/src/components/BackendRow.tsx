@@ -4,7 +4,10 @@ import { runBackendAction } from '../state/actions.ts';
 import type { BackendInfo } from '../state/backends.ts';
 import { useBackends } from '../state/backends.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
-import { ConfirmDialog } from './ConfirmDialog.tsx';
+import { impactOf } from '../state/impact.ts';
+import { ActionButton } from './ActionButton.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
+import { Message } from './Message.tsx';
 import { JobStatus } from './JobStatus.tsx';
 import { LoadModelForm } from './LoadModelForm.tsx';
 import { ProcessChip } from './ProcessChip.tsx';
@@ -38,7 +41,7 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
             )}
           </span>
         </div>
-        <BackendActions backend={backend} busy={busy} />
+        <BackendActions backend={backend} models={models} busy={busy} />
       </header>
       <Source backend={backend} />
       {backend.broken && (
@@ -83,42 +86,45 @@ function Source({ backend }: { backend: BackendInfo }) {
   );
 }
 
-function BackendActions({ backend, busy }: { backend: BackendInfo; busy: boolean }) {
-  const [confirming, setConfirming] = useState(false);
+type Confirmed = Exclude<BackendAction, 'install'>;
+
+/**
+ * Upgrade, Reinstall, Rollback and Delete always sit in the same slots: one that does not apply is disabled with
+ * its reason, never removed, so nothing moves under the cursor. Each asks first, with what it will do.
+ */
+function BackendActions({ backend, models, busy }: { backend: BackendInfo; models: string[]; busy: boolean }) {
+  const [confirming, setConfirming] = useState<Confirmed | null>(null);
   const action = useAction((kind: BackendAction) => runBackendAction(kind, backend.name));
-  const disabled = busy || action.pending;
-  const button = (kind: BackendAction, label: string, title?: string) => (
-    <button type="button" className="btn" disabled={disabled} title={title} onClick={() => void action.run(kind)}>
+  const blocked = busy ? 'Another action on this backend is under way' : action.pending ? 'Starting…' : null;
+  const slot = (kind: Confirmed, label: string, unavailable: string | null, className = 'btn') => (
+    <ActionButton className={className} unavailable={blocked ?? unavailable} data-testid={`action-${kind}`} onAct={() => setConfirming(kind)}>
       {label}
-    </button>
+    </ActionButton>
   );
+  const impact = confirming ? impactOf(confirming, backend, models) : null;
   return (
     <div className="actions">
-      {backend.upgradable && (
-        <button type="button" className="btn primary" disabled={disabled} onClick={() => void action.run('upgrade')}>
-          Upgrade
-        </button>
-      )}
-      {button('reinstall', 'Reinstall', 'Install again from the gallery, replacing this copy')}
-      {backend.previous && button('rollback', 'Rollback', `Go back to ${backend.previous.version ?? 'the previous install'}`)}
-      <button type="button" className="btn danger-text" disabled={disabled} onClick={() => setConfirming(true)}>
-        Delete
-      </button>
+      {slot('upgrade', 'Upgrade', backend.upgradable ? null : 'Up to date with its gallery', 'btn primary')}
+      {slot('reinstall', 'Reinstall', null)}
+      {slot('rollback', 'Rollback', backend.previous ? null : 'No previous version to go back to')}
+      {slot('delete', 'Delete', null, 'btn danger-text')}
       {action.error && (
-        <p className="alert error action-error" role="alert">
+        <Message kind="error" boxed onDismiss={action.clearError}>
           {action.error}
-        </p>
+        </Message>
       )}
-      <ConfirmDialog
-        open={confirming}
-        title={`Delete ${backend.name}?`}
-        confirmLabel="Delete"
-        onConfirm={() => void action.run('delete')}
-        onClose={() => setConfirming(false)}
-      >
-        Its running processes are stopped and its directory is removed
-        {backend.metaBackendFor && <>, and so is its build {backend.metaBackendFor} (as LocalAI does)</>}. This cannot be undone.
-      </ConfirmDialog>
+      {confirming && impact && (
+        <ConfirmDialog
+          open
+          title={impact.title}
+          confirmLabel={impact.confirmLabel}
+          danger={impact.danger}
+          onConfirm={() => void action.run(confirming)}
+          onClose={() => setConfirming(null)}
+        >
+          <ImpactList lines={impact.lines} />
+        </ConfirmDialog>
+      )}
     </div>
   );
 }

@@ -1,8 +1,12 @@
 import { useState } from 'react';
 import { upgradeAll } from '../state/actions.ts';
-import { useBackends } from '../state/backends.ts';
+import { backendsStore, useBackends } from '../state/backends.ts';
+import type { Impact } from '../state/impact.ts';
+import { upgradeAllImpact } from '../state/impact.ts';
 import { showView } from '../state/ui.ts';
 import { BackendRow } from './BackendRow.tsx';
+import { ActionButton } from './ActionButton.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { VirtualList } from './VirtualList.tsx';
 import { useAction } from './useAction.ts';
 
@@ -41,17 +45,33 @@ function UpgradeAll() {
   const any = useBackends((s) => s.names.some((n) => s.byName[n]?.upgradable));
   const action = useAction(upgradeAll);
   const [summary, setSummary] = useState<string | null>(null);
+  const [impact, setImpact] = useState<Impact | null>(null);
   if (!any && !summary && !action.error) return null;
+  const confirmFirst = () => {
+    const state = backendsStore.getState();
+    setImpact(upgradeAllImpact(state.names.map((n) => state.byName[n]!), state.modelsByBackend));
+  };
   return (
     <div className="header-actions">
       {summary && <span className="muted small">{summary}</span>}
       {action.error && <span className="alert error inline" role="alert">{action.error}</span>}
       {any && (
-        <button
-          type="button"
+        <ActionButton
           className="btn primary"
-          disabled={action.pending}
-          onClick={async () => {
+          unavailable={action.pending ? 'Starting the upgrades…' : null}
+          onAct={confirmFirst}
+        >
+          Upgrade all
+        </ActionButton>
+      )}
+      {impact && (
+        <ConfirmDialog
+          open
+          title={impact.title}
+          confirmLabel={impact.confirmLabel}
+          danger={false}
+          onClose={() => setImpact(null)}
+          onConfirm={async () => {
             setSummary(null);
             const results = await action.run();
             if (!results) return;
@@ -63,8 +83,8 @@ function UpgradeAll() {
             );
           }}
         >
-          Upgrade all
-        </button>
+          <ImpactList lines={impact.lines} />
+        </ConfirmDialog>
       )}
     </div>
   );

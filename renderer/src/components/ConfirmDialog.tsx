@@ -6,12 +6,14 @@ interface ConfirmDialogProps {
   title: string;
   children: ReactNode;
   confirmLabel: string;
+  /** A red confirm button for what cannot be undone. */
+  danger?: boolean;
   onConfirm: () => void;
   onClose: () => void;
 }
 
 /** A modal confirmation on the native <dialog>: focus trap, Escape and backdrop come for free. */
-export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, onClose }: ConfirmDialogProps) {
+export function ConfirmDialog({ open, title, children, confirmLabel, danger = true, onConfirm, onClose }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;
@@ -29,7 +31,7 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
         </button>
         <button
           type="button"
-          className="btn danger"
+          className={danger ? 'btn danger' : 'btn primary'}
           onClick={() => {
             onConfirm();
             onClose();
@@ -39,5 +41,16 @@ export function ConfirmDialog({ open, title, children, confirmLabel, onConfirm, 
         </button>
       </div>
     </dialog>
+  );
+}
+
+/** What a confirmed action will do, one line each. */
+export function ImpactList({ lines }: { lines: readonly string[] }) {
+  return (
+    <ul className="impact" data-testid="impact">
+      {lines.map((line) => (
+        <li key={line}>{line}</li>
+      ))}
+    </ul>
   );
 }

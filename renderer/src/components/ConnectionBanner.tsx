@@ -2,7 +2,7 @@ import type { ConnectionStatus } from '../bridge/transport.ts';
 
 const TEXT: Partial<Record<ConnectionStatus, string>> = {
   connecting: 'Connecting to the agent…',
-  reconnecting: 'Connection to the agent lost. Reconnecting…',
+  reconnecting: 'The agent cannot be reached. Actions are off and uptimes are paused until it is back; reconnecting…',
 };
 
 export function ConnectionBanner({ status }: { status: ConnectionStatus }) {

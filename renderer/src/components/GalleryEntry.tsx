@@ -1,15 +1,32 @@
-import { memo } from 'react';
+import { memo, useState } from 'react';
 import type { GalleryEntryView } from '../../../shared/types.ts';
 import { runBackendAction } from '../state/actions.ts';
+import { backendsStore } from '../state/backends.ts';
+import { useOfflineReason } from '../state/connection.ts';
+import type { Impact } from '../state/impact.ts';
+import { impactOf } from '../state/impact.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { JobStatus } from './JobStatus.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
+import { Message } from './Message.tsx';
 import { MetaBuilds } from './MetaBuilds.tsx';
+import { ActionButton } from './ActionButton.tsx';
 import { useAction } from './useAction.ts';
+
+const BUSY = 'An action on this backend is under way';
 
 export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: GalleryEntryView }) {
   const job = useLatestJob(entry.name);
   const action = useAction(runBackendAction);
   const busy = action.pending || (job !== undefined && isActive(job));
+  const offline = useOfflineReason() !== null;
+  const [impact, setImpact] = useState<Impact | null>(null);
+  const confirmUpgrade = () => {
+    const state = backendsStore.getState();
+    const backend = state.byName[entry.name];
+    if (backend) setImpact(impactOf('upgrade', backend, state.modelsByBackend[entry.name] ?? []));
+    else void action.run('upgrade', entry.name);
+  };
   const installedAs = entry.meta?.installedAs ?? null;
   const installable = entry.compatible && (entry.meta === null || entry.meta.resolves !== null);
   return (
@@ -26,25 +43,35 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
         </div>
         <div className="actions">
           {entry.upgradable && (
-            <button type="button" className="btn primary" disabled={busy} onClick={() => void action.run('upgrade', entry.name)}>
+            <ActionButton className="btn primary" unavailable={busy ? BUSY : null} onAct={confirmUpgrade}>
               Upgrade
-            </button>
+            </ActionButton>
           )}
           {!entry.installed && installedAs === null && (
-            <button
-              type="button"
+            <ActionButton
               className="btn primary"
-              disabled={busy || !installable}
-              title={installable ? undefined : 'No build of this backend runs on this machine'}
-              onClick={() => void action.run('install', entry.name)}
+              unavailable={busy ? BUSY : installable ? null : 'No build of this backend runs on this machine'}
+              onAct={() => void action.run('install', entry.name)}
             >
               Install
-            </button>
+            </ActionButton>
           )}
         </div>
       </header>
       {entry.description && <p className="description">{entry.description}</p>}
-      {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy} />}
+      <dl className="source">
+        <div>
+          <dt>Source</dt>
+          <dd className="mono" title={entry.uri ?? undefined} data-testid="entry-source">
+            {entry.uri ?? (entry.meta ? 'one of its builds' : 'none given')}
+          </dd>
+        </div>
+        <div>
+          <dt>Gallery</dt>
+          <dd data-testid="entry-gallery">{entry.gallery}</dd>
+        </div>
+      </dl>
+      {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy || offline} />}
       <div className="entry-foot">
         {entry.tags.map((tag) => (
           <span key={tag} className="tag">
@@ -52,15 +79,19 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
           </span>
         ))}
         <span className="spacer" />
-        {entry.license && <span className="muted small">{entry.license}</span>}
-        <span className="muted small">{entry.gallery}</span>
+        {entry.license && <span className="muted small">License {entry.license}</span>}
       </div>
       {action.error && (
-        <p className="alert error" role="alert">
+        <Message kind="error" boxed onDismiss={action.clearError}>
           {action.error}
-        </p>
+        </Message>
       )}
       {job && <JobStatus job={job} />}
+      {impact && (
+        <ConfirmDialog open title={impact.title} confirmLabel={impact.confirmLabel} danger={false} onConfirm={() => void action.run('upgrade', entry.name)} onClose={() => setImpact(null)}>
+          <ImpactList lines={impact.lines} />
+        </ConfirmDialog>
+      )}
     </article>
   );
 });

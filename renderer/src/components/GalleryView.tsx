@@ -6,6 +6,7 @@ import { useNodes } from '../state/node.ts';
 import { fetchGallery } from '../state/sync.ts';
 import { Loading } from './BackendsView.tsx';
 import { GalleryEntry } from './GalleryEntry.tsx';
+import { ActionButton } from './ActionButton.tsx';
 import { VirtualList } from './VirtualList.tsx';
 import { useAction } from './useAction.ts';
 
@@ -38,9 +39,9 @@ export function GalleryView() {
           </span>
         )}
         <span className="spacer" />
-        <button type="button" className="btn" disabled={refresh.pending} onClick={() => void refresh.run()}>
+        <ActionButton unavailable={refresh.pending ? 'Refreshing…' : null} onAct={() => void refresh.run()}>
           {refresh.pending ? 'Refreshing…' : 'Refresh'}
-        </button>
+        </ActionButton>
       </header>
       <div className="filters" role="search">
         <input

@@ -1,7 +1,10 @@
+import { useRef } from 'react';
+import { createRateMeter, movesBytes, progressText } from '../../../shared/progress.ts';
 import type { JobView } from '../../../shared/types.ts';
-import { progressLabel } from '../format.ts';
 import { cancelJob } from '../state/actions.ts';
-import { isActive } from '../state/jobs.ts';
+import { dismissJob, isActive, useDismissed } from '../state/jobs.ts';
+import { ActionButton } from './ActionButton.tsx';
+import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
 const VERB: Record<JobView['kind'], string> = { install: 'Installing', upgrade: 'Upgrading', rollback: 'Rolling back', delete: 'Deleting' };
@@ -10,40 +13,55 @@ const NOUN: Record<JobView['kind'], string> = { install: 'Install', upgrade: 'Up
 /** A running job's progress with Cancel, or the cause of a failed one. A finished job shows only its notice. */
 export function JobStatus({ job }: { job: JobView }) {
   const cancel = useAction(cancelJob);
+  const dismissed = useDismissed(job.id);
+  const meter = useRef({ id: job.id, rate: createRateMeter() });
+  if (meter.current.id !== job.id) meter.current = { id: job.id, rate: createRateMeter() };
   if (isActive(job)) {
-    const determinate = job.totalBytes !== null && job.totalBytes > 0;
+    const figures = progressText(job, movesBytes(job) ? meter.current.rate.sample(job.bytes, Date.now()) : null);
+    const determinate = figures !== null && job.totalBytes !== null && job.totalBytes > 0;
     return (
       <div className="job" data-testid="job-progress" data-job-state={job.state}>
         <div className="job-line">
           <span className="job-phase">
             {VERB[job.kind]} {job.backend}
-            <span className="muted"> · {job.state === 'queued' ? 'queued' : job.phase}</span>
+            <span className="muted" data-testid="job-phase"> · {job.state === 'queued' ? 'queued' : job.phase}</span>
           </span>
-          <span className="job-bytes" data-testid="job-bytes">
-            {progressLabel(job.bytes, job.totalBytes)}
-          </span>
-          <button type="button" className="btn small" onClick={() => void cancel.run(job.id)} disabled={cancel.pending}>
+          {figures && (
+            <span className="job-bytes" data-testid="job-bytes">
+              {figures}
+            </span>
+          )}
+          <ActionButton className="btn small" unavailable={cancel.pending ? 'Cancelling…' : null} onAct={() => void cancel.run(job.id)}>
             Cancel
-          </button>
+          </ActionButton>
         </div>
         <progress
           aria-label={`${VERB[job.kind]} ${job.backend}`}
           max={determinate ? job.totalBytes! : undefined}
           value={determinate ? job.bytes : undefined}
         />
-        {cancel.error && <p className="alert error" role="alert">{cancel.error}</p>}
+        {cancel.error && (
+          <Message kind="error" boxed onDismiss={cancel.clearError}>
+            {cancel.error}
+          </Message>
+        )}
       </div>
     );
   }
+  if (dismissed) return null;
   if (job.state === 'failed') {
     return (
-      <p className="alert error" role="alert" data-testid="job-error">
+      <Message kind="error" boxed testId="job-error" onDismiss={() => dismissJob(job.id)}>
         <strong>{NOUN[job.kind]} of {job.backend} failed:</strong> {job.error ?? 'no cause was reported'}
-      </p>
+      </Message>
     );
   }
   if (job.state === 'cancelled') {
-    return <p className="alert muted" data-testid="job-cancelled">{NOUN[job.kind]} of {job.backend} was cancelled.</p>;
+    return (
+      <Message kind="muted" boxed testId="job-cancelled" onDismiss={() => dismissJob(job.id)}>
+        {NOUN[job.kind]} of {job.backend} was cancelled.
+      </Message>
+    );
   }
   if (job.notice) {
     return (

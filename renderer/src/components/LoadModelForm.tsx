@@ -1,34 +1,65 @@
 import { useState } from 'react';
 import type { FormEvent } from 'react';
+import { modelNameProblem } from '../../../shared/names.ts';
 import { loadModel } from '../state/actions.ts';
+import { useBackends } from '../state/backends.ts';
+import { useOfflineReason } from '../state/connection.ts';
+import { remember } from '../state/toasts.ts';
+import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
-/** Loads a model on one backend and reports what the node said. */
+/**
+ * Loads a model on one backend and reports what the node said. The name is checked before anything is sent, and
+ * a result is shown only while the backend is the install it was about.
+ */
 export function LoadModelForm({ backend }: { backend: string }) {
   const [model, setModel] = useState('');
-  const [message, setMessage] = useState<string | null>(null);
+  const [result, setResult] = useState<string | null>(null);
   const load = useAction(loadModel);
+  const install = useBackends((s) => {
+    const b = s.byName[backend];
+    return b ? `${b.version ?? ''}@${b.installedAt ?? ''}` : '';
+  });
+  // A swap (upgrade, rollback, reinstall) makes what was said about the old install history.
+  const [shownFor, setShownFor] = useState(install);
+  if (shownFor !== install) {
+    setShownFor(install);
+    setResult(null);
+    load.clearError();
+  }
+  const offline = useOfflineReason();
+  const name = model.trim();
+  const problem = name === '' ? null : modelNameProblem(name);
+  const unavailable = offline ?? (load.pending ? 'Loading…' : name === '' ? 'Type a model name' : problem);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    const name = model.trim();
-    if (!name) return;
-    setMessage(null);
-    const result = await load.run(backend, name);
-    if (result) setMessage(result.message);
+    if (unavailable !== null) return;
+    setResult(null);
+    const loaded = await load.run(backend, name);
+    if (loaded) {
+      setResult(loaded.message);
+      remember('info', loaded.message);
+      setModel((current) => (current.trim() === name ? '' : current));
+    }
   }
 
   return (
     <form className="load-form" onSubmit={(e) => void submit(e)}>
-      {message && (
-        <output className="load-result ok" data-testid="load-result">
-          {message}
-        </output>
+      {result && (
+        <Message kind="ok" testId="load-result" onDismiss={() => setResult(null)}>
+          {result}
+        </Message>
       )}
       {load.error && (
-        <output className="load-result error" role="alert" data-testid="load-result">
+        <Message kind="error" testId="load-result" onDismiss={load.clearError}>
           {load.error}
-        </output>
+        </Message>
+      )}
+      {problem && (
+        <span className="field-problem" id={`load-problem-${backend}`} data-testid="load-problem">
+          {problem}
+        </span>
       )}
       <input
         type="text"
@@ -36,11 +67,13 @@ export function LoadModelForm({ backend }: { backend: string }) {
         onChange={(e) => setModel(e.target.value)}
         placeholder="Model name"
         aria-label={`Model to load on ${backend}`}
+        aria-invalid={problem !== null}
+        aria-describedby={problem ? `load-problem-${backend}` : undefined}
         data-testid="load-model-input"
         spellCheck={false}
         autoComplete="off"
       />
-      <button type="submit" className="btn" disabled={load.pending || !model.trim()}>
+      <button type="submit" className="btn" aria-disabled={unavailable !== null} title={unavailable ?? undefined}>
         {load.pending ? 'Loading…' : 'Load'}
       </button>
     </form>

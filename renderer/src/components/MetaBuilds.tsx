@@ -2,6 +2,7 @@
 // builds that do not run here, and the user's own pick (remembered by the node).
 import type { GalleryEntryView, MetaResolution } from '../../../shared/types.ts';
 import { chooseVariant } from '../state/actions.ts';
+import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
 export function MetaBuilds({ entry, meta, disabled }: { entry: GalleryEntryView; meta: MetaResolution; disabled: boolean }) {
@@ -52,9 +53,9 @@ export function MetaBuilds({ entry, meta, disabled }: { entry: GalleryEntryView;
         </button>
       )}
       {pick.error && (
-        <p className="alert error" role="alert">
+        <Message kind="error" boxed onDismiss={pick.clearError}>
           {pick.error}
-        </p>
+        </Message>
       )}
     </div>
   );

@@ -1,6 +1,8 @@
 import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends } from '../state/backends.ts';
+import { useConnection } from '../state/connection.ts';
 import { selectNode, useNodes, type NodeEntry } from '../state/node.ts';
+import { ConnectionDot } from './ConnectionDot.tsx';
 import type { View } from '../state/ui.ts';
 import { showView, uiStore, useUi } from '../state/ui.ts';
 
@@ -104,6 +106,7 @@ export function Sidebar() {
 
 /** A node in the sidebar: its status dot, name, what it runs on (or why it is offline), and red counts. */
 function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean; twin: boolean }) {
+  const linked = useConnection((s) => s.status === 'open');
   const card = node.card;
   const offline = card !== null && card.status === 'offline';
   const sub = offline
@@ -124,7 +127,7 @@ function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean
       }}
       data-testid={`node-${node.label}`}
     >
-      <span className={`dot ${offline ? 'off' : 'ok'}`} aria-label={offline ? 'offline' : 'online'} />
+      {linked ? <span className={`dot ${offline ? 'off' : 'ok'}`} aria-label={offline ? 'offline' : 'online'} /> : <ConnectionDot />}
       <span className="nav-label">
         {node.label}
         {twin && card && <span className="nav-id"> {card.id}</span>}

@@ -29,6 +29,17 @@ export function isActive(job: JobView): boolean {
 
 export const jobsStore = createStore<JobsState>(() => emptyJobs);
 
+/** Finished jobs whose message the user dismissed; kept apart so a full re-read does not bring them back. */
+const dismissedStore = createStore<Record<string, true>>(() => ({}));
+
+export function dismissJob(id: string): void {
+  dismissedStore.setState({ [id]: true });
+}
+
+export function useDismissed(id: string | undefined): boolean {
+  return useStore(dismissedStore, (s) => id !== undefined && s[id] === true);
+}
+
 /** The latest job for a backend, or undefined. The selected object is the store's own, so unrelated jobs do not re-render. */
 export function useLatestJob(backend: string): JobView | undefined {
   return useStore(jobsStore, (s) => {

@@ -1,16 +1,18 @@
 // Keeps the stores in step with the node: one full fetch whenever the link (re)opens, then events only.
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { NodeEvent } from '../../../shared/types.ts';
+import type { JobView, NodeEvent } from '../../../shared/types.ts';
 import type { Transport } from '../bridge/transport.ts';
 import { backendsStore, emptyBackends, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
+import { setConnection } from './connection.ts';
 import { galleryStore, withEntries } from './gallery.ts';
 import { settingsStore } from './settings.ts';
-import { fromJobs, jobsStore, withJob } from './jobs.ts';
+import { fromJobs, isActive, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
 import { applyRollout, fetchRollouts, matrixChanged } from './cluster.ts';
 import { closeLogs } from './logs.ts';
 import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
+import { remember, toast } from './toasts.ts';
 
 export interface Sync {
   /** Fetches everything again (the Retry after a failed start). */
@@ -36,6 +38,7 @@ export function startSync(transport: Transport): Sync {
     if (event.node !== selectedNode()) return;
     switch (event.type) {
       case 'job':
+        noteFinished(jobsStore.getState().byId[event.job.id], event.job);
         jobsStore.setState((s) => withJob(s, event.job));
         break;
       case 'backend':
@@ -100,7 +103,9 @@ export function startSync(transport: Transport): Sync {
     if (buffered) buffered.push(event);
     else apply(event);
   });
+  // After a lost link the state is read again in full, never patched from what was seen before.
   const offStatus = transport.onStatus((status) => {
+    setConnection(status);
     if (status === 'open') void refetch();
   });
   // Another node chosen in the sidebar: its views start from its own snapshot.
@@ -110,6 +115,7 @@ export function startSync(transport: Transport): Sync {
     backendsStore.setState(emptyBackends, true);
     void refetch();
   });
+  setConnection(transport.status());
   if (transport.status() === 'open') void refetch();
 
   return {
@@ -120,6 +126,18 @@ export function startSync(transport: Transport): Sync {
       offSelection();
     },
   };
+}
+
+const FINISHED: Partial<Record<JobView['state'], string>> = { done: 'finished', failed: 'failed', cancelled: 'was cancelled' };
+
+/** A job seen running that now ended goes to the notifications; a failure also pops up. */
+function noteFinished(before: JobView | undefined, after: JobView): void {
+  const ended = FINISHED[after.state];
+  if (!before || !isActive(before) || !ended) return;
+  const outcome = after.state === 'done' && after.phase !== 'done' ? `: ${after.phase}` : '';
+  const text = `${after.kind} ${after.backend} ${ended}${outcome}${after.error ? `: ${after.error}` : ''}`;
+  if (after.state === 'failed') toast('error', text);
+  else remember('info', text);
 }
 
 export async function fetchGallery(refresh = false): Promise<void> {

@@ -4,23 +4,43 @@ export interface Toast {
   id: number;
   kind: 'error' | 'info';
   text: string;
+  /** ms since epoch */
+  at: number;
 }
 
 const TOAST_MS = 8000;
+const HISTORY_MAX = 200;
 let nextId = 1;
 
-export const toastStore = createStore<{ toasts: Toast[] }>(() => ({ toasts: [] }));
+/** `toasts` are on screen now; `history` keeps every notification (newest first) for the Notifications view. */
+export const toastStore = createStore<{ toasts: Toast[]; history: Toast[] }>(() => ({ toasts: [], history: [] }));
 
+/** Shows a notification for a few seconds and keeps it in the history. */
 export function toast(kind: Toast['kind'], text: string): void {
-  const id = nextId++;
-  toastStore.setState((s) => ({ toasts: [...s.toasts, { id, kind, text }] }));
-  setTimeout(() => dismissToast(id), TOAST_MS);
+  const notice = remember(kind, text);
+  toastStore.setState((s) => ({ toasts: [...s.toasts, notice] }));
+  setTimeout(() => dismissToast(notice.id), TOAST_MS);
+}
+
+/** Keeps a notification in the history only: for what the screen already shows where it happened. */
+export function remember(kind: Toast['kind'], text: string): Toast {
+  const notice = { id: nextId++, kind, text, at: Date.now() };
+  toastStore.setState((s) => ({ history: [notice, ...s.history].slice(0, HISTORY_MAX) }));
+  return notice;
 }
 
 export function dismissToast(id: number): void {
   toastStore.setState((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) }));
 }
 
+export function clearHistory(): void {
+  toastStore.setState({ history: [] });
+}
+
 export function useToasts(): Toast[] {
   return useStore(toastStore, (s) => s.toasts);
+}
+
+export function useHistory(): Toast[] {
+  return useStore(toastStore, (s) => s.history);
 }

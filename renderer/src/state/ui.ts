@@ -1,6 +1,6 @@
 import { createStore, useStore } from 'zustand';
 
-export type View = 'backends' | 'gallery' | 'processes' | 'settings' | 'cluster';
+export type View = 'backends' | 'gallery' | 'processes' | 'settings' | 'notifications' | 'cluster';
 
 export interface UiState {
   view: View;

@@ -1,0 +1,46 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BackendInfo } from './backends.ts';
+import { impactOf, upgradeAllImpact } from './impact.ts';
+
+const echo: BackendInfo = {
+  name: 'echo', alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: '/b/echo',
+  installedAt: null, metaBackendFor: null, upgradable: true, availableVersion: '1.1.0', previous: { version: '1.0.1', installedAt: null }, broken: null,
+};
+
+test('an upgrade names the processes it restarts and the rollback target it replaces', () => {
+  const impact = impactOf('upgrade', echo, ['m1', 'm2']);
+  assert.equal(impact.title, 'Upgrade echo?');
+  assert.deepEqual(impact.lines, [
+    'Installs echo 1.1.0 in place of 1.0.0.',
+    'Will restart 2 processes (m1, m2).',
+    'Will replace the rollback target 1.0.1 with 1.0.0.',
+  ]);
+});
+
+test('a reinstall of the same version keeps the rollback target', () => {
+  const impact = impactOf('reinstall', { ...echo, upgradable: false, availableVersion: null }, ['m1']);
+  assert.deepEqual(impact.lines.slice(1), ['Will restart 1 process (m1).', 'The rollback target 1.0.1 is kept.']);
+});
+
+test('a rollback and a delete say what they swap and remove', () => {
+  assert.deepEqual(impactOf('rollback', echo, []).lines, [
+    'Swaps 1.0.1 back in for 1.0.0.',
+    'No process is running, so nothing is restarted.',
+    '1.0.0 becomes the rollback target, so you can swap forward again.',
+  ]);
+  const gone = impactOf('delete', { ...echo, metaBackendFor: 'cpu-echo' }, ['m1']);
+  assert.equal(gone.danger, true);
+  assert.deepEqual(gone.lines, [
+    'Will stop 1 process (m1).',
+    'Removes echo 1.0.0 and its rollback target 1.0.1, and its build cpu-echo (as LocalAI does). This cannot be undone.',
+  ]);
+});
+
+test('upgrade all lists every upgradable backend and every process it restarts', () => {
+  const py: BackendInfo = { ...echo, name: 'py', version: '1', availableVersion: '2', previous: null };
+  const done: BackendInfo = { ...echo, name: 'done', upgradable: false };
+  const impact = upgradeAllImpact([echo, done, py], { echo: ['m1'], done: ['m9'], py: ['m2', 'm3'] });
+  assert.equal(impact.title, 'Upgrade 2 backends?');
+  assert.deepEqual(impact.lines.slice(0, 2), ['Upgrades echo 1.0.0 → 1.1.0, py 1 → 2.', 'Will restart 3 processes (m1, m2, m3).']);
+});

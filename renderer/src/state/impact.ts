@@ -1,0 +1,95 @@
+// What an action is about to do, worded from the state the UI already holds, for the confirmation it asks first.
+import type { BackendAction } from './actions.ts';
+import type { BackendInfo } from './backends.ts';
+
+export interface Impact {
+  title: string;
+  confirmLabel: string;
+  /** Disruptive actions that cannot be undone are shown as dangerous. */
+  danger: boolean;
+  /** One sentence each: what happens to the backend, its processes, and its rollback target. */
+  lines: string[];
+}
+
+type Confirmed = Exclude<BackendAction, 'install'>;
+
+const version = (v: string | null | undefined) => v ?? 'unversioned';
+
+export function processesText(verb: string, models: readonly string[]): string {
+  if (models.length === 0) return `No process is running, so nothing is ${verb === 'restart' ? 'restarted' : 'stopped'}.`;
+  const noun = models.length === 1 ? 'process' : 'processes';
+  return `Will ${verb} ${models.length} ${noun} (${models.join(', ')}).`;
+}
+
+export function impactOf(action: Confirmed, backend: BackendInfo, models: readonly string[]): Impact {
+  const name = backend.name;
+  const current = version(backend.version);
+  const previous = backend.previous ? version(backend.previous.version) : null;
+  switch (action) {
+    case 'upgrade':
+      return {
+        title: `Upgrade ${name}?`,
+        confirmLabel: 'Upgrade',
+        danger: false,
+        lines: [
+          `Installs ${name} ${version(backend.availableVersion)} in place of ${current}.`,
+          processesText('restart', models),
+          previous ? `Will replace the rollback target ${previous} with ${current}.` : `${current} becomes the rollback target.`,
+        ],
+      };
+    case 'reinstall': {
+      const sameVersion = !backend.upgradable;
+      return {
+        title: `Reinstall ${name}?`,
+        confirmLabel: 'Reinstall',
+        danger: false,
+        lines: [
+          `Installs ${name} ${sameVersion ? current : version(backend.availableVersion)} again from the gallery, replacing this copy.`,
+          processesText('restart', models),
+          sameVersion
+            ? previous ? `The rollback target ${previous} is kept.` : 'There is no rollback target, and none is made.'
+            : previous ? `Will replace the rollback target ${previous} with ${current}.` : `${current} becomes the rollback target.`,
+        ],
+      };
+    }
+    case 'rollback':
+      return {
+        title: `Roll ${name} back to ${previous ?? 'the previous version'}?`,
+        confirmLabel: 'Rollback',
+        danger: false,
+        lines: [
+          `Swaps ${previous ?? 'the previous version'} back in for ${current}.`,
+          processesText('restart', models),
+          `${current} becomes the rollback target, so you can swap forward again.`,
+        ],
+      };
+    case 'delete':
+      return {
+        title: `Delete ${name}?`,
+        confirmLabel: 'Delete',
+        danger: true,
+        lines: [
+          processesText('stop', models),
+          `Removes ${name} ${current}${previous ? ` and its rollback target ${previous}` : ''}` +
+            `${backend.metaBackendFor ? `, and its build ${backend.metaBackendFor} (as LocalAI does)` : ''}. This cannot be undone.`,
+        ],
+      };
+  }
+}
+
+/** Upgrade all: every upgradable backend, what it goes to, and every process that restarts. */
+export function upgradeAllImpact(backends: readonly BackendInfo[], modelsByBackend: Readonly<Record<string, readonly string[]>>): Impact {
+  const upgradable = backends.filter((b) => b.upgradable);
+  const models = upgradable.flatMap((b) => modelsByBackend[b.name] ?? []);
+  const noun = upgradable.length === 1 ? 'backend' : 'backends';
+  return {
+    title: `Upgrade ${upgradable.length} ${noun}?`,
+    confirmLabel: 'Upgrade all',
+    danger: false,
+    lines: [
+      `Upgrades ${upgradable.map((b) => `${b.name} ${version(b.version)} → ${version(b.availableVersion)}`).join(', ')}.`,
+      processesText('restart', models),
+      'Each one\'s current version becomes its rollback target, replacing the one it had.',
+    ],
+  };
+}
