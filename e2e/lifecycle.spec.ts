@@ -64,6 +64,7 @@ test('a kill -9 leaves a red crashed row in Processes and a crashed count in the
   await page.getByRole('button', { name: 'Close logs' }).click();
 
   await row.getByTestId('process-stop').click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Stop' }).click();
   await expect(row).toHaveCount(0);
 });
 

@@ -1,14 +1,22 @@
 import { useConnection } from '../state/connection.ts';
 
-/** The node's link state: a dot and, when it is not connected, a word, so colour is never the only sign. */
-export function ConnectionDot() {
+/**
+ * A node's state as this viewer sees it: the link to the agent first (amber and a word while it is down), then the
+ * node's own presence in the cluster. Colour is never the only sign.
+ */
+export function ConnectionDot({ offline = false }: { offline?: boolean }) {
   const status = useConnection((s) => s.status);
-  const online = status === 'open';
-  const label = online ? 'connected' : status === 'reconnecting' ? 'unreachable' : 'connecting';
+  if (status !== 'open') {
+    return (
+      <span className="conn" data-testid="node-connection" data-status={status}>
+        <span className="dot warn" aria-hidden="true" />
+        <span className="conn-label">{status === 'reconnecting' ? 'unreachable' : 'connecting'}</span>
+      </span>
+    );
+  }
   return (
     <span className="conn" data-testid="node-connection" data-status={status}>
-      <span className={`dot ${online ? 'ok' : 'warn'}`} aria-hidden="true" />
-      {online ? <span className="sr-only">{label}</span> : <span className="conn-label">{label}</span>}
+      <span className={`dot ${offline ? 'off' : 'ok'}`} role="img" aria-label={offline ? 'offline' : 'online'} />
     </span>
   );
 }

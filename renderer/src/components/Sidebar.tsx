@@ -1,6 +1,5 @@
 import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends } from '../state/backends.ts';
-import { useConnection } from '../state/connection.ts';
 import { selectNode, useNodes, type NodeEntry } from '../state/node.ts';
 import { ConnectionDot } from './ConnectionDot.tsx';
 import type { View } from '../state/ui.ts';
@@ -106,7 +105,6 @@ export function Sidebar() {
 
 /** A node in the sidebar: its status dot, name, what it runs on (or why it is offline), and red counts. */
 function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean; twin: boolean }) {
-  const linked = useConnection((s) => s.status === 'open');
   const card = node.card;
   const offline = card !== null && card.status === 'offline';
   const sub = offline
@@ -127,7 +125,7 @@ function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean
       }}
       data-testid={`node-${node.label}`}
     >
-      {linked ? <span className={`dot ${offline ? 'off' : 'ok'}`} aria-label={offline ? 'offline' : 'online'} /> : <ConnectionDot />}
+      <ConnectionDot offline={offline} />
       <span className="nav-label">
         {node.label}
         {twin && card && <span className="nav-id"> {card.id}</span>}
