@@ -2,9 +2,8 @@
 // it ended; Restart brings it back with its model loaded; the Logs drawer shows its log across both processes.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { copyFile, mkdir } from 'node:fs/promises';
 import type { RunningAgent } from './fixtures/agent.ts';
-import { shot } from './fixtures/page.ts';
+import { docShot, shot } from './fixtures/page.ts';
 import { openSession, type Session } from './fixtures/session.ts';
 
 test.describe.configure({ mode: 'serial' });
@@ -42,9 +41,7 @@ test('a kill -9 leaves a red crashed row in Processes and a crashed count in the
   const [r, g, b] = (await page.getByTestId('nav-crashed').evaluate((el) => getComputedStyle(el).backgroundColor)).match(/\d+/g)!.map(Number);
   expect(r! > 180 && g! < 100 && b! < 100, `the count is red, not rgb(${r}, ${g}, ${b})`).toBe(true);
   await page.mouse.move(0, 0);
-  const path = await shot(page, '10-processes-crashed');
-  await mkdir('docs', { recursive: true });
-  await copyFile(path, 'docs/screenshot-processes.png');
+  await docShot(page, 'screenshot-processes');
   await page.emulateMedia({ colorScheme: 'dark' });
   await shot(page, '10-processes-crashed-dark');
   await page.emulateMedia({ colorScheme: 'light' });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery } from './fixtures/gallery.ts';
-import { collectErrors, shot } from './fixtures/page.ts';
+import { collectErrors, docShot } from './fixtures/page.ts';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -50,7 +50,7 @@ test('a gallery added here shows in the Gallery at once, and turning the starter
   await page.getByRole('button', { name: 'Move more up' }).click();
   await expect(page.getByTestId('settings-galleries').locator('li').first()).toHaveAttribute('data-testid', 'settings-gallery-more');
   await page.getByRole('checkbox', { name: 'Read the starter gallery' }).uncheck();
-  await shot(page, 'settings');
+  await docShot(page, 'screenshot-settings');
 
   await page.getByTestId('nav-gallery').click();
   await expect(page.getByTestId('gallery-entry-echo')).toContainText('more');
