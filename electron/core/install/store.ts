@@ -105,7 +105,7 @@ export class BackendStore {
     });
     const names = entries.filter((e) => e.isDirectory() && backendName.safeParse(e.name).success).map((e) => e.name);
     const previousStamp = this.stamp(join(this.work, 'previous'));
-    const found = await Promise.all(names.sort().map((name) => this.inspect(name, previousStamp)));
+    const found = await Promise.all(names.sort().map((name) => this.inspect(name, { previousStamp })));
     return found.filter((b): b is InstalledBackend => b !== null);
   }
 
@@ -332,11 +332,14 @@ export class BackendStore {
    * renames inside `.hangar/previous`, which change that folder's own times. The store forgets what it changes
    * itself, since two changes within one clock tick can leave the same times.
    */
-  private async inspect(name: string, previousStamp = this.stamp(join(this.work, 'previous'))): Promise<InstalledBackend | null> {
+  private async inspect(name: string, listing?: { previousStamp: string }): Promise<InstalledBackend | null> {
     const live = join(this.dir, name);
+    const previousStamp = listing?.previousStamp ?? this.stamp(join(this.work, 'previous'));
     const fingerprint = `${this.stamp(join(live, METADATA_FILE))}|${this.stamp(join(live, RUN_SH))}|${previousStamp}`;
     const cached = this.inspected.get(name);
-    if (cached?.fingerprint === fingerprint && statSync(live, { throwIfNoEntry: false })?.isDirectory()) return cached.backend;
+    // A listing has just read the directory; a single lookup checks it is still there.
+    const isDir = () => listing !== undefined || statSync(live, { throwIfNoEntry: false })?.isDirectory() === true;
+    if (cached?.fingerprint === fingerprint && isDir()) return cached.backend;
     const backend = await this.read(name);
     if (backend) this.inspected.set(name, { fingerprint, backend });
     else this.inspected.delete(name);
