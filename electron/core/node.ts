@@ -131,7 +131,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       stateDir: this.stateDir,
       logsDir: join(options.home, 'logs'),
       runtimeEnv: options.runtimeEnv,
-      backendLock: (backend, work) => this.locks.run(backend, work),
+      backendLock: (backend, work) => this.locks.shared(backend, work),
     });
     this.jobHistory = new JobHistory(this.stateDir);
     this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }), this.jobHistory);
@@ -404,19 +404,19 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult> {
     this.check(req);
     const target = await this.target(req.backend);
-    return this.locks.run(target.name, () => this.supervisor.load(target, req.model, { ...(req.restart && { restart: req.restart }) }));
+    return this.locks.shared(target.name, () => this.supervisor.load(target, req.model, { ...(req.restart && { restart: req.restart }) }));
   }
 
   async respawn(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
-    return this.locks.run(process.backend, () => this.supervisor.respawn(req.model));
+    return this.locks.shared(process.backend, () => this.supervisor.respawn(req.model));
   }
 
   async restart(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
-    return this.locks.run(process.backend, () => this.supervisor.restart(req.model));
+    return this.locks.shared(process.backend, () => this.supervisor.restart(req.model));
   }
 
   async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
@@ -428,7 +428,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async stop(req: ModelRef): Promise<void> {
     this.check(req);
     const process = this.processOf(req.model);
-    await this.locks.run(process.backend, () => this.supervisor.stop(req.model));
+    await this.locks.shared(process.backend, () => this.supervisor.stop(req.model));
   }
 
   async stopProcess(req: NodeRef & { pid: number }): Promise<void> {
