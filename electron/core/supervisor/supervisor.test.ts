@@ -315,6 +315,17 @@ describe('supervisor', { concurrency: false }, () => {
     assert.equal(supervisor.get('doomed'), null);
   });
 
+  test('a backend that says its port was taken is started again on another port, though the port is free by then', async () => {
+    const { supervisor, home, upstream } = ctx;
+    const dir = join(home.backendsDir, 'clashed');
+    writeRelayBackend(dir, upstream);
+    // The first start loses its port to a short-lived clash that is over by the time anyone looks.
+    writeScriptBackend(dir, `if [ ! -e "$(dirname "$0")/clashed-once" ]; then touch "$(dirname "$0")/clashed-once"; echo "listen tcp: bind: address already in use" >&2; exit 1; fi\nRELAY_UPSTREAM=${upstream} exec perl "$(dirname "$0")/relay.pl" "$@"`);
+    const loaded = await supervisor.ensureRunning({ name: 'clashed', dir }, 'clashed');
+    assert.equal(loaded.process.state, 'ready');
+    await supervisor.stop('clashed');
+  });
+
   test('a backend that never answers Health is stopped at the start timeout', async () => {
     const { open, home } = ctx;
     const supervisor = await open({ startTimeoutMs: 400, stateDir: join(home.root, 'state-timeout') });

@@ -617,7 +617,8 @@ export class Supervisor extends EventEmitter {
         // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
         await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
         const error = startupDeath(proc, await spawned.exit);
-        throw (await portIsFree(port)) ? error : new PortTaken(error);
+        // A clash may be over by the time it is checked: what the backend said decides as well as the port now.
+        throw saidPortInUse(proc) || !(await portIsFree(port)) ? new PortTaken(error) : error;
       }
       await this.stopLocked(proc, true);
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${model} within ${this.options.startTimeoutMs} ms: ${err.lastAnswer}`);
@@ -1017,6 +1018,13 @@ function loadError(proc: Proc, err: unknown): HangarError {
   if (err instanceof HangarError) return err;
   const message = err instanceof BackendCallError ? err.details : (err as Error).message;
   return new HangarError('failed', `backend ${proc.backend} could not load model ${proc.model}: ${message}`);
+}
+
+const PORT_IN_USE = /address already in use|EADDRINUSE|bind\(\) failed|Failed to add port|port .* (is )?(already )?in use/i;
+
+/** True when the backend's last words on stderr say its port was taken. */
+function saidPortInUse(proc: Proc): boolean {
+  return (proc.logs?.toArray() ?? []).slice(-STDERR_TAIL_LINES).some((l) => l.stream === 'stderr' && PORT_IN_USE.test(l.text));
 }
 
 function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {
