@@ -14,6 +14,16 @@ export function SettingsView() {
   const change = useAction(changeSettings);
   useEffect(() => void load.run(), [load.run]);
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
+  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch', label: string, hint: string, testId: string) => (
+    <Toggle
+      label={label}
+      hint={fixed(key) ? FIXED_REASON : hint}
+      checked={view?.settings[key] ?? false}
+      disabled={change.pending || fixed(key)}
+      onChange={(value) => void change.run({ [key]: value })}
+      testId={testId}
+    />
+  );
   return (
     <section className="view settings" aria-labelledby="settings-title">
       <header className="view-header">
@@ -38,15 +48,8 @@ export function SettingsView() {
       ) : (
         <div className="settings-sections">
           <Galleries view={view} busy={change.pending} save={(galleries) => void change.run({ galleries })} />
-          <Section title="Upgrades" fixedReason={fixed('autoUpgrade') || fixed('autoUpgradeHours') ? FIXED_REASON : null}>
-            <Toggle
-              label="Upgrade backends automatically"
-              hint="When a gallery offers a newer version, and on a timer."
-              checked={view.settings.autoUpgrade}
-              disabled={change.pending || fixed('autoUpgrade')}
-              onChange={(autoUpgrade) => void change.run({ autoUpgrade })}
-              testId="setting-auto-upgrade"
-            />
+          <Section title="Upgrades">
+            {toggle('autoUpgrade', 'Upgrade backends automatically', 'When a gallery offers a newer version, and on a timer.', 'setting-auto-upgrade')}
             <NumberSetting
               label="Check every (hours)"
               value={view.settings.autoUpgradeHours}
@@ -56,24 +59,15 @@ export function SettingsView() {
               testId="setting-auto-upgrade-hours"
             />
           </Section>
-          <Section title="Backends" fixedReason={null}>
+          <Section title="Backends">
             <PortRange view={view} disabled={change.pending || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
-            <Toggle
-              label="Keep backends running when Hangar quits"
-              hint="The next start takes them over again."
-              checked={view.settings.keepBackendsRunning}
-              disabled={change.pending || fixed('keepBackendsRunning')}
-              onChange={(keepBackendsRunning) => void change.run({ keepBackendsRunning })}
-              testId="setting-keep-running"
-            />
-            <Toggle
-              label="Start backends on launch"
-              hint="Start again, with their models loaded, the backends that ran when Hangar last quit."
-              checked={view.settings.startBackendsOnLaunch}
-              disabled={change.pending || fixed('startBackendsOnLaunch')}
-              onChange={(startBackendsOnLaunch) => void change.run({ startBackendsOnLaunch })}
-              testId="setting-start-on-launch"
-            />
+            {toggle('keepBackendsRunning', 'Keep backends running when Hangar quits', 'The next start takes them over again.', 'setting-keep-running')}
+            {toggle(
+              'startBackendsOnLaunch',
+              'Start backends on launch',
+              'Start again, with their models loaded, the backends that ran when Hangar last quit.',
+              'setting-start-on-launch',
+            )}
           </Section>
         </div>
       )}
@@ -81,7 +75,7 @@ export function SettingsView() {
   );
 }
 
-function Section({ title, fixedReason, children }: { title: string; fixedReason: string | null; children: ReactNode }) {
+function Section({ title, fixedReason = null, children }: { title: string; fixedReason?: string | null; children: ReactNode }) {
   return (
     <section className="card settings-section" aria-label={title}>
       <h2>{title}</h2>

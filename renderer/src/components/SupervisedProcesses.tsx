@@ -40,7 +40,7 @@ export function SupervisedProcesses() {
               <th scope="col" className="num">Uptime</th>
               <th scope="col" className="num">CPU</th>
               <th scope="col" className="num">Memory</th>
-              <th scope="col"><span className="visually-hidden">Actions</span></th>
+              <th scope="col"><span className="sr-only">Actions</span></th>
             </tr>
           </thead>
           <tbody>
