@@ -1,0 +1,136 @@
+// Cluster figures at scale, with real agents on a real nats-server:
+// - cluster_ls_ms_10x20: the backend × node matrix (every node's backends(), as `ls --on all` asks) for 10 nodes
+//   with 20 installed backends each, through the first agent;
+// - rollout_overhead_ratio: a rolling upgrade of echo across 3 nodes, each with a loaded model, against the sum of
+//   the same 3 upgrades run one node at a time by hand (each node's job, from request to done).
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { connect } from '../electron/agent/connect.ts';
+import { startAgent, type Agent } from '../electron/agent/test-agent.ts';
+import { startNats } from '../electron/cluster/test-nats.ts';
+import { serializeMetadata } from '../electron/core/install/metadata.ts';
+import { echoSource, tempDir, writeGallery } from '../electron/core/testing/fixtures.ts';
+import type { NodeCard, RolloutView } from '../shared/types.ts';
+import type { WireClient } from '../shared/wire-client.ts';
+import { median, type BenchFigure } from './figure.ts';
+
+const NODES = 10;
+const BACKENDS = 20;
+const MATRIX_RUNS = 20;
+
+async function members(client: WireClient, count: number): Promise<NodeCard[]> {
+  for (;;) {
+    const cards = (await client.nodes({ node: 'local' })).filter((c) => c.status === 'online');
+    if (cards.length >= count) return cards;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function homeWithBackends(home: string): Promise<void> {
+  for (let i = 0; i < BACKENDS; i++) {
+    const name = `backend-${i}`;
+    const dir = join(home, 'backends', name);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    const meta = { name, alias: null, metaBackendFor: null, galleryUrl: null, installedAt: new Date().toISOString(), version: '1.0.0', uri: null, digest: null, sha256: null };
+    await writeFile(join(dir, 'metadata.json'), serializeMetadata(meta));
+  }
+}
+
+async function matrixMs(root: string, nats: string, agents: Agent[]): Promise<number> {
+  const gallery = join(root, 'empty.yaml');
+  await writeFile(gallery, '[]\n');
+  for (let i = 0; i < NODES; i++) {
+    const home = join(root, `matrix-${i}`);
+    await homeWithBackends(home);
+    agents.push(await startAgent(home, gallery, ['--cluster', nats, '--name', `m${i}`]));
+  }
+  const client = await connect({ node: agents[0]!.url, home: agents[0]!.home });
+  try {
+    const cards = await members(client, NODES);
+    const samples: number[] = [];
+    for (let run = 0; run < MATRIX_RUNS; run++) {
+      const start = performance.now();
+      const rows = await Promise.all(cards.map((card) => client.backends({ node: card.self ? 'local' : card.id })));
+      samples.push(performance.now() - start);
+      if (rows.some((r) => r.length !== BACKENDS)) throw new Error('a node did not list its backends');
+    }
+    return median(samples);
+  } finally {
+    client.close();
+  }
+}
+
+async function waitRollout(client: WireClient, started: RolloutView): Promise<RolloutView> {
+  for (;;) {
+    const found = (await client.rollouts({ node: 'local' })).find((r) => r.id === started.id);
+    if (found?.finishedAt) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function rolloutRatio(root: string, nats: string, agents: Agent[]): Promise<{ ratio: number; rollout: number; manual: number }> {
+  const galleries: string[] = [];
+  const sources = await Promise.all(['1.0.0', '1.0.1', '1.0.2'].map((v) => echoSource(root, v)));
+  const publish = (version: number) => Promise.all(galleries.map((g) => writeGallery(g, [{ name: 'echo', uri: sources[version]!, version: ['1.0.0', '1.0.1', '1.0.2'][version]! }])));
+  const ring: Agent[] = [];
+  for (let i = 0; i < 3; i++) {
+    const gallery = join(root, `rollout-${i}.yaml`);
+    galleries.push(gallery);
+    await writeGallery(gallery, [{ name: 'echo', uri: sources[0]!, version: '1.0.0' }]);
+    const agent = await startAgent(join(root, `rollout-home-${i}`), gallery, ['--cluster', nats, '--name', `r${i}`]);
+    agents.push(agent);
+    ring.push(agent);
+  }
+  const client = await connect({ node: ring[0]!.url, home: ring[0]!.home });
+  try {
+    const cards = (await members(client, NODES + 3)).filter((c) => c.name.startsWith('r'));
+    const node = (card: NodeCard) => (card.self ? 'local' : card.id);
+    for (const card of cards) {
+      await client.waitJob({ node: node(card), id: (await client.install({ node: node(card), name: 'echo' })).id });
+      await client.load({ node: node(card), backend: 'echo', model: 'm1' });
+    }
+    await publish(1);
+    const manualStart = performance.now();
+    for (const card of cards) {
+      const done = await client.waitJob({ node: node(card), id: (await client.upgrade({ node: node(card), name: 'echo' })).id });
+      if (done.state !== 'done') throw new Error(`upgrade on ${card.name}: ${done.error}`);
+    }
+    const manual = performance.now() - manualStart;
+    await publish(2);
+    const rolloutStart = performance.now();
+    const finished = await waitRollout(client, await client.rollout({ node: 'local', name: 'echo' }));
+    const rollout = performance.now() - rolloutStart;
+    // The matrix's nodes are members too: they have no echo, and the rollout passes them by.
+    if (finished.nodes.some((n) => n.name.startsWith('r') && n.step !== 'upgraded')) throw new Error(`rollout: ${JSON.stringify(finished.nodes)}`);
+    return { ratio: rollout / manual, rollout, manual };
+  } finally {
+    client.close();
+  }
+}
+
+export default async function (): Promise<BenchFigure[]> {
+  const root = await tempDir('bench-cluster-scale');
+  const nats = await startNats();
+  const agents: Agent[] = [];
+  try {
+    const matrix = await matrixMs(root, nats.url, agents);
+    const rollout = await rolloutRatio(root, nats.url, agents);
+    return [
+      { name: 'cluster_ls_ms_10x20', value: matrix, unit: 'ms', goal: 100, note: `the backend × node matrix: backends() of ${NODES} nodes with ${BACKENDS} each, median of ${MATRIX_RUNS}` },
+      {
+        name: 'rollout_overhead_ratio',
+        value: rollout.ratio,
+        unit: 'x',
+        goal: 1.2,
+        note: `a rolling upgrade of 3 nodes with a loaded model each ${rollout.rollout.toFixed(0)} ms vs the same 3 upgrades one by one ${rollout.manual.toFixed(0)} ms`,
+      },
+    ];
+  } finally {
+    for (const agent of agents) agent.child.kill('SIGKILL');
+    await nats.stop();
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
