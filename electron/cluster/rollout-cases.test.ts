@@ -1,0 +1,94 @@
+// Rolling upgrades beyond one node at a time, on a real nats-server with three real agents: two nodes upgraded at
+// once with --max-parallel 2, and a node that is shut down passed by (and said so) while the others are upgraded.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
+import { startNats, type NatsServer } from './test-nats.ts';
+
+const HEARTBEAT_MS = 300;
+
+describe('rolling upgrades: in parallel, and past a node that is away', () => {
+  let root: string;
+  let nats: NatsServer;
+  const agents: Agent[] = [];
+  const galleries: string[] = [];
+
+  async function until<T>(what: string, probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
+      await sleep(20);
+    }
+  }
+
+  async function publish(version: string): Promise<void> {
+    const source = await echoSource(root, version);
+    for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: source, version }]);
+  }
+
+  async function upgradableEverywhere(online: number): Promise<void> {
+    await until('echo upgradable on every online node', async () => {
+      const columns = await json<Array<{ backends: Array<{ upgradable: boolean }> | null }>>(agents[0]!, 'ls', '--on', 'all');
+      const known = columns.filter((c) => c.backends !== null);
+      return known.length === online && known.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
+    }, 5000);
+  }
+
+  before(async () => {
+    root = await tempDir('rollout-cases');
+    nats = await startNats();
+    const v1 = await echoSource(root, '1.0.0');
+    for (let i = 0; i < 3; i++) {
+      galleries[i] = join(root, `index-${i}.yaml`);
+      await writeGallery(galleries[i]!, [{ name: 'echo', uri: v1, version: '1.0.0' }]);
+      const args = ['--cluster', nats.url, '--name', `p${i + 1}`, '--ports', `22${i + 1}00-22${i + 1}99`, '--heartbeat', String(HEARTBEAT_MS)];
+      agents[i] = await startAgent(join(root, `home-${i}`), galleries[i]!, args);
+    }
+    await until('three nodes online', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 3000);
+    const installed = await hangar(agents[0]!, 'install', 'echo', '--on', 'all');
+    assert.equal(installed.code, 0, installed.stderr);
+  });
+
+  after(async () => {
+    for (const agent of agents) agent?.child.kill('SIGKILL');
+    await nats.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('--max-parallel 2 upgrades two nodes at once, then the third', async () => {
+    await publish('1.1.0');
+    await upgradableEverywhere(3);
+    const run = await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--max-parallel', '2', '--json');
+    assert.equal(run.code, 0, run.stderr);
+    const rollout = JSON.parse(run.stdout) as RolloutView;
+    assert.equal(rollout.maxParallel, 2);
+    assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step, n.to]), [['p1', 'upgraded', '1.1.0'], ['p2', 'upgraded', '1.1.0'], ['p3', 'upgraded', '1.1.0']]);
+    // The first two started before either was done; the third only once one of them was.
+    const lines = run.stderr.split('\n');
+    const at = (pattern: RegExp) => lines.findIndex((l) => pattern.test(l));
+    const firstDone = Math.min(at(/p1 \(\w+\): upgraded/), at(/p2 \(\w+\): upgraded/));
+    assert.ok(at(/p1 \(\w+\): upgrading/) < firstDone && at(/p2 \(\w+\): upgrading/) < firstDone, run.stderr);
+    assert.ok(at(/p3 \(\w+\): upgrading/) > firstDone, run.stderr);
+  });
+
+  test('a node that is shut down is passed by and named; the others are upgraded', async () => {
+    const away = agents[1]!;
+    away.child.kill('SIGTERM');
+    await once(away.child, 'exit');
+    await until('p2 shown offline', async () => (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === 'p2' && c.status === 'offline'), 3000);
+    await publish('1.2.0');
+    await upgradableEverywhere(2);
+    const run = await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--json');
+    const rollout = JSON.parse(run.stdout) as RolloutView;
+    assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step]), [['p1', 'upgraded'], ['p2', 'skipped'], ['p3', 'upgraded']]);
+    assert.match(rollout.nodes[1]!.reason ?? '', /^offline: /);
+  });
+});
