@@ -85,6 +85,18 @@ test("selecting another node shows that node's views", async () => {
   await expect(page.getByText('m1')).toHaveCount(0);
 });
 
+test("Settings name the cluster this host is in, and only for the host's own node", async () => {
+  await page.getByTestId('node-n1').click();
+  await page.getByTestId('nav-settings').click();
+  await expect(page.getByTestId('cluster-state')).toHaveText(`This app is in the cluster at ${nats.url} as n1.`);
+  await expect(page.getByTestId('cluster-url')).toHaveValue(nats.url);
+  await page.getByTestId('node-n2').click();
+  await expect(page.getByRole('region', { name: 'Galleries' })).toBeVisible();
+  await expect(page.getByTestId('cluster-state')).toHaveCount(0);
+  await page.getByTestId('node-n1').click();
+  await page.getByTestId('nav-backends').click();
+});
+
 test('a node that shut down is greyed out, its actions off with the reason', async () => {
   const n3 = page.getByTestId('node-n3');
   await n3.click();

@@ -50,6 +50,7 @@ test('a gallery added here shows in the Gallery at once, and turning the starter
   await page.getByRole('button', { name: 'Move more up' }).click();
   await expect(page.getByTestId('settings-galleries').locator('li').first()).toHaveAttribute('data-testid', 'settings-gallery-more');
   await page.getByRole('checkbox', { name: 'Read the starter gallery' }).uncheck();
+  await page.getByRole('region', { name: 'Cluster' }).scrollIntoViewIfNeeded();
   await docShot(page, 'screenshot-settings');
 
   await page.getByTestId('nav-gallery').click();
@@ -81,6 +82,14 @@ test('a change made elsewhere shows here at once', async () => {
   await agent.cli('settings', 'auto-upgrade', 'on');
   await expect(page.getByTestId('setting-auto-upgrade')).toBeChecked();
   await expect(page.getByTestId('setting-auto-upgrade-hours')).toBeEnabled();
+});
+
+test("the cluster section says the agent runs on its own, and that an agent's cluster comes with its start", async () => {
+  const cluster = page.getByRole('region', { name: 'Cluster' });
+  await expect(page.getByTestId('cluster-state')).toHaveText('This app runs on its own.');
+  await expect(cluster).toContainText('This agent joins the cluster it was started with');
+  await expect(page.getByTestId('cluster-url')).toBeDisabled();
+  await expect(page.getByTestId('cluster-save')).toBeDisabled();
 });
 
 test('galleries fixed by how the agent was started are shown as fixed', async ({ browser }) => {

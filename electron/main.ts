@@ -18,12 +18,12 @@ import {
 import { LOCAL_NODE } from '../shared/api.ts';
 import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
-import { startHost, type Host, type JoinOptions } from './cluster/index.ts';
+import { startHost, storedClusterSettings, type Host, type JoinOptions } from './cluster/index.ts';
 import { LocalNode } from './core/node.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
-import { debouncedWriter, readJson } from './shell/json-file.ts';
+import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
 import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
 import { DEFAULT_SIZE, DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './shell/window-state.ts';
@@ -65,7 +65,15 @@ async function start(): Promise<void> {
   // One host per home: with an agent already serving it, offer that agent's UI rather than a second host.
   const home = await claimDesktopHome(userData);
   if (home.kind === 'busy') return offerRunningHost(home.message, home.openUrl);
-  const desktop = readJson(join(userData, 'settings.json'), desktopSettingsSchema, DEFAULT_DESKTOP_SETTINGS);
+  const desktopFile = join(userData, 'settings.json');
+  const desktop = readJson(desktopFile, desktopSettingsSchema, DEFAULT_DESKTOP_SETTINGS);
+  // Settings → Cluster changes what the app joins at its next start.
+  let nextCluster = desktop.cluster ?? null;
+  const clusterSettings = (joined: JoinOptions | undefined) =>
+    storedClusterSettings(joined, () => nextCluster, (next) => {
+      nextCluster = next;
+      writeJson(desktopFile, { ...desktop, cluster: next ?? undefined });
+    });
 
   lockDownSession();
   protocol.handle(APP_SCHEME, serveRenderer);
@@ -81,10 +89,11 @@ async function start(): Promise<void> {
   });
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
 
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: clusterOf(desktop) }).catch((error: unknown) => {
+  const joining = clusterOf(desktop);
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining) }).catch((error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
     console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
-    return startHost({ node, home: userData, stateDir: node.stateDir });
+    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined) });
   });
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
   quitStopsBackends(node, host);

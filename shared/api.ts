@@ -1,5 +1,6 @@
 import type {
   BackendView,
+  ClusterSettingsView,
   GalleryEntryView,
   JobView,
   LoadResult,
@@ -74,6 +75,23 @@ export interface ClusterApi {
   rollouts(req: NodeRef): Promise<RolloutView[]>;
   /** Rolls back the nodes that rollout `id` upgraded. */
   rollbackRollout(req: NodeRef & { id: string }): Promise<RolloutView>;
+  clusterSettings(req: NodeRef): Promise<ClusterSettingsView>;
+  /**
+   * Sets the cluster the host joins from its next start (null: none). A password or token left out is kept as it
+   * is; an empty one is removed.
+   */
+  updateClusterSettings(req: NodeRef & { cluster: ClusterJoinRequest | null }): Promise<ClusterSettingsView>;
+}
+
+export interface ClusterJoinRequest {
+  url: string;
+  name?: string;
+  user?: string;
+  password?: string;
+  token?: string;
+  credsFile?: string;
+  caFile?: string;
+  insecure?: boolean;
 }
 
 /** Everything a host serves to its viewers (the UI, the CLI). */
@@ -97,7 +115,7 @@ export const nodeMethods = [
   'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
 ] as const satisfies readonly NodeMethod[];
 
-export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout'] as const satisfies readonly (keyof ClusterApi)[];
+export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout', 'clusterSettings', 'updateClusterSettings'] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */
 export const hangarMethods = [...nodeMethods, ...clusterMethods] as const;

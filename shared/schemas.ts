@@ -81,6 +81,18 @@ export const nodeSettings = z.strictObject({
   startBackendsOnLaunch: z.boolean(),
 });
 
+const text = z.string().max(1024);
+const clusterJoin = z.strictObject({
+  url: z.string().regex(/^(nats|tls):\/\/[^\s/]+$/i, 'A cluster address looks like nats://HOST:4222 or tls://HOST:4222'),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'Node names can use letters, digits, ".", "_", "-"; at most 64 characters').optional(),
+  user: text.optional(),
+  password: text.optional(),
+  token: text.optional(),
+  credsFile: text.optional(),
+  caFile: text.optional(),
+  insecure: z.boolean().optional(),
+});
+
 type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
 
 /** Rollouts run one node at a time by default; more at once only as far as a small cluster needs. */
@@ -115,6 +127,8 @@ export const requestSchemas = {
   rollout: z.strictObject({ node: nodeId, name: qualifiedName, maxParallel: z.number().int().min(1).max(MAX_PARALLEL).optional() }),
   rollouts: nodeRef,
   rollbackRollout: z.strictObject({ node: nodeId, id: jobId }),
+  clusterSettings: nodeRef,
+  updateClusterSettings: z.strictObject({ node: nodeId, cluster: clusterJoin.nullable() }),
 } satisfies Schemas;
 
 export function isHangarMethod(value: unknown): value is HangarMethod {

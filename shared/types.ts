@@ -221,6 +221,27 @@ export interface SettingsView {
   fixed: (keyof NodeSettings)[];
 }
 
+/** How a host joins a cluster, as its viewers may see it: a password or token is never sent back, only that one is kept. */
+export interface ClusterJoin {
+  url: string;
+  name: string | null;
+  user: string | null;
+  credsFile: string | null;
+  caFile: string | null;
+  insecure: boolean;
+  hasPassword: boolean;
+  hasToken: boolean;
+}
+
+export interface ClusterSettingsView {
+  /** What the host joined when it started, or null when it runs alone. */
+  joined: ClusterJoin | null;
+  /** What it joins when it next starts. */
+  next: ClusterJoin | null;
+  /** Why the cluster cannot be changed here, or null. */
+  fixed: string | null;
+}
+
 export type NodeEvent =
   | { type: 'job'; node: string; job: JobView }
   | { type: 'backend'; node: string; backend: BackendView }

@@ -5,6 +5,7 @@ import { LOCAL_NODE, nodeMethods, type HangarApi, type NodeApi, type NodeMethod,
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
 import type { JobView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { Envelope } from '../core/invoke.ts';
+import type { ClusterSettings } from './cluster-settings.ts';
 import { countsOf } from './heartbeat.ts';
 import type { EventSource, Member } from './member.ts';
 import type { Presence } from './presence.ts';
@@ -27,6 +28,8 @@ export interface HostOptions {
   cluster: ClusterLink | null;
   /** Where rollouts are recorded. */
   stateDir: string;
+  /** The cluster to join, as Settings show and change it. */
+  clusterSettings: ClusterSettings;
 }
 
 /** Calls that do real work on the node (spawning, loading, upgrading everything) get this much longer. */
@@ -87,6 +90,14 @@ export function createHost(options: HostOptions): Host {
     rollouts: async (req) => {
       checkHost(req);
       return rollouts.list();
+    },
+    clusterSettings: async (req) => {
+      checkHost(req);
+      return options.clusterSettings.view();
+    },
+    updateClusterSettings: async (req) => {
+      checkHost(req);
+      return options.clusterSettings.update(req.cluster);
     },
     rollbackRollout: async (req) => {
       checkHost(req);

@@ -1,5 +1,6 @@
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from './defaults.ts';
 import type { ClusterConnectOptions } from './connect.ts';
+import { fixedClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 import { createHost, type Host } from './host.ts';
 import { Member, type EventSource } from './member.ts';
 import { ensureNodeId } from './node-id.ts';
@@ -7,6 +8,7 @@ import { Presence } from './presence.ts';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from './defaults.ts';
 export type { Host } from './host.ts';
+export { storedClusterSettings, type ClusterSettings } from './cluster-settings.ts';
 
 export interface JoinOptions extends ClusterConnectOptions {
   heartbeatMs?: number | undefined;
@@ -20,11 +22,14 @@ export interface StartHostOptions {
   stateDir: string;
   /** Absent: a host of this machine alone. */
   cluster?: JoinOptions | undefined;
+  /** How Settings show and change the cluster (default: fixed to `cluster`, as for an agent). */
+  clusterSettings?: ClusterSettings;
 }
 
 /** The host the UI and the CLI talk to; with `cluster`, this machine also joins the cluster as a member. */
 export async function startHost(options: StartHostOptions): Promise<Host> {
-  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir });
+  const clusterSettings = options.clusterSettings ?? fixedClusterSettings(options.cluster);
+  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings });
   const heartbeatMs = options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const id = await ensureNodeId(options.home);
   // The NATS client is loaded only by a host that joins a cluster.
@@ -39,6 +44,7 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
     node: options.node,
     cluster: { nc, member, presence, callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS, request: await natsRequester(nc) },
     stateDir: options.stateDir,
+    clusterSettings,
   });
   await member.start();
   return host;

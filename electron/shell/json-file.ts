@@ -19,10 +19,11 @@ export function readJson<T>(path: string, schema: z.ZodType<T>, fallback: T): T 
   }
 }
 
+/** Atomically (tmp + rename); readable by its owner only, since a settings file may hold a cluster password. */
 export function writeJson(path: string, value: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   renameSync(temp, path);
 }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { HangarError, hangarMethods, requestSchemas, type HangarApi, type HangarMethod } from '../../shared/index.ts';
+import { fixedClusterSettings } from '../cluster/cluster-settings.ts';
 import { createHost } from '../cluster/host.ts';
 import { LocalNode } from '../core/node.ts';
 import { APP_URL } from './app-protocol.ts';
@@ -136,7 +137,7 @@ describe('router fuzz', () => {
     const gallery = join(root, 'index.yaml');
     await writeFile(gallery, `- name: echo\n  uri: ${join(root, 'no-such-source')}\n  version: 1.0.0\n`);
     const local = new LocalNode({ home: join(root, 'home'), galleries: [{ name: 'fuzz', location: gallery }], runtimeEnv: {} });
-    const host = createHost({ node: local, cluster: null, stateDir: local.stateDir });
+    const host = createHost({ node: local, cluster: null, stateDir: local.stateDir, clusterSettings: fixedClusterSettings(undefined) });
     const { node, calls } = recording((method, request) => (host[method] as (r: unknown) => Promise<unknown>).call(host, request));
     const route = createRouter(node, trusted);
     try {

@@ -1,8 +1,10 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { galleryNameFor } from '../../../shared/gallery-name.ts';
-import { STARTER_LOCATION } from '../../../shared/schemas.ts';
-import type { GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
-import { changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
+import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
+import { requestSchemas, STARTER_LOCATION } from '../../../shared/schemas.ts';
+import type { ClusterJoin, GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
+import { useNodes } from '../state/node.ts';
+import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { Loading } from './BackendsView.tsx';
 import { useAction } from './useAction.ts';
 
@@ -13,6 +15,7 @@ export function SettingsView() {
   const load = useAction(loadSettings);
   const change = useAction(changeSettings);
   useEffect(() => void load.run(), [load.run]);
+  const hostsOwn = useNodes((s) => s.selected) === LOCAL_NODE;
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
   const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch', label: string, hint: string, testId: string) => (
     <Toggle
@@ -69,6 +72,7 @@ export function SettingsView() {
               'setting-start-on-launch',
             )}
           </Section>
+          {hostsOwn && <ClusterSection />}
         </div>
       )}
     </section>
@@ -236,6 +240,121 @@ function Galleries({ view, busy, save }: { view: View; busy: boolean; save(galle
         </button>
         {problem && <span className="muted setting-problem">{problem}</span>}
       </form>
+    </Section>
+  );
+}
+
+interface ClusterForm {
+  url: string;
+  name: string;
+  user: string;
+  password: string;
+  token: string;
+  credsFile: string;
+  caFile: string;
+  insecure: boolean;
+}
+
+function formFrom(join: ClusterJoin | null): ClusterForm {
+  return {
+    url: join?.url ?? '',
+    name: join?.name ?? '',
+    user: join?.user ?? '',
+    password: '',
+    token: '',
+    credsFile: join?.credsFile ?? '',
+    caFile: join?.caFile ?? '',
+    insecure: join?.insecure ?? false,
+  };
+}
+
+/** Empty fields are left out; an empty password or token keeps the one already kept. */
+function requestFrom(form: ClusterForm): ClusterJoinRequest {
+  const { insecure, ...texts } = form;
+  const given = Object.fromEntries(Object.entries(texts).filter(([, value]) => value.trim() !== '').map(([key, value]) => [key, value.trim()]));
+  return { ...(given as unknown as ClusterJoinRequest), ...(insecure && { insecure }) };
+}
+
+function clusterProblem(request: ClusterJoinRequest): string | null {
+  const checked = requestSchemas.updateClusterSettings.safeParse({ node: LOCAL_NODE, cluster: request });
+  return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
+}
+
+/** The cluster this app joins: the host's, not a node's; it takes effect when the host next starts. */
+function ClusterSection() {
+  const view = useSettings((s) => s.cluster);
+  const change = useAction(changeClusterSettings);
+  const [form, setForm] = useState(() => formFrom(view?.next ?? null));
+  useEffect(() => setForm(formFrom(view?.next ?? null)), [view?.next]);
+  if (!view) return null;
+  const request = requestFrom(form);
+  const problem = form.url === '' ? 'Give the cluster\'s address, e.g. nats://HOST:4222.' : clusterProblem(request);
+  const disabled = change.pending || view.fixed !== null;
+  const field = (key: Exclude<keyof ClusterForm, 'insecure'>, label: string, props: { type?: string; placeholder?: string } = {}) => (
+    <label className="field">
+      {label}
+      <input
+        value={form[key]}
+        disabled={disabled}
+        type={props.type ?? 'text'}
+        placeholder={props.placeholder}
+        autoComplete="off"
+        onChange={(e) => setForm({ ...form, [key]: e.target.value })}
+        data-testid={`cluster-${key}`}
+      />
+    </label>
+  );
+  const joined = view.joined ? `This app is in the cluster at ${view.joined.url}${view.joined.name ? ` as ${view.joined.name}` : ''}.` : 'This app runs on its own.';
+  const pending = JSON.stringify(view.next) !== JSON.stringify(view.joined) ? ' The change takes effect when Hangar next starts.' : '';
+  return (
+    <Section title="Cluster" fixedReason={view.fixed}>
+      <p data-testid="cluster-state">
+        {joined}
+        {pending && <span className="muted">{pending}</span>}
+      </p>
+      <form
+        className="setting-row"
+        aria-label="Cluster to join"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!problem) void change.run(request);
+        }}
+      >
+        <label className="field grow">
+          Address
+          <input
+            value={form.url}
+            disabled={disabled}
+            placeholder="nats://HOST:4222"
+            onChange={(e) => setForm({ ...form, url: e.target.value.trim() })}
+            data-testid="cluster-url"
+          />
+        </label>
+        {field('name', 'Node name', { placeholder: 'hostname' })}
+        {field('user', 'User')}
+        {field('password', 'Password', { type: 'password', placeholder: view.next?.hasPassword ? 'kept' : '' })}
+        {field('token', 'Token', { type: 'password', placeholder: view.next?.hasToken ? 'kept' : '' })}
+        {field('credsFile', 'Credentials file')}
+        {field('caFile', 'CA file (tls://)')}
+        <label className="setting-toggle">
+          <input type="checkbox" checked={form.insecure} disabled={disabled} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} />
+          <span>Join a server on another machine without credentials</span>
+        </label>
+        <button type="submit" className="btn small primary" disabled={disabled || problem !== null} data-testid="cluster-save">
+          Save
+        </button>
+        {view.next && (
+          <button type="button" className="btn small" disabled={disabled} onClick={() => void change.run(null)} data-testid="cluster-leave">
+            Leave the cluster
+          </button>
+        )}
+        {!view.fixed && problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
+      </form>
+      {change.error && (
+        <div className="alert error" role="alert">
+          {change.error}
+        </div>
+      )}
     </Section>
   );
 }

@@ -1,22 +1,30 @@
 // The selected node's settings: read when the Settings view opens, kept current by 'settings' events.
 import { createStore, useStore } from 'zustand';
 import { nodeSettings } from '../../../shared/schemas.ts';
-import type { NodeSettings, SettingsView } from '../../../shared/types.ts';
+import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
+import type { ClusterSettingsView, NodeSettings, SettingsView } from '../../../shared/types.ts';
 import { selectedNode } from './node.ts';
 import { bridge } from './session.ts';
 
 export interface SettingsState {
   view: SettingsView | null;
+  cluster: ClusterSettingsView | null;
 }
 
-export const settingsStore = createStore<SettingsState>(() => ({ view: null }));
+export const settingsStore = createStore<SettingsState>(() => ({ view: null, cluster: null }));
 
 export function useSettings<T>(selector: (state: SettingsState) => T): T {
   return useStore(settingsStore, selector);
 }
 
 export async function loadSettings(): Promise<void> {
-  settingsStore.setState({ view: await bridge().settings({ node: selectedNode() }) });
+  const [view, cluster] = await Promise.all([bridge().settings({ node: selectedNode() }), bridge().clusterSettings({ node: LOCAL_NODE })]);
+  settingsStore.setState({ view, cluster });
+}
+
+/** The cluster is the host's, not a node's: it is always asked of the host this page talks to. */
+export async function changeClusterSettings(cluster: ClusterJoinRequest | null): Promise<void> {
+  settingsStore.setState({ cluster: await bridge().updateClusterSettings({ node: LOCAL_NODE, cluster }) });
 }
 
 /** Shows the change at once, then what the node kept; a refused change puts the old values back. */
