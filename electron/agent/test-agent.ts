@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 
 const CLI = 'dist/agent/cli.js';
@@ -40,4 +41,15 @@ export async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
   const result = await hangar(agent, ...args, '--json');
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout) as T;
+}
+
+/** Polls `probe` until it gives a value; fails, naming `what`, after `withinMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
+    await sleep(20);
+  }
 }

@@ -4,13 +4,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
 import { callSubject } from './subjects.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
@@ -32,15 +31,6 @@ describe('a cluster over NATS', () => {
     return agents[i]!;
   };
   const nodesSeenBy = (agent: Agent) => json<NodeCard[]>(agent, 'nodes');
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
-    const deadline = Date.now() + withinMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
-      await sleep(20);
-    }
-  }
 
   before(async () => {
     root = await tempDir('cluster');

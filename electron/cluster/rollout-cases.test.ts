@@ -4,11 +4,10 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
 const HEARTBEAT_MS = 300;
@@ -19,15 +18,6 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
   const agents: Agent[] = [];
   const galleries: string[] = [];
 
-  async function until<T>(what: string, probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
-    const deadline = Date.now() + withinMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
-      await sleep(20);
-    }
-  }
 
   async function publish(version: string): Promise<void> {
     const source = await echoSource(root, version);

@@ -692,7 +692,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   private processesByBackend(): Map<string, ProcessView[]> {
     const byBackend = new Map<string, ProcessView[]>();
-    for (const process of this.supervisor.list()) byBackend.set(process.backend, [...(byBackend.get(process.backend) ?? []), process]);
+    for (const process of this.supervisor.list()) {
+      const list = byBackend.get(process.backend);
+      if (list) list.push(process);
+      else byBackend.set(process.backend, [process]);
+    }
     return byBackend;
   }
 
