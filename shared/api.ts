@@ -1,6 +1,7 @@
 import type {
   BackendView,
   ClusterSettingsView,
+  ClusterStatusView,
   GalleryEntryView,
   JobView,
   LoadResult,
@@ -81,6 +82,8 @@ export interface ClusterApi {
    * is; an empty one is removed.
    */
   updateClusterSettings(req: NodeRef & { cluster: ClusterJoinRequest | null }): Promise<ClusterSettingsView>;
+  /** The host's cluster link: its role and key, and what it dropped, refused or was refused. */
+  clusterStatus(req: NodeRef): Promise<ClusterStatusView>;
 }
 
 export interface ClusterJoinRequest {
@@ -115,7 +118,7 @@ export const nodeMethods = [
   'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
 ] as const satisfies readonly NodeMethod[];
 
-export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout', 'clusterSettings', 'updateClusterSettings'] as const satisfies readonly (keyof ClusterApi)[];
+export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout', 'clusterSettings', 'updateClusterSettings', 'clusterStatus'] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */
 export const hangarMethods = [...nodeMethods, ...clusterMethods] as const;

@@ -4,3 +4,4 @@ export * from './schemas.ts';
 export * from './errors.ts';
 export * from './wire.ts';
 export * from './wire-client.ts';
+export * from './event-schema.ts';

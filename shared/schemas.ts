@@ -129,6 +129,7 @@ export const requestSchemas = {
   rollbackRollout: z.strictObject({ node: nodeId, id: jobId }),
   clusterSettings: nodeRef,
   updateClusterSettings: z.strictObject({ node: nodeId, cluster: clusterJoin.nullable() }),
+  clusterStatus: nodeRef,
 } satisfies Schemas;
 
 export function isHangarMethod(value: unknown): value is HangarMethod {

@@ -258,6 +258,13 @@ export type NodeEvent =
 
 export type NodeStatus = 'online' | 'offline';
 
+/**
+ * Whether this host may act on a member: `self` is its own node; `trusted`, the member's trust list holds this
+ * host's key; `open`, the member serves any caller (started with --insecure-any-caller); `not-trusted`, it refuses
+ * this host's calls.
+ */
+export type NodeAccess = 'self' | 'trusted' | 'open' | 'not-trusted';
+
 /** One member of the cluster as its viewers see it: what its heartbeats say, and whether they still arrive. */
 export interface NodeCard {
   /** The stable node id kept in the node's home; `local` for a host that is in no cluster. */
@@ -276,6 +283,7 @@ export interface NodeCard {
   counts: NodeCounts;
   heartbeatMs: number;
   lastSeen: string;
+  access: NodeAccess;
 }
 
 export interface NodeCounts {
@@ -283,6 +291,37 @@ export interface NodeCounts {
   processes: number;
   stale: number;
   upgradable: number;
+}
+
+/** How a host takes part in the cluster: a node serves its own subjects; a viewer watches and calls the nodes. */
+export type ClusterRole = 'node' | 'viewer' | 'node+viewer';
+
+/** What a host's cluster link has seen and refused, for `hangar cluster status` and `hangar nodes`. */
+export interface ClusterStatusView {
+  /** null: the host is in no cluster. */
+  role: ClusterRole | null;
+  /** This machine's node id in the cluster (derived from its key). */
+  id: string | null;
+  /** This host's public key, as a node's trust list takes it (`hangar cluster trust KEY`). */
+  key: string | null;
+  /** How many viewer keys this node acts for. */
+  trusted: number;
+  /** Started with --insecure-any-caller: acts on every call, signed or not. */
+  openToAnyCaller: boolean;
+  /** What was heard from the cluster and not taken, by reason. */
+  dropped: { cards: Record<string, number>; events: Record<string, number>; replies: Record<string, number> };
+  /** Calls this node refused, by reason. */
+  refused: Record<string, number>;
+  /** What this node could not send, by reason. */
+  unsent: Record<string, number>;
+  /** What the NATS server refused this host (permission violations), oldest first. */
+  violations: ClusterViolation[];
+}
+
+export interface ClusterViolation {
+  message: string;
+  count: number;
+  last: string;
 }
 
 export type RolloutState = 'running' | 'done' | 'halted' | 'rolling-back' | 'rolled-back';

@@ -2,12 +2,14 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError } from 'commander';
 import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import type { JobView, LogLine, RestartPolicy, RolloutNode, RolloutView } from '../../shared/types.ts';
+import type { ClusterRole, JobView, LogLine, RestartPolicy, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from './nodes.ts';
 import { HomeBusyError } from '../core/home-lock.ts';
+import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
 import { galleryJson, jobLine, lsJson, lsProcess, matrix, matrixJson, nodesTable, processesStatus, psJson, psRow, rolloutTable, scanJson, table, upgradeText } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -55,6 +57,8 @@ program
   .option('--cluster-creds <file>', 'NATS .creds file (user JWT and nkey seed)')
   .option('--cluster-ca <file>', 'CA file for a tls:// server')
   .option('--insecure', 'join a non-loopback server without credentials', false)
+  .option('--cluster-role <role>', 'node: serve this machine only; viewer: watch and call the nodes only (default: both)', parseRole)
+  .option('--insecure-any-caller', 'act on every call from the cluster, signed or not: anyone who reaches the NATS server controls this node', false)
   .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
   .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
   .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped (default: the node\'s settings)', false)
@@ -71,6 +75,8 @@ program
       credsFile: options.clusterCreds,
       caFile: options.clusterCa,
       insecure: options.insecure,
+      role: options.clusterRole,
+      anyCaller: options.insecureAnyCaller,
       heartbeatMs: options.heartbeat,
       callTimeoutMs: options.callTimeout,
     };
@@ -83,12 +89,60 @@ interface AgentCommandOptions {
   home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
   maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean;
   cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
-  clusterCa?: string; insecure: boolean; heartbeat: number; callTimeout: number;
+  clusterCa?: string; insecure: boolean; clusterRole?: ClusterRole; insecureAnyCaller: boolean; heartbeat: number; callTimeout: number;
 }
 
-client('nodes', 'list the cluster\'s nodes: status, counts, last seen').action(withClient(async (c, options: { json?: boolean }) => {
-  const cards = await c.nodes({ node: LOCAL_NODE });
-  print(options, cards, () => nodesTable(cards));
+function parseRole(value: string): ClusterRole {
+  if (value === 'node' || value === 'viewer' || value === 'node+viewer') return value;
+  throw new CommanderError(2, 'hangar.usage', `--cluster-role wants node, viewer or node+viewer, got "${value}"`);
+}
+
+const cluster = program.command('cluster').description('this host\'s cluster key and trust list, a nats-server configuration, and the link\'s status');
+
+cluster.command('key').description('print this home\'s node id and public key (made on first use)').option('--json', 'print JSON to stdout')
+  .action(async (options: { json?: boolean }) => printed(options, await showKey(homeDir(program.opts<GlobalOptions>().home))));
+
+cluster.command('trust').description('list the viewer keys this node acts for, or add one').argument('[key]', 'a key `hangar cluster key` printed on the viewer')
+  .option('--label <name>', 'a name to know the key by').option('--json', 'print JSON to stdout')
+  .action(async (key: string | undefined, options: { json?: boolean; label?: string }) =>
+    printed(options, await trust(homeDir(program.opts<GlobalOptions>().home), key, options.label)));
+
+cluster.command('untrust').description('stop acting for a viewer key').argument('<key>', 'the key, its id or its label').option('--json', 'print JSON to stdout')
+  .action(async (which: string, options: { json?: boolean }) => printed(options, await untrust(homeDir(program.opts<GlobalOptions>().home), which)));
+
+cluster.command('nats-config').description('write a nats-server configuration for the cluster and print how to start each agent')
+  .requiredOption('--node <name=key>', 'a node: its name and the key (or node id) `hangar cluster key` printed there (repeatable)', collect, [])
+  .option('--viewer <name[=key]>', 'a machine that calls the nodes, with its key to have each node trust it (repeatable; a node may be one too)', collect, [])
+  .option('--out <file>', 'where to write the configuration', 'nats.conf')
+  .option('--listen <host:port>', 'where nats-server listens', '0.0.0.0:4222')
+  .option('--url <url>', 'the address the agents join (default: nats://THIS_HOST:PORT)')
+  .option('--store-dir <dir>', 'JetStream\'s directory (default: nats-store beside --out)')
+  .option('--json', 'print JSON to stdout')
+  .action(async (options: { node: string[]; viewer: string[]; out: string; listen: string; url?: string; storeDir?: string; json?: boolean }) => {
+    const port = /:(\d+)$/.exec(options.listen)?.[1] ?? '4222';
+    printed(options, await writeNatsConfig({
+      nodes: options.node,
+      viewers: options.viewer,
+      out: options.out,
+      listen: options.listen,
+      url: options.url ?? `nats://${hostname()}:${port}`,
+      storeDir: options.storeDir ?? join(dirname(resolve(options.out)), 'nats-store'),
+    }));
+  });
+
+client('status', 'what this host\'s cluster link dropped, refused, or was refused by the NATS server', (c) => c, { parent: cluster })
+  .action(withClient(async (c, options: { json?: boolean }) => {
+    const status = await c.clusterStatus({ node: LOCAL_NODE });
+    print(options, status, () => statusText(status));
+  }));
+
+function printed(options: { json?: boolean }, result: Printed): void {
+  print(options, result.json, () => result.text);
+}
+
+client('nodes', 'list the cluster\'s nodes: status, access, counts, last seen').action(withClient(async (c, options: { json?: boolean }) => {
+  const [cards, status] = await Promise.all([c.nodes({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
+  print(options, cards, () => nodesTable(cards) + statusNotes(status));
 }));
 
 client('rollouts', 'list rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
@@ -243,9 +297,9 @@ client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').
     if (options.follow) await c.closed;
   }));
 
-function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { sets?: boolean } = {}): Command {
+function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { sets?: boolean; parent?: Command } = {}): Command {
   if (options.sets) acceptsSets.add(name);
-  return configure(program.command(name).description(description))
+  return configure((options.parent ?? program).command(name).description(description))
     .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.sets ? ', all, or A,B' : ''} (default: this host's node)`)
     .option('--json', 'print JSON to stdout');
 }

@@ -1,4 +1,4 @@
-import type { BackendView, GalleryEntryView, JobView, NodeCard, ProcessView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import type { BackendView, GalleryEntryView, JobView, NodeAccess, NodeCard, ProcessView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 
@@ -102,6 +102,9 @@ export function upgradeText(installed: string | null, available: string | null):
   return installed && available && compareVersions(available, installed) < 0 ? `${text} (gallery went back)` : text;
 }
 
+/** Whether this host may act on a node, as `hangar nodes` says it. */
+const ACCESS_WORDS: Record<NodeAccess, string> = { self: 'this host', trusted: 'trusted', open: 'open to any caller', 'not-trusted': 'not trusted by this node' };
+
 export function nodesTable(cards: NodeCard[]): string {
   const names = new Map<string, number>();
   for (const c of cards) names.set(c.name, (names.get(c.name) ?? 0) + 1);
@@ -109,6 +112,7 @@ export function nodesTable(cards: NodeCard[]): string {
     name: c.self ? `${c.name} (this host)` : c.name,
     id: c.id,
     status: c.status === 'online' ? 'online' : `offline: ${c.reason ?? 'no heartbeat'}`,
+    access: ACCESS_WORDS[c.access],
     host: c.host,
     os: `${c.platform}/${c.arch}`,
     capability: c.capability,

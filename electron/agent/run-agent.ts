@@ -1,7 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises';
 import { parseSize } from '../core/install/limits.ts';
 import type { TransferLimits } from '../core/net/guarded-fetch.ts';
-import { startHost, type JoinOptions } from '../cluster/index.ts';
+import { startHost, type Host, type JoinOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
@@ -61,6 +61,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     await node.close({ stopBackends: false });
     throw error;
   });
+  if (options.cluster) await sayClusterTrust(hangar);
   lock.serving(server.url);
   await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
@@ -81,6 +82,18 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+}
+
+/** Who may act on this node from the cluster, said once at start. */
+async function sayClusterTrust(hangar: Host): Promise<void> {
+  const status = await hangar.clusterStatus({ node: 'local' });
+  if (status.role === 'viewer') return;
+  const who = status.openToAnyCaller
+    ? 'warning: --insecure-any-caller: this node acts on every call from the cluster, signed or not'
+    : status.trusted === 0
+      ? 'this node trusts no viewer key yet: only this host calls it (on a viewer, `hangar cluster key`; here, `hangar cluster trust KEY`)'
+      : `this node acts on calls signed by ${status.trusted} trusted viewer key${status.trusted === 1 ? '' : 's'}`;
+  process.stderr.write(`hangar: cluster: node ${status.id}: ${who}\n`);
 }
 
 function tokenSource(options: AgentOptions): string {

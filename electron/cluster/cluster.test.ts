@@ -10,8 +10,12 @@ import type { NodeCard, RolloutView } from '../../shared/types.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { ClusterHealth } from './health.ts';
+import { loadIdentity } from './identity.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
-import { callSubject } from './subjects.ts';
+import { Caller } from './request.ts';
+import { trustingHomes } from './test-cluster.ts';
+import { addTrust } from './trust.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
 const HEARTBEAT_MS = 300;
@@ -35,6 +39,7 @@ describe('a cluster over NATS', () => {
   before(async () => {
     root = await tempDir('cluster');
     nats = await startNats();
+    await trustingHomes(['home-0', 'home-1', 'home-2', 'home-twin'].map((h) => join(root, h)));
     const v1 = await echoSource(root, '1.0.0');
     for (let i = 0; i < 3; i++) {
       galleries[i] = join(root, `index-${i}.yaml`);
@@ -60,7 +65,8 @@ describe('a cluster over NATS', () => {
     const cards = await nodesSeenBy(agents[2]!);
     assert.deepEqual(cards.map((c) => [c.name, c.status, c.self]), [['n1', 'online', false], ['n2', 'online', false], ['n3', 'online', true]]);
     for (const card of cards) {
-      assert.match(card.id, /^[0-9a-f]{12}$/);
+      assert.match(card.id, /^[0-9a-f]{16}$/);
+      assert.equal(card.access, card.self ? 'self' : 'trusted');
       assert.equal(card.platform, process.platform);
       assert.equal(card.version, '0.1.0');
       assert.deepEqual(card.counts, { backends: 0, processes: 0, stale: 0, upgradable: 0 });
@@ -87,10 +93,14 @@ describe('a cluster over NATS', () => {
     assert.equal(notASet.stderr, 'hangar: ps acts on one node: --on all is not for it\n');
   });
 
-  test('a node refuses a call naming another node and answers garbage with an error, then keeps serving', async () => {
+  test('a node refuses a trusted call naming another node and answers garbage with an error, then keeps serving', async () => {
+    const viewerHome = join(root, 'viewer');
+    const viewer = await loadIdentity(viewerHome);
+    await addTrust(agents[1]!.home, viewer.publicKey, 'viewer');
     const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    const caller = new Caller(nc, viewer, '_INBOX', new ClusterHealth(() => undefined));
     try {
-      const ask = async (data: string) => JSON.parse((await nc.request(callSubject(ids[1]!), data, { timeout: 2000 })).string()) as unknown;
+      const ask = async (data: string) => JSON.parse(await caller.request(ids[1]!, data, 2000)) as unknown;
       assert.deepEqual(await ask(JSON.stringify({ method: 'backends', params: { node: ids[2] } })), {
         ok: false, error: { code: 'forbidden', message: `this is node ${ids[1]}; the call names "${ids[2]}"` },
       });
@@ -105,6 +115,7 @@ describe('a cluster over NATS', () => {
       const good = (await ask(JSON.stringify({ method: 'backends', params: { node: ids[1] } }))) as { ok: boolean; value: Array<{ name: string }> };
       assert.deepEqual([good.ok, good.value.map((b) => b.name)], [true, ['echo']]);
     } finally {
+      caller.close();
       await nc.close();
     }
   });

@@ -15,6 +15,8 @@ export interface ClusterConnectOptions {
   caFile?: string | undefined;
   /** Join a non-loopback server with no credentials anyway. */
   insecure?: boolean | undefined;
+  /** Where this user's request replies arrive (the server lets only this user subscribe there). */
+  inboxPrefix?: string | undefined;
 }
 
 /** Connects for good: the client reconnects forever after a server restart or a cut link. */
@@ -31,6 +33,7 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     pingInterval: 10_000,
+    ...(options.inboxPrefix !== undefined && { inboxPrefix: options.inboxPrefix }),
     ...(options.user !== undefined && { user: options.user, pass: options.password ?? '' }),
     ...(options.token !== undefined && { token: options.token }),
     ...(options.credsFile !== undefined && { authenticator: credsAuthenticator(await readCreds(options.credsFile)) }),

@@ -1,11 +1,13 @@
 import { z } from 'zod';
+import { nodeCountsSchema } from '../../shared/event-schema.ts';
 import { nodeId } from '../../shared/schemas.ts';
 import type { BackendView, NodeCounts } from '../../shared/types.ts';
 
 const text = z.string().max(256);
-const count = z.number().int().min(0);
+/** A node's card lists the viewer keys it trusts, by id; more than this is not a small cluster's trust list. */
+export const TRUSTS_LISTED = 256;
 
-/** What a member publishes on its presence subject every heartbeat. */
+/** What a member publishes on its presence subject every heartbeat, signed with its key. */
 export const heartbeatSchema = z.object({
   id: nodeId,
   name: text,
@@ -14,8 +16,12 @@ export const heartbeatSchema = z.object({
   arch: text,
   capability: text,
   version: text,
-  counts: z.object({ backends: count, processes: count, stale: count, upgradable: count }),
+  counts: nodeCountsSchema,
   heartbeatMs: z.number().int().min(10).max(600_000),
+  /** The ids of the viewer keys this node acts for. */
+  trusts: z.array(z.string().regex(/^[0-9a-f]{16}$/)).max(TRUSTS_LISTED),
+  /** Started with --insecure-any-caller. */
+  open: z.boolean(),
   /** Set on the last heartbeat of a node that shuts down. */
   leaving: z.boolean().optional(),
 });

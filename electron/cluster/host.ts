@@ -1,26 +1,32 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type HangarApi, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
-import type { JobView, NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { ClusterRole, ClusterStatusView, JobView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { Envelope } from '../core/invoke.ts';
 import type { ClusterSettings } from './cluster-settings.ts';
 import { countsOf } from './heartbeat.ts';
-import type { EventSource, Member } from './member.ts';
-import type { Presence } from './presence.ts';
+import type { EventSource } from './member.ts';
 import { Rollouts } from './rollouts.ts';
-import { RequestFailure } from './request.ts';
-import { EVENTS_ALL } from './subjects.ts';
+import { RequestFailure } from './request-failure.ts';
 
+/** A host's link to the cluster (made by join.ts, which alone loads the NATS client). */
 export interface ClusterLink {
-  nc: NatsConnection;
-  member: Member;
-  presence: Presence;
+  role: ClusterRole;
+  /** This machine's node id in the cluster. */
+  id: string;
+  /** Serves this machine's node to the cluster (a node role). */
+  member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null } | null;
+  /** The members heard from (a viewer role). */
+  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean } | null;
   /** How long a call to another node may take before it counts as unanswered. */
   callTimeoutMs: number;
-  /** Sends one request to a node's call subject; rejects with `timeout` or `no-responders` as the reason. */
+  /** Sends one signed call to a node; rejects with a RequestFailure. */
   request(id: string, data: string, timeoutMs: number): Promise<string>;
+  /** Other nodes' events and members' cards, as they are taken. */
+  on(event: 'event', listener: (e: NodeEvent) => void): unknown;
+  status(): ClusterStatusView;
+  close(): Promise<void>;
 }
 
 export interface HostOptions {
@@ -52,29 +58,25 @@ export function createHost(options: HostOptions): Host {
   const events = new EventEmitter<{ event: [NodeEvent] }>();
   const emit = (event: NodeEvent) => events.emit('event', event);
   node.on('event', emit);
-
-  let remoteEvents: Subscription | undefined;
-  if (cluster) {
-    cluster.presence.on('member', (member) => emit({ type: 'member', node: member.id, member }));
-    remoteEvents = cluster.nc.subscribe(EVENTS_ALL, {
-      callback: (error, msg) => {
-        const id = msg.subject.split('.')[2];
-        if (error || id === cluster.member.id) return;
-        const event = parseEvent(msg.string(), id);
-        if (event) emit(event);
-      },
-    });
-  }
+  cluster?.on('event', emit);
 
   const route = async (method: NodeMethod, req: NodeRef): Promise<unknown> => {
     if (!cluster || req.node === LOCAL_NODE) return (node[method] as (r: unknown) => Promise<unknown>).call(node, req);
-    if (req.node === cluster.member.id) return unwrap(await cluster.member.serve(method, req));
+    if (cluster.member && req.node === cluster.id) return unwrap(await cluster.member.serve(method, req));
+    if (!cluster.presence) {
+      throw new HangarError('forbidden', 'this host joined the cluster as a node only (--cluster-role node): it serves its own node and calls no other');
+    }
     if (method === 'waitJob') return remoteWaitJob(cluster, req as NodeRef & { id: string }, events);
     return remoteCall(cluster, method, req);
   };
   const api = Object.fromEntries(nodeMethods.map((method) => [method, (req: NodeRef) => route(method, req)])) as unknown as NodeApi;
 
-  const nodes = async (): Promise<NodeCard[]> => (cluster ? cluster.presence.cards() : [await localCard(node)]);
+  const nodes = async (): Promise<NodeCard[]> => {
+    const cards = cluster?.presence?.cards() ?? [];
+    // A node-only host hears no cards, and a viewer-only one is no member: this machine is listed all the same.
+    if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? (await localCard(node)));
+    return cards;
+  };
   const rollouts = new Rollouts({ api, nodes, stateDir: options.stateDir, emit });
 
   return {
@@ -103,16 +105,16 @@ export function createHost(options: HostOptions): Host {
       checkHost(req);
       return rollouts.rollBack(req.id);
     },
+    clusterStatus: async (req) => {
+      checkHost(req);
+      return cluster?.status() ?? alone();
+    },
     on: (event, listener) => events.on(event, listener),
     off: (event, listener) => events.off(event, listener),
     close: async () => {
       node.off('event', emit);
       await rollouts.idle();
-      if (!cluster) return;
-      remoteEvents?.unsubscribe();
-      cluster.presence.close();
-      await cluster.member.close();
-      await cluster.nc.close();
+      await cluster?.close();
     },
   };
 }
@@ -123,7 +125,7 @@ function checkHost(req: NodeRef): void {
 }
 
 async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef): Promise<unknown> {
-  if (!cluster.presence.has(req.node)) throw new HangarError('not-found', `no node ${req.node} in the cluster`);
+  if (!cluster.presence?.has(req.node)) throw new HangarError('not-found', `no node ${req.node} in the cluster`);
   const label = labelOf(cluster, req.node);
   const timeoutMs = SLOW_METHODS.has(method) ? cluster.callTimeoutMs * SLOW_FACTOR : cluster.callTimeoutMs;
   let reply: string;
@@ -134,6 +136,7 @@ async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef
       throw new HangarError('failed', `node ${label} did not answer within ${formatSeconds(timeoutMs)} s`);
     }
     if (error instanceof RequestFailure && error.reason === 'no-responders') throw new HangarError('failed', `node ${label} is not connected to the cluster`);
+    if (error instanceof RequestFailure && error.reason === 'refused') throw new HangarError('forbidden', `the NATS server refused this host's call to node ${label}: ${error.message}`);
     throw new HangarError('failed', `cannot reach node ${label}: ${(error as Error).message}`);
   }
   let envelope: unknown;
@@ -188,21 +191,11 @@ function unwrap(envelope: Envelope): unknown {
 }
 
 function labelOf(cluster: ClusterLink, id: string): string {
-  return cluster.presence.has(id) ? `${cluster.presence.card(id).name} (${id})` : id;
+  return cluster.presence?.has(id) ? `${cluster.presence.card(id).name} (${id})` : id;
 }
 
 function formatSeconds(ms: number): string {
   return String(Math.round(ms / 100) / 10);
-}
-
-/** A remote event is taken only as that node's: its `node` must be the id in the subject it came on. */
-function parseEvent(text: string, id: string | undefined): NodeEvent | null {
-  try {
-    const event = JSON.parse(text) as NodeEvent;
-    return typeof event === 'object' && event !== null && typeof event.type === 'string' && event.node === id ? event : null;
-  } catch {
-    return null;
-  }
 }
 
 /** A host in no cluster is a cluster of one. */
@@ -210,6 +203,10 @@ async function localCard(node: NodeApi): Promise<NodeCard> {
   const [info, backends] = await Promise.all([node.info({ node: LOCAL_NODE }), node.backends({ node: LOCAL_NODE })]);
   return {
     id: LOCAL_NODE, name: info.name, self: true, status: 'online', reason: null, host: hostname(), platform: info.platform, arch: info.arch,
-    capability: info.capability, version: info.version, counts: countsOf(backends), heartbeatMs: 0, lastSeen: new Date().toISOString(),
+    capability: info.capability, version: info.version, counts: countsOf(backends), heartbeatMs: 0, lastSeen: new Date().toISOString(), access: 'self',
   };
+}
+
+function alone(): ClusterStatusView {
+  return { role: null, id: null, key: null, trusted: 0, openToAnyCaller: false, dropped: { cards: {}, events: {}, replies: {} }, refused: {}, unsent: {}, violations: [] };
 }

@@ -1,10 +1,16 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type NodeApi } from '../../shared/api.ts';
-import type { NodeEvent } from '../../shared/types.ts';
+import { LOG_TEXT_MAX } from '../../shared/event-schema.ts';
+import type { NodeCard, NodeEvent } from '../../shared/types.ts';
 import { invokeNode, type Envelope } from '../core/invoke.ts';
-import { countsOf, type Heartbeat } from './heartbeat.ts';
+import { CallGuard } from './call-guard.ts';
+import type { ClusterHealth } from './health.ts';
+import { countsOf, TRUSTS_LISTED, type Heartbeat } from './heartbeat.ts';
+import type { ClusterIdentity } from './identity.ts';
+import { NodeSender } from './sender.ts';
 import { callSubject, eventsSubject, presenceSubject, PRESENCE_QUERY } from './subjects.ts';
+import type { TrustList } from './trust.ts';
 
 export type EventSource = NodeApi & {
   on(event: 'event', listener: (e: NodeEvent) => void): unknown;
@@ -15,108 +21,148 @@ export interface MemberOptions {
   nc: NatsConnection;
   /** This machine's node, which knows itself as `local`. */
   node: EventSource;
-  id: string;
+  identity: ClusterIdentity;
+  trust: TrustList;
+  /** --insecure-any-caller: act on every call, signed or not. */
+  anyCaller: boolean;
+  health: ClusterHealth;
   name: string;
   heartbeatMs: number;
 }
 
 const COUNTED_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'process', 'process-removed']);
 const COUNT_DEBOUNCE_MS = 100;
+/** Presence queries are answered with one heartbeat per this long, however many arrive. */
+const QUERY_COALESCE_MS = 50;
+/** Gallery entries go out in events of at most this many. */
+const ENTRIES_PER_EVENT = 500;
 
 /** No request comes near this; a bigger one is refused before it is parsed. */
 export const MAX_REQUEST_BYTES = 256 * 1024;
 
 /**
- * This machine as a cluster member: answers calls on its own subject through the same validating invoker as every
- * other transport, publishes its events, and sends a heartbeat that carries its card.
+ * This machine as a cluster member: acts on calls a trusted viewer signed, through the same validating invoker as
+ * every other transport, and publishes its signed card and events.
  */
 export class Member {
   private readonly subscriptions: Subscription[] = [];
+  private readonly sender: NodeSender;
+  private readonly guard: CallGuard;
   private timer: NodeJS.Timeout | undefined;
+  private queryTimer: NodeJS.Timeout | undefined;
   private heartbeat: Heartbeat | undefined;
   private counting = false;
   private countsTimer: NodeJS.Timeout | undefined;
   private readonly onEvent = (event: NodeEvent) => {
-    this.publish(eventsSubject(this.options.id), this.relabel(event));
+    for (const part of fitForCluster(this.relabel(event))) void this.sender.announce(eventsSubject(this.id), 'event', JSON.stringify(part));
     if (COUNTED_EVENTS.has(event.type)) this.countSoon();
   };
 
-  constructor(private readonly options: MemberOptions) {}
+  constructor(private readonly options: MemberOptions) {
+    this.sender = new NodeSender(options.nc, options.identity, options.health);
+    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller });
+  }
 
   get id(): string {
-    return this.options.id;
+    return this.options.identity.id;
   }
 
   async start(): Promise<void> {
-    const { nc, node, id, name, heartbeatMs } = this.options;
+    const { nc, node, name, heartbeatMs, health } = this.options;
+    await this.options.trust.refresh();
     const info = await node.info({ node: LOCAL_NODE });
     const counts = countsOf(await node.backends({ node: LOCAL_NODE }));
-    this.heartbeat = { id, name, host: hostname(), platform: info.platform, arch: info.arch, capability: info.capability, version: info.version, counts, heartbeatMs };
+    this.heartbeat = {
+      id: this.id, name, host: hostname(), platform: info.platform, arch: info.arch, capability: info.capability, version: info.version, counts, heartbeatMs,
+      trusts: this.trusts(), open: this.options.anyCaller,
+    };
     this.subscriptions.push(
-      nc.subscribe(callSubject(id), {
-        callback: (error, msg) => {
-          if (!error) void this.answer(msg);
-        },
-      }),
-      nc.subscribe(PRESENCE_QUERY, { callback: () => this.beat() }),
+      nc.subscribe(callSubject(this.id), { callback: health.guard('calls', (msg) => this.answer(msg)) }),
+      nc.subscribe(PRESENCE_QUERY, { callback: health.guard('cards', () => this.answerQuery()) }),
     );
     node.on('event', this.onEvent);
-    this.timer = setInterval(() => this.beat(), heartbeatMs);
-    this.beat();
+    this.timer = setInterval(() => void this.beat(), heartbeatMs);
+    await this.beat();
+  }
+
+  /** This node's card as its own host shows it when it watches no cluster. */
+  card(): NodeCard | null {
+    if (!this.heartbeat) return null;
+    const { leaving: _leaving, trusts: _trusts, open: _open, ...card } = this.heartbeat;
+    return { ...card, self: true, status: 'online', reason: null, lastSeen: new Date().toISOString(), access: 'self' };
   }
 
   /** Answers one call meant for this node; the host uses it too when a viewer names this node by its id. */
   async serve(method: unknown, params: unknown): Promise<Envelope> {
     const named = typeof params === 'object' && params !== null ? (params as { node?: unknown }).node : undefined;
-    if (named !== this.options.id) {
-      return { ok: false, error: { code: 'forbidden', message: `this is node ${this.options.id}; the call names ${describe(named)}` } };
+    if (named !== this.id) {
+      return { ok: false, error: { code: 'forbidden', message: `this is node ${this.id}; the call names ${describe(named)}` } };
     }
     const envelope = await invokeNode(this.options.node, method, { ...(params as object), node: LOCAL_NODE }, nodeMethods);
     if (!envelope.ok) return envelope;
     const value = this.relabel(envelope.value);
-    if (method === 'info') Object.assign(value as object, { id: this.options.id });
+    if (method === 'info') Object.assign(value as object, { id: this.id });
     return { ok: true, value };
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
     clearTimeout(this.countsTimer);
+    clearTimeout(this.queryTimer);
     this.options.node.off('event', this.onEvent);
-    if (this.heartbeat && !this.options.nc.isClosed()) this.publish(presenceSubject(this.options.id), { ...this.heartbeat, leaving: true });
     for (const subscription of this.subscriptions) subscription.unsubscribe();
+    if (this.heartbeat) await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify({ ...this.heartbeat, leaving: true }));
     await this.options.nc.flush().catch(() => undefined);
   }
 
   private async answer(msg: Msg): Promise<void> {
-    let envelope: Envelope;
+    if (!msg.reply) return this.options.health.refuse('no reply subject');
     if (msg.data.length > MAX_REQUEST_BYTES) {
-      envelope = { ok: false, error: { code: 'invalid-request', message: 'the request is too large' } };
-    } else {
-      let request: unknown;
-      try {
-        request = JSON.parse(msg.string());
-      } catch {
-        request = undefined;
-      }
-      envelope = typeof request === 'object' && request !== null && !Array.isArray(request)
-        ? await this.serve((request as { method?: unknown }).method, (request as { params?: unknown }).params)
-        : { ok: false, error: { code: 'invalid-request', message: 'the request is not a JSON object' } };
+      this.options.health.refuse('too large');
+      return this.sender.reply(msg.reply, { ok: false, error: { code: 'invalid-request', message: 'the request is too large' } });
     }
-    if (msg.reply) msg.respond(JSON.stringify(envelope));
+    const admitted = await this.guard.admit(msg);
+    if (!admitted.ok) {
+      this.options.health.refuse(admitted.reason);
+      return this.sender.reply(msg.reply, { ok: false, error: { code: 'forbidden', message: admitted.message } });
+    }
+    let request: unknown;
+    try {
+      request = JSON.parse(msg.string());
+    } catch {
+      request = undefined;
+    }
+    const envelope: Envelope = typeof request === 'object' && request !== null && !Array.isArray(request)
+      ? await this.serve((request as { method?: unknown }).method, (request as { params?: unknown }).params)
+      : { ok: false, error: { code: 'invalid-request', message: 'the request is not a JSON object' } };
+    await this.sender.reply(msg.reply, envelope);
   }
 
-  /** Sends the heartbeat with the counts known now, then refreshes them for the next one. */
-  private beat(): void {
+  private answerQuery(): void {
+    this.queryTimer ??= setTimeout(() => {
+      this.queryTimer = undefined;
+      void this.beat();
+    }, QUERY_COALESCE_MS);
+  }
+
+  /** Sends the card with what is known now, then refreshes the counts and the trust list for the next one. */
+  private async beat(): Promise<void> {
     if (!this.heartbeat) return;
-    this.publish(presenceSubject(this.options.id), this.heartbeat);
-    void this.count();
+    await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat));
+    const trustChanged = await this.options.trust.refresh().catch(() => false);
+    if (trustChanged && this.heartbeat) this.heartbeat = { ...this.heartbeat, trusts: this.trusts() };
+    await this.count();
+  }
+
+  private trusts(): string[] {
+    return this.options.trust.ids().slice(0, TRUSTS_LISTED);
   }
 
   /** A backend or process changed: the card's counts (stale above all) reach viewers now, not a heartbeat later. */
   private countSoon(): void {
     clearTimeout(this.countsTimer);
     this.countsTimer = setTimeout(() => {
-      void this.count().then((changed) => changed && this.heartbeat && this.publish(presenceSubject(this.options.id), this.heartbeat));
+      void this.count().then((changed) => changed && this.heartbeat && this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat)));
     }, COUNT_DEBOUNCE_MS);
   }
 
@@ -136,15 +182,23 @@ export class Member {
     }
   }
 
-  private publish(subject: string, value: unknown): void {
-    // While the link is down the client buffers; a closed connection only means this node is shutting down.
-    if (!this.options.nc.isClosed()) this.options.nc.publish(subject, JSON.stringify(value));
-  }
-
   /** The node calls itself `local`; the cluster knows it by its id. */
   private relabel<T>(value: T): T {
-    return relabelNode(value, this.options.id);
+    return relabelNode(value, this.id);
   }
+}
+
+/** An event as the cluster takes it: a log line cut to a size every viewer accepts, gallery entries in batches. */
+function fitForCluster(event: NodeEvent): NodeEvent[] {
+  if (event.type === 'log' && event.line.text.length > LOG_TEXT_MAX) {
+    return [{ ...event, line: { ...event.line, text: `${event.line.text.slice(0, LOG_TEXT_MAX)}…` } }];
+  }
+  if (event.type === 'gallery-entries' && event.entries.length > ENTRIES_PER_EVENT) {
+    const batches: NodeEvent[] = [];
+    for (let i = 0; i < event.entries.length; i += ENTRIES_PER_EVENT) batches.push({ ...event, entries: event.entries.slice(i, i + ENTRIES_PER_EVENT) });
+    return batches;
+  }
+  return [event];
 }
 
 export function relabelNode<T>(value: T, id: string): T {

@@ -1,8 +1,11 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
-import type { NodeCard } from '../../shared/types.ts';
+import { nodeId } from '../../shared/schemas.ts';
+import type { NodeAccess, NodeCard } from '../../shared/types.ts';
+import type { ClusterHealth } from './health.ts';
 import { heartbeatSchema, MISSED_HEARTBEATS, type Heartbeat } from './heartbeat.ts';
-import { PRESENCE_ALL, PRESENCE_QUERY } from './subjects.ts';
+import { check, SeenSequences } from './signed.ts';
+import { PRESENCE_ALL, PRESENCE_QUERY, subjectNode } from './subjects.ts';
 
 interface Seen {
   heartbeat: Heartbeat;
@@ -10,38 +13,41 @@ interface Seen {
   offline: string | null;
 }
 
+/** Far above any card a node sends (its trust list included). */
+const CARD_MAX_BYTES = 64 * 1024;
+/** A small cluster's members; cards of more (valid, from made-up keys) are dropped rather than kept. */
+const MEMBERS_KEPT = 256;
+
+export interface PresenceOptions {
+  nc: NatsConnection;
+  /** This host's node id, when it is a member. */
+  selfId: string | null;
+  /** This host's key id: a member's card says whether it trusts it. */
+  keyId: string;
+  checkMs: number;
+  health: ClusterHealth;
+}
+
 /**
- * A viewer's table of the cluster's members, kept from their heartbeats. A member goes offline when
- * MISSED_HEARTBEATS of its own heartbeats in a row are missing, and comes back with the next one.
+ * A viewer's table of the cluster's members, kept from their heartbeats. A card is taken only from its own presence
+ * subject, signed by the key its id derives from, newer than the last one taken, and valid by the schema; anything
+ * else is dropped and counted. A member goes offline when MISSED_HEARTBEATS of its heartbeats in a row are missing.
  */
 export class Presence extends EventEmitter<{ member: [NodeCard] }> {
   private readonly seen = new Map<string, Seen>();
+  private readonly sequences = new SeenSequences(MEMBERS_KEPT);
   private subscription: Subscription | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly selfId: string,
-    checkMs: number,
-  ) {
+  constructor(private readonly options: PresenceOptions) {
     super();
-    this.timer = setInterval(() => this.expire(), checkMs);
+    this.timer = setInterval(() => this.expire(), options.checkMs);
   }
 
   start(): void {
-    this.subscription = this.nc.subscribe(PRESENCE_ALL, {
-      callback: (error, msg) => {
-        if (error) return;
-        let parsed;
-        try {
-          parsed = heartbeatSchema.safeParse(JSON.parse(msg.string()));
-        } catch {
-          return;
-        }
-        if (parsed.success && msg.subject.endsWith(`.${parsed.data.id}`)) this.record(parsed.data);
-      },
-    });
-    this.nc.publish(PRESENCE_QUERY);
+    const { nc, health } = this.options;
+    this.subscription = nc.subscribe(PRESENCE_ALL, { callback: health.guard('cards', (msg) => this.hear(msg)) });
+    nc.publish(PRESENCE_QUERY);
   }
 
   cards(): NodeCard[] {
@@ -51,13 +57,14 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
   card(idOrSeen: string | Seen): NodeCard {
     const seen = typeof idOrSeen === 'string' ? this.seen.get(idOrSeen) : idOrSeen;
     if (!seen) throw new Error(`no member ${String(idOrSeen)}`);
-    const { leaving: _leaving, ...heartbeat } = seen.heartbeat;
+    const { leaving: _leaving, trusts: _trusts, open: _open, ...heartbeat } = seen.heartbeat;
     return {
       ...heartbeat,
-      self: heartbeat.id === this.selfId,
+      self: heartbeat.id === this.options.selfId,
       status: seen.offline === null ? 'online' : 'offline',
       reason: seen.offline,
       lastSeen: new Date(seen.at).toISOString(),
+      access: this.access(seen.heartbeat),
     };
   }
 
@@ -68,6 +75,34 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
   close(): void {
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
+  }
+
+  private hear(msg: Msg): void {
+    const drop = (reason: string) => this.options.health.drop('cards', reason, msg.subject);
+    if (msg.data.length > CARD_MAX_BYTES) return drop('too large');
+    const id = subjectNode(msg.subject);
+    if (!nodeId.safeParse(id).success) return drop('bad subject');
+    const checked = check(msg, 'card', id);
+    if (!checked.ok) return drop(checked.reason);
+    if (checked.key.id !== id) return drop("signed by another node's key");
+    if (checked.stamp.encoding !== undefined) return drop('compressed');
+    let parsed;
+    try {
+      parsed = heartbeatSchema.safeParse(JSON.parse(msg.string()));
+    } catch {
+      return drop('not JSON');
+    }
+    if (!parsed.success) return drop('not a card');
+    if (parsed.data.id !== id) return drop('names another node');
+    const taken = this.sequences.take(id, checked.stamp.at);
+    if (taken !== 'taken') return drop(taken);
+    this.record(parsed.data);
+  }
+
+  private access(heartbeat: Heartbeat): NodeAccess {
+    if (heartbeat.id === this.options.selfId) return 'self';
+    if (heartbeat.open) return 'open';
+    return heartbeat.trusts.includes(this.options.keyId) ? 'trusted' : 'not-trusted';
   }
 
   private record(heartbeat: Heartbeat): void {

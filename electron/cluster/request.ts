@@ -1,23 +1,110 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+// A viewer's calls to nodes: each signed with this host's key for one node and one reply subject under this user's
+// own inbox prefix; the answer is taken only when the node it was sent to signed every part of it.
+import { randomBytes } from 'node:crypto';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { ClusterHealth } from './health.ts';
+import type { ClusterIdentity } from './identity.ts';
+import { decodeBody, PartCollector, parsePart } from './payload.ts';
+import { RequestFailure } from './request-failure.ts';
+import { check, sign } from './signed.ts';
 import { callSubject } from './subjects.ts';
 
-/** Why a request to a node got no reply, told apart so the host can say it in words. */
-export class RequestFailure extends Error {
-  constructor(readonly reason: 'timeout' | 'no-responders' | 'other', message: string) {
-    super(message);
-  }
+
+interface Pending {
+  node: string;
+  subject: string;
+  collector: PartCollector;
+  resolve(text: string): void;
+  reject(error: RequestFailure): void;
 }
 
-/** A request to a node's call subject over the NATS client, loaded only when this host is in a cluster. */
-export async function natsRequester(nc: NatsConnection): Promise<(id: string, data: string, timeoutMs: number) => Promise<string>> {
-  const { RequestError, TimeoutError } = await import('@nats-io/transport-node');
-  return async (id, data, timeoutMs) => {
+/** NATS's status for a request nobody subscribes to. */
+const NO_RESPONDERS = 503;
+
+export class Caller {
+  private readonly pending = new Map<string, Pending>();
+  private subscription: Subscription | undefined;
+  private inbox = '';
+  private next = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly identity: ClusterIdentity,
+    private readonly inboxPrefix: string,
+    private readonly health: ClusterHealth,
+  ) {
+    // The server reports a refused publish after the fact: calls it refused end now, with its words.
+    health.on('violation', (message) => {
+      for (const [token, call] of this.pending) {
+        if (message.includes(`"${call.subject}"`) || message.includes(`"${this.inbox}.`)) this.settle(token, (c) => c.reject(new RequestFailure('refused', message)));
+      }
+    });
+  }
+
+  /** Sends `data` to node `id`'s call subject and resolves with the text of its reply. */
+  request(id: string, data: string, timeoutMs: number): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const token = String(this.next++);
+      const subject = callSubject(id);
+      const timer = setTimeout(() => this.settle(token, (c) => c.reject(new RequestFailure('timeout', 'timeout'))), timeoutMs);
+      this.pending.set(token, {
+        node: id,
+        subject,
+        collector: new PartCollector(),
+        resolve: (text) => (clearTimeout(timer), resolve(text)),
+        reject: (error) => (clearTimeout(timer), reject(error)),
+      });
+      try {
+        const reply = `${this.listen()}.${token}`;
+        const body = Buffer.from(data);
+        const stamp = { at: String(Date.now()), nonce: randomBytes(18).toString('base64url') };
+        this.nc.publish(subject, body, { reply, headers: sign(this.identity, 'call', subject, id, reply, stamp, body) });
+      } catch (error) {
+        this.settle(token, (c) => c.reject(new RequestFailure('other', (error as Error).message)));
+      }
+    });
+  }
+
+  close(): void {
+    this.subscription?.unsubscribe();
+    for (const token of [...this.pending.keys()]) this.settle(token, (c) => c.reject(new RequestFailure('other', 'the cluster link closed')));
+  }
+
+  /** One subscription under this user's inbox prefix carries every reply; made again if the server dropped it. */
+  private listen(): string {
+    if (this.subscription && !this.subscription.isClosed()) return this.inbox;
+    this.inbox = createInbox(this.inboxPrefix);
+    this.subscription = this.nc.subscribe(`${this.inbox}.*`, { callback: this.health.guard('replies', (msg) => this.hear(msg)) });
+    return this.inbox;
+  }
+
+  private async hear(msg: Msg): Promise<void> {
+    const token = msg.subject.slice(this.inbox.length + 1);
+    const call = this.pending.get(token);
+    if (!call) return;
+    if (msg.headers?.code === NO_RESPONDERS) return this.settle(token, (c) => c.reject(new RequestFailure('no-responders', 'no responders')));
+    const drop = (reason: string) => this.health.drop('replies', reason, call.subject);
+    const checked = check(msg, 'reply', call.node);
+    if (!checked.ok) return drop(checked.reason);
+    // A reply signed by any key but the node's own is another client answering in its name.
+    if (checked.key.id !== call.node) return drop("signed by another node's key");
+    const part = parsePart(checked.stamp.part);
+    if (!part) return drop('bad part');
+    const parts = call.collector.add(part, msg.data, checked.stamp.encoding);
+    if (parts === 'conflict') return drop('parts disagree');
+    if (!parts) return;
+    this.pending.delete(token);
     try {
-      return (await nc.request(callSubject(id), data, { timeout: timeoutMs })).string();
+      call.resolve(await decodeBody(parts, call.collector.encoding));
     } catch (error) {
-      if (error instanceof TimeoutError || (error as Error).cause instanceof TimeoutError) throw new RequestFailure('timeout', 'timeout');
-      if (error instanceof RequestError && error.isNoResponders()) throw new RequestFailure('no-responders', 'no responders');
-      throw new RequestFailure('other', (error as Error).message);
+      call.reject(new RequestFailure('other', `its reply could not be read: ${(error as Error).message.split('\n')[0]}`));
     }
-  };
+  }
+
+  private settle(token: string, finish: (call: Pending) => void): void {
+    const call = this.pending.get(token);
+    if (!call) return;
+    this.pending.delete(token);
+    finish(call);
+  }
 }

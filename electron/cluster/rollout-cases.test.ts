@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
 const HEARTBEAT_MS = 300;
@@ -36,6 +37,7 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     root = await tempDir('rollout-cases');
     nats = await startNats();
     const v1 = await echoSource(root, '1.0.0');
+    await trustingHomes([0, 1, 2].map((i) => join(root, `home-${i}`)));
     for (let i = 0; i < 3; i++) {
       galleries[i] = join(root, `index-${i}.yaml`);
       await writeGallery(galleries[i]!, [{ name: 'echo', uri: v1, version: '1.0.0' }]);

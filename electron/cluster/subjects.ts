@@ -1,9 +1,20 @@
-// The cluster's NATS subjects. A node serves only subjects under its own id (docs/nats-cluster.conf enforces it).
+// The cluster's NATS subjects. A node serves only subjects under its own id (`hangar cluster nats-config` writes
+// permissions that enforce it); a viewer calls nodes and hears their cards and events.
 export const PRESENCE_ALL = 'hangar.presence.*';
 /** A viewer that joins asks every member for a heartbeat at once rather than wait for the next one. */
 export const PRESENCE_QUERY = 'hangar.query.presence';
 export const EVENTS_ALL = 'hangar.node.*.events';
+export const CALLS_ALL = 'hangar.node.*.call';
 
 export const presenceSubject = (id: string) => `hangar.presence.${id}`;
 export const callSubject = (id: string) => `hangar.node.${id}.call`;
 export const eventsSubject = (id: string) => `hangar.node.${id}.events`;
+
+/** The node id a presence or node subject names (its third token). */
+export const subjectNode = (subject: string): string => subject.split('.')[2] ?? '';
+
+/**
+ * Where a user's request replies arrive: only that user may subscribe there, so no one else reads them. A user name
+ * that cannot be part of a subject keeps NATS's shared default.
+ */
+export const inboxPrefixOf = (user: string | undefined): string => (user && /^[A-Za-z0-9_-]{1,64}$/.test(user) ? `_INBOX_${user}` : '_INBOX');

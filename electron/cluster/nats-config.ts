@@ -1,0 +1,145 @@
+// `hangar cluster nats-config`: a complete nats-server (2.9+) configuration for a Hangar cluster, one user per
+// machine with a generated password and the permissions of its roles, JetStream on, and the commands that start
+// each agent. A node may serve only its own subjects; a viewer may call and listen, and read only its own inbox.
+import { randomBytes } from 'node:crypto';
+import { parsePublicKey } from './identity.ts';
+import { MAX_PARTS } from './payload.ts';
+import { CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject } from './subjects.ts';
+
+export interface ClusterMachine {
+  name: string;
+  /** Set for a node: its id (from its key). */
+  nodeId: string | null;
+  /** Set for a viewer whose key was given: the nodes are told to trust it. */
+  viewerKey: string | null;
+  viewer: boolean;
+  password: string;
+}
+
+export interface NatsConfigInput {
+  /** NAME=ID or NAME=KEY, as `hangar cluster key` prints them on each node. */
+  nodes: string[];
+  /** NAME or NAME=KEY. */
+  viewers: string[];
+  listen: string;
+  storeDir: string;
+  /** The address agents join, in the printed commands. */
+  url: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const NODE_ID = /^[0-9a-f]{16}$/;
+/** How long a node may take to answer a call it received (the longest calls load models). */
+const RESPONSE_WINDOW = '10m';
+
+/** Reads the machines from the command line: names checked, each node's id from its id or key. */
+export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'>): ClusterMachine[] {
+  const machines = new Map<string, ClusterMachine>();
+  const machine = (name: string) => {
+    if (!NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
+    const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, password: randomBytes(24).toString('base64url') };
+    machines.set(name, known);
+    return known;
+  };
+  for (const option of input.nodes) {
+    const [name = '', value = ''] = splitOption(option);
+    const key = parsePublicKey(value);
+    const id = key?.id ?? (NODE_ID.test(value) ? value : null);
+    if (!id) throw new Error(`--node wants NAME=ID or NAME=KEY (hangar cluster key prints both on that machine), got "${option.slice(0, 100)}"`);
+    const m = machine(name);
+    if (m.nodeId) throw new Error(`--node ${name} is given twice`);
+    m.nodeId = id;
+  }
+  for (const option of input.viewers) {
+    const [name = '', value] = splitOption(option);
+    const m = machine(name);
+    if (value !== undefined) {
+      const key = parsePublicKey(value);
+      if (!key) throw new Error(`--viewer wants NAME or NAME=KEY (hangar cluster key prints the key on that machine), got "${option.slice(0, 100)}"`);
+      m.viewerKey = key.text;
+    }
+    m.viewer = true;
+  }
+  const list = [...machines.values()];
+  if (!list.some((m) => m.nodeId)) throw new Error('name at least one --node');
+  const ids = list.flatMap((m) => (m.nodeId ? [m.nodeId] : []));
+  if (new Set(ids).size !== ids.length) throw new Error('two --node names share one id: each machine has its own key');
+  return list;
+}
+
+function splitOption(option: string): [string, string | undefined] {
+  const at = option.indexOf('=');
+  return at < 0 ? [option, undefined] : [option.slice(0, at), option.slice(at + 1)];
+}
+
+interface Permissions {
+  publish: string[];
+  subscribe: string[];
+  responses: boolean;
+}
+
+/** What each role may do; a machine with both roles gets both. */
+function permissionsOf(m: ClusterMachine): Permissions {
+  const p: Permissions = { publish: [], subscribe: [], responses: false };
+  if (m.nodeId) {
+    p.publish.push(presenceSubject(m.nodeId), eventsSubject(m.nodeId));
+    p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY);
+    p.responses = true;
+  }
+  if (m.viewer) {
+    p.publish.push(CALLS_ALL, PRESENCE_QUERY);
+    p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
+  }
+  return { ...p, publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
+}
+
+const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
+
+export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInput, 'listen' | 'storeDir'>): string {
+  const users = machines.map((m) => {
+    const p = permissionsOf(m);
+    const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer'].filter(Boolean).join(', ');
+    return [
+      `    # ${m.name}: ${roles}`,
+      `    {`,
+      `      user: ${JSON.stringify(m.name)}, password: ${JSON.stringify(m.password)}`,
+      `      permissions: {`,
+      `        publish: { allow: ${list(p.publish)} }`,
+      `        subscribe: { allow: ${list(p.subscribe)} }`,
+      ...(p.responses ? [`        allow_responses: { max: ${MAX_PARTS}, expires: "${RESPONSE_WINDOW}" }`] : []),
+      `      }`,
+      `    }`,
+    ].join('\n');
+  });
+  return [
+    '# A Hangar cluster, written by `hangar cluster nats-config`. It holds every password: keep it owner-only.',
+    '# A node may serve only its own subjects and answer only the calls it receives; a viewer may call the nodes and',
+    '# listen to their cards and events, and read only its own inbox. Hangar checks every call and card again with',
+    '# its own keys (hangar cluster key, hangar cluster trust): these permissions are the second line.',
+    '',
+    `listen: ${JSON.stringify(input.listen)}`,
+    '',
+    '# For the cluster\'s durable state (key-value buckets).',
+    `jetstream { store_dir: ${JSON.stringify(input.storeDir)} }`,
+    '',
+    'authorization {',
+    '  users = [',
+    users.join('\n'),
+    '  ]',
+    '}',
+    '',
+  ].join('\n');
+}
+
+/** What to run on each machine, in order: the trust each node needs, then its agent. */
+export function startCommands(machines: ClusterMachine[], url: string): Array<{ machine: string; commands: string[] }> {
+  const viewers = machines.filter((m) => m.viewer);
+  return machines.map((m) => {
+    const role = m.nodeId && m.viewer ? [] : ['--cluster-role', m.nodeId ? 'node' : 'viewer'];
+    const trust = m.nodeId
+      ? viewers.filter((v) => v.name !== m.name).map((v) => (v.viewerKey ? `hangar cluster trust ${v.viewerKey} --label ${v.name}` : `hangar cluster trust KEY_OF_${v.name} --label ${v.name}`))
+      : [];
+    const agent = ['hangar', 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role].join(' ');
+    return { machine: m.name, commands: [...trust, `HANGAR_CLUSTER_PASSWORD=${m.password} ${agent}`] };
+  });
+}

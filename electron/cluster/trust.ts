@@ -1,0 +1,95 @@
+// A node's trust list: the viewer keys whose signed calls it acts on, one per line in <home>/state/cluster-trust
+// ("KEY LABEL"), owner-only. `hangar cluster trust KEY` adds one; a running node sees the change at its next
+// heartbeat, or at once when a call comes from a key it does not hold yet.
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parsePublicKey } from './identity.ts';
+
+export const trustFile = (home: string) => join(home, 'state', 'cluster-trust');
+
+export interface TrustEntry {
+  key: string;
+  id: string;
+  label: string;
+}
+
+const LABEL = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+/** A miss re-reads the file at most this often, so a flood of unknown keys costs no more than a trickle. */
+const MISS_RECHECK_MS = 250;
+
+export async function readTrust(home: string): Promise<TrustEntry[]> {
+  const text = await readFile(trustFile(home), 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return '';
+    throw error;
+  });
+  const entries: TrustEntry[] = [];
+  for (const line of text.split('\n')) {
+    const [key = '', label = ''] = line.trim().split(/\s+/, 2);
+    const parsed = parsePublicKey(key);
+    if (parsed && !entries.some((e) => e.id === parsed.id)) entries.push({ key, id: parsed.id, label });
+  }
+  return entries;
+}
+
+/** Adds a viewer's key (or relabels it); returns the entry. */
+export async function addTrust(home: string, key: string, label = ''): Promise<TrustEntry> {
+  const parsed = parsePublicKey(key.trim());
+  if (!parsed) throw new Error(`"${key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
+  if (label && !LABEL.test(label)) throw new Error('a label may hold letters, digits, ".", "_", "@" and "-", at most 64 characters');
+  const entry: TrustEntry = { key: parsed.text, id: parsed.id, label };
+  await writeTrust(home, [...(await readTrust(home)).filter((e) => e.id !== parsed.id), entry]);
+  return entry;
+}
+
+/** Removes a key, named by the key, its id or its label; returns what was removed. */
+export async function removeTrust(home: string, which: string): Promise<TrustEntry[]> {
+  const entries = await readTrust(home);
+  const removed = entries.filter((e) => e.key === which || e.id === which || (e.label !== '' && e.label === which));
+  if (removed.length === 0) throw new Error(`the trust list holds no key "${which.slice(0, 80)}" (hangar cluster trust lists it)`);
+  await writeTrust(home, entries.filter((e) => !removed.includes(e)));
+  return removed;
+}
+
+async function writeTrust(home: string, entries: TrustEntry[]): Promise<void> {
+  const file = trustFile(home);
+  await mkdir(join(home, 'state'), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, entries.map((e) => `${e.key}${e.label ? ` ${e.label}` : ''}\n`).join(''), { mode: 0o600 });
+  await chmod(temp, 0o600);
+  await rename(temp, file);
+}
+
+/** The trust list a running node checks calls against, kept in step with the file. */
+export class TrustList {
+  private keys = new Map<string, string>();
+  private stamp = '';
+  private lastMissCheck = 0;
+
+  constructor(private readonly home: string) {}
+
+  /** Re-reads the file when it changed; true when the list did. */
+  async refresh(): Promise<boolean> {
+    const info = await stat(trustFile(this.home)).catch(() => null);
+    const stamp = info ? `${info.ino}:${info.size}:${info.mtimeMs}` : 'none';
+    if (stamp === this.stamp) return false;
+    this.stamp = stamp;
+    const entries = await readTrust(this.home).catch(() => []);
+    const before = [...this.keys.keys()].join();
+    this.keys = new Map(entries.map((e) => [e.id, e.key]));
+    return before !== [...this.keys.keys()].join();
+  }
+
+  /** Whether the list holds this key; a key it does not hold sends it to the file first. */
+  async holds(key: { id: string; text: string }): Promise<boolean> {
+    if (this.keys.get(key.id) === key.text) return true;
+    if (Date.now() - this.lastMissCheck < MISS_RECHECK_MS) return false;
+    this.lastMissCheck = Date.now();
+    await this.refresh();
+    return this.keys.get(key.id) === key.text;
+  }
+
+  /** The ids of the keys it holds, as a node's card lists them. */
+  ids(): string[] {
+    return [...this.keys.keys()];
+  }
+}

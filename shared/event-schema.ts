@@ -1,0 +1,136 @@
+// The schema of every event a node publishes to the cluster: a host takes an event heard from another node only
+// when it parses here. Each view is typed against its DTO, so a field added to one without its schema fails to
+// compile. Strings and lists are bounded well above anything a node sends, so a forged event cannot grow a viewer.
+import { z } from 'zod';
+import { nodeId, nodeSettings, restartPolicy } from './schemas.ts';
+import type {
+  BackendView,
+  GalleryEntryView,
+  GalleryProblem,
+  JobView,
+  LogLine,
+  MetaResolution,
+  NodeCounts,
+  NodeEvent,
+  ProcessView,
+  SettingsView,
+} from './types.ts';
+
+/** A log line's text is cut to this before it is sent to the cluster. */
+export const LOG_TEXT_MAX = 64 * 1024;
+
+const short = z.string().max(1024);
+const path = z.string().max(4096);
+const message = z.string().max(16 * 1024);
+const count = z.number().int().min(0);
+const nullableShort = short.nullable();
+
+export const nodeCountsSchema: z.ZodType<NodeCounts> = z.object({ backends: count, processes: count, stale: count, upgradable: count });
+
+const processSchema: z.ZodType<ProcessView> = z.object({
+  model: short,
+  backend: short,
+  pid: count,
+  port: count,
+  dir: path,
+  startedAt: short,
+  state: z.enum(['starting', 'loading', 'ready', 'unresponsive', 'stale', 'stopping', 'exited', 'crashed', 'crash-looping']),
+  cwd: z.enum(['ok', 'stale', 'unknown']),
+  cwdReason: message,
+  procCwd: path.nullable(),
+  loaded: z.boolean(),
+  policy: restartPolicy,
+  restarts: count,
+  message: message.nullable(),
+  error: message.nullable(),
+  exit: z.object({ code: z.number().int().nullable(), signal: nullableShort, at: short, tail: z.array(message).max(1000) }).nullable(),
+  cpu: z.number().nullable(),
+  rss: z.number().nullable(),
+});
+
+const backendSchema: z.ZodType<BackendView> = z.object({
+  name: short,
+  alias: nullableShort,
+  version: nullableShort,
+  digest: nullableShort,
+  sha256: nullableShort,
+  uri: path.nullable(),
+  gallery: nullableShort,
+  dir: path,
+  installedAt: nullableShort,
+  metaBackendFor: nullableShort,
+  upgradable: z.boolean(),
+  availableVersion: nullableShort,
+  previous: z.object({ version: nullableShort, installedAt: nullableShort }).nullable(),
+  broken: message.nullable(),
+  processes: z.array(processSchema).max(10_000),
+});
+
+const jobSchema: z.ZodType<JobView> = z.object({
+  id: short,
+  node: nodeId,
+  kind: z.enum(['install', 'upgrade', 'rollback', 'delete']),
+  backend: short,
+  state: z.enum(['queued', 'running', 'done', 'failed', 'cancelled']),
+  phase: message,
+  bytes: count,
+  totalBytes: count.nullable(),
+  error: message.nullable(),
+  notice: message.nullable(),
+  startedAt: short,
+  finishedAt: nullableShort,
+});
+
+const logLineSchema: z.ZodType<LogLine> = z.object({
+  model: short,
+  stream: z.enum(['stdout', 'stderr']),
+  text: z.string().max(LOG_TEXT_MAX + 1),
+  at: short,
+});
+
+const galleryProblemSchema: z.ZodType<GalleryProblem> = z.object({ gallery: short, message });
+
+const metaSchema: z.ZodType<MetaResolution> = z.object({
+  resolves: nullableShort,
+  capability: nullableShort,
+  reason: message,
+  picked: z.boolean(),
+  variants: z.array(z.object({ capability: short, backend: short, compatible: z.boolean() })).max(1000),
+  installedAs: nullableShort,
+});
+
+const galleryEntrySchema: z.ZodType<GalleryEntryView> = z.object({
+  name: short,
+  gallery: short,
+  alias: nullableShort,
+  version: nullableShort,
+  uri: path.nullable(),
+  description: message.nullable(),
+  license: nullableShort,
+  tags: z.array(short).max(1000),
+  icon: path.nullable(),
+  installed: z.boolean(),
+  upgradable: z.boolean(),
+  compatible: z.boolean(),
+  meta: metaSchema.nullable(),
+});
+
+const settingsViewSchema: z.ZodType<SettingsView> = z.object({
+  settings: nodeSettings,
+  fixed: z.array(nodeSettings.keyof()).max(16),
+});
+
+/** Events a node publishes about itself. `member` and `rollout` are a host's own and never come from the cluster. */
+export type NodeOwnEvent = Exclude<NodeEvent, { type: 'member' } | { type: 'rollout' }>;
+
+export const nodeEventSchema: z.ZodType<NodeOwnEvent> = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('job'), node: nodeId, job: jobSchema }),
+  z.object({ type: z.literal('backend'), node: nodeId, backend: backendSchema }),
+  z.object({ type: z.literal('backend-removed'), node: nodeId, name: short }),
+  z.object({ type: z.literal('process'), node: nodeId, process: processSchema }),
+  z.object({ type: z.literal('process-removed'), node: nodeId, model: short }),
+  z.object({ type: z.literal('log'), node: nodeId, line: logLineSchema }),
+  z.object({ type: z.literal('gallery-changed'), node: nodeId, problems: z.array(galleryProblemSchema).max(1000) }),
+  z.object({ type: z.literal('gallery-entries'), node: nodeId, entries: z.array(galleryEntrySchema).max(100_000) }),
+  z.object({ type: z.literal('settings'), node: nodeId, settings: settingsViewSchema }),
+]);
