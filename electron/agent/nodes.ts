@@ -18,9 +18,18 @@ export function namesASet(on: string | undefined): on is string {
  * `--on NODE` to the node id calls name: an id, else a unique name; this host's own node is `local`. A name two
  * nodes share is an error that lists their ids.
  */
-export async function resolveNode(api: Pick<HangarApi, 'nodes'>, on: string | undefined): Promise<string> {
+export async function resolveNode(api: Pick<HangarApi, 'nodes' | 'clusterStatus'>, on: string | undefined): Promise<string> {
   if (on === undefined || on === LOCAL_NODE) return LOCAL_NODE;
-  return targetOf(pick(await api.nodes({ node: LOCAL_NODE }), on)).node;
+  const cards = await api.nodes({ node: LOCAL_NODE });
+  try {
+    return targetOf(pick(cards, on)).node;
+  } catch (error) {
+    // A host that serves only its own node hears of no other: that, not the name, is why.
+    if ((await api.clusterStatus({ node: LOCAL_NODE })).role === 'node') {
+      throw new Error('this host joined the cluster as a node only (--cluster-role node): it serves its own node and calls no other');
+    }
+    throw error;
+  }
 }
 
 /** `--on all` or `--on a,b`: every node named, once each, in the cluster's order. */

@@ -28,8 +28,13 @@ export async function startAgent(home: string, gallery: string, extra: string[] 
 }
 
 export async function hangar(agent: Agent, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cli('--node', agent.url, '--home', agent.home, ...args);
+}
+
+/** The CLI with exactly these arguments, as a user types them. */
+export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args]);
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args]);
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

@@ -1,101 +1,205 @@
-// Cluster security on a real nats-server running the shipped example configuration (docs/nats-cluster.conf):
-// credentials are checked, and the per-node subject permissions keep a node from answering for another.
+// A cluster set up as the README says, on a real nats-server (Debian's 2.9) running the configuration
+// `hangar cluster nats-config` wrote: each machine's key made with `hangar cluster key`, then exactly the commands the
+// generator printed for each machine. Roles are split: node credentials serve only their own subjects, viewer
+// credentials call, and each viewer reads only its own inbox.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { connect, PermissionViolationError } from '@nats-io/transport-node';
+import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard } from '../../shared/types.ts';
+import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { json, startAgent, type Agent } from '../agent/test-agent.ts';
-import { callSubject } from './subjects.ts';
-import { startNats, type NatsServer } from './test-nats.ts';
+import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { loadIdentity } from './identity.ts';
+import { sign } from './signed.ts';
+import { callSubject, presenceSubject } from './subjects.ts';
+import { runNats, type NatsServer } from './test-nats.ts';
 
 const run = promisify(execFile);
-const NODE1 = '1f0c9a2b3c4d';
-const NODE2 = '5e6f7a8b9c0d';
+/** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
+const NATS_PORT = 23651;
+const URL = `nats://127.0.0.1:${NATS_PORT}`;
+const PORTS: Record<string, string> = { n1: '23500-23529', n2: '23530-23559', desk: '23560-23589', ops: '23590-23619', ops2: '23620-23649' };
 
-describe('cluster credentials and subject permissions', () => {
+interface Steps {
+  config: string;
+  storeDir: string;
+  machines: Array<{ machine: string; commands: string[] }>;
+}
+
+describe('a cluster set up with hangar cluster nats-config', () => {
   let root: string;
   let gallery: string;
   let nats: NatsServer;
-  const agents: Agent[] = [];
+  let steps: Steps;
+  const homes: Record<string, string> = {};
+  const keys: Record<string, { id: string; key: string }> = {};
+  const passwords: Record<string, string> = {};
+  const agents: Record<string, Agent> = {};
 
-  const homeWithId = async (name: string, id: string) => {
-    const home = join(root, name);
-    await mkdir(join(home, 'state'), { recursive: true });
-    await writeFile(join(home, 'state', 'node-id'), id + '\n');
-    return home;
+  const asUser = (user: string): Promise<NatsConnection> => connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]! });
+  const serverErrors = (nc: NatsConnection): Error[] => {
+    const seen: Error[] = [];
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === 'error') seen.push(s.error);
+    })();
+    return seen;
   };
-  const joinArgs = (user: string, ports: string) => ['--cluster', nats.url, '--cluster-user', user, '--name', user, '--ports', ports, '--heartbeat', '300'];
-  const asUser = (user: string, pass: string) => connect({ servers: nats.url.replace('nats://', ''), user, pass });
+
+  /** Runs one printed command on a machine: a `hangar cluster …` line there, or its agent. */
+  async function runOn(machine: string, command: string): Promise<void> {
+    const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
+    const words = (env ? env[2]! : command).split(' ');
+    assert.equal(words[0], 'hangar', command);
+    if (words[1] === 'agent') {
+      passwords[machine] = env![1]!;
+      agents[machine] = await startAgent(homes[machine]!, gallery, [...words.slice(2), '--ports', PORTS[machine]!, '--heartbeat', '300'], {
+        ...process.env,
+        HANGAR_CLUSTER_PASSWORD: env![1]!,
+      });
+      return;
+    }
+    const result = await cli('--home', homes[machine]!, ...words.slice(1));
+    assert.equal(result.code, 0, result.stderr);
+  }
 
   before(async () => {
     root = await tempDir('cluster-auth');
     gallery = join(root, 'index.yaml');
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
-    const config = join(root, 'nats.conf');
-    await writeFile(config, await readFile('docs/nats-cluster.conf', 'utf8'));
-    nats = await startNats(['-c', config]);
-    agents.push(await startAgent(await homeWithId('home-1', NODE1), gallery, joinArgs('node1', '23500-23549'), { ...process.env, HANGAR_CLUSTER_PASSWORD: 'change-me-node1' }));
-    agents.push(await startAgent(await homeWithId('home-2', NODE2), gallery, joinArgs('node2', '23550-23599'), { ...process.env, HANGAR_CLUSTER_PASSWORD: 'change-me-node2' }));
+    for (const name of ['n1', 'n2', 'desk', 'ops', 'ops2']) {
+      homes[name] = join(root, name);
+      const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
+      assert.equal(key.code, 0, key.stderr);
+      keys[name] = JSON.parse(key.stdout) as { id: string; key: string };
+    }
+    const generated = await cli(
+      'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.id}`, '--viewer', `desk=${keys.desk!.key}`, '--viewer', `ops=${keys.ops!.key}`,
+      '--listen', `127.0.0.1:${NATS_PORT}`, '--url', URL, '--out', join(root, 'nats.conf'), '--json',
+    );
+    assert.equal(generated.code, 0, generated.stderr);
+    steps = JSON.parse(generated.stdout) as Steps;
+    assert.equal((await stat(steps.config)).mode & 0o777, 0o600, 'the configuration holds passwords: owner-only');
+    nats = await runNats(['-c', steps.config]);
+    for (const { machine, commands } of steps.machines) for (const command of commands) await runOn(machine, command);
   });
 
   after(async () => {
-    for (const agent of agents) agent.child.kill('SIGKILL');
-    await nats.stop();
+    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
+    await nats?.stop();
     await rm(root, { recursive: true, force: true });
   });
 
-  test('nodes with their own credentials see each other and route calls', async () => {
-    const deadline = Date.now() + 2000;
-    let cards: NodeCard[] = [];
-    while (Date.now() < deadline && cards.filter((c) => c.status === 'online').length < 2) cards = await json<NodeCard[]>(agents[0]!, 'nodes');
-    assert.deepEqual(cards.map((c) => [c.id, c.status]), [[NODE1, 'online'], [NODE2, 'online']]);
-    assert.deepEqual(await json(agents[0]!, 'ls', '--on', 'node2'), []);
+  test('nats-server 2.9 runs the generated configuration with JetStream, and the printed commands join every machine', async () => {
+    assert.ok((await stat(join(steps.storeDir, 'jetstream'))).isDirectory(), 'JetStream keeps its store where the configuration says');
+    assert.deepEqual(steps.machines.map((m) => [m.machine, m.commands.length]), [['n1', 3], ['n2', 3], ['desk', 1], ['ops', 1]]);
+    for (const viewer of ['desk', 'ops']) {
+      const cards = await until(`both nodes seen by ${viewer}`, async () => {
+        const all = await json<NodeCard[]>(agents[viewer]!, 'nodes');
+        return all.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? all : undefined;
+      }, 3000);
+      assert.deepEqual(cards.map((c) => [c.name, c.access]).sort(), [['n1', 'trusted'], ['n2', 'trusted'], [viewer, 'self']].sort());
+    }
   });
 
-  test('a wrong password is refused with one clear line', async () => {
-    const home = await homeWithId('home-wrong', '0a0b0c0d0e0f');
-    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', '--gallery', gallery, ...joinArgs('node1', '23600-23649')], {
-      env: { ...process.env, HANGAR_CLUSTER_PASSWORD: 'wrong' },
-      timeout: 20_000,
-    }).then(() => null, (error: { code: number; stderr: string }) => error);
-    assert.ok(failed, 'the agent did not start');
-    assert.equal(failed.code, 1);
-    assert.equal(failed.stderr, `hangar: cannot join the cluster at ${nats.url}: the server refused the credentials (authorization violation)\n`);
+  test('a viewer installs on a node and lists it there; a node-only host serves itself and calls no other', async () => {
+    const installed = await hangar(agents.desk!, 'install', 'echo', '--on', 'n1');
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.deepEqual((await json<Array<{ name: string }>>(agents.ops!, 'ls', '--on', 'n1')).map((b) => b.name), ['echo']);
+    const fromNode = await hangar(agents.n1!, 'ls', '--on', 'n2');
+    assert.equal(fromNode.code, 1);
+    assert.match(fromNode.stderr, /joined the cluster as a node only \(--cluster-role node\)/);
+    const itself = await json<NodeCard[]>(agents.n1!, 'nodes');
+    assert.deepEqual(itself.map((c) => [c.name, c.self]), [['n1', true]]);
+    const status = await json<ClusterStatusView>(agents.n1!, 'cluster', 'status');
+    assert.deepEqual([status.role, status.id, status.trusted, status.violations], ['node', keys.n1!.id, 2, []]);
   });
 
-  test('a non-loopback server with no credentials is refused before any connection', async () => {
-    const home = await homeWithId('home-open', '0a0b0c0d0e10');
-    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', 'nats://192.0.2.1:4222'], { timeout: 20_000 })
-      .then(() => null, (error: { code: number; stderr: string }) => error);
-    assert.equal(failed?.code, 1);
-    assert.match(failed?.stderr ?? '', /^hangar: refusing to join nats:\/\/192\.0\.2\.1:4222 with no credentials: pass .* \(or --insecure\)\n$/);
-  });
-
-  test("the permissions keep node1 from serving node2's subject; node2 still answers its own calls", async () => {
-    const intruder = await asUser('node1', 'change-me-node1');
-    const viewer = await asUser('viewer', 'change-me-viewer');
+  test("node n1's credentials cannot make n2 act, answer for it, or speak as it", async () => {
+    const intruder = await asUser('n1');
+    const errors = serverErrors(intruder);
+    const n1Key = await loadIdentity(homes.n1!);
+    const before = await json<Array<{ name: string }>>(agents.desk!, 'ls', '--on', 'n2');
     try {
-      const refused = new Promise<Error>((resolve) => {
-        intruder.subscribe(callSubject(NODE2), {
+      const refusedSubscription = new Promise<Error>((resolve) => {
+        intruder.subscribe(callSubject(keys.n2!.id), {
           callback: (error) => {
             if (error) resolve(error);
           },
         });
       });
-      const error = await refused;
+      const error = await refusedSubscription;
       assert.ok(error instanceof PermissionViolationError, String(error));
-      assert.match(error.message, /Permissions Violation for Subscription to "hangar\.node\.5e6f7a8b9c0d\.call"/);
-      const reply = await viewer.request(callSubject(NODE2), JSON.stringify({ method: 'info', params: { node: NODE2 } }), { timeout: 2000 });
-      const envelope = JSON.parse(reply.string()) as { ok: boolean; value: { id: string; name: string } };
-      assert.deepEqual([envelope.ok, envelope.value.id, envelope.value.name], [true, NODE2, 'node2']);
+      // A call signed with n1's own key, and n2's card in n1's name: the server refuses both.
+      const subject = callSubject(keys.n2!.id);
+      const body = Buffer.from(JSON.stringify({ method: 'delete', params: { node: keys.n2!.id, name: 'echo' } }));
+      const stamp = { at: String(Date.now()), nonce: 'n'.repeat(24) };
+      intruder.publish(subject, body, { reply: '_INBOX_n1.x', headers: sign(n1Key, 'call', subject, keys.n2!.id, '_INBOX_n1.x', stamp, body) });
+      intruder.publish(presenceSubject(keys.n2!.id), JSON.stringify({ id: keys.n2!.id, name: 'n2' }));
+      await intruder.flush();
+      await until('the server refused all three', async () => (errors.length >= 3 ? true : undefined), 2000);
+      assert.deepEqual(errors.map((e) => e.message).sort(), [
+        `Permissions Violation for Publish to "${presenceSubject(keys.n2!.id)}"`,
+        `Permissions Violation for Publish to "${subject}"`,
+        `Permissions Violation for Subscription to "${subject}"`,
+      ].sort());
     } finally {
       await intruder.close();
-      await viewer.close();
     }
+    assert.deepEqual(await json(agents.desk!, 'ls', '--on', 'n2'), before, 'n2 did nothing');
+    const deskStatus = await json<ClusterStatusView>(agents.desk!, 'cluster', 'status');
+    assert.deepEqual(deskStatus.dropped.cards, {}, 'the refused card never reached a viewer');
+  });
+
+  test("one viewer cannot read another's replies: each reads only its own inbox", async () => {
+    const snoop = await asUser('ops');
+    try {
+      const refused = (subject: string) =>
+        new Promise<Error>((resolve) =>
+          snoop.subscribe(subject, {
+            callback: (error) => {
+              if (error) resolve(error);
+            },
+          }),
+        );
+      const [other, shared] = await Promise.all([refused('_INBOX_desk.>'), refused('_INBOX.>')]);
+      assert.match(other.message, /Permissions Violation for Subscription to "_INBOX_desk\.>"/);
+      assert.match(shared.message, /Permissions Violation for Subscription to "_INBOX\.>"/);
+      assert.deepEqual((await json<Array<{ name: string }>>(agents.desk!, 'ls', '--on', 'n1')).map((b) => b.name), ['echo'], "desk's calls still answered");
+    } finally {
+      await snoop.close();
+    }
+  });
+
+  test('an agent started in a role its user lacks is told so by the server, and `hangar nodes` shows it', async () => {
+    // ops2 borrows the viewer ops's user but forgets --cluster-role viewer: it tries to serve as a node too.
+    agents.ops2 = await startAgent(homes.ops2!, gallery, ['--cluster', URL, '--name', 'ops2', '--cluster-user', 'ops', '--ports', PORTS.ops2!], {
+      ...process.env,
+      HANGAR_CLUSTER_PASSWORD: passwords.ops!,
+    });
+    const shown = await until('the violations shown', async () => {
+      const text = (await hangar(agents.ops2!, 'nodes')).stdout;
+      return /the NATS server refused this host: Permissions Violation for Subscription to "hangar\.node\.[0-9a-f]{16}\.call"/.test(text) ? text : undefined;
+    }, 3000);
+    assert.match(shown, /the NATS server refused this host: Permissions Violation for Publish to "hangar\.presence\.[0-9a-f]{16}"/);
+  });
+
+  test('a wrong password is refused with one clear line', async () => {
+    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'wrong'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', URL, '--cluster-user', 'n1'], {
+      env: { ...process.env, HANGAR_CLUSTER_PASSWORD: 'wrong' },
+      timeout: 20_000,
+    }).then(() => null, (error: { code: number; stderr: string }) => error);
+    assert.ok(failed, 'the agent did not start');
+    assert.equal(failed.code, 1);
+    assert.equal(failed.stderr, `hangar: cannot join the cluster at ${URL}: the server refused the credentials (authorization violation)\n`);
+  });
+
+  test('a non-loopback server with no credentials is refused before any connection', async () => {
+    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'open'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', 'nats://192.0.2.1:4222'], { timeout: 20_000 })
+      .then(() => null, (error: { code: number; stderr: string }) => error);
+    assert.equal(failed?.code, 1);
+    assert.match(failed?.stderr ?? '', /^hangar: refusing to join nats:\/\/192\.0\.2\.1:4222 with no credentials: pass .* \(or --insecure\)\n$/);
   });
 });

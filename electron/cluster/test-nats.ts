@@ -11,7 +11,12 @@ export interface NatsServer {
 
 /** `port` starts it again where a stopped one listened; by default it picks a free port. */
 export async function startNats(args: string[] = [], port = -1): Promise<NatsServer> {
-  const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  return runNats(['-a', '127.0.0.1', '-p', String(port), ...args]);
+}
+
+/** nats-server with exactly these arguments (a configuration that names its own 127.0.0.1 address). */
+export async function runNats(args: string[]): Promise<NatsServer> {
+  const child = spawn('nats-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const lines = createInterface({ input: child.stderr! });
   const url = await new Promise<string>((resolve, reject) => {
     child.once('error', reject);
