@@ -1,0 +1,209 @@
+// What reaching the NATS server gives an outsider: nothing. On an open loopback server (no users, no permissions)
+// a plain NATS client and a client with a key of its own try what used to work: acting on a node, replaying and
+// redirecting captured calls, answering for a node, forging and replaying its cards and events. Every such message
+// is refused or dropped, counted, and changes nothing on disk.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { after, before, describe, test } from 'node:test';
+import type { BackendView, ClusterStatusView, NodeCard } from '../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { sign, type SignedKind } from './signed.ts';
+import { callSubject, eventsSubject, presenceSubject } from './subjects.ts';
+import { startNats, type NatsServer } from './test-nats.ts';
+import { addTrust } from './trust.ts';
+
+/** Every file under `dir` with its size and content hash: what "nothing changed on disk" compares. */
+export async function snapshot(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else out.push(`${path} ${(await stat(path)).size} ${createHash('sha256').update(await readFile(path)).digest('hex')}`);
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+/** What the node keeps that a call could change: its backends and its settings. */
+export async function nodeState(home: string): Promise<string[]> {
+  return [...(await snapshot(join(home, 'backends'))), ...(await snapshot(join(home, 'state', 'settings.json')).catch(() => []))];
+}
+
+describe('an outsider on the NATS server', () => {
+  let root: string;
+  let nats: NatsServer;
+  let nc: NatsConnection;
+  let outsider: ClusterIdentity;
+  const agents: Record<string, Agent> = {};
+  const ids: Record<string, string> = {};
+
+  const status = (agent: Agent) => json<ClusterStatusView>(agent, 'cluster', 'status');
+  const ask = async (subject: string, body: string | Buffer, headers?: ReturnType<typeof sign>, reply = '_INBOX') => {
+    const inbox = `${reply}.outsider.${Math.random().toString(36).slice(2)}`;
+    const answer = new Promise<Msg>((resolve) => nc.subscribe(inbox, { max: 1, callback: (_e, m) => resolve(m) }));
+    nc.publish(subject, body, { reply: inbox, ...(headers && { headers }) });
+    return JSON.parse((await answer).string()) as { ok: boolean; error?: { code: string; message: string } };
+  };
+  const signedBy = (identity: ClusterIdentity, kind: SignedKind, subject: string, node: string, body: Buffer, stamp: Record<string, string>, reply = '') =>
+    sign(identity, kind, subject, node, reply, stamp, body);
+
+  before(async () => {
+    root = await tempDir('cluster-trust');
+    nats = await startNats();
+    const gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    const viewer = await loadIdentity(join(root, 'viewer'));
+    const ports: Record<string, string> = { viewer: '23660-23669', alpha: '23670-23679', beta: '23680-23689' };
+    for (const name of ['viewer', 'alpha', 'beta']) {
+      if (name !== 'viewer') await addTrust(join(root, name), viewer.publicKey, 'viewer');
+      agents[name] = await startAgent(join(root, name), gallery, ['--cluster', nats.url, '--name', name, '--ports', ports[name]!, '--heartbeat', '300']);
+    }
+    const cards = await until('alpha and beta online', async () => {
+      const all = await json<NodeCard[]>(agents.viewer!, 'nodes');
+      return all.filter((c) => c.status === 'online').length === 3 ? all : undefined;
+    }, 3000);
+    for (const card of cards) ids[card.name] = card.id;
+    assert.equal((await hangar(agents.viewer!, 'install', 'echo', '--on', 'beta')).code, 0);
+    nc = await connect({ servers: nats.url.replace('nats://', '') });
+    outsider = await loadIdentity(join(root, 'outsider'));
+  });
+
+  after(async () => {
+    await nc?.close();
+    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
+    await nats.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test("an outsider's raw and self-signed calls are refused, and nothing changes on disk", async () => {
+    const before = await nodeState(agents.beta!.home);
+    const beta = ids.beta!;
+    const subject = callSubject(beta);
+    const calls = [
+      { method: 'updateSettings', params: { node: beta, settings: { galleries: [{ name: 'evil', location: 'http://127.0.0.1:9/index.yaml', enabled: true }] } } },
+      { method: 'install', params: { node: beta, name: 'evil@payload', force: true } },
+      { method: 'delete', params: { node: beta, name: 'echo' } },
+      { method: 'load', params: { node: beta, backend: 'echo', model: 'x' } },
+    ];
+    for (const call of calls) {
+      const body = Buffer.from(JSON.stringify(call));
+      const raw = await ask(subject, body);
+      assert.deepEqual([raw.ok, raw.error?.code, raw.error?.message], [false, 'forbidden', 'node beta acts only on calls signed by a viewer it trusts']);
+      const inbox = '_INBOX.self-signed';
+      const stamp = { at: String(Date.now()), nonce: Math.random().toString(36).repeat(3) };
+      const untrusted = await ask(subject, body, signedBy(outsider, 'call', subject, beta, body, stamp, `${inbox}.x`), inbox.replace('.self-signed', ''));
+      assert.equal(untrusted.error?.code, 'forbidden', JSON.stringify(untrusted));
+    }
+    assert.match((await ask(subject, Buffer.from('{}'), signedBy(outsider, 'call', subject, beta, Buffer.from('{}'), { at: String(Date.now()), nonce: 'x'.repeat(20) }))).error!.message,
+      /^the call's signature does not check|^not trusted by node beta: run `hangar cluster trust hk1_/);
+    assert.deepEqual(await nodeState(agents.beta!.home), before, 'nothing changed on disk');
+    const refused = (await status(agents.beta!)).refused;
+    assert.equal(refused.unsigned, calls.length);
+    assert.ok((refused['not trusted'] ?? 0) + (refused['bad signature'] ?? 0) >= calls.length + 1, JSON.stringify(refused));
+  });
+
+  test('a captured call cannot be replayed, redirected to another node, or have its answer sent elsewhere', async () => {
+    const captured = new Promise<Msg>((resolve) => nc.subscribe(callSubject(ids.beta!), { max: 1, callback: (_e, m) => resolve(m) }));
+    await nc.flush();
+    assert.equal((await hangar(agents.viewer!, 'ls', '--on', 'beta')).code, 0);
+    const call = await captured;
+    const replayed = await ask(call.subject, Buffer.from(call.data), call.headers, '_INBOX');
+    assert.match(replayed.error?.message ?? '', /^the call's signature does not check \(bad signature\)$/, 'a new reply subject breaks the signature');
+    const again = new Promise<void>((resolve) => setTimeout(resolve, 300));
+    nc.publish(call.subject, call.data, { reply: call.reply!, headers: call.headers! });
+    await again;
+    assert.equal((await status(agents.beta!)).refused.replayed, 1, 'the same call again, to its own reply subject, is a replay');
+    const redirected = await ask(callSubject(ids.alpha!), Buffer.from(call.data), call.headers);
+    assert.equal(redirected.error?.message, "the call's signature does not check (bad signature)");
+  });
+
+  test('a client answering for a node is not believed: the node\'s own signed reply is taken', async () => {
+    const forged = JSON.stringify({ ok: true, value: [{ name: 'forged' }] });
+    const impostor = nc.subscribe(callSubject(ids.beta!), {
+      callback: (_e, m) => {
+        m.respond(forged);
+        const body = Buffer.from(forged);
+        m.respond(body, { headers: signedBy(outsider, 'reply', m.reply!, ids.beta!, body, { part: '0/1' }) });
+      },
+    });
+    await nc.flush();
+    try {
+      const before = (await status(agents.viewer!)).dropped.replies;
+      const listed = await json<BackendView[]>(agents.viewer!, 'ls', '--on', 'beta');
+      assert.deepEqual(listed.map((b) => b.name), ['echo']);
+      const after = (await status(agents.viewer!)).dropped.replies;
+      assert.equal((after.unsigned ?? 0) - (before.unsigned ?? 0), 1);
+      assert.equal((after["signed by another node's key"] ?? 0) - (before["signed by another node's key"] ?? 0), 1);
+    } finally {
+      impostor.unsubscribe();
+    }
+  });
+
+  test('forged, misplaced and replayed cards are dropped and counted; a look-alike keeps its own id', async () => {
+    const beta = ids.beta!;
+    const genuine = await new Promise<Msg>((resolve) => nc.subscribe(presenceSubject(beta), { max: 1, callback: (_e, m) => resolve(m) }));
+    const card = JSON.parse(genuine.string()) as Record<string, unknown>;
+    const forged = Buffer.from(JSON.stringify({ ...card, name: 'evil', counts: { backends: 99, processes: 0, stale: 0, upgradable: 0 } }));
+    const at = () => String(Date.now() * 1000 + 999);
+    nc.publish(presenceSubject(beta), forged);
+    nc.publish(presenceSubject(beta), forged, { headers: signedBy(outsider, 'card', presenceSubject(beta), beta, forged, { at: at() }) });
+    const own = presenceSubject(outsider.id);
+    nc.publish(own, forged, { headers: signedBy(outsider, 'card', own, outsider.id, forged, { at: at() }) });
+    nc.publish(own, Buffer.from('{"id":'), { headers: signedBy(outsider, 'card', own, outsider.id, Buffer.from('{"id":'), { at: at() }) });
+    nc.publish(genuine.subject, genuine.data, { headers: genuine.headers! });
+    const lookAlike = Buffer.from(JSON.stringify({ ...card, id: outsider.id, open: true }));
+    nc.publish(own, lookAlike, { headers: signedBy(outsider, 'card', own, outsider.id, lookAlike, { at: at() }) });
+    await nc.flush();
+    const dropped = await until('five cards dropped', async () => {
+      const cards = (await status(agents.viewer!)).dropped.cards;
+      return Object.values(cards).reduce((a, b) => a + b, 0) >= 5 ? cards : undefined;
+    }, 2000);
+    assert.deepEqual(dropped, { unsigned: 1, "signed by another node's key": 1, 'names another node': 1, 'not JSON': 1, replayed: 1 });
+    const cards = await json<NodeCard[]>(agents.viewer!, 'nodes');
+    const real = cards.find((c) => c.id === beta)!;
+    assert.deepEqual([real.name, real.status, real.counts.backends, real.access], ['beta', 'online', 1, 'trusted']);
+    const twin = cards.find((c) => c.id === outsider.id)!;
+    assert.deepEqual([twin.name, twin.access], ['beta', 'open'], 'a look-alike is another node, under its own id');
+    const ambiguous = await hangar(agents.viewer!, 'ls', '--on', 'beta');
+    assert.match(ambiguous.stderr, /^hangar: 2 nodes are named "beta": pass one of their ids/);
+  });
+
+  test('forged events, and a job event with no job, are dropped and counted while a waiting CLI and the link live on', async () => {
+    const beta = ids.beta!;
+    const betaKey = await loadIdentity(agents.beta!.home);
+    const subject = eventsSubject(beta);
+    const poison = Buffer.from(JSON.stringify({ type: 'job', node: beta, job: null }));
+    const elsewhere = Buffer.from(JSON.stringify({ type: 'backend-removed', node: ids.alpha, name: 'echo' }));
+    let at = Date.now() * 1000 + 10_000_000;
+    let sent = 0;
+    const flood = setInterval(() => {
+      nc.publish(subject, poison);
+      nc.publish(subject, poison, { headers: signedBy(outsider, 'event', subject, beta, poison, { at: String(at++) }) });
+      nc.publish(subject, poison, { headers: signedBy(betaKey, 'event', subject, beta, poison, { at: String(at++) }) });
+      nc.publish(subject, elsewhere, { headers: signedBy(betaKey, 'event', subject, beta, elsewhere, { at: String(at++) }) });
+      sent++;
+    }, 5);
+    let install;
+    try {
+      install = await hangar(agents.viewer!, 'install', 'echo', '--on', beta, '--force');
+    } finally {
+      clearInterval(flood);
+    }
+    assert.equal(install.code, 0, install.stderr);
+    assert.match(install.stdout, /^install echo: done\n$/);
+    const started = Date.now();
+    assert.deepEqual((await json<BackendView[]>(agents.viewer!, 'ls', '--on', beta)).map((b) => b.name), ['echo']);
+    assert.ok(Date.now() - started < 2000, 'the viewer\'s NATS link was never cut');
+    assert.equal(agents.viewer!.child.exitCode, null);
+    const events = (await status(agents.viewer!)).dropped.events;
+    assert.ok(sent > 0);
+    assert.deepEqual(events, { unsigned: sent, "signed by another node's key": sent, 'not an event': sent, 'names another node': sent });
+  });
+});
