@@ -1,11 +1,11 @@
 // Flat at 1,000 installed backends: gallery(), backends() and deleting one backend, at 10, 100 and 1,000 installed
 // backends (each with a gallery entry), on a real LocalNode and a real backends directory.
 import { mkdtempSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { serializeMetadata } from '../electron/core/install/metadata.ts';
+import { installedBackends } from '../electron/core/testing/fixtures.ts';
 import { LocalNode } from '../electron/core/node.ts';
 import { median, type BenchFigure } from './figure.ts';
 
@@ -15,20 +15,7 @@ const DELETES = 3;
 
 async function homeWith(root: string, count: number): Promise<{ home: string; gallery: string }> {
   const home = join(root, `home-${count}`);
-  const backends = join(home, 'backends');
-  const lines: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = `backend-${String(i).padStart(4, '0')}`;
-    const dir = join(backends, name);
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
-    const meta = { name, alias: null, metaBackendFor: null, galleryUrl: null, installedAt: new Date().toISOString(), version: '1.0.0', uri: `./${name}`, digest: null, sha256: null };
-    await writeFile(join(dir, 'metadata.json'), serializeMetadata(meta));
-    lines.push(`- name: ${name}\n  uri: ./src/${name}\n  version: "1.${i % 2}.0"\n`);
-  }
-  const gallery = join(root, `index-${count}.yaml`);
-  await writeFile(gallery, lines.join(''));
-  return { home, gallery };
+  return { home, gallery: await installedBackends(root, home, count) };
 }
 
 async function timeCalls(call: () => Promise<unknown>, times: number): Promise<number> {

@@ -34,7 +34,7 @@ export async function hangar(agent: Agent, ...args: string[]): Promise<{ code: n
 /** The CLI with exactly these arguments, as a user types them. */
 export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args]);
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { maxBuffer: 256 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

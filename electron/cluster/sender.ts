@@ -2,6 +2,7 @@
 // parts when a reply is larger than the server's max_payload, and never thrown out of a handler. What cannot be sent
 // is counted and said, and a caller gets an error reply instead of silence.
 import type { NatsConnection, PublishOptions } from '@nats-io/transport-node';
+import { iecBytes } from '../../shared/progress.ts';
 import type { Envelope } from '../core/invoke.ts';
 import type { ClusterHealth } from './health.ts';
 import type { ClusterIdentity } from './identity.ts';
@@ -50,7 +51,7 @@ export class NodeSender {
     let encoded = await encodeBody(text, maxPayload);
     if (!encoded) {
       this.health.unsend('reply too large');
-      const message = `the reply is ${mib(text.length)} MiB, more than ${MAX_PARTS} messages of this cluster's ${mib(maxPayload)} MiB max_payload`;
+      const message = `the reply is ${iecBytes(text.length)}: more than ${MAX_PARTS} messages of this cluster's max_payload (${iecBytes(maxPayload)}) can carry`;
       encoded = (await encodeBody(JSON.stringify({ ok: false, error: { code: 'failed', message } }), maxPayload))!;
     }
     const count = encoded.parts.length;
@@ -71,8 +72,4 @@ export class NodeSender {
       return false;
     }
   }
-}
-
-function mib(bytes: number): string {
-  return (bytes / 1024 / 1024).toFixed(1);
 }

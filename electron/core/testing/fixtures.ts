@@ -1,9 +1,11 @@
 // Test fixtures shared by the core and agent tests: temp homes, galleries and copies of the built echo backend.
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { JobView, NodeEvent } from '../../../shared/types.ts';
+import { serializeMetadata } from '../install/metadata.ts';
 import { LocalNode, type LocalNodeOptions } from '../node.ts';
 
 export const BUILT_ECHO = resolve('dist/backends/echo');
@@ -32,6 +34,28 @@ export interface GalleryEntryInput {
 
 export async function writeGallery(file: string, entries: GalleryEntryInput[]): Promise<void> {
   await writeFile(file, stringify(entries));
+}
+
+/**
+ * `count` backends installed straight into `<home>/backends` (a run.sh and LocalAI's metadata.json each, with the
+ * sha256 an archive install records: what the store reads), and a gallery index listing each of them, every other
+ * one at a newer version.
+ */
+export async function installedBackends(root: string, home: string, count: number): Promise<string> {
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = `backend-${String(i).padStart(4, '0')}`;
+    const dir = join(home, 'backends', name);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    const sha256 = createHash('sha256').update(name).digest('hex');
+    const meta = { name, alias: null, metaBackendFor: null, galleryUrl: null, installedAt: new Date().toISOString(), version: '1.0.0', uri: `./${name}`, digest: null, sha256 };
+    await writeFile(join(dir, 'metadata.json'), serializeMetadata(meta));
+    lines.push(`- name: ${name}\n  uri: ./src/${name}\n  version: "1.${i % 2}.0"\n`);
+  }
+  const gallery = join(root, `index-${count}.yaml`);
+  await writeFile(gallery, lines.join(''));
+  return gallery;
 }
 
 export interface TestNode {
