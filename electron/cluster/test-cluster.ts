@@ -1,8 +1,11 @@
-// Cluster homes for tests, set up as a user does it: each home's key made (`hangar cluster key`), and each node
-// trusting the others' keys (`hangar cluster trust KEY`), so that every agent may call every other.
+// Cluster homes for tests, set up as a user does it, and what "nothing changed on disk" compares.
+import { createHash } from 'node:crypto';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { addTrust } from './trust.ts';
 
+/** Each home's key made (`hangar cluster key`), each trusting the others' (`hangar cluster trust KEY`). */
 export async function trustingHomes(homes: string[]): Promise<ClusterIdentity[]> {
   const identities = await Promise.all(homes.map((home) => loadIdentity(home)));
   for (const [i, home] of homes.entries()) {
@@ -10,3 +13,24 @@ export async function trustingHomes(homes: string[]): Promise<ClusterIdentity[]>
   }
   return identities;
 }
+
+/** Every file under `dir` with its size and content hash: what "nothing changed on disk" compares. */
+async function snapshot(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else out.push(`${path} ${(await stat(path)).size} ${createHash('sha256').update(await readFile(path)).digest('hex')}`);
+    }
+  };
+  await walk(dir);
+  return out.sort();
+}
+
+/** What the node keeps that a call could change: its backends and its settings. */
+export async function nodeState(home: string): Promise<string[]> {
+  const settings = await readFile(join(home, 'state', 'settings.json'), 'utf8').catch(() => 'no settings file');
+  return [...(await snapshot(join(home, 'backends'))), `settings: ${settings}`];
+}
+

@@ -3,8 +3,7 @@
 // redirecting captured calls, answering for a node, forging and replaying its cards and events. Every such message
 // is refused or dropped, counted, and changes nothing on disk.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
@@ -14,27 +13,9 @@ import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign, type SignedKind } from './signed.ts';
 import { callSubject, eventsSubject, presenceSubject } from './subjects.ts';
+import { nodeState } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 import { addTrust } from './trust.ts';
-
-/** Every file under `dir` with its size and content hash: what "nothing changed on disk" compares. */
-export async function snapshot(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (at: string): Promise<void> => {
-    for (const entry of await readdir(at, { withFileTypes: true }).catch(() => [])) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else out.push(`${path} ${(await stat(path)).size} ${createHash('sha256').update(await readFile(path)).digest('hex')}`);
-    }
-  };
-  await walk(dir);
-  return out.sort();
-}
-
-/** What the node keeps that a call could change: its backends and its settings. */
-export async function nodeState(home: string): Promise<string[]> {
-  return [...(await snapshot(join(home, 'backends'))), ...(await snapshot(join(home, 'state', 'settings.json')).catch(() => []))];
-}
 
 describe('an outsider on the NATS server', () => {
   let root: string;
