@@ -1,7 +1,7 @@
 // The Cluster view's data: the backend × node matrix (pulled from each online node) and the host's rollouts (events).
 import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { BackendView, RolloutView } from '../../../shared/types.ts';
+import type { BackendView, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
 import { nodeStore } from './node.ts';
 import { bridge, errorMessage } from './session.ts';
 
@@ -45,6 +45,11 @@ export function matrixChanged(): void {
 export function watchMatrix(on: boolean): void {
   clusterStore.setState({ watching: on });
   if (on) void fetchMatrix();
+}
+
+/** The card a member event carries, or null when the card is of another node than the event names: that one is ignored. */
+export function memberCard(event: Extract<NodeEvent, { type: 'member' }>): NodeCard | null {
+  return event.member.id === event.node ? event.member : null;
 }
 
 export async function fetchRollouts(): Promise<void> {

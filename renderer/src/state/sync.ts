@@ -8,7 +8,7 @@ import { galleryStore, withEntries } from './gallery.ts';
 import { settingsStore } from './settings.ts';
 import { fromJobs, isActive, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
-import { applyRollout, fetchRollouts, matrixChanged } from './cluster.ts';
+import { applyRollout, fetchRollouts, matrixChanged, memberCard } from './cluster.ts';
 import { closeLogs } from './logs.ts';
 import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
@@ -26,8 +26,10 @@ export function startSync(transport: Transport): Sync {
   let generation = 0;
   function apply(event: NodeEvent) {
     if (event.type === 'member') {
+      const card = memberCard(event);
+      if (!card) return;
       const wasOffline = offlineReason(nodeStore.getState()) !== null;
-      applyMember(event.member);
+      applyMember(card);
       // The node on screen came back: its views start again from a fresh snapshot.
       if (wasOffline && offlineReason(nodeStore.getState()) === null) void refetch();
       return;
