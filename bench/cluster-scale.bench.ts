@@ -3,14 +3,14 @@
 //   with 20 installed backends each, through the first agent;
 // - rollout_overhead_ratio: a rolling upgrade of echo across 3 nodes, each with a loaded model, against the sum of
 //   the same 3 upgrades run one node at a time by hand (each node's job, from request to done).
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from '../electron/agent/connect.ts';
 import { startAgent, type Agent } from '../electron/agent/test-agent.ts';
+import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats } from '../electron/cluster/test-nats.ts';
-import { serializeMetadata } from '../electron/core/install/metadata.ts';
-import { echoSource, tempDir, writeGallery } from '../electron/core/testing/fixtures.ts';
+import { echoSource, installedBackends, tempDir, writeGallery } from '../electron/core/testing/fixtures.ts';
 import type { NodeCard, RolloutView } from '../shared/types.ts';
 import type { WireClient } from '../shared/wire-client.ts';
 import { median, type BenchFigure } from './figure.ts';
@@ -27,23 +27,14 @@ async function members(client: WireClient, count: number): Promise<NodeCard[]> {
   }
 }
 
-async function homeWithBackends(home: string): Promise<void> {
-  for (let i = 0; i < BACKENDS; i++) {
-    const name = `backend-${i}`;
-    const dir = join(home, 'backends', name);
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
-    const meta = { name, alias: null, metaBackendFor: null, galleryUrl: null, installedAt: new Date().toISOString(), version: '1.0.0', uri: null, digest: null, sha256: null };
-    await writeFile(join(dir, 'metadata.json'), serializeMetadata(meta));
-  }
-}
+const matrixHomes = (root: string) => Array.from({ length: NODES }, (_, i) => join(root, `matrix-${i}`));
+const rolloutHomes = (root: string) => [0, 1, 2].map((i) => join(root, `rollout-home-${i}`));
 
 async function matrixMs(root: string, nats: string, agents: Agent[]): Promise<number> {
   const gallery = join(root, 'empty.yaml');
   await writeFile(gallery, '[]\n');
-  for (let i = 0; i < NODES; i++) {
-    const home = join(root, `matrix-${i}`);
-    await homeWithBackends(home);
+  for (const [i, home] of matrixHomes(root).entries()) {
+    await installedBackends(root, home, BACKENDS);
     agents.push(await startAgent(home, gallery, ['--cluster', nats, '--name', `m${i}`]));
   }
   const client = await connect({ node: agents[0]!.url, home: agents[0]!.home });
@@ -79,7 +70,7 @@ async function rolloutRatio(root: string, nats: string, agents: Agent[]): Promis
     const gallery = join(root, `rollout-${i}.yaml`);
     galleries.push(gallery);
     await writeGallery(gallery, [{ name: 'echo', uri: sources[0]!, version: '1.0.0' }]);
-    const agent = await startAgent(join(root, `rollout-home-${i}`), gallery, ['--cluster', nats, '--name', `r${i}`]);
+    const agent = await startAgent(rolloutHomes(root)[i]!, gallery, ['--cluster', nats, '--name', `r${i}`]);
     agents.push(agent);
     ring.push(agent);
   }
@@ -115,6 +106,8 @@ export default async function (): Promise<BenchFigure[]> {
   const nats = await startNats();
   const agents: Agent[] = [];
   try {
+    // The rollout goes to every member, the matrix's nodes too: each node trusts every other's key.
+    await trustingHomes([...matrixHomes(root), ...rolloutHomes(root)]);
     const matrix = await matrixMs(root, nats.url, agents);
     const rollout = await rolloutRatio(root, nats.url, agents);
     return [

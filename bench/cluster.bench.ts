@@ -4,6 +4,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from '../electron/agent/connect.ts';
 import { startAgent, type Agent } from '../electron/agent/test-agent.ts';
+import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats } from '../electron/cluster/test-nats.ts';
 import { tempDir } from '../electron/core/testing/fixtures.ts';
 import type { WireClient } from '../shared/wire-client.ts';
@@ -28,6 +29,7 @@ export default async function (): Promise<BenchFigure[]> {
   const gallery = join(root, 'none.yaml');
   let client: WireClient | undefined;
   try {
+    await trustingHomes(['viewer', 'worker'].map((name) => join(root, name)));
     for (const [i, name] of ['viewer', 'worker'].entries()) {
       agents.push(await startAgent(join(root, name), gallery, ['--cluster', nats.url, '--name', name, '--ports', `2${4 + i}000-2${4 + i}099`]));
     }

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats } from '../electron/cluster/test-nats.ts';
 import { startAgent, type RunningAgent } from '../e2e/fixtures/agent.ts';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../e2e/fixtures/chromium.ts';
@@ -21,6 +22,7 @@ export default async function (): Promise<BenchFigure[]> {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   const agents: RunningAgent[] = [];
   try {
+    await trustingHomes(['viewer', 'worker'].map((name) => join(root, name)));
     for (const name of ['viewer', 'worker']) {
       const gallery = await copyStarterGallery(join(root, `gallery-${name}`));
       agents.push(await startAgent({ home: join(root, name), gallery: gallery.index, args: ['--cluster', nats.url, '--name', name, '--heartbeat', '500'] }));

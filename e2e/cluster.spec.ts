@@ -6,6 +6,7 @@ import type { Page } from '@playwright/test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../electron/cluster/test-nats.ts';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
@@ -24,6 +25,7 @@ let pageErrors: string[];
 test.beforeAll(async ({ browser }) => {
   root = await mkdtemp(join(tmpdir(), 'hangar-e2e-cluster-'));
   nats = await startNats();
+  await trustingHomes([1, 2, 3].map((i) => join(root, `home-${i}`)));
   for (const i of [1, 2, 3]) {
     const gallery = await copyStarterGallery(join(root, `gallery-${i}`));
     galleries.push(gallery);
