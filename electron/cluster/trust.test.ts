@@ -156,6 +156,17 @@ describe('an outsider on the NATS server', () => {
     assert.match(ambiguous.stderr, /^hangar: 2 nodes are named "beta": pass one of their ids/);
   });
 
+  test('a node started with --insecure-any-caller acts on anyone\'s call, and every viewer sees it is open', async () => {
+    agents.open = await startAgent(join(root, 'open'), join(root, 'index.yaml'), ['--cluster', nats.url, '--name', 'open', '--ports', '23690-23699', '--heartbeat', '300', '--insecure-any-caller']);
+    const card = await until('open online', async () => (await json<NodeCard[]>(agents.viewer!, 'nodes')).find((c) => c.name === 'open' && c.status === 'online'), 3000);
+    assert.equal(card.access, 'open');
+    const raw = await ask(callSubject(card.id), JSON.stringify({ method: 'backends', params: { node: card.id } }));
+    assert.deepEqual(raw, { ok: true, value: [] });
+    const table = (await hangar(agents.open, 'nodes')).stdout;
+    assert.match(table, /\nopen \(this host\) +[0-9a-f]{16} +online +this host /);
+    assert.match(table, /\nbeta +[0-9a-f]{16} +online +not trusted by this node /, 'beta trusts the viewer, not this host');
+  });
+
   test('forged events, and a job event with no job, are dropped and counted while a waiting CLI and the link live on', async () => {
     const beta = ids.beta!;
     const betaKey = await loadIdentity(agents.beta!.home);
