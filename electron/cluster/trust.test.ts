@@ -44,7 +44,7 @@ describe('an outsider on the NATS server', () => {
     const ports: Record<string, string> = { viewer: '23660-23669', alpha: '23670-23679', beta: '23680-23689' };
     for (const name of ['viewer', 'alpha', 'beta']) {
       if (name !== 'viewer') await addTrust(join(root, name), viewer.publicKey, 'viewer');
-      agents[name] = await startAgent(join(root, name), gallery, ['--cluster', nats.url, '--name', name, '--ports', ports[name]!, '--heartbeat', '300']);
+      agents[name] = await startAgent(join(root, name), gallery, ['--cluster', nats.url, '--name', name, '--ports', ports[name]!, '--heartbeat', '300', '--call-timeout', '1500']);
     }
     const cards = await until('alpha and beta online', async () => {
       const all = await json<NodeCard[]>(agents.viewer!, 'nodes');
@@ -105,7 +105,7 @@ describe('an outsider on the NATS server', () => {
     assert.equal(redirected.error?.message, "the call's signature does not check (bad signature)");
   });
 
-  test('a client answering for a node is not believed: the node\'s own signed reply is taken', async () => {
+  test("a client answering for a node is not believed: only the node's own signed reply is taken", async () => {
     const forged = JSON.stringify({ ok: true, value: [{ name: 'forged' }] });
     const impostor = nc.subscribe(callSubject(ids.beta!), {
       callback: (_e, m) => {
@@ -115,14 +115,21 @@ describe('an outsider on the NATS server', () => {
       },
     });
     await nc.flush();
+    const beta = agents.beta!.child;
     try {
+      // With beta stopped only the impostor answers: the viewer waits for beta's own reply, and counts the others.
+      beta.kill('SIGSTOP');
       const before = (await status(agents.viewer!)).dropped.replies;
-      const listed = await json<BackendView[]>(agents.viewer!, 'ls', '--on', 'beta');
-      assert.deepEqual(listed.map((b) => b.name), ['echo']);
+      const unanswered = await hangar(agents.viewer!, 'ls', '--on', ids.beta!);
+      assert.equal(unanswered.stderr, `hangar: node beta (${ids.beta}) did not answer within 1.5 s\n`);
       const after = (await status(agents.viewer!)).dropped.replies;
       assert.equal((after.unsigned ?? 0) - (before.unsigned ?? 0), 1);
       assert.equal((after["signed by another node's key"] ?? 0) - (before["signed by another node's key"] ?? 0), 1);
+      beta.kill('SIGCONT');
+      const listed = await json<BackendView[]>(agents.viewer!, 'ls', '--on', ids.beta!);
+      assert.deepEqual(listed.map((b) => b.name), ['echo'], 'with beta back, its reply is the one taken');
     } finally {
+      beta.kill('SIGCONT');
       impostor.unsubscribe();
     }
   });
