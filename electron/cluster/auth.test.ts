@@ -1,6 +1,7 @@
 // A cluster set up as the README says, on a real nats-server (Debian's 2.9) running the configuration
-// `hangar cluster nats-config` wrote: each machine's key made with `hangar cluster key`, then exactly the commands the
-// generator printed for each machine. Roles are split: node credentials serve only their own subjects, viewer
+// `hangar cluster nats-config` wrote: each machine's key made with `hangar cluster key`, the README's generator
+// command (with this file's own port), `nats-server -c nats.conf`, then exactly the commands it printed for each
+// machine. Roles are split: node credentials serve only their own subjects, viewer
 // credentials call, and each viewer reads only its own inbox.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -21,7 +22,7 @@ const run = promisify(execFile);
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 23651;
 const URL = `nats://127.0.0.1:${NATS_PORT}`;
-const PORTS: Record<string, string> = { n1: '23500-23529', n2: '23530-23559', desk: '23560-23589', ops: '23590-23619', ops2: '23620-23649' };
+const PORTS: Record<string, string> = { gpu1: '23500-23529', gpu2: '23530-23559', desk: '23560-23589', ops: '23590-23619', ops2: '23620-23649' };
 
 interface Steps {
   config: string;
@@ -69,14 +70,14 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     root = await tempDir('cluster-auth');
     gallery = join(root, 'index.yaml');
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
-    for (const name of ['n1', 'n2', 'desk', 'ops', 'ops2']) {
+    for (const name of ['gpu1', 'gpu2', 'desk', 'ops', 'ops2']) {
       homes[name] = join(root, name);
       const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
       assert.equal(key.code, 0, key.stderr);
       keys[name] = JSON.parse(key.stdout) as { id: string; key: string };
     }
     const generated = await cli(
-      'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.id}`, '--viewer', `desk=${keys.desk!.key}`, '--viewer', `ops=${keys.ops!.key}`,
+      'cluster', 'nats-config', '--node', `gpu1=${keys.gpu1!.key}`, '--node', `gpu2=${keys.gpu2!.id}`, '--viewer', `desk=${keys.desk!.key}`, '--viewer', `ops=${keys.ops!.key}`,
       '--listen', `127.0.0.1:${NATS_PORT}`, '--url', URL, '--out', join(root, 'nats.conf'), '--json',
     );
     assert.equal(generated.code, 0, generated.stderr);
@@ -94,37 +95,37 @@ describe('a cluster set up with hangar cluster nats-config', () => {
 
   test('nats-server 2.9 runs the generated configuration with JetStream, and the printed commands join every machine', async () => {
     assert.ok((await stat(join(steps.storeDir, 'jetstream'))).isDirectory(), 'JetStream keeps its store where the configuration says');
-    assert.deepEqual(steps.machines.map((m) => [m.machine, m.commands.length]), [['n1', 3], ['n2', 3], ['desk', 1], ['ops', 1]]);
+    assert.deepEqual(steps.machines.map((m) => [m.machine, m.commands.length]), [['gpu1', 3], ['gpu2', 3], ['desk', 1], ['ops', 1]]);
     for (const viewer of ['desk', 'ops']) {
       const cards = await until(`both nodes seen by ${viewer}`, async () => {
         const all = await json<NodeCard[]>(agents[viewer]!, 'nodes');
         return all.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? all : undefined;
       }, 3000);
-      assert.deepEqual(cards.map((c) => [c.name, c.access]).sort(), [['n1', 'trusted'], ['n2', 'trusted'], [viewer, 'self']].sort());
+      assert.deepEqual(cards.map((c) => [c.name, c.access]).sort(), [['gpu1', 'trusted'], ['gpu2', 'trusted'], [viewer, 'self']].sort());
     }
   });
 
   test('a viewer installs on a node and lists it there; a node-only host serves itself and calls no other', async () => {
-    const installed = await hangar(agents.desk!, 'install', 'echo', '--on', 'n1');
+    const installed = await hangar(agents.desk!, 'install', 'echo', '--on', 'gpu1');
     assert.equal(installed.code, 0, installed.stderr);
-    assert.deepEqual((await json<Array<{ name: string }>>(agents.ops!, 'ls', '--on', 'n1')).map((b) => b.name), ['echo']);
-    const fromNode = await hangar(agents.n1!, 'ls', '--on', 'n2');
+    assert.deepEqual((await json<Array<{ name: string }>>(agents.ops!, 'ls', '--on', 'gpu1')).map((b) => b.name), ['echo']);
+    const fromNode = await hangar(agents.gpu1!, 'ls', '--on', 'gpu2');
     assert.equal(fromNode.code, 1);
     assert.match(fromNode.stderr, /joined the cluster as a node only \(--cluster-role node\)/);
-    const itself = await json<NodeCard[]>(agents.n1!, 'nodes');
-    assert.deepEqual(itself.map((c) => [c.name, c.self]), [['n1', true]]);
-    const status = await json<ClusterStatusView>(agents.n1!, 'cluster', 'status');
-    assert.deepEqual([status.role, status.id, status.trusted, status.violations], ['node', keys.n1!.id, 2, []]);
+    const itself = await json<NodeCard[]>(agents.gpu1!, 'nodes');
+    assert.deepEqual(itself.map((c) => [c.name, c.self]), [['gpu1', true]]);
+    const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
+    assert.deepEqual([status.role, status.id, status.trusted, status.violations], ['node', keys.gpu1!.id, 2, []]);
   });
 
-  test("node n1's credentials cannot make n2 act, answer for it, or speak as it", async () => {
-    const intruder = await asUser('n1');
+  test("node gpu1's credentials cannot make gpu2 act, answer for it, or speak as it", async () => {
+    const intruder = await asUser('gpu1');
     const errors = serverErrors(intruder);
-    const n1Key = await loadIdentity(homes.n1!);
-    const before = await json<Array<{ name: string }>>(agents.desk!, 'ls', '--on', 'n2');
+    const gpu1Key = await loadIdentity(homes.gpu1!);
+    const before = await json<Array<{ name: string }>>(agents.desk!, 'ls', '--on', 'gpu2');
     try {
       const refusedSubscription = new Promise<Error>((resolve) => {
-        intruder.subscribe(callSubject(keys.n2!.id), {
+        intruder.subscribe(callSubject(keys.gpu2!.id), {
           callback: (error) => {
             if (error) resolve(error);
           },
@@ -132,23 +133,23 @@ describe('a cluster set up with hangar cluster nats-config', () => {
       });
       const error = await refusedSubscription;
       assert.ok(error instanceof PermissionViolationError, String(error));
-      // A call signed with n1's own key, and n2's card in n1's name: the server refuses both.
-      const subject = callSubject(keys.n2!.id);
-      const body = Buffer.from(JSON.stringify({ method: 'delete', params: { node: keys.n2!.id, name: 'echo' } }));
+      // A call signed with gpu1's own key, and gpu2's card in gpu1's name: the server refuses both.
+      const subject = callSubject(keys.gpu2!.id);
+      const body = Buffer.from(JSON.stringify({ method: 'delete', params: { node: keys.gpu2!.id, name: 'echo' } }));
       const stamp = { at: String(Date.now()), nonce: 'n'.repeat(24) };
-      intruder.publish(subject, body, { reply: '_INBOX_n1.x', headers: sign(n1Key, 'call', subject, keys.n2!.id, '_INBOX_n1.x', stamp, body) });
-      intruder.publish(presenceSubject(keys.n2!.id), JSON.stringify({ id: keys.n2!.id, name: 'n2' }));
+      intruder.publish(subject, body, { reply: '_INBOX_n1.x', headers: sign(gpu1Key, 'call', subject, keys.gpu2!.id, '_INBOX_n1.x', stamp, body) });
+      intruder.publish(presenceSubject(keys.gpu2!.id), JSON.stringify({ id: keys.gpu2!.id, name: 'gpu2' }));
       await intruder.flush();
       await until('the server refused all three', async () => (errors.length >= 3 ? true : undefined), 2000);
       assert.deepEqual(errors.map((e) => e.message).sort(), [
-        `Permissions Violation for Publish to "${presenceSubject(keys.n2!.id)}"`,
+        `Permissions Violation for Publish to "${presenceSubject(keys.gpu2!.id)}"`,
         `Permissions Violation for Publish to "${subject}"`,
         `Permissions Violation for Subscription to "${subject}"`,
       ].sort());
     } finally {
       await intruder.close();
     }
-    assert.deepEqual(await json(agents.desk!, 'ls', '--on', 'n2'), before, 'n2 did nothing');
+    assert.deepEqual(await json(agents.desk!, 'ls', '--on', 'gpu2'), before, 'gpu2 did nothing');
     const deskStatus = await json<ClusterStatusView>(agents.desk!, 'cluster', 'status');
     assert.deepEqual(deskStatus.dropped.cards, {}, 'the refused card never reached a viewer');
   });
@@ -167,7 +168,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
       const [other, shared] = await Promise.all([refused('_INBOX_desk.>'), refused('_INBOX.>')]);
       assert.match(other.message, /Permissions Violation for Subscription to "_INBOX_desk\.>"/);
       assert.match(shared.message, /Permissions Violation for Subscription to "_INBOX\.>"/);
-      assert.deepEqual((await json<Array<{ name: string }>>(agents.desk!, 'ls', '--on', 'n1')).map((b) => b.name), ['echo'], "desk's calls still answered");
+      assert.deepEqual((await json<Array<{ name: string }>>(agents.desk!, 'ls', '--on', 'gpu1')).map((b) => b.name), ['echo'], "desk's calls still answered");
     } finally {
       await snoop.close();
     }
@@ -187,7 +188,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
   });
 
   test('a wrong password is refused with one clear line', async () => {
-    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'wrong'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', URL, '--cluster-user', 'n1'], {
+    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'wrong'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', URL, '--cluster-user', 'gpu1'], {
       env: { ...process.env, HANGAR_CLUSTER_PASSWORD: 'wrong' },
       timeout: 20_000,
     }).then(() => null, (error: { code: number; stderr: string }) => error);
