@@ -107,6 +107,8 @@ export class Rollouts {
     const node = member.id;
     // An offline node is left as it is and said so; it is no failure of the new version.
     if (member.status !== 'online') return this.mark(rollout, step, 'skipped', `offline: ${member.reason ?? 'no heartbeat'}`);
+    // So is a node that does not let this host act on it.
+    if (member.access === 'not-trusted') return this.mark(rollout, step, 'skipped', 'not trusted by this node');
     await this.mark(rollout, step, 'upgrading', null);
     try {
       const backend = (await api.backends({ node })).find((b) => b.name === rollout.backend);

@@ -172,6 +172,14 @@ describe('an outsider on the NATS server', () => {
     const table = (await hangar(agents.open, 'nodes')).stdout;
     assert.match(table, /\nopen \(this host\) +[0-9a-f]{16} +online +this host /);
     assert.match(table, /\nbeta +[0-9a-f]{16} +online +not trusted by this node /, 'beta trusts the viewer, not this host');
+    const rollout = await hangar(agents.open, 'upgrade', 'echo', '--on', 'all', '--json');
+    assert.equal(rollout.code, 0, rollout.stderr);
+    const steps = (JSON.parse(rollout.stdout) as { nodes: Array<{ name: string; step: string; reason: string | null }> }).nodes;
+    assert.deepEqual(steps.filter((n) => ['alpha', 'beta', 'viewer'].includes(n.name)).map((n) => [n.name, n.step, n.reason]), [
+      ['alpha', 'skipped', 'not trusted by this node'],
+      ['beta', 'skipped', 'not trusted by this node'],
+      ['viewer', 'skipped', 'not trusted by this node'],
+    ], 'a rolling upgrade passes by the nodes that do not trust this host, and says so');
   });
 
   test('forged events, and a job event with no job, are dropped and counted while a waiting CLI and the link live on', async () => {
