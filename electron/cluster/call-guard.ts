@@ -36,9 +36,10 @@ export class CallGuard {
       return this.refuse('not trusted', `not trusted by node ${this.options.name}: run \`hangar cluster trust ${checked.key.text}\` there`);
     }
     const at = Number(checked.stamp.at);
-    const skew = Number.isSafeInteger(at) ? at - Date.now() : Infinity;
+    if (!Number.isSafeInteger(at)) return this.refuse('no time', 'the call carries no time');
+    const skew = at - Date.now();
     if (Math.abs(skew) > CALL_WINDOW_MS) {
-      const off = Number.isFinite(skew) ? `${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'}` : 'not set against';
+      const off = `${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'}`;
       return this.refuse('clock', `the caller's clock is ${off} this node's clock (at most ${CALL_WINDOW_MS / 1000} s allowed)`);
     }
     const nonce = checked.stamp.nonce;
