@@ -1,8 +1,9 @@
 import envPaths from 'env-paths';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeFileAtomic } from '../core/state-file.ts';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8471';
 
@@ -50,7 +51,7 @@ async function ensureToken(home: string): Promise<string> {
   }
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   const token = randomBytes(24).toString('base64url');
-  await writeFile(file, token + '\n', { mode: 0o600 });
+  await writeFileAtomic(file, token + '\n', { mode: 0o600 });
   return token;
 }
 

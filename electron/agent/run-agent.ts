@@ -1,10 +1,11 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { parseSize } from '../core/install/limits.ts';
 import type { TransferLimits } from '../core/net/guarded-fetch.ts';
 import { startHost, type Host, type JoinOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
+import { writeFileAtomic } from '../core/state-file.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
 import { startAgentServer } from './server.ts';
 
@@ -31,6 +32,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   const { host, port } = parseListen(options.listen);
   const ports = options.ports !== undefined ? parsePorts(options.ports) : undefined;
   const lock = await lockHome(options.home);
+  // A warning (a state file that cannot be written) is one line, like the agent's other messages.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => process.stderr.write(`hangar: warning: ${warning.message}\n`));
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.map(gallerySpec);
   // What the command line gives is fixed for this run; the rest comes from the node's settings.
@@ -63,7 +67,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   });
   if (options.cluster) await sayClusterTrust(hangar);
   lock.serving(server.url);
-  await writeFile(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 });
+  await writeFileAtomic(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 }).catch((error: Error) =>
+    process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),
+  );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   // The token goes only to a person's terminal, never into a log file that captured stderr.
   const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;

@@ -1,9 +1,9 @@
-// A JSON file in the home rewritten after every change: atomically (tmp + rename), so a reader or a crash sees the
-// old file or the new one; writes are coalesced, so a burst of changes costs one write and the newest state wins.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+// A JSON file in the home rewritten after every change, whole or not at all (see state-file.ts); writes are
+// coalesced, so a burst of changes costs one write and the newest state wins. Nobody waits on these writes, so a
+// write that fails is reported here, as a process warning in the host's log: once, until a write succeeds again.
+import { readJsonFile, writeJsonFile } from './state-file.ts';
 
-let writes = 0;
+export const STATE_WARNING = 'HangarStateWarning';
 
 export class CoalescedFile<T> {
   private pending: T | null = null;
@@ -13,12 +13,8 @@ export class CoalescedFile<T> {
   constructor(readonly path: string) {}
 
   /** The parsed file, or null when it is missing or not JSON. */
-  async read(): Promise<unknown> {
-    try {
-      return JSON.parse(await readFile(this.path, 'utf8')) as unknown;
-    } catch {
-      return null;
-    }
+  read(): Promise<unknown> {
+    return readJsonFile(this.path);
   }
 
   save(value: T): void {
@@ -26,24 +22,24 @@ export class CoalescedFile<T> {
     this.writing ??= this.drain();
   }
 
-  /** Resolves when everything saved so far is on disk; rejects if a write failed. */
+  /** Resolves when everything saved so far is on disk; rejects if the last write failed. */
   async flush(): Promise<void> {
     await this.writing;
     if (this.failure) throw this.failure;
   }
 
   private async drain(): Promise<void> {
-    await mkdir(dirname(this.path), { recursive: true }).catch(() => undefined);
     while (this.pending !== null) {
       const value = this.pending;
       this.pending = null;
-      const tmp = `${this.path}.${process.pid}.${++writes}.tmp`;
       try {
-        await writeFile(tmp, JSON.stringify(value, null, 2) + '\n');
-        await rename(tmp, this.path);
+        await writeJsonFile(this.path, value);
         this.failure = null;
-      } catch (err) {
-        this.failure = err as Error;
+      } catch (error) {
+        if (this.failure === null) {
+          process.emitWarning(`${(error as Error).message}; the next change writes it whole again (said once until a write succeeds)`, STATE_WARNING);
+        }
+        this.failure = error as Error;
       }
     }
     this.writing = null;

@@ -47,6 +47,7 @@ import { JobRunner, oneLine, type JobContext } from './jobs.ts';
 import { KeyedLock } from './locks.ts';
 import { DEFAULT_TRANSFER, guardedFetch, type TransferLimits } from './net/guarded-fetch.ts';
 import { SettingsStore } from './settings.ts';
+import { removeInterruptedWrites } from './state-file.ts';
 import { Supervisor, type BackendTarget, type DirectoryStop, type SupervisorOptions } from './supervisor/index.ts';
 
 export const HANGAR_VERSION = '0.1.0';
@@ -144,7 +145,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   /** Creates the home layout, finishes interrupted swaps, re-adopts live backends. */
   async start(): Promise<string[]> {
     await Promise.all([this.backendsDir, this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
-    const recovered = await this.store.recover();
+    const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...(await this.store.recover())];
     await this.settingsStore.load();
     this.applySettings(['galleries', 'portRange', 'autoUpgrade']);
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch });
@@ -199,7 +200,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView> {
     this.check(req);
-    const changed = this.settingsStore.update(req.settings);
+    const changed = await this.settingsStore.update(req.settings);
     this.applySettings(changed);
     const view = this.settingsStore.view();
     if (changed.length > 0) this.emitEvent({ type: 'settings', node: this.id, settings: view });

@@ -1,11 +1,13 @@
 // A node's settings, kept in `<home>/state/settings.json`. A host may fix some of them for its run (an agent started
 // with --gallery, say): those read as fixed and cannot be changed until it restarts. A file that is unreadable or
-// fails validation is reported and replaced by the defaults, never half-applied.
+// fails validation is reported and replaced by the defaults, never half-applied. A change counts once it is on disk:
+// one that cannot be written (a full disk) is refused and changes nothing.
 import { join } from 'node:path';
 import { HangarError } from '../../shared/errors.ts';
 import { nodeSettings, STARTER_LOCATION } from '../../shared/schemas.ts';
 import type { NodeSettings, SettingsView } from '../../shared/types.ts';
-import { CoalescedFile } from './coalesced-file.ts';
+import { KeyedLock } from './locks.ts';
+import { readJsonFile, writeJsonFile } from './state-file.ts';
 
 export const DEFAULT_SETTINGS: NodeSettings = {
   galleries: [{ name: 'starter', location: STARTER_LOCATION, enabled: true }],
@@ -17,8 +19,10 @@ export const DEFAULT_SETTINGS: NodeSettings = {
 };
 
 export class SettingsStore {
-  private readonly file: CoalescedFile<NodeSettings>;
+  private readonly path: string;
   private saved: NodeSettings = DEFAULT_SETTINGS;
+  /** Changes are written one after another, each over the one before it. */
+  private readonly writing = new KeyedLock();
   /** Why the saved file was not used, if it was not. */
   problem: string | null = null;
 
@@ -26,15 +30,15 @@ export class SettingsStore {
     stateDir: string,
     private readonly fixed: Partial<NodeSettings>,
   ) {
-    this.file = new CoalescedFile(join(stateDir, 'settings.json'));
+    this.path = join(stateDir, 'settings.json');
   }
 
   async load(): Promise<void> {
-    const raw = await this.file.read();
+    const raw = await readJsonFile(this.path);
     if (raw === null) return;
     const parsed = nodeSettings.partial().safeParse(raw);
     if (parsed.success) this.saved = { ...DEFAULT_SETTINGS, ...parsed.data };
-    else this.problem = `${this.file.path} was not used: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
+    else this.problem = `${this.path} was not used: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
   }
 
   current(): NodeSettings {
@@ -45,18 +49,24 @@ export class SettingsStore {
     return { settings: this.current(), fixed: Object.keys(this.fixed) as (keyof NodeSettings)[] };
   }
 
-  /** Keeps `patch` and returns the keys whose value changed. */
-  update(patch: Partial<NodeSettings>): (keyof NodeSettings)[] {
+  /** Writes `patch` over the saved settings, then keeps it; returns the keys whose value changed. */
+  async update(patch: Partial<NodeSettings>): Promise<(keyof NodeSettings)[]> {
     const keys = Object.keys(patch) as (keyof NodeSettings)[];
     const fixed = keys.filter((key) => key in this.fixed);
     if (fixed.length > 0) throw new HangarError('conflict', `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed for this run by how the host was started`);
-    const changed = keys.filter((key) => JSON.stringify(patch[key]) !== JSON.stringify(this.saved[key]));
-    this.saved = { ...this.saved, ...patch };
-    this.file.save(this.saved);
-    return changed;
+    return this.writing.run(this.path, async () => {
+      const next = { ...this.saved, ...patch };
+      await writeJsonFile(this.path, next).catch((error: Error) => {
+        throw new HangarError('failed', `the settings were not changed: ${error.message}`);
+      });
+      const changed = keys.filter((key) => JSON.stringify(patch[key]) !== JSON.stringify(this.saved[key]));
+      this.saved = next;
+      return changed;
+    });
   }
 
+  /** Resolves when every change asked for so far has been written or refused. */
   flush(): Promise<void> {
-    return this.file.flush();
+    return this.writing.run(this.path, async () => undefined);
   }
 }

@@ -1,9 +1,12 @@
 // Which build of each meta backend the user picked on this node, kept in `<home>/state/variants.json`.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { HangarError } from '../../../shared/errors.ts';
+import { KeyedLock } from '../locks.ts';
+import { readJsonFile, writeJsonFile } from '../state-file.ts';
 
 export class VariantChoices {
   private choices: Map<string, string> | null = null;
+  /** Picks are written one after another, each over the one before it. */
+  private readonly writing = new KeyedLock();
 
   constructor(private readonly file: string) {}
 
@@ -15,24 +18,23 @@ export class VariantChoices {
     return new Map(await this.load());
   }
 
-  /** `capability` null forgets the pick, so the automatic choice applies again. */
-  async set(meta: string, capability: string | null): Promise<void> {
-    const choices = await this.load();
-    if (capability === null) choices.delete(meta.toLowerCase());
-    else choices.set(meta.toLowerCase(), capability);
-    await mkdir(dirname(this.file), { recursive: true });
-    await writeFile(`${this.file}.tmp`, JSON.stringify(Object.fromEntries(choices), null, 2) + '\n');
-    await rename(`${this.file}.tmp`, this.file);
+  /** `capability` null forgets the pick, so the automatic choice applies again. A pick that cannot be written is refused. */
+  set(meta: string, capability: string | null): Promise<void> {
+    return this.writing.run(this.file, async () => {
+      const next = new Map(await this.load());
+      if (capability === null) next.delete(meta.toLowerCase());
+      else next.set(meta.toLowerCase(), capability);
+      await writeJsonFile(this.file, Object.fromEntries(next)).catch((error: Error) => {
+        throw new HangarError('failed', `the build of ${meta} was not changed: ${error.message}`);
+      });
+      this.choices = next;
+    });
   }
 
   private async load(): Promise<Map<string, string>> {
     if (this.choices) return this.choices;
-    let parsed: unknown = {};
-    try {
-      parsed = JSON.parse(await readFile(this.file, 'utf8'));
-    } catch {
-      // A missing or unreadable file means no picks: every meta resolves automatically.
-    }
+    // A missing or unreadable file means no picks: every meta resolves automatically.
+    const parsed = await readJsonFile(this.file);
     const entries = parsed && typeof parsed === 'object' ? Object.entries(parsed) : [];
     this.choices = new Map(entries.filter((e): e is [string, string] => typeof e[1] === 'string'));
     return this.choices;

@@ -1,0 +1,79 @@
+// The agent on a home whose disk is full (a real tmpfs, filled to the last page): a setting that cannot be written
+// is refused and changes nothing, every state file is written whole or not at all and its failure is said once, and
+// the temporary files an interrupted write leaves are removed at the next start.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { mountTmpfs } from '../core/testing/tmpfs.ts';
+import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+
+const warnings = (stderr: string, file: string) => stderr.split('\n').filter((line) => line.startsWith('hangar: warning: ') && line.includes(file));
+
+async function stopAgent(agent: Agent): Promise<number | null> {
+  if (agent.child.exitCode !== null) return agent.child.exitCode;
+  agent.child.kill('SIGTERM');
+  const [code] = (await once(agent.child, 'exit')) as [number | null];
+  return code;
+}
+
+describe('the agent on a full disk', () => {
+  test('a setting that cannot be written is refused and lost nothing; state files fail whole, said once; leftovers go at start', async (t) => {
+    const root = await tempDir('full-disk');
+    const gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    const home = join(root, 'home');
+    await mkdir(home);
+    const disk = mountTmpfs(home, '8m', 'the full-disk agent test');
+    if (!disk) {
+      await rm(root, { recursive: true, force: true });
+      return t.skip('mounting a tmpfs needs root');
+    }
+    let agent: Agent | undefined;
+    t.after(async () => {
+      if (agent) await stopAgent(agent);
+      disk.unmount();
+      await rm(root, { recursive: true, force: true });
+    });
+
+    agent = await startAgent(home, gallery);
+    let stderr = '';
+    agent.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
+    await json(agent, 'load', 'echo', 'm1');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.1.0'), version: '1.1.0' }]);
+    await disk.fill();
+
+    const refused = await hangar(agent, 'settings', 'auto-upgrade', 'on');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /^hangar: the settings were not changed: cannot write \S+\/state\/settings\.json: no space left on device\n$/);
+    assert.equal((await json<{ settings: { autoUpgrade: boolean } }>(agent, 'settings')).settings.autoUpgrade, false, 'shown as it is kept');
+
+    // Each of these writes the process table or the job history, and none of them fits.
+    for (const model of ['m2', 'm3']) {
+      await hangar(agent, 'load', 'echo', model);
+      await hangar(agent, 'stop', model);
+    }
+    for (let i = 0; i < 2; i++) assert.notEqual((await hangar(agent, 'upgrade', 'echo')).code, 0, 'an upgrade does not fit either');
+    assert.deepEqual((await readdir(join(home, 'state'))).filter((name) => name.endsWith('.tmp')), [], 'no temporary file is left');
+    assert.equal((await json<unknown[]>(agent, 'ps')).length, 1, 'the agent serves on, its backend too');
+    await disk.free();
+    assert.equal((await hangar(agent, 'ps')).code, 0);
+    assert.equal(warnings(stderr, 'processes.json').length, 1, stderr);
+    assert.equal(warnings(stderr, 'jobs.json').length, 1, stderr);
+    assert.match(warnings(stderr, 'jobs.json')[0]!, /^hangar: warning: cannot write \S+\/state\/jobs\.json: no space left on device/);
+
+    assert.equal((await hangar(agent, 'settings', 'auto-upgrade', 'on')).code, 0, 'with room again, the same change is kept');
+    assert.equal(await stopAgent(agent), 0);
+    const leftover = join(home, 'state', 'settings.json.4242.7.tmp');
+    await writeFile(leftover, '');
+    agent = await startAgent(home, gallery);
+    let restartErr = '';
+    agent.child.stderr!.on('data', (chunk: Buffer) => (restartErr += chunk.toString()));
+    assert.equal((await json<{ settings: { autoUpgrade: boolean } }>(agent, 'settings')).settings.autoUpgrade, true);
+    assert.deepEqual((await readdir(join(home, 'state'))).filter((name) => name.endsWith('.tmp')), []);
+    assert.match(restartErr, /hangar: recovered: removed a temporary file that interrupted writes left in \S+\/state\n/);
+  });
+});

@@ -1,0 +1,68 @@
+// Files in the home's state directory are replaced whole: written to a temporary sibling, flushed to disk, then
+// renamed over the old one, so a reader or a crash sees the old file or the new one. A write that fails (a full
+// disk, a read-only mount) removes its temporary file and throws an error that names the file and the cause.
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+const TEMP_SUFFIX = '.tmp';
+let temps = 0;
+
+export class StateWriteError extends Error {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(`cannot write ${path}: ${reasonOf(cause)}`, { cause });
+    this.name = 'StateWriteError';
+  }
+}
+
+/** The parsed file, or null when it is missing or not JSON. */
+export async function readJsonFile(path: string): Promise<unknown> {
+  try {
+    return JSON.parse(await readFile(path, 'utf8')) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** `value` as indented JSON, atomically; the directory is created if need be. */
+export async function writeJsonFile(path: string, value: unknown): Promise<void> {
+  await mkdir(dirname(path), { recursive: true }).catch(() => undefined);
+  await writeFileAtomic(path, JSON.stringify(value, null, 2) + '\n');
+}
+
+export async function writeFileAtomic(path: string, data: string, options: { mode?: number } = {}): Promise<void> {
+  const temp = `${path}.${process.pid}.${++temps}${TEMP_SUFFIX}`;
+  try {
+    const handle = await open(temp, 'w', options.mode ?? 0o644);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw new StateWriteError(path, error);
+  }
+}
+
+/**
+ * Removes the temporary files that writes cut short by a crash or a power cut left in `dir`, and says what it
+ * removed. Only for the host that holds the home: another writer's temporary file would go too.
+ */
+export async function removeInterruptedWrites(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const leftovers = names.filter((name) => name.endsWith(TEMP_SUFFIX));
+  await Promise.all(leftovers.map((name) => rm(join(dir, name), { force: true })));
+  if (leftovers.length === 0) return [];
+  return [`removed ${leftovers.length === 1 ? 'a temporary file' : `${leftovers.length} temporary files`} that interrupted writes left in ${dir}`];
+}
+
+/** "no space left on device" from Node's "ENOSPC: no space left on device, write". */
+function reasonOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return /^E[A-Z]+: ([^,]+)/.exec(message)?.[1] ?? message.split('\n')[0]!;
+}

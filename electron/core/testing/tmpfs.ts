@@ -1,0 +1,40 @@
+// A real small filesystem for the full-disk tests (tests only): a tmpfs mounted on a directory. Mounting needs root
+// (CI runs as root); anywhere else the caller is told so, loudly, and skips. As root, a mount that fails is a failure.
+import { execFileSync } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface Tmpfs {
+  /** Takes every free byte left, with one file. */
+  fill(): Promise<void>;
+  /** Gives that space back. */
+  free(): Promise<void>;
+  unmount(): void;
+}
+
+/** A tmpfs of `size` (mount's syntax: `4m`) on `dir`, or null, said on stderr, where this process may not mount. */
+export function mountTmpfs(dir: string, size: string, test: string): Tmpfs | null {
+  if (process.getuid?.() !== 0) {
+    process.stderr.write(`\n*** ${test} NOT RUN: it mounts a real tmpfs to fill it up, which needs root ***\n\n`);
+    return null;
+  }
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
+  const filler = join(dir, 'filler');
+  return {
+    async fill() {
+      // tmpfs counts whole pages: once this write stops short, not one more page is free.
+      await writeFile(filler, Buffer.alloc(parseSize(size))).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOSPC') throw error;
+      });
+    },
+    free: () => writeFile(filler, ''),
+    // Lazily: a process the test started may still hold a file there for a moment.
+    unmount: () => execFileSync('umount', ['--lazy', dir], { stdio: 'pipe' }),
+  };
+}
+
+function parseSize(size: string): number {
+  const match = /^(\d+)([km]?)$/.exec(size);
+  if (!match) throw new Error(`size wants a number of bytes, k or m: ${size}`);
+  return Number(match[1]) * ({ '': 1, k: 1024, m: 1 << 20 } as Record<string, number>)[match[2]!]!;
+}
