@@ -4,16 +4,18 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { WS_PATH, WS_PROTOCOL, tokenProtocol } from '../../shared/wire.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
 
 /** A client frame: FIN + opcode, masked unless told otherwise, with a real or a lying length. */
 function frame(opcode: number, payload: Buffer, options: { rsv?: number; masked?: boolean; declaredLength?: bigint } = {}): Buffer {
@@ -35,8 +37,8 @@ function frame(opcode: number, payload: Buffer, options: { rsv?: number; masked?
   return Buffer.concat([Buffer.from(head), lengthBytes, key, body]);
 }
 
-/** Completes a WebSocket handshake by hand, then writes raw bytes; resolves when the agent closes the socket. */
-async function rawSession(url: string, token: string | null, bytes: Buffer): Promise<string> {
+/** Sends a WebSocket upgrade by hand, offering no compression. */
+async function rawUpgrade(url: string, token: string | null): Promise<Socket> {
   const { hostname, port } = new URL(url);
   const socket: Socket = tcpConnect(Number(port), hostname);
   await once(socket, 'connect');
@@ -45,6 +47,12 @@ async function rawSession(url: string, token: string | null, bytes: Buffer): Pro
     `GET ${WS_PATH} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
       `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${protocols}\r\n\r\n`,
   );
+  return socket;
+}
+
+/** Completes a WebSocket handshake by hand, then writes raw bytes; resolves when the agent closes the socket. */
+async function rawSession(url: string, token: string | null, bytes: Buffer): Promise<string> {
+  const socket = await rawUpgrade(url, token);
   let received = '';
   socket.on('data', (chunk: Buffer) => {
     if (received === '') socket.write(bytes);
@@ -54,6 +62,8 @@ async function rawSession(url: string, token: string | null, bytes: Buffer): Pro
   await once(socket, 'close');
   return received;
 }
+
+const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 /** fetch() will not send a Host of our choosing, so this uses http.get. */
 async function statusFor(url: string, host: string): Promise<number> {
@@ -162,6 +172,46 @@ describe('the agent against hostile peers', () => {
     await stillServing();
   });
 
+  test('an upgrade whose path is not a URL (GET //[) is refused, not fatal', async () => {
+    const { hostname, port } = new URL(agent.url);
+    for (const path of ['//[', '//a:b:c', 'http://[::1', '//%']) {
+      const socket = tcpConnect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      await once(socket, 'connect');
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      await new Promise((resolve) => socket.once('close', resolve));
+      assert.match(received, /^HTTP\/1\.1 (403|400) /, path);
+    }
+    await stillServing();
+  });
+
+  test('a socket refused for its token that never answers the close frame is cut within seconds', async () => {
+    const started = Date.now();
+    const received = await rawSession(agent.url, 'not-the-token-0123456789', Buffer.alloc(0));
+    assert.match(received, /^HTTP\/1\.1 101 /);
+    assert.ok(Date.now() - started < 5000, `held for ${Date.now() - started} ms`);
+  });
+
+  test('downloads abandoned half-way leave no file open in the agent', async () => {
+    const pid = agent.child.pid!;
+    const { hostname, port } = new URL(agent.url);
+    const assets = await readdir('dist/renderer/assets');
+    const biggest = (await Promise.all(assets.map(async (name) => ({ name, size: (await stat(join('dist/renderer/assets', name))).size })))).sort((a, b) => b.size - a.size)[0]!;
+    const before = openFds(pid);
+    for (let i = 0; i < 50; i++) {
+      const socket = tcpConnect(Number(port), hostname);
+      socket.on('error', () => undefined);
+      await once(socket, 'connect');
+      socket.write(`GET /assets/${biggest.name} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+      await once(socket, 'data');
+      socket.destroy();
+    }
+    await until('the agent to close what 50 abandoned downloads opened', async () => (openFds(pid) <= before + 2 ? true : undefined), 5000);
+    await stillServing();
+  });
+
   test('a foreign Host header (DNS rebinding) is refused on HTTP and WebSocket', async () => {
     const { port } = new URL(agent.url);
     assert.equal(await statusFor(agent.url, `evil.example:${port}`), 421);
@@ -250,5 +300,72 @@ describe('agent start-up: tokens and galleries', () => {
       second.child.kill('SIGTERM');
       await once(second.child, 'exit');
     }
+  });
+});
+
+/** How many whole text frames `bytes` holds (server frames: unmasked). */
+function textFrames(bytes: Buffer): number {
+  let count = 0;
+  for (let at = 0; at + 2 <= bytes.length; ) {
+    const short = bytes[at + 1]! & 0x7f;
+    const [length, header] = short === 126 ? [bytes.readUInt16BE(at + 2), 4] : short === 127 ? [Number(bytes.readBigUInt64BE(at + 2)), 10] : [short, 2];
+    if (at + header + length > bytes.length) break;
+    if ((bytes[at]! & 0x0f) === 0x1) count++;
+    at += header + length;
+  }
+  return count;
+}
+
+/** Resolves once the process has used no CPU for half a second. */
+async function idle(pid: number): Promise<void> {
+  const cpu = async () => (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/.*\) /s, '').split(' ').slice(11, 13).join(' ');
+  let last = '';
+  await until(`pid ${pid} to go idle`, async () => {
+    const now = await cpu();
+    const still = now === last;
+    last = now;
+    await sleep(500);
+    return still ? true : undefined;
+  }, 60_000);
+}
+
+describe('a token holder that stops reading', () => {
+  let root: string;
+  let agent: Agent;
+
+  before(async () => {
+    root = await tempDir('slow-reader');
+    const gallery = join(root, 'index.yaml');
+    // 4,000 entries: every `gallery` reply is about a megabyte.
+    await writeGallery(gallery, Array.from({ length: 4000 }, (_, i) => ({ name: `backend-${i}`, uri: `https://example.com/${'x'.repeat(160)}/${i}.tar.gz`, version: '1.0.0' })));
+    agent = await startAgent(join(root, 'home'), gallery);
+  });
+
+  after(async () => {
+    agent.child.kill('SIGTERM');
+    await once(agent.child, 'exit');
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('is dropped once 16 MiB of replies wait for it, rather than kept in memory', async () => {
+    const requests = 60;
+    const token = (await readFile(join(agent.home, 'state', 'token'), 'utf8')).trim();
+    const socket = await rawUpgrade(agent.url, token);
+    socket.on('error', () => undefined);
+    const [handshake] = (await once(socket, 'data')) as [Buffer];
+    assert.match(handshake.toString('latin1'), /^HTTP\/1\.1 101 /);
+    socket.pause();
+    // 60 replies of about a megabyte each would be held for this one peer.
+    for (let id = 1; id <= requests; id++) socket.write(frame(0x1, Buffer.from(JSON.stringify({ id, method: 'gallery', params: { node: 'local' } }))));
+    await idle(agent.child.pid!);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.resume();
+    const closed = await Promise.race([new Promise((resolve) => socket.once('close', () => resolve(true))), sleep(15_000, false)]);
+    const replies = textFrames(Buffer.concat(chunks));
+    socket.destroy();
+    assert.ok(closed, `the agent kept the socket open and sent ${replies} of ${requests} replies`);
+    assert.ok(replies < requests, `all ${requests} replies were kept for a peer that did not read`);
+    assert.equal((await hangar(agent, 'ps')).code, 0, 'the agent serves on');
   });
 });

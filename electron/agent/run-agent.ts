@@ -67,6 +67,29 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   });
   if (options.cluster) await sayClusterTrust(hangar);
   lock.serving(server.url);
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => {
+      process.stderr.write(`hangar: shutdown did not finish within ${SHUTDOWN_LIMIT_MS / 1000} s; leaving anyway\n`);
+      process.exit(1);
+    }, SHUTDOWN_LIMIT_MS).unref();
+    // Each step runs whatever became of the one before: a connection that will not close, or a state file that
+    // cannot be written, never keeps the backends running or the agent alive.
+    const done = [
+      await step('closing connections', () => server.close()),
+      await step('leaving the cluster', () => hangar.close()),
+      await step('stopping the backends', () => node.close()),
+      await step('removing agent.json', () => rm(agentFile(options.home), { force: true })),
+      await step('releasing the home', () => lock.release()),
+    ];
+    process.exit(done.every(Boolean) ? 0 : 1);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+
   await writeFileAtomic(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 }).catch((error: Error) =>
     process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),
   );
@@ -74,20 +97,19 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   // The token goes only to a person's terminal, never into a log file that captured stderr.
   const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;
   process.stderr.write(`hangar: open ${opening}\n`);
+}
 
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await server.close();
-    await hangar.close();
-    await node.close();
-    await rm(agentFile(options.home), { force: true });
-    await lock.release();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop());
-  process.on('SIGINT', () => void stop());
+const SHUTDOWN_LIMIT_MS = 30_000;
+
+/** Runs one step of the shutdown; a failure is said on stderr and the shutdown goes on. */
+async function step(what: string, work: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await work();
+    return true;
+  } catch (error) {
+    process.stderr.write(`hangar: ${what}: ${(error as Error).message}\n`);
+    return false;
+  }
 }
 
 /** Who may act on this node from the cluster, said once at start. */

@@ -2,13 +2,16 @@ import { timingSafeEqual } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { hostname, networkInterfaces } from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HangarApi } from '../../shared/api.ts';
 import type { NodeEvent } from '../../shared/types.ts';
 import { WS_PATH, WS_PROTOCOL, type WireMessage } from '../../shared/wire.ts';
+import { ConnectionGuard, preAuthLimits } from './connection-guard.ts';
 import { dispatch } from './dispatch.ts';
 
 export interface AgentServerOptions {
@@ -29,6 +32,19 @@ const TOKEN_PREFIX = 'hangar.token.';
 const CLOSE_UNAUTHORIZED = 4401;
 const CLOSE_UNSUPPORTED = 1003;
 const MAX_MESSAGE_BYTES = 1 << 20;
+/** Replies and events queued for a peer that stopped reading, past which it is dropped rather than buffered for. */
+const MAX_QUEUED_BYTES = 16 << 20;
+/** An HTTP request, or a WebSocket upgrade, must have sent its headers within this. */
+const HEADERS_TIMEOUT_MS = 5000;
+const REQUEST_TIMEOUT_MS = 10_000;
+/** An HTTP connection (the renderer's files) with no traffic either way for this long is closed. */
+const IDLE_TIMEOUT_MS = 15_000;
+/** How often Node looks for connections past those deadlines (its default is 30 s). */
+const DEADLINE_CHECK_MS = 1000;
+/** A socket refused for its token gets this long to take its close frame before it is cut. */
+const REFUSED_LINGER_MS = 1000;
+/** Shutdown waits at most this long for connections to go. */
+const CLOSE_DEADLINE_MS = 2000;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -51,13 +67,22 @@ const SECURITY_HEADERS = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
-/** HTTP + WebSocket host for a node: serves the renderer and carries NodeApi calls and events, behind a token. */
+/**
+ * HTTP + WebSocket host for a node: serves the renderer and carries NodeApi calls and events, behind a token.
+ * Connections that have not presented the token are capped and held to tight deadlines (see ConnectionGuard).
+ */
 export async function startAgentServer(options: AgentServerOptions): Promise<AgentServer> {
   const hosts = allowedHostnames(options.host);
-  const http = createServer((req, res) => {
-    if (!allowedHost(req, hosts)) return reply(res, 421, 'unknown host');
-    void serveStatic(options.staticDir, req, res);
-  });
+  const guard = new ConnectionGuard(preAuthLimits());
+  const http = createServer(
+    { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: DEADLINE_CHECK_MS },
+    (req, res) => {
+      if (!allowedHost(req, hosts)) return reply(res, 421, 'unknown host');
+      serveStatic(options.staticDir, req, res).catch(() => res.destroy());
+    },
+  );
+  http.timeout = IDLE_TIMEOUT_MS;
+  http.on('connection', (socket: Socket) => guard.admit(socket));
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_MESSAGE_BYTES,
@@ -68,52 +93,78 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
 
   // A peer that breaks the protocol (bad frame, oversized message, reset) costs only its own connection.
   wss.on('error', () => undefined);
-  http.on('upgrade', (req, socket, head) => {
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    const path = new URL(req.url ?? '/', 'http://agent').pathname;
-    if (path !== WS_PATH || !allowedHost(req, hosts) || !sameOrigin(req)) {
-      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-      return;
+    try {
+      if (!isWebSocketPath(req) || !allowedHost(req, hosts) || !sameOrigin(req)) return refuse(socket, '403 Forbidden');
+      const admitted = tokenMatches(presentedToken(req), options.token);
+      if (admitted) guard.authenticated(socket as Socket);
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // ws itself closes a socket that broke the protocol, with the right close code (1002, 1007, 1009).
+        ws.on('error', () => undefined);
+        if (!admitted) {
+          ws.close(CLOSE_UNAUTHORIZED, 'bad token');
+          setTimeout(() => ws.terminate(), REFUSED_LINGER_MS).unref();
+          return;
+        }
+        serveSocket(ws, options.node);
+      });
+    } catch {
+      socket.destroy();
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      // ws itself closes a socket that broke the protocol, with the right close code (1002, 1007, 1009).
-      ws.on('error', () => undefined);
-      if (!tokenMatches(presentedToken(req), options.token)) {
-        ws.close(CLOSE_UNAUTHORIZED, 'bad token');
-        return;
-      }
-      serveSocket(ws, options.node);
-    });
   });
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(options.port, options.host, () => resolve());
+    http.listen(options.port, options.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
   });
+  // Accepting can fail for a moment (out of file descriptors); the server goes on listening.
+  http.on('error', () => undefined);
   const address = http.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const client of wss.clients) client.terminate();
-        wss.close();
-        http.closeAllConnections();
         http.close(() => resolve());
+        wss.close();
+        guard.destroyAll();
+        setTimeout(resolve, CLOSE_DEADLINE_MS).unref();
       }),
   };
 }
 
+/** The 403 goes out, then the socket goes: a refused peer cannot keep it half-open by not reading. */
+function refuse(socket: Duplex, status: string): void {
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
+}
+
+function isWebSocketPath(req: IncomingMessage): boolean {
+  try {
+    return new URL(req.url ?? '/', 'http://agent').pathname === WS_PATH;
+  } catch {
+    return false;
+  }
+}
+
 function serveSocket(ws: WebSocket, node: AgentServerOptions['node']): void {
   const send = (message: WireMessage) => {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+    if (ws.readyState !== ws.OPEN) return;
+    // A peer that stopped reading would make the agent hold every event and reply for it.
+    if (ws.bufferedAmount > MAX_QUEUED_BYTES) return ws.terminate();
+    ws.send(JSON.stringify(message));
   };
   const onEvent = (event: NodeEvent) => send({ event });
   node.on('event', onEvent);
   ws.on('close', () => node.off('event', onEvent));
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
-    void dispatch(node, data.toString()).then(send);
+    dispatch(node, data.toString())
+      .then(send)
+      .catch(() => ws.terminate());
   });
 }
 
@@ -176,20 +227,17 @@ async function serveStatic(root: string, req: IncomingMessage, res: ServerRespon
   const relative = normalize(pathname === '/' ? '/index.html' : pathname).replace(/^([/\\])+/, '');
   const file = join(root, relative);
   if (relative.startsWith('..') || !file.startsWith(root.endsWith(sep) ? root : root + sep)) return reply(res, 404, 'not found');
-  try {
-    const info = await stat(file);
-    if (!info.isFile()) return reply(res, 404, 'not found');
-    res.writeHead(200, {
-      ...SECURITY_HEADERS,
-      'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
-      'content-length': info.size,
-      'cache-control': relative === 'index.html' ? 'no-cache' : 'max-age=3600',
-    });
-    if (req.method === 'HEAD') return void res.end();
-    createReadStream(file).pipe(res);
-  } catch {
-    reply(res, 404, 'not found');
-  }
+  const info = await stat(file).catch(() => null);
+  if (!info?.isFile()) return reply(res, 404, 'not found');
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+    'content-length': info.size,
+    'cache-control': relative === 'index.html' ? 'no-cache' : 'max-age=3600',
+  });
+  if (req.method === 'HEAD') return void res.end();
+  // Unlike pipe(), pipeline closes the file when the peer goes away mid-download.
+  await pipeline(createReadStream(file), res);
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

@@ -15,11 +15,11 @@ export interface Agent {
   home: string;
 }
 
-export async function startAgent(home: string, gallery: string, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<Agent> {
-  const child = spawn(process.execPath, [CLI, 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0', ...extra], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-  });
+/** `openFiles` lowers the agent's open-file limit (through util-linux's prlimit, which execs it: the pid is the agent's). */
+export async function startAgent(home: string, gallery: string, extra: string[] = [], env: NodeJS.ProcessEnv = process.env, openFiles?: number): Promise<Agent> {
+  const command = [process.execPath, CLI, 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0', ...extra];
+  if (openFiles !== undefined) command.unshift('prlimit', `--nofile=${openFiles}:${openFiles}`);
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
   const lines = createInterface({ input: child.stdout! });
   const [first] = (await once(lines, 'line')) as [string];
   const match = /^hangar agent listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(first);

@@ -1,0 +1,119 @@
+// SIGTERM against an agent that still holds connections of every kind, the hostile ones included: it closes them
+// all, stops its backends and exits, within a few seconds.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { Agent as HttpAgent, get as httpGet, type IncomingMessage } from 'node:http';
+import { connect as tcpConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { tokenProtocol, WS_PATH, WS_PROTOCOL } from '../../shared/wire.ts';
+import { isAlive } from '../core/supervisor/identity.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+
+const EXIT_WITHIN_MS = 5000;
+
+/** A raw connection that sends `head` and reads nothing unless told to. */
+async function rawSocket(url: string, head: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = tcpConnect(Number(port), hostname);
+  socket.on('error', () => undefined);
+  await once(socket, 'connect');
+  socket.write(head);
+  return socket;
+}
+
+function upgradeRequest(host: string, protocols: string): string {
+  return (
+    `GET ${WS_PATH} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+    `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${protocols}\r\n\r\n`
+  );
+}
+
+/** A masked text frame, as a client sends it. */
+function textFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const key = randomBytes(4);
+  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), key, Buffer.from(payload.map((byte, i) => byte ^ key[i % 4]!))]);
+}
+
+/** SIGTERM; resolves with the exit code and how long the agent took. */
+async function terminate(agent: Agent): Promise<{ code: number | null; ms: number }> {
+  const started = Date.now();
+  const exited = once(agent.child, 'exit') as Promise<[number | null]>;
+  agent.child.kill('SIGTERM');
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the agent did not exit within ${EXIT_WITHIN_MS * 2} ms of SIGTERM`)), EXIT_WITHIN_MS * 2).unref());
+  const [code] = await Promise.race([exited, timeout]);
+  return { code, ms: Date.now() - started };
+}
+
+describe('agent shutdown with connections still open', () => {
+  let root: string;
+  let agent: Agent;
+  let backendPid: number;
+  let host: string;
+
+  beforeEach(async () => {
+    root = await tempDir('shutdown');
+    const gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    agent = await startAgent(join(root, 'home'), gallery);
+    host = new URL(agent.url).host;
+    assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
+    backendPid = (await json<{ pid: number }>(agent, 'load', 'echo', 'm1')).pid;
+  });
+
+  afterEach(async () => {
+    if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill('SIGKILL');
+    await rm(root, { recursive: true, force: true });
+  });
+
+  async function assertStoppedCleanly(): Promise<void> {
+    const { code, ms } = await terminate(agent);
+    assert.equal(code, 0);
+    assert.ok(ms < EXIT_WITHIN_MS, `the agent took ${ms} ms to exit`);
+    assert.equal(isAlive(backendPid), false, 'its backend was stopped');
+  }
+
+  test('a refused upgrade (foreign Host) that writes a frame after the 403 and leaves does not keep SIGTERM out', async () => {
+    const socket = await rawSocket(agent.url, upgradeRequest('evil.example', WS_PROTOCOL));
+    const [answer] = (await once(socket, 'data')) as [Buffer];
+    assert.match(answer.toString(), /^HTTP\/1\.1 403 /);
+    socket.write(textFrame('{"id":1,"method":"info","params":{"node":"local"}}'));
+    socket.end();
+    assert.equal((await hangar(agent, 'ps')).code, 0);
+    await assertStoppedCleanly();
+  });
+
+  test('keep-alive, WebSocket, half-sent, refused and stalled connections are all closed at shutdown', async () => {
+    const token = (await readFile(join(agent.home, 'state', 'token'), 'utf8')).trim();
+    const keepAlive = new HttpAgent({ keepAlive: true });
+    const [page] = (await once(httpGet(agent.url, { agent: keepAlive }), 'response')) as [IncomingMessage];
+    page.resume();
+    await once(page, 'end');
+    const ws = new WebSocket(new URL(WS_PATH, agent.url.replace(/^http/, 'ws')).href, [WS_PROTOCOL, tokenProtocol(token)]);
+    ws.on('error', () => undefined);
+    await once(ws, 'open');
+    const assets = await readdir('dist/renderer/assets');
+    const held = [
+      // Headers never finished.
+      await rawSocket(agent.url, `GET ${WS_PATH} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\n`),
+      // Refused for its Host, never read from, never closed.
+      await rawSocket(agent.url, upgradeRequest('evil.example', WS_PROTOCOL)),
+      // Refused for its token: the close frame is never answered.
+      await rawSocket(agent.url, upgradeRequest(host, `${WS_PROTOCOL}, ${tokenProtocol('x'.repeat(32))}`)),
+      // A download that stopped reading.
+      await rawSocket(agent.url, `GET /assets/${assets.find((a) => a.endsWith('.js'))} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
+    ];
+    held.forEach((socket) => socket.pause());
+    // once() would reject on the resets the agent sends; only the closing matters.
+    const closed = [...held, ws].map((peer) => new Promise((resolve) => peer.once('close', resolve)));
+    await assertStoppedCleanly();
+    held.forEach((socket) => socket.resume());
+    await Promise.all(closed);
+    keepAlive.destroy();
+  });
+});
