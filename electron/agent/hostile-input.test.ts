@@ -90,12 +90,14 @@ describe('the agent against hostile peers', () => {
   let agent: Agent;
   let token: string;
   let backendPid: number;
+  let stderr = '';
 
   before(async () => {
     root = await tempDir('hostile');
     const gallery = join(root, 'index.yaml');
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
     agent = await startAgent(join(root, 'home'), gallery);
+    agent.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     token = (await readFile(join(agent.home, 'state', 'token'), 'utf8')).trim();
     assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
     backendPid = (await json<{ pid: number }>(agent, 'load', 'echo', 'm1')).pid;
@@ -210,6 +212,15 @@ describe('the agent against hostile peers', () => {
     }
     await until('the agent to close what 50 abandoned downloads opened', async () => (openFds(pid) <= before + 2 ? true : undefined), 5000);
     await stillServing();
+  });
+
+  test('twenty viewers at once each get every event, and the agent warns of nothing', async () => {
+    const viewers = await Promise.all(Array.from({ length: 20 }, () => openSocket(agent.url, token)));
+    const heard = viewers.map((ws) => once(ws, 'message') as Promise<[Buffer]>);
+    assert.equal((await hangar(agent, 'settings', 'auto-upgrade-hours', '7')).code, 0);
+    for (const [data] of await Promise.all(heard)) assert.equal((JSON.parse(data.toString()) as { event: { type: string } }).event.type, 'settings');
+    viewers.forEach((ws) => ws.close());
+    assert.doesNotMatch(stderr, /warning/i);
   });
 
   test('a foreign Host header (DNS rebinding) is refused on HTTP and WebSocket', async () => {

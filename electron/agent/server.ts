@@ -91,6 +91,14 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
     handleProtocols: (protocols) => (protocols.has(WS_PROTOCOL) ? WS_PROTOCOL : false),
   });
 
+  // Every event is encoded once, for every viewer.
+  const viewers = new Set<WebSocket>();
+  const broadcast = (event: NodeEvent) => {
+    const text = JSON.stringify({ event } satisfies WireMessage);
+    for (const ws of viewers) sendText(ws, text);
+  };
+  options.node.on('event', broadcast);
+
   // A peer that breaks the protocol (bad frame, oversized message, reset) costs only its own connection.
   wss.on('error', () => undefined);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -107,7 +115,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           setTimeout(() => ws.terminate(), REFUSED_LINGER_MS).unref();
           return;
         }
-        serveSocket(ws, options.node);
+        serveSocket(ws, options.node, viewers);
       });
     } catch {
       socket.destroy();
@@ -129,6 +137,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
     url: `http://${host}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        options.node.off('event', broadcast);
         http.close(() => resolve());
         wss.close();
         guard.destroyAll();
@@ -150,22 +159,22 @@ function isWebSocketPath(req: IncomingMessage): boolean {
   }
 }
 
-function serveSocket(ws: WebSocket, node: AgentServerOptions['node']): void {
-  const send = (message: WireMessage) => {
-    if (ws.readyState !== ws.OPEN) return;
-    // A peer that stopped reading would make the agent hold every event and reply for it.
-    if (ws.bufferedAmount > MAX_QUEUED_BYTES) return ws.terminate();
-    ws.send(JSON.stringify(message));
-  };
-  const onEvent = (event: NodeEvent) => send({ event });
-  node.on('event', onEvent);
-  ws.on('close', () => node.off('event', onEvent));
+function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: Set<WebSocket>): void {
+  viewers.add(ws);
+  ws.on('close', () => viewers.delete(ws));
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
     dispatch(node, data.toString())
-      .then(send)
+      .then((response) => sendText(ws, JSON.stringify(response)))
       .catch(() => ws.terminate());
   });
+}
+
+function sendText(ws: WebSocket, text: string): void {
+  if (ws.readyState !== ws.OPEN) return;
+  // A peer that stopped reading would make the agent hold every event and reply for it.
+  if (ws.bufferedAmount > MAX_QUEUED_BYTES) return ws.terminate();
+  ws.send(text);
 }
 
 function presentedToken(req: IncomingMessage): string | null {
