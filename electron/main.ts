@@ -71,8 +71,9 @@ async function start(): Promise<void> {
   let nextCluster = desktop.cluster ?? null;
   const clusterSettings = (joined: JoinOptions | undefined) =>
     storedClusterSettings(joined, () => nextCluster, (next) => {
-      nextCluster = next;
+      // Kept only once written: a change that cannot be (a full disk) is refused, and the view stays as it was.
       writeJson(desktopFile, { ...desktop, cluster: next ?? undefined });
+      nextCluster = next;
     });
 
   lockDownSession();

@@ -3,11 +3,11 @@
 // the temporary files an interrupted write leaves are removed at the next start.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { mountTmpfs } from '../core/testing/tmpfs.ts';
+import { tmpfsForTest } from '../core/testing/tmpfs.ts';
 import { hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 const warnings = (stderr: string, file: string) => stderr.split('\n').filter((line) => line.startsWith('hangar: warning: ') && line.includes(file));
@@ -21,22 +21,17 @@ async function stopAgent(agent: Agent): Promise<number | null> {
 
 describe('the agent on a full disk', () => {
   test('a setting that cannot be written is refused and lost nothing; state files fail whole, said once; leftovers go at start', async (t) => {
-    const root = await tempDir('full-disk');
-    const gallery = join(root, 'index.yaml');
-    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
-    const home = join(root, 'home');
-    await mkdir(home);
-    const disk = mountTmpfs(home, '8m', 'the full-disk agent test');
-    if (!disk) {
-      await rm(root, { recursive: true, force: true });
-      return t.skip('mounting a tmpfs needs root');
-    }
     let agent: Agent | undefined;
     t.after(async () => {
       if (agent) await stopAgent(agent);
-      disk.unmount();
-      await rm(root, { recursive: true, force: true });
     });
+    const root = await tempDir('full-disk');
+    t.after(() => rm(root, { recursive: true, force: true }));
+    const gallery = join(root, 'index.yaml');
+    await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    const mounted = await tmpfsForTest(t, '8m');
+    if (!mounted) return;
+    const { dir: home, disk } = mounted;
 
     agent = await startAgent(home, gallery);
     let stderr = '';

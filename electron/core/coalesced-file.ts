@@ -1,9 +1,7 @@
 // A JSON file in the home rewritten after every change, whole or not at all (see state-file.ts); writes are
 // coalesced, so a burst of changes costs one write and the newest state wins. Nobody waits on these writes, so a
 // write that fails is reported here, as a process warning in the host's log: once, until a write succeeds again.
-import { readJsonFile, writeJsonFile } from './state-file.ts';
-
-export const STATE_WARNING = 'HangarStateWarning';
+import { readJsonFile, warnWriteFailed, writeJsonFile } from './state-file.ts';
 
 export class CoalescedFile<T> {
   private pending: T | null = null;
@@ -36,9 +34,7 @@ export class CoalescedFile<T> {
         await writeJsonFile(this.path, value);
         this.failure = null;
       } catch (error) {
-        if (this.failure === null) {
-          process.emitWarning(`${(error as Error).message}; the next change writes it whole again (said once until a write succeeds)`, STATE_WARNING);
-        }
+        if (this.failure === null) warnWriteFailed(error as Error);
         this.failure = error as Error;
       }
     }

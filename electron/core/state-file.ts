@@ -1,6 +1,7 @@
 // Files in the home's state directory are replaced whole: written to a temporary sibling, flushed to disk, then
 // renamed over the old one, so a reader or a crash sees the old file or the new one. A write that fails (a full
 // disk, a read-only mount) removes its temporary file and throws an error that names the file and the cause.
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
@@ -15,6 +16,17 @@ export class StateWriteError extends Error {
     super(`cannot write ${path}: ${reasonOf(cause)}`, { cause });
     this.name = 'StateWriteError';
   }
+}
+
+/** Process warnings about state files carry this name. */
+export const STATE_WARNING = 'HangarStateWarning';
+
+/**
+ * For a write nobody waits on: says in the host's log (a process warning) that it failed. The caller says it once
+ * until a write succeeds again; the next change writes the whole file again.
+ */
+export function warnWriteFailed(error: Error): void {
+  process.emitWarning(`${error.message}; the next change writes it whole again (said once until a write succeeds)`, STATE_WARNING);
 }
 
 /** The parsed file, or null when it is missing or not JSON. */
@@ -33,7 +45,7 @@ export async function writeJsonFile(path: string, value: unknown): Promise<void>
 }
 
 export async function writeFileAtomic(path: string, data: string, options: { mode?: number } = {}): Promise<void> {
-  const temp = `${path}.${process.pid}.${++temps}${TEMP_SUFFIX}`;
+  const temp = tempFor(path);
   try {
     const handle = await open(temp, 'w', options.mode ?? 0o644);
     try {
@@ -47,6 +59,28 @@ export async function writeFileAtomic(path: string, data: string, options: { mod
     await rm(temp, { force: true }).catch(() => undefined);
     throw new StateWriteError(path, error);
   }
+}
+
+/** The same, blocking: for a host that must have the file written before it answers (the desktop's own settings). */
+export function writeFileAtomicSync(path: string, data: string, options: { mode?: number } = {}): void {
+  const temp = tempFor(path);
+  try {
+    const fd = openSync(temp, 'w', options.mode ?? 0o644);
+    try {
+      writeFileSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw new StateWriteError(path, error);
+  }
+}
+
+function tempFor(path: string): string {
+  return `${path}.${process.pid}.${++temps}${TEMP_SUFFIX}`;
 }
 
 /**

@@ -1,7 +1,8 @@
 // Small JSON files in userData (window state, settings): validated on read, written atomically and debounced.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
+import { warnWriteFailed, writeFileAtomicSync } from '../core/state-file.ts';
 
 /** The file's content when it is present and valid; otherwise `fallback` (a missing or corrupt file is not fatal). */
 export function readJson<T>(path: string, schema: z.ZodType<T>, fallback: T): T {
@@ -19,12 +20,13 @@ export function readJson<T>(path: string, schema: z.ZodType<T>, fallback: T): T 
   }
 }
 
-/** Atomically (tmp + rename); readable by its owner only, since a settings file may hold a cluster password. */
+/**
+ * Whole or not at all (see state-file.ts: a failure throws and leaves no temporary file); readable by its owner
+ * only, since a settings file may hold a cluster password.
+ */
 export function writeJson(path: string, value: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
-  renameSync(temp, path);
+  writeFileAtomicSync(path, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
 }
 
 export interface DebouncedWriter<T> {
@@ -34,13 +36,22 @@ export interface DebouncedWriter<T> {
   flush(): void;
 }
 
+/** For what the app can do without (the window's place): a write that fails is said once, never thrown. */
 export function debouncedWriter<T>(path: string, delayMs: number): DebouncedWriter<T> {
   let pending: { value: T } | null = null;
   let timer: NodeJS.Timeout | null = null;
+  let failing = false;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = null;
-    if (pending) writeJson(path, pending.value);
+    if (!pending) return;
+    try {
+      writeJson(path, pending.value);
+      failing = false;
+    } catch (error) {
+      if (!failing) warnWriteFailed(error as Error);
+      failing = true;
+    }
     pending = null;
   };
   return {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { STATE_WARNING } from '../core/state-file.ts';
+import { tmpfsForTest } from '../core/testing/tmpfs.ts';
 import { debouncedWriter, readJson, writeJson } from './json-file.ts';
 import { z } from 'zod';
 import { DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './window-state.ts';
@@ -42,6 +44,38 @@ describe('json files', () => {
     const deadline = Date.now() + 5000;
     while (!existsSync(path) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), { a: 1 });
+  });
+});
+
+describe('json files on a full disk', () => {
+  it("the desktop's settings: a write that does not fit throws, names the file, and leaves the old one whole", async (t) => {
+    const mounted = await tmpfsForTest(t, '1m');
+    if (!mounted) return;
+    const path = join(mounted.dir, 'settings.json');
+    writeJson(path, { keepBackendsRunning: true });
+    await mounted.disk.fill();
+    assert.throws(() => writeJson(path, { keepBackendsRunning: false }), { message: `cannot write ${path}: no space left on device` });
+    assert.deepEqual(readJson(path, flagSchema, DEFAULT_FLAG), { keepBackendsRunning: true });
+    assert.deepEqual(readdirSync(mounted.dir).sort(), ['filler', 'settings.json']);
+  });
+
+  it("the window's place: a write that does not fit is said once and never thrown, from its timer or on quit", async (t) => {
+    const mounted = await tmpfsForTest(t, '1m');
+    if (!mounted) return;
+    const warnings: string[] = [];
+    const listen = (warning: Error) => warning.name === STATE_WARNING && warnings.push(warning.message);
+    process.on('warning', listen);
+    t.after(() => process.off('warning', listen));
+    await mounted.disk.fill();
+    const writer = debouncedWriter<object>(join(mounted.dir, 'window-state.json'), 10);
+    writer.schedule({ a: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    writer.schedule({ a: 2 });
+    writer.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0]!, /window-state\.json: no space left on device/);
+    assert.deepEqual(readdirSync(mounted.dir), ['filler']);
   });
 });
 

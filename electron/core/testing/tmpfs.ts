@@ -1,8 +1,10 @@
 // A real small filesystem for the full-disk tests (tests only): a tmpfs mounted on a directory. Mounting needs root
 // (CI runs as root); anywhere else the caller is told so, loudly, and skips. As root, a mount that fails is a failure.
 import { execFileSync } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { TestContext } from 'node:test';
+import { tempDir } from './fixtures.ts';
 
 export interface Tmpfs {
   /** Takes every free byte left, with one file. */
@@ -31,6 +33,25 @@ export function mountTmpfs(dir: string, size: string, test: string): Tmpfs | nul
     // Lazily: a process the test started may still hold a file there for a moment.
     unmount: () => execFileSync('umount', ['--lazy', dir], { stdio: 'pipe' }),
   };
+}
+
+/**
+ * A fresh tmpfs of `size` for test `t`, unmounted and removed after it (hooks `t` registered before run first);
+ * null, with `t` skipped and said so on stderr, where the test may not mount one.
+ */
+export async function tmpfsForTest(t: TestContext, size: string): Promise<{ dir: string; disk: Tmpfs } | null> {
+  const dir = await tempDir('tmpfs');
+  const disk = mountTmpfs(dir, size, `"${t.name}"`);
+  if (!disk) {
+    await rm(dir, { recursive: true });
+    t.skip('mounting a tmpfs needs root');
+    return null;
+  }
+  t.after(async () => {
+    disk.unmount();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { dir, disk };
 }
 
 function parseSize(size: string): number {
