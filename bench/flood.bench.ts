@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openSlowSockets } from '../electron/agent/slow-sockets.ts';
+import { openSlowSockets } from '../electron/agent/hostile-peers.ts';
 import { startAgent } from '../e2e/fixtures/agent.ts';
 import { copyStarterGallery } from '../e2e/fixtures/gallery.ts';
 import { median, type BenchFigure } from './figure.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { openSlowSockets } from './slow-sockets.ts';
+import { openSlowSockets } from './hostile-peers.ts';
 import { hangar, startAgent, type Agent } from './test-agent.ts';
 
 const OPEN_FILES = 1024;

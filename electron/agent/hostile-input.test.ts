@@ -2,12 +2,11 @@
 // foreign Host headers and weak tokens. The agent must answer afterwards and its backends must live on.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { get as httpGet, type IncomingMessage } from 'node:http';
-import { connect as tcpConnect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
@@ -15,39 +14,12 @@ import WebSocket from 'ws';
 import { WS_PATH, WS_PROTOCOL, tokenProtocol } from '../../shared/wire.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { frame, rawSocket, upgradeRequest } from './hostile-peers.ts';
 import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
 
-/** A client frame: FIN + opcode, masked unless told otherwise, with a real or a lying length. */
-function frame(opcode: number, payload: Buffer, options: { rsv?: number; masked?: boolean; declaredLength?: bigint } = {}): Buffer {
-  const masked = options.masked ?? true;
-  const length = options.declaredLength ?? BigInt(payload.length);
-  const head = [0x80 | (options.rsv ?? 0) | opcode];
-  const maskBit = masked ? 0x80 : 0;
-  let lengthBytes: Buffer;
-  if (length < 126n) lengthBytes = Buffer.from([maskBit | Number(length)]);
-  else if (length < 65536n) lengthBytes = Buffer.from([maskBit | 126, Number(length >> 8n), Number(length & 0xffn)]);
-  else {
-    lengthBytes = Buffer.alloc(9);
-    lengthBytes[0] = maskBit | 127;
-    lengthBytes.writeBigUInt64BE(length, 1);
-  }
-  if (!masked) return Buffer.concat([Buffer.from(head), lengthBytes, payload]);
-  const key = randomBytes(4);
-  const body = Buffer.from(payload.map((byte, i) => byte ^ key[i % 4]!));
-  return Buffer.concat([Buffer.from(head), lengthBytes, key, body]);
-}
-
 /** Sends a WebSocket upgrade by hand, offering no compression. */
-async function rawUpgrade(url: string, token: string | null): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  const socket: Socket = tcpConnect(Number(port), hostname);
-  await once(socket, 'connect');
-  const protocols = token ? `${WS_PROTOCOL}, ${tokenProtocol(token)}` : WS_PROTOCOL;
-  socket.write(
-    `GET ${WS_PATH} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${protocols}\r\n\r\n`,
-  );
-  return socket;
+function rawUpgrade(url: string, token: string | null): Promise<Socket> {
+  return rawSocket(url, upgradeRequest(new URL(url).host, token ? `${WS_PROTOCOL}, ${tokenProtocol(token)}` : WS_PROTOCOL));
 }
 
 /** Completes a WebSocket handshake by hand, then writes raw bytes; resolves when the agent closes the socket. */
@@ -175,12 +147,8 @@ describe('the agent against hostile peers', () => {
   });
 
   test('an upgrade whose path is not a URL (GET //[) is refused, not fatal', async () => {
-    const { hostname, port } = new URL(agent.url);
     for (const path of ['//[', '//a:b:c', 'http://[::1', '//%']) {
-      const socket = tcpConnect(Number(port), hostname);
-      socket.on('error', () => undefined);
-      await once(socket, 'connect');
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      const socket = await rawSocket(agent.url, upgradeRequest(new URL(agent.url).host, WS_PROTOCOL, path));
       let received = '';
       socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
       await new Promise((resolve) => socket.once('close', resolve));
@@ -198,15 +166,11 @@ describe('the agent against hostile peers', () => {
 
   test('downloads abandoned half-way leave no file open in the agent', async () => {
     const pid = agent.child.pid!;
-    const { hostname, port } = new URL(agent.url);
     const assets = await readdir('dist/renderer/assets');
     const biggest = (await Promise.all(assets.map(async (name) => ({ name, size: (await stat(join('dist/renderer/assets', name))).size })))).sort((a, b) => b.size - a.size)[0]!;
     const before = openFds(pid);
     for (let i = 0; i < 50; i++) {
-      const socket = tcpConnect(Number(port), hostname);
-      socket.on('error', () => undefined);
-      await once(socket, 'connect');
-      socket.write(`GET /assets/${biggest.name} HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+      const socket = await rawSocket(agent.url, `GET /assets/${biggest.name} HTTP/1.1\r\nHost: ${new URL(agent.url).host}\r\n\r\n`);
       await once(socket, 'data');
       socket.destroy();
     }

@@ -1,44 +1,19 @@
 // SIGTERM against an agent that still holds connections of every kind, the hostile ones included: it closes them
 // all, stops its backends and exits, within a few seconds.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, get as httpGet, type IncomingMessage } from 'node:http';
-import { connect as tcpConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { tokenProtocol, WS_PATH, WS_PROTOCOL } from '../../shared/wire.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { frame, rawSocket, upgradeRequest } from './hostile-peers.ts';
 import { hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 const EXIT_WITHIN_MS = 5000;
-
-/** A raw connection that sends `head` and reads nothing unless told to. */
-async function rawSocket(url: string, head: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  const socket = tcpConnect(Number(port), hostname);
-  socket.on('error', () => undefined);
-  await once(socket, 'connect');
-  socket.write(head);
-  return socket;
-}
-
-function upgradeRequest(host: string, protocols: string): string {
-  return (
-    `GET ${WS_PATH} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-    `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: ${protocols}\r\n\r\n`
-  );
-}
-
-/** A masked text frame, as a client sends it. */
-function textFrame(text: string): Buffer {
-  const payload = Buffer.from(text);
-  const key = randomBytes(4);
-  return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), key, Buffer.from(payload.map((byte, i) => byte ^ key[i % 4]!))]);
-}
 
 /** SIGTERM; resolves with the exit code and how long the agent took. */
 async function terminate(agent: Agent): Promise<{ code: number | null; ms: number }> {
@@ -82,7 +57,7 @@ describe('agent shutdown with connections still open', () => {
     const socket = await rawSocket(agent.url, upgradeRequest('evil.example', WS_PROTOCOL));
     const [answer] = (await once(socket, 'data')) as [Buffer];
     assert.match(answer.toString(), /^HTTP\/1\.1 403 /);
-    socket.write(textFrame('{"id":1,"method":"info","params":{"node":"local"}}'));
+    socket.write(frame(0x1, Buffer.from('{"id":1,"method":"info","params":{"node":"local"}}')));
     socket.end();
     assert.equal((await hangar(agent, 'ps')).code, 0);
     await assertStoppedCleanly();
