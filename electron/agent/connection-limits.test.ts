@@ -2,21 +2,18 @@
 // the token, 64 from one address): thousands of sockets that never finish their request cannot keep a token holder
 // out, the agent never holds more of them than its cap, and it sheds every one of them within its header deadline.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { openSlowSockets } from './hostile-peers.ts';
-import { hangar, startAgent, type Agent } from './test-agent.ts';
+import { hangar, openFds, startAgent, type Agent } from './test-agent.ts';
 
 const OPEN_FILES = 1024;
 const PRE_AUTH_CAP = OPEN_FILES / 4;
 /** Ten addresses, the CLI's own among them: the total cap binds, not only the per-address one. */
 const ATTACKERS = Array.from({ length: 10 }, (_, i) => `127.0.0.${i + 1}`);
-
-const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 describe('the agent under a flood of slow connections', () => {
   let root: string;

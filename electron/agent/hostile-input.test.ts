@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync } from 'node:fs';
 import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
@@ -15,7 +14,7 @@ import { WS_PATH, WS_PROTOCOL, tokenProtocol } from '../../shared/wire.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { frame, rawSocket, upgradeRequest } from './hostile-peers.ts';
-import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+import { hangar, json, openFds, startAgent, until, type Agent } from './test-agent.ts';
 
 /** Sends a WebSocket upgrade by hand, offering no compression. */
 function rawUpgrade(url: string, token: string | null): Promise<Socket> {
@@ -34,8 +33,6 @@ async function rawSession(url: string, token: string | null, bytes: Buffer): Pro
   await once(socket, 'close');
   return received;
 }
-
-const openFds = (pid: number) => readdirSync(`/proc/${pid}/fd`).length;
 
 /** fetch() will not send a Host of our choosing, so this uses http.get. */
 async function statusFor(url: string, host: string): Promise<number> {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -57,4 +58,9 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
     await sleep(20);
   }
+}
+
+/** How many files (sockets included) process `pid` holds open. */
+export function openFds(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
 }
