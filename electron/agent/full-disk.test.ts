@@ -2,6 +2,7 @@
 // is refused and changes nothing, every state file is written whole or not at all and its failure is said once, and
 // the temporary files an interrupted write leaves are removed at the next start.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,7 +63,8 @@ describe('the agent on a full disk', () => {
 
     assert.equal((await hangar(agent, 'settings', 'auto-upgrade', 'on')).code, 0, 'with room again, the same change is kept');
     assert.equal(await stopAgent(agent), 0);
-    const leftover = join(home, 'state', 'settings.json.4242.7.tmp');
+    // What a host that died mid-write leaves: a temporary file named for its pid.
+    const leftover = join(home, 'state', `settings.json.${spawnSync('true').pid}.7.tmp`);
     await writeFile(leftover, '');
     agent = await startAgent(home, gallery);
     let restartErr = '';

@@ -1,6 +1,7 @@
 // Every writer of the state directory on a real full filesystem (a tmpfs filled to its last page): the old file stays
 // whole, no temporary file is left, the failure names the file and the cause, and it is said once.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -72,12 +73,14 @@ describe('state files on a full disk', () => {
   });
 });
 
-test('the temporary files interrupted writes left are removed, and said', async (t) => {
+test('the temporary files interrupted writes left are removed, and said; one a running process writes is left', async (t) => {
   const dir = await tempDir('leftovers');
   t.after(() => rm(dir, { recursive: true, force: true }));
+  const gone = spawnSync('true').pid!;
+  const writing = `cluster-trust.${process.pid}.tmp`;
   await writeFile(join(dir, 'settings.json'), '{}');
-  for (const name of ['settings.json.123.1.tmp', 'jobs.json.123.2.tmp', 'rollouts.json.tmp']) await writeFile(join(dir, name), '');
+  for (const name of [`settings.json.${gone}.1.tmp`, `jobs.json.${gone}.2.tmp`, 'rollouts.json.tmp', writing]) await writeFile(join(dir, name), '');
   assert.deepEqual(await removeInterruptedWrites(dir), [`removed 3 temporary files that interrupted writes left in ${dir}`]);
-  assert.deepEqual(await readdir(dir), ['settings.json']);
+  assert.deepEqual((await readdir(dir)).sort(), [writing, 'settings.json']);
   assert.deepEqual(await removeInterruptedWrites(dir), []);
 });

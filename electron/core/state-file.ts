@@ -4,6 +4,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { isAlive } from './supervisor/identity.ts';
 
 const TEMP_SUFFIX = '.tmp';
 let temps = 0;
@@ -85,14 +86,19 @@ function tempFor(path: string): string {
 
 /**
  * Removes the temporary files that writes cut short by a crash or a power cut left in `dir`, and says what it
- * removed. Only for the host that holds the home: another writer's temporary file would go too.
+ * removed. A file named for a process that still runs (`NAME.PID[.N].tmp`: a CLI writing beside the host) is left.
  */
 export async function removeInterruptedWrites(dir: string): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
-  const leftovers = names.filter((name) => name.endsWith(TEMP_SUFFIX));
+  const leftovers = names.filter((name) => name.endsWith(TEMP_SUFFIX) && !writerRuns(name));
   await Promise.all(leftovers.map((name) => rm(join(dir, name), { force: true })));
   if (leftovers.length === 0) return [];
   return [`removed ${leftovers.length === 1 ? 'a temporary file' : `${leftovers.length} temporary files`} that interrupted writes left in ${dir}`];
+}
+
+function writerRuns(name: string): boolean {
+  const pid = /\.(\d+)(?:\.\d+)?\.tmp$/.exec(name)?.[1];
+  return pid !== undefined && isAlive(Number(pid));
 }
 
 /** "no space left on device" from Node's "ENOSPC: no space left on device, write". */
