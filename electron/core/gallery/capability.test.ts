@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { detectCapability, parseNvidiaSmi, parseRocmSmi, parseXpuSmi } from './capability.ts';
 import { parseVulkanInfo } from './vulkan-vram.ts';
-import { resolveMetaKey } from './meta.ts';
+import { isBackendCompatible, preferredBuild, resolveMetaKey } from './meta.ts';
 
 const known = ['default', 'nvidia', 'amd', 'intel', 'vulkan', 'metal', 'darwin-x86', 'nvidia-cuda-12', 'nvidia-cuda-13', 'nvidia-l4t', 'nvidia-l4t-cuda-12', 'nvidia-l4t-cuda-13'];
 const noRunFile = '/nonexistent/hangar-capability';
@@ -27,6 +27,46 @@ test('forced capabilities: HANGAR_FORCE_CAPABILITY, then LocalAI variable, then 
     assert.equal(detectCapability({ ...base, HANGAR_FORCE_CAPABILITY: '' }), 'vulkan', 'an empty override is no override');
     const probed = detectCapability({ PATH: process.env.PATH, LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE: noRunFile });
     assert.notEqual(probed, 'vulkan', 'without overrides the hardware decides');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('LocalAI overrides as LocalAI reads them: the variable verbatim, an empty run file forces "" (CPU builds)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hangar-cap-'));
+  try {
+    const file = (name: string, text: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    const empty = file('empty', '');
+    const blanks = file('blanks', ' \n\t\n');
+    const amd = file('amd', '\u0085 amd\n');
+    const probed = detectCapability({ PATH: process.env.PATH, LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE: noRunFile });
+    // [variable, run file, expected capability]
+    const table: [string | undefined, string, string][] = [
+      ['   ', noRunFile, '   '],
+      [' nvidia ', noRunFile, ' nvidia '],
+      ['', empty, ''],
+      [undefined, empty, ''],
+      [undefined, blanks, ''],
+      [undefined, amd, 'amd'],
+      ['   ', amd, '   '],
+      [undefined, dir, probed],
+      [undefined, noRunFile, probed],
+    ];
+    for (const [variable, runFile, expected] of table) {
+      const env = { PATH: process.env.PATH, LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE: runFile, LOCALAI_FORCE_META_BACKEND_CAPABILITY: variable };
+      assert.equal(detectCapability(env), expected, `${JSON.stringify(variable)} with ${runFile}`);
+    }
+    const llama = { default: 'cpu-llama-cpp', nvidia: 'cuda12-llama-cpp', vulkan: 'vulkan-llama-cpp' };
+    for (const forced of ['', '   ', ' nvidia ']) {
+      assert.deepEqual(resolveMetaKey(llama, forced), { key: 'default', target: 'cpu-llama-cpp' }, JSON.stringify(forced));
+      assert.equal(isBackendCompatible('cuda12-llama-cpp', null, forced), false, 'a GPU build does not run on a forced blank');
+      assert.equal(isBackendCompatible('cpu-llama-cpp', null, forced), true);
+      assert.equal(preferredBuild(['vulkan-llama-cpp', 'cpu-llama-cpp'], forced), 'cpu-llama-cpp');
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -16,18 +16,37 @@ const probeTimeoutMs = 2000;
 
 let hostCapability: string | undefined;
 
+const DEFAULT_RUN_FILE = '/run/localai/capability';
+/** The characters Go's strings.TrimSpace removes (unicode.IsSpace); JavaScript's trim() differs on U+0085 and U+FEFF. */
+const GO_SPACE = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const GO_TRIM = new RegExp(`^${GO_SPACE}+|${GO_SPACE}+$`, 'gu');
+
 /**
- * The capability key for this machine. Forced values win, in this order: HANGAR_FORCE_CAPABILITY,
- * LOCALAI_FORCE_META_BACKEND_CAPABILITY, then the file named by LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE
- * (default /run/localai/capability). Hardware is probed once per process and cached.
+ * The capability key for this machine. Forced values win, in this order: HANGAR_FORCE_CAPABILITY (trimmed, ignored
+ * when blank), then exactly as LocalAI reads them (pkg/system/capabilities.go getSystemCapabilities):
+ * LOCALAI_FORCE_META_BACKEND_CAPABILITY verbatim whenever it is not empty, blanks included; then the file named by
+ * LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE (default /run/localai/capability), trimmed, whenever it can be read,
+ * even when that leaves nothing. A capability that names no key ("" or blanks) resolves to the `default`/`cpu`
+ * builds, as in LocalAI. Hardware is probed once per process and cached.
  */
 export function detectCapability(env: NodeJS.ProcessEnv = process.env): string {
-  const forced = env.HANGAR_FORCE_CAPABILITY?.trim() || env.LOCALAI_FORCE_META_BACKEND_CAPABILITY?.trim();
+  const hangar = env.HANGAR_FORCE_CAPABILITY?.trim();
+  if (hangar) return hangar;
+  const forced = env.LOCALAI_FORCE_META_BACKEND_CAPABILITY;
   if (forced) return forced;
-  const runFile = readText(env.LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE || '/run/localai/capability');
-  if (runFile) return runFile;
+  const runFile = readRunFile(env.LOCALAI_FORCE_META_BACKEND_CAPABILITY_RUN_FILE || DEFAULT_RUN_FILE);
+  if (runFile !== null) return runFile;
   hostCapability ??= probeHost(env);
   return hostCapability;
+}
+
+/** The run file's content trimmed as Go trims it, or null when it cannot be read (missing, a directory). */
+function readRunFile(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8').replace(GO_TRIM, '');
+  } catch {
+    return null;
+  }
 }
 
 function probeHost(env: NodeJS.ProcessEnv): string {
