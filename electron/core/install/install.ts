@@ -2,7 +2,7 @@
 // swap. Fetching needs no lock (each fetch has its own staging dir); only the swap touches the live tree. On any
 // failure the staging dir is removed, the live tree is untouched, and the error names the backend.
 import type { ExtractLimits } from './limits.ts';
-import type { BackendMetadata } from './metadata.ts';
+import { localaiTimestamp, type BackendMetadata } from './metadata.ts';
 import type { FetchContext, SourceFactory, SourceOptions } from './source.ts';
 import { fetchFromFirst } from './sources.ts';
 import { backendError, type BackendStore, type PendingSwap, type SwapHooks } from './store.ts';
@@ -55,7 +55,7 @@ export async function stageBackend(store: BackendStore, request: InstallRequest)
       alias: request.details?.alias ?? null,
       metaBackendFor: null,
       galleryUrl: request.details?.galleryUrl ?? null,
-      installedAt: new Date().toISOString(),
+      installedAt: localaiTimestamp(),
       version: request.details?.version ?? null,
       uri: request.uris[0] ?? fetched.servedBy, // LocalAI records the entry's own uri even when a mirror served it
       digest: fetched.digest,

@@ -1,4 +1,5 @@
-// metadata.json in LocalAI's format (snake_case keys, empty fields omitted), plus Hangar's `sha256`.
+// metadata.json exactly as LocalAI writes it (core/gallery/backends.go writeBackendMetadata: json.MarshalIndent of
+// BackendMetadata, its keys in struct order, empty fields omitted, no trailing newline), plus Hangar's `sha256` last.
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -18,9 +19,9 @@ export interface BackendMetadata {
 export const METADATA_FILE = 'metadata.json';
 
 const KEYS = {
-  name: 'name',
   alias: 'alias',
   metaBackendFor: 'meta_backend_for',
+  name: 'name',
   galleryUrl: 'gallery_url',
   installedAt: 'installed_at',
   version: 'version',
@@ -52,7 +53,24 @@ export function parseMetadata(text: string, dirName: string, fallbackInstalledAt
 
 export function serializeMetadata(meta: BackendMetadata): string {
   const entries = (Object.keys(KEYS) as (keyof BackendMetadata)[]).filter((k) => meta[k]).map((k) => [KEYS[k], meta[k]]);
-  return JSON.stringify(Object.fromEntries(entries), null, 2) + '\n';
+  return goJsonEscape(JSON.stringify(Object.fromEntries(entries), null, 2));
+}
+
+/** Go's encoder also escapes <, >, & and the two Unicode line separators inside strings. */
+function goJsonEscape(json: string): string {
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * A time as LocalAI writes `installed_at`: Go's time.RFC3339 layout of the local time, whole seconds and the zone's
+ * offset (`2026-08-22T22:44:03+02:00`, `Z` when local time is UTC).
+ */
+export function localaiTimestamp(at: Date = new Date()): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  const offset = -at.getTimezoneOffset();
+  const zone = offset === 0 ? 'Z' : `${offset > 0 ? '+' : '-'}${two(Math.floor(Math.abs(offset) / 60))}:${two(Math.abs(offset) % 60)}`;
+  const date = `${String(at.getFullYear()).padStart(4, '0')}-${two(at.getMonth() + 1)}-${two(at.getDate())}`;
+  return `${date}T${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}${zone}`;
 }
 
 /** Writes `<dir>/metadata.json` atomically (a reader sees the old file or the new one, never half). */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import { WORKING_SUFFIXES, backendName } from '../../../shared/schemas.ts';
-import { METADATA_FILE, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
+import { METADATA_FILE, localaiTimestamp, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
 
 export type { BackendMetadata } from './metadata.ts';
 
@@ -392,7 +392,7 @@ async function readMetadata(dir: string, name: string): Promise<{ metadata: Back
   }
   try {
     const metadata = parseMetadata(text, name, '');
-    if (metadata.installedAt === '') metadata.installedAt = (await stat(path)).mtime.toISOString();
+    if (metadata.installedAt === '') metadata.installedAt = localaiTimestamp((await stat(path)).mtime);
     return { metadata, broken: null };
   } catch (err) {
     return { metadata: null, broken: `${METADATA_FILE} is corrupt: ${err instanceof Error ? err.message : String(err)}` };
