@@ -27,6 +27,7 @@ export interface ModelRef extends NodeRef { model: string }
  * running (and named in the job's notice) unless the user opts in to stopping them too.
  */
 export interface SwapOptions { stopUnsupervised?: boolean }
+export type LeftoverAction = 'delete' | 'restore';
 
 /** One interface for every host and transport: the core implements it, Electron IPC and WebSocket carry it. */
 export interface NodeApi {
@@ -43,6 +44,11 @@ export interface NodeApi {
   /** Picks which build of a meta backend this node installs (`capability` null: the automatic choice again). */
   chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView>;
   delete(req: BackendRef & SwapOptions): Promise<JobView>;
+  /**
+   * A working directory LocalAI left behind (a `leftover` row): `delete` removes it, `restore` puts a backup of a
+   * backend that is gone back in its place.
+   */
+  resolveLeftover(req: NodeRef & { name: string; action: LeftoverAction }): Promise<void>;
   waitJob(req: NodeRef & { id: string }): Promise<JobView>;
   cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
   /** `restart`: what happens when the process ends by itself (default: kept, else on-failure). */
@@ -115,7 +121,7 @@ export const LOCAL_NODE = 'local';
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
-  'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
+  'resolveLeftover', 'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
 ] as const satisfies readonly NodeMethod[];
 
 export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout', 'clusterSettings', 'updateClusterSettings', 'clusterStatus'] as const satisfies readonly (keyof ClusterApi)[];

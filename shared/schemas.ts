@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { HangarMethod, NodeApi, NodeRequest } from './api.ts';
+import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
 import { MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
 import type { RestartPolicy } from './types.ts';
 
@@ -17,6 +17,12 @@ export const backendName = z
   .max(NAME_MAX, `name is longer than ${NAME_MAX} characters`)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit')
   .refine((n) => !WORKING_SUFFIXES.some((s) => n.endsWith(s)), 'name ends in a reserved working-directory suffix');
+
+/** A working directory of a backend: `<backend>.install-tmp` and the like. */
+export const leftoverName = z
+  .string()
+  .max(NAME_MAX + 16)
+  .refine((n) => WORKING_SUFFIXES.some((s) => n.endsWith(s) && backendName.safeParse(n.slice(0, -s.length)).success), 'not a working directory of a backend');
 
 /** `name` or `gallery@name`. */
 export const qualifiedName = z
@@ -111,6 +117,7 @@ export const requestSchemas = {
   rollback: swapRef,
   chooseVariant: z.strictObject({ node: nodeId, name: qualifiedName, capability: capabilityKey.nullable() }),
   delete: swapRef,
+  resolveLeftover: z.strictObject({ node: nodeId, name: leftoverName, action: z.enum(['delete', 'restore'] satisfies LeftoverAction[]) }),
   waitJob: z.strictObject({ node: nodeId, id: jobId }),
   cancelJob: z.strictObject({ node: nodeId, id: jobId }),
   load: z.strictObject({ node: nodeId, backend: qualifiedName, model: modelName, restart: restartPolicy.optional() }),

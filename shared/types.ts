@@ -64,8 +64,44 @@ export interface PreviousVersion {
   installedAt: string | null;
 }
 
+/**
+ * What a row of the backends listing is on disk. backend: a backend Hangar manages. alias: a name LocalAI lists
+ * with no directory of its own (an alias, or a meta directory's own name). leftover: a working directory LocalAI left
+ * mid-install or mid-upgrade (`X.install-tmp`, `X.upgrade-tmp`, `X.install-backup`, `X.backup`). foreign: a
+ * directory LocalAI runs under a name Hangar does not manage (a space in it, say). kept: the rollback tree of a
+ * backend that was deleted outside Hangar.
+ */
+export type BackendKind = 'backend' | 'alias' | 'leftover' | 'foreign' | 'kept';
+
+/** A working directory LocalAI left behind. */
+export interface LeftoverView {
+  /** The backend it belongs to. */
+  of: string;
+  suffix: string;
+  /** A backup of a backend that is now gone: Restore puts it back. */
+  restorable: boolean;
+}
+
+/** The rollback tree of a backend deleted outside Hangar, kept for a while. */
+export interface KeptView {
+  since: string;
+  /** When it is removed. */
+  expiresAt: string;
+  bytes: number;
+}
+
 export interface BackendView {
   name: string;
+  kind: BackendKind;
+  /**
+   * The backend directory `load NAME` starts: the one LocalAI runs for this name (its alias groups win over a meta's
+   * own build). null when LocalAI does not list the name.
+   */
+  runs: string | null;
+  /** How LocalAI sees this row where that is not what the row alone says, one sentence each. */
+  localai: string[];
+  leftover: LeftoverView | null;
+  kept: KeptView | null;
   alias: string | null;
   version: string | null;
   digest: string | null;

@@ -11,7 +11,7 @@ import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from '
 import { HomeBusyError } from '../core/home-lock.ts';
 import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, lsProcess, matrix, matrixJson, nodesTable, processesStatus, psJson, psRow, rolloutTable, scanJson, table, upgradeText } from './format.ts';
+import { galleryJson, jobLine, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, rolloutTable, scanJson, table, upgradeText } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
 
@@ -179,7 +179,7 @@ client('ls', 'list installed backends (--on all or --on A,B: a backend × node m
       name: b.name,
       version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
       processes: b.processes.map(lsProcess).join(' ') || '-',
-      status: b.broken ? `broken: ${b.broken}` : b.metaBackendFor ? `meta → ${b.metaBackendFor}` : processesStatus(b.processes),
+      status: lsStatus(b),
     })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),
   );
 }));

@@ -4,9 +4,9 @@ import { compareVersions } from '../core/gallery/version.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
-  name: b.name, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
-  installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, broken: b.broken,
-  processes: b.processes.map(psJson),
+  name: b.name, kind: b.kind, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
+  installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, runs: b.runs, broken: b.broken,
+  localai: b.localai, leftover: b.leftover, kept: b.kept, processes: b.processes.map(psJson),
 });
 export const galleryJson = (e: GalleryEntryView) => ({
   name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable,
@@ -22,13 +22,26 @@ export const psJson = (p: ProcessView) => ({
 const TROUBLE = new Set<ProcessView['state']>(['unresponsive', 'stale', 'exited', 'crashed', 'crash-looping']);
 
 /** "ok", or what is wrong with a backend's processes: "1 crashed, 1 stale". */
-export function processesStatus(processes: ProcessView[]): string {
+function processesStatus(processes: ProcessView[]): string {
   const counts = new Map<string, number>();
   for (const p of processes) {
     const trouble = TROUBLE.has(p.state) ? p.state : p.cwd === 'stale' ? 'stale' : p.error ? 'failing' : null;
     if (trouble) counts.set(trouble, (counts.get(trouble) ?? 0) + 1);
   }
   return counts.size === 0 ? 'ok' : [...counts].map(([state, n]) => `${n} ${state}`).join(', ');
+}
+
+/**
+ * An `ls` row's STATUS: broken and why; a row that is not a backend Hangar manages ("LocalAI leftover", "kept until
+ * DATE"); a name that starts another build ("runs X", "meta → X"); else its processes' state.
+ */
+export function lsStatus(b: BackendView): string {
+  if (b.broken) return `broken: ${b.broken}`;
+  if (b.kind === 'leftover') return b.leftover?.restorable ? `LocalAI leftover (restorable as ${b.leftover.of})` : 'LocalAI leftover';
+  if (b.kind === 'kept') return `kept from a deleted backend until ${b.kept?.expiresAt.slice(0, 10) ?? '?'}`;
+  if (b.kind === 'foreign') return `LocalAI only, runs ${b.runs ?? b.name}`;
+  if (b.runs !== null && b.runs !== b.name) return b.runs === b.metaBackendFor ? `meta → ${b.runs}` : `runs ${b.runs}`;
+  return processesStatus(b.processes);
 }
 
 /** A process in `ls`: "m1:1234 ↺2 (CRASHED)". */
@@ -134,7 +147,7 @@ export interface MatrixColumn {
 
 /** One row per backend, one column per node: the version there, ↑ the version on offer, and stale processes. */
 export function matrix(columns: MatrixColumn[]): string {
-  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.map((b) => b.name) : [])))].sort();
+  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.filter((b) => b.kind === 'backend').map((b) => b.name) : [])))].sort();
   const header = columns.map((c) => c.card.name + (columns.filter((o) => o.card.name === c.card.name).length > 1 ? ` (${c.card.id})` : ''));
   const rows = names.map((name) => Object.fromEntries([
     ['backend', name],
@@ -160,7 +173,7 @@ export function matrixJson(columns: MatrixColumn[]) {
     status: c.card.status,
     error: c.backends instanceof Error ? c.backends.message : null,
     backends: Array.isArray(c.backends)
-      ? c.backends.map((b) => ({
+      ? c.backends.filter((b) => b.kind === 'backend').map((b) => ({
         name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion,
         stale: b.processes.filter((p) => p.cwd === 'stale').length,
       }))

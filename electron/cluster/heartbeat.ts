@@ -34,7 +34,7 @@ export const MISSED_HEARTBEATS = 3;
 export function countsOf(backends: BackendView[]): NodeCounts {
   const processes = backends.flatMap((b) => b.processes);
   return {
-    backends: backends.length,
+    backends: backends.filter((b) => b.kind === 'backend').length,
     processes: processes.length,
     stale: processes.filter((p) => p.cwd === 'stale').length,
     upgradable: backends.filter((b) => b.upgradable).length,

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
-import type { BackendRef, ModelRef, NodeApi, NodeRef, SwapOptions } from '../../shared/api.ts';
+import type { BackendRef, LeftoverAction, ModelRef, NodeApi, NodeRef, SwapOptions } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import type {
   BackendView,
@@ -30,12 +30,13 @@ import {
   isEntryCompatible,
   isMeta,
   metaResolution,
-  preferredBuild,
   versionVerdict,
   type GalleryEntry,
   type GallerySpec,
 } from './gallery/index.ts';
-import { BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks } from './install/store.ts';
+import { BackendStore, LOCALAI_DIR_MODE, leftoverOf, type InstalledBackend, type PendingSwap, type SwapHooks } from './install/store.ts';
+import { localaiTimestamp } from './install/metadata.ts';
+import { DirectorySnapshot, type Row } from './localai-rows.ts';
 import { builtinSources } from './install/sources.ts';
 import { stageBackend } from './install/install.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from './install/limits.ts';
@@ -144,7 +145,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   /** Creates the home layout, finishes interrupted swaps, re-adopts live backends. */
   async start(): Promise<string[]> {
-    await Promise.all([this.backendsDir, this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
+    await mkdir(this.backendsDir, { recursive: true, mode: LOCALAI_DIR_MODE });
+    await Promise.all([this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
     const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...(await this.store.recover())];
     await this.settingsStore.load();
     this.applySettings(['galleries', 'portRange', 'autoUpgrade']);
@@ -235,11 +237,10 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   /** Views of the gallery's entries, or of those `choose` picks once it has seen the entries and what is installed. */
   private async entryViews(choose?: (entries: GalleryEntry[], installed: InstalledBackend[]) => (entry: GalleryEntry) => boolean): Promise<GalleryEntryView[]> {
-    const [entries, installed, picks] = await Promise.all([this.galleries.entries(), this.store.list(), this.variantChoices.all()]);
+    const [entries, snapshot, picks] = await Promise.all([this.galleries.entries(), this.snapshot(), this.variantChoices.all()]);
     const byName = firstByName(entries);
-    const installedByName = new Map(installed.map((b) => [b.name, b]));
-    const chosen = choose ? entries.filter(choose(entries, installed)) : entries;
-    return Promise.all(chosen.map((entry) => this.entryView(entry, installed, installedByName.get(entry.name), byName, picks.get(entry.name.toLowerCase()) ?? null)));
+    const chosen = choose ? entries.filter(choose(entries, snapshot.managed())) : entries;
+    return Promise.all(chosen.map((entry) => this.entryView(entry, snapshot, byName, picks.get(entry.name.toLowerCase()) ?? null)));
   }
 
   async chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView> {
@@ -258,24 +259,19 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     }
     await this.variantChoices.set(meta.name, req.capability);
     this.emitEvent({ type: 'gallery-changed', node: this.id, problems: this.galleries.problems() });
-    const installed = await this.store.list();
-    return this.entryView(meta, installed, installed.find((b) => b.name === meta.name), byName, req.capability);
+    return this.entryView(meta, await this.snapshot(), byName, req.capability);
   }
 
-  private async entryView(
-    entry: GalleryEntry,
-    installed: InstalledBackend[],
-    backend: InstalledBackend | undefined,
-    byName: Map<string, GalleryEntry>,
-    picked: string | null,
-  ): Promise<GalleryEntryView> {
+  private async entryView(entry: GalleryEntry, snapshot: DirectorySnapshot, byName: Map<string, GalleryEntry>, picked: string | null): Promise<GalleryEntryView> {
+    const directory = snapshot.directory(entry.name);
+    const backend = directory?.kind === 'backend' ? directory : null;
     const meta = isMeta(entry)
       ? metaResolution({
           meta: entry,
           capability: this.capability,
           picked,
           byName: (name) => byName.get(name.toLowerCase()) ?? null,
-          installedAs: this.installedBuildOf(entry, installed),
+          installedAs: installedBuildOf(entry, snapshot),
         })
       : null;
     return {
@@ -288,34 +284,23 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       license: entry.license,
       tags: entry.tags,
       icon: entry.icon,
-      installed: backend !== undefined || (meta?.installedAs ?? null) !== null,
-      upgradable: backend ? await this.isUpgradable(backend, entry) : false,
+      installed: backend !== null || (meta?.installedAs ?? null) !== null,
+      upgradable: backend ? (await this.isUpgradable(backend, entry)) && snapshot.upgradeSkip(backend.name) === null : false,
       compatible: isEntryCompatible(entry, this.capability),
       meta,
     };
   }
 
-  /**
-   * The concrete build a meta stands for here: its directory's `meta_backend_for`, else (as LocalAI's alias groups
-   * do) an installed build of it whose alias is the meta's name.
-   */
-  private installedBuildOf(meta: GalleryEntry, installed: InstalledBackend[]): string | null {
-    const own = installed.find((b) => b.name === meta.name)?.metadata?.metaBackendFor;
-    if (own && installed.some((b) => b.name === own)) return own;
-    return this.aliasTarget(meta.name, installed);
-  }
-
-  /** The installed, runnable build whose alias is `alias`, chosen by LocalAI's build preference for this machine. */
-  private aliasTarget(alias: string, installed: InstalledBackend[]): string | null {
-    const candidates = installed.filter((b) => b.metadata?.alias === alias && !b.metadata.metaBackendFor && !b.broken).map((b) => b.name);
-    return preferredBuild(candidates, this.capability);
-  }
-
   async backends(req: NodeRef): Promise<BackendView[]> {
     this.check(req);
-    const [installed, entries] = await Promise.all([this.store.list(), this.entriesByName()]);
+    const [snapshot, entries, picks] = await Promise.all([this.snapshot(), this.entriesByName(), this.variantChoices.all()]);
     const processes = this.processesByBackend();
-    return Promise.all(installed.map((b) => this.view(b, entries.get(b.name.toLowerCase()), processes.get(b.name) ?? [])));
+    return Promise.all(snapshot.rows(picks).map((row) => this.view(row, snapshot, entries.get(row.name.toLowerCase()), processes.get(row.name) ?? [])));
+  }
+
+  /** One read of the backends directory, and LocalAI's listing of it. */
+  private snapshot(): Promise<DirectorySnapshot> {
+    return DirectorySnapshot.read(this.store, this.capability);
   }
 
   async processes(req: NodeRef): Promise<ProcessView[]> {
@@ -370,12 +355,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.startJob('delete', name, (ctx) =>
       this.locks.run(name, async () => {
         const backend = await this.store.get(name);
-        if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
+        if (!backend && !(await this.store.kept()).some((k) => k.name === name)) throw new HangarError('not-found', `backend ${name} is not installed`);
         ctx.phase('stopping');
         const stopUnsupervised = req.stopUnsupervised === true;
         await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => this.store.remove(name, hooks));
         // As LocalAI: deleting a meta deletes its concrete build; deleting a build leaves no meta pointing at nothing.
-        const concrete = backend.metadata?.metaBackendFor;
+        const concrete = backend?.metadata?.metaBackendFor;
         if (concrete && (await this.store.get(concrete))) {
           await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => this.store.remove(concrete, hooks));
           await this.publishBackend(concrete);
@@ -387,9 +372,22 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
           }
         }
         await this.supervisor.recheck();
-        await this.publishBackend(name);
+        await this.publishBackend(name, keysOf(backend));
       }),
     );
+  }
+
+  async resolveLeftover(req: NodeRef & { name: string; action: LeftoverAction }): Promise<void> {
+    this.check(req);
+    const leftover = leftoverOf(req.name);
+    if (!leftover) throw new HangarError('bad-input', `"${req.name.slice(0, 80)}" is not a working directory of a backend`);
+    await this.locks.run(leftover.of, async () => {
+      const before = (await this.store.listAll()).find((b) => b.name === req.name) ?? null;
+      if (req.action === 'restore') await this.store.restoreLeftover(req.name);
+      else await this.store.removeLeftover(req.name);
+      await this.supervisor.recheck();
+      await this.publishBackend(req.name, [leftover.of, ...keysOf(before)]);
+    });
   }
 
   async waitJob(req: NodeRef & { id: string }): Promise<JobView> {
@@ -515,7 +513,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       alias: null,
       metaBackendFor: concrete.name,
       galleryUrl: this.galleryLocation(meta),
-      installedAt: new Date().toISOString(),
+      installedAt: localaiTimestamp(),
       version: concrete.version,
       uri: null,
       digest: null,
@@ -591,18 +589,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     });
   }
 
+  /** What `load NAME` starts: the build LocalAI runs for that name (an alias group wins over a meta's own build). */
   private async target(requested: string): Promise<BackendTarget> {
-    const name = this.plainName(requested);
-    const backend = await this.store.get(name);
-    if (!backend) {
-      const build = this.aliasTarget(name, await this.store.list());
-      if (build) return this.target(build);
-      throw new HangarError('not-found', `backend ${name} is not installed`);
-    }
-    const concrete = backend.metadata?.metaBackendFor;
-    if (concrete) return this.target(concrete);
-    if (backend.broken) throw new HangarError('bad-input', `backend ${name} is broken: ${backend.broken}`);
-    return { name, dir: backend.dir };
+    return (await this.snapshot()).target(this.plainName(requested));
   }
 
   private processOf(model: string): ProcessView {
@@ -620,38 +609,56 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return name.slice(at + 1);
   }
 
-  /** `processes` are the backend's own. */
-  private async view(backend: InstalledBackend, entry: GalleryEntry | undefined, processes: ProcessView[]): Promise<BackendView> {
-    const md = backend.metadata;
-    const upgradable = entry ? await this.isUpgradable(backend, entry) : false;
+  /** `processes` are the row's own. */
+  private async view(row: Row, snapshot: DirectorySnapshot, entry: GalleryEntry | undefined, processes: ProcessView[]): Promise<BackendView> {
+    const managed = row.kind === 'backend' ? row.backend : null;
+    const md = row.backend?.metadata ?? row.kept?.metadata ?? null;
+    const notes = [...row.localai];
+    let upgradable = managed !== null && entry !== undefined && (await this.isUpgradable(managed, entry));
+    const skip = upgradable ? snapshot.upgradeSkip(row.name) : null;
+    if (skip) {
+      upgradable = false;
+      notes.push(`No upgrade offered, as in LocalAI: ${skip}`);
+    }
+    const uri = entry?.uri ?? md?.uri ?? null;
+    if (managed && uri?.startsWith('oci://') && versionVerdict(md?.version ?? null, entry?.version ?? null) === 'digest') {
+      notes.push("LocalAI records no digest for an oci:// uri and never offers its upgrade; Hangar compares the image's digest");
+    }
+    const kept = row.kept && { since: row.kept.since, expiresAt: row.kept.expiresAt, bytes: row.kept.bytes };
     return {
-      name: backend.name,
+      name: row.name,
+      kind: row.kind,
+      runs: row.runs,
+      localai: notes,
+      leftover: row.leftover,
+      kept,
       alias: md?.alias ?? null,
       version: md?.version ?? null,
       digest: md?.digest ?? null,
       sha256: md?.sha256 ?? null,
       uri: md?.uri ?? null,
-      gallery: entry?.gallery ?? null,
-      dir: backend.dir,
+      gallery: managed ? (entry?.gallery ?? null) : null,
+      dir: row.backend?.dir ?? row.kept?.dir ?? join(this.backendsDir, row.runs ?? row.name),
       installedAt: md?.installedAt ?? null,
       metaBackendFor: md?.metaBackendFor ?? null,
       upgradable,
       availableVersion: upgradable ? (entry?.version ?? null) : null,
-      previous: backend.previous ? { version: backend.previous.version, installedAt: backend.previous.installedAt } : null,
-      broken: backend.broken,
+      previous: managed?.previous ? { version: managed.previous.version, installedAt: managed.previous.installedAt } : null,
+      broken: row.backend?.broken ?? row.broken,
       processes,
     };
   }
 
   /** LocalAI's rule: any version difference, a gallery version over none, else the OCI tag digest. */
   private async isUpgradable(backend: InstalledBackend, entry: GalleryEntry): Promise<boolean> {
+    // A directory with no metadata.json is, to LocalAI, a backend of that name with no version and no digest.
     const md = backend.metadata;
-    if (!md || md.metaBackendFor || !entry.uri) return false;
-    const verdict = versionVerdict(md.version, entry.version);
+    if (md?.metaBackendFor || !entry.uri) return false;
+    const verdict = versionVerdict(md?.version ?? null, entry.version);
     if (verdict !== 'digest') return verdict;
     if (!ociSource.matches(entry.uri)) return false;
     const remote = await this.remoteDigest(entry.uri);
-    return remote !== null && digestDiffers(md.digest, remote);
+    return remote !== null && digestDiffers(md?.digest ?? null, remote);
   }
 
   private async remoteDigest(uri: string): Promise<string | null> {
@@ -670,16 +677,26 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.galleries.locationOf(entry.gallery);
   }
 
-  private async publishBackend(name: string): Promise<void> {
-    const backend = await this.store.get(name);
-    if (backend) {
-      const entry = (await this.entriesByName()).get(name.toLowerCase());
-      this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(backend, entry, this.processesByBackend().get(name) ?? []) });
-    } else {
-      this.emitEvent({ type: 'backend-removed', node: this.id, name });
+  /**
+   * Publishes the row of `name` and every row a change of it can alter: the names LocalAI runs it for (its alias, a
+   * meta naming it) now, and `before`, the names it was listed under before the change.
+   */
+  private async publishBackend(name: string, before: string[] = []): Promise<void> {
+    const [snapshot, entries, picks] = await Promise.all([this.snapshot(), this.entriesByName(), this.variantChoices.all()]);
+    const keys = new Set([name, ...before]);
+    for (const b of snapshot.listing.backends.values()) if (b.runs === name || b.group.includes(name)) keys.add(b.key);
+    await this.publishRows([...keys], snapshot, entries, picks);
+    const about = await this.galleryEntriesAbout(name);
+    if (about.length > 0) this.emitEvent({ type: 'gallery-entries', node: this.id, entries: about });
+  }
+
+  private async publishRows(keys: string[], snapshot: DirectorySnapshot, entries: Map<string, GalleryEntry>, picks: ReadonlyMap<string, string>): Promise<void> {
+    const processes = this.processesByBackend();
+    for (const key of keys) {
+      const row = snapshot.row(key, picks);
+      if (row) this.emitEvent({ type: 'backend', node: this.id, backend: await this.view(row, snapshot, entries.get(key.toLowerCase()), processes.get(key) ?? []) });
+      else this.emitEvent({ type: 'backend-removed', node: this.id, name: key });
     }
-    const entries = await this.galleryEntriesAbout(name);
-    if (entries.length > 0) this.emitEvent({ type: 'gallery-entries', node: this.id, entries });
   }
 
   /** The entries a change of backend `name` can alter: its own, and the metas that name it or its alias group. */
@@ -709,7 +726,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   private async onGalleryChanged(): Promise<void> {
     this.emitEvent({ type: 'gallery-changed', node: this.id, problems: this.galleries.problems() });
-    for (const backend of await this.store.list()) await this.publishBackend(backend.name);
+    const [snapshot, entries, picks] = await Promise.all([this.snapshot(), this.entriesByName(), this.variantChoices.all()]);
+    await this.publishRows(snapshot.rows(picks).map((row) => row.name), snapshot, entries, picks);
     if (this.settingsStore.current().autoUpgrade) await this.autoUpgrade();
   }
 
@@ -725,6 +743,17 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private check(req: NodeRef): void {
     if (req.node !== this.id) throw new HangarError('not-found', `no node ${req.node}`);
   }
+}
+
+/** The build LocalAI runs for a meta's name here (its own build, or its alias group's pick), when that is installed. */
+function installedBuildOf(meta: GalleryEntry, snapshot: DirectorySnapshot): string | null {
+  const runs = snapshot.listing.backends.get(meta.name)?.runs ?? null;
+  return runs !== null && snapshot.directory(runs)?.kind === 'backend' ? runs : null;
+}
+
+/** The names LocalAI listed a directory under besides its own: its alias, and a meta's own name. */
+function keysOf(backend: InstalledBackend | null): string[] {
+  return [backend?.metadata?.alias, backend?.facts.metadata?.name].filter((k): k is string => !!k);
 }
 
 function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {

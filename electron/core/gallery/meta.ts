@@ -58,11 +58,15 @@ const buildTagPreference: [prefix: string, tokens: string[]][] = [
   ['vulkan', ['vulkan', 'cpu']],
 ];
 
+/** LocalAI's build tags for `capability`, best first (SystemState.BackendPreferenceTokens): matched by capability prefix. */
+export function buildPreferenceTokens(capability: string): string[] {
+  const lower = capability.toLowerCase();
+  return buildTagPreference.find(([prefix]) => lower.startsWith(prefix))?.[1] ?? ['cpu'];
+}
+
 /** Which of the installed builds sharing an alias LocalAI runs: the first to match a preferred tag, else the first. */
 export function preferredBuild(candidates: string[], capability: string): string | null {
-  const lower = capability.toLowerCase();
-  const tokens = buildTagPreference.find(([prefix]) => lower.startsWith(prefix))?.[1] ?? ['cpu'];
-  for (const token of tokens) {
+  for (const token of buildPreferenceTokens(capability)) {
     const match = candidates.find((name) => name.toLowerCase().includes(token));
     if (match) return match;
   }

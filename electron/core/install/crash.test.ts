@@ -102,10 +102,46 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
     assert.deepEqual(readdirSync(backends).sort(), ['.hangar', 'demo', 'other.install-tmp']);
   });
 
-  it('puts back a live tree that an interrupted LocalAI swap left as <name>.install-backup', async (t) => {
+  it("leaves LocalAI's leftovers as LocalAI's own start leaves them; each is listed, removable, and a backup restorable", async (t) => {
+    // [leftover, is `demo` there, can it be restored]
+    const table: [string, boolean, boolean][] = [
+      ['demo.install-backup', false, true],
+      ['demo.backup', false, true],
+      ['demo.install-backup', true, false],
+      ['demo.install-tmp', false, false],
+      ['demo.upgrade-tmp', false, false],
+    ];
+    for (const [leftover, live, restorable] of table) {
+      const backends = join(await tempRoot(t), 'backends');
+      await writeTree(join(backends, leftover), 'old');
+      if (live) await writeTree(join(backends, 'demo'), 'new');
+      const store = new BackendStore(backends);
+      assert.deepEqual(await store.recover(), [], `${leftover}: nothing done at start`);
+      assert.equal(version(join(backends, leftover)), 'old');
+      const listed = (await store.listAll()).find((b) => b.name === leftover);
+      assert.equal(listed?.kind, 'leftover', leftover);
+      assert.deepEqual(listed.facts, { dir: leftover, runSh: 'file', metadata: null, error: null });
+      assert.ok(!(await store.list()).some((b) => b.name === leftover), 'not among the backends Hangar manages');
+      if (restorable) {
+        assert.equal(await store.restoreLeftover(leftover), 'demo');
+        assert.equal(version(join(backends, 'demo')), 'old');
+        assert.deepEqual(readdirSync(backends), ['demo']);
+      } else {
+        await assert.rejects(store.restoreLeftover(leftover), live ? /"demo" is installed/ : /not a backup/);
+        await store.removeLeftover(leftover);
+        assert.deepEqual(readdirSync(backends).sort(), live ? ['.hangar', 'demo'] : ['.hangar']);
+        if (live) assert.equal(version(join(backends, 'demo')), 'new', 'the live tree is untouched');
+      }
+    }
+  });
+
+  it('refuses to remove or restore what is not a leftover', async (t) => {
     const backends = join(await tempRoot(t), 'backends');
-    await writeTree(join(backends, 'demo.install-backup'), 'old');
-    await new BackendStore(backends).recover();
-    assert.equal(version(join(backends, 'demo')), 'old');
+    await writeTree(join(backends, 'demo'), 'new');
+    const store = new BackendStore(backends);
+    await assert.rejects(store.removeLeftover('demo'), /not a working directory/);
+    await assert.rejects(store.removeLeftover('../demo.backup'), /not a working directory/);
+    await assert.rejects(store.restoreLeftover('gone.backup'), /not in the backends directory/);
+    assert.equal(version(join(backends, 'demo')), 'new');
   });
 });

@@ -4,25 +4,46 @@
 // LocalAI treats every subdirectory with a run.sh as a backend, and `.hangar` has none, so it never sees a
 // rollback tree as a runnable backend, while every move stays a rename on the same filesystem.
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
-import { statSync } from 'node:fs';
+import { lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import { WORKING_SUFFIXES, backendName } from '../../../shared/schemas.ts';
+import type { DirectoryFacts, RunShState } from '../gallery/localai-listing.ts';
+import { KeptTrees, type KeptTree } from './kept.ts';
 import { METADATA_FILE, localaiTimestamp, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
+import { RUN_SH, lacksExecuteBits, makeRunnable, whyNotRunnable } from './run-file.ts';
 
 export type { BackendMetadata } from './metadata.ts';
+export type { KeptTree } from './kept.ts';
+
+/**
+ * backend: a directory of a name Hangar manages. leftover: a working directory LocalAI (or Hangar 0.1) left behind,
+ * `<name>.install-tmp` and the like. foreign: any other name (a space in it, say), which only LocalAI runs.
+ */
+export type DirectoryKind = 'backend' | 'leftover' | 'foreign';
 
 export interface InstalledBackend {
   name: string;
   dir: string;
+  kind: DirectoryKind;
   metadata: BackendMetadata | null;
+  /** What LocalAI reads of the directory. */
+  facts: DirectoryFacts;
   /** Why the backend cannot run, e.g. 'metadata.json is corrupt: <cause>' or 'run.sh is missing'. */
   broken: string | null;
+  /** run.sh has no execute bit: it is made 0700 right before it starts, as LocalAI does. */
+  madeRunnableOnStart: boolean;
   /** Metadata of the rollback tree, if there is one. */
   previous: BackendMetadata | null;
   hasPrevious: boolean;
+}
+
+/** A working directory: which backend it belongs to, and by which suffix. */
+export interface Leftover {
+  of: string;
+  suffix: (typeof WORKING_SUFFIXES)[number];
 }
 
 export type SwapStep = 'staged' | 'backup-renamed' | 'live-renamed' | 'cleanup-done';
@@ -44,13 +65,14 @@ export interface PendingSwap {
   undo(): Promise<void>;
 }
 
-/** LocalAI's names for a live tree renamed aside mid-swap (install, upgrade). */
-const LOCALAI_BACKUP_SUFFIXES = ['.install-backup', '.backup'];
+/** LocalAI's names for a live tree renamed aside mid-swap (install, upgrade): the only leftovers worth restoring. */
+const LOCALAI_BACKUP_SUFFIXES: readonly string[] = ['.install-backup', '.backup'];
 /** Where Hangar 0.1 kept the rollback tree; moved under .hangar on start. */
 const LEGACY_PREVIOUS_SUFFIX = '.previous';
+/** LocalAI creates every directory it makes in the backends directory with this mode. */
+export const LOCALAI_DIR_MODE = 0o750;
 
 export const WORK_DIR = '.hangar';
-const RUN_SH = 'run.sh';
 const IN_USE_CODES = new Set(['EBUSY', 'EACCES', 'EPERM']);
 const IN_USE_RETRIES = 10;
 const IN_USE_DELAY_MS = 200;
@@ -75,13 +97,32 @@ async function isDir(path: string): Promise<boolean> {
   }
 }
 
+/** The backend a working directory belongs to, or null when `entry` is not one. */
+export function leftoverOf(entry: string): Leftover | null {
+  const suffix = WORKING_SUFFIXES.find((s) => entry.endsWith(s));
+  const of = suffix ? entry.slice(0, -suffix.length) : '';
+  return suffix && backendName.safeParse(of).success ? { of, suffix } : null;
+}
+
+/** True for a leftover that is a whole live tree renamed aside: with its backend gone, it can be put back. */
+export function isBackup(leftover: Leftover): boolean {
+  return LOCALAI_BACKUP_SUFFIXES.includes(leftover.suffix);
+}
+
+function kindOf(entry: string): DirectoryKind {
+  if (backendName.safeParse(entry).success) return 'backend';
+  return leftoverOf(entry) ? 'leftover' : 'foreign';
+}
+
 export class BackendStore {
   private readonly work: string;
-  /** What inspect() last read of each backend, valid while its files' identities and times are unchanged. */
+  /** What inspect() last read of each directory, valid while its files' identities and times are unchanged. */
   private readonly inspected = new Map<string, { fingerprint: string; backend: InstalledBackend }>();
+  private readonly keptTrees: KeptTrees;
 
   constructor(readonly dir: string) {
     this.work = join(dir, WORK_DIR);
+    this.keptTrees = new KeptTrees(join(this.work, 'previous'), join(this.work, 'kept.json'), (name) => isDir(this.liveDir(name)));
   }
 
   liveDir(name: string): string {
@@ -98,15 +139,34 @@ export class BackendStore {
     return join(this.work, 'previous', name);
   }
 
+  /** The backends of names Hangar manages. */
   async list(): Promise<InstalledBackend[]> {
+    return (await this.listAll()).filter((b) => b.kind === 'backend');
+  }
+
+  /** Every directory LocalAI would look at (all but Hangar's own `.hangar`), whatever its name. */
+  async listAll(): Promise<InstalledBackend[]> {
     const entries = await readdir(this.dir, { withFileTypes: true }).catch((err: unknown) => {
       if (errno(err) === 'ENOENT') return [];
       throw err;
     });
-    const names = entries.filter((e) => e.isDirectory() && backendName.safeParse(e.name).success).map((e) => e.name);
+    const names = entries.filter((e) => e.isDirectory() && e.name !== WORK_DIR).map((e) => e.name);
     const previousStamp = this.stamp(join(this.work, 'previous'));
     const found = await Promise.all(names.sort().map((name) => this.inspect(name, { previousStamp })));
     return found.filter((b): b is InstalledBackend => b !== null);
+  }
+
+  /** run.sh of a directory of the backends directory as LocalAI stats it (following links). */
+  runShOf(entry: string): RunShState {
+    return runShState(statSync(join(this.dir, entry, RUN_SH), { throwIfNoEntry: false }));
+  }
+
+  /**
+   * Rollback trees whose backend is gone (deleted by LocalAI, which knows nothing of `.hangar`), with their size;
+   * those kept longer than KEPT_DAYS are removed here.
+   */
+  async kept(now = Date.now()): Promise<KeptTree[]> {
+    return this.keptTrees.list(now, (name, dir) => this.trash(name, dir, false));
   }
 
   async get(name: string): Promise<InstalledBackend | null> {
@@ -119,7 +179,7 @@ export class BackendStore {
     this.liveDir(name);
     const staging = this.scratch('staging', name);
     await mkdir(join(this.work, 'staging'), { recursive: true });
-    await mkdir(staging);
+    await mkdir(staging, LOCALAI_DIR_MODE);
     return staging;
   }
 
@@ -127,7 +187,10 @@ export class BackendStore {
     await rm(staged, { recursive: true, force: true });
   }
 
-  /** Throws a HangarError naming the backend if the staged tree is not a valid backend. Makes run.sh executable. */
+  /**
+   * Throws a HangarError naming the backend if the staged tree is not a valid backend. A run.sh with no execute bit
+   * is made executable now, as LocalAI would make it before its first start.
+   */
   async validate(name: string, stagedDir: string): Promise<void> {
     const runSh = join(stagedDir, RUN_SH);
     const stats = await stat(runSh).catch((err: unknown) => {
@@ -136,7 +199,7 @@ export class BackendStore {
     });
     if (stats === null) throw new HangarError('bad-input', `backend "${name}": the tree has no ${RUN_SH}`);
     if (!stats.isFile()) throw new HangarError('bad-input', `backend "${name}": ${RUN_SH} is not a regular file`);
-    if ((stats.mode & 0o111) !== 0o111) await chmod(runSh, (stats.mode & 0o777) | 0o111);
+    await makeRunnable(runSh);
   }
 
   async writeMetadata(dir: string, meta: BackendMetadata): Promise<void> {
@@ -229,15 +292,40 @@ export class BackendStore {
     if (await stat(join(live, RUN_SH)).then(() => true, () => false)) {
       throw new HangarError('conflict', `backend "${name}" is a concrete backend; it cannot become a meta backend`);
     }
-    await mkdir(live, { recursive: true });
+    await mkdir(live, { recursive: true, mode: LOCALAI_DIR_MODE });
     await writeMetadataFile(live, meta);
     this.inspected.delete(name);
   }
 
+  /** Removes LocalAI's working directory `entry` (`X.install-tmp` and the like). */
+  async removeLeftover(entry: string): Promise<void> {
+    const leftover = await this.existingLeftover(entry);
+    await this.trash(leftover.of, join(this.dir, entry), false);
+    this.inspected.delete(entry);
+  }
+
+  /** Puts a backup LocalAI left behind (`X.install-backup`, `X.backup`) back as X, when X is gone. Returns X. */
+  async restoreLeftover(entry: string): Promise<string> {
+    const leftover = await this.existingLeftover(entry);
+    if (!isBackup(leftover)) throw new HangarError('bad-input', `${entry} is a partial download, not a backup: it cannot be restored`);
+    if (await isDir(this.liveDir(leftover.of))) throw new HangarError('conflict', `backend "${leftover.of}" is installed: ${entry} cannot replace it`);
+    await rename(join(this.dir, entry), this.liveDir(leftover.of));
+    this.inspected.delete(entry);
+    this.inspected.delete(leftover.of);
+    return leftover.of;
+  }
+
+  private async existingLeftover(entry: string): Promise<Leftover> {
+    const leftover = leftoverOf(entry);
+    if (!leftover) throw new HangarError('bad-input', `"${entry.slice(0, 80)}" is not a working directory of a backend`);
+    if (!(await isDir(join(this.dir, entry)))) throw new HangarError('not-found', `${entry} is not in the backends directory`);
+    return leftover;
+  }
+
   /**
-   * On start: finishes or rolls back any interrupted swap, empties staging and trash, and moves Hangar 0.1's
-   * `<name>.previous` trees under .hangar. LocalAI's own working directories are left to LocalAI, except a
-   * backup whose live tree is gone, which is put back. Returns what it did.
+   * On start: finishes or rolls back any interrupted swap of Hangar's, empties staging and trash, and moves Hangar
+   * 0.1's `<name>.previous` trees under .hangar. LocalAI's own working directories are left as LocalAI leaves them
+   * at its own start (it does nothing with them): they are listed, to be restored or removed. Returns what it did.
    */
   async recover(): Promise<string[]> {
     this.inspected.clear();
@@ -265,15 +353,10 @@ export class BackendStore {
   }
 
   private async recoverSibling(entry: string): Promise<string[]> {
-    const suffix = WORKING_SUFFIXES.find((s) => entry.endsWith(s));
-    const name = suffix ? entry.slice(0, -suffix.length) : '';
-    if (!suffix || !backendName.safeParse(name).success) return [];
+    const leftover = leftoverOf(entry);
+    if (leftover?.suffix !== LEGACY_PREVIOUS_SUFFIX) return [];
+    const name = leftover.of;
     const path = join(this.dir, entry);
-    if (LOCALAI_BACKUP_SUFFIXES.includes(suffix) && !(await isDir(this.liveDir(name)))) {
-      await rename(path, this.liveDir(name));
-      return [`${name}: put the live tree back after an interrupted swap`];
-    }
-    if (suffix !== LEGACY_PREVIOUS_SUFFIX) return [];
     if (await isDir(this.previousDir(name))) {
       await this.trash(name, path, false);
       return [`${name}: removed an older rollback tree`];
@@ -355,16 +438,30 @@ export class BackendStore {
   private async read(name: string): Promise<InstalledBackend | null> {
     const live = join(this.dir, name);
     if (!(await stat(live).then((s) => s.isDirectory(), () => false))) return null;
-    const previousDir = this.previousDir(name);
-    const [current, hasPrevious] = await Promise.all([readMetadata(live, name), isDir(previousDir)]);
+    const kind = kindOf(name);
+    const previousDir = kind === 'backend' ? this.previousDir(name) : null;
+    const runShPath = join(live, RUN_SH);
+    const [current, hasPrevious, runSh] = await Promise.all([
+      readMetadata(live, name),
+      previousDir ? isDir(previousDir) : false,
+      stat(runShPath).catch(() => undefined),
+    ]);
+    const facts: DirectoryFacts = { dir: name, runSh: runShState(runSh), metadata: current.localai, error: current.broken };
     let broken = current.broken;
     if (broken === null && !current.metadata?.metaBackendFor) {
-      const runSh = await stat(join(live, RUN_SH)).catch(() => null);
-      if (!runSh?.isFile()) broken = `${RUN_SH} is missing`;
+      if (facts.runSh === 'missing') broken = `${RUN_SH} is missing`;
+      else if (facts.runSh === 'directory') broken = `${RUN_SH} is a directory, not a script`;
+      else if (runSh) broken = await whyNotRunnable(runShPath, runSh);
     }
-    const previous = hasPrevious ? (await readMetadata(previousDir, name)).metadata : null;
-    return { name, dir: live, metadata: current.metadata, broken, previous, hasPrevious };
+    const madeRunnableOnStart = broken === null && runSh?.isFile() === true && lacksExecuteBits(runSh);
+    const previous = previousDir && hasPrevious ? (await readMetadata(previousDir, name)).metadata : null;
+    return { name, dir: live, kind, metadata: current.metadata, facts, broken, madeRunnableOnStart, previous, hasPrevious };
   }
+}
+
+function runShState(stats: Stats | undefined): RunShState {
+  if (!stats) return 'missing';
+  return stats.isDirectory() ? 'directory' : 'file';
 }
 
 /** Same version: equal versions, or no versions and an equal digest or sha256. Unknown is never the same. */
@@ -381,20 +478,29 @@ async function names(dir: string): Promise<string[]> {
   });
 }
 
-async function readMetadata(dir: string, name: string): Promise<{ metadata: BackendMetadata | null; broken: string | null }> {
+interface ReadMetadata {
+  metadata: BackendMetadata | null;
+  /** The fields LocalAI's listing reads, as it reads them: a file without a name has the name "". */
+  localai: DirectoryFacts['metadata'];
+  broken: string | null;
+}
+
+async function readMetadata(dir: string, name: string): Promise<ReadMetadata> {
   const path = join(dir, METADATA_FILE);
   let text: string;
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    if (errno(err) === 'ENOENT') return { metadata: null, broken: null };
-    return { metadata: null, broken: `${METADATA_FILE} is unreadable: ${errno(err) ?? String(err)}` };
+    if (errno(err) === 'ENOENT') return { metadata: null, localai: null, broken: null };
+    return { metadata: null, localai: null, broken: `${METADATA_FILE} is unreadable: ${errno(err) ?? String(err)}` };
   }
   try {
-    const metadata = parseMetadata(text, name, '');
+    const metadata = parseMetadata(text, '', '');
+    const localai = { name: metadata.name, alias: metadata.alias ?? '', metaBackendFor: metadata.metaBackendFor ?? '' };
+    metadata.name ||= name;
     if (metadata.installedAt === '') metadata.installedAt = localaiTimestamp((await stat(path)).mtime);
-    return { metadata, broken: null };
+    return { metadata, localai, broken: null };
   } catch (err) {
-    return { metadata: null, broken: `${METADATA_FILE} is corrupt: ${err instanceof Error ? err.message : String(err)}` };
+    return { metadata: null, localai: null, broken: `${METADATA_FILE} is corrupt: ${err instanceof Error ? err.message : String(err)}` };
   }
 }

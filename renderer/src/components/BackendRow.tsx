@@ -1,10 +1,13 @@
 import { memo, useState } from 'react';
+import type { LeftoverAction } from '../../../shared/api.ts';
+import { iecBytes } from '../../../shared/progress.ts';
+import type { BackendKind } from '../../../shared/types.ts';
 import type { BackendAction } from '../state/actions.ts';
-import { runBackendAction } from '../state/actions.ts';
+import { resolveLeftover, runBackendAction } from '../state/actions.ts';
 import type { BackendInfo } from '../state/backends.ts';
 import { useBackends } from '../state/backends.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
-import { impactOf } from '../state/impact.ts';
+import { impactOf, leftoverImpact, type Impact } from '../state/impact.ts';
 import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { Message } from './Message.tsx';
@@ -14,6 +17,13 @@ import { ProcessChip } from './ProcessChip.tsx';
 import { useAction } from './useAction.ts';
 
 const NO_MODELS: string[] = [];
+
+const KIND_LABELS: Record<Exclude<BackendKind, 'backend'>, string> = {
+  alias: 'LocalAI alias',
+  leftover: 'LocalAI leftover',
+  foreign: 'not managed by Hangar',
+  kept: 'kept from a deleted backend',
+};
 
 /** One installed backend. Subscribes by name, so other backends' events never re-render it. */
 export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
@@ -27,8 +37,18 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
       <header className="backend-head">
         <div className="backend-title">
           <h2>{name}</h2>
+          {backend.kind !== 'backend' && (
+            <span className={`pill kind-${backend.kind}`} data-testid="backend-kind">
+              {KIND_LABELS[backend.kind]}
+            </span>
+          )}
           {backend.alias && <span className="pill">alias {backend.alias}</span>}
           {backend.metaBackendFor && <span className="pill">meta → {backend.metaBackendFor}</span>}
+          {backend.runs !== null && backend.runs !== backend.name && backend.runs !== backend.metaBackendFor && (
+            <span className="pill runs" data-testid="backend-runs">
+              runs {backend.runs}
+            </span>
+          )}
           <span className="version">
             <span data-testid="backend-version">{backend.version ?? 'no version'}</span>
             {backend.upgradable && (
@@ -41,13 +61,23 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
             )}
           </span>
         </div>
-        <BackendActions backend={backend} models={models} busy={busy} />
+        {backend.kind === 'backend' && <BackendActions backend={backend} models={models} busy={busy} />}
+        {backend.kind === 'leftover' && <LeftoverActions backend={backend} />}
+        {backend.kind === 'kept' && <KeptActions backend={backend} busy={busy} />}
       </header>
       <Source backend={backend} />
       {backend.broken && (
         <p className="alert error" role="alert" data-testid="backend-broken">
           <strong>Broken:</strong> {backend.broken}
+          {backend.kind === 'backend' && ' Reinstall puts it right.'}
         </p>
+      )}
+      {backend.localai.length > 0 && (
+        <ul className="localai-notes" aria-label={`How LocalAI sees ${name}`} data-testid="backend-localai">
+          {backend.localai.map((note) => (
+            <li key={note}>{note}</li>
+          ))}
+        </ul>
       )}
       {job && <JobStatus job={job} />}
       {models.length > 0 && (
@@ -57,10 +87,12 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
           ))}
         </ul>
       )}
-      <footer className="backend-foot">
-        {models.length === 0 && <span className="muted small">No model loaded</span>}
-        <LoadModelForm backend={name} />
-      </footer>
+      {(backend.kind === 'backend' || backend.kind === 'alias') && (
+        <footer className="backend-foot">
+          {models.length === 0 && <span className="muted small">No model loaded</span>}
+          <LoadModelForm backend={name} />
+        </footer>
+      )}
     </article>
   );
 });
@@ -82,11 +114,76 @@ function Source({ backend }: { backend: BackendInfo }) {
           <dd data-testid="backend-previous">{backend.previous.version ?? 'unversioned'}</dd>
         </div>
       )}
+      {backend.kept && (
+        <div>
+          <dt>Kept</dt>
+          <dd data-testid="backend-kept">
+            {iecBytes(backend.kept.bytes)}, removed on {backend.kept.expiresAt.slice(0, 10)}
+          </dd>
+        </div>
+      )}
     </dl>
   );
 }
 
 type Confirmed = Exclude<BackendAction, 'install'>;
+
+/** What an action set shows below its buttons: the error its last action ended with, and the confirmation it asks. */
+function ActionOutcome(props: { error: string | null; clearError(): void; impact: Impact | null; onConfirm(): void; onClose(): void }) {
+  const { impact } = props;
+  return (
+    <>
+      {props.error && (
+        <Message kind="error" boxed onDismiss={props.clearError}>
+          {props.error}
+        </Message>
+      )}
+      {impact && (
+        <ConfirmDialog open title={impact.title} confirmLabel={impact.confirmLabel} danger={impact.danger} onConfirm={props.onConfirm} onClose={props.onClose}>
+          <ImpactList lines={impact.lines} />
+        </ConfirmDialog>
+      )}
+    </>
+  );
+}
+
+/** What LocalAI left behind: put a backup back (when its backend is gone), or delete it. */
+function LeftoverActions({ backend }: { backend: BackendInfo }) {
+  const [confirming, setConfirming] = useState<LeftoverAction | null>(null);
+  const action = useAction((kind: LeftoverAction) => resolveLeftover(backend.name, kind));
+  const blocked = action.pending ? 'Working…' : null;
+  const restorable = backend.leftover?.restorable
+    ? null
+    : backend.leftover && /backup$/.test(backend.leftover.suffix)
+      ? `${backend.leftover.of} is installed: this copy cannot replace it`
+      : 'A partial download: there is nothing whole to put back';
+  return (
+    <div className="actions">
+      <ActionButton className="btn primary" unavailable={blocked ?? restorable} data-testid="action-restore" onAct={() => setConfirming('restore')}>
+        Restore
+      </ActionButton>
+      <ActionButton className="btn danger-text" unavailable={blocked} data-testid="action-delete" onAct={() => setConfirming('delete')}>
+        Delete
+      </ActionButton>
+      <ActionOutcome {...action} impact={confirming ? leftoverImpact(confirming, backend) : null} onConfirm={() => void action.run(confirming!)} onClose={() => setConfirming(null)} />
+    </div>
+  );
+}
+
+/** A rollback tree whose backend was deleted outside Hangar: it can only be deleted (it goes by itself in time). */
+function KeptActions({ backend, busy }: { backend: BackendInfo; busy: boolean }) {
+  const [confirming, setConfirming] = useState(false);
+  const action = useAction(() => runBackendAction('delete', backend.name));
+  const blocked = busy ? 'Another action on this backend is under way' : action.pending ? 'Starting…' : null;
+  return (
+    <div className="actions">
+      <ActionButton className="btn danger-text" unavailable={blocked} data-testid="action-delete" onAct={() => setConfirming(true)}>
+        Delete
+      </ActionButton>
+      <ActionOutcome {...action} impact={confirming ? impactOf('delete', backend, []) : null} onConfirm={() => void action.run()} onClose={() => setConfirming(false)} />
+    </div>
+  );
+}
 
 /**
  * Upgrade, Reinstall, Rollback and Delete always sit in the same slots: one that does not apply is disabled with
@@ -108,23 +205,7 @@ function BackendActions({ backend, models, busy }: { backend: BackendInfo; model
       {slot('reinstall', 'Reinstall', null)}
       {slot('rollback', 'Rollback', backend.previous ? null : 'No previous version to go back to')}
       {slot('delete', 'Delete', null, 'btn danger-text')}
-      {action.error && (
-        <Message kind="error" boxed onDismiss={action.clearError}>
-          {action.error}
-        </Message>
-      )}
-      {confirming && impact && (
-        <ConfirmDialog
-          open
-          title={impact.title}
-          confirmLabel={impact.confirmLabel}
-          danger={impact.danger}
-          onConfirm={() => void action.run(confirming)}
-          onClose={() => setConfirming(null)}
-        >
-          <ImpactList lines={impact.lines} />
-        </ConfirmDialog>
-      )}
+      <ActionOutcome {...action} impact={impact} onConfirm={() => void action.run(confirming!)} onClose={() => setConfirming(null)} />
     </div>
   );
 }

@@ -16,11 +16,12 @@ const byItself = (name: string) => name;
 export function BackendsView() {
   const loaded = useBackends((s) => s.loaded);
   const names = useBackends((s) => s.names);
+  const installed = useBackends((s) => s.names.filter((n) => s.byName[n]?.kind === 'backend').length);
   return (
     <section className="view" aria-labelledby="backends-title">
       <header className="view-header">
         <h1 id="backends-title">Backends</h1>
-        {loaded && <span className="count">{names.length} installed</span>}
+        {loaded && <span className="count">{installed} installed</span>}
         <span className="spacer" />
         <UpgradeAll />
       </header>

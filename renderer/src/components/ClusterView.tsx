@@ -17,7 +17,7 @@ export function ClusterView() {
     return () => watchMatrix(false);
   }, [nodes.length]);
   const byNode = new Map(columns.map((c) => [c.node, c]));
-  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.map((b) => b.name) : [])))].sort();
+  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.filter((b) => b.kind === 'backend').map((b) => b.name) : [])))].sort();
   const latest = (name: string) => rollouts.find((r) => r.backend === name);
   return (
     <section className="view" aria-labelledby="cluster-title">

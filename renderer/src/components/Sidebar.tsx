@@ -21,7 +21,7 @@ export function Sidebar() {
   const nodes = useNodes((s) => s.nodes);
   const selected = useNodes((s) => s.selected);
   const view = useUi((s) => s.view);
-  const installed = useBackends((s) => (s.loaded ? s.names.length : null));
+  const installed = useBackends((s) => (s.loaded ? s.names.filter((n) => s.byName[n]?.kind === 'backend').length : null));
   const stale = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'stale').length);
   const crashed = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'crashed' || p.state === 'crash-looping').length);
   const current = nodes.find((n) => n.id === selected)?.info;

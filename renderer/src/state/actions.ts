@@ -1,6 +1,7 @@
 // What the user can do. Each action calls the bridge; results arrive as events, and the job a call returns is
 // applied at once so the row shows progress without waiting for the first event.
 import { selectedNode } from './node.ts';
+import type { LeftoverAction } from '../../../shared/api.ts';
 import type { GalleryEntryView, JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
 import { backendsStore, withProcess } from './backends.ts';
 import { galleryStore } from './gallery.ts';
@@ -29,6 +30,11 @@ export async function runBackendAction(action: BackendAction, name: string): Pro
     case 'delete':
       return track(await b.delete(ref));
   }
+}
+
+/** Restores or removes a working directory LocalAI left behind; the rows change by events. */
+export function resolveLeftover(name: string, action: LeftoverAction): Promise<void> {
+  return bridge().resolveLeftover({ node: selectedNode(), name, action });
 }
 
 export async function upgradeAll(): Promise<UpgradeAllResult[]> {

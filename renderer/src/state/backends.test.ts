@@ -5,7 +5,7 @@ import { fromSnapshot, withBackend, withProcess, withoutBackend, withoutProcess 
 
 function backend(name: string, processes: ProcessView[] = []): BackendView {
   return {
-    name, alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: `/b/${name}`,
+    name, kind: 'backend', runs: name, localai: [], leftover: null, kept: null, alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: `/b/${name}`,
     installedAt: null, metaBackendFor: null, upgradable: false, availableVersion: null, previous: null, broken: null, processes,
   };
 }

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackendInfo } from './backends.ts';
-import { impactOf, upgradeAllImpact } from './impact.ts';
+import { impactOf, leftoverImpact, upgradeAllImpact } from './impact.ts';
 
 const echo: BackendInfo = {
-  name: 'echo', alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: '/b/echo',
+  name: 'echo', kind: 'backend', runs: 'echo', localai: [], leftover: null, kept: null, alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: '/b/echo',
   installedAt: null, metaBackendFor: null, upgradable: true, availableVersion: '1.1.0', previous: { version: '1.0.1', installedAt: null }, broken: null,
 };
 
@@ -43,4 +43,18 @@ test('upgrade all lists every upgradable backend and every process it restarts',
   const impact = upgradeAllImpact([echo, done, py], { echo: ['m1'], done: ['m9'], py: ['m2', 'm3'] });
   assert.equal(impact.title, 'Upgrade 2 backends?');
   assert.deepEqual(impact.lines.slice(0, 2), ['Upgrades echo 1.0.0 → 1.1.0, py 1 → 2.', 'Will restart 3 processes (m1, m2, m3).']);
+});
+
+test('what LocalAI left behind: a restore renames it back, a delete removes only it; a kept copy says its size', () => {
+  const backup: BackendInfo = { ...echo, name: 'echo.install-backup', kind: 'leftover', runs: 'echo.install-backup', leftover: { of: 'echo', suffix: '.install-backup', restorable: true } };
+  const restore = leftoverImpact('restore', backup);
+  assert.equal(restore.title, 'Restore echo from echo.install-backup?');
+  assert.equal(restore.danger, false);
+  assert.match(restore.lines[0]!, /^Renames echo\.install-backup back to echo/);
+  const remove = leftoverImpact('delete', backup);
+  assert.equal(remove.danger, true);
+  assert.deepEqual(remove.lines, ['Removes echo.install-backup, which LocalAI left behind; echo itself is not touched. This cannot be undone.']);
+  const kept = impactOf('delete', { ...echo, kind: 'kept', runs: null, previous: null, kept: { since: '', expiresAt: '', bytes: 3 * 1024 * 1024 } }, []);
+  assert.equal(kept.title, 'Delete the kept copy of echo?');
+  assert.deepEqual(kept.lines, ['Removes echo 1.0.0 (3.0 MiB), kept from a backend that was deleted outside Hangar. This cannot be undone.']);
 });

@@ -1,4 +1,6 @@
 // What an action is about to do, worded from the state the UI already holds, for the confirmation it asks first.
+import type { LeftoverAction } from '../../../shared/api.ts';
+import { iecBytes } from '../../../shared/progress.ts';
 import type { BackendAction } from './actions.ts';
 import type { BackendInfo } from './backends.ts';
 
@@ -64,6 +66,14 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         ],
       };
     case 'delete':
+      if (backend.kind === 'kept') {
+        return {
+          title: `Delete the kept copy of ${name}?`,
+          confirmLabel: 'Delete',
+          danger: true,
+          lines: [`Removes ${name} ${current} (${iecBytes(backend.kept?.bytes ?? 0)}), kept from a backend that was deleted outside Hangar. This cannot be undone.`],
+        };
+      }
       return {
         title: `Delete ${name}?`,
         confirmLabel: 'Delete',
@@ -75,6 +85,25 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         ],
       };
   }
+}
+
+/** Restoring a backup LocalAI set aside, or removing what LocalAI left behind. */
+export function leftoverImpact(action: LeftoverAction, backend: BackendInfo): Impact {
+  const of = backend.leftover?.of ?? backend.name;
+  if (action === 'restore') {
+    return {
+      title: `Restore ${of} from ${backend.name}?`,
+      confirmLabel: 'Restore',
+      danger: false,
+      lines: [`Renames ${backend.name} back to ${of}, as it was before LocalAI's interrupted swap.`, 'Nothing is downloaded, and no process is started.'],
+    };
+  }
+  return {
+    title: `Delete ${backend.name}?`,
+    confirmLabel: 'Delete',
+    danger: true,
+    lines: [`Removes ${backend.name}, which LocalAI left behind; ${of} itself is not touched. This cannot be undone.`],
+  };
 }
 
 /** Upgrade all: every upgradable backend, what it goes to, and every process that restarts. */

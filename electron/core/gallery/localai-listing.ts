@@ -1,0 +1,97 @@
+// The backends directory as LocalAI lists it (core/gallery/backends.go ListSystemBackends), restated over one read of
+// it. Every directory counts, whatever its name; one with run.sh is a backend of its own name; a meta directory adds
+// the name in its metadata, pointing at its build; then each alias group adds (and overwrites) the alias, pointing at
+// the build LocalAI prefers on this machine. LocalAI starts the key's run.sh (pkg/model RegisterBackends), so this is
+// what `load NAME` must start too.
+import { preferredBuild } from './meta.ts';
+
+export type RunShState = 'file' | 'directory' | 'missing';
+
+/** What LocalAI reads of one directory of the backends directory. */
+export interface DirectoryFacts {
+  dir: string;
+  /** `os.Stat(dir/run.sh)`: LocalAI lists a directory named run.sh too, but cannot run it. */
+  runSh: RunShState;
+  /** metadata.json as LocalAI reads it: null when the file is missing (LocalAI then uses the directory's name). */
+  metadata: { name: string; alias: string; metaBackendFor: string } | null;
+  /** Why LocalAI cannot read metadata.json: such a file makes LocalAI's whole listing fail. */
+  error: string | null;
+}
+
+export type LocalAiVia = 'directory' | 'meta' | 'alias';
+
+export interface LocalAiBackend {
+  key: string;
+  /** The directory whose run.sh LocalAI starts for this key. */
+  runs: string;
+  via: LocalAiVia;
+  /** The directory whose metadata the key carries: its own, the meta's, or the chosen build's. */
+  from: string;
+  /** The metadata name the key carries (LocalAI's Metadata.Name). */
+  name: string;
+  /** For an alias: every directory of the group, in LocalAI's order. */
+  group: string[];
+  /** What LocalAI's isBackendRunnable says: run.sh is there and is not a directory. */
+  runnable: boolean;
+}
+
+export interface LocalAiListing {
+  /** LocalAI's own error: while any metadata.json cannot be read, LocalAI lists (and so runs) no backend at all. */
+  error: string | null;
+  backends: Map<string, LocalAiBackend>;
+  /** The metadata names of every key (what LocalAI's upgrade check calls installed). */
+  names: Set<string>;
+}
+
+export const DEVELOPMENT_SUFFIX = '-development';
+
+/** Go's os.ReadDir order: by bytes. */
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * LocalAI's listing of `directories` on a machine of `capability`. `runShOf` answers for a meta's build that is not
+ * among them (LocalAI stats that path whatever it is). Directories LocalAI could not read are left out, and the
+ * listing's `error` says LocalAI would list nothing.
+ */
+export function localaiListing(directories: DirectoryFacts[], capability: string, runShOf: (dir: string) => RunShState = () => 'missing'): LocalAiListing {
+  const sorted = [...directories].sort((a, b) => byteOrder(a.dir, b.dir));
+  const facts = new Map(sorted.map((d) => [d.dir, d]));
+  const runSh = (dir: string) => facts.get(dir)?.runSh ?? runShOf(dir);
+  const backends = new Map<string, LocalAiBackend>();
+  const groups = new Map<string, string[]>();
+  const put = (key: string, runs: string, via: LocalAiVia, from: string, name: string, group: string[] = []) =>
+    backends.set(key, { key, runs, via, from, name, group, runnable: runSh(runs) === 'file' });
+  let error: string | null = null;
+  for (const d of sorted) {
+    if (d.error !== null) {
+      error ??= `${d.dir}/metadata.json: ${d.error}`;
+      continue;
+    }
+    const md = d.metadata ?? { name: d.dir, alias: '', metaBackendFor: '' };
+    if (d.runSh !== 'missing') put(d.dir, d.dir, 'directory', d.dir, md.name);
+    if (md.alias) groups.set(md.alias, [...(groups.get(md.alias) ?? []), d.dir]);
+    if (md.metaBackendFor) put(md.name, md.metaBackendFor, 'meta', d.dir, md.name);
+  }
+  for (const [alias, group] of groups) {
+    const chosen = preferredBuild(group, capability)!;
+    put(alias, chosen, 'alias', chosen, facts.get(chosen)?.metadata?.name ?? chosen, group);
+  }
+  return { error, backends, names: new Set([...backends.values()].map((b) => b.name)) };
+}
+
+/**
+ * Whether LocalAI's upgrade check (core/gallery/upgrade.go CheckUpgradesAgainst) looks at `key` at all, and if not,
+ * why: it skips a key whose metadata names something else (an alias), and `X` while `X-development` is installed.
+ */
+export function upgradeCheckSkip(listing: LocalAiListing, key: string): string | null {
+  const backend = listing.backends.get(key);
+  if (!backend) return `LocalAI does not list ${key}`;
+  if (backend.name !== key) return `LocalAI lists ${key} with the metadata of ${backend.from}`;
+  const development = `${key}${DEVELOPMENT_SUFFIX}`;
+  if (!key.endsWith(DEVELOPMENT_SUFFIX) && listing.names.has(development)) {
+    return `${development} is installed, and LocalAI never offers ${key} over its development build`;
+  }
+  return null;
+}

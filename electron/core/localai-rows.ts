@@ -1,0 +1,151 @@
+// The rows of the backends listing, and what each name starts, read the way LocalAI reads the same directory: a
+// backend Hangar manages is a row; so is every name only LocalAI lists (an alias, a meta directory's own name, a
+// directory of a name Hangar does not manage), every working directory LocalAI left behind, and every rollback tree
+// whose backend was deleted outside Hangar. Each row says where LocalAI does something the row alone would not say.
+import { HangarError } from '../../shared/errors.ts';
+import type { BackendKind, LeftoverView } from '../../shared/types.ts';
+import { describeCapability } from './gallery/variants.ts';
+import { localaiListing, upgradeCheckSkip, type LocalAiBackend, type LocalAiListing } from './gallery/localai-listing.ts';
+import { isBackup, leftoverOf, type BackendStore, type InstalledBackend, type KeptTree } from './install/store.ts';
+
+export interface Row {
+  name: string;
+  kind: BackendKind;
+  /** The directory of that name, when there is one. */
+  backend: InstalledBackend | null;
+  /** The directory LocalAI (and `load NAME`) starts for this name; null when LocalAI does not list the name. */
+  runs: string | null;
+  /** Why the row cannot be started, when the directory itself is fine but what LocalAI runs for it is not. */
+  broken: string | null;
+  localai: string[];
+  leftover: LeftoverView | null;
+  kept: KeptTree | null;
+}
+
+/** One read of the backends directory: every directory, the kept trees, and LocalAI's listing of them. */
+export class DirectorySnapshot {
+  private readonly byDir: Map<string, InstalledBackend>;
+
+  private constructor(
+    readonly all: InstalledBackend[],
+    readonly kept: KeptTree[],
+    readonly listing: LocalAiListing,
+    readonly capability: string,
+  ) {
+    this.byDir = new Map(all.map((b) => [b.name, b]));
+  }
+
+  static async read(store: BackendStore, capability: string): Promise<DirectorySnapshot> {
+    const [all, kept] = await Promise.all([store.listAll(), store.kept()]);
+    const listing = localaiListing(all.map((b) => b.facts), capability, (dir) => store.runShOf(dir));
+    return new DirectorySnapshot(all, kept, listing, capability);
+  }
+
+  /** The backends Hangar manages. */
+  managed(): InstalledBackend[] {
+    return this.all.filter((b) => b.kind === 'backend');
+  }
+
+  directory(name: string): InstalledBackend | null {
+    return this.byDir.get(name) ?? null;
+  }
+
+  /** The managed directory `load NAME` starts, exactly LocalAI's pick; throws why when there is none that runs. */
+  target(name: string): { name: string; dir: string } {
+    const row = this.row(name);
+    if (!row) throw new HangarError('not-found', `backend ${name} is not installed`);
+    const broken = row.backend?.broken ?? row.broken;
+    if (broken) throw new HangarError('bad-input', `backend ${name} is broken: ${broken}`);
+    const runs = row.runs === null ? null : this.directory(row.runs);
+    if (!runs) throw new HangarError('not-found', `backend ${name} is not installed`);
+    if (runs.kind !== 'backend') throw new HangarError('bad-input', `LocalAI runs ${runs.name} for ${name}, a directory Hangar does not start: ${this.rowKindReason(runs)}`);
+    if (runs.broken) throw new HangarError('bad-input', `backend ${name} runs ${runs.name}, which is broken: ${runs.broken}`);
+    return { name: runs.name, dir: runs.dir };
+  }
+
+  /** Why LocalAI's upgrade check passes `name` by, or null when it checks it. */
+  upgradeSkip(name: string): string | null {
+    return upgradeCheckSkip(this.listing, name);
+  }
+
+  rows(picks: ReadonlyMap<string, string> = new Map()): Row[] {
+    const names = new Set<string>();
+    for (const b of this.all) if (b.kind !== 'foreign' || this.listing.backends.has(b.name)) names.add(b.name);
+    for (const key of this.listing.backends.keys()) names.add(key);
+    for (const k of this.kept) names.add(k.name);
+    return [...names].sort().map((name) => this.row(name, picks)!);
+  }
+
+  row(name: string, picks: ReadonlyMap<string, string> = new Map()): Row | null {
+    const backend = this.directory(name);
+    const localai = this.listing.backends.get(name) ?? null;
+    const kept = this.kept.find((k) => k.name === name) ?? null;
+    if (!backend && !localai && !kept) return null;
+    if (backend?.kind === 'foreign' && !localai) return null;
+    const kind: BackendKind = backend ? (backend.kind === 'backend' ? 'backend' : backend.kind) : localai ? 'alias' : 'kept';
+    const notes: string[] = [];
+    let broken: string | null = null;
+    if (localai) {
+      notes.push(...this.runsNotes(name, backend, localai, picks.get(name.toLowerCase()) ?? null));
+      if (!localai.runnable && !backend?.broken) broken = this.notRunnable(localai);
+    }
+    if (backend) notes.push(...this.directoryNotes(backend, localai));
+    if (kept) notes.push(`Kept from a deleted backend: ${name} is no longer installed, and this tree of it stays until ${kept.expiresAt.slice(0, 10)}`);
+    const leftover = backend?.kind === 'leftover' ? this.leftoverView(backend) : null;
+    return { name, kind, backend, runs: localai?.runs ?? null, broken, localai: notes, leftover, kept };
+  }
+
+  /** What LocalAI runs for `name`, where that is not what the row points at. */
+  private runsNotes(name: string, backend: InstalledBackend | null, localai: LocalAiBackend, picked: string | null): string[] {
+    const meta = backend?.metadata?.metaBackendFor ?? null;
+    const own = meta ?? (backend && backend.facts.runSh !== 'missing' ? backend.name : null);
+    if (localai.via === 'directory' || localai.runs === own) return [];
+    if (localai.via === 'meta') return [`LocalAI lists this meta backend as ${name} (the name in ${localai.from}/metadata.json) and runs ${localai.runs}`];
+    const instead = own === null ? '' : `, not ${own}${meta && picked ? ` (the ${picked} build picked here)` : ''}`;
+    const because =
+      localai.group.length === 1
+        ? `${name} is the alias of ${localai.runs}`
+        : `${name} is the alias of ${localai.group.join(' and ')}, and LocalAI prefers ${localai.runs} on this machine (${this.capabilityText()})`;
+    const rule = meta ? "; an alias wins over a meta backend's own build" : backend ? '; an alias wins over a directory of the same name' : '';
+    return [`LocalAI runs ${localai.runs} for ${name}${instead}: ${because}${rule}`];
+  }
+
+  /** What LocalAI does with the directory itself. */
+  private directoryNotes(backend: InstalledBackend, localai: LocalAiBackend | null): string[] {
+    const notes: string[] = [];
+    if (backend.facts.error !== null) notes.push('LocalAI lists no backend at all while this metadata.json cannot be read');
+    if (backend.madeRunnableOnStart) notes.push('run.sh has no execute bit: it is made 0700 when it starts, as LocalAI does');
+    if (backend.kind === 'foreign') notes.push(`LocalAI runs this directory as "${backend.name}"; Hangar manages only names of letters, digits, ".", "_", "+" and "-"`);
+    if (backend.kind === 'leftover') notes.push(...this.leftoverNotes(backend, localai));
+    return notes;
+  }
+
+  private leftoverNotes(backend: InstalledBackend, localai: LocalAiBackend | null): string[] {
+    const leftover = leftoverOf(backend.name)!;
+    const verb = leftover.suffix.startsWith('.install') ? 'install' : leftover.suffix === '.previous' ? null : 'upgrade';
+    const what = isBackup(leftover) ? `a copy of ${leftover.of} that LocalAI set aside` : `a ${verb ?? 'Hangar 0.1'} download of ${leftover.of}`;
+    const notes = [`Left by an interrupted LocalAI ${verb ?? 'swap'}: ${what}`];
+    if (localai) notes.push(`LocalAI lists it as a backend named ${backend.name}`);
+    if (verb) notes.push(`LocalAI's next ${verb} of ${leftover.of} deletes it first`);
+    if (this.leftoverView(backend).restorable) notes.push(`${leftover.of} is gone: Restore puts this tree back as ${leftover.of}`);
+    return notes;
+  }
+
+  private leftoverView(backend: InstalledBackend): LeftoverView {
+    const leftover = leftoverOf(backend.name)!;
+    return { of: leftover.of, suffix: leftover.suffix, restorable: isBackup(leftover) && !this.byDir.has(leftover.of) };
+  }
+
+  private notRunnable(localai: LocalAiBackend): string {
+    const build = this.directory(localai.runs) ? `has no run.sh` : 'is not installed';
+    return localai.via === 'meta' ? `its build ${localai.runs} ${build}` : `LocalAI runs ${localai.runs} for it, which ${build}`;
+  }
+
+  private rowKindReason(backend: InstalledBackend): string {
+    return backend.kind === 'leftover' ? 'a working directory LocalAI left behind' : 'a name Hangar does not manage';
+  }
+
+  private capabilityText(): string {
+    return this.capability.trim() === '' ? `capability ${JSON.stringify(this.capability)}, CPU builds` : `${this.capability}: ${describeCapability(this.capability)}`;
+  }
+}
