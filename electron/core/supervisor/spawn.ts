@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { Result, ResultPromise } from 'execa';
 import { HangarError } from '../../../shared/index.ts';
+import { RUN_SH, makeRunnable } from '../install/run-file.ts';
 import { dirIdentity, processStartTime, type DirIdentity } from './identity.ts';
 
 export interface SpawnRequest {
@@ -35,7 +36,11 @@ export interface Spawned {
 
 export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   const { execa } = await import('execa');
-  const child = execa(join(req.dir, 'run.sh'), ['--addr', `127.0.0.1:${req.port}`], {
+  const runSh = join(req.dir, RUN_SH);
+  await makeRunnable(runSh).catch((err: unknown) => {
+    throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${RUN_SH} is not executable and cannot be made so: ${(err as Error).message}`);
+  });
+  const child = execa(runSh, ['--addr', `127.0.0.1:${req.port}`], {
     cwd: req.dir,
     env: req.env,
     detached: true,
