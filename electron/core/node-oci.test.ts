@@ -102,4 +102,21 @@ describe('LocalNode with an OCI registry', () => {
     assert.equal(metadata.uri, latest);
     assert.match((await t.node.load({ node: local, backend: 'echo', model: 'm3' })).message, /with echo 3\.0\.0/);
   });
+
+  test('an oci:// uri: Hangar records the digest and offers a digest upgrade, and the row says LocalAI does neither', async () => {
+    const digest = await pushEcho('4.0.0');
+    const uri = `oci://${ref}`;
+    await writeGallery(t.gallery, [{ name: 'echo', uri }]);
+    await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
+    const metadata = JSON.parse(await readFile(join(t.node.backendsDir, 'echo', 'metadata.json'), 'utf8'));
+    assert.deepEqual([metadata.uri, metadata.digest], [uri, digest]);
+    const note = "LocalAI records no digest for an oci:// uri and never offers its upgrade; Hangar compares the image's digest";
+    const echo = async () => (await t.node.backends({ node: local })).find((b) => b.name === 'echo')!;
+    assert.deepEqual([(await echo()).upgradable, (await echo()).localai], [false, [note]]);
+    await pushEcho('5.0.0');
+    await t.node.gallery({ node: local, refresh: true });
+    assert.deepEqual([(await echo()).upgradable, (await echo()).localai], [true, [note]]);
+    await writeGallery(t.gallery, [{ name: 'echo', uri: ref }]);
+    assert.deepEqual((await echo()).localai, [], 'a uri LocalAI looks up says nothing');
+  });
 });
