@@ -15,7 +15,7 @@ import { BackendStore } from './install/store.ts';
 import { DirectorySnapshot } from './localai-rows.ts';
 import { LocalNode } from './node.ts';
 import { buildMetadata, metaMetadata, writeLocalAiDir, type RunShKind } from './testing/localai-layout.ts';
-import { echoSource, runJob, startTestNode, tempDir, writeGallery } from './testing/fixtures.ts';
+import { echoSource, runJob, startTestNode, tempDir, writeGallery, type TestNode } from './testing/fixtures.ts';
 
 const local = 'local';
 const fixture = fileURLToPath(new URL('../../../shared/fixtures/localai-backend-index.yaml', import.meta.url));
@@ -297,6 +297,14 @@ describe('4, 5, 6, 10: directories LocalAI writes or leaves, read as LocalAI rea
   });
 });
 
+/** echo installed, upgraded to `version` (the first one becomes the rollback tree), then deleted as LocalAI deletes. */
+async function installUpgradeAndDeleteAsLocalAi(n: TestNode, version: string): Promise<void> {
+  await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
+  await n.publishEcho(version);
+  await runJob(n.node, n.node.upgrade({ node: local, name: 'echo' }));
+  await rm(join(n.node.backendsDir, 'echo'), { recursive: true });
+}
+
 describe('7 and 8: what LocalAI leaves at its start and after its delete', () => {
   test('7. a start leaves X.install-backup as it is, with X gone; Restore puts it back and it runs', async (t) => {
     const root = await tempDir('localai-start');
@@ -318,10 +326,7 @@ describe('7 and 8: what LocalAI leaves at its start and after its delete', () =>
   test('8. the rollback tree of a backend LocalAI deleted is shown with its size, deleted on request, and dropped after 7 days', async (t) => {
     const n = await startTestNode();
     t.after(() => n.close());
-    await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
-    await n.publishEcho('2.0.0');
-    await runJob(n.node, n.node.upgrade({ node: local, name: 'echo' }));
-    await rm(join(n.node.backendsDir, 'echo'), { recursive: true }); // LocalAI's delete
+    await installUpgradeAndDeleteAsLocalAi(n, '2.0.0');
     const kept = await rowOf(n.node, 'echo');
     assert.deepEqual([kept.kind, kept.version, kept.runs], ['kept', '1.0.0', null]);
     const since = Date.parse(kept.kept!.since);
@@ -332,10 +337,7 @@ describe('7 and 8: what LocalAI leaves at its start and after its delete', () =>
     await runJob(n.node, n.node.delete({ node: local, name: 'echo' }));
     assert.deepEqual(await n.node.backends({ node: local }), []);
 
-    await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
-    await n.publishEcho('3.0.0');
-    await runJob(n.node, n.node.upgrade({ node: local, name: 'echo' }));
-    await rm(join(n.node.backendsDir, 'echo'), { recursive: true });
+    await installUpgradeAndDeleteAsLocalAi(n, '3.0.0');
     const store = new BackendStore(n.node.backendsDir);
     assert.equal((await store.kept()).length, 1);
     assert.equal((await store.kept(Date.now() + 6 * 24 * 3600 * 1000)).length, 1, 'six days on: still kept');
@@ -346,10 +348,7 @@ describe('7 and 8: what LocalAI leaves at its start and after its delete', () =>
   test('8. a reinstall after LocalAI\'s delete makes the kept tree an ordinary rollback target again', async (t) => {
     const n = await startTestNode();
     t.after(() => n.close());
-    await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
-    await n.publishEcho('2.0.0');
-    await runJob(n.node, n.node.upgrade({ node: local, name: 'echo' }));
-    await rm(join(n.node.backendsDir, 'echo'), { recursive: true });
+    await installUpgradeAndDeleteAsLocalAi(n, '2.0.0');
     assert.equal((await rowOf(n.node, 'echo')).kind, 'kept');
     await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
     const echo = await rowOf(n.node, 'echo');
