@@ -122,11 +122,12 @@ export class DirectorySnapshot {
 
   private leftoverNotes(backend: InstalledBackend, localai: LocalAiBackend | null): string[] {
     const leftover = leftoverOf(backend.name)!;
-    const verb = leftover.suffix.startsWith('.install') ? 'install' : leftover.suffix === '.previous' ? null : 'upgrade';
-    const what = isBackup(leftover) ? `a copy of ${leftover.of} that LocalAI set aside` : `a ${verb ?? 'Hangar 0.1'} download of ${leftover.of}`;
-    const notes = [`Left by an interrupted LocalAI ${verb ?? 'swap'}: ${what}`];
+    if (leftover.suffix === '.previous') return [`Left by Hangar 0.1: a rollback tree of ${leftover.of}`];
+    const verb = leftover.suffix.startsWith('.install') ? 'install' : 'upgrade';
+    const what = isBackup(leftover) ? `${leftover.of} as it was before, set aside` : `its download of ${leftover.of}, perhaps partial`;
+    const notes = [`Left by an interrupted LocalAI ${verb}: ${what}`];
     if (localai) notes.push(`LocalAI lists it as a backend named ${backend.name}`);
-    if (verb) notes.push(`LocalAI's next ${verb} of ${leftover.of} deletes it first`);
+    notes.push(`LocalAI's next ${verb} of ${leftover.of} deletes it first`);
     if (this.leftoverView(backend).restorable) notes.push(`${leftover.of} is gone: Restore puts this tree back as ${leftover.of}`);
     return notes;
   }

@@ -2,8 +2,10 @@
 // InstallBackendFromGallery): metadata.json with the keys of its Go struct in their order, two-space indent, no
 // newline; directories 0750; a meta directory holding only metadata.json.
 import { chmod, cp, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { BUILT_ECHO } from './fixtures.ts';
+import { join, resolve } from 'node:path';
+
+/** The built echo backend (`npm run build`): it serves LocalAI's gRPC protocol. */
+const BUILT_ECHO = resolve('dist/backends/echo');
 
 /** LocalAI's BackendMetadata, by its JSON tags. */
 export interface LocalAiMetadata {

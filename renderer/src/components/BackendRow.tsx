@@ -69,7 +69,7 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
       {backend.broken && (
         <p className="alert error" role="alert" data-testid="backend-broken">
           <strong>Broken:</strong> {backend.broken}
-          {backend.kind === 'backend' && ' Reinstall puts it right.'}
+          {backend.kind === 'backend' && '. Reinstall puts it right.'}
         </p>
       )}
       {backend.localai.length > 0 && (
