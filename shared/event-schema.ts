@@ -50,6 +50,11 @@ const processSchema: z.ZodType<ProcessView> = z.object({
 
 const backendSchema: z.ZodType<BackendView> = z.object({
   name: short,
+  kind: z.enum(['backend', 'alias', 'leftover', 'foreign', 'kept']),
+  runs: nullableShort,
+  localai: z.array(message).max(100),
+  leftover: z.object({ of: short, suffix: short, restorable: z.boolean() }).nullable(),
+  kept: z.object({ since: short, expiresAt: short, bytes: count }).nullable(),
   alias: nullableShort,
   version: nullableShort,
   digest: nullableShort,
