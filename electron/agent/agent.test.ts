@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, rename, rm, stat } from 'node:fs/promises';
+import { cp, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isAlive } from '../core/supervisor/identity.ts';
@@ -57,6 +57,23 @@ describe('hangar agent + CLI', () => {
     const unknown = await hangar(agent, 'install', 'nope');
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /nope/);
+  });
+
+  test('leftover restores a backup LocalAI left of a backend that is gone, and refuses what is not one', async () => {
+    const backends = join(agent.home, 'backends');
+    await cp(join(backends, 'echo'), join(backends, 'spare.install-backup'), { recursive: true });
+    const listed = await json<Array<{ name: string; kind: string; leftover: unknown }>>(agent, 'ls');
+    const spare = listed.find((b) => b.name === 'spare.install-backup');
+    assert.deepEqual([spare?.kind, spare?.leftover], ['leftover', { of: 'spare', suffix: '.install-backup', restorable: true }]);
+    const table = await hangar(agent, 'ls');
+    assert.match(table.stdout, /spare\.install-backup .*LocalAI leftover \(restorable as spare\)/);
+    const restored = await hangar(agent, 'leftover', 'spare.install-backup', 'restore');
+    assert.deepEqual([restored.code, restored.stdout], [0, 'restored spare.install-backup\n']);
+    assert.ok((await json<Array<{ name: string; kind: string }>>(agent, 'ls')).some((b) => b.name === 'spare' && b.kind === 'backend'));
+    const wrong = await hangar(agent, 'leftover', 'echo', 'delete');
+    assert.notEqual(wrong.code, 0);
+    assert.match(wrong.stderr, /^hangar: name: not a working directory of a backend\n$/);
+    await hangar(agent, 'delete', 'spare');
   });
 
   test('an edited local gallery shows in the next listing', async () => {

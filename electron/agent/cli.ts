@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { createInterface } from 'node:readline/promises';
-import { Command, CommanderError } from 'commander';
+import { Argument, Command, CommanderError } from 'commander';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { LOCAL_NODE } from '../../shared/api.ts';
+import { LOCAL_NODE, type LeftoverAction } from '../../shared/api.ts';
 import type { ClusterRole, JobView, LogLine, RestartPolicy, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
@@ -247,6 +247,13 @@ client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
   .action(withClient(async (c, model: string, options: { json?: boolean }) => {
     await c.stop({ node, model });
     print(options, { stopped: model }, () => `stopped ${model}\n`);
+  }));
+
+client('leftover', 'restore (a backup of a backend that is gone) or delete a working directory LocalAI left behind', (c) =>
+  c.argument('<name>', 'as ls lists it, e.g. NAME.install-backup').addArgument(new Argument('<action>').choices(['restore', 'delete'])))
+  .action(withClient(async (c, name: string, action: LeftoverAction, options: { json?: boolean }) => {
+    await c.resolveLeftover({ node, name, action });
+    print(options, { [action === 'restore' ? 'restored' : 'deleted']: name }, () => `${action === 'restore' ? 'restored' : 'deleted'} ${name}\n`);
   }));
 
 client('stop-process', 'stop one process a scan shows: supervised, or stale and not started by Hangar', (c) =>
