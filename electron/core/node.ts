@@ -236,8 +236,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   }
 
   /** Views of the gallery's entries, or of those `choose` picks once it has seen the entries and what is installed. */
-  private async entryViews(choose?: (entries: GalleryEntry[], installed: InstalledBackend[]) => (entry: GalleryEntry) => boolean): Promise<GalleryEntryView[]> {
-    const [entries, snapshot, picks] = await Promise.all([this.galleries.entries(), this.snapshot(), this.variantChoices.all()]);
+  private async entryViews(
+    choose?: (entries: GalleryEntry[], installed: InstalledBackend[]) => (entry: GalleryEntry) => boolean,
+    read?: DirectorySnapshot,
+  ): Promise<GalleryEntryView[]> {
+    const [entries, snapshot, picks] = await Promise.all([this.galleries.entries(), read ?? this.snapshot(), this.variantChoices.all()]);
     const byName = firstByName(entries);
     const chosen = choose ? entries.filter(choose(entries, snapshot.managed())) : entries;
     return Promise.all(chosen.map((entry) => this.entryView(entry, snapshot, byName, picks.get(entry.name.toLowerCase()) ?? null)));
@@ -686,7 +689,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const keys = new Set([name, ...before]);
     for (const b of snapshot.listing.backends.values()) if (b.runs === name || b.group.includes(name)) keys.add(b.key);
     await this.publishRows([...keys], snapshot, entries, picks);
-    const about = await this.galleryEntriesAbout(name);
+    const about = await this.galleryEntriesAbout(name, snapshot);
     if (about.length > 0) this.emitEvent({ type: 'gallery-entries', node: this.id, entries: about });
   }
 
@@ -700,12 +703,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   }
 
   /** The entries a change of backend `name` can alter: its own, and the metas that name it or its alias group. */
-  private galleryEntriesAbout(name: string): Promise<GalleryEntryView[]> {
+  private galleryEntriesAbout(name: string, snapshot: DirectorySnapshot): Promise<GalleryEntryView[]> {
     const same = (other: string | null | undefined) => other?.toLowerCase() === name.toLowerCase();
     return this.entryViews((entries, installed) => {
       const alias = entries.find((e) => same(e.name))?.alias ?? installed.find((b) => same(b.name))?.metadata?.alias ?? null;
       return (e) => same(e.name) || (isMeta(e) && (Object.values(e.capabilities ?? {}).some(same) || (alias !== null && e.name === alias)));
-    });
+    }, snapshot);
   }
 
   private processesByBackend(): Map<string, ProcessView[]> {

@@ -45,9 +45,12 @@ export interface LocalAiListing {
 
 export const DEVELOPMENT_SUFFIX = '-development';
 
-/** Go's os.ReadDir order: by bytes. */
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+/** Go's os.ReadDir order: by the names' bytes. */
+function inReadDirOrder(directories: DirectoryFacts[]): DirectoryFacts[] {
+  return directories
+    .map((d) => ({ d, bytes: Buffer.from(d.dir) }))
+    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    .map(({ d }) => d);
 }
 
 /**
@@ -56,7 +59,7 @@ function byteOrder(a: string, b: string): number {
  * listing's `error` says LocalAI would list nothing.
  */
 export function localaiListing(directories: DirectoryFacts[], capability: string, runShOf: (dir: string) => RunShState = () => 'missing'): LocalAiListing {
-  const sorted = [...directories].sort((a, b) => byteOrder(a.dir, b.dir));
+  const sorted = inReadDirOrder(directories);
   const facts = new Map(sorted.map((d) => [d.dir, d]));
   const runSh = (dir: string) => facts.get(dir)?.runSh ?? runShOf(dir);
   const backends = new Map<string, LocalAiBackend>();
