@@ -56,8 +56,9 @@ export class DirectorySnapshot {
     if (!row) throw new HangarError('not-found', `backend ${name} is not installed`);
     const broken = row.backend?.broken ?? row.broken;
     if (broken) throw new HangarError('bad-input', `backend ${name} is broken: ${broken}`);
-    const runs = row.runs === null ? null : this.directory(row.runs);
-    if (!runs) throw new HangarError('not-found', `backend ${name} is not installed`);
+    if (row.runs === null) throw new HangarError('not-found', `backend ${name} is not installed as LocalAI lists backends: it runs nothing`);
+    const runs = this.directory(row.runs);
+    if (!runs) throw new HangarError('not-found', `backend ${name} runs ${row.runs}, which is not installed`);
     if (runs.kind !== 'backend') throw new HangarError('bad-input', `LocalAI runs ${runs.name} for ${name}, a directory Hangar does not start: ${this.rowKindReason(runs)}`);
     if (runs.broken) throw new HangarError('bad-input', `backend ${name} runs ${runs.name}, which is broken: ${runs.broken}`);
     return { name: runs.name, dir: runs.dir };
@@ -87,7 +88,8 @@ export class DirectorySnapshot {
     let broken: string | null = null;
     if (localai) {
       notes.push(...this.runsNotes(name, backend, localai, picks.get(name.toLowerCase()) ?? null));
-      if (!localai.runnable && !backend?.broken) broken = this.notRunnable(localai);
+      const target = localai.runs === name ? null : this.directory(localai.runs);
+      if (!localai.runnable || target?.broken) broken = this.notRunnable(localai);
     }
     if (backend) notes.push(...this.directoryNotes(backend, localai));
     if (kept) notes.push(`Kept from a deleted backend: ${name} is no longer installed, and this tree of it stays until ${kept.expiresAt.slice(0, 10)}`);
@@ -114,6 +116,8 @@ export class DirectorySnapshot {
   private directoryNotes(backend: InstalledBackend, localai: LocalAiBackend | null): string[] {
     const notes: string[] = [];
     if (backend.facts.error !== null) notes.push('LocalAI lists no backend at all while this metadata.json cannot be read');
+    const listedAs = backend.facts.metadata?.metaBackendFor ? backend.facts.metadata.name : backend.name;
+    if (listedAs !== backend.name) notes.push(`LocalAI lists this meta backend as ${JSON.stringify(listedAs)} (the name in its metadata.json), not as ${backend.name}`);
     if (backend.madeRunnableOnStart) notes.push('run.sh has no execute bit: it is made 0700 when it starts, as LocalAI does');
     if (backend.kind === 'foreign') notes.push(`LocalAI runs this directory as "${backend.name}"; Hangar manages only names of letters, digits, ".", "_", "+" and "-"`);
     if (backend.kind === 'leftover') notes.push(...this.leftoverNotes(backend, localai));
@@ -137,9 +141,11 @@ export class DirectorySnapshot {
     return { of: leftover.of, suffix: leftover.suffix, restorable: isBackup(leftover) && !this.byDir.has(leftover.of) };
   }
 
+  /** Why what LocalAI runs for a name cannot start. */
   private notRunnable(localai: LocalAiBackend): string {
-    const build = this.directory(localai.runs) ? `has no run.sh` : 'is not installed';
-    return localai.via === 'meta' ? `its build ${localai.runs} ${build}` : `LocalAI runs ${localai.runs} for it, which ${build}`;
+    const build = this.directory(localai.runs);
+    const why = !build ? `${localai.runs} is not installed` : build.broken ? `${build.name} is broken: ${build.broken}` : `${build.name} has no run.sh`;
+    return localai.via === 'meta' ? `its build ${why}` : `LocalAI runs ${localai.runs} for it, and ${why}`;
   }
 
   private rowKindReason(backend: InstalledBackend): string {

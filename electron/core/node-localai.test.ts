@@ -221,6 +221,25 @@ describe('4, 5, 6, 10: directories LocalAI writes or leaves, read as LocalAI rea
     const rescued = await rowOf(node, 'rescued');
     assert.deepEqual([rescued.runs, rescued.broken], ['cpu-rescued', null]);
     assert.equal((await loadOn(node, 'rescued', 'r1')).backend, 'cpu-rescued');
+
+    // [meta, its build's run.sh, the row's broken]
+    const table: [string, RunShKind, string][] = [
+      ['meta-dir', 'directory', 'its build meta-dir-build is broken: run.sh is a directory, not a script'],
+      ['meta-none', 'none', 'its build meta-none-build is broken: run.sh is missing'],
+    ];
+    for (const [meta, runSh, broken] of table) {
+      await writeLocalAiDir(node.backendsDir, `${meta}-build`, { runSh, metadata: buildMetadata(`${meta}-build`) });
+      await writeLocalAiDir(node.backendsDir, meta, { runSh: 'none', metadata: metaMetadata(meta, `${meta}-build`) });
+      assert.equal((await rowOf(node, meta)).broken, broken, meta);
+      await assert.rejects(node.load({ node: local, backend: meta, model: `${meta}-m` }), new RegExp(`${meta} is broken: ${broken}`));
+    }
+    await writeLocalAiDir(node.backendsDir, 'named-otherwise', { runSh: 'none', metadata: metaMetadata('other-name', 'cpu-rescued') });
+    const otherwise = await rowOf(node, 'named-otherwise');
+    assert.deepEqual([otherwise.runs, otherwise.localai], [null, ['LocalAI lists this meta backend as "other-name" (the name in its metadata.json), not as named-otherwise']]);
+    await assert.rejects(node.load({ node: local, backend: 'named-otherwise', model: 'no' }), /named-otherwise is not installed as LocalAI lists backends: it runs nothing/);
+    const other = await rowOf(node, 'other-name');
+    assert.deepEqual([other.kind, other.runs], ['alias', 'cpu-rescued']);
+    assert.match(other.localai.join(), /LocalAI lists this meta backend as other-name \(the name in named-otherwise\/metadata\.json\) and runs cpu-rescued/);
   });
 
   test('6. what only LocalAI lists: its leftovers, a name with a space, an alias of its own', async () => {

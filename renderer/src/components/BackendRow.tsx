@@ -63,7 +63,7 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
         </div>
         {backend.kind === 'backend' && <BackendActions backend={backend} models={models} busy={busy} />}
         {backend.kind === 'leftover' && <LeftoverActions backend={backend} />}
-        {backend.kind === 'kept' && <KeptActions backend={backend} busy={busy} />}
+        {backend.kind !== 'backend' && backend.kept && <KeptActions backend={backend} busy={busy} />}
       </header>
       <Source backend={backend} />
       {backend.broken && (

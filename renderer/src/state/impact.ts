@@ -66,7 +66,7 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         ],
       };
     case 'delete':
-      if (backend.kind === 'kept') {
+      if (backend.kind !== 'backend' && backend.kept) {
         return {
           title: `Delete the kept copy of ${name}?`,
           confirmLabel: 'Delete',
