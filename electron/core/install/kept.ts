@@ -1,10 +1,10 @@
 // Rollback trees whose backend is gone. LocalAI deletes a backend with `rm -rf backends/X` and knows nothing of
 // `.hangar/previous/X`, which would then stay forever. Such a tree is kept KEPT_DAYS from the moment Hangar first
 // finds its backend gone (kept in `kept.json` beside it, so every Hangar sharing the directory agrees), then removed.
-import { randomBytes } from 'node:crypto';
-import { lstat, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { lstat, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { backendName } from '../../../shared/schemas.ts';
+import { readJsonFile, writeJsonFile } from '../state-file.ts';
 import { METADATA_FILE, parseMetadata, type BackendMetadata } from './metadata.ts';
 
 export const KEPT_DAYS = 7;
@@ -49,24 +49,16 @@ export class KeptTrees {
       next[name] = new Date(since).toISOString();
       kept.push({ name, dir, metadata: await readKeptMetadata(dir, name), since: next[name], expiresAt: new Date(since + KEPT_DAYS * DAY_MS).toISOString(), bytes: await this.size(dir) });
     }
-    if (JSON.stringify(next) !== JSON.stringify(record)) await this.writeRecord(next);
+    // A record that cannot be written (a full disk) only keeps a tree longer: its time starts again next time.
+    if (JSON.stringify(next) !== JSON.stringify(record)) await writeJsonFile(this.recordFile, next).catch(() => undefined);
     return kept;
   }
 
+  /** When each kept tree was first found; none yet, or unreadable: every kept tree starts its time again. */
   private async readRecord(): Promise<Record<string, string>> {
-    try {
-      const parsed: unknown = JSON.parse(await readFile(this.recordFile, 'utf8'));
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
-      return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'));
-    } catch {
-      return {}; // none yet, or unreadable: every kept tree starts its time again, which loses nothing
-    }
-  }
-
-  private async writeRecord(record: Record<string, string>): Promise<void> {
-    const temp = `${this.recordFile}.${randomBytes(4).toString('hex')}`;
-    await writeFile(temp, JSON.stringify(record, null, 2));
-    await rename(temp, this.recordFile);
+    const parsed = await readJsonFile(this.recordFile);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return {};
+    return Object.fromEntries(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string'));
   }
 
   private async size(dir: string): Promise<number> {

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import { WORKING_SUFFIXES, backendName } from '../../../shared/schemas.ts';
 import type { DirectoryFacts, RunShState } from '../gallery/localai-listing.ts';
+import { removeInterruptedWrites } from '../state-file.ts';
 import { KeptTrees, type KeptTree } from './kept.ts';
 import { METADATA_FILE, localaiTimestamp, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
 import { RUN_SH, lacksExecuteBits, makeRunnable, whyNotRunnable } from './run-file.ts';
@@ -329,7 +330,7 @@ export class BackendStore {
    */
   async recover(): Promise<string[]> {
     this.inspected.clear();
-    const done: string[] = [];
+    const done: string[] = [...(await removeInterruptedWrites(this.work))];
     for (const kind of ['staging', 'trash']) {
       const left = await names(join(this.work, kind));
       if (left.length === 0) continue;
