@@ -87,7 +87,8 @@ export function Sidebar() {
         <dl className="node-facts">
           <div>
             <dt>Capability</dt>
-            <dd>{current.capability}</dd>
+            {/* A blank capability is LocalAI's forced "": it names no build, so the CPU builds are used. */}
+            <dd>{current.capability.trim() === '' ? `${JSON.stringify(current.capability)} (CPU builds)` : current.capability}</dd>
           </div>
           <div>
             <dt>Backends</dt>
