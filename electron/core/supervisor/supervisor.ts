@@ -6,21 +6,19 @@ import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Result } from 'execa';
 import {
   HangarError,
   type LoadResult,
   type LogLine,
-  type ProcessExit,
   type ProcessState,
   type ProcessView,
   type RestartPolicy,
   type ScanEntry,
 } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
-import { probeCwd, type CwdReport } from './cwd-probe.ts';
+import { probeCwd } from './cwd-probe.ts';
 import { BackendClient, BackendCallError, type LoadModelRequest } from './grpc-client.ts';
-import { dirIdentity, isAlive, isSameProcess, procStat, sameInode, type DirIdentity } from './identity.ts';
+import { dirIdentity, isAlive, isSameProcess, procStat, sameInode, } from './identity.ts';
 import { LogRing } from './log-ring.ts';
 import { LOG_MAX_BYTES, ModelLog } from './model-log.ts';
 import { reclaimPort } from './port-reuse.ts';
@@ -31,15 +29,24 @@ import { processTree, signalTree, treeAlive } from './process-tree.ts';
 import { processesInDirectory, readCommand, scanProcesses } from './scan.ts';
 import { backendEnv } from './backend-env.ts';
 import { spawnBackend } from './spawn.ts';
-import { DEFAULT_RESTART_RULES, afterEnd, type RestartRules } from './restart-policy.ts';
+import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartRules } from './restart-policy.ts';
 import { ProcessTable, type ModelEntry, type TableEntry } from './table.ts';
+import {
+  ProcessRecords,
+  endText,
+  liveTarget,
+  modelEntryOf,
+  newRow,
+  oneLineOf,
+  specOf,
+  tell,
+  type BackendTarget,
+  type ModelSpec,
+  type Proc,
+} from './records.ts';
 import { UsageSampler } from './usage.ts';
 
-export interface BackendTarget {
-  name: string;
-  /** The backend's live directory (absolute). */
-  dir: string;
-}
+export type { BackendTarget };
 
 export interface SupervisorOptions {
   backendsDir: string;
@@ -77,43 +84,6 @@ export interface DirectoryStop {
   leftRunning: Array<{ pid: number; command: string }>;
 }
 
-interface Proc {
-  model: string;
-  backend: string;
-  pid: number;
-  port: number;
-  /** null: a legacy table entry without a recorded directory. */
-  identity: DirIdentity | null;
-  startedAt: string;
-  startTime: string | null;
-  state: ProcessState;
-  cwd: CwdReport;
-  /** Settles when a process this host spawned has exited and been reaped; null for an adopted process. */
-  result: Promise<Result> | null;
-  logs: LogRing | null;
-  /** Lets the host exit while a process it spawned keeps running; null for an adopted process. */
-  detach: (() => void) | null;
-  client: BackendClient;
-  retired: boolean;
-  /** Set when Hangar itself ends the process: its exit is then no crash. */
-  stopping: boolean;
-  loaded: boolean;
-  message: string | null;
-  error: string | null;
-  exit: ProcessExit | null;
-}
-
-/** What a model should run as, kept across its processes: what to load again, how to restart, where it listened. */
-interface ModelSpec {
-  backend: string;
-  load: LoadModelRequest | null;
-  policy: RestartPolicy;
-  restarts: number;
-  /** When its recent processes ended by themselves (ms), for the crash-loop rule. */
-  ends: number[];
-  port: number | null;
-}
-
 const FREE_LIMIT_MS = 5000;
 const WATCH_DEBOUNCE_MS = 2;
 const ADOPTED_EXIT_POLL_MS = 10;
@@ -121,7 +91,6 @@ const STDERR_TAIL_LINES = 5;
 const LOG_TAIL_LINES = 1000;
 const PORT_ATTEMPTS = 3;
 const DRAIN_LIMIT_MS = 500;
-const DEFAULT_POLICY: RestartPolicy = 'on-failure';
 /** States in which the health watch asks a backend whether it still answers. */
 const WATCHED = new Set<ProcessState>(['ready', 'unresponsive']);
 
@@ -134,14 +103,13 @@ const WATCHED = new Set<ProcessState>(['ready', 'unresponsive']);
  */
 export class Supervisor extends EventEmitter {
   private readonly options: Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock'>> & Pick<SupervisorOptions, 'grpcToken' | 'backendLock'>;
-  private readonly procs = new Map<string, Proc>();
-  private readonly specs = new Map<string, ModelSpec>();
   private readonly modelLogs = new Map<string, ModelLog>();
-  private readonly restartTimers = new Map<string, NodeJS.Timeout>();
   private readonly lock = new KeyedLock();
   private readonly ports: PortPool;
   private readonly table: ProcessTable;
+  private readonly restarts: RestartScheduler;
   private readonly usage = new UsageSampler();
+  private readonly records: ProcessRecords;
   private reaper: Reaper | null = null;
   private watcher: FSWatcher | null = null;
   private backstop: NodeJS.Timeout | null = null;
@@ -150,11 +118,7 @@ export class Supervisor extends EventEmitter {
   private rechecking: Promise<void> | null = null;
   private recheckAgain = false;
   private restoring: Promise<unknown> = Promise.resolve();
-  /** Models a previous host run ended with that this run does not start: kept for a later run that will. */
-  private carried: ModelEntry[] = [];
   private closed = false;
-  /** Set when a closing host leaves its backends running: what becomes of them is the next host run's to tell. */
-  private letGo = false;
 
   constructor(options: SupervisorOptions) {
     super();
@@ -179,6 +143,8 @@ export class Supervisor extends EventEmitter {
     };
     this.ports = new PortPool(this.options.portRange, this.options.portQuarantineMs);
     this.table = new ProcessTable(this.options.stateDir);
+    this.restarts = new RestartScheduler(this.options.restartRules);
+    this.records = new ProcessRecords(this.table, this.usage, this);
   }
 
   /**
@@ -193,9 +159,9 @@ export class Supervisor extends EventEmitter {
     const saved = await this.table.load();
     const gone: Array<ModelEntry & { pid: number }> = [];
     for (const entry of saved.processes) if (!this.adopt(entry)) gone.push(modelEntryOf(entry));
-    const stopped = saved.models.filter((m) => !this.procs.has(m.model) && !gone.some((g) => g.model === m.model));
-    if (!restoreOnStart) this.carried = stopped;
-    this.persist();
+    const stopped = saved.models.filter((m) => !this.records.get(m.model) && !gone.some((g) => g.model === m.model));
+    if (!restoreOnStart) this.records.carry(stopped);
+    this.records.persist();
     await this.recheck();
     this.watcher = watch(this.options.backendsDir, () => this.scheduleRecheck());
     this.watcher.on('error', () => undefined);
@@ -218,13 +184,13 @@ export class Supervisor extends EventEmitter {
     if (this.backstop) clearInterval(this.backstop);
     if (this.healthTimer) clearInterval(this.healthTimer);
     if (this.debounce) clearTimeout(this.debounce);
-    for (const timer of this.restartTimers.values()) clearTimeout(timer);
+    this.restarts.close();
     await this.restoring;
     if (options.stopAll) {
-      await Promise.all([...this.procs.keys()].map((model) => this.halt(model)));
+      await Promise.all([...this.records.all().map((p) => p.model)].map((model) => this.halt(model)));
     } else {
-      this.letGo = true;
-      for (const proc of this.procs.values()) {
+      this.records.handOver();
+      for (const proc of this.records.all()) {
         proc.client.close();
         proc.detach?.();
       }
@@ -237,27 +203,27 @@ export class Supervisor extends EventEmitter {
   }
 
   list(): ProcessView[] {
-    return [...this.procs.values()].map((proc) => this.view(proc));
+    return this.records.all().map((proc) => this.records.view(proc));
   }
 
   get(model: string): ProcessView | null {
-    const proc = this.procs.get(model);
-    return proc ? this.view(proc) : null;
+    const proc = this.records.get(model);
+    return proc ? this.records.view(proc) : null;
   }
 
   /** Gate 1: the model's process may serve `target` only if it is alive and its recorded directory is intact. */
   async matches(target: BackendTarget, model: string): Promise<boolean> {
-    const proc = this.procs.get(model);
+    const proc = this.records.get(model);
     return proc !== undefined && (await this.intact(proc, target));
   }
 
   /** Gate 2: reuse an intact process, else force-stop whatever runs for the model and spawn into target.dir. */
   ensureRunning(target: BackendTarget, model: string): Promise<{ process: ProcessView; reused: boolean }> {
     return this.lock.run(model, async () => {
-      const spec = this.specFor(model, target.name);
+      const spec = this.records.specFor(model, target.name);
       const { proc, reused } = await this.ensureLocked(target, model);
       if (!reused) await this.reload(proc, spec);
-      return { process: this.view(proc), reused };
+      return { process: this.records.view(proc), reused };
     });
   }
 
@@ -267,13 +233,13 @@ export class Supervisor extends EventEmitter {
    */
   load(target: BackendTarget, model: string, options: { restart?: RestartPolicy } = {}): Promise<LoadResult> {
     return this.lock.run(model, async () => {
-      const spec = this.specFor(model, target.name, options.restart);
+      const spec = this.records.specFor(model, target.name, options.restart);
       const request = this.loadRequest(model);
       const { proc, reused, replaced } = await this.ensureLocked(target, model);
       const said = (message: string) => (replaced ? `${replaced}; ${message}` : message);
       try {
         const message = await this.loadInto(proc, request);
-        this.remember(spec, request);
+        this.records.remember(spec, request);
         return { pid: proc.pid, port: proc.port, reused, message: said(message) };
       } catch (first) {
         await this.refresh(proc);
@@ -288,7 +254,7 @@ export class Supervisor extends EventEmitter {
         tell(fresh, replaced);
         try {
           const message = await this.loadInto(fresh, request);
-          this.remember(spec, request);
+          this.records.remember(spec, request);
           return { pid: fresh.pid, port: fresh.port, reused: false, message: `${replaced}; ${message}` };
         } catch (second) {
           throw this.failLoad(fresh, new HangarError('failed', `${why}; after a respawn, ${loadError(fresh, second).message}`));
@@ -303,41 +269,41 @@ export class Supervisor extends EventEmitter {
    */
   stop(model: string, options: { force?: boolean } = {}): Promise<void> {
     return this.lock.run(model, async () => {
-      this.cancelRestart(model);
-      this.specs.delete(model);
-      const proc = this.procs.get(model);
+      this.restarts.cancel(model);
+      this.records.dropSpec(model);
+      const proc = this.records.get(model);
       if (!proc) return;
-      if (proc.retired) this.removeRow(proc);
+      if (proc.retired) this.records.removeRow(proc);
       else await this.stopLocked(proc, options.force ?? false);
-      this.persist();
+      this.records.persist();
     });
   }
 
   /** Forced stop and a fresh spawn from join(backendsDir, backend), its model loaded again. */
   respawn(model: string): Promise<ProcessView> {
     return this.lock.run(model, async () => {
-      const proc = this.procs.get(model);
+      const proc = this.records.get(model);
       if (!proc) throw new HangarError('not-found', `no backend process runs for model ${model}`);
       await this.stopLocked(proc, true);
-      return this.view(await this.startAgain(proc, `respawned pid ${proc.pid}`));
+      return this.records.view(await this.startAgain(proc, `respawned pid ${proc.pid}`));
     });
   }
 
   /** Starts a model whose process ended (or runs) again, its model reloaded; clears a crash loop. */
   restart(model: string): Promise<ProcessView> {
     return this.lock.run(model, async () => {
-      const proc = this.procs.get(model);
+      const proc = this.records.get(model);
       if (!proc) throw new HangarError('not-found', `no backend process for model ${model}`);
-      this.cancelRestart(model);
-      this.specFor(model, proc.backend).ends = [];
+      this.restarts.cancel(model);
+      this.records.specFor(model, proc.backend).ends = [];
       const how = proc.retired ? (proc.exit ? endText(proc.exit) : 'ended') : 'was running';
       if (!proc.retired) await this.stopLocked(proc, true);
-      return this.view(await this.startAgain(proc, `restarted by the user (pid ${proc.pid} ${how})`));
+      return this.records.view(await this.startAgain(proc, `restarted by the user (pid ${proc.pid} ${how})`));
     });
   }
 
   respawnBackend(name: string): Promise<ProcessView[]> {
-    const models = [...this.procs.values()].filter((p) => p.backend === name).map((p) => p.model);
+    const models = this.records.all().filter((p) => p.backend === name).map((p) => p.model);
     return Promise.all(models.map((model) => this.respawn(model)));
   }
 
@@ -350,11 +316,11 @@ export class Supervisor extends EventEmitter {
   async stopByDirectory(dir: string, options: { stopUnsupervised?: boolean } = {}): Promise<DirectoryStop> {
     const target = await dirIdentity(resolve(dir));
     const running = process.platform === 'linux' ? processesInDirectory(resolve(dir), target) : new Set<number>();
-    const supervised = [...this.procs.values()].filter((p) =>
+    const supervised = this.records.all().filter((p) =>
       !p.retired && (p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid)),
     );
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
-    const ours = new Set([...this.procs.values()].map((p) => p.pid));
+    const ours = new Set(this.records.all().map((p) => p.pid));
     for (const p of supervised) for (const member of processTree(p.pid, { group: true })) ours.add(member.pid);
     const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
@@ -375,13 +341,13 @@ export class Supervisor extends EventEmitter {
     if (!entry.supervised && entry.status !== 'stale') {
       throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
     }
-    return { entry, model: [...this.procs.values()].find((p) => p.pid === pid)?.model ?? null };
+    return { entry, model: this.records.all().find((p) => p.pid === pid)?.model ?? null };
   }
 
   /** Gate 5, after a swap: runs each model again from its backend's new live directory, ready, its model reloaded. */
   async respawnAll(list: Array<{ model: string; backend: string }>): Promise<ProcessView[]> {
     // Every respawn settles before this answers, so a caller that undoes a swap on failure races no spawn.
-    const results = await Promise.allSettled(list.map(({ model, backend }) => this.ensureRunning(this.liveTarget(backend), model)));
+    const results = await Promise.allSettled(list.map(({ model, backend }) => this.ensureRunning(liveTarget(this.options.backendsDir, backend), model)));
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     return results.map((r) => (r as PromiseFulfilledResult<{ process: ProcessView }>).value.process);
@@ -396,7 +362,7 @@ export class Supervisor extends EventEmitter {
     this.rechecking = (async () => {
       do {
         this.recheckAgain = false;
-        await Promise.all([...this.procs.values()].map((proc) => this.refresh(proc)));
+        await Promise.all(this.records.all().map((proc) => this.refresh(proc)));
       } while (this.recheckAgain);
       this.rechecking = null;
     })();
@@ -409,7 +375,7 @@ export class Supervisor extends EventEmitter {
   }
 
   async scan(): Promise<ScanEntry[]> {
-    const procs = [...this.procs.values()].filter((p) => !p.retired);
+    const procs = this.records.all().filter((p) => !p.retired);
     if (process.platform !== 'linux') {
       return procs.map((p) => ({ pid: p.pid, command: '', cwd: p.cwd.procCwd ?? p.identity?.dir ?? '', status: p.cwd.cwd, supervised: true, backend: p.backend }));
     }
@@ -419,7 +385,7 @@ export class Supervisor extends EventEmitter {
   /** The model's log from its file (across its processes), timestamped; reachable after its process ended. */
   async logs(model: string): Promise<LogLine[]> {
     const lines = await this.logFor(model).tail(LOG_TAIL_LINES);
-    const proc = this.procs.get(model);
+    const proc = this.records.get(model);
     if (proc && !proc.logs && !proc.retired) {
       const text = `later output unavailable: backend ${proc.backend} (pid ${proc.pid}) was adopted from a previous Hangar run and has no pipes`;
       lines.push({ model, stream: 'stderr', text, at: new Date().toISOString() });
@@ -429,20 +395,20 @@ export class Supervisor extends EventEmitter {
 
   /** Whether the model has a row or a log file: what `logs` can show. */
   knows(model: string): boolean {
-    return this.procs.has(model) || this.modelLogs.has(model);
+    return this.records.get(model) !== undefined || this.modelLogs.has(model);
   }
 
   // ---- internals (callers hold the model's lock where it matters) ----
 
   private async ensureLocked(target: BackendTarget, model: string): Promise<{ proc: Proc; reused: boolean; replaced: string | null }> {
-    const existing = this.procs.get(model);
+    const existing = this.records.get(model);
     if (existing) {
       const why = await this.unusable(existing, target);
       if (why === null) return { proc: existing, reused: true, replaced: null };
       if (existing.retired) {
         // Asked for again by the user: a pending restart and the crash count give way.
-        this.cancelRestart(model);
-        this.specFor(model, target.name).ends = [];
+        this.restarts.cancel(model);
+        this.records.specFor(model, target.name).ends = [];
       } else {
         await this.stopLocked(existing, true);
       }
@@ -481,16 +447,16 @@ export class Supervisor extends EventEmitter {
 
   /** A fresh process for a model whose process was `old` (ended or stopped), from its backend's live directory. */
   private async startAgain(old: Proc, why: string): Promise<Proc> {
-    const spec = this.specFor(old.model, old.backend);
+    const spec = this.records.specFor(old.model, old.backend);
     let proc: Proc;
     try {
-      proc = await this.spawnReady(this.liveTarget(old.backend), old.model);
+      proc = await this.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model);
     } catch (error) {
       // The row stays, saying why it could not start again.
-      if (old.retired && !this.procs.has(old.model)) {
+      if (old.retired && !this.records.get(old.model)) {
         old.error = oneLineOf(error);
-        this.procs.set(old.model, old);
-        this.emit('process', this.view(old));
+        this.records.put(old);
+        this.records.publish(old);
       }
       throw error;
     }
@@ -512,14 +478,14 @@ export class Supervisor extends EventEmitter {
   /** LoadModel with the row in state loading, then ready with the model loaded. */
   private async loadInto(proc: Proc, request: LoadModelRequest): Promise<string> {
     proc.state = 'loading';
-    this.emit('process', this.view(proc));
+    this.records.publish(proc);
     const result = await proc.client.loadModel(request, this.options.loadTimeoutMs).finally(() => {
       if (!proc.retired && proc.state === 'loading') proc.state = 'ready';
     });
     if (!result.success) throw new Error(result.message);
     proc.loaded = true;
     proc.error = null;
-    this.emit('process', this.view(proc));
+    this.records.publish(proc);
     return result.message;
   }
 
@@ -527,7 +493,7 @@ export class Supervisor extends EventEmitter {
   private failLoad(proc: Proc, error: HangarError): HangarError {
     proc.loaded = false;
     proc.error = error.message;
-    if (!proc.retired) this.emit('process', this.view(proc));
+    if (!proc.retired) this.records.publish(proc);
     return error;
   }
 
@@ -547,7 +513,7 @@ export class Supervisor extends EventEmitter {
   }
 
   private async spawnOnce(target: BackendTarget, model: string, preferOldPort: boolean): Promise<Proc> {
-    const spec = this.specFor(model, target.name);
+    const spec = this.records.specFor(model, target.name);
     const { port, moved } = await this.portFor(spec, preferOldPort);
     const logs = new LogRing();
     const modelLog = this.logFor(model);
@@ -567,12 +533,12 @@ export class Supervisor extends EventEmitter {
       this.ports.release(port);
       throw err;
     });
-    const restarted = this.procs.has(model) || spec.port !== null;
+    const restarted = this.records.get(model) !== undefined || spec.port !== null;
     if (restarted) spec.restarts++;
     spec.port = port;
     const startedAt = new Date().toISOString();
     modelLog.separator(`${restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
-    const proc: Proc = {
+    const proc = newRow({
       model,
       backend: target.name,
       pid: spawned.pid,
@@ -580,23 +546,18 @@ export class Supervisor extends EventEmitter {
       identity: spawned.identity,
       startedAt,
       startTime: spawned.startTime,
-      state: 'starting',
       cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
       result: spawned.result,
       logs,
       detach: spawned.detach,
       client: new BackendClient(`127.0.0.1:${port}`, { token: this.options.grpcToken }),
-      retired: false,
-      stopping: false,
       loaded: false,
       message: moved,
-      error: null,
-      exit: null,
-    };
+    });
     this.reaper?.watch(proc.pid);
-    this.procs.set(model, proc);
-    this.persist();
-    this.emit('process', this.view(proc));
+    this.records.put(proc);
+    this.records.persist();
+    this.records.publish(proc);
 
     const died = new AbortController();
     void spawned.exit.then((how) => {
@@ -624,7 +585,7 @@ export class Supervisor extends EventEmitter {
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${model} within ${this.options.startTimeoutMs} ms: ${err.lastAnswer}`);
     }
     proc.state = 'ready';
-    this.emit('process', this.view(proc));
+    this.records.publish(proc);
     return proc;
   }
 
@@ -642,7 +603,7 @@ export class Supervisor extends EventEmitter {
     // A backend that does not answer Health would not answer Free either: straight to the signals.
     const answers = proc.state !== 'unresponsive';
     proc.state = 'stopping';
-    this.emit('process', this.view(proc));
+    this.records.publish(proc);
     if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
     // Read before the first signal, so descendants that left the group (setsid) are found and stopped too. Only
     // while the pid is still this process (or names no process: then its group, if any, is still ours).
@@ -666,8 +627,8 @@ export class Supervisor extends EventEmitter {
   /** Stops a model's process and keeps what it should run as (a swap, a host closing): its row goes. */
   private halt(model: string): Promise<void> {
     return this.lock.run(model, async () => {
-      const proc = this.procs.get(model);
-      if (proc?.retired) this.removeRow(proc);
+      const proc = this.records.get(model);
+      if (proc?.retired) this.records.removeRow(proc);
       else if (proc) await this.stopLocked(proc, false);
     });
   }
@@ -687,19 +648,13 @@ export class Supervisor extends EventEmitter {
     this.release(proc);
     this.logFor(proc.model).separator(`pid ${proc.pid} ${proc.stopping ? 'stopped by Hangar' : 'exited while starting'}`);
     proc.state = 'exited';
-    this.removeRow(proc);
+    this.records.removeRow(proc);
   }
 
-  private removeRow(proc: Proc): void {
-    if (this.procs.get(proc.model) === proc) this.procs.delete(proc.model);
-    this.persist();
-    this.emit('process', this.view(proc));
-    this.emit('process-removed', proc.model);
-  }
 
   /** A process ended. Unless Hangar stopped it (or it died starting), its row stays with how it ended. */
   private ended(proc: Proc, how: { code: number | null; signal: string | null }): void {
-    if (proc.retired || this.letGo) return;
+    if (proc.retired || this.records.isHandedOver) return;
     if (proc.stopping || proc.state === 'starting') return this.retire(proc);
     this.release(proc);
     const failed = how.code !== 0 || how.signal !== null;
@@ -708,56 +663,42 @@ export class Supervisor extends EventEmitter {
     proc.state = failed ? 'crashed' : 'exited';
     proc.loaded = false;
     this.logFor(proc.model).separator(`pid ${proc.pid} ${endText(proc.exit)}`, proc.exit.at);
-    this.persist();
+    this.records.persist();
     this.applyPolicy(proc, failed);
-    this.emit('process', this.view(proc));
+    this.records.publish(proc);
   }
 
   /** Schedules a restart after the backoff, or marks a crash loop, as the model's policy says. */
   private applyPolicy(proc: Proc, failed: boolean): void {
-    const spec = this.specs.get(proc.model);
-    if (!spec || this.closed) return;
-    const verdict = afterEnd(spec.policy, failed, spec.ends, Date.now(), this.options.restartRules);
-    if ('stay' in verdict) {
-      if (verdict.stay === 'loop') {
-        proc.state = 'crash-looping';
-        const { windowMs } = this.options.restartRules;
-        proc.error = `ended ${verdict.ends} times within ${Math.round(windowMs / 1000)} s: left stopped (last: ${endText(proc.exit!)})`;
-      }
-      return;
+    const spec = this.records.spec(proc.model);
+    if (!spec) return;
+    const verdict = this.restarts.afterEnd(proc.model, spec.policy, failed, spec.ends, () => void this.autoRestart(proc));
+    if (!verdict) return;
+    if ('restartInMs' in verdict) {
+      proc.message = `restarting in ${formatMs(verdict.restartInMs)} (policy ${spec.policy})`;
+    } else if (verdict.stay === 'loop') {
+      proc.state = 'crash-looping';
+      const { windowMs } = this.restarts.rules;
+      proc.error = `ended ${verdict.ends} times within ${Math.round(windowMs / 1000)} s: left stopped (last: ${endText(proc.exit!)})`;
     }
-    proc.message = `restarting in ${formatMs(verdict.restartInMs)} (policy ${spec.policy})`;
-    this.cancelRestart(proc.model);
-    const timer = setTimeout(() => {
-      this.restartTimers.delete(proc.model);
-      void this.autoRestart(proc);
-    }, verdict.restartInMs);
-    timer.unref();
-    this.restartTimers.set(proc.model, timer);
   }
 
   private autoRestart(old: Proc): Promise<void> {
     const work = () =>
       this.lock.run(old.model, async () => {
-        if (this.closed || this.procs.get(old.model) !== old || !this.specs.has(old.model)) return;
+        if (this.restarts.closed || this.records.get(old.model) !== old || !this.records.spec(old.model)) return;
         try {
           await this.startAgain(old, `restarted after pid ${old.pid} ${endText(old.exit!)}`);
         } catch {
           // The failed start counts as another end of the model.
-          if (this.procs.get(old.model) === old) {
+          if (this.records.get(old.model) === old) {
             old.exit = { ...old.exit!, at: new Date().toISOString() };
             this.applyPolicy(old, true);
-            this.emit('process', this.view(old));
+            this.records.publish(old);
           }
         }
       });
     return this.options.backendLock ? this.options.backendLock(old.backend, work) : work();
-  }
-
-  private cancelRestart(model: string): void {
-    const timer = this.restartTimers.get(model);
-    if (timer) clearTimeout(timer);
-    this.restartTimers.delete(model);
   }
 
   /** Re-probes one process's cwd (and, for an adopted one, whether it still lives); emits on change. */
@@ -768,12 +709,12 @@ export class Supervisor extends EventEmitter {
     if (proc.retired) return;
     const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
     proc.cwd = report;
-    if (changed) this.emit('process', this.view(proc));
+    if (changed) this.records.publish(proc);
   }
 
   /** One round of the health watch: every ready or unresponsive backend is asked Health (and Status), bounded. */
   private async watchHealth(): Promise<void> {
-    await Promise.all([...this.procs.values()].filter((p) => this.watched(p)).map((p) => this.probe(p)));
+    await Promise.all(this.records.all().filter((p) => this.watched(p)).map((p) => this.probe(p)));
   }
 
   /** Ready and unresponsive backends, and adopted ones not yet confirmed (a spawned one is starting for waitReady). */
@@ -790,7 +731,7 @@ export class Supervisor extends EventEmitter {
       if (proc.state === 'unresponsive') return;
       proc.state = 'unresponsive';
       proc.error = `no Health answer within ${timeout} ms`;
-      this.emit('process', this.view(proc));
+      this.records.publish(proc);
       return;
     }
     let changed = proc.state !== 'ready';
@@ -809,7 +750,7 @@ export class Supervisor extends EventEmitter {
         changed = true;
       }
     }
-    if (changed) this.emit('process', this.view(proc));
+    if (changed) this.records.publish(proc);
   }
 
   private scheduleRecheck(): void {
@@ -825,13 +766,14 @@ export class Supervisor extends EventEmitter {
    * Returns false when the recorded process is gone.
    */
   private adopt(entry: TableEntry): boolean {
-    if (this.procs.has(entry.model)) return true;
+    if (this.records.get(entry.model)) return true;
     if (!isSameProcess(entry.pid, entry.startTime)) return false;
     const identity = entry.dir && entry.dev && entry.ino ? { dir: entry.dir, dev: BigInt(entry.dev), ino: BigInt(entry.ino) } : null;
     this.ports.claim(entry.port);
     this.reaper?.watch(entry.pid);
-    this.specs.set(entry.model, specOf(entry));
-    this.procs.set(entry.model, {
+    this.records.setSpec(entry.model, specOf(entry));
+    // Starting: ready only once it answers Health, which start() asks before the host serves anything.
+    this.records.put(newRow({
       model: entry.model,
       backend: entry.backend,
       pid: entry.pid,
@@ -839,20 +781,14 @@ export class Supervisor extends EventEmitter {
       identity,
       startedAt: entry.startedAt,
       startTime: entry.startTime,
-      // Ready only once it answers Health: start() asks before the host serves anything.
-      state: 'starting',
       cwd: { cwd: 'unknown', cwdReason: 'adopted, not yet checked', procCwd: null },
       result: null,
       logs: null,
       detach: null,
       client: new BackendClient(`127.0.0.1:${entry.port}`, { token: this.options.grpcToken }),
-      retired: false,
-      stopping: false,
       loaded: entry.load !== undefined,
       message: 'adopted from a previous Hangar run',
-      error: null,
-      exit: null,
-    });
+    }));
     return true;
   }
 
@@ -860,11 +796,11 @@ export class Supervisor extends EventEmitter {
   private resurrect(entry: ModelEntry & { pid?: number }): Promise<unknown> {
     const work = () =>
       this.lock.run(entry.model, async () => {
-        if (this.closed || this.procs.has(entry.model)) return;
+        if (this.closed || this.records.get(entry.model)) return;
         const spec = specOf(entry);
-        this.specs.set(entry.model, spec);
+        this.records.setSpec(entry.model, spec);
         try {
-          const proc = await this.spawnReady(this.liveTarget(entry.backend), entry.model);
+          const proc = await this.spawnReady(liveTarget(this.options.backendsDir, entry.backend), entry.model);
           tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
           await this.reload(proc, spec);
         } catch (error) {
@@ -874,41 +810,13 @@ export class Supervisor extends EventEmitter {
     return this.options.backendLock ? this.options.backendLock(entry.backend, work) : work();
   }
 
-  private persist(): void {
-    if (this.letGo) return;
-    this.table.save({
-      processes: [...this.procs.values()].filter((p) => !p.retired).map((p) => tableEntry(p, this.specs.get(p.model))),
-      models: [...this.specs.entries()]
-        .map(([model, spec]) => ({ model, ...specEntry(spec) }))
-        .concat(this.carried.filter((m) => !this.specs.has(m.model))),
-    });
-  }
-
-  /** Every later process of the model loads `request` again, after a host restart too. */
-  private remember(spec: ModelSpec, request: LoadModelRequest): void {
-    spec.load = request;
-    this.persist();
-  }
-
-  /** The model's spec, made on first use; a policy given by the caller replaces the one it had. */
-  private specFor(model: string, backend: string, policy?: RestartPolicy): ModelSpec {
-    let spec = this.specs.get(model);
-    if (!spec) {
-      spec = { backend, load: null, policy: DEFAULT_POLICY, restarts: 0, ends: [], port: null };
-      this.specs.set(model, spec);
-    }
-    spec.backend = backend;
-    if (policy) spec.policy = policy;
-    return spec;
-  }
-
   private logFor(model: string): ModelLog {
     let log = this.modelLogs.get(model);
     if (!log) {
       log = new ModelLog(this.options.logsDir, model, this.options.logMaxBytes, (error) => {
         const text = `[hangar] cannot write the log file of ${model} (${error.message}); its output is no longer kept on disk`;
         const line: LogLine = { model, stream: 'stderr', text, at: new Date().toISOString() };
-        this.procs.get(model)?.logs?.push(line);
+        this.records.get(model)?.logs?.push(line);
         this.emit('log', line);
       });
       this.modelLogs.set(model, log);
@@ -929,42 +837,12 @@ export class Supervisor extends EventEmitter {
     this.emit('log', line);
   }
 
-  private liveTarget(backend: string): BackendTarget {
-    return { name: backend, dir: join(this.options.backendsDir, backend) };
-  }
-
   /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (the caller vetted it). */
   async stopStranger(pid: number): Promise<void> {
     signalProcess(pid, 'SIGTERM');
     const gone = waitForExit(() => !isAlive(pid));
     if (!(await settlesWithin(gone, this.options.stopGraceMs))) signalProcess(pid, 'SIGKILL');
     await gone;
-  }
-
-  private view(proc: Proc): ProcessView {
-    const spec = this.specs.get(proc.model);
-    const live = !proc.retired && proc.state !== 'stopping';
-    const stale = live && proc.cwd.cwd === 'stale';
-    const usage = live ? this.usage.sample(proc.pid, proc.startedAt) : { cpu: null, rss: null };
-    return {
-      model: proc.model,
-      backend: proc.backend,
-      pid: proc.pid,
-      port: proc.port,
-      dir: proc.identity?.dir ?? '',
-      startedAt: proc.startedAt,
-      state: stale ? 'stale' : proc.state,
-      cwd: proc.cwd.cwd,
-      cwdReason: proc.cwd.cwdReason,
-      procCwd: proc.cwd.procCwd,
-      loaded: proc.loaded,
-      policy: spec?.policy ?? DEFAULT_POLICY,
-      restarts: spec?.restarts ?? 0,
-      message: proc.message,
-      error: proc.error,
-      exit: proc.exit,
-      ...usage,
-    };
   }
 }
 
@@ -975,43 +853,8 @@ class PortTaken extends Error {
   }
 }
 
-function specOf(entry: TableEntry | ModelEntry): ModelSpec {
-  return { backend: entry.backend, load: entry.load ?? null, policy: entry.policy ?? DEFAULT_POLICY, restarts: entry.restarts ?? 0, ends: [], port: entry.port };
-}
-
-function specEntry(spec: ModelSpec): Omit<ModelEntry, 'model'> {
-  return { backend: spec.backend, policy: spec.policy, restarts: spec.restarts, port: spec.port, ...(spec.load && { load: spec.load }) };
-}
-
-/** A dead table entry as a model to start again; an entry from before policies were kept is never restarted. */
-function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
-  return { model: entry.model, ...specEntry(specOf(entry)), policy: entry.policy ?? 'never', pid: entry.pid };
-}
-
-function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
-  const { model, backend, pid, port, startedAt, startTime, identity } = proc;
-  const entry: TableEntry = { model, backend, pid, port, startedAt, startTime };
-  if (spec) Object.assign(entry, { policy: spec.policy, restarts: spec.restarts }, spec.load && { load: spec.load });
-  return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
-}
-
-/** Puts what Hangar did in front of what the row already says (e.g. that its port moved). */
-function tell(proc: Proc, what: string): void {
-  proc.message = proc.message ? `${what}; ${proc.message}` : what;
-}
-
-function endText(exit: ProcessExit): string {
-  if (exit.signal) return `was killed by ${exit.signal}`;
-  if (exit.code !== null) return `exited with code ${exit.code}`;
-  return 'ended (exit status unknown: adopted)';
-}
-
 function formatMs(ms: number): string {
   return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
-}
-
-function oneLineOf(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 }
 
 function loadError(proc: Proc, err: unknown): HangarError {

@@ -1,0 +1,226 @@
+// The supervisor's rows: each model's process (running, or ended and kept to say how) and what the model should run
+// as, saved to the table on every change and shown to the world as ProcessViews.
+import { join } from 'node:path';
+import type { Result } from 'execa';
+import type { LogLine, ProcessExit, ProcessState, ProcessView, RestartPolicy } from '../../../shared/index.ts';
+import type { CwdReport } from './cwd-probe.ts';
+import type { BackendClient, LoadModelRequest } from './grpc-client.ts';
+import type { DirIdentity } from './identity.ts';
+import type { LogRing } from './log-ring.ts';
+import type { ModelEntry, ProcessTable, TableEntry } from './table.ts';
+import type { UsageSampler } from './usage.ts';
+
+export interface BackendTarget {
+  name: string;
+  /** The backend's live directory (absolute). */
+  dir: string;
+}
+
+export interface Proc {
+  model: string;
+  backend: string;
+  pid: number;
+  port: number;
+  /** null: a legacy table entry without a recorded directory. */
+  identity: DirIdentity | null;
+  startedAt: string;
+  startTime: string | null;
+  state: ProcessState;
+  cwd: CwdReport;
+  /** Settles when a process this host spawned has exited and been reaped; null for an adopted process. */
+  result: Promise<Result> | null;
+  logs: LogRing | null;
+  /** Lets the host exit while a process it spawned keeps running; null for an adopted process. */
+  detach: (() => void) | null;
+  client: BackendClient;
+  retired: boolean;
+  /** Set when Hangar itself ends the process: its exit is then no crash. */
+  stopping: boolean;
+  loaded: boolean;
+  message: string | null;
+  error: string | null;
+  exit: ProcessExit | null;
+}
+
+/** What a model should run as, kept across its processes: what to load again, how to restart, where it listened. */
+export interface ModelSpec {
+  backend: string;
+  load: LoadModelRequest | null;
+  policy: RestartPolicy;
+  restarts: number;
+  /** When its recent processes ended by themselves (ms), for the crash-loop rule. */
+  ends: number[];
+  port: number | null;
+}
+
+/** The events the supervisor (an EventEmitter) sends; its parts send them through this. */
+export interface SupervisorEvents {
+  emit(event: 'process', view: ProcessView): boolean;
+  emit(event: 'process-removed', model: string): boolean;
+  emit(event: 'log', line: LogLine): boolean;
+}
+
+const DEFAULT_POLICY: RestartPolicy = 'on-failure';
+
+export class ProcessRecords {
+  private readonly procs = new Map<string, Proc>();
+  private readonly specs = new Map<string, ModelSpec>();
+  /** Models a previous host run ended with that this run does not start: kept for a later run that will. */
+  private carried: ModelEntry[] = [];
+  /** Set when a closing host leaves its backends running: what becomes of them is the next host run's to tell. */
+  private handedOver = false;
+
+  constructor(
+    private readonly table: ProcessTable,
+    private readonly usage: UsageSampler,
+    private readonly events: SupervisorEvents,
+  ) {}
+
+  get(model: string): Proc | undefined {
+    return this.procs.get(model);
+  }
+
+  all(): Proc[] {
+    return [...this.procs.values()];
+  }
+
+  put(proc: Proc): void {
+    this.procs.set(proc.model, proc);
+  }
+
+  /** The row goes (if it is still the model's), and the world is told. */
+  removeRow(proc: Proc): void {
+    if (this.procs.get(proc.model) === proc) this.procs.delete(proc.model);
+    this.persist();
+    this.publish(proc);
+    this.events.emit('process-removed', proc.model);
+  }
+
+  spec(model: string): ModelSpec | undefined {
+    return this.specs.get(model);
+  }
+
+  /** The model's spec, made on first use; a policy given by the caller replaces the one it had. */
+  specFor(model: string, backend: string, policy?: RestartPolicy): ModelSpec {
+    let spec = this.specs.get(model);
+    if (!spec) {
+      spec = { backend, load: null, policy: DEFAULT_POLICY, restarts: 0, ends: [], port: null };
+      this.specs.set(model, spec);
+    }
+    spec.backend = backend;
+    if (policy) spec.policy = policy;
+    return spec;
+  }
+
+  setSpec(model: string, spec: ModelSpec): void {
+    this.specs.set(model, spec);
+  }
+
+  dropSpec(model: string): void {
+    this.specs.delete(model);
+  }
+
+  /** Every later process of the model loads `request` again, after a host restart too. */
+  remember(spec: ModelSpec, request: LoadModelRequest): void {
+    spec.load = request;
+    this.persist();
+  }
+
+  carry(models: ModelEntry[]): void {
+    this.carried = models;
+  }
+
+  /** A closing host leaves its backends running: the table stays as it is and their ends are not this run's. */
+  handOver(): void {
+    this.handedOver = true;
+  }
+
+  get isHandedOver(): boolean {
+    return this.handedOver;
+  }
+
+  persist(): void {
+    if (this.handedOver) return;
+    this.table.save({
+      processes: this.all().filter((p) => !p.retired).map((p) => tableEntry(p, this.specs.get(p.model))),
+      models: [...this.specs.entries()]
+        .map(([model, spec]) => ({ model, ...specEntry(spec) }))
+        .concat(this.carried.filter((m) => !this.specs.has(m.model))),
+    });
+  }
+
+  publish(proc: Proc): void {
+    this.events.emit('process', this.view(proc));
+  }
+
+  view(proc: Proc): ProcessView {
+    const spec = this.specs.get(proc.model);
+    const live = !proc.retired && proc.state !== 'stopping';
+    const stale = live && proc.cwd.cwd === 'stale';
+    const usage = live ? this.usage.sample(proc.pid, proc.startedAt) : { cpu: null, rss: null };
+    return {
+      model: proc.model,
+      backend: proc.backend,
+      pid: proc.pid,
+      port: proc.port,
+      dir: proc.identity?.dir ?? '',
+      startedAt: proc.startedAt,
+      state: stale ? 'stale' : proc.state,
+      cwd: proc.cwd.cwd,
+      cwdReason: proc.cwd.cwdReason,
+      procCwd: proc.cwd.procCwd,
+      loaded: proc.loaded,
+      policy: spec?.policy ?? DEFAULT_POLICY,
+      restarts: spec?.restarts ?? 0,
+      message: proc.message,
+      error: proc.error,
+      exit: proc.exit,
+      ...usage,
+    };
+  }
+}
+
+/** A new row, starting, that has neither ended nor failed yet. */
+export function newRow(fields: Omit<Proc, 'state' | 'retired' | 'stopping' | 'error' | 'exit'>): Proc {
+  return { ...fields, state: 'starting', retired: false, stopping: false, error: null, exit: null };
+}
+
+export function liveTarget(backendsDir: string, backend: string): BackendTarget {
+  return { name: backend, dir: join(backendsDir, backend) };
+}
+
+export function specOf(entry: TableEntry | ModelEntry): ModelSpec {
+  return { backend: entry.backend, load: entry.load ?? null, policy: entry.policy ?? DEFAULT_POLICY, restarts: entry.restarts ?? 0, ends: [], port: entry.port };
+}
+
+function specEntry(spec: ModelSpec): Omit<ModelEntry, 'model'> {
+  return { backend: spec.backend, policy: spec.policy, restarts: spec.restarts, port: spec.port, ...(spec.load && { load: spec.load }) };
+}
+
+/** A dead table entry as a model to start again; an entry from before policies were kept is never restarted. */
+export function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
+  return { model: entry.model, ...specEntry(specOf(entry)), policy: entry.policy ?? 'never', pid: entry.pid };
+}
+
+function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
+  const { model, backend, pid, port, startedAt, startTime, identity } = proc;
+  const entry: TableEntry = { model, backend, pid, port, startedAt, startTime };
+  if (spec) Object.assign(entry, { policy: spec.policy, restarts: spec.restarts }, spec.load && { load: spec.load });
+  return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
+}
+
+/** Puts what Hangar did in front of what the row already says (e.g. that its port moved). */
+export function tell(proc: Proc, what: string): void {
+  proc.message = proc.message ? `${what}; ${proc.message}` : what;
+}
+
+/** How a row says its process ended. */
+export function endText(exit: ProcessExit): string {
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  if (exit.code !== null) return `exited with code ${exit.code}`;
+  return 'ended (exit status unknown: adopted)';
+}
+
+export function oneLineOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+}
