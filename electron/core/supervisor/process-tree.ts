@@ -30,13 +30,23 @@ export function processTree(pid: number, options: { group: boolean }): TreeMembe
 
 /** Signals each member that is still the process it was when the tree was read. */
 export function signalTree(tree: TreeMember[], signal: NodeJS.Signals): void {
-  for (const member of tree) {
-    if (!isSameProcess(member.pid, member.startTime)) continue;
-    try {
-      process.kill(member.pid, signal);
-    } catch {
-      // gone meanwhile
-    }
+  for (const member of tree) if (isSameProcess(member.pid, member.startTime)) signalProcess(member.pid, signal);
+}
+
+/** Signals a process group; falls back to the lone process when pid leads no group (a legacy entry). */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    signalProcess(pid, signal);
+  }
+}
+
+export function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
   }
 }
 

@@ -76,3 +76,6 @@ export class Reaper {
     if (this.child.stdin!.writable) this.child.stdin!.write(`${line}\n`);
   }
 }
+
+/** What a backend's spawn and end need of the reaper: the process groups it watches. */
+export type ParentWatch = Pick<Reaper, 'watch' | 'unwatch'>;

@@ -5,7 +5,6 @@ import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   HangarError,
   type LoadResult,
@@ -17,20 +16,14 @@ import {
 } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
 import { probeCwd } from './cwd-probe.ts';
+import { Endings, type SelfStart } from './endings.ts';
 import { BackendClient, BackendCallError, type LoadModelRequest } from './grpc-client.ts';
-import { dirIdentity, isAlive, isSameProcess, procStat, sameInode, } from './identity.ts';
-import { LogRing } from './log-ring.ts';
-import { LOG_MAX_BYTES, ModelLog } from './model-log.ts';
-import { reclaimPort } from './port-reuse.ts';
-import { PortPool, portIsFree } from './ports.ts';
-import { NotReadyError, waitReady } from './readiness.ts';
-import { Reaper } from './reaper.ts';
-import { processTree, signalTree, treeAlive } from './process-tree.ts';
-import { processesInDirectory, readCommand, scanProcesses } from './scan.ts';
-import { backendEnv } from './backend-env.ts';
-import { spawnBackend } from './spawn.ts';
-import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartRules } from './restart-policy.ts';
-import { ProcessTable, type ModelEntry, type TableEntry } from './table.ts';
+import { isSameProcess } from './identity.ts';
+import { Launcher } from './launcher.ts';
+import { LOG_MAX_BYTES } from './model-log.ts';
+import { ModelLogs } from './model-logs.ts';
+import { PortPool } from './ports.ts';
+import { Reaper, type ParentWatch } from './reaper.ts';
 import {
   ProcessRecords,
   endText,
@@ -44,9 +37,13 @@ import {
   type ModelSpec,
   type Proc,
 } from './records.ts';
+import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartRules } from './restart-policy.ts';
+import { scanProcesses } from './scan.ts';
+import { Stopping, type DirectoryStop } from './stopping.ts';
+import { ProcessTable, type ModelEntry, type TableEntry } from './table.ts';
 import { UsageSampler } from './usage.ts';
 
-export type { BackendTarget };
+export type { BackendTarget, DirectoryStop };
 
 export interface SupervisorOptions {
   backendsDir: string;
@@ -78,19 +75,7 @@ export interface SupervisorOptions {
   backendLock?: <T>(backend: string, work: () => Promise<T>) => Promise<T>;
 }
 
-/** What a stop before a swap did: the supervised processes it stopped, and the others it found and left running. */
-export interface DirectoryStop {
-  stopped: Array<{ model: string; backend: string }>;
-  leftRunning: Array<{ pid: number; command: string }>;
-}
-
-const FREE_LIMIT_MS = 5000;
 const WATCH_DEBOUNCE_MS = 2;
-const ADOPTED_EXIT_POLL_MS = 10;
-const STDERR_TAIL_LINES = 5;
-const LOG_TAIL_LINES = 1000;
-const PORT_ATTEMPTS = 3;
-const DRAIN_LIMIT_MS = 500;
 /** States in which the health watch asks a backend whether it still answers. */
 const WATCHED = new Set<ProcessState>(['ready', 'unresponsive']);
 
@@ -103,12 +88,13 @@ const WATCHED = new Set<ProcessState>(['ready', 'unresponsive']);
  */
 export class Supervisor extends EventEmitter {
   private readonly options: Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock'>> & Pick<SupervisorOptions, 'grpcToken' | 'backendLock'>;
-  private readonly modelLogs = new Map<string, ModelLog>();
+  private readonly modelLogs: ModelLogs;
   private readonly lock = new KeyedLock();
   private readonly ports: PortPool;
   private readonly table: ProcessTable;
-  private readonly restarts: RestartScheduler;
-  private readonly usage = new UsageSampler();
+  private readonly endings: Endings;
+  private readonly stopping: Stopping;
+  private readonly launcher: Launcher;
   private readonly records: ProcessRecords;
   private reaper: Reaper | null = null;
   private watcher: FSWatcher | null = null;
@@ -143,8 +129,34 @@ export class Supervisor extends EventEmitter {
     };
     this.ports = new PortPool(this.options.portRange, this.options.portQuarantineMs);
     this.table = new ProcessTable(this.options.stateDir);
-    this.restarts = new RestartScheduler(this.options.restartRules);
-    this.records = new ProcessRecords(this.table, this.usage, this);
+    const usage = new UsageSampler();
+    const parent: ParentWatch = { watch: (pid) => this.reaper?.watch(pid), unwatch: (pid) => this.reaper?.unwatch(pid) };
+    const { lock } = this;
+    const selfStart: SelfStart = (backend, model, work) => {
+      const run = () => lock.run(model, work);
+      return this.options.backendLock ? this.options.backendLock(backend, run) : run();
+    };
+    this.records = new ProcessRecords(this.table, usage, this);
+    this.modelLogs = new ModelLogs(this.records, this, this.options.logsDir, this.options.logMaxBytes);
+    this.endings = new Endings({
+      records: this.records,
+      logs: this.modelLogs,
+      ports: this.ports,
+      parent,
+      usage,
+      restarts: new RestartScheduler(this.options.restartRules),
+      selfStart,
+      startAgain: (old, why) => this.startAgain(old, why),
+    });
+    this.stopping = new Stopping(this.records, this.endings, lock, this.options.stopGraceMs);
+    this.launcher = new Launcher(this.options, {
+      records: this.records,
+      logs: this.modelLogs,
+      ports: this.ports,
+      parent,
+      endings: this.endings,
+      stopping: this.stopping,
+    });
   }
 
   /**
@@ -184,10 +196,10 @@ export class Supervisor extends EventEmitter {
     if (this.backstop) clearInterval(this.backstop);
     if (this.healthTimer) clearInterval(this.healthTimer);
     if (this.debounce) clearTimeout(this.debounce);
-    this.restarts.close();
+    this.endings.close();
     await this.restoring;
     if (options.stopAll) {
-      await Promise.all([...this.records.all().map((p) => p.model)].map((model) => this.halt(model)));
+      await Promise.all([...this.records.all().map((p) => p.model)].map((model) => this.stopping.halt(model)));
     } else {
       this.records.handOver();
       for (const proc of this.records.all()) {
@@ -199,7 +211,7 @@ export class Supervisor extends EventEmitter {
     this.ports.close();
     await this.rechecking;
     await this.table.flush();
-    await Promise.all([...this.modelLogs.values()].map((log) => log.flush()));
+    await this.modelLogs.flush();
   }
 
   list(): ProcessView[] {
@@ -245,11 +257,11 @@ export class Supervisor extends EventEmitter {
         await this.refresh(proc);
         if (proc.cwd.cwd !== 'stale') throw this.failLoad(proc, loadError(proc, first));
         const why = `backend ${proc.backend} (pid ${proc.pid}) was running from a directory that a reinstall replaced`;
-        await this.stopLocked(proc, true);
-        const fresh = await this.spawnReady(target, model).catch((err: Error) => {
+        await this.stopping.process(proc, true);
+        const fresh = await this.launcher.spawnReady(target, model).catch((err: Error) => {
           throw new HangarError('failed', `${why}; the respawn failed: ${err.message}`);
         });
-        this.note(fresh, `${why}; respawned from ${target.dir}`);
+        this.modelLogs.note(fresh, `${why}; respawned from ${target.dir}`);
         const replaced = `respawned pid ${proc.pid} → ${fresh.pid}: its directory was replaced`;
         tell(fresh, replaced);
         try {
@@ -269,12 +281,12 @@ export class Supervisor extends EventEmitter {
    */
   stop(model: string, options: { force?: boolean } = {}): Promise<void> {
     return this.lock.run(model, async () => {
-      this.restarts.cancel(model);
+      this.endings.cancelRestart(model);
       this.records.dropSpec(model);
       const proc = this.records.get(model);
       if (!proc) return;
       if (proc.retired) this.records.removeRow(proc);
-      else await this.stopLocked(proc, options.force ?? false);
+      else await this.stopping.process(proc, options.force ?? false);
       this.records.persist();
     });
   }
@@ -284,7 +296,7 @@ export class Supervisor extends EventEmitter {
     return this.lock.run(model, async () => {
       const proc = this.records.get(model);
       if (!proc) throw new HangarError('not-found', `no backend process runs for model ${model}`);
-      await this.stopLocked(proc, true);
+      await this.stopping.process(proc, true);
       return this.records.view(await this.startAgain(proc, `respawned pid ${proc.pid}`));
     });
   }
@@ -294,10 +306,9 @@ export class Supervisor extends EventEmitter {
     return this.lock.run(model, async () => {
       const proc = this.records.get(model);
       if (!proc) throw new HangarError('not-found', `no backend process for model ${model}`);
-      this.restarts.cancel(model);
-      this.records.specFor(model, proc.backend).ends = [];
+      this.endings.forgive(model, proc.backend);
       const how = proc.retired ? (proc.exit ? endText(proc.exit) : 'ended') : 'was running';
-      if (!proc.retired) await this.stopLocked(proc, true);
+      if (!proc.retired) await this.stopping.process(proc, true);
       return this.records.view(await this.startAgain(proc, `restarted by the user (pid ${proc.pid} ${how})`));
     });
   }
@@ -314,21 +325,7 @@ export class Supervisor extends EventEmitter {
    * reported. `stopped` is for respawnAll() after the swap.
    */
   async stopByDirectory(dir: string, options: { stopUnsupervised?: boolean } = {}): Promise<DirectoryStop> {
-    const target = await dirIdentity(resolve(dir));
-    const running = process.platform === 'linux' ? processesInDirectory(resolve(dir), target) : new Set<number>();
-    const supervised = this.records.all().filter((p) =>
-      !p.retired && (p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid)),
-    );
-    // A supervised backend's own descendants are stopped with it, not reported as someone else's.
-    const ours = new Set(this.records.all().map((p) => p.pid));
-    for (const p of supervised) for (const member of processTree(p.pid, { group: true })) ours.add(member.pid);
-    const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
-    const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
-    await Promise.all([
-      ...supervised.map((p) => this.halt(p.model)),
-      ...(options.stopUnsupervised ? strangers.map((pid) => this.stopStranger(pid)) : []),
-    ]);
-    return { stopped: supervised.map((p) => ({ model: p.model, backend: p.backend })), leftRunning };
+    return this.stopping.directory(dir, options);
   }
 
   /**
@@ -384,13 +381,7 @@ export class Supervisor extends EventEmitter {
 
   /** The model's log from its file (across its processes), timestamped; reachable after its process ended. */
   async logs(model: string): Promise<LogLine[]> {
-    const lines = await this.logFor(model).tail(LOG_TAIL_LINES);
-    const proc = this.records.get(model);
-    if (proc && !proc.logs && !proc.retired) {
-      const text = `later output unavailable: backend ${proc.backend} (pid ${proc.pid}) was adopted from a previous Hangar run and has no pipes`;
-      lines.push({ model, stream: 'stderr', text, at: new Date().toISOString() });
-    }
-    return lines;
+    return this.modelLogs.tail(model);
   }
 
   /** Whether the model has a row or a log file: what `logs` can show. */
@@ -407,17 +398,16 @@ export class Supervisor extends EventEmitter {
       if (why === null) return { proc: existing, reused: true, replaced: null };
       if (existing.retired) {
         // Asked for again by the user: a pending restart and the crash count give way.
-        this.restarts.cancel(model);
-        this.records.specFor(model, target.name).ends = [];
+        this.endings.forgive(model, target.name);
       } else {
-        await this.stopLocked(existing, true);
+        await this.stopping.process(existing, true);
       }
-      const proc = await this.spawnReady(target, model);
+      const proc = await this.launcher.spawnReady(target, model);
       const replaced = `respawned pid ${existing.pid} → ${proc.pid}: ${why}`;
       tell(proc, replaced);
       return { proc, reused: false, replaced };
     }
-    return { proc: await this.spawnReady(target, model), reused: false, replaced: null };
+    return { proc: await this.launcher.spawnReady(target, model), reused: false, replaced: null };
   }
 
   /** Why an existing process cannot serve target (null: it can). Asks Health, so a hung backend is not reused. */
@@ -450,7 +440,7 @@ export class Supervisor extends EventEmitter {
     const spec = this.records.specFor(old.model, old.backend);
     let proc: Proc;
     try {
-      proc = await this.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model);
+      proc = await this.launcher.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model);
     } catch (error) {
       // The row stays, saying why it could not start again.
       if (old.retired && !this.records.get(old.model)) {
@@ -497,214 +487,10 @@ export class Supervisor extends EventEmitter {
     return error;
   }
 
-  /**
-   * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
-   * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
-   * while its port is no longer free is retried on another port.
-   */
-  private async spawnReady(target: BackendTarget, model: string): Promise<Proc> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.spawnOnce(target, model, attempt === 1);
-      } catch (err) {
-        if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
-      }
-    }
-  }
-
-  private async spawnOnce(target: BackendTarget, model: string, preferOldPort: boolean): Promise<Proc> {
-    const spec = this.records.specFor(model, target.name);
-    const { port, moved } = await this.portFor(spec, preferOldPort);
-    const logs = new LogRing();
-    const modelLog = this.logFor(model);
-    const spawned = await spawnBackend({
-      backend: target.name,
-      model,
-      dir: resolve(target.dir),
-      port,
-      env: { ...(await backendEnv(target.dir, this.options.modelsDir)), ...this.options.runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: this.options.grpcToken },
-      onLine: (stream, text) => {
-        const line: LogLine = { model, stream, text, at: new Date().toISOString() };
-        logs.push(line);
-        modelLog.write(line);
-        this.emit('log', line);
-      },
-    }).catch((err: unknown) => {
-      this.ports.release(port);
-      throw err;
-    });
-    const restarted = this.records.get(model) !== undefined || spec.port !== null;
-    if (restarted) spec.restarts++;
-    spec.port = port;
-    const startedAt = new Date().toISOString();
-    modelLog.separator(`${restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
-    const proc = newRow({
-      model,
-      backend: target.name,
-      pid: spawned.pid,
-      port,
-      identity: spawned.identity,
-      startedAt,
-      startTime: spawned.startTime,
-      cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
-      result: spawned.result,
-      logs,
-      detach: spawned.detach,
-      client: new BackendClient(`127.0.0.1:${port}`, { token: this.options.grpcToken }),
-      loaded: false,
-      message: moved,
-    });
-    this.reaper?.watch(proc.pid);
-    this.records.put(proc);
-    this.records.persist();
-    this.records.publish(proc);
-
-    const died = new AbortController();
-    void spawned.exit.then((how) => {
-      // On its exit, not once its pipes close: until then, what answers on its port may be someone else.
-      died.abort();
-      if (proc.stopping) return;
-      // What it forked may still hold its pipes (and its port): the group goes with its leader.
-      signalGroup(proc.pid, 'SIGKILL');
-      if (proc.state !== 'starting') this.ended(proc, how);
-    });
-    void spawned.result.then(() => this.retire(proc));
-    try {
-      await waitReady(port, proc.client, Date.now() + this.options.startTimeoutMs, died.signal);
-      // A Health answer that arrived after the process exited came from someone else on its port.
-      died.signal.throwIfAborted();
-    } catch (err) {
-      if (!(err instanceof NotReadyError)) {
-        // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
-        await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
-        const error = startupDeath(proc, await spawned.exit);
-        // A clash may be over by the time it is checked: what the backend said decides as well as the port now.
-        throw saidPortInUse(proc) || !(await portIsFree(port)) ? new PortTaken(error) : error;
-      }
-      await this.stopLocked(proc, true);
-      throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${model} within ${this.options.startTimeoutMs} ms: ${err.lastAnswer}`);
-    }
-    proc.state = 'ready';
-    this.records.publish(proc);
-    return proc;
-  }
-
-  /** The model's previous port when it is free again (a client pinned to it keeps working), else a new one. */
-  private async portFor(spec: ModelSpec, preferOld: boolean): Promise<{ port: number; moved: string | null }> {
-    const old = spec.port;
-    if (old !== null && preferOld && (await reclaimPort(this.ports, old))) return { port: old, moved: null };
-    const port = await this.ports.allocate();
-    return { port, moved: old !== null && old !== port ? `moved from port ${old} to ${port}: ${old} is in use` : null };
-  }
-
-  private async stopLocked(proc: Proc, force: boolean): Promise<void> {
-    if (proc.retired) return;
-    proc.stopping = true;
-    // A backend that does not answer Health would not answer Free either: straight to the signals.
-    const answers = proc.state !== 'unresponsive';
-    proc.state = 'stopping';
-    this.records.publish(proc);
-    if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
-    // Read before the first signal, so descendants that left the group (setsid) are found and stopped too. Only
-    // while the pid is still this process (or names no process: then its group, if any, is still ours).
-    const tree = isSameProcess(proc.pid, proc.startTime) || !procStat(proc.pid) ? processTree(proc.pid, { group: true }) : [];
-    const deadline = Date.now() + this.options.stopGraceMs;
-    signalGroup(proc.pid, 'SIGTERM');
-    signalTree(tree, 'SIGTERM');
-    const gone = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
-    const inTime = (await settlesWithin(gone, this.options.stopGraceMs)) && (await waitUntil(() => treeAlive(tree).length === 0, deadline));
-    if (!inTime) {
-      signalGroup(proc.pid, 'SIGKILL');
-      signalTree(tree, 'SIGKILL');
-    }
-    await gone;
-    // Members of the group and of the tree that outlived its leader (a backend's own children) go too.
-    if (proc.result) signalGroup(proc.pid, 'SIGKILL');
-    signalTree(tree, 'SIGKILL');
-    this.retire(proc);
-  }
-
-  /** Stops a model's process and keeps what it should run as (a swap, a host closing): its row goes. */
-  private halt(model: string): Promise<void> {
-    return this.lock.run(model, async () => {
-      const proc = this.records.get(model);
-      if (proc?.retired) this.records.removeRow(proc);
-      else if (proc) await this.stopLocked(proc, false);
-    });
-  }
-
-  /** Frees a process's resources once it has ended; the row itself stays until removeRow. */
-  private release(proc: Proc): void {
-    proc.retired = true;
-    proc.client.close();
-    this.ports.release(proc.port);
-    this.reaper?.unwatch(proc.pid);
-    this.usage.forget(proc.pid);
-  }
-
-  /** Removes a process Hangar stopped (or one that died while starting): exited, then removed. */
-  private retire(proc: Proc): void {
-    if (proc.retired) return;
-    this.release(proc);
-    this.logFor(proc.model).separator(`pid ${proc.pid} ${proc.stopping ? 'stopped by Hangar' : 'exited while starting'}`);
-    proc.state = 'exited';
-    this.records.removeRow(proc);
-  }
-
-
-  /** A process ended. Unless Hangar stopped it (or it died starting), its row stays with how it ended. */
-  private ended(proc: Proc, how: { code: number | null; signal: string | null }): void {
-    if (proc.retired || this.records.isHandedOver) return;
-    if (proc.stopping || proc.state === 'starting') return this.retire(proc);
-    this.release(proc);
-    const failed = how.code !== 0 || how.signal !== null;
-    const tail = (proc.logs?.toArray() ?? []).filter((l) => l.stream === 'stderr').slice(-STDERR_TAIL_LINES).map((l) => l.text);
-    proc.exit = { ...how, at: new Date().toISOString(), tail };
-    proc.state = failed ? 'crashed' : 'exited';
-    proc.loaded = false;
-    this.logFor(proc.model).separator(`pid ${proc.pid} ${endText(proc.exit)}`, proc.exit.at);
-    this.records.persist();
-    this.applyPolicy(proc, failed);
-    this.records.publish(proc);
-  }
-
-  /** Schedules a restart after the backoff, or marks a crash loop, as the model's policy says. */
-  private applyPolicy(proc: Proc, failed: boolean): void {
-    const spec = this.records.spec(proc.model);
-    if (!spec) return;
-    const verdict = this.restarts.afterEnd(proc.model, spec.policy, failed, spec.ends, () => void this.autoRestart(proc));
-    if (!verdict) return;
-    if ('restartInMs' in verdict) {
-      proc.message = `restarting in ${formatMs(verdict.restartInMs)} (policy ${spec.policy})`;
-    } else if (verdict.stay === 'loop') {
-      proc.state = 'crash-looping';
-      const { windowMs } = this.restarts.rules;
-      proc.error = `ended ${verdict.ends} times within ${Math.round(windowMs / 1000)} s: left stopped (last: ${endText(proc.exit!)})`;
-    }
-  }
-
-  private autoRestart(old: Proc): Promise<void> {
-    const work = () =>
-      this.lock.run(old.model, async () => {
-        if (this.restarts.closed || this.records.get(old.model) !== old || !this.records.spec(old.model)) return;
-        try {
-          await this.startAgain(old, `restarted after pid ${old.pid} ${endText(old.exit!)}`);
-        } catch {
-          // The failed start counts as another end of the model.
-          if (this.records.get(old.model) === old) {
-            old.exit = { ...old.exit!, at: new Date().toISOString() };
-            this.applyPolicy(old, true);
-            this.records.publish(old);
-          }
-        }
-      });
-    return this.options.backendLock ? this.options.backendLock(old.backend, work) : work();
-  }
-
   /** Re-probes one process's cwd (and, for an adopted one, whether it still lives); emits on change. */
   private async refresh(proc: Proc): Promise<void> {
     if (proc.retired) return;
-    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.ended(proc, { code: null, signal: null });
+    if (this.endings.endedUnseen(proc)) return;
     const report = await probeCwd(proc.pid, proc.identity);
     if (proc.retired) return;
     const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
@@ -723,7 +509,7 @@ export class Supervisor extends EventEmitter {
   }
 
   private async probe(proc: Proc): Promise<void> {
-    if (!proc.result && !isSameProcess(proc.pid, proc.startTime)) return this.ended(proc, { code: null, signal: null });
+    if (this.endings.endedUnseen(proc)) return;
     const timeout = this.options.healthTimeoutMs;
     const answered = await proc.client.health(timeout).then(() => true, () => false);
     if (!this.watched(proc)) return;
@@ -800,28 +586,14 @@ export class Supervisor extends EventEmitter {
         const spec = specOf(entry);
         this.records.setSpec(entry.model, spec);
         try {
-          const proc = await this.spawnReady(liveTarget(this.options.backendsDir, entry.backend), entry.model);
+          const proc = await this.launcher.spawnReady(liveTarget(this.options.backendsDir, entry.backend), entry.model);
           tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
           await this.reload(proc, spec);
         } catch (error) {
-          this.logFor(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);
+          this.modelLogs.of(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);
         }
       });
     return this.options.backendLock ? this.options.backendLock(entry.backend, work) : work();
-  }
-
-  private logFor(model: string): ModelLog {
-    let log = this.modelLogs.get(model);
-    if (!log) {
-      log = new ModelLog(this.options.logsDir, model, this.options.logMaxBytes, (error) => {
-        const text = `[hangar] cannot write the log file of ${model} (${error.message}); its output is no longer kept on disk`;
-        const line: LogLine = { model, stream: 'stderr', text, at: new Date().toISOString() };
-        this.records.get(model)?.logs?.push(line);
-        this.emit('log', line);
-      });
-      this.modelLogs.set(model, log);
-    }
-    return log;
   }
 
   private loadRequest(model: string): LoadModelRequest {
@@ -829,85 +601,15 @@ export class Supervisor extends EventEmitter {
     return { model, modelFile: join(modelsDir, model), modelPath: modelsDir };
   }
 
-  /** A line from Hangar itself in the process's log, so the log tells why the process replaced another. */
-  private note(proc: Proc, text: string): void {
-    const line: LogLine = { model: proc.model, stream: 'stderr', text: `[hangar] ${text}`, at: new Date().toISOString() };
-    proc.logs?.push(line);
-    this.logFor(proc.model).write(line);
-    this.emit('log', line);
-  }
-
   /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (the caller vetted it). */
-  async stopStranger(pid: number): Promise<void> {
-    signalProcess(pid, 'SIGTERM');
-    const gone = waitForExit(() => !isAlive(pid));
-    if (!(await settlesWithin(gone, this.options.stopGraceMs))) signalProcess(pid, 'SIGKILL');
-    await gone;
+  stopStranger(pid: number): Promise<void> {
+    return this.stopping.stranger(pid);
   }
-}
 
-/** A startup death whose port someone else holds now: worth another try on another port. */
-class PortTaken extends Error {
-  constructor(readonly error: HangarError) {
-    super(error.message);
-  }
-}
-
-function formatMs(ms: number): string {
-  return ms >= 1000 ? `${Math.round(ms / 100) / 10} s` : `${ms} ms`;
 }
 
 function loadError(proc: Proc, err: unknown): HangarError {
   if (err instanceof HangarError) return err;
   const message = err instanceof BackendCallError ? err.details : (err as Error).message;
   return new HangarError('failed', `backend ${proc.backend} could not load model ${proc.model}: ${message}`);
-}
-
-const PORT_IN_USE = /address already in use|EADDRINUSE|bind\(\) failed|Failed to add port|port .* (is )?(already )?in use/i;
-
-/** True when the backend's last words on stderr say its port was taken. */
-function saidPortInUse(proc: Proc): boolean {
-  return (proc.logs?.toArray() ?? []).slice(-STDERR_TAIL_LINES).some((l) => l.stream === 'stderr' && PORT_IN_USE.test(l.text));
-}
-
-function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {
-  const tail = (proc.logs?.toArray() ?? []).filter((l) => l.stream === 'stderr').slice(-STDERR_TAIL_LINES).map((l) => l.text);
-  const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
-  const said = tail.length ? `: ${tail.join(' | ')}` : ' without output';
-  return new HangarError('failed', `backend ${proc.backend} exited while starting for model ${proc.model} (${how})${said}`);
-}
-
-/** Signals a process group; falls back to the lone process when pid leads no group (a legacy entry). */
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    signalProcess(pid, signal);
-  }
-}
-
-function signalProcess(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // already gone
-  }
-}
-
-async function waitForExit(gone: () => boolean): Promise<void> {
-  while (!gone()) await delay(ADOPTED_EXIT_POLL_MS);
-}
-
-/** Polls `done` until it holds (true) or the deadline passes (false). */
-async function waitUntil(done: () => boolean, deadline: number): Promise<boolean> {
-  while (!done()) {
-    if (Date.now() >= deadline) return false;
-    await delay(ADOPTED_EXIT_POLL_MS);
-  }
-  return true;
-}
-
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const timer = delay(ms, false, { ref: false });
-  return Promise.race([promise.then(() => true), timer]);
 }

@@ -1,0 +1,169 @@
+// Starting a model's process: a port (its old one while free), the spawn, readiness, another port if it was taken.
+import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { HangarError } from '../../../shared/index.ts';
+import { backendEnv } from './backend-env.ts';
+import { STDERR_TAIL_LINES, stderrTail, type Endings } from './endings.ts';
+import { BackendClient } from './grpc-client.ts';
+import { LogRing } from './log-ring.ts';
+import type { ModelLogs } from './model-logs.ts';
+import { reclaimPort } from './port-reuse.ts';
+import { portIsFree, type PortPool } from './ports.ts';
+import { signalGroup } from './process-tree.ts';
+import { NotReadyError, waitReady } from './readiness.ts';
+import type { ParentWatch } from './reaper.ts';
+import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import { spawnBackend, type Spawned } from './spawn.ts';
+import type { Stopping } from './stopping.ts';
+
+const PORT_ATTEMPTS = 3;
+const DRAIN_LIMIT_MS = 500;
+const PORT_IN_USE = /address already in use|EADDRINUSE|bind\(\) failed|Failed to add port|port .* (is )?(already )?in use/i;
+
+export interface LaunchSettings {
+  modelsDir: string;
+  /** e.g. { HANGAR_NODE: process.execPath } (+ ELECTRON_RUN_AS_NODE in Electron). */
+  runtimeEnv: Record<string, string>;
+  grpcToken?: string;
+  startTimeoutMs: number;
+}
+
+export interface LaunchParts {
+  records: ProcessRecords;
+  logs: ModelLogs;
+  ports: PortPool;
+  parent: ParentWatch;
+  endings: Endings;
+  stopping: Stopping;
+}
+
+export class Launcher {
+  constructor(
+    private readonly settings: LaunchSettings,
+    private readonly parts: LaunchParts,
+  ) {}
+
+  /**
+   * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
+   * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
+   * while its port is no longer free is retried on another port.
+   */
+  async spawnReady(target: BackendTarget, model: string): Promise<Proc> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { proc, spawned } = await this.spawn(target, model, attempt === 1);
+        await this.untilReady(proc, spawned);
+        return proc;
+      } catch (err) {
+        if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
+      }
+    }
+  }
+
+  /** The process and its row, starting; its exit is watched from here on. */
+  private async spawn(target: BackendTarget, model: string, preferOldPort: boolean): Promise<{ proc: Proc; spawned: Spawned }> {
+    const { records, logs: modelLogs, ports } = this.parts;
+    const { modelsDir, runtimeEnv, grpcToken } = this.settings;
+    const spec = records.specFor(model, target.name);
+    const { port, moved } = await this.portFor(spec, preferOldPort);
+    const logs = new LogRing();
+    const modelLog = modelLogs.of(model);
+    const spawned = await spawnBackend({
+      backend: target.name,
+      model,
+      dir: resolve(target.dir),
+      port,
+      env: { ...(await backendEnv(target.dir, modelsDir)), ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken },
+      onLine: (stream, text) => modelLogs.line(model, logs, stream, text),
+    }).catch((err: unknown) => {
+      ports.release(port);
+      throw err;
+    });
+    const restarted = records.get(model) !== undefined || spec.port !== null;
+    if (restarted) spec.restarts++;
+    spec.port = port;
+    const startedAt = new Date().toISOString();
+    modelLog.separator(`${restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
+    const proc = newRow({
+      model,
+      backend: target.name,
+      pid: spawned.pid,
+      port,
+      identity: spawned.identity,
+      startedAt,
+      startTime: spawned.startTime,
+      cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
+      result: spawned.result,
+      logs,
+      detach: spawned.detach,
+      client: new BackendClient(`127.0.0.1:${port}`, { token: grpcToken }),
+      loaded: false,
+      message: moved,
+    });
+    this.parts.parent.watch(proc.pid);
+    records.put(proc);
+    records.persist();
+    records.publish(proc);
+    return { proc, spawned };
+  }
+
+  /** Ready once Health says OK; a death while starting is an error with its last words (PortTaken: try again). */
+  private async untilReady(proc: Proc, spawned: Spawned): Promise<void> {
+    const { endings } = this.parts;
+    const died = new AbortController();
+    void spawned.exit.then((how) => {
+      // On its exit, not once its pipes close: until then, what answers on its port may be someone else.
+      died.abort();
+      if (proc.stopping) return;
+      // What it forked may still hold its pipes (and its port): the group goes with its leader.
+      signalGroup(proc.pid, 'SIGKILL');
+      if (proc.state !== 'starting') endings.ended(proc, how);
+    });
+    void spawned.result.then(() => endings.retire(proc));
+    try {
+      await waitReady(proc.port, proc.client, Date.now() + this.settings.startTimeoutMs, died.signal);
+      // A Health answer that arrived after the process exited came from someone else on its port.
+      died.signal.throwIfAborted();
+    } catch (err) {
+      if (!(err instanceof NotReadyError)) {
+        // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
+        await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
+        const error = startupDeath(proc, await spawned.exit);
+        // A clash may be over by the time it is checked: what the backend said decides as well as the port now.
+        throw saidPortInUse(proc) || !(await portIsFree(proc.port)) ? new PortTaken(error) : error;
+      }
+      await this.parts.stopping.process(proc, true);
+      throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${proc.model} within ${this.settings.startTimeoutMs} ms: ${err.lastAnswer}`);
+    }
+    proc.state = 'ready';
+    this.parts.records.publish(proc);
+  }
+
+  /** The model's previous port when it is free again (a client pinned to it keeps working), else a new one. */
+  private async portFor(spec: ModelSpec, preferOld: boolean): Promise<{ port: number; moved: string | null }> {
+    const { ports } = this.parts;
+    const old = spec.port;
+    if (old !== null && preferOld && (await reclaimPort(ports, old))) return { port: old, moved: null };
+    const port = await ports.allocate();
+    return { port, moved: old !== null && old !== port ? `moved from port ${old} to ${port}: ${old} is in use` : null };
+  }
+}
+
+/** A startup death whose port someone else holds now: worth another try on another port. */
+class PortTaken extends Error {
+  constructor(readonly error: HangarError) {
+    super(error.message);
+  }
+}
+
+/** True when the backend's last words on stderr say its port was taken. */
+function saidPortInUse(proc: Proc): boolean {
+  return (proc.logs?.toArray() ?? []).slice(-STDERR_TAIL_LINES).some((l) => l.stream === 'stderr' && PORT_IN_USE.test(l.text));
+}
+
+function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {
+  const tail = stderrTail(proc);
+  const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+  const said = tail.length ? `: ${tail.join(' | ')}` : ' without output';
+  return new HangarError('failed', `backend ${proc.backend} exited while starting for model ${proc.model} (${how})${said}`);
+}
