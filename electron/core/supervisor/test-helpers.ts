@@ -10,6 +10,9 @@ import { cpSync, mkdtempSync, mkdirSync, renameSync, rmSync, writeFileSync, chmo
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BackendClient } from './grpc-client.ts';
+import { dirIdentity, processStartTime } from './identity.ts';
+import { newRow, type Proc } from './records.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 let echoBuild: Promise<string> | null = null;
@@ -113,6 +116,27 @@ export async function startEchoServer(dir: string): Promise<{ address: string; c
     }
   };
   return { address, child, stop };
+}
+
+/** A supervisor row for an echo server started by startEchoServer in `dir`, as a row adopted from a table reads. */
+export async function echoRow(echo: { address: string; child: ChildProcess }, model: string, dir: string): Promise<Proc> {
+  const pid = echo.child.pid!;
+  return newRow({
+    model,
+    backend: 'echo',
+    pid,
+    port: Number(echo.address.split(':')[1]),
+    identity: await dirIdentity(dir),
+    startedAt: new Date().toISOString(),
+    startTime: processStartTime(pid),
+    cwd: { cwd: 'unknown', cwdReason: 'not yet checked', procCwd: null },
+    result: null,
+    logs: null,
+    detach: null,
+    client: new BackendClient(echo.address),
+    loaded: false,
+    message: null,
+  });
 }
 
 export function freePort(): Promise<number> {

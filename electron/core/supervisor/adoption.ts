@@ -1,0 +1,108 @@
+// A host restart: the saved table's processes that still run are adopted again; models that should run start again.
+import type { SelfStart } from './endings.ts';
+import { BackendClient } from './grpc-client.ts';
+import { isSameProcess } from './identity.ts';
+import type { Launcher } from './launcher.ts';
+import type { Loader } from './loading.ts';
+import type { ModelLogs } from './model-logs.ts';
+import type { PortPool } from './ports.ts';
+import type { ParentWatch } from './reaper.ts';
+import { liveTarget, modelEntryOf, newRow, oneLineOf, specOf, tell, type ProcessRecords } from './records.ts';
+import type { ModelEntry, TableContents, TableEntry } from './table.ts';
+
+/** A model to start again; `pid` names the process of it that ended while no host watched. */
+type Revival = ModelEntry & { pid?: number };
+
+export interface AdoptionParts {
+  records: ProcessRecords;
+  logs: ModelLogs;
+  ports: PortPool;
+  parent: ParentWatch;
+  launcher: Pick<Launcher, 'spawnReady'>;
+  loader: Pick<Loader, 'reload'>;
+  selfStart: SelfStart;
+  backendsDir: string;
+  grpcToken?: string;
+}
+
+export class Adoption {
+  private restoring: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly parts: AdoptionParts) {}
+
+  /**
+   * Re-adopts the saved processes that still run. Returns the models to start again: those whose process died while
+   * no host watched (as their policy says) and, with `restoreOnStart`, those stopped when the last host closed. The
+   * stopped ones not started are carried in the table for a later run.
+   */
+  adoptSaved(saved: TableContents, restoreOnStart: boolean): Revival[] {
+    const gone: Array<ModelEntry & { pid: number }> = [];
+    for (const entry of saved.processes) if (!this.adopt(entry)) gone.push(modelEntryOf(entry));
+    const stopped = saved.models.filter((m) => !this.parts.records.get(m.model) && !gone.some((g) => g.model === m.model));
+    if (!restoreOnStart) this.parts.records.carry(stopped);
+    const again: Revival[] = gone.filter((e) => e.policy !== 'never');
+    if (restoreOnStart) again.push(...stopped);
+    return again;
+  }
+
+  /** Starts the models again in the background, each under its locks. */
+  restore(models: Revival[]): void {
+    this.restoring = Promise.allSettled(models.map((e) => this.resurrect(e)));
+  }
+
+  /** Starts nothing more, and waits for what is starting. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.restoring;
+  }
+
+  /**
+   * Re-adopts a table entry if its process is still the one recorded (pid + start time); never touches others.
+   * Returns false when the recorded process is gone.
+   */
+  private adopt(entry: TableEntry): boolean {
+    const { records } = this.parts;
+    if (records.get(entry.model)) return true;
+    if (!isSameProcess(entry.pid, entry.startTime)) return false;
+    const identity = entry.dir && entry.dev && entry.ino ? { dir: entry.dir, dev: BigInt(entry.dev), ino: BigInt(entry.ino) } : null;
+    this.parts.ports.claim(entry.port);
+    this.parts.parent.watch(entry.pid);
+    records.setSpec(entry.model, specOf(entry));
+    // Starting: ready only once it answers Health, which the host asks before it serves anything.
+    records.put(newRow({
+      model: entry.model,
+      backend: entry.backend,
+      pid: entry.pid,
+      port: entry.port,
+      identity,
+      startedAt: entry.startedAt,
+      startTime: entry.startTime,
+      cwd: { cwd: 'unknown', cwdReason: 'adopted, not yet checked', procCwd: null },
+      result: null,
+      logs: null,
+      detach: null,
+      client: new BackendClient(`127.0.0.1:${entry.port}`, { token: this.parts.grpcToken }),
+      loaded: entry.load !== undefined,
+      message: 'adopted from a previous Hangar run',
+    }));
+    return true;
+  }
+
+  /** Starts again, model loaded, a model whose process a previous host run left behind (dead or stopped). */
+  private resurrect(entry: Revival): Promise<void> {
+    const { records, launcher, loader, logs } = this.parts;
+    return this.parts.selfStart(entry.backend, entry.model, async () => {
+      if (this.closed || records.get(entry.model)) return;
+      const spec = specOf(entry);
+      records.setSpec(entry.model, spec);
+      try {
+        const proc = await launcher.spawnReady(liveTarget(this.parts.backendsDir, entry.backend), entry.model);
+        tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
+        await loader.reload(proc, spec);
+      } catch (error) {
+        logs.of(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);
+      }
+    });
+  }
+}

@@ -1,0 +1,75 @@
+// Stale detection: each process's cwd is checked again on fs.watch events, on a slow backstop timer, and on request.
+import { watch, type FSWatcher } from 'node:fs';
+import { probeCwd } from './cwd-probe.ts';
+import type { Endings } from './endings.ts';
+import type { Proc, ProcessRecords } from './records.ts';
+
+const WATCH_DEBOUNCE_MS = 2;
+
+export class Rechecks {
+  private watcher: FSWatcher | null = null;
+  private backstop: NodeJS.Timeout | null = null;
+  private debounce: NodeJS.Timeout | null = null;
+  private rechecking: Promise<void> | null = null;
+  private again = false;
+
+  constructor(
+    private readonly records: ProcessRecords,
+    private readonly endings: Pick<Endings, 'endedUnseen'>,
+  ) {}
+
+  /** Checks every process once, then on every change under `backendsDir` and every `backstopMs`. */
+  async start(backendsDir: string, backstopMs: number): Promise<void> {
+    await this.recheck();
+    this.watcher = watch(backendsDir, () => this.schedule());
+    this.watcher.on('error', () => undefined);
+    this.backstop = setInterval(() => void this.recheck(), backstopMs).unref();
+  }
+
+  /** Stops watching; a recheck under way goes on (see idle). */
+  stop(): void {
+    this.watcher?.close();
+    if (this.backstop) clearInterval(this.backstop);
+    if (this.debounce) clearTimeout(this.debounce);
+  }
+
+  /** Resolves when no recheck is under way. */
+  async idle(): Promise<void> {
+    await this.rechecking;
+  }
+
+  /** Re-checks every process's cwd now; emits 'process' for each one whose status changed. Coalesces calls. */
+  recheck(): Promise<void> {
+    if (this.rechecking) {
+      this.again = true;
+      return this.rechecking;
+    }
+    this.rechecking = (async () => {
+      do {
+        this.again = false;
+        await Promise.all(this.records.all().map((proc) => this.refresh(proc)));
+      } while (this.again);
+      this.rechecking = null;
+    })();
+    return this.rechecking;
+  }
+
+  /** Re-probes one process's cwd (and, for an adopted one, whether it still lives); emits on change. */
+  async refresh(proc: Proc): Promise<void> {
+    if (proc.retired) return;
+    if (this.endings.endedUnseen(proc)) return;
+    const report = await probeCwd(proc.pid, proc.identity);
+    if (proc.retired) return;
+    const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
+    proc.cwd = report;
+    if (changed) this.records.publish(proc);
+  }
+
+  private schedule(): void {
+    if (this.debounce) return;
+    this.debounce = setTimeout(() => {
+      this.debounce = null;
+      void this.recheck();
+    }, WATCH_DEBOUNCE_MS);
+  }
+}
