@@ -1,0 +1,26 @@
+// Which installed backend a name means: a gallery qualifier checked, then the build LocalAI runs for the name.
+import { HangarError } from '../../../shared/errors.ts';
+import type { Galleries } from '../gallery/index.ts';
+import type { DirectorySnapshot } from '../localai-rows.ts';
+import type { BackendTarget } from '../supervisor/index.ts';
+
+export class BackendNames {
+  constructor(
+    private readonly galleries: Galleries,
+    private readonly snapshot: () => Promise<DirectorySnapshot>,
+  ) {}
+
+  /** Installed backends are addressed by plain name; a gallery qualifier must name a configured gallery. */
+  plain(name: string): string {
+    const at = name.indexOf('@');
+    if (at >= 0 && !this.galleries.names().includes(name.slice(0, at))) {
+      throw new HangarError('not-found', `no gallery named "${name.slice(0, at)}" (galleries: ${this.galleries.names().join(', ') || 'none'})`);
+    }
+    return name.slice(at + 1);
+  }
+
+  /** What `load NAME` starts: the build LocalAI runs for that name (an alias group wins over a meta's own build). */
+  async target(requested: string): Promise<BackendTarget> {
+    return (await this.snapshot()).target(this.plain(requested));
+  }
+}

@@ -1,0 +1,269 @@
+// Install, upgrade, rollback and delete as jobs: fetched with no lock held, then swapped under the backend's lock with
+// the replaced tree's processes stopped by directory identity first and respawned after, gated on Health. A leftover
+// working directory is restored or removed under the same lock.
+import { HangarError } from '../../../shared/errors.ts';
+import type { LeftoverAction } from '../../../shared/api.ts';
+import type { JobKind, JobView } from '../../../shared/types.ts';
+import type { Galleries, GalleryEntry, VariantChoices } from '../gallery/index.ts';
+import { stageBackend } from '../install/install.ts';
+import { DEFAULT_LIMITS, type ExtractLimits } from '../install/limits.ts';
+import type { SourceFactory } from '../install/source.ts';
+import { localaiTimestamp } from '../install/metadata.ts';
+import { leftoverOf, type BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks } from '../install/store.ts';
+import { tagFallbacks } from '../install/tag-fallback.ts';
+import { oneLine, type JobContext, type JobRunner } from '../jobs.ts';
+import type { KeyedLock } from '../locks.ts';
+import type { DirectoryStop, Supervisor } from '../supervisor/index.ts';
+import { keysOf, type Catalog } from './catalog.ts';
+import type { BackendNames } from './names.ts';
+
+type Stopped = DirectoryStop['stopped'];
+
+interface VersionChange {
+  verb: string;
+  from: string | null;
+  to: string | null;
+}
+
+interface SwapMode {
+  force: boolean;
+  upgrade: boolean;
+  stopUnsupervised: boolean;
+}
+
+export interface SwapJobParts {
+  runner: JobRunner;
+  home: string;
+  capability: string;
+  galleries: Galleries;
+  variantChoices: VariantChoices;
+  store: BackendStore;
+  sources: SourceFactory[];
+  fetch: typeof globalThis.fetch;
+  installLimits?: Partial<ExtractLimits>;
+  /** The node's per-backend locks: a swap takes its backend alone. */
+  locks: KeyedLock;
+  supervisor: Supervisor;
+  catalog: Catalog;
+  names: BackendNames;
+}
+
+export class SwapJobs {
+  constructor(private readonly parts: SwapJobParts) {}
+
+  install(name: string, options: { force: boolean; stopUnsupervised: boolean }): JobView {
+    const mode = { ...options, upgrade: false };
+    return this.start('install', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
+  }
+
+  upgrade(name: string, options: { stopUnsupervised: boolean }): JobView {
+    const mode = { ...options, force: true, upgrade: true };
+    return this.start('upgrade', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
+  }
+
+  rollback(requested: string, options: { stopUnsupervised: boolean }): JobView {
+    const { store, locks, names } = this.parts;
+    const name = names.plain(requested);
+    return this.start('rollback', name, (ctx) =>
+      locks.run(name, async () => {
+        ctx.phase('swapping');
+        const backend = await store.get(name);
+        const change = { verb: 'rollback', from: backend?.metadata?.version ?? null, to: backend?.previous?.version ?? null };
+        await this.swapGated(name, ctx, (hooks) => store.rollback(name, hooks), change, options.stopUnsupervised);
+      }),
+    );
+  }
+
+  delete(requested: string, options: { stopUnsupervised: boolean }): JobView {
+    const { store, locks, names, supervisor, catalog } = this.parts;
+    const name = names.plain(requested);
+    const { stopUnsupervised } = options;
+    return this.start('delete', name, (ctx) =>
+      locks.run(name, async () => {
+        const backend = await store.get(name);
+        if (!backend && !(await store.kept()).some((k) => k.name === name)) throw new HangarError('not-found', `backend ${name} is not installed`);
+        ctx.phase('stopping');
+        await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => store.remove(name, hooks));
+        // As LocalAI: deleting a meta deletes its concrete build; deleting a build leaves no meta pointing at nothing.
+        const concrete = backend?.metadata?.metaBackendFor;
+        if (concrete && (await store.get(concrete))) {
+          await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => store.remove(concrete, hooks));
+          await catalog.publishBackend(concrete);
+        }
+        for (const other of await store.list()) {
+          if (other.metadata?.metaBackendFor === name) {
+            await store.remove(other.name);
+            await catalog.publishBackend(other.name);
+          }
+        }
+        await supervisor.recheck();
+        await catalog.publishBackend(name, keysOf(backend));
+      }),
+    );
+  }
+
+  /** Puts a leftover working directory of a backend back in place, or removes it. */
+  async resolveLeftover(name: string, action: LeftoverAction): Promise<void> {
+    const { store, locks, supervisor, catalog } = this.parts;
+    const leftover = leftoverOf(name);
+    if (!leftover) throw new HangarError('bad-input', `"${name.slice(0, 80)}" is not a working directory of a backend`);
+    await locks.run(leftover.of, async () => {
+      const before = (await store.listAll()).find((b) => b.name === name) ?? null;
+      if (action === 'restore') await store.restoreLeftover(name);
+      else await store.removeLeftover(name);
+      await supervisor.recheck();
+      await catalog.publishBackend(name, [leftover.of, ...keysOf(before)]);
+    });
+  }
+
+  private start(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<string | void>): JobView {
+    return this.parts.runner.start(kind, backend, async (ctx) => {
+      try {
+        return await work(ctx);
+      } catch (error) {
+        const message = oneLine(error);
+        const code = error instanceof HangarError ? error.code : 'failed';
+        throw new HangarError(code, message.includes(backend) ? message : `${kind} ${backend}: ${message}`);
+      }
+    });
+  }
+
+  /**
+   * Stage → fetch (verified, safely extracted) → validate → metadata, with no lock held: a slow or endless source
+   * never blocks load, stop or respawn. Then, under the backend's lock: stop by identity → swap → respawn, gated.
+   * Returns how a job that had nothing to do ended ('already installed', 'up to date').
+   */
+  private async fetchAndSwap(requested: string, ctx: JobContext, mode: SwapMode): Promise<string | void> {
+    const { galleries, variantChoices, names, capability, store, catalog } = this.parts;
+    ctx.phase('resolving');
+    const picked = await variantChoices.get(names.plain(requested));
+    const { entry, meta } = await galleries.resolve(requested, capability, picked);
+    const name = entry.name;
+    const before = await this.plan(entry, meta, mode);
+    if (before.nothingToDo) return before.nothingToDo;
+    const uri = entry.uri;
+    if (!uri) throw new HangarError('bad-input', `gallery entry ${entry.gallery}@${name} has no uri`);
+    const staged = await stageBackend(store, {
+      name,
+      uris: [uri, ...entry.mirrors, ...tagFallbacks(uri)],
+      ...(entry.sha256 !== null && { sha256: entry.sha256 }),
+      factories: this.parts.sources,
+      sourceOptions: { baseDir: entry.baseDir, baseUrl: entry.baseUrl },
+      details: { alias: entry.alias, galleryUrl: catalog.galleryLocation(entry), version: entry.version },
+      signal: ctx.signal,
+      onProgress: ctx.progress,
+      onPhase: ctx.phase,
+      fetch: this.parts.fetch,
+      limits: { ...DEFAULT_LIMITS, ...this.parts.installLimits },
+      home: this.parts.home,
+    });
+    try {
+      return await this.parts.locks.run(name, async () => {
+        // Another job may have changed the backend while this one fetched.
+        const now = await this.plan(entry, meta, mode);
+        if (now.nothingToDo) return now.nothingToDo;
+        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: now.existing?.metadata?.version ?? null, to: staged.metadata.version };
+        await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change, mode.stopUnsupervised);
+        if (meta) await this.writeMetaDir(meta, entry);
+      });
+    } finally {
+      await staged.discard();
+    }
+  }
+
+  /** What an install or upgrade of entry would do now: nothing (and why), or replace `existing`. */
+  private async plan(entry: GalleryEntry, meta: GalleryEntry | null, mode: SwapMode): Promise<{ existing: InstalledBackend | null; nothingToDo: string | null }> {
+    const { store, catalog } = this.parts;
+    const existing = await store.get(entry.name);
+    if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${entry.name} is not installed`);
+    // As LocalAI: installing what is installed and runnable fetches nothing (a meta still gets its directory).
+    if (!mode.force && existing && !existing.broken) {
+      if (meta && !(await store.get(meta.name))) await this.writeMetaDir(meta, entry);
+      return { existing, nothingToDo: 'already installed' };
+    }
+    if (mode.upgrade && existing && !(await catalog.isUpgradable(existing, entry))) return { existing, nothingToDo: 'up to date' };
+    return { existing, nothingToDo: null };
+  }
+
+  /**
+   * Exactly LocalAI's meta directory: no alias (LocalAI would resolve an alias there to a run.sh that does not
+   * exist), and the concrete build's version.
+   */
+  private async writeMetaDir(meta: GalleryEntry, concrete: GalleryEntry): Promise<void> {
+    const { store, catalog } = this.parts;
+    await store.writeMeta(meta.name, {
+      name: meta.name,
+      alias: null,
+      metaBackendFor: concrete.name,
+      galleryUrl: catalog.galleryLocation(meta),
+      installedAt: localaiTimestamp(),
+      version: concrete.version,
+      uri: null,
+      digest: null,
+      sha256: null,
+    });
+    await catalog.publishBackend(meta.name);
+  }
+
+  /**
+   * Swaps, then respawns what ran from the replaced tree. The swap is health-gated: if those processes do not
+   * come back from the new tree, the swap is undone, they run again from the old tree, and the rollback target
+   * is left as it was.
+   */
+  private async swapGated(
+    name: string,
+    ctx: JobContext,
+    swap: (hooks: SwapHooks) => Promise<PendingSwap>,
+    change: VersionChange,
+    stopUnsupervised: boolean,
+  ): Promise<void> {
+    const { supervisor, store, catalog } = this.parts;
+    const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap);
+    await supervisor.recheck();
+    if (stopped.length > 0) {
+      ctx.phase('respawning');
+      try {
+        await supervisor.respawnAll(stopped);
+      } catch (error) {
+        ctx.phase('rolling back');
+        await supervisor.stopByDirectory(store.liveDir(name), { stopUnsupervised });
+        await pending.undo();
+        await supervisor.recheck();
+        await supervisor.respawnAll(stopped).catch(() => undefined);
+        await catalog.publishBackend(name);
+        const version = (v: string | null) => v ?? 'the unversioned build';
+        throw new HangarError('failed', `${change.verb} ${name} to ${version(change.to)} failed: ${oneLine(error)}; rolled back to ${version(change.from)}`);
+      }
+    }
+    await pending.settle();
+    await catalog.publishBackend(name);
+  }
+
+  /**
+   * Runs work whose beforeSwap hook stops, by directory identity, the supervised processes using the live
+   * directory (and the others only with stopUnsupervised); the job's notice names those it left running.
+   */
+  private async stoppingFirst<T>(ctx: JobContext, stopUnsupervised: boolean, work: (hooks: SwapHooks) => Promise<T>): Promise<{ result: T; stopped: Stopped }> {
+    const { supervisor } = this.parts;
+    let stopped: Stopped = [];
+    try {
+      const result = await work({
+        beforeSwap: async (liveDir) => {
+          const outcome = await supervisor.stopByDirectory(liveDir, { stopUnsupervised });
+          stopped = outcome.stopped;
+          if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
+        },
+      });
+      return { result, stopped };
+    } catch (error) {
+      // Nothing was swapped: what was stopped goes back to the tree it ran from.
+      if (stopped.length > 0) await supervisor.respawnAll(stopped).catch(() => undefined);
+      throw error;
+    }
+  }
+}
+
+function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {
+  const list = processes.map((p) => `pid ${p.pid} (${p.command || 'no command line'})`).join(', ');
+  return `left running what Hangar did not start in ${dir}: ${list}; stop-process PID stops one, --stop-unsupervised stops them all`;
+}
