@@ -1,12 +1,14 @@
 // A process's life as the supervisor tells it, on real echo backends: models loaded again after every new process,
 // crashes kept visible, restart policies, unresponsive backends, and logs on disk across processes.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { ProcessView } from '../../../shared/index.ts';
 import { BackendClient } from './grpc-client.ts';
 import { isAlive } from './identity.ts';
+import { processesInDirectory } from './scan.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
 import { makeHome, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts';
 
@@ -311,5 +313,33 @@ describe('process lifecycle', { concurrency: false }, () => {
     assert.equal(warnings.length, 1);
     assert.match(warnings[0]!, /^\[hangar\] cannot write the log file of full \(ENOSPC/);
     await s.stop('full');
+  });
+
+  test('close({ stopAll }) also stops a restart caught between two processes', async () => {
+    // A backend whose next start says its port was taken: the restart's first process dies and a second one starts
+    // on another port. The host closes in between, while the model has no row.
+    const dir = join(home.backendsDir, 'flaky');
+    await writeEcho(dir, '1.0.0');
+    renameSync(join(dir, 'run.sh'), join(dir, 'echo-run.sh'));
+    writeFileSync(join(dir, 'run.sh'), [
+      '#!/bin/sh',
+      'DIR=$(cd -- "$(dirname -- "$0")" && pwd) || exit 1',
+      'if [ -e "$DIR/fail-once" ]; then rm "$DIR/fail-once"; echo "bind() failed: address already in use" >&2; exit 1; fi',
+      'exec "$DIR/echo-run.sh" "$@"',
+      '',
+    ].join('\n'));
+    chmodSync(join(dir, 'run.sh'), 0o755);
+    const s = await supervisor({ stateDir: join(home.root, 'state-between'), restartRules: { baseMs: 10, maxMs: 10, loopLimit: 5, windowMs: 60_000 } });
+    const { process: first } = await s.ensureRunning({ name: 'flaky', dir }, 'between');
+    writeFileSync(join(dir, 'fail-once'), '');
+    const closed = new Promise<void>((resolve, reject) => s.once('process-removed', () => s.close({ stopAll: true }).then(resolve, reject)));
+    process.kill(first.pid, 'SIGKILL');
+    await closed;
+    assert.equal(existsSync(join(dir, 'fail-once')), false, 'the restart began before the host closed');
+    // A restart the close missed would bring its second process up shortly after.
+    await delay(1000);
+    const left = [...processesInDirectory(dir, null)];
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+    assert.deepEqual(left, [], 'nothing runs from the backend after the close');
   });
 });

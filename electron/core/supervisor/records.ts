@@ -84,6 +84,11 @@ export class ProcessRecords {
     return [...this.procs.values()];
   }
 
+  /** Every model with a row or a spec: a restart under way has a spec, and between two processes no row. */
+  models(): string[] {
+    return [...new Set([...this.procs.keys(), ...this.specs.keys()])];
+  }
+
   put(proc: Proc): void {
     this.procs.set(proc.model, proc);
   }

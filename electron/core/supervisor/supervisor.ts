@@ -112,7 +112,8 @@ export class Supervisor extends EventEmitter {
     this.endings.close();
     await this.adoption.close();
     if (options.stopAll) {
-      await Promise.all(this.records.all().map((p) => this.stopping.halt(p.model)));
+      // By model, not by row: a halt waits for the model's lock, so a restart between two processes is stopped too.
+      await Promise.all(this.records.models().map((model) => this.stopping.halt(model)));
     } else {
       this.records.handOver();
       for (const proc of this.records.all()) {
