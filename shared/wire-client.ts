@@ -1,7 +1,7 @@
-import { bridgeFrom, type HangarBridge, type HangarMethod } from './api.ts';
+import { bridgeFrom, type HangarBridge } from './api.ts';
 import { HangarError } from './errors.ts';
 import type { NodeEvent } from './types.ts';
-import type { WireMessage } from './wire.ts';
+import { PING_METHOD, type WireMessage, type WireRequest } from './wire.ts';
 
 /** The part of the WebSocket API shared by browsers and the `ws` package. */
 export interface SocketLike {
@@ -15,6 +15,8 @@ export interface SocketLike {
 export interface WireClient extends HangarBridge {
   /** Resolves when the socket closes, with its close code. */
   readonly closed: Promise<{ code: number; reason: string }>;
+  /** Resolves when the agent answers a ping. */
+  ping(): Promise<void>;
   close(): void;
 }
 
@@ -47,11 +49,11 @@ export function createWireClient(socket: SocketLike): WireClient {
     else call.resolve(message.result);
   });
 
-  const call = (method: HangarMethod, params: unknown) =>
+  const call = (method: WireRequest['method'], params: unknown) =>
     new Promise<unknown>((resolve, reject) => {
       const id = nextId++;
       pending.set(id, { resolve, reject });
-      socket.send(JSON.stringify({ id, method, params }));
+      socket.send(JSON.stringify({ id, method, params } satisfies WireRequest));
     });
 
   const bridge = bridgeFrom(call, (listener) => {
@@ -61,6 +63,7 @@ export function createWireClient(socket: SocketLike): WireClient {
   return {
     ...bridge,
     closed,
+    ping: () => call(PING_METHOD, null).then(() => undefined),
     close: () => socket.close(1000, 'bye'),
   };
 }

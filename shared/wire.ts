@@ -10,9 +10,15 @@ export function tokenProtocol(token: string): string {
   return `hangar.token.${token}`;
 }
 
+/**
+ * A request the agent answers itself, without asking its node: a viewer sends one every few seconds to learn that
+ * the agent still answers (a stopped or wedged agent keeps its socket open but answers nothing).
+ */
+export const PING_METHOD = 'ping';
+
 export interface WireRequest {
   id: number;
-  method: HangarMethod;
+  method: HangarMethod | typeof PING_METHOD;
   params: unknown;
 }
 

@@ -1,5 +1,5 @@
 import type { HangarApi } from '../../shared/api.ts';
-import type { WireResponse } from '../../shared/wire.ts';
+import { PING_METHOD, type WireResponse } from '../../shared/wire.ts';
 import { invokeNode } from '../core/invoke.ts';
 
 /**
@@ -16,6 +16,7 @@ export async function dispatch(node: HangarApi, frame: string): Promise<WireResp
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return invalid('the frame is not a JSON object');
   const { id, method, params } = message as Record<string, unknown>;
   if (typeof id !== 'number' || !Number.isSafeInteger(id)) return invalid('the request has no integer id');
+  if (method === PING_METHOD) return { id, result: null };
   const envelope = await invokeNode(node, method, params);
   return envelope.ok ? { id, result: envelope.value } : { id, error: envelope.error };
 }

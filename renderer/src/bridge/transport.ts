@@ -1,7 +1,10 @@
 import type { HangarBridge } from '../../../shared/api.ts';
 
-/** `open` is the only state in which calls are answered and events flow. */
-export type ConnectionStatus = 'connecting' | 'open' | 'reconnecting' | 'unauthorized';
+/**
+ * `open` is the only state in which calls are answered and events flow. `unresponsive`: the link is up but the
+ * agent has not answered a ping within its deadline (stopped, or wedged).
+ */
+export type ConnectionStatus = 'connecting' | 'open' | 'unresponsive' | 'reconnecting' | 'unauthorized';
 
 /** A bridge plus what the UI needs to know about the link it rides on. */
 export interface Transport {

@@ -6,14 +6,17 @@ import { WebSocket as WsClient, WebSocketServer } from 'ws';
 import type { WebSocket as WsSocket } from 'ws';
 import { HangarError } from '../../../shared/errors.ts';
 import type { NodeEvent } from '../../../shared/types.ts';
-import { WS_PROTOCOL, tokenProtocol } from '../../../shared/wire.ts';
+import { PING_METHOD, WS_PROTOCOL, tokenProtocol } from '../../../shared/wire.ts';
 import type { WireRequest } from '../../../shared/wire.ts';
 import type { ConnectionStatus, Transport } from './transport.ts';
 import { UNAUTHORIZED_CLOSE, createWebSocketTransport } from './websocket.ts';
 
 const TOKEN = 'good-token';
 
-/** A small real agent stand-in: checks the token subprotocol and answers `info`, fails `upgrade`. */
+/**
+ * A small real agent stand-in: checks the token subprotocol and answers `info` and pings, fails `upgrade`. While
+ * `frozen`, it holds every ping, as a stopped process does, and answers them all when it thaws.
+ */
 async function startServer() {
   const server = new WebSocketServer({
     host: '127.0.0.1',
@@ -22,6 +25,8 @@ async function startServer() {
   });
   await once(server, 'listening');
   const sockets = new Set<WsSocket>();
+  const held: (() => void)[] = [];
+  let frozen = false;
   server.on('connection', (socket, request) => {
     const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes(tokenProtocol(TOKEN))) {
@@ -32,7 +37,11 @@ async function startServer() {
     socket.on('close', () => sockets.delete(socket));
     socket.on('message', (data) => {
       const request = JSON.parse(String(data)) as WireRequest;
-      if (request.method === 'info') socket.send(JSON.stringify({ id: request.id, result: { id: 'local', params: request.params } }));
+      const pong = () => socket.send(JSON.stringify({ id: request.id, result: null }));
+      if (request.method === PING_METHOD) {
+        if (frozen) held.push(pong);
+        else pong();
+      } else if (request.method === 'info') socket.send(JSON.stringify({ id: request.id, result: { id: 'local', params: request.params } }));
       else if (request.method === 'upgrade') socket.send(JSON.stringify({ id: request.id, error: { code: 'conflict', message: 'echo: busy' } }));
       // Any other method is left unanswered, like a slow job.
     });
@@ -44,7 +53,12 @@ async function startServer() {
   const dropAll = () => {
     for (const socket of sockets) socket.terminate();
   };
-  return { url: `ws://127.0.0.1:${port}/api/ws`, server, push, dropAll, sockets };
+  const freeze = () => (frozen = true);
+  const thaw = () => {
+    frozen = false;
+    for (const pong of held.splice(0)) pong();
+  };
+  return { url: `ws://127.0.0.1:${port}/api/ws`, server, push, dropAll, sockets, freeze, thaw };
 }
 
 function waitForStatus(transport: Transport, wanted: ConnectionStatus): Promise<void> {
@@ -59,8 +73,8 @@ function waitForStatus(transport: Transport, wanted: ConnectionStatus): Promise<
   });
 }
 
-function open(url: string, token: string | null) {
-  return createWebSocketTransport({ url, token, WebSocketImpl: WsClient as unknown as typeof WebSocket, initialBackoffMs: 20, maxBackoffMs: 100 });
+function open(url: string, token: string | null, ping: { pingIntervalMs?: number; pingDeadlineMs?: number } = {}) {
+  return createWebSocketTransport({ url, token, WebSocketImpl: WsClient as unknown as typeof WebSocket, initialBackoffMs: 20, maxBackoffMs: 100, ...ping });
 }
 
 test('answers calls, turns error envelopes into HangarErrors and delivers pushed events', async (t) => {
@@ -151,5 +165,30 @@ test('a call made while the link is down fails at once and is never sent after r
   assert.match(String((result as PromiseRejectedResult).reason), /cannot be reached; nothing was sent/);
   await waitForStatus(transport, 'open');
   assert.deepEqual(await transport.bridge.info({ node: 'local' }), { id: 'local', params: { node: 'local' } });
-  assert.deepEqual(received, ['info'], 'the dropped call was not replayed on the new socket');
+  assert.deepEqual(received.filter((method) => method !== PING_METHOD), ['info'], 'the dropped call was not replayed on the new socket');
+});
+
+test('an agent that stops answering pings turns the link unresponsive, drops new calls, and comes back when it answers', async (t) => {
+  const agent = await startServer();
+  const transport = open(agent.url, TOKEN, { pingIntervalMs: 40, pingDeadlineMs: 60 });
+  t.after(() => {
+    transport.close();
+    agent.server.close();
+  });
+  await waitForStatus(transport, 'open');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(transport.status(), 'open', 'answered pings keep the link open');
+  const statuses: ConnectionStatus[] = [];
+  transport.onStatus((status) => statuses.push(status));
+
+  agent.freeze();
+  const frozenAt = Date.now();
+  await waitForStatus(transport, 'unresponsive');
+  assert.ok(Date.now() - frozenAt <= 40 + 60 + 50, `unresponsive after ${Date.now() - frozenAt} ms`);
+  await assert.rejects(transport.bridge.upgrade({ node: 'local', name: 'echo' }), /not answering; nothing was sent/);
+
+  agent.thaw();
+  await waitForStatus(transport, 'open');
+  assert.deepEqual(statuses, ['unresponsive', 'open'], 'the socket itself stayed up: no reconnect');
+  assert.deepEqual(await transport.bridge.info({ node: 'local' }), { id: 'local', params: { node: 'local' } });
 });

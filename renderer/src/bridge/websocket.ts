@@ -16,7 +16,13 @@ export interface WebSocketTransportOptions {
   WebSocketImpl?: typeof WebSocket;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
+  /** How often an open link is pinged, and how long a ping may go unanswered before the agent counts as not answering. */
+  pingIntervalMs?: number;
+  pingDeadlineMs?: number;
 }
+
+export const PING_INTERVAL_MS = 2000;
+export const PING_DEADLINE_MS = 3000;
 
 interface Queued {
   method: HangarMethod;
@@ -28,13 +34,16 @@ interface Queued {
 /**
  * A bridge over the agent's WebSocket that outlives any one socket: each open socket gets a wire client, calls made
  * before the first socket opens (or before sign-in) wait for it, and a lost link is retried with backoff. A call made
- * while a lost link is being retried fails at once: what the user clicked then is dropped, never replayed later.
- * Events only, never polling.
+ * while a lost link is being retried, or while the agent does not answer its pings, fails at once: what the user
+ * clicked then is dropped, never replayed later. State comes by events; the only timer is the ping, which tells a
+ * stopped agent (its socket open, nothing answered) from a live one.
  */
 export function createWebSocketTransport(options: WebSocketTransportOptions): Transport {
   const Impl = options.WebSocketImpl ?? WebSocket;
   const initialBackoff = options.initialBackoffMs ?? 250;
   const maxBackoff = options.maxBackoffMs ?? 5000;
+  const pingInterval = options.pingIntervalMs ?? PING_INTERVAL_MS;
+  const pingDeadline = options.pingDeadlineMs ?? PING_DEADLINE_MS;
 
   let token = options.token;
   let socket: WebSocket | null = null;
@@ -42,6 +51,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
   let status: ConnectionStatus = 'connecting';
   let attempt = 0;
   let retryTimer: ReturnType<typeof setTimeout> | undefined;
+  let stopPinging = () => {};
   let closed = false;
   const queue: Queued[] = [];
   const eventListeners = new Set<(event: NodeEvent) => void>();
@@ -70,9 +80,11 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
       });
       setStatus('open');
       for (const call of queue.splice(0)) send(client, call);
+      stopPinging = pingWhileOpen(client);
     });
     ws.addEventListener('close', (event) => {
       if (socket !== ws) return;
+      stopPinging();
       socket = null;
       client = null;
       if (closed) return;
@@ -86,6 +98,31 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
     });
   }
 
+  /** One ping every interval, each with its deadline: an answer after a missed deadline brings the link back. */
+  function pingWhileOpen(to: WireClient): () => void {
+    const deadlines = new Set<ReturnType<typeof setTimeout>>();
+    const ping = () => {
+      const deadline = setTimeout(() => {
+        deadlines.delete(deadline);
+        if (client === to && status === 'open') setStatus('unresponsive');
+      }, pingDeadline);
+      deadlines.add(deadline);
+      to.ping().then(
+        () => {
+          clearTimeout(deadline);
+          deadlines.delete(deadline);
+          if (client === to && status === 'unresponsive') setStatus('open');
+        },
+        () => undefined, // the socket closed: its close handler says so
+      );
+    };
+    const timer = setInterval(ping, pingInterval);
+    return () => {
+      clearInterval(timer);
+      for (const deadline of deadlines) clearTimeout(deadline);
+    };
+  }
+
   function send(to: WireClient, call: Queued) {
     (to[call.method] as (params: unknown) => Promise<unknown>)(call.params).then(call.resolve, call.reject);
   }
@@ -93,6 +130,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
   function call(method: HangarMethod, params: unknown): Promise<unknown> {
     if (closed) return Promise.reject(new HangarError('failed', 'the connection to the agent is closed'));
     if (status === 'reconnecting') return Promise.reject(new HangarError('failed', 'the agent cannot be reached; nothing was sent'));
+    if (status === 'unresponsive') return Promise.reject(new HangarError('failed', 'the agent is not answering; nothing was sent'));
     return new Promise((resolve, reject) => {
       const queued = { method, params, resolve, reject };
       if (client && status === 'open') send(client, queued);
@@ -118,6 +156,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
       token = next;
       attempt = 0;
       clearTimeout(retryTimer);
+      stopPinging();
       const old = socket;
       socket = null;
       client = null;
@@ -128,6 +167,7 @@ export function createWebSocketTransport(options: WebSocketTransportOptions): Tr
     close() {
       closed = true;
       clearTimeout(retryTimer);
+      stopPinging();
       socket?.close();
       socket = null;
       client = null;

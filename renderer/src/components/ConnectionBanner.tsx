@@ -3,6 +3,7 @@ import type { ConnectionStatus } from '../bridge/transport.ts';
 const TEXT: Partial<Record<ConnectionStatus, string>> = {
   connecting: 'Connecting to the agent…',
   reconnecting: 'The agent cannot be reached. Actions are off and uptimes are paused until it is back; reconnecting…',
+  unresponsive: 'The agent is not answering (stopped or overloaded). Actions are off and uptimes are paused until it answers again; waiting…',
 };
 
 export function ConnectionBanner({ status }: { status: ConnectionStatus }) {

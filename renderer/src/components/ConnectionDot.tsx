@@ -1,4 +1,13 @@
+import type { ConnectionStatus } from '../bridge/transport.ts';
 import { useConnection } from '../state/connection.ts';
+
+/** The word beside the amber dot while the link to the agent is not open. */
+const LINK_WORDS: Record<Exclude<ConnectionStatus, 'open'>, string> = {
+  connecting: 'connecting',
+  reconnecting: 'unreachable',
+  unresponsive: 'not answering',
+  unauthorized: 'signed out',
+};
 
 /**
  * A node's state as this viewer sees it: the link to the agent first (amber and a word while it is down), then the
@@ -10,7 +19,7 @@ export function ConnectionDot({ offline = false }: { offline?: boolean }) {
     return (
       <span className="conn" data-testid="node-connection" data-status={status}>
         <span className="dot warn" aria-hidden="true" />
-        <span className="conn-label">{status === 'reconnecting' ? 'unreachable' : 'connecting'}</span>
+        <span className="conn-label">{LINK_WORDS[status]}</span>
       </span>
     );
   }

@@ -17,6 +17,7 @@ export function setConnection(status: ConnectionStatus, now = Date.now()): void 
 export const OFFLINE_REASONS: Record<Exclude<ConnectionStatus, 'open'>, string> = {
   connecting: 'Connecting to the agent…',
   reconnecting: 'The agent cannot be reached; actions are off until it is back',
+  unresponsive: 'The agent is not answering; actions are off until it answers again',
   unauthorized: 'Sign in to the agent first',
 };
 
