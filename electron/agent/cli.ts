@@ -11,9 +11,10 @@ import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from '
 import { HomeBusyError } from '../core/home-lock.ts';
 import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
-import { galleryJson, jobLine, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, rolloutTable, scanJson, table, upgradeText } from './format.ts';
+import { followedByName } from '../../shared/gallery-sources.ts';
+import { galleryJson, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, rolloutTable, scanJson, table, unansweredLines, upgradeText } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
-import { editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
+import { editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
 
 /** The node the running command acts on, from `--on` (one command per process). */
 let node: string = LOCAL_NODE;
@@ -156,12 +157,19 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
     const { galleryProblems } = await c.info({ node });
     for (const problem of galleryProblems) process.stderr.write(`hangar: warning: ${problem.message}\n`);
     if (entries.length === 0 && galleryProblems.length > 0) process.exitCode = 1;
+    // Only the entry a name's backend follows can be installed or upgradable; the others are other sources of it.
+    const followed = followedByName(entries);
+    const status = (e: (typeof entries)[number]) => {
+      const first = followed.get(e.name.toLowerCase())!;
+      if (first !== e) return `another source (${e.name} follows ${first.gallery})`;
+      return e.upgradable ? 'upgradable' : e.installed ? 'installed' : e.compatible ? '' : 'incompatible';
+    };
     print(options, entries.map(galleryJson), () =>
       table(entries.map((e) => ({
         name: e.name,
         gallery: e.gallery,
         version: e.version,
-        status: e.upgradable ? 'upgradable' : e.installed ? 'installed' : e.compatible ? '' : 'incompatible',
+        status: status(e),
         resolves: e.meta ? (e.meta.resolves ? `→ ${e.meta.resolves} (${e.meta.capability})` : 'no build for this machine') : '',
       })), 'the gallery is empty'),
     );
@@ -269,16 +277,27 @@ client('stop-process', 'stop one process a scan shows: supervised, or stale and 
     print(options, { stopped: pid, command: found.command }, () => `stopped ${what}\n`);
   }));
 
-client('ps', 'list backend processes with their cwd status').action(withClient(async (c, options: { json?: boolean }) => {
-  const processes = await c.processes({ node });
-  print(options, processes.map(psJson), () =>
-    table(processes.map(psRow), 'no backend processes'),
-  );
-}));
+client('ps', 'list backend processes with their cwd status (--on all or --on A,B: every node\'s, in one table)', undefined, { sets: true })
+  .action(withClient(async (c, options: { json?: boolean }) => {
+    if (targets) {
+      const listed = await Promise.all(targets.map((t) => (t.card.status === 'online' ? c.processes({ node: t.node }).catch((e: Error) => e) : null)));
+      const answers = targets.map((t, i) => ({ card: t.card, answer: listed[i] ?? null }));
+      const json = answers.map(({ card, answer }) => ({
+        node: card.id, name: card.name, status: card.status,
+        error: answer instanceof Error ? answer.message : null,
+        processes: Array.isArray(answer) ? answer.map(psJson) : null,
+      }));
+      const rows = answers.flatMap(({ card, answer }) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p) })) : []));
+      return print(options, json, () => table(rows, 'no backend processes on any node') + unansweredLines(answers));
+    }
+    const processes = await c.processes({ node });
+    print(options, processes.map(psJson), () => table(processes.map(psRow), 'no backend processes'));
+  }));
 
 client('scan', 'find every process whose cwd is or was inside the backends directory').action(withClient(async (c, options: { json?: boolean }) => {
-  const found = await c.scan({ node });
-  print(options, found.map(scanJson), () => table(found.map(scanJson), 'no process runs from the backends directory'));
+  const [found, supervised] = await Promise.all([c.scan({ node }), c.processes({ node })]);
+  const rows = found.map((entry) => scanJson(entry, supervised));
+  print(options, rows, () => table(rows, 'no process runs from the backends directory'));
 }));
 
 client('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) => c.argument('[key]').argument('[value]'))
@@ -289,12 +308,42 @@ client('settings', `show this node's settings, or change one: settings KEY VALUE
   }));
 
 client('galleries', 'list the galleries this node reads, or change them: add LOCATION [NAME], remove, enable, disable, up, down NAME', (c) =>
-  c.argument('[action]').argument('[args...]'),
-).action(withClient(async (c, action: string | undefined, args: string[], options: { json?: boolean }) => {
+  c.argument('[action]').argument('[args...]').option('--force', 'add a gallery even when it cannot be read now'),
+).action(withClient(async (c, action: string | undefined, args: string[], options: { json?: boolean; force?: boolean }) => {
   let view = await c.settings({ node });
-  if (action !== undefined) view = await c.updateSettings({ node, settings: { galleries: editedGalleries(view.settings.galleries, action, args) } });
+  if (action !== undefined) {
+    const galleries = editedGalleries(view.settings.galleries, action, args);
+    if (action === 'add' && !options.force) {
+      const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere() });
+      if (problem) throw new Error(`${problem}: the gallery was not added (--force adds it anyway)`);
+    }
+    view = await c.updateSettings({ node, settings: { galleries } });
+  }
   print(options, view.settings.galleries, () => galleriesTable(view));
 }));
+
+client('jobs', 'list this node\'s jobs (installs, upgrades, rollbacks, deletes): running ones with their progress, then how each ended')
+  .action(withClient(async (c, options: { json?: boolean }) => {
+    const jobs = await c.jobs({ node });
+    print(options, jobs, () => jobsTable(jobs));
+  }));
+
+client('cancel', 'cancel a running job (see hangar jobs): what it fetched is dropped and the installed backend is left as it was', (c) =>
+  c.argument('<job>', 'a job id, or its first characters'))
+  .action(withClient(async (c, text: string, options: { json?: boolean }) => {
+    const id = await jobId(c, text);
+    const asked = await c.cancelJob({ node, id });
+    if (asked.finishedAt !== null) throw new Error(`the ${asked.kind} of ${asked.backend} already ended: ${asked.state}`);
+    const final = await c.waitJob({ node, id });
+    if (final.state !== 'cancelled') throw new Error(`the ${final.kind} of ${final.backend} was past the point where it can be cancelled, and ended: ${final.state}`);
+    print(options, final, () => `${cancelledText(final)}\n`);
+  }));
+
+client('wait', 'follow a job (see hangar jobs) until it ends, with its progress', (c) => c.argument('<job>', 'a job id, or its first characters'))
+  .action(withClient(async (c, text: string, options: { json?: boolean }) => {
+    const id = await jobId(c, text);
+    await runJob(c, options, async () => (await c.jobs({ node })).find((j) => j.id === id) ?? c.waitJob({ node, id }), { onInterrupt: 'stop following' });
+  }));
 
 client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
   .action(withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
@@ -374,11 +423,24 @@ function print(options: { json?: boolean }, value: unknown, human: () => string)
   process.stdout.write(options.json ? JSON.stringify(value, null, 2) + '\n' : human());
 }
 
-/** Starts a job, shows its progress on stderr, and fails the command if the job fails. */
-async function runJob(c: WireClient, options: { json?: boolean }, start: () => Promise<JobView>): Promise<void> {
-  const final = await followJob(c, start);
+/** What Ctrl-C does while a job is followed: cancel the job (as the UI's Cancel does), or only stop following it. */
+type InterruptMode = 'cancel' | 'stop following';
+
+/** Set by the first Ctrl-C: a command that acts on several nodes starts nothing more. */
+let interrupted = false;
+
+/**
+ * Starts a job, shows its progress on stderr, and prints how it ended on stdout ("done", "up to date", "already
+ * installed"); a job that fails fails the command. A job cancelled by this command's own Ctrl-C exits 130.
+ */
+async function runJob(c: WireClient, options: { json?: boolean }, start: () => Promise<JobView>, follow: { onInterrupt?: InterruptMode } = {}): Promise<void> {
+  const final = await followJob(c, start, node, follow.onInterrupt);
+  if (final.state === 'cancelled' && interrupted) {
+    process.exitCode = 130;
+    return;
+  }
   if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
-  print(options, final, () => `${final.kind} ${final.backend}: done\n`);
+  print(options, final, () => `${final.kind} ${final.backend}: ${final.phase}\n`);
 }
 
 /** One node: runJob. A set: the job on each online node in turn, past failures, then a line per node. */
@@ -387,46 +449,104 @@ async function runJobs(c: WireClient, options: { json?: boolean }, start: (node:
   const results: Array<{ node: string; id: string; result: string; reason: string | null }> = [];
   for (const { node: on, card } of targets) {
     const row = { node: card.name, id: card.id, result: 'skipped', reason: null as string | null };
-    if (card.status !== 'online') row.reason = `offline: ${card.reason ?? 'no heartbeat'}`;
+    if (interrupted) row.reason = 'interrupted';
+    else if (card.status !== 'online') row.reason = `offline: ${card.reason ?? 'no heartbeat'}`;
     else {
       process.stderr.write(`${card.name} (${card.id}):\n`);
       const final = await followJob(c, () => start(on), on).catch((error: Error) => error);
-      row.result = final instanceof Error || final.state !== 'done' ? 'failed' : 'done';
+      row.result = final instanceof Error ? 'failed' : final.state === 'done' ? 'done' : final.state;
       row.reason = final instanceof Error ? final.message : final.error;
     }
     results.push(row);
   }
   print(options, results, () => table(results, 'no nodes'));
   if (results.some((r) => r.result === 'failed')) process.exitCode = 1;
+  if (interrupted) process.exitCode = 130;
 }
 
-/** Starts a job and shows its progress on stderr until it ends. */
-async function followJob(c: WireClient, start: () => Promise<JobView>, on = node): Promise<JobView> {
+/**
+ * Starts a job and shows its progress on stderr until it ends. The first Ctrl-C cancels the job and waits to say
+ * how it ended (or, following only, stops following); a second leaves it running and says how to follow it.
+ */
+async function followJob(c: WireClient, start: () => Promise<JobView>, on = node, onInterrupt: InterruptMode = 'cancel'): Promise<JobView> {
   const seen = new Map<string, JobView>();
-  let id: string | null = null;
+  let job: JobView | null = null;
+  let presses = 0;
   let last = '';
-  const show = (job: JobView) => {
-    const line = jobLine(job);
+  const show = (view: JobView) => {
+    const line = jobLine(view);
     if (line === last) return;
     last = line;
     process.stderr.write(process.stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
   };
+  const say = (line: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}hangar: ${line}\n`);
+  const cancel = (view: JobView) => {
+    say(`cancelling the ${view.kind} of ${view.backend}… (Ctrl-C again leaves it running)`);
+    c.cancelJob({ node: on, id: view.id }).catch((error: Error) => say(`could not cancel it: ${error.message}`));
+  };
+  const interrupt = () => {
+    presses++;
+    interrupted = true;
+    if (job === null) {
+      if (presses > 1) process.exit(130); // nothing known to cancel or follow yet
+      return;
+    }
+    if (onInterrupt === 'stop following') {
+      say(`stopped following; the ${job.kind} of ${job.backend} goes on (job ${job.id})`);
+      process.exit(130);
+    }
+    if (presses === 1) return cancel(job);
+    say(leftRunningText(job, on));
+    process.exit(130);
+  };
   const off = c.onEvent((e) => {
     if (e.type !== 'job') return;
-    if (id === null) seen.set(e.job.id, e.job);
-    else if (e.job.id === id) show(e.job);
+    if (job === null) seen.set(e.job.id, e.job);
+    else if (e.job.id === job.id) show(e.job);
   });
+  process.on('SIGINT', interrupt);
   try {
-    const job = await start();
-    id = job.id;
-    show(seen.get(id) ?? job);
-    const final = await c.waitJob({ node: on, id });
-    if (final.notice) process.stderr.write(`hangar: note: ${final.notice}\n`);
+    job = await start();
+    show(seen.get(job.id) ?? job);
+    if (presses === 1 && onInterrupt === 'cancel') cancel(job);
+    const final = await c.waitJob({ node: on, id: job.id });
+    if (presses > 0 && onInterrupt === 'cancel') {
+      say(final.state === 'cancelled' ? cancelledText(final) : `the ${final.kind} of ${final.backend} was past the point where it can be cancelled, and ended: ${final.state}`);
+    }
+    if (final.notice) say(`note: ${final.notice}`);
     return final;
   } finally {
+    process.off('SIGINT', interrupt);
+    // Once Ctrl-C was pressed the command is on its way out: another press must not kill it before it says how.
+    if (presses > 0) process.on('SIGINT', () => undefined);
     off();
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
   }
+}
+
+/** What a cancelled install or upgrade leaves: it stops before its swap, so the live tree is as it was. */
+function cancelledText(job: JobView): string {
+  return `cancelled the ${job.kind} of ${job.backend}; the live tree is untouched`;
+}
+
+function leftRunningText(job: JobView, on: string): string {
+  const where = on === LOCAL_NODE ? '' : ` --on ${on}`;
+  return `left the ${job.kind} of ${job.backend} running (job ${job.id}): \`hangar wait ${job.id}${where}\` follows it, \`hangar cancel ${job.id}${where}\` cancels it`;
+}
+
+/** A job id from `hangar jobs`, or the first characters of one; a job from before the agent's restart by its full id. */
+async function jobId(c: WireClient, text: string): Promise<string> {
+  const jobs = await c.jobs({ node });
+  if (jobs.some((j) => j.id === text)) return text;
+  const matching = jobs.filter((j) => j.id.startsWith(text));
+  if (matching.length > 1) throw new Error(`${matching.length} jobs start with "${text}": give more of the id (see hangar jobs)`);
+  return matching[0]?.id ?? text;
+}
+
+/** Whether a path given to this command names a file on the agent's machine: the node is this host's own, here. */
+function agentIsHere(): boolean {
+  const url = program.opts<GlobalOptions>().node;
+  return node === LOCAL_NODE && (url === undefined || /^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:|\/|$)/i.test(url));
 }
 
 const upgradeFailed = (n: RolloutNode) => n.step === 'failed';
@@ -440,6 +560,11 @@ async function followRollout(c: WireClient, options: { json?: boolean }, start: 
     if (e.type === 'rollout') (follow ?? ((r: RolloutView) => early.push(r)))(e.rollout);
   });
   const started = await start();
+  // A rollout runs in the host, not in this command: Ctrl-C stops following it.
+  process.once('SIGINT', () => {
+    process.stderr.write(`hangar: stopped following; rollout ${started.id} of ${started.backend} goes on in the host (see hangar rollouts)\n`);
+    process.exit(130);
+  });
   // What each node already was when the command started is not news.
   const shown = new Map(started.nodes.map((n) => [n.id, stepLine(n)]));
   const show = (rollout: RolloutView) => {

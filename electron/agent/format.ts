@@ -1,5 +1,6 @@
 import type { BackendView, GalleryEntryView, JobView, NodeAccess, NodeCard, ProcessView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
+import { cwdVerdict, exitNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
@@ -63,18 +64,28 @@ export function psRow(p: ProcessView): Record<string, unknown> {
     cpu: p.cpu === null || ended ? '-' : `${p.cpu}%`,
     mem: p.rss === null || ended ? '-' : iecBytes(p.rss),
     cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
-    note: p.error ?? (ended ? exitText(p.exit!) : p.message) ?? '',
+    note: p.error ?? (ended ? exitNote(p.exit!, (at) => at) : p.message) ?? '',
   };
 }
 
-function exitText(exit: NonNullable<ProcessView['exit']>): string {
-  const how = exit.signal ? `killed by ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'exit status unknown';
-  const said = exit.tail.length > 0 ? `: ${exit.tail.at(-1)}` : '';
-  return `${how} at ${exit.at}${said}`;
+/** A scan entry with the one verdict every viewer gives its process (a supervised one's is its supervisor's). */
+export const scanJson = (s: ScanEntry, supervised: readonly ProcessView[]) => {
+  const verdict = cwdVerdict(s, supervised);
+  return { pid: s.pid, command: s.command, cwd: s.cwd, status: verdict.status, reason: verdict.reason, supervised: s.supervised, backend: s.backend };
+};
+
+/** `hangar jobs`: newest first, with how each ended or where it is. */
+export function jobsTable(jobs: JobView[]): string {
+  const rows = [...jobs].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).map((j) => ({
+    id: j.id,
+    job: `${j.kind} ${j.backend}`,
+    state: j.state,
+    phase: j.state === 'running' || j.state === 'queued' ? jobLine(j).slice(`${j.kind} ${j.backend}: `.length) : j.phase,
+    started: j.startedAt,
+    note: j.error ?? j.notice ?? '',
+  }));
+  return table(rows, 'no jobs since the agent started');
 }
-export const scanJson = (s: ScanEntry) => ({
-  pid: s.pid, command: s.command, cwd: s.cwd, status: s.status, supervised: s.supervised, backend: s.backend,
-});
 
 /** A plain aligned table; an empty list prints a hint instead. */
 export function table(rows: Record<string, unknown>[], empty: string): string {
@@ -153,9 +164,15 @@ export function matrix(columns: MatrixColumn[]): string {
     ['backend', name],
     ...columns.map((c, i) => [header[i]!, matrixCell(c, name)]),
   ]));
-  const problems = columns.filter((c) => !Array.isArray(c.backends)).map((c) =>
-    `${c.card.name} (${c.card.id}): ${c.backends === null ? `offline: ${c.card.reason ?? 'no heartbeat'}` : (c.backends as Error).message}\n`);
-  return table(rows, 'no backends installed on any node') + problems.join('');
+  return table(rows, 'no backends installed on any node') + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends })));
+}
+
+/** A line for each node that is offline or did not answer, under a table across nodes. */
+export function unansweredLines(answers: { card: NodeCard; answer: unknown }[]): string {
+  return answers
+    .filter((a) => a.answer === null || a.answer instanceof Error)
+    .map(({ card, answer }) => `${card.name} (${card.id}): ${answer === null ? `offline: ${card.reason ?? 'no heartbeat'}` : (answer as Error).message}\n`)
+    .join('');
 }
 
 function matrixCell(column: MatrixColumn, name: string): string {

@@ -16,9 +16,13 @@ export interface Agent {
   home: string;
 }
 
-/** `openFiles` lowers the agent's open-file limit (through util-linux's prlimit, which execs it: the pid is the agent's). */
-export async function startAgent(home: string, gallery: string, extra: string[] = [], env: NodeJS.ProcessEnv = process.env, openFiles?: number): Promise<Agent> {
-  const command = [process.execPath, CLI, 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0', ...extra];
+/**
+ * `gallery` null: the node reads the galleries of its settings. `openFiles` lowers the agent's open-file limit
+ * (through util-linux's prlimit, which execs it: the pid is the agent's).
+ */
+export async function startAgent(home: string, gallery: string | null, extra: string[] = [], env: NodeJS.ProcessEnv = process.env, openFiles?: number): Promise<Agent> {
+  const galleries = gallery === null ? [] : ['--gallery', gallery];
+  const command = [process.execPath, CLI, 'agent', '--home', home, ...galleries, '--listen', '127.0.0.1:0', ...extra];
   if (openFiles !== undefined) command.unshift('prlimit', `--nofile=${openFiles}:${openFiles}`);
   const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
   const lines = createInterface({ input: child.stdout! });

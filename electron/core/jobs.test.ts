@@ -27,4 +27,17 @@ describe('JobRunner', () => {
     assert.equal((await restarted.cancel(first.id)).state, 'done', 'cancelling a finished job only reports it');
     await assert.rejects(restarted.wait('no-such-id'), /no job no-such-id/);
   });
+
+  it('shows the last byte count of a fetch with no known size before the next phase, however fast it went', async () => {
+    const published: { phase: string; bytes: number }[] = [];
+    const runner = new JobRunner('local', (job) => published.push({ phase: job.phase, bytes: job.bytes }));
+    const job = runner.start('install', 'echo', async (ctx) => {
+      ctx.phase('fetching');
+      for (const bytes of [6, 4096, 958_464]) ctx.progress(bytes, null); // a folder copied file by file, in well under 100 ms
+      ctx.phase('verifying');
+    });
+    await runner.wait(job.id);
+    const fetching = published.filter((p) => p.phase === 'fetching');
+    assert.equal(fetching.at(-1)?.bytes, 958_464, `the fetching phase ended on ${fetching.at(-1)?.bytes} B`);
+  });
 });

@@ -46,19 +46,26 @@ export class JobRunner {
       finishedAt: null,
     };
     let lastProgress = 0;
+    /** A progress sample the throttle held back: it goes out before the phase moves on, so the last count is seen. */
+    let unsent = false;
     const update = (patch: Partial<JobView>) => {
       Object.assign(view, patch);
       this.publish({ ...view });
     };
     const ctx: JobContext = {
       signal: abort.signal,
-      phase: (phase) => update({ phase, state: 'running' }),
+      phase: (phase) => {
+        if (unsent && phase !== view.phase) this.publish({ ...view });
+        unsent = false;
+        update({ phase, state: 'running' });
+      },
       notice: (text) => update({ notice: view.notice ? `${view.notice}; ${text}` : text }),
       progress: (bytes, totalBytes) => {
         view.bytes = bytes;
         view.totalBytes = totalBytes;
         const now = Date.now();
-        if (now - lastProgress >= PROGRESS_INTERVAL_MS || bytes === totalBytes) {
+        unsent = !(now - lastProgress >= PROGRESS_INTERVAL_MS || bytes === totalBytes);
+        if (!unsent) {
           lastProgress = now;
           this.publish({ ...view });
         }

@@ -1,0 +1,123 @@
+// What the real `hangar` CLI says, against a real agent that reads the galleries of its settings: each outcome in
+// its own words, a gallery checked before it is added, one table of processes across nodes, an ended process's
+// last output labelled as such, and one cwd verdict per process in ps and scan.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { iecBytes } from '../../shared/progress.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+
+const STARTER_ECHO = 'dist/backends/echo';
+
+async function filesBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) total += (await stat(join(entry.parentPath, entry.name))).size;
+  }
+  return total;
+}
+
+describe('what the CLI says', () => {
+  let root: string;
+  let agent: Agent;
+  let notFound: Server;
+  let notFoundUrl: string;
+
+  before(async () => {
+    root = await tempDir('cli-messages');
+    agent = await startAgent(join(root, 'home'), null);
+    notFound = createServer((_req, res) => res.writeHead(404).end('no such gallery'));
+    await new Promise<void>((resolve) => notFound.listen(0, '127.0.0.1', resolve));
+    notFoundUrl = `http://127.0.0.1:${(notFound.address() as AddressInfo).port}/index.yaml`;
+  });
+
+  after(async () => {
+    agent?.child.kill('SIGKILL');
+    notFound?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('galleries add refuses a URL that answers 404, or a file that is not there, unless --force', async () => {
+    const refused = await hangar(agent, 'galleries', 'add', notFoundUrl, 'gone');
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr, `hangar: ${notFoundUrl} answers 404 Not Found: the gallery was not added (--force adds it anyway)\n`);
+    const missing = await hangar(agent, 'galleries', 'add', join(root, 'nothing.yaml'));
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stderr, `hangar: ${join(root, 'nothing.yaml')} does not exist: the gallery was not added (--force adds it anyway)\n`);
+    assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
+
+    const forced = await hangar(agent, 'galleries', 'add', notFoundUrl, 'gone', '--force');
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.match(forced.stdout, /^gone +http:\S+ +yes$/m);
+    assert.equal((await hangar(agent, 'galleries', 'remove', 'gone')).code, 0);
+  });
+
+  test('installing a folder shows its whole size before it moves on; what needs nothing done says what it found', async () => {
+    const install = await hangar(agent, 'install', 'echo');
+    assert.equal(install.code, 0, install.stderr);
+    const fetched = install.stderr.split('\n').filter((line) => line.startsWith('install echo: fetching')).at(-1);
+    assert.equal(fetched, `install echo: fetching ${iecBytes(await filesBytes(STARTER_ECHO))}`);
+    assert.equal(install.stdout, 'install echo: done\n');
+
+    const upToDate = await hangar(agent, 'upgrade', 'echo');
+    assert.equal(upToDate.code, 0, upToDate.stderr);
+    assert.equal(upToDate.stdout, 'upgrade echo: up to date\n');
+    const installed = await hangar(agent, 'install', 'echo');
+    assert.equal(installed.stdout, 'install echo: already installed\n');
+  });
+
+  test("another gallery's entry of an installed name is another source, not an upgrade of it", async () => {
+    const index = join(root, 'index.yaml');
+    await writeGallery(index, [{ name: 'echo', uri: await echoSource(root, '0.9.0'), version: '0.9.0' }]);
+    assert.equal((await hangar(agent, 'galleries', 'add', index, 'mine')).code, 0);
+    const listed = await until('the second gallery read', async () => {
+      const out = (await hangar(agent, 'gallery')).stdout;
+      return out.includes('mine') ? out : undefined;
+    }, 10_000);
+    assert.match(listed, /^echo +starter +1\.0\.0 +installed/m);
+    assert.match(listed, /^echo +mine +0\.9\.0 +another source \(echo follows starter\)/m);
+    const [echo] = await json<{ version: string; upgradable: boolean }[]>(agent, 'ls');
+    assert.deepEqual([echo!.version, echo!.upgradable], ['1.0.0', false]);
+    assert.equal((await hangar(agent, 'galleries', 'remove', 'mine')).code, 0);
+  });
+
+  test('ps --on all is one table across nodes', async () => {
+    await json(agent, 'load', 'echo', 'm1');
+    const all = await hangar(agent, 'ps', '--on', 'all');
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /^NODE +MODEL +BACKEND +PID +PORT +STATE/m);
+    assert.match(all.stdout, /^This machine +m1 +echo +\d+ +\d+ +ready/m);
+    const [self] = await json<{ status: string; processes: { model: string }[] }[]>(agent, 'ps', '--on', 'all');
+    assert.deepEqual([self!.status, self!.processes.map((p) => p.model)], ['online', ['m1']]);
+  });
+
+  test("a crashed process says how it ended, and its last line is labelled as its last output", async () => {
+    const { pid } = await json<{ pid: number }>(agent, 'load', 'echo', 'k1', '--restart', 'never');
+    process.kill(pid, 'SIGKILL');
+    const ps = await until('k1 crashed', async () => {
+      const out = (await hangar(agent, 'ps')).stdout;
+      return /^k1 .* crashed /m.test(out) ? out : undefined;
+    }, 10_000);
+    assert.match(ps, /^k1 .* killed by SIGKILL at \S+; last output: echo: listening on 127\.0\.0\.1:\d+$/m);
+    assert.equal((await hangar(agent, 'stop', 'k1')).code, 0);
+  });
+
+  test("a process whose directory was moved aside is stale in ps and in scan, with the supervisor's reason", async () => {
+    const { pid } = (await json<{ model: string; pid: number }[]>(agent, 'ps')).find((p) => p.model === 'm1')!;
+    const live = join(agent.home, 'backends', 'echo');
+    // Moved aside under a name no installer uses: only the directory's identity tells it is not the live one.
+    await rename(live, `${live}.old`);
+    await rename(await echoSource(root, '1.0.1'), live);
+    const [m1] = await until('m1 stale', async () => {
+      const rows = await json<{ cwd: string; cwdReason: string }[]>(agent, 'ps');
+      return rows[0]?.cwd === 'stale' ? rows : undefined;
+    }, 10_000);
+    const scan = await json<{ pid: number; status: string; reason: string }[]>(agent, 'scan');
+    assert.deepEqual(scan.find((s) => s.pid === pid), { ...scan.find((s) => s.pid === pid), status: 'stale', reason: m1!.cwdReason });
+    assert.match((await hangar(agent, 'scan')).stdout, new RegExp(`^${pid} .* stale +${m1!.cwdReason.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} `, 'm'));
+  });
+});

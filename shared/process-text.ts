@@ -1,0 +1,41 @@
+// How every viewer words a process's end and its cwd verdict, so the CLI and the UI say the same thing.
+import type { CwdStatus, ProcessExit, ProcessView, ScanEntry } from './types.ts';
+
+/** "killed by SIGKILL at 12:04:05": `time` formats the moment (the CLI prints ISO, the UI the local clock). */
+export function endedText(exit: ProcessExit, time: (iso: string) => string): string {
+  const how = exit.signal ? `killed by ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'exit status unknown';
+  return `${how} at ${time(exit.at)}`;
+}
+
+/** The process's last line of output, labelled as such: it is what it said last, not necessarily why it ended. */
+export function lastOutputText(exit: ProcessExit): string | null {
+  const last = exit.tail.at(-1);
+  return last ? `last output: ${last}` : null;
+}
+
+/** "killed by SIGKILL at …; last output: …". */
+export function exitNote(exit: ProcessExit, time: (iso: string) => string): string {
+  return [endedText(exit, time), lastOutputText(exit)].filter(Boolean).join('; ');
+}
+
+export interface CwdVerdict {
+  status: CwdStatus;
+  reason: string;
+}
+
+/**
+ * One process, one verdict. A process Hangar supervises is judged by its supervisor, which knows the directory it
+ * was started in (its identity at that path, and what /proc says); a process it did not start is judged by the scan.
+ */
+export function cwdVerdict(entry: ScanEntry, supervised: readonly ProcessView[]): CwdVerdict {
+  const own = entry.supervised ? supervised.find((p) => p.pid === entry.pid) : undefined;
+  if (own) return { status: own.cwd, reason: own.cwdReason };
+  switch (entry.status) {
+    case 'stale':
+      return { status: 'stale', reason: entry.cwd.endsWith(' (deleted)') ? 'cwd was deleted' : 'cwd is not a live backend directory' };
+    case 'ok':
+      return { status: 'ok', reason: 'cwd is a live backend directory' };
+    case 'unknown':
+      return { status: 'unknown', reason: 'cwd cannot be read' };
+  }
+}
