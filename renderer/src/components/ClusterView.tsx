@@ -1,23 +1,25 @@
-import { useEffect } from 'react';
-import type { BackendView, RolloutView } from '../../../shared/types.ts';
-import { rollBackRollout, startRollout, useCluster, watchMatrix, type MatrixColumn } from '../state/cluster.ts';
+import { useState } from 'react';
+import type { BackendView, RolloutNode, RolloutView } from '../../../shared/types.ts';
+import { rollBackRollout, startRollout, useCluster, type NodeBackends } from '../state/cluster.ts';
+import { rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
 import { useNodes, type NodeEntry } from '../state/node.ts';
+import { isStale } from '../state/node-backends.ts';
 import { Loading } from './BackendsView.tsx';
+import { ActionButton } from './ActionButton.tsx';
+import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { useAction } from './useAction.ts';
 
-const ACTIVE = new Set(['running', 'rolling-back']);
+const UNDER_WAY: Partial<Record<RolloutView['state'], string>> = { running: 'Upgrading…', 'rolling-back': 'Rolling back…' };
 
 /** Every backend on every node, with a rolling upgrade per backend and each node's step in it. */
 export function ClusterView() {
   const nodes = useNodes((s) => s.nodes);
-  const columns = useCluster((s) => s.columns);
+  const byNode = useCluster((s) => s.byNode);
   const rollouts = useCluster((s) => s.rollouts);
-  useEffect(() => {
-    watchMatrix(true);
-    return () => watchMatrix(false);
-  }, [nodes.length]);
-  const byNode = new Map(columns.map((c) => [c.node, c]));
-  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.filter((b) => b.kind === 'backend').map((b) => b.name) : [])))].sort();
+  const read = nodes.some((n) => byNode[n.id]?.backends);
+  // The matrix lists backends; LocalAI's leftovers and kept trees are each node's own business.
+  const names = [...new Set(nodes.flatMap((n) => byNode[n.id]?.backends?.filter((b) => b.kind === 'backend').map((b) => b.name) ?? []))].sort();
+  const sides = nodes.map((n) => sideOf(n, byNode[n.id]));
   const latest = (name: string) => rollouts.find((r) => r.backend === name);
   return (
     <section className="view" aria-labelledby="cluster-title">
@@ -27,31 +29,30 @@ export function ClusterView() {
           {nodes.length} node{nodes.length === 1 ? '' : 's'}, {nodes.filter((n) => n.card?.status !== 'offline').length} online
         </span>
       </header>
-      {columns.length === 0 ? (
+      {!read ? (
         <Loading what="the cluster" />
       ) : (
         <div className="table-wrap">
           <table className="table matrix" aria-label="Backends on every node" data-testid="cluster-matrix">
             <thead>
               <tr>
-                <th scope="col">Backend</th>
+                <th scope="col" className="backend-col sticky-start">Backend</th>
                 {nodes.map((n) => (
-                  <th scope="col" key={n.id} className={n.card?.status === 'offline' ? 'offline' : undefined}>
-                    {n.label}
+                  <th scope="col" key={n.id} className={`node-col${n.card?.status === 'offline' ? ' offline' : ''}`}>
+                    <span className="name">{n.label}</span>
                     {nodes.some((o) => o !== n && o.label === n.label) && n.card && <span className="nav-id"> {n.card.id}</span>}
                   </th>
                 ))}
-                <th scope="col" />
               </tr>
             </thead>
             <tbody>
               {names.length === 0 && (
                 <tr>
-                  <td colSpan={nodes.length + 2} className="muted">No backend is installed on any node.</td>
+                  <td colSpan={nodes.length + 1} className="muted">No backend is installed on any node.</td>
                 </tr>
               )}
               {names.map((name) => (
-                <BackendMatrixRow key={name} name={name} nodes={nodes} byNode={byNode} rollout={latest(name)} />
+                <BackendMatrixRow key={name} name={name} nodes={nodes} sides={sides} rollout={latest(name)} />
               ))}
             </tbody>
           </table>
@@ -61,66 +62,123 @@ export function ClusterView() {
   );
 }
 
-function BackendMatrixRow({ name, nodes, byNode, rollout }: { name: string; nodes: NodeEntry[]; byNode: Map<string, MatrixColumn>; rollout: RolloutView | undefined }) {
+function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
+  return {
+    id: node.card?.id ?? node.id,
+    label: node.label,
+    offline: node.card !== null && !node.card.self && node.card.status === 'offline',
+    backends: known?.backends ?? null,
+  };
+}
+
+function BackendMatrixRow({ name, nodes, sides, rollout }: { name: string; nodes: NodeEntry[]; sides: NodeSide[]; rollout: RolloutView | undefined }) {
   const upgrade = useAction(startRollout);
   const rollBack = useAction(rollBackRollout);
-  const upgradable = nodes.some((n) => backendOn(byNode.get(n.id), name)?.upgradable);
-  const running = rollout !== undefined && ACTIVE.has(rollout.state);
-  const canRollBack = rollout !== undefined && !running && rollout.nodes.some((n) => n.step === 'upgraded');
+  const [confirming, setConfirming] = useState<{ impact: Impact; act: () => void } | null>(null);
+  const upgradable = sides.some((s) => !s.offline && backendOf(s, name)?.upgradable);
+  const underWay = rollout ? UNDER_WAY[rollout.state] : undefined;
+  const canRollBack = rollout !== undefined && underWay === undefined && rollout.nodes.some((n) => n.step === 'upgraded');
+  const ask = (impact: Impact, act: () => void) => setConfirming({ impact, act });
+  const error = upgrade.error ?? rollBack.error;
   return (
     <tr data-testid={`matrix-${name}`}>
-      <th scope="row">{name}</th>
-      {nodes.map((n) => (
-        <td key={n.id} className={n.card?.status === 'offline' ? 'offline' : undefined}>
-          <Cell column={byNode.get(n.id)} name={name} />
-          {rollout && <RolloutStep rollout={rollout} node={n} />}
+      <th scope="row" className="backend-col sticky-start">
+        <span className="name">{name}</span>
+        <div className="matrix-actions">
+          {(upgradable || underWay) && (
+            <ActionButton
+              className="btn small primary"
+              unavailable={underWay ?? (upgrade.pending ? 'Starting…' : null)}
+              onAct={() => ask(rolloutImpact(name, sides), () => void upgrade.run(name))}
+              data-testid={`rollout-${name}`}
+            >
+              {underWay ?? 'Upgrade on all nodes'}
+            </ActionButton>
+          )}
+          {canRollBack && (
+            <ActionButton
+              className="btn small"
+              unavailable={rollBack.pending ? 'Starting…' : null}
+              onAct={() => ask(rollbackImpact(rollout, sides), () => void rollBack.run(rollout.id))}
+              data-testid={`rollback-${name}`}
+            >
+              Roll back this rollout
+            </ActionButton>
+          )}
+        </div>
+        {rollout && !underWay && (
+          <span className="muted small last-rollout" data-testid={`last-rollout-${name}`}>
+            last rollout: {rollout.state}
+          </span>
+        )}
+        {error && (
+          <p className="alert error cell-block" role="alert">
+            {error}
+          </p>
+        )}
+        {confirming && (
+          <ConfirmDialog
+            open
+            title={confirming.impact.title}
+            confirmLabel={confirming.impact.confirmLabel}
+            danger={confirming.impact.danger}
+            onConfirm={confirming.act}
+            onClose={() => setConfirming(null)}
+          >
+            <ImpactList lines={confirming.impact.lines} />
+            {confirming.impact.rule && (
+              <p className="impact-rule" data-testid="impact-rule">
+                {confirming.impact.rule}
+              </p>
+            )}
+          </ConfirmDialog>
+        )}
+      </th>
+      {nodes.map((n, i) => (
+        <td key={n.id} className={sides[i]!.offline ? 'offline' : undefined}>
+          <Cell side={sides[i]!} name={name} />
+          {rollout && <RolloutStep rollout={rollout} side={sides[i]!} self={n.card?.self ?? false} />}
         </td>
       ))}
-      <td className="actions">
-        {upgradable && (
-          <button type="button" className="btn small primary" disabled={running || upgrade.pending} onClick={() => void upgrade.run(name)} data-testid={`rollout-${name}`}>
-            {running ? 'Upgrading…' : 'Upgrade on all nodes'}
-          </button>
-        )}
-        {canRollBack && (
-          <button type="button" className="btn small" disabled={rollBack.pending} onClick={() => void rollBack.run(rollout.id)} data-testid={`rollback-${name}`}>
-            Roll back this rollout
-          </button>
-        )}
-        {rollout && !running && <span className="muted small"> last rollout: {rollout.state}</span>}
-        {(upgrade.error ?? rollBack.error) && <span className="alert error inline" role="alert">{upgrade.error ?? rollBack.error}</span>}
-      </td>
     </tr>
   );
 }
 
-function Cell({ column, name }: { column: MatrixColumn | undefined; name: string }) {
-  if (!column || column.backends === null) return <span className="muted">offline</span>;
-  if (typeof column.backends === 'string') return <span className="muted" title={column.backends}>no answer</span>;
-  const backend = backendOn(column, name);
+function Cell({ side, name }: { side: NodeSide; name: string }) {
+  if (side.offline) return <span className="muted">offline</span>;
+  if (side.backends === null) return <span className="muted">no answer</span>;
+  const backend = backendOf(side, name);
   if (!backend) return <span className="muted">–</span>;
-  const stale = backend.processes.filter((p) => p.cwd === 'stale').length;
+  const stale = backend.processes.filter(isStale).length;
   return (
-    <span>
+    <span className="cell-line">
       <span className="mono">{backend.version ?? '?'}</span>
-      {backend.upgradable && <span className="badge warn"> → {backend.availableVersion ?? 'newer'}</span>}
-      {stale > 0 && <span className="badge danger"> {stale} stale cwd</span>}
+      {backend.upgradable && <span className="badge warn">→ {backend.availableVersion ?? 'newer'}</span>}
+      {stale > 0 && <span className="badge danger">{stale} stale cwd</span>}
     </span>
   );
 }
 
-function RolloutStep({ rollout, node }: { rollout: RolloutView; node: NodeEntry }) {
-  const step = rollout.nodes.find((s) => s.id === node.card?.id || (node.card?.self && s.id === 'local'));
+const STEP_TONE: Partial<Record<RolloutNode['step'], string>> = { failed: 'danger-soft', upgraded: 'ok', 'rolled-back': 'ok' };
+
+/** A node's step as a short state; why it failed or was passed by goes beneath, in full. */
+function RolloutStep({ rollout, side, self }: { rollout: RolloutView; side: NodeSide; self: boolean }) {
+  const step = rollout.nodes.find((s) => s.id === side.id || (self && s.id === 'local'));
   if (!step || step.step === 'unchanged') return null;
-  const tone = step.step === 'failed' ? 'danger' : step.step === 'upgraded' || step.step === 'rolled-back' ? 'ok' : 'neutral';
   return (
-    <span className={`badge ${tone} rollout-step`} title={step.reason ?? undefined} data-testid="rollout-step">
-      {step.step}
-      {step.reason ? `: ${step.reason}` : ''}
-    </span>
+    <>
+      <span className={`badge ${STEP_TONE[step.step] ?? 'neutral'} rollout-step`} data-testid="rollout-step">
+        {step.step}
+      </span>
+      {step.reason && (
+        <span className={`cell-block${step.step === 'failed' ? ' error' : ' muted'}`} data-testid="rollout-reason">
+          {step.reason}
+        </span>
+      )}
+    </>
   );
 }
 
-function backendOn(column: MatrixColumn | undefined, name: string): BackendView | undefined {
-  return Array.isArray(column?.backends) ? column.backends.find((b) => b.name === name) : undefined;
+function backendOf(side: NodeSide, name: string): BackendView | undefined {
+  return side.backends?.find((b) => b.name === name);
 }

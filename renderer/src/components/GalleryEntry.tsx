@@ -15,7 +15,13 @@ import { useAction } from './useAction.ts';
 
 const BUSY = 'An action on this backend is under way';
 
-export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: GalleryEntryView }) {
+const NO_OTHERS: GalleryEntryView[] = [];
+
+/**
+ * One backend name of the gallery: the entry this node installs and follows for upgrades (the first gallery that
+ * lists the name), with the other galleries' entries of that name listed as other sources.
+ */
+export const GalleryEntry = memo(function GalleryEntry({ entry, others = NO_OTHERS }: { entry: GalleryEntryView; others?: GalleryEntryView[] }) {
   const job = useLatestJob(entry.name);
   const action = useAction(runBackendAction);
   const busy = action.pending || (job !== undefined && isActive(job));
@@ -71,6 +77,7 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
           <dd data-testid="entry-gallery">{entry.gallery}</dd>
         </div>
       </dl>
+      {others.length > 0 && <OtherSources entry={entry} others={others} />}
       {entry.meta && <MetaBuilds entry={entry} meta={entry.meta} disabled={busy || offline} />}
       <div className="entry-foot">
         {entry.tags.map((tag) => (
@@ -95,3 +102,26 @@ export const GalleryEntry = memo(function GalleryEntry({ entry }: { entry: Galle
     </article>
   );
 });
+
+/** The other galleries that list this name: different sources, which this node does not follow. */
+function OtherSources({ entry, others }: { entry: GalleryEntryView; others: GalleryEntryView[] }) {
+  return (
+    <div className="other-sources" data-testid="entry-other-sources">
+      <p className="small muted">Also listed by:</p>
+      <ul>
+        {others.map((other) => (
+          <li key={other.gallery} data-testid={`entry-source-${other.gallery}`}>
+            <b>{other.gallery}</b> <span className="mono">{other.version ?? 'no version'}</span>{' '}
+            <span className="mono muted" title={other.uri ?? undefined}>
+              {other.uri ?? 'no source given'}
+            </span>
+          </li>
+        ))}
+      </ul>
+      <p className="small muted" data-testid="entry-follows">
+        This node installs and upgrades {entry.name} from <b>{entry.gallery}</b>, the first gallery that lists it. Put another gallery first in Settings
+        to follow that one.
+      </p>
+    </div>
+  );
+}

@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
-import type { GalleryEntryView, GalleryProblem } from '../../../shared/types.ts';
-import type { GalleryStatusFilter } from '../state/gallery.ts';
-import { allTags, filterEntries, setFilters, useGallery } from '../state/gallery.ts';
+import type { GalleryProblem } from '../../../shared/types.ts';
+import type { GalleryBackend, GalleryStatusFilter } from '../state/gallery.ts';
+import { allTags, filterBackends, setFilters, useGallery } from '../state/gallery.ts';
 import { useNodes } from '../state/node.ts';
 import { fetchGallery } from '../state/sync.ts';
 import { Loading } from './BackendsView.tsx';
@@ -20,12 +20,13 @@ const STATUS_LABELS: Record<GalleryStatusFilter, string> = {
 
 const NO_PROBLEMS: GalleryProblem[] = [];
 
-const renderEntry = (entry: GalleryEntryView) => <GalleryEntry entry={entry} />;
-const entryKey = (entry: GalleryEntryView) => `${entry.gallery}@${entry.name}`;
+const renderBackend = (backend: GalleryBackend) => <GalleryEntry entry={backend.followed} others={backend.others} />;
+const backendKey = (backend: GalleryBackend) => backend.key;
 
 export function GalleryView() {
   const { loaded, entries, error, filters } = useGallery((s) => s);
-  const shown = useMemo(() => filterEntries(entries, filters), [entries, filters]);
+  const all = useMemo(() => filterBackends(entries, { query: '', status: 'all', tag: '' }).length, [entries]);
+  const shown = useMemo(() => filterBackends(entries, filters), [entries, filters]);
   const tags = useMemo(() => allTags(entries), [entries]);
   const refresh = useAction(() => fetchGallery(true));
   const problems = useNodes((s) => s.nodes.find((n) => n.id === s.selected)?.info?.galleryProblems ?? NO_PROBLEMS);
@@ -35,7 +36,8 @@ export function GalleryView() {
         <h1 id="gallery-title">Gallery</h1>
         {loaded && (
           <span className="count">
-            {shown.length === entries.length ? `${entries.length} entries` : `${shown.length} of ${entries.length}`}
+            {shown.length === all ? `${all} backend${all === 1 ? '' : 's'}` : `${shown.length} of ${all} backends`}
+            {entries.length > all && `, from ${entries.length} entries`}
           </span>
         )}
         <span className="spacer" />
@@ -95,7 +97,7 @@ export function GalleryView() {
           </p>
         </div>
       ) : (
-        <VirtualList items={shown} getKey={entryKey} renderItem={renderEntry} estimateSize={150} label="Gallery entries" />
+        <VirtualList items={shown} getKey={backendKey} renderItem={renderBackend} estimateSize={150} label="Gallery entries" />
       )}
     </section>
   );

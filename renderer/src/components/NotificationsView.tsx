@@ -1,9 +1,9 @@
-import { clearHistory, useHistory } from '../state/toasts.ts';
+import { clearNotifications, useNotices } from '../state/notifications.ts';
 import { showView, useUi } from '../state/ui.ts';
 
 /** Opens the history; it sits after the page in tab order, so it never comes between a view and its content. */
 export function NotificationsButton() {
-  const count = useHistory().length;
+  const count = useNotices().length;
   const current = useUi((s) => s.view === 'notifications');
   return (
     <button
@@ -18,28 +18,28 @@ export function NotificationsButton() {
   );
 }
 
-/** Every notification since the window opened, newest first. */
+/** What every node keeps of its jobs and the host of its rollouts, newest first, and what this page saw. */
 export function NotificationsView() {
-  const history = useHistory();
+  const notices = useNotices();
   return (
     <section className="view" aria-labelledby="notifications-title">
       <header className="view-header">
         <h1 id="notifications-title">Notifications</h1>
-        <span className="count">{history.length}</span>
+        <span className="count">{notices.length}</span>
         <span className="spacer" />
-        <button type="button" className="btn" disabled={history.length === 0} onClick={clearHistory}>
+        <button type="button" className="btn" disabled={notices.length === 0} onClick={clearNotifications} title="Hides these in this browser; the nodes keep their history">
           Clear
         </button>
       </header>
-      {history.length === 0 ? (
+      {notices.length === 0 ? (
         <div className="empty">
           <h2>No notifications</h2>
-          <p className="muted">Finished and failed jobs, and errors, are listed here.</p>
+          <p className="muted">Finished, failed and cancelled jobs, rollouts, and errors, are listed here.</p>
         </div>
       ) : (
         <ol className="history" data-testid="notifications">
-          {history.map((notice) => (
-            <li key={notice.id} className={`history-item ${notice.kind}`}>
+          {notices.map((notice) => (
+            <li key={notice.key} className={`history-item ${notice.kind}`}>
               <time dateTime={new Date(notice.at).toISOString()}>{new Date(notice.at).toLocaleTimeString()}</time>
               <span className="history-kind">{notice.kind === 'error' ? 'Error' : 'Info'}</span>
               <span>{notice.text}</span>

@@ -1,7 +1,9 @@
 import { memo } from 'react';
 import { useBackends } from '../state/backends.ts';
+import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { ProcessStateBadge, exitSummary, isEnded } from './ProcessState.tsx';
+import { endedText } from '../../../shared/process-text.ts';
+import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -9,7 +11,7 @@ import { Uptime } from './Uptime.tsx';
 export const ProcessChip = memo(function ProcessChip({ model }: { model: string }) {
   const process = useBackends((s) => s.processes[model]);
   if (!process) return null;
-  const stale = process.cwd === 'stale';
+  const stale = isStale(process);
   const ended = isEnded(process.state);
   return (
     <li
@@ -36,7 +38,7 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
       {stale && <StaleBadge process={process} />}
       {(process.error || (ended && process.exit)) && (
         <span className="process-note error" data-testid="process-error">
-          {process.error ?? exitSummary(process.exit!)}
+          {process.error ?? endedText(process.exit!, clockTime)}
         </span>
       )}
       <span className="chip-actions">

@@ -1,3 +1,4 @@
+import { endedText } from '../../../shared/process-text.ts';
 import type { ProcessState, ProcessView } from '../../../shared/types.ts';
 
 /** States that need the user: red. */
@@ -13,7 +14,7 @@ export function isEnded(state: ProcessState): boolean {
 export function ProcessStateBadge({ process }: { process: Pick<ProcessView, 'state' | 'error' | 'exit'> }) {
   const { state } = process;
   const tone = DANGER.has(state) ? 'danger-soft' : TRANSIENT.has(state) ? 'neutral' : state === 'ready' ? 'ok' : 'warn';
-  const exit = process.exit && isEnded(state) ? exitSummary(process.exit) : null;
+  const exit = process.exit && isEnded(state) ? endedText(process.exit, clockTime) : null;
   return (
     <span className={`badge ${tone}`} data-testid="process-state" data-state={state} title={[process.error, exit].filter(Boolean).join('\n') || undefined}>
       {state}
@@ -21,7 +22,7 @@ export function ProcessStateBadge({ process }: { process: Pick<ProcessView, 'sta
   );
 }
 
-export function exitSummary(exit: NonNullable<ProcessView['exit']>): string {
-  const how = exit.signal ? `killed by ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'exit status unknown';
-  return `${how} at ${new Date(exit.at).toLocaleTimeString([], { hour12: false })}`;
+/** A moment as this machine's clock shows it, e.g. "14:03:07". */
+export function clockTime(iso: string): string {
+  return new Date(iso).toLocaleTimeString([], { hour12: false });
 }

@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useState } from 'react';
+import { Fragment, useCallback, useEffect, useMemo, useState } from 'react';
+import { cwdVerdict, type CwdVerdict } from '../../../shared/process-text.ts';
 import type { ScanEntry } from '../../../shared/types.ts';
 import { scanProcesses, stopProcess } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
@@ -9,22 +10,32 @@ import { StaleBadge } from './StaleBadge.tsx';
 import { SupervisedProcesses } from './SupervisedProcesses.tsx';
 import { useAction } from './useAction.ts';
 
-const STALE_REASON = 'This process runs in a directory that was replaced or deleted.';
 const SUPERVISED_HINT = 'Respawn it from the Backends view to run the current install.';
 const UNSUPERVISED_HINT = 'Hangar did not start it: restart it yourself to run the current install.';
 
+/** A scan entry with the one verdict its process gets everywhere (a supervised one's is its supervisor's). */
+interface Judged {
+  entry: ScanEntry;
+  verdict: CwdVerdict;
+}
+
 /** Stale processes first, the rest by PID. */
-const byUrgency = (a: ScanEntry, b: ScanEntry) => Number(b.status === 'stale') - Number(a.status === 'stale') || a.pid - b.pid;
+const byUrgency = (a: Judged, b: Judged) => Number(b.verdict.status === 'stale') - Number(a.verdict.status === 'stale') || a.entry.pid - b.entry.pid;
 
 /** Every process running from the backends directory, Hangar's or not. Scans when opened and on demand. */
 export function ProcessesView() {
-  const [entries, setEntries] = useState<ScanEntry[] | null>(null);
+  const [found, setFound] = useState<ScanEntry[] | null>(null);
   const scan = useAction(scanProcesses);
   const { run } = scan;
   const rescan = useCallback(async () => {
-    const found = await run();
-    if (found) setEntries([...found].sort(byUrgency));
+    const entries = await run();
+    if (entries) setFound(entries);
   }, [run]);
+  const processes = useBackends((s) => s.processes);
+  const entries = useMemo(() => {
+    const supervised = Object.values(processes);
+    return found?.map((entry) => ({ entry, verdict: cwdVerdict(entry, supervised) })).sort(byUrgency) ?? null;
+  }, [found, processes]);
   // A supervised process that starts or ends changes what runs from the backends directory: scan again.
   const livePids = useBackends((s) =>
     Object.values(s.processes)
@@ -36,7 +47,7 @@ export function ProcessesView() {
   useEffect(() => {
     void rescan();
   }, [rescan, livePids]);
-  const stale = entries?.filter((e) => e.status === 'stale').length ?? 0;
+  const stale = entries?.filter((e) => e.verdict.status === 'stale').length ?? 0;
   return (
     <section className="view" aria-labelledby="processes-title">
       <header className="view-header">
@@ -71,18 +82,20 @@ export function ProcessesView() {
           <table className="table" aria-label="Processes running from the backends directory" aria-busy={scan.pending}>
             <thead>
               <tr>
-                <th scope="col" className="num">PID</th>
+                <th scope="col" className="num sticky-start">PID</th>
                 <th scope="col">Command</th>
                 <th scope="col">Working directory</th>
-                <th scope="col">Status</th>
+                <th scope="col" className="state-col">Status</th>
                 <th scope="col">Supervised</th>
                 <th scope="col">Backend</th>
-                <th scope="col" aria-label="Actions" />
+                <th scope="col" className="sticky-end">
+                  <span className="sr-only">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
-              {entries.map((entry) => (
-                <ScanRow key={entry.pid} entry={entry} onStopped={rescan} />
+              {entries.map(({ entry, verdict }) => (
+                <ScanRow key={entry.pid} entry={entry} verdict={verdict} onStopped={rescan} />
               ))}
             </tbody>
           </table>
@@ -92,11 +105,13 @@ export function ProcessesView() {
   );
 }
 
-function ScanRow({ entry, onStopped }: { entry: ScanEntry; onStopped: () => Promise<void> }) {
-  const stale = entry.status === 'stale';
+function ScanRow({ entry, verdict, onStopped }: { entry: ScanEntry; verdict: CwdVerdict; onStopped: () => Promise<void> }) {
+  const stale = verdict.status === 'stale';
   return (
-    <tr className={stale ? 'row-stale' : undefined} data-testid={`scan-row-${entry.pid}`} data-status={entry.status}>
-      <td className="num mono" data-testid="scan-pid">{entry.pid}</td>
+    <tr className={stale ? 'row-stale' : undefined} data-testid={`scan-row-${entry.pid}`} data-status={verdict.status}>
+      <td className="num mono sticky-start" data-testid="scan-pid">
+        {entry.pid}
+      </td>
       <td className="mono">
         {entry.command ? (
           <span className="truncate" title={entry.command}>
@@ -106,20 +121,21 @@ function ScanRow({ entry, onStopped }: { entry: ScanEntry; onStopped: () => Prom
           <span className="muted">(no command line)</span>
         )}
       </td>
-      <td className="mono cell-path" data-testid="scan-cwd">{entry.cwd || <span className="muted">(unreadable)</span>}</td>
+      <td className="mono cell-path" data-testid="scan-cwd">
+        {entry.cwd ? <PathText path={entry.cwd} /> : <span className="muted">(unreadable)</span>}
+      </td>
       <td data-testid="scan-status">
         {stale ? (
-          <StaleBadge
-            process={{ cwdReason: STALE_REASON, procCwd: entry.cwd || null }}
-            hint={entry.supervised ? SUPERVISED_HINT : UNSUPERVISED_HINT}
-          />
+          <StaleBadge process={{ cwdReason: verdict.reason, procCwd: entry.cwd || null }} hint={entry.supervised ? SUPERVISED_HINT : UNSUPERVISED_HINT} />
         ) : (
-          <span className="muted">{entry.status}</span>
+          <span className="muted" title={verdict.reason}>
+            {verdict.status}
+          </span>
         )}
       </td>
       <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : 'not started by Hangar'}</td>
       <td data-testid="scan-backend">{entry.backend ?? <span className="muted">—</span>}</td>
-      <td>{stale && !entry.supervised && <StopProcess entry={entry} onStopped={onStopped} />}</td>
+      <td className="sticky-end">{stale && !entry.supervised && <StopProcess entry={entry} onStopped={onStopped} />}</td>
     </tr>
   );
 }
@@ -153,4 +169,15 @@ function StopProcess({ entry, onStopped }: { entry: ScanEntry; onStopped: () => 
       </ConfirmDialog>
     </>
   );
+}
+
+/** A path that wraps after a slash rather than inside a name. */
+function PathText({ path }: { path: string }) {
+  return path.split('/').map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 && '/'}
+      {i > 0 && <wbr />}
+      {part}
+    </Fragment>
+  ));
 }

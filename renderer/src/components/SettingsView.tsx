@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { galleryNameFor } from '../../../shared/gallery-name.ts';
 import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
 import { requestSchemas, STARTER_LOCATION } from '../../../shared/schemas.ts';
-import type { ClusterJoin, GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
+import type { ClusterJoin, ClusterSettingsView, GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
 import { useNodes } from '../state/node.ts';
 import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { Loading } from './BackendsView.tsx';
@@ -280,16 +280,60 @@ function clusterProblem(request: ClusterJoinRequest): string | null {
   return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
 }
 
-/** The cluster this app joins: the host's, not a node's; it takes effect when the host next starts. */
+/**
+ * The cluster the host joins: the host's, not a node's. The desktop app keeps it and joins it at its next start;
+ * an agent's comes from its command line, so it is shown, not edited.
+ */
 function ClusterSection() {
   const view = useSettings((s) => s.cluster);
-  const change = useAction(changeClusterSettings);
-  const [form, setForm] = useState(() => formFrom(view?.next ?? null));
-  useEffect(() => setForm(formFrom(view?.next ?? null)), [view?.next]);
   if (!view) return null;
+  return view.fixed === null ? <ClusterForm view={view} /> : <FixedCluster view={view} />;
+}
+
+/** An agent's cluster, as its command line set it. */
+function FixedCluster({ view }: { view: ClusterSettingsView }) {
+  const join = view.joined;
+  const secret = (kept: boolean) => (kept ? 'kept (not shown)' : 'none');
+  /** [label, value, whether the value is an address or a path, test id] */
+  const facts: [string, string, boolean, string][] = join
+    ? [
+        ['Address', join.url, true, 'cluster-url'],
+        ['Node name', join.name ?? '(the host name)', false, 'cluster-name'],
+        ['User', join.user ?? 'none', false, 'cluster-user'],
+        ['Password', secret(join.hasPassword), false, 'cluster-password'],
+        ['Token', secret(join.hasToken), false, 'cluster-token'],
+        ['Credentials file', join.credsFile ?? 'none', join.credsFile !== null, 'cluster-credsFile'],
+        ['CA file', join.caFile ?? 'none', join.caFile !== null, 'cluster-caFile'],
+      ]
+    : [];
+  return (
+    <Section title="Cluster">
+      <p data-testid="cluster-state">{join ? `This agent is in the cluster at ${join.url}${join.name ? ` as ${join.name}` : ''}.` : 'This agent runs on its own, in no cluster.'}</p>
+      <p className="muted">{view.fixed}</p>
+      {facts.length > 0 && (
+        <dl className="settings-facts" aria-label="Cluster this agent joined">
+          {facts.map(([label, value, literal, testId]) => (
+            <div key={label}>
+              <dt>{label}</dt>
+              <dd className={literal ? 'mono' : undefined} data-testid={testId}>
+                {value}
+              </dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </Section>
+  );
+}
+
+/** The desktop app's cluster: what it joins when it next starts. */
+function ClusterForm({ view }: { view: ClusterSettingsView }) {
+  const change = useAction(changeClusterSettings);
+  const [form, setForm] = useState(() => formFrom(view.next));
+  useEffect(() => setForm(formFrom(view.next)), [view.next]);
   const request = requestFrom(form);
   const problem = form.url === '' ? 'Give the cluster\'s address, e.g. nats://HOST:4222.' : clusterProblem(request);
-  const disabled = change.pending || view.fixed !== null;
+  const disabled = change.pending;
   const field = (key: Exclude<keyof ClusterForm, 'insecure'>, label: string, props: { type?: string; placeholder?: string } = {}) => (
     <label className="field">
       {label}
@@ -307,7 +351,7 @@ function ClusterSection() {
   const joined = view.joined ? `This app is in the cluster at ${view.joined.url}${view.joined.name ? ` as ${view.joined.name}` : ''}.` : 'This app runs on its own.';
   const pending = JSON.stringify(view.next) !== JSON.stringify(view.joined) ? ' The change takes effect when Hangar next starts.' : '';
   return (
-    <Section title="Cluster" fixedReason={view.fixed}>
+    <Section title="Cluster">
       <p data-testid="cluster-state">
         {joined}
         {pending && <span className="muted">{pending}</span>}
@@ -348,7 +392,7 @@ function ClusterSection() {
             Leave the cluster
           </button>
         )}
-        {!view.fixed && problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
+        {problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
       </form>
       {change.error && (
         <div className="alert error" role="alert">

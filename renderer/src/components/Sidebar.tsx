@@ -1,7 +1,9 @@
 import type { NodeInfo } from '../../../shared/types.ts';
-import { useBackends } from '../state/backends.ts';
+import { useBackends, type BackendsState } from '../state/backends.ts';
+import { useCluster, type ClusterState } from '../state/cluster.ts';
 import { selectNode, useNodes, type NodeEntry } from '../state/node.ts';
-import { ConnectionDot } from './ConnectionDot.tsx';
+import { isStale, tallyOf, tallyOfViews, type NodeTally } from '../state/node-backends.ts';
+import { ConnectionDot, LinkWord } from './ConnectionDot.tsx';
 import type { View } from '../state/ui.ts';
 import { showView, uiStore, useUi } from '../state/ui.ts';
 
@@ -22,7 +24,7 @@ export function Sidebar() {
   const selected = useNodes((s) => s.selected);
   const view = useUi((s) => s.view);
   const installed = useBackends((s) => (s.loaded ? s.names.filter((n) => s.byName[n]?.kind === 'backend').length : null));
-  const stale = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'stale').length);
+  const stale = useBackends((s) => Object.values(s.processes).filter(isStale).length);
   const crashed = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'crashed' || p.state === 'crash-looping').length);
   const current = nodes.find((n) => n.id === selected)?.info;
   return (
@@ -50,7 +52,12 @@ export function Sidebar() {
           </li>
           {nodes.map((node) => (
             <li key={node.id}>
-              <NodeItem node={node} selected={view !== 'cluster' && node.id === selected} twin={nodes.some((o) => o !== node && o.label === node.label)} />
+              <NodeItem
+                node={node}
+                selected={view !== 'cluster' && node.id === selected}
+                onScreen={node.id === selected}
+                twin={nodes.some((o) => o !== node && o.label === node.label)}
+              />
             </li>
           ))}
         </ul>
@@ -67,17 +74,19 @@ export function Sidebar() {
                 data-testid={`nav-${v.id}`}
               >
                 <span className="nav-label">{v.label}</span>
-                {v.id === 'backends' && installed !== null && <span className="nav-count">{installed}</span>}
-                {v.id === 'processes' && stale > 0 && (
-                  <span className="nav-count danger" data-testid="nav-stale" title={`${stale} stale`}>
-                    {stale} stale
-                  </span>
-                )}
-                {v.id === 'processes' && crashed > 0 && (
-                  <span className="nav-count danger" data-testid="nav-crashed" title={`${crashed} crashed`}>
-                    {crashed} crashed
-                  </span>
-                )}
+                <span className="nav-side">
+                  {v.id === 'backends' && installed !== null && <span className="nav-count">{installed}</span>}
+                  {v.id === 'processes' && stale > 0 && (
+                    <span className="nav-count danger" data-testid="nav-stale" title={`${stale} stale`}>
+                      {stale} stale
+                    </span>
+                  )}
+                  {v.id === 'processes' && crashed > 0 && (
+                    <span className="nav-count danger" data-testid="nav-crashed" title={`${crashed} crashed`}>
+                      {crashed} crashed
+                    </span>
+                  )}
+                </span>
               </button>
             </li>
           ))}
@@ -104,9 +113,29 @@ export function Sidebar() {
   );
 }
 
+/**
+ * A node's stale processes and upgradable backends, counted from the same events that update the rows: the node on
+ * screen from its rows, another node from its list as the Cluster view keeps it (its last heartbeat's counts only
+ * until that list was first read).
+ */
+function useTally(node: NodeEntry, onScreen: boolean): NodeTally | null {
+  const fromRows = (pick: (t: NodeTally) => number) => (s: BackendsState) =>
+    onScreen && s.loaded ? pick(tallyOf(Object.values(s.byName), Object.values(s.processes))) : -1;
+  const fromList = (pick: (t: NodeTally) => number) => (s: ClusterState) => {
+    const backends = s.byNode[node.id]?.backends;
+    return backends ? pick(tallyOfViews(backends)) : -1;
+  };
+  const rows = { stale: useBackends(fromRows((t) => t.stale)), upgradable: useBackends(fromRows((t) => t.upgradable)) };
+  const listed = { stale: useCluster(fromList((t) => t.stale)), upgradable: useCluster(fromList((t) => t.upgradable)) };
+  if (rows.stale >= 0) return rows;
+  if (listed.stale >= 0) return listed;
+  return node.card ? { stale: node.card.counts.stale, upgradable: node.card.counts.upgradable } : null;
+}
+
 /** A node in the sidebar: its status dot, name, what it runs on (or why it is offline), and red counts. */
-function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean; twin: boolean }) {
+function NodeItem({ node, selected, onScreen, twin }: { node: NodeEntry; selected: boolean; onScreen: boolean; twin: boolean }) {
   const card = node.card;
+  const tally = useTally(node, onScreen);
   const offline = card !== null && card.status === 'offline';
   const sub = offline
     ? `offline: ${card.reason ?? 'no heartbeat'}`
@@ -130,10 +159,23 @@ function NodeItem({ node, selected, twin }: { node: NodeEntry; selected: boolean
       <span className="nav-label">
         {node.label}
         {twin && card && <span className="nav-id"> {card.id}</span>}
-        <span className="nav-sub">{sub}</span>
+        <span className="nav-sub" title={sub}>
+          {sub}
+        </span>
       </span>
-      {card && card.counts.stale > 0 && <span className="nav-count danger" title="stale processes">{card.counts.stale} stale</span>}
-      {card && card.counts.upgradable > 0 && <span className="nav-count danger" title="upgradable backends">{card.counts.upgradable} ↑</span>}
+      <span className="nav-side">
+        <LinkWord />
+        {tally && tally.stale > 0 && (
+          <span className="nav-count danger" title="stale processes" data-testid="node-stale">
+            {tally.stale} stale
+          </span>
+        )}
+        {tally && tally.upgradable > 0 && (
+          <span className="nav-count danger" title="upgradable backends" data-testid="node-upgradable">
+            {tally.upgradable} ↑
+          </span>
+        )}
+      </span>
     </button>
   );
 }

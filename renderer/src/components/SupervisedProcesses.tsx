@@ -3,8 +3,10 @@ import type { ProcessView } from '../../../shared/types.ts';
 import { humanBytes } from '../format.ts';
 import { refreshProcesses } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
+import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { ProcessStateBadge, exitSummary, isEnded } from './ProcessState.tsx';
+import { exitNote } from '../../../shared/process-text.ts';
+import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -13,7 +15,7 @@ const USAGE_REFRESH_MS = 3000;
 
 /** Ended and stale rows first, then by model. */
 const byUrgency = (a: ProcessView, b: ProcessView) => urgency(b) - urgency(a) || a.model.localeCompare(b.model);
-const urgency = (p: ProcessView) => (isEnded(p.state) || p.state === 'stale' ? 2 : p.state === 'ready' ? 0 : 1);
+const urgency = (p: ProcessView) => (isEnded(p.state) || isStale(p) ? 2 : p.state === 'ready' ? 0 : 1);
 
 /** The processes Hangar supervises, as PM2's list shows them: state, restarts, uptime, CPU, memory, actions. */
 export function SupervisedProcesses() {
@@ -31,16 +33,16 @@ export function SupervisedProcesses() {
         <table className="table" aria-label="Processes supervised by Hangar" data-testid="supervised-table">
           <thead>
             <tr>
-              <th scope="col">Model</th>
+              <th scope="col" className="sticky-start">Model</th>
               <th scope="col">Backend</th>
               <th scope="col" className="num">PID</th>
               <th scope="col" className="num">Port</th>
-              <th scope="col">State</th>
+              <th scope="col" className="state-col">State</th>
               <th scope="col" className="num" title="Restarts">↺</th>
               <th scope="col" className="num">Uptime</th>
               <th scope="col" className="num">CPU</th>
               <th scope="col" className="num">Memory</th>
-              <th scope="col"><span className="sr-only">Actions</span></th>
+              <th scope="col" className="sticky-end"><span className="sr-only">Actions</span></th>
             </tr>
           </thead>
           <tbody>
@@ -56,10 +58,10 @@ export function SupervisedProcesses() {
 
 function SupervisedRow({ process: p }: { process: ProcessView }) {
   const ended = isEnded(p.state);
-  const note = p.error ?? (ended && p.exit ? `${exitSummary(p.exit)}${p.exit.tail.length ? `: ${p.exit.tail.at(-1)}` : ''}` : p.message);
+  const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : p.message);
   return (
-    <tr className={ended || p.state === 'stale' ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={p.state}>
-      <td>
+    <tr className={ended || isStale(p) ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={p.state}>
+      <td className="sticky-start">
         <b>{p.model}</b>
         {note && (
           <span className={`process-note${p.error || ended ? ' error' : ''}`} data-testid="supervised-note">
@@ -71,13 +73,13 @@ function SupervisedRow({ process: p }: { process: ProcessView }) {
       <td className="num mono">{p.pid}</td>
       <td className="num mono">{p.port}</td>
       <td className="nowrap">
-        {p.state === 'stale' ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
+        {isStale(p) ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
       </td>
       <td className="num" data-testid="supervised-restarts">{p.restarts}</td>
       <td className="num nowrap">{ended ? <span className="muted">—</span> : <Uptime since={p.startedAt} bare />}</td>
       <td className="num">{ended || p.cpu === null ? <span className="muted">—</span> : `${p.cpu.toFixed(1)}%`}</td>
       <td className="num nowrap">{ended || p.rss === null ? <span className="muted">—</span> : humanBytes(p.rss)}</td>
-      <td>
+      <td className="sticky-end">
         <span className="row-actions">
           <ProcessActions process={p} />
         </span>

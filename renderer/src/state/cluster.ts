@@ -1,50 +1,59 @@
-// The Cluster view's data: the backend × node matrix (pulled from each online node) and the host's rollouts (events).
+// Every node's backends and the host's rollouts. Each node's list is read when the link opens or the node comes
+// online, then kept by that node's events (the ones that update the rows), never re-read on a timer: the Cluster
+// matrix shows it, and the sidebar counts the nodes that are not on screen from it.
 import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { BackendView, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
-import { nodeStore } from './node.ts';
+import { patchBackends } from './node-backends.ts';
+import type { NodeEntry } from './node.ts';
 import { bridge, errorMessage } from './session.ts';
 
-export interface MatrixColumn {
-  node: string;
-  /** null while not fetched or offline; a string when the node did not answer. */
-  backends: BackendView[] | string | null;
+export interface NodeBackends {
+  /** The last list known (kept while the node is offline); null until it was first read. */
+  backends: BackendView[] | null;
+  /** Why the last read failed, or null. */
+  error: string | null;
 }
 
 export interface ClusterState {
-  columns: MatrixColumn[];
+  byNode: Record<string, NodeBackends>;
   rollouts: RolloutView[];
-  /** True while the Cluster view is shown: only then do backend changes anywhere refetch the matrix. */
-  watching: boolean;
 }
 
-export const clusterStore = createStore<ClusterState>(() => ({ columns: [], rollouts: [], watching: false }));
+export const clusterStore = createStore<ClusterState>(() => ({ byNode: {}, rollouts: [] }));
 
-const MATRIX_REFRESH_MS = 300;
-let matrixTimer: ReturnType<typeof setTimeout> | undefined;
+/** Reads under way, per node: the events that arrive meanwhile are replayed on top of what the read returns. */
+const reading = new Map<string, { buffered: NodeEvent[] }>();
 
-export async function fetchMatrix(): Promise<void> {
-  const nodes = nodeStore.getState().nodes;
-  const columns = await Promise.all(nodes.map(async (n): Promise<MatrixColumn> => {
-    if (n.card?.status === 'offline' && !n.card.self) return { node: n.id, backends: null };
-    try {
-      return { node: n.id, backends: await bridge().backends({ node: n.id }) };
-    } catch (error) {
-      return { node: n.id, backends: errorMessage(error) };
-    }
-  }));
-  clusterStore.setState({ columns });
+function setNode(node: string, patch: Partial<NodeBackends>): void {
+  clusterStore.setState((s) => ({ byNode: { ...s.byNode, [node]: { backends: null, error: null, ...s.byNode[node], ...patch } } }));
 }
 
-export function matrixChanged(): void {
-  if (!clusterStore.getState().watching) return;
-  clearTimeout(matrixTimer);
-  matrixTimer = setTimeout(() => void fetchMatrix(), MATRIX_REFRESH_MS);
+export async function readNode(node: string): Promise<void> {
+  const read = { buffered: [] as NodeEvent[] };
+  reading.set(node, read);
+  try {
+    const backends = await bridge().backends({ node });
+    if (reading.get(node) === read) setNode(node, { backends: read.buffered.reduce(patchBackends, backends), error: null });
+  } catch (error) {
+    if (reading.get(node) === read) setNode(node, { error: errorMessage(error) });
+  } finally {
+    if (reading.get(node) === read) reading.delete(node);
+  }
 }
 
-export function watchMatrix(on: boolean): void {
-  clusterStore.setState({ watching: on });
-  if (on) void fetchMatrix();
+/** Every node that can answer now. */
+export function readNodes(nodes: readonly NodeEntry[]): Promise<void> {
+  return Promise.all(nodes.filter((n) => n.card?.status !== 'offline' || n.card.self).map((n) => readNode(n.id))).then(() => undefined);
+}
+
+/** A backend or process event of any node. */
+export function applyNodeEvent(event: NodeEvent): void {
+  reading.get(event.node)?.buffered.push(event);
+  const known = clusterStore.getState().byNode[event.node]?.backends;
+  if (!known) return;
+  const next = patchBackends(known, event);
+  if (next !== known) setNode(event.node, { backends: next });
 }
 
 /** The card a member event carries, or null when the card is of another node than the event names: that one is ignored. */
@@ -58,7 +67,6 @@ export async function fetchRollouts(): Promise<void> {
 
 export function applyRollout(rollout: RolloutView): void {
   clusterStore.setState((s) => ({ rollouts: [rollout, ...s.rollouts.filter((r) => r.id !== rollout.id)].sort((a, b) => b.startedAt.localeCompare(a.startedAt)) }));
-  if (rollout.state !== 'running' && rollout.state !== 'rolling-back') matrixChanged();
 }
 
 export async function startRollout(name: string): Promise<RolloutView> {

@@ -1,5 +1,9 @@
 import { createStore, useStore } from 'zustand';
+import { sourcesByName, type Sources } from '../../../shared/gallery-sources.ts';
 import type { GalleryEntryView } from '../../../shared/types.ts';
+
+/** One backend name of the gallery: the entry the node follows, and the other galleries' entries of that name. */
+export type GalleryBackend = Sources<GalleryEntryView>;
 
 export type GalleryStatusFilter = 'all' | 'installed' | 'not-installed' | 'upgradable' | 'meta';
 
@@ -34,12 +38,17 @@ export function setFilters(patch: Partial<GalleryFilters>): void {
   galleryStore.setState((s) => ({ filters: { ...s.filters, ...patch } }));
 }
 
-export function filterEntries(entries: GalleryEntryView[], filters: GalleryFilters): GalleryEntryView[] {
+/**
+ * One card per backend name, kept when its followed entry has the status asked for and any of its sources has
+ * the words and the tag.
+ */
+export function filterBackends(entries: GalleryEntryView[], filters: GalleryFilters): GalleryBackend[] {
   const words = filters.query.toLowerCase().split(/\s+/).filter(Boolean);
-  return entries.filter((entry) => {
-    if (filters.tag && !entry.tags.includes(filters.tag)) return false;
-    if (!matchesStatus(entry, filters.status)) return false;
-    const haystack = [entry.name, entry.alias, entry.description, entry.gallery, ...entry.tags].join(' ').toLowerCase();
+  return sourcesByName(entries).filter((backend) => {
+    const sources = [backend.followed, ...backend.others];
+    if (filters.tag && !sources.some((e) => e.tags.includes(filters.tag))) return false;
+    if (!matchesStatus(backend.followed, filters.status)) return false;
+    const haystack = sources.flatMap((e) => [e.name, e.alias, e.description, e.gallery, ...e.tags]).join(' ').toLowerCase();
     return words.every((word) => haystack.includes(word));
   });
 }

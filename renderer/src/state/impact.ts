@@ -1,6 +1,7 @@
 // What an action is about to do, worded from the state the UI already holds, for the confirmation it asks first.
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { iecBytes } from '../../../shared/progress.ts';
+import type { BackendView, RolloutView } from '../../../shared/types.ts';
 import type { BackendAction } from './actions.ts';
 import type { BackendInfo } from './backends.ts';
 
@@ -9,8 +10,10 @@ export interface Impact {
   confirmLabel: string;
   /** Disruptive actions that cannot be undone are shown as dangerous. */
   danger: boolean;
-  /** One sentence each: what happens to the backend, its processes, and its rollback target. */
+  /** One sentence each: what happens to the backend, its processes, and its rollback target (or, across the cluster, to each node). */
   lines: string[];
+  /** For an action across nodes: in what order they go, and what a failure does to the rest. */
+  rule?: string;
 }
 
 type Confirmed = Exclude<BackendAction, 'install'>;
@@ -120,5 +123,57 @@ export function upgradeAllImpact(backends: readonly BackendInfo[], modelsByBacke
       processesText('restart', models),
       'Each one\'s current version becomes its rollback target, replacing the one it had.',
     ],
+  };
+}
+
+/** A node as a cluster-wide action sees it: its name, whether it is away, and its backends as last known. */
+export interface NodeSide {
+  id: string;
+  label: string;
+  offline: boolean;
+  backends: readonly BackendView[] | null;
+}
+
+function restarts(backend: BackendView | undefined): string {
+  const models = backend?.processes.map((p) => p.model) ?? [];
+  return models.length === 0 ? 'no process to restart' : `restarts ${models.join(', ')}`;
+}
+
+/** Upgrade on all nodes: every node with its version change and the processes it restarts, or why it is left alone. */
+export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact {
+  const lines = nodes.map((node) => {
+    if (node.offline) return `${node.label}: offline, passed by.`;
+    const backend = node.backends?.find((b) => b.name === name);
+    if (node.backends === null) return `${node.label}: not read yet; upgraded if ${name} has an upgrade there.`;
+    if (!backend) return `${node.label}: ${name} is not installed, left alone.`;
+    if (!backend.upgradable) return `${node.label}: already ${version(backend.version)}, left alone.`;
+    return `${node.label}: ${version(backend.version)} → ${version(backend.availableVersion)}, ${restarts(backend)}.`;
+  });
+  const upgraded = nodes.filter((n) => !n.offline && n.backends?.some((b) => b.name === name && b.upgradable)).length;
+  return {
+    title: `Upgrade ${name} on ${upgraded} node${upgraded === 1 ? '' : 's'}?`,
+    confirmLabel: 'Upgrade on all nodes',
+    danger: false,
+    lines,
+    rule: 'One node at a time, its processes back and healthy before the next. It stops at the first node that fails: the nodes after it are left as they are.',
+  };
+}
+
+/** Roll back a rollout: every node it upgraded, going back, with the processes each restarts. */
+export function rollbackImpact(rollout: RolloutView, nodes: readonly NodeSide[]): Impact {
+  const upgraded = rollout.nodes.filter((n) => n.step === 'upgraded');
+  const lines = upgraded.map((step) => {
+    const node = nodes.find((n) => n.id === step.id);
+    const label = node?.label ?? step.name;
+    if (node?.offline) return `${label}: offline; its rollback will fail.`;
+    const backend = node?.backends?.find((b) => b.name === rollout.backend);
+    return `${label}: ${version(step.to)} → ${version(step.from)}, ${restarts(backend)}.`;
+  });
+  return {
+    title: `Roll back the rollout of ${rollout.backend} on ${upgraded.length} node${upgraded.length === 1 ? '' : 's'}?`,
+    confirmLabel: 'Roll back',
+    danger: false,
+    lines,
+    rule: 'One node after another. A node that cannot roll back is named, and the others still roll back.',
   };
 }

@@ -1,6 +1,6 @@
 // Keeps the stores in step with the node: one full fetch whenever the link (re)opens, then events only.
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { JobView, NodeEvent } from '../../../shared/types.ts';
+import type { JobView, NodeEvent, RolloutView } from '../../../shared/types.ts';
 import type { Transport } from '../bridge/transport.ts';
 import { backendsStore, emptyBackends, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
 import { setConnection } from './connection.ts';
@@ -8,11 +8,12 @@ import { galleryStore, withEntries } from './gallery.ts';
 import { settingsStore } from './settings.ts';
 import { fromJobs, isActive, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
-import { applyRollout, fetchRollouts, matrixChanged, memberCard } from './cluster.ts';
+import { applyNodeEvent, applyRollout, clusterStore, fetchRollouts, memberCard, readNode, readNodes } from './cluster.ts';
 import { closeLogs } from './logs.ts';
 import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
+import { applyJob, jobText, readJobs, rolloutNotice } from './notifications.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
-import { remember, toast } from './toasts.ts';
+import { toast } from './toasts.ts';
 
 export interface Sync {
   /** Fetches everything again (the Retry after a failed start). */
@@ -27,20 +28,22 @@ export function startSync(transport: Transport): Sync {
   function apply(event: NodeEvent) {
     if (event.type === 'member') {
       const card = memberCard(event);
-      if (!card) return;
-      const wasOffline = offlineReason(nodeStore.getState()) !== null;
-      applyMember(card);
-      // The node on screen came back: its views start again from a fresh snapshot.
-      if (wasOffline && offlineReason(nodeStore.getState()) === null) void refetch();
-      return;
+      return card ? applyMemberEvent(card) : undefined;
     }
-    if (event.type === 'rollout') return applyRollout(event.rollout);
-    if (event.type === 'backend' || event.type === 'backend-removed' || event.type === 'process' || event.type === 'process-removed') matrixChanged();
-    // The views show one node at a time; the others' events reach only the sidebar and the Cluster view.
+    if (event.type === 'rollout') {
+      noteRolloutEnd(clusterStore.getState().rollouts.find((r) => r.id === event.rollout.id), event.rollout);
+      return applyRollout(event.rollout);
+    }
+    // Every node's backends and jobs are kept for the sidebar, the Cluster view and the notifications.
+    applyNodeEvent(event);
+    if (event.type === 'job') {
+      if (event.node === selectedNode()) noteFailure(jobsStore.getState().byId[event.job.id], event.job);
+      applyJob(event.node, event.job);
+    }
+    // The views show one node at a time.
     if (event.node !== selectedNode()) return;
     switch (event.type) {
       case 'job':
-        noteFinished(jobsStore.getState().byId[event.job.id], event.job);
         jobsStore.setState((s) => withJob(s, event.job));
         break;
       case 'backend':
@@ -71,13 +74,29 @@ export function startSync(transport: Transport): Sync {
     }
   }
 
+  /** A member seen for the first time, or back online, is read afresh; the node on screen starts its views again. */
+  function applyMemberEvent(member: NodeEvent & { type: 'member' } extends { member: infer M } ? M : never) {
+    const before = nodeStore.getState();
+    const id = member.self ? LOCAL_NODE : member.id;
+    const wasAway = before.nodes.find((n) => n.id === id)?.card?.status !== 'online';
+    const wasOffline = offlineReason(before) !== null;
+    applyMember(member);
+    if (wasAway && member.status === 'online') readEverything(id);
+    if (wasOffline && offlineReason(nodeStore.getState()) === null) void refetch();
+  }
+
   /** Events that arrive while a snapshot is on its way are replayed on top of it. */
   async function refetch() {
     const mine = ++generation;
     buffered = [];
     const b = bridge();
     const ref = { node: selectedNode() };
-    void b.nodes({ node: LOCAL_NODE }).then(setCards, () => undefined);
+    void b.nodes({ node: LOCAL_NODE }).then((cards) => {
+      setCards(cards);
+      const nodes = nodeStore.getState().nodes;
+      void readNodes(nodes);
+      for (const n of nodes) if (n.card?.status !== 'offline' || n.card.self) void readJobs(n.id).catch(() => undefined);
+    }, () => undefined);
     void fetchRollouts().catch(() => undefined);
     // An offline node cannot answer; it is fetched when it is back.
     if (offlineReason(nodeStore.getState()) !== null) {
@@ -130,16 +149,21 @@ export function startSync(transport: Transport): Sync {
   };
 }
 
-const FINISHED: Partial<Record<JobView['state'], string>> = { done: 'finished', failed: 'failed', cancelled: 'was cancelled' };
+/** Reads a node's backends and jobs (a node seen for the first time, or back). */
+function readEverything(node: string): void {
+  void readNode(node);
+  void readJobs(node).catch(() => undefined);
+}
 
-/** A job seen running that now ended goes to the notifications; a failure also pops up. */
-function noteFinished(before: JobView | undefined, after: JobView): void {
-  const ended = FINISHED[after.state];
-  if (!before || !isActive(before) || !ended) return;
-  const outcome = after.state === 'done' && after.phase !== 'done' ? `: ${after.phase}` : '';
-  const text = `${after.kind} ${after.backend} ${ended}${outcome}${after.error ? `: ${after.error}` : ''}`;
-  if (after.state === 'failed') toast('error', text);
-  else remember('info', text);
+/** A job on screen seen running that now failed pops up; every ended job is in the notifications already. */
+function noteFailure(before: JobView | undefined, after: JobView): void {
+  if (before && isActive(before) && after.state === 'failed') toast('error', jobText(after));
+}
+
+/** A rollout seen running that now ended with a failure pops up. */
+function noteRolloutEnd(before: RolloutView | undefined, after: RolloutView): void {
+  const notice = rolloutNotice(after);
+  if (before && rolloutNotice(before) === null && notice?.kind === 'error') toast('error', notice.text);
 }
 
 export async function fetchGallery(refresh = false): Promise<void> {

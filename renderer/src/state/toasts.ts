@@ -12,7 +12,7 @@ const TOAST_MS = 8000;
 const HISTORY_MAX = 200;
 let nextId = 1;
 
-/** `toasts` are on screen now; `history` keeps every notification (newest first) for the Notifications view. */
+/** `toasts` are on screen now; `history` keeps what this page alone saw (an action's error, a load's result). */
 export const toastStore = createStore<{ toasts: Toast[]; history: Toast[] }>(() => ({ toasts: [], history: [] }));
 
 /** Shows a notification for a few seconds and keeps it in the history. */
@@ -31,10 +31,6 @@ export function remember(kind: Toast['kind'], text: string): Toast {
 
 export function dismissToast(id: number): void {
   toastStore.setState((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) }));
-}
-
-export function clearHistory(): void {
-  toastStore.setState({ history: [] });
 }
 
 export function useToasts(): Toast[] {
