@@ -53,18 +53,66 @@ test('every node is in the sidebar with a status dot', async () => {
   await expect(page.getByTestId('node-n2')).toContainText('linux/');
 });
 
-test('Upgrade on all nodes runs a rolling upgrade and shows each node\'s step', async () => {
+test('Upgrade on all nodes asks first, naming every node with its version change and restarts, and the halt rule', async () => {
   for (const gallery of galleries) await gallery.setVersion('echo', '1.1.0');
   await page.getByTestId('nav-cluster').click();
   const row = page.getByTestId('matrix-echo');
-  await expect(row).toContainText('→ 1.1.0');
+  await expect(row.getByText('→ 1.1.0')).toHaveCount(3);
   await expect(page.getByTestId('node-n1')).toContainText('1 ↑');
   await row.getByTestId('rollout-echo').click();
+  const dialog = page.getByRole('dialog', { name: 'Upgrade echo on 3 nodes?' });
+  await expect(dialog.getByTestId('impact').getByRole('listitem')).toHaveText([
+    'n1: 1.0.0 → 1.1.0, no process to restart.',
+    'n2: 1.0.0 → 1.1.0, restarts m1.',
+    'n3: 1.0.0 → 1.1.0, no process to restart.',
+  ]);
+  await expect(dialog.getByTestId('impact-rule')).toContainText('It stops at the first node that fails');
+  await shot(page, 'cluster-rollout-confirm');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toHaveCount(0);
+  await page.waitForTimeout(500);
+  expect(JSON.parse(await agents[0]!.cli('rollouts', '--json')), 'Cancel started nothing').toEqual([]);
+});
+
+test('Upgrade on all nodes runs a rolling upgrade and shows each node\'s step', async () => {
+  const row = page.getByTestId('matrix-echo');
+  await row.getByTestId('rollout-echo').click();
+  await page.getByRole('dialog', { name: 'Upgrade echo on 3 nodes?' }).getByRole('button', { name: 'Upgrade on all nodes' }).click();
   await expect(row.getByTestId('rollout-step')).toHaveText(['upgraded', 'upgraded', 'upgraded'], { timeout: 60_000 });
   await expect(row).not.toContainText('→ 1.1.0');
   await expect(row.locator('td .mono')).toHaveText(['1.1.0', '1.1.0', '1.1.0']);
   await shot(page, 'cluster-rollout');
   expect(await agents[1]!.ps()).toEqual([expect.objectContaining({ model: 'm1', cwd: 'ok' })]);
+});
+
+test('Roll back this rollout asks first; one started from the CLI shows as Rolling back, moves the counts, and its end reaches Notifications', async () => {
+  const row = page.getByTestId('matrix-echo');
+  await row.getByTestId('rollback-echo').click();
+  const dialog = page.getByRole('dialog', { name: 'Roll back the rollout of echo on 3 nodes?' });
+  await expect(dialog.getByTestId('impact').getByRole('listitem')).toHaveText([
+    'n1: 1.1.0 → 1.0.0, no process to restart.',
+    'n2: 1.1.0 → 1.0.0, restarts m1.',
+    'n3: 1.1.0 → 1.0.0, no process to restart.',
+  ]);
+  await expect(dialog.getByTestId('impact-rule')).toContainText('the others still roll back');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+
+  const [rollout] = JSON.parse(await agents[0]!.cli('rollouts', '--json')) as { id: string }[];
+  // The button names what runs: seen however short the rollback is.
+  await watchFor(page, 'rolling-back', '[data-testid="rollout-echo"][title="Rolling back…"]');
+  await agents[0]!.cli('rollback', '--rollout', rollout!.id);
+  expect(await seenAt(page, 'rolling-back'), 'the button said Rolling back… while it ran').not.toBeNull();
+  await expect(row.getByTestId('rollout-step')).toHaveText(['rolled-back', 'rolled-back', 'rolled-back']);
+  await expect(row.getByTestId('rollout-echo')).toHaveText('Upgrade on all nodes');
+  for (const name of ['n1', 'n2', 'n3']) await expect(page.getByTestId(`node-${name}`)).toContainText('1 ↑');
+  await page.getByTestId('nav-notifications').click();
+  await expect(page.getByTestId('notifications')).toContainText('Rollout of echo rolled back: rolled back n1, n2, n3');
+  await expect(page.getByTestId('notifications')).toContainText('n2: rollback echo finished');
+
+  // Forward again for the tests that follow.
+  await page.getByTestId('nav-cluster').click();
+  await agents[0]!.cli('upgrade', 'echo', '--on', 'all');
+  await expect(row.getByTestId('rollout-step')).toHaveText(['upgraded', 'upgraded', 'upgraded']);
 });
 
 test("an out-of-band swap on n2 shows n2's stale process in the sidebar and the matrix, in red", async () => {
@@ -90,8 +138,9 @@ test("selecting another node shows that node's views", async () => {
 test("Settings name the cluster this host is in, and only for the host's own node", async () => {
   await page.getByTestId('node-n1').click();
   await page.getByTestId('nav-settings').click();
-  await expect(page.getByTestId('cluster-state')).toHaveText(`This app is in the cluster at ${nats.url} as n1.`);
-  await expect(page.getByTestId('cluster-url')).toHaveValue(nats.url);
+  await expect(page.getByTestId('cluster-state')).toHaveText(`This agent is in the cluster at ${nats.url} as n1.`);
+  await expect(page.getByTestId('cluster-url')).toHaveText(nats.url);
+  await expect(page.getByRole('region', { name: 'Cluster' }).getByRole('button')).toHaveCount(0);
   await page.getByTestId('node-n2').click();
   await expect(page.getByRole('region', { name: 'Galleries' })).toBeVisible();
   await expect(page.getByTestId('cluster-state')).toHaveCount(0);

@@ -107,7 +107,7 @@ test('while the agent is down the node turns amber, uptimes stop, actions are of
   const uptime = page.getByTestId('process-m1').getByText(/^up /);
   await agent.stop();
   await expect(connection).toHaveAttribute('data-status', 'reconnecting');
-  await expect(connection).toContainText('unreachable');
+  await expect(page.getByTestId('node-link')).toHaveText('unreachable');
   await expect(page.getByTestId('connection-banner')).toContainText('cannot be reached');
   const reinstall = row('echo').getByTestId('action-reinstall');
   await expect(reinstall).toBeDisabled();

@@ -157,14 +157,16 @@ function NodeItem({ node, selected, onScreen, twin }: { node: NodeEntry; selecte
     >
       <ConnectionDot offline={offline} />
       <span className="nav-label">
-        {node.label}
-        {twin && card && <span className="nav-id"> {card.id}</span>}
+        <span className="nav-name" title={node.label}>
+          {node.label}
+          {twin && card && <span className="nav-id"> {card.id}</span>}
+        </span>
         <span className="nav-sub" title={sub}>
           {sub}
         </span>
+        <LinkWord />
       </span>
       <span className="nav-side">
-        <LinkWord />
         {tally && tally.stale > 0 && (
           <span className="nav-count danger" title="stale processes" data-testid="node-stale">
             {tally.stale} stale
