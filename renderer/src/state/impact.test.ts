@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackendInfo } from './backends.ts';
-import { impactOf, leftoverImpact, upgradeAllImpact } from './impact.ts';
+import type { BackendView, ProcessView, RolloutView } from '../../../shared/types.ts';
+import { impactOf, leftoverImpact, rollbackImpact, rolloutImpact, upgradeAllImpact } from './impact.ts';
 
 const echo: BackendInfo = {
   name: 'echo', kind: 'backend', runs: 'echo', localai: [], leftover: null, kept: null, alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: '/b/echo',
@@ -57,4 +58,36 @@ test('what LocalAI left behind: a restore renames it back, a delete removes only
   const kept = impactOf('delete', { ...echo, kind: 'kept', runs: null, previous: null, kept: { since: '', expiresAt: '', bytes: 3 * 1024 * 1024 } }, []);
   assert.equal(kept.title, 'Delete the kept copy of echo?');
   assert.deepEqual(kept.lines, ['Removes echo 1.0.0 (3.0 MiB), kept from a backend that was deleted outside Hangar. This cannot be undone.']);
+});
+
+test('a rolling upgrade names each node with its version change and restarts, the ones left alone and why, and the halt rule', () => {
+  const backend = (patch: Partial<BackendView>): BackendView => ({ ...echo, processes: [], ...patch });
+  const m1 = { model: 'm1' } as ProcessView;
+  const impact = rolloutImpact('echo', [
+    { id: 'a', label: 'n1', offline: false, backends: [backend({ processes: [m1] })] },
+    { id: 'b', label: 'n2', offline: false, backends: [backend({ upgradable: false, availableVersion: null })] },
+    { id: 'c', label: 'n3', offline: false, backends: [] },
+    { id: 'd', label: 'n4', offline: true, backends: [backend({})] },
+  ]);
+  assert.equal(impact.title, 'Upgrade echo on 1 node?');
+  assert.deepEqual(impact.lines, [
+    'n1: 1.0.0 → 1.1.0, restarts m1.',
+    'n2: already 1.0.0, left alone.',
+    'n3: echo is not installed, left alone.',
+    'n4: offline, passed by.',
+  ]);
+  assert.match(impact.rule!, /stops at the first node that fails/);
+});
+
+test("rolling back a rollout goes back on each node it upgraded, with that node's restarts", () => {
+  const rollout: RolloutView = {
+    id: 'r1', backend: 'echo', maxParallel: 1, state: 'halted', startedAt: '', finishedAt: '',
+    nodes: [
+      { id: 'a', name: 'n1', step: 'upgraded', reason: null, from: '1.0.0', to: '1.1.0' },
+      { id: 'b', name: 'n2', step: 'failed', reason: 'sha256 mismatch', from: '1.0.0', to: '1.1.0' },
+    ],
+  };
+  const impact = rollbackImpact(rollout, [{ id: 'a', label: 'n1', offline: false, backends: [{ ...echo, processes: [{ model: 'm1' } as ProcessView] }] }]);
+  assert.equal(impact.title, 'Roll back the rollout of echo on 1 node?');
+  assert.deepEqual(impact.lines, ['n1: 1.1.0 → 1.0.0, restarts m1.']);
 });
