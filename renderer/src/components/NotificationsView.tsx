@@ -40,7 +40,7 @@ export function NotificationsView() {
         <ol className="history" data-testid="notifications">
           {notices.map((notice) => (
             <li key={notice.key} className={`history-item ${notice.kind}`}>
-              <time dateTime={new Date(notice.at).toISOString()}>{new Date(notice.at).toLocaleTimeString()}</time>
+              <time dateTime={new Date(notice.at).toISOString()}>{when(notice.at)}</time>
               <span className="history-kind">{notice.kind === 'error' ? 'Error' : 'Info'}</span>
               <span>{notice.text}</span>
             </li>
@@ -49,4 +49,10 @@ export function NotificationsView() {
       )}
     </section>
   );
+}
+
+/** The time for today's notices, the date and time for older ones (the nodes keep them across days). */
+function when(at: number): string {
+  const date = new Date(at);
+  return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
 }
