@@ -1,6 +1,6 @@
 // Keeps the stores in step with the node: one full fetch whenever the link (re)opens, then events only.
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { JobView, NodeEvent, RolloutView } from '../../../shared/types.ts';
+import type { JobView, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
 import type { Transport } from '../bridge/transport.ts';
 import { backendsStore, emptyBackends, fromSnapshot, withBackend, withoutBackend, withProcess, withoutProcess } from './backends.ts';
 import { setConnection } from './connection.ts';
@@ -75,7 +75,7 @@ export function startSync(transport: Transport): Sync {
   }
 
   /** A member seen for the first time, or back online, is read afresh; the node on screen starts its views again. */
-  function applyMemberEvent(member: NodeEvent & { type: 'member' } extends { member: infer M } ? M : never) {
+  function applyMemberEvent(member: NodeCard) {
     const before = nodeStore.getState();
     const id = member.self ? LOCAL_NODE : member.id;
     const wasAway = before.nodes.find((n) => n.id === id)?.card?.status !== 'online';
