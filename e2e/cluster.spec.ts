@@ -10,7 +10,7 @@ import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../electron/cluster/test-nats.ts';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
-import { collectErrors, seenAt, shot, watchFor } from './fixtures/page.ts';
+import { collectErrors, docShot, seenAt, shot, watchFor } from './fixtures/page.ts';
 import { swapOutOfBand } from './fixtures/swap.ts';
 
 test.describe.configure({ mode: 'serial' });
@@ -67,7 +67,7 @@ test('Upgrade on all nodes asks first, naming every node with its version change
     'n3: 1.0.0 → 1.1.0, no process to restart.',
   ]);
   await expect(dialog.getByTestId('impact-rule')).toContainText('It stops at the first node that fails');
-  await shot(page, 'cluster-rollout-confirm');
+  await docShot(page, 'screenshot-cluster-confirm');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await expect(dialog).toHaveCount(0);
   await page.waitForTimeout(500);

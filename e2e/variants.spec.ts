@@ -6,7 +6,7 @@ import type { Locator, Page } from '@playwright/test';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
-import { shot } from './fixtures/page.ts';
+import { docShot } from './fixtures/page.ts';
 import { openSession, type Session } from './fixtures/session.ts';
 
 test.describe.configure({ mode: 'serial' });
@@ -76,7 +76,8 @@ test('picking another build is remembered by the node and used by Install, which
   await llama.getByRole('button', { name: 'Install' }).click();
   await expect(llama.getByTestId('meta-installed-as')).toHaveText('Installed as cpu-echo');
   await expect(llama.getByRole('button', { name: 'Install' })).toHaveCount(0);
-  await shot(page, 'variant-picker');
+  await page.mouse.move(0, 0);
+  await docShot(page, 'screenshot-variants');
   const installed = JSON.parse(await agent.cli('ls', '--json')) as { name: string; metaBackendFor: string | null }[];
   expect(installed.map((b) => [b.name, b.metaBackendFor])).toEqual([
     ['cpu-echo', null],

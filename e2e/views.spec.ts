@@ -121,6 +121,17 @@ async function seriousViolations(): Promise<string[]> {
     .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
 }
 
+test("a rollout that halted, and the node's failure, are in Notifications; the reason sits beneath its cell, out of the pill", async () => {
+  await show('notifications');
+  const notices = page.getByTestId('notifications');
+  await expect(notices).toContainText('Rollout of echo halted: n2 failed: ');
+  await expect(notices).toContainText('n2: upgrade echo failed: ');
+  await show('cluster');
+  const n2 = page.getByTestId('matrix-echo').locator('td').nth(1);
+  await expect(n2.getByTestId('rollout-step')).toHaveText('failed');
+  await expect(n2.getByTestId('rollout-reason')).toContainText('is a directory and cannot be verified');
+});
+
 for (const width of [1280, 900]) {
   for (const scheme of ['light', 'dark'] as const) {
     test(`every view at ${width} px, ${scheme}: no pill clips or breaks its text, axe finds nothing serious, nothing scrolls sideways`, async () => {
