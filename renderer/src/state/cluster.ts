@@ -5,7 +5,6 @@ import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { BackendView, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
 import { patchBackends } from './node-backends.ts';
-import type { NodeEntry } from './node.ts';
 import { bridge, errorMessage } from './session.ts';
 
 export interface NodeBackends {
@@ -40,11 +39,6 @@ export async function readNode(node: string): Promise<void> {
   } finally {
     if (reading.get(node) === read) reading.delete(node);
   }
-}
-
-/** Every node that can answer now. */
-export function readNodes(nodes: readonly NodeEntry[]): Promise<void> {
-  return Promise.all(nodes.filter((n) => n.card?.status !== 'offline' || n.card.self).map((n) => readNode(n.id))).then(() => undefined);
 }
 
 /** A backend or process event of any node. */

@@ -8,7 +8,7 @@ import { galleryStore, withEntries } from './gallery.ts';
 import { settingsStore } from './settings.ts';
 import { fromJobs, isActive, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
-import { applyNodeEvent, applyRollout, clusterStore, fetchRollouts, memberCard, readNode, readNodes } from './cluster.ts';
+import { applyNodeEvent, applyRollout, clusterStore, fetchRollouts, memberCard, readNode } from './cluster.ts';
 import { closeLogs } from './logs.ts';
 import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { applyJob, jobText, readJobs, rolloutNotice } from './notifications.ts';
@@ -93,9 +93,7 @@ export function startSync(transport: Transport): Sync {
     const ref = { node: selectedNode() };
     void b.nodes({ node: LOCAL_NODE }).then((cards) => {
       setCards(cards);
-      const nodes = nodeStore.getState().nodes;
-      void readNodes(nodes);
-      for (const n of nodes) if (n.card?.status !== 'offline' || n.card.self) void readJobs(n.id).catch(() => undefined);
+      for (const n of nodeStore.getState().nodes) if (n.card?.status !== 'offline' || n.card.self) readEverything(n.id);
     }, () => undefined);
     void fetchRollouts().catch(() => undefined);
     // An offline node cannot answer; it is fetched when it is back.
