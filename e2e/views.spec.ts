@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../electron/cluster/test-nats.ts';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
@@ -33,6 +34,7 @@ let pageErrors: string[];
 test.beforeAll(async ({ browser }) => {
   root = await mkdtemp(join(tmpdir(), 'hangar-e2e-views-'));
   nats = await startNats();
+  await trustingHomes([1, 2, 3].map((i) => join(root, `home-${i}`)));
   const team = await copyStarterGallery(join(root, 'team'));
   await team.setVersion('echo', '1.2.0');
   for (const i of [1, 2, 3]) {

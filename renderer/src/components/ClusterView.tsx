@@ -67,6 +67,7 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
     id: node.card?.id ?? node.id,
     label: node.label,
     offline: node.card !== null && !node.card.self && node.card.status === 'offline',
+    untrusted: node.card?.access === 'not-trusted',
     backends: known?.backends ?? null,
   };
 }

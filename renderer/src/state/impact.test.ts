@@ -64,16 +64,18 @@ test('a rolling upgrade names each node with its version change and restarts, th
   const backend = (patch: Partial<BackendView>): BackendView => ({ ...echo, processes: [], ...patch });
   const m1 = { model: 'm1' } as ProcessView;
   const impact = rolloutImpact('echo', [
-    { id: 'a', label: 'n1', offline: false, backends: [backend({ processes: [m1] })] },
-    { id: 'b', label: 'n2', offline: false, backends: [backend({ upgradable: false, availableVersion: null })] },
-    { id: 'c', label: 'n3', offline: false, backends: [] },
-    { id: 'd', label: 'n4', offline: true, backends: [backend({})] },
+    { id: 'a', label: 'n1', offline: false, untrusted: false, backends: [backend({ processes: [m1] })] },
+    { id: 'b', label: 'n2', offline: false, untrusted: false, backends: [backend({ upgradable: false, availableVersion: null })] },
+    { id: 'c', label: 'n3', offline: false, untrusted: false, backends: [] },
+    { id: 'e', label: 'n5', offline: false, untrusted: true, backends: null },
+    { id: 'd', label: 'n4', offline: true, untrusted: false, backends: [backend({})] },
   ]);
   assert.equal(impact.title, 'Upgrade echo on 1 node?');
   assert.deepEqual(impact.lines, [
     'n1: 1.0.0 → 1.1.0, restarts m1.',
     'n2: already 1.0.0, left alone.',
     'n3: echo is not installed, left alone.',
+    'n5: does not trust this host, passed by.',
     'n4: offline, passed by.',
   ]);
   assert.match(impact.rule!, /stops at the first node that fails/);
@@ -87,7 +89,7 @@ test("rolling back a rollout goes back on each node it upgraded, with that node'
       { id: 'b', name: 'n2', step: 'failed', reason: 'sha256 mismatch', from: '1.0.0', to: '1.1.0' },
     ],
   };
-  const impact = rollbackImpact(rollout, [{ id: 'a', label: 'n1', offline: false, backends: [{ ...echo, processes: [{ model: 'm1' } as ProcessView] }] }]);
+  const impact = rollbackImpact(rollout, [{ id: 'a', label: 'n1', offline: false, untrusted: false, backends: [{ ...echo, processes: [{ model: 'm1' } as ProcessView] }] }]);
   assert.equal(impact.title, 'Roll back the rollout of echo on 1 node?');
   assert.deepEqual(impact.lines, ['n1: 1.1.0 → 1.0.0, restarts m1.']);
 });

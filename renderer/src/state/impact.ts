@@ -131,6 +131,8 @@ export interface NodeSide {
   id: string;
   label: string;
   offline: boolean;
+  /** The node refuses this host's calls (its trust list does not hold this host's key). */
+  untrusted: boolean;
   backends: readonly BackendView[] | null;
 }
 
@@ -143,13 +145,14 @@ function restarts(backend: BackendView | undefined): string {
 export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact {
   const lines = nodes.map((node) => {
     if (node.offline) return `${node.label}: offline, passed by.`;
+    if (node.untrusted) return `${node.label}: does not trust this host, passed by.`;
     const backend = node.backends?.find((b) => b.name === name);
     if (node.backends === null) return `${node.label}: not read yet; upgraded if ${name} has an upgrade there.`;
     if (!backend) return `${node.label}: ${name} is not installed, left alone.`;
     if (!backend.upgradable) return `${node.label}: already ${version(backend.version)}, left alone.`;
     return `${node.label}: ${version(backend.version)} → ${version(backend.availableVersion)}, ${restarts(backend)}.`;
   });
-  const upgraded = nodes.filter((n) => !n.offline && n.backends?.some((b) => b.name === name && b.upgradable)).length;
+  const upgraded = nodes.filter((n) => !n.offline && !n.untrusted && n.backends?.some((b) => b.name === name && b.upgradable)).length;
   return {
     title: `Upgrade ${name} on ${upgraded} node${upgraded === 1 ? '' : 's'}?`,
     confirmLabel: 'Upgrade on all nodes',
