@@ -68,6 +68,10 @@ describe('what the CLI says', () => {
     assert.equal(upToDate.stdout, 'upgrade echo: up to date\n');
     const installed = await hangar(agent, 'install', 'echo');
     assert.equal(installed.stdout, 'install echo: already installed\n');
+    const nothing = await hangar(agent, 'rollback', 'nosuch');
+    assert.equal(nothing.code, 1);
+    assert.match(nothing.stderr, /^hangar: backend nosuch is not installed\n$/m);
+    assert.doesNotMatch(nothing.stderr, /swapping|previous version/);
   });
 
   test("another gallery's entry of an installed name is another source, not an upgrade of it", async () => {
@@ -82,6 +86,12 @@ describe('what the CLI says', () => {
     assert.match(listed, /^echo +mine +0\.9\.0 +another source \(echo follows starter\)/m);
     const [echo] = await json<{ version: string; upgradable: boolean }[]>(agent, 'ls');
     assert.deepEqual([echo!.version, echo!.upgradable], ['1.0.0', false]);
+    const entries = await json<{ name: string; gallery: string; installed: boolean; upgradable: boolean }[]>(agent, 'gallery');
+    assert.deepEqual(
+      entries.filter((e) => e.name === 'echo').map((e) => [e.gallery, e.installed, e.upgradable]),
+      [['starter', true, false], ['mine', false, false]],
+      'only the entry echo follows is installed; the other is never upgradable, even at another version',
+    );
     assert.equal((await hangar(agent, 'galleries', 'remove', 'mine')).code, 0);
   });
 

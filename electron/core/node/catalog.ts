@@ -1,6 +1,7 @@
 // What the node shows of its gallery and its backends: entry views, LocalAI's rows, upgradability, and their events.
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
+import { followedByName } from '../../../shared/gallery-sources.ts';
 import type { BackendView, GalleryEntryView, GalleryProblem, NodeEvent, ProcessView } from '../../../shared/types.ts';
 import {
   digestDiffers,
@@ -40,7 +41,7 @@ export class Catalog {
   ): Promise<GalleryEntryView[]> {
     const { galleries, variantChoices } = this.parts;
     const [entries, snapshot, picks] = await Promise.all([galleries.entries(), read ?? this.parts.snapshot(), variantChoices.all()]);
-    const byName = firstByName(entries);
+    const byName = followedByName(entries);
     const chosen = choose ? entries.filter(choose(entries, snapshot.managed())) : entries;
     return Promise.all(chosen.map((entry) => this.entryView(entry, snapshot, byName, picks.get(entry.name.toLowerCase()) ?? null)));
   }
@@ -51,7 +52,7 @@ export class Catalog {
     const meta = await galleries.find(name);
     if (!isMeta(meta)) throw new HangarError('bad-input', `backend "${name}" is not a meta backend; it has one build`);
     const entries = await galleries.entries();
-    const byName = firstByName(entries);
+    const byName = followedByName(entries);
     if (capability !== null) {
       const backend = meta.capabilities![capability];
       if (!backend) throw new HangarError('bad-input', `backend "${name}" has no "${capability}" build`);
@@ -114,7 +115,10 @@ export class Catalog {
 
   private async entryView(entry: GalleryEntry, snapshot: DirectorySnapshot, byName: Map<string, GalleryEntry>, picked: string | null): Promise<GalleryEntryView> {
     const { capability } = this.parts;
-    const directory = snapshot.directory(entry.name);
+    // The entry the node follows (the first gallery that lists the name) is the one installed or upgradable; an
+    // entry of another gallery with that name is another source of it.
+    const follows = byName.get(entry.name.toLowerCase()) === entry;
+    const directory = follows ? snapshot.directory(entry.name) : undefined;
     const backend = directory?.kind === 'backend' ? directory : null;
     const meta = isMeta(entry)
       ? metaResolution({
@@ -135,7 +139,7 @@ export class Catalog {
       license: entry.license,
       tags: entry.tags,
       icon: entry.icon,
-      installed: backend !== null || (meta?.installedAs ?? null) !== null,
+      installed: follows && (backend !== null || (meta?.installedAs ?? null) !== null),
       upgradable: backend ? (await this.isUpgradable(backend, entry)) && snapshot.upgradeSkip(backend.name) === null : false,
       compatible: isEntryCompatible(entry, capability),
       meta,
@@ -191,7 +195,7 @@ export class Catalog {
   }
 
   private async entriesByName(): Promise<Map<string, GalleryEntry>> {
-    return firstByName(await this.parts.galleries.entries());
+    return followedByName(await this.parts.galleries.entries());
   }
 
   private async publishRows(keys: string[], snapshot: DirectorySnapshot, entries: Map<string, GalleryEntry>, picks: ReadonlyMap<string, string>): Promise<void> {
@@ -235,9 +239,3 @@ function installedBuildOf(meta: GalleryEntry, snapshot: DirectorySnapshot): stri
   return runs !== null && snapshot.directory(runs)?.kind === 'backend' ? runs : null;
 }
 
-/** Lower-cased name -> first entry of that name in gallery order (LocalAI matches names case-insensitively). */
-function firstByName(entries: GalleryEntry[]): Map<string, GalleryEntry> {
-  const byName = new Map<string, GalleryEntry>();
-  for (const entry of entries) if (!byName.has(entry.name.toLowerCase())) byName.set(entry.name.toLowerCase(), entry);
-  return byName;
-}

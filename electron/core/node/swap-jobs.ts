@@ -66,9 +66,10 @@ export class SwapJobs {
     const name = names.plain(requested);
     return this.start('rollback', name, (ctx) =>
       locks.run(name, async () => {
-        ctx.phase('swapping');
         const backend = await store.get(name);
-        const change = { verb: 'rollback', from: backend?.metadata?.version ?? null, to: backend?.previous?.version ?? null };
+        if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
+        ctx.phase('swapping');
+        const change = { verb: 'rollback', from: backend.metadata?.version ?? null, to: backend.previous?.version ?? null };
         await this.swapGated(name, ctx, (hooks) => store.rollback(name, hooks), change, options.stopUnsupervised);
       }),
     );
