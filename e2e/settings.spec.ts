@@ -86,8 +86,8 @@ test('a change made elsewhere shows here at once', async () => {
 
 test("the cluster section says the agent runs on its own, and that an agent's cluster comes with its start: nothing to edit", async () => {
   const cluster = page.getByRole('region', { name: 'Cluster' });
-  await expect(page.getByTestId('cluster-state')).toHaveText('This agent runs on its own, in no cluster.');
-  await expect(cluster).toContainText('This agent joins the cluster it was started with');
+  await expect(page.getByTestId('cluster-state')).toHaveText('This agent runs on its own: it was started in no cluster.');
+  await expect(cluster).toContainText('joining one takes a restart of the agent');
   await expect(cluster.getByRole('textbox')).toHaveCount(0);
   await expect(cluster.getByRole('button')).toHaveCount(0);
   await expect(cluster).not.toContainText('This app');

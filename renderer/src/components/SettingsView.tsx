@@ -308,8 +308,8 @@ function FixedCluster({ view }: { view: ClusterSettingsView }) {
     : [];
   return (
     <Section title="Cluster">
-      <p data-testid="cluster-state">{join ? `This agent is in the cluster at ${join.url}${join.name ? ` as ${join.name}` : ''}.` : 'This agent runs on its own, in no cluster.'}</p>
-      <p className="muted">{view.fixed}</p>
+      <p data-testid="cluster-state">{join ? `This agent is in the cluster at ${join.url}${join.name ? ` as ${join.name}` : ''}.` : 'This agent runs on its own: it was started in no cluster.'}</p>
+      <p className="muted">{join ? view.fixed : 'An agent joins the cluster its command line names; joining one takes a restart of the agent.'}</p>
       {facts.length > 0 && (
         <dl className="settings-facts" aria-label="Cluster this agent joined">
           {facts.map(([label, value, literal, testId]) => (
