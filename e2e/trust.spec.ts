@@ -1,7 +1,6 @@
 // What a new user sees and relies on, against a real agent: readable progress, buttons that stay put and say what
 // they will do, a UI that knows when the agent is gone, messages that are current and dismissable, an honest gallery,
 // keyboard use and an axe check.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import type { Locator, Page } from '@playwright/test';
 import { randomBytes } from 'node:crypto';
@@ -9,7 +8,7 @@ import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
 import type { TestGallery } from './fixtures/gallery.ts';
-import { docShot, shot } from './fixtures/page.ts';
+import { docShot, seriousViolations, shot } from './fixtures/page.ts';
 import { openSession, type Session } from './fixtures/session.ts';
 import { serveSlowly, type SlowServer } from './fixtures/slow-server.ts';
 
@@ -201,30 +200,22 @@ test('gallery entries name their gallery from its configuration and show their s
   await expect(upgrade).toHaveCount(0);
 });
 
-/** Violations axe rates serious or critical, as "rule: target" lines. */
-async function seriousViolations(): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
-}
-
 test('axe finds no serious violation in any view or in a confirmation', async () => {
   for (const view of ['backends', 'gallery', 'processes', 'notifications'] as const) {
     await show(view);
     await expect(page.locator('main h1')).toBeVisible();
-    expect(await seriousViolations(), `the ${view} view`).toEqual([]);
+    expect(await seriousViolations(page), `the ${view} view`).toEqual([]);
   }
   await page.emulateMedia({ colorScheme: 'dark' });
   for (const view of ['backends', 'gallery'] as const) {
     await show(view);
-    expect(await seriousViolations(), `the ${view} view in dark mode`).toEqual([]);
+    expect(await seriousViolations(page), `the ${view} view in dark mode`).toEqual([]);
   }
   await page.emulateMedia({ colorScheme: 'light' });
   await show('backends');
   await row('echo').getByTestId('action-delete').click();
   await expect(page.getByRole('dialog')).toBeVisible();
-  expect(await seriousViolations(), 'the Delete confirmation').toEqual([]);
+  expect(await seriousViolations(page), 'the Delete confirmation').toEqual([]);
   await page.keyboard.press('Escape');
   await expect(page.getByRole('dialog')).toHaveCount(0);
 });

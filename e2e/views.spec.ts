@@ -2,7 +2,6 @@
 // halted at a node that failed with a long reason, a node offline with an upgrade waiting, a stale and a crashed
 // process, a process Hangar did not start, a backend two galleries list. Each view, light and dark, 1280 and 900 px
 // wide, is screenshot, checked with axe, and checked for pills that clip or break their text.
-import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +12,7 @@ import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../electron/cluster/test-nats.ts';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
-import { collectErrors, docShot, shot } from './fixtures/page.ts';
+import { collectErrors, docShot, seriousViolations, shot } from './fixtures/page.ts';
 import { swapOutOfBand } from './fixtures/swap.ts';
 
 test.describe.configure({ mode: 'serial' });
@@ -116,13 +115,6 @@ async function brokenPills(): Promise<string[]> {
   );
 }
 
-async function seriousViolations(): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
-}
-
 test("a rollout that halted, and the node's failure, are in Notifications; the reason sits beneath its cell, out of the pill", async () => {
   await show('notifications');
   const notices = page.getByTestId('notifications');
@@ -145,7 +137,7 @@ for (const width of [1280, 900]) {
         if (view === 'cluster' && scheme === 'light' && width === 1280) await docShot(page, 'screenshot-cluster');
         else await shot(page, name);
         expect.soft(await brokenPills(), `pills in the ${view} view`).toEqual([]);
-        expect.soft(await seriousViolations(), `axe in the ${view} view`).toEqual([]);
+        expect.soft(await seriousViolations(page), `axe in the ${view} view`).toEqual([]);
         expect.soft(await page.evaluate(() => document.documentElement.scrollWidth), `the ${view} view's width`).toBeLessThanOrEqual(width);
       }
     });
