@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { claimDesktopHome } from '../shell/desktop-home.ts';
-import { json, startAgent, type Agent } from './test-agent.ts';
+import { json, startAgent, until, type Agent } from './test-agent.ts';
 
 const run = promisify(execFile);
 
@@ -40,7 +40,11 @@ describe('one host per home', () => {
     agent = await startAgent(join(root, 'home'), gallery);
     await json(agent, 'install', 'echo');
     backendPid = (await json<{ pid: number }>(agent, 'load', 'echo', 'm1')).pid;
-    table = await readFile(join(agent.home, 'state', 'processes.json'));
+    // The table is written shortly after the load answers: the first agent's own write must be in before the snapshot.
+    table = await until('the load in the process table', async () => {
+      const text = await readFile(join(agent.home, 'state', 'processes.json'));
+      return text.includes('"load"') ? text : undefined;
+    }, 10_000);
     busy = `hangar (pid ${agent.child.pid}) already serves this home at ${agent.url}\n`;
   });
 
