@@ -1,21 +1,34 @@
 // Pure path rules shared by the extractor and the directory copier: what a safe, in-tree relative path is.
+// Names are kept exactly as written. On Linux and macOS only '/' separates, so `back\slash.txt` and `c:weird.txt`
+// are ordinary names there; Windows cannot hold them, so a Windows host refuses them and says why.
 import { HangarError } from '../../../shared/errors.ts';
 
-/** Splits on both separators so a name crafted for Windows cannot slip a `..` past a posix check. */
-export function segmentsOf(path: string): string[] {
-  return path.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
+export type PathFlavor = 'posix' | 'windows';
+
+const HOST_FLAVOR: PathFlavor = process.platform === 'win32' ? 'windows' : 'posix';
+/** What a Windows file name may not hold: these characters, and control characters. */
+const WINDOWS_FORBIDDEN = /[\\:*?"<>|]|[^ -\uffff]/;
+
+export function segmentsOf(path: string, flavor: PathFlavor = HOST_FLAVOR): string[] {
+  return path.split(flavor === 'windows' ? /[\\/]+/ : /\/+/).filter((s) => s !== '' && s !== '.');
 }
 
-export function isAbsolutePath(path: string): boolean {
-  return /^[\\/]/.test(path) || /^[A-Za-z]:/.test(path);
+export function isAbsolutePath(path: string, flavor: PathFlavor = HOST_FLAVOR): boolean {
+  return flavor === 'windows' ? /^[\\/]/.test(path) || /^[A-Za-z]:/.test(path) : path.startsWith('/');
 }
 
-/** Normalizes an archive entry name to a relative posix path ('' is the root), or throws for `..`/absolute names. */
-export function safeEntryPath(name: string): string {
-  if (name.includes('\0')) throw new HangarError('bad-input', `entry name holds a NUL byte: ${JSON.stringify(name)}`);
-  if (isAbsolutePath(name)) throw new HangarError('bad-input', `entry "${name}" has an absolute path`);
-  const segments = segmentsOf(name);
-  if (segments.includes('..')) throw new HangarError('bad-input', `entry "${name}" climbs out of the tree with ".."`);
+function bad(message: string): HangarError {
+  return new HangarError('bad-input', message);
+}
+
+/** An archive entry name as a relative posix path ('' is the root), or a refusal for `..`, absolute or unholdable names. */
+export function safeEntryPath(name: string, flavor: PathFlavor = HOST_FLAVOR): string {
+  if (name.includes('\0')) throw bad(`entry name holds a NUL byte: ${JSON.stringify(name)}`);
+  const forbidden = flavor === 'windows' ? WINDOWS_FORBIDDEN.exec(name)?.[0] : undefined;
+  if (forbidden !== undefined) throw bad(`entry "${name}" holds ${JSON.stringify(forbidden)}, which a Windows file name cannot hold`);
+  if (isAbsolutePath(name, flavor)) throw bad(`entry "${name}" has an absolute path`);
+  const segments = segmentsOf(name, 'posix');
+  if (segments.includes('..')) throw bad(`entry "${name}" climbs out of the tree with ".."`);
   return segments.join('/');
 }
 
@@ -23,10 +36,10 @@ export function safeEntryPath(name: string): string {
  * Resolves a symlink `target` lexically from the link at relative path `linkPath`.
  * Returns the in-tree relative path it names, or null when it leaves the tree (or is absolute).
  */
-export function resolveLinkLexically(linkPath: string, target: string): string | null {
-  if (isAbsolutePath(target)) return null;
-  const stack = segmentsOf(linkPath).slice(0, -1);
-  for (const segment of segmentsOf(target)) {
+export function resolveLinkLexically(linkPath: string, target: string, flavor: PathFlavor = HOST_FLAVOR): string | null {
+  if (isAbsolutePath(target, flavor)) return null;
+  const stack = segmentsOf(linkPath, 'posix').slice(0, -1);
+  for (const segment of segmentsOf(target, flavor)) {
     if (segment !== '..') stack.push(segment);
     else if (stack.pop() === undefined) return null;
   }
