@@ -52,6 +52,46 @@ describe('guardedFetch', () => {
     assert.equal(steady.url, `${server.url}/steady`, 'the response keeps its URL');
   });
 
+  it('gives up on a drip that dodges the stall rule once its average over the window is under the minimum rate', async (t) => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write(Buffer.alloc(1100, 120)), 100);
+      res.once('close', () => clearInterval(timer));
+    });
+    t.after(() => server.close());
+    const stallOnly = guardedFetch(fetch, { headersMs: 400, lowSpeedBytes: 1024, lowSpeedWindowMs: 400, minRateBytesPerSec: 0 });
+    const body = (await stallOnly(`${server.url}/drip`)).body!.getReader();
+    let received = 0;
+    for (const started = Date.now(); Date.now() - started < 1500; ) received += (await body.read()).value?.byteLength ?? 0;
+    await body.cancel();
+    assert.ok(received > 10_000, `the stall rule alone lets the drip run on (${received} bytes in 1.5 s)`);
+
+    const withRate = guardedFetch(fetch, { headersMs: 400, lowSpeedBytes: 1024, lowSpeedWindowMs: 400, minRateBytesPerSec: 16 * 1024, minRateWindowMs: 800 });
+    const started = Date.now();
+    await assert.rejects(
+      (async () => void (await (await withRate(`${server.url}/drip`)).arrayBuffer()))(),
+      /\/drip: too slow: \d+(\.\d)? KiB\/s averaged over the last 0\.8 s, under the 16 KiB\/s minimum$/,
+    );
+    assert.ok(Date.now() - started < 3000, 'given up on soon after one window');
+  });
+
+  it('never judges the rate of a body done within the window, nor of a steady fast one', async (t) => {
+    const server = await serve((req, res) => {
+      res.writeHead(200);
+      if (req.url === '/short') {
+        res.write(Buffer.alloc(50));
+        return void setTimeout(() => res.end(Buffer.alloc(50)), 300); // slow, but done before the 0.5 s window
+      }
+      const timer = setInterval(() => res.write(Buffer.alloc(8192)), 50);
+      setTimeout(() => (clearInterval(timer), res.end()), 1200);
+      res.once('close', () => clearInterval(timer));
+    });
+    t.after(() => server.close());
+    const strict = guardedFetch(fetch, { headersMs: 400, lowSpeedBytes: 64, lowSpeedWindowMs: 400, minRateBytesPerSec: 64 * 1024, minRateWindowMs: 500 });
+    assert.equal((await (await strict(`${server.url}/short`)).arrayBuffer()).byteLength, 100);
+    assert.ok((await (await strict(`${server.url}/steady`)).arrayBuffer()).byteLength > 100_000);
+  });
+
   it('says why a request failed: refused, DNS, TLS, or a redirect to file://', async (t) => {
     await failsWith(`http://127.0.0.1:${await closedPort()}/x`, /: connection refused$/);
     await failsWith('http://no-such-host.invalid/x', /host not found \(DNS: (ENOTFOUND|EAI_AGAIN)\)/);

@@ -1,19 +1,39 @@
 // Every download Hangar makes (galleries, tarballs, registries) goes through this fetch: a server that never answers,
-// or drips bytes too slowly to ever finish, fails on its own, and a failed request says why in words.
+// stalls, or drips bytes too slowly to ever finish, fails on its own, and a failed request says why in words.
 import { HangarError } from '../../../shared/errors.ts';
 
 export interface TransferLimits {
   /** How long a server may take to send its response headers. */
   headersMs: number;
-  /** A body slower than lowSpeedBytes per lowSpeedWindowMs is given up on (curl's --speed-limit/--speed-time). */
+  /** A body sending fewer than lowSpeedBytes in any lowSpeedWindowMs has stalled (curl's --speed-limit/--speed-time). */
   lowSpeedBytes: number;
   lowSpeedWindowMs: number;
+  /**
+   * A body averaging under minRateBytesPerSec over any minRateWindowMs is given up on: a server dripping just enough
+   * to keep the stall rule quiet would otherwise never finish. A body done sooner than the window is never judged;
+   * 0 turns the rule off.
+   */
+  minRateBytesPerSec: number;
+  minRateWindowMs: number;
 }
 
-export const DEFAULT_TRANSFER: TransferLimits = { headersMs: 30_000, lowSpeedBytes: 1024, lowSpeedWindowMs: 30_000 };
+export const DEFAULT_TRANSFER: TransferLimits = {
+  headersMs: 30_000,
+  lowSpeedBytes: 1024,
+  lowSpeedWindowMs: 30_000,
+  minRateBytesPerSec: 8 * 1024,
+  minRateWindowMs: 60_000,
+};
+
+/** How finely the sliding windows move: a tenth of the shorter one. */
+const TICKS_PER_WINDOW = 10;
 
 function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+function rateText(bytesPerSec: number): string {
+  return bytesPerSec < 1024 ? `${Math.round(bytesPerSec)} B/s` : `${Number((bytesPerSec / 1024).toFixed(1))} KiB/s`;
 }
 
 function urlOf(input: Parameters<typeof fetch>[0]): string {
@@ -36,22 +56,70 @@ function reasonOf(err: unknown): string {
   return message;
 }
 
-/** Counts bytes as they pass and calls onStall when a window goes by with too few of them. */
-function lowSpeedWatch(limits: TransferLimits, onStall: () => void): TransformStream<Uint8Array, Uint8Array> {
-  let bytes = 0;
+/** Byte counts per tick, kept long enough to sum the longest window. */
+class SlidingBytes {
+  private readonly ticks: number[];
+  private current = 0;
+  private closed = 0;
+
+  constructor(
+    readonly tickMs: number,
+    longestMs: number,
+  ) {
+    this.ticks = new Array<number>(Math.ceil(longestMs / tickMs) + 1).fill(0);
+  }
+
+  add(bytes: number): void {
+    this.ticks[this.current]! += bytes;
+  }
+
+  tick(): void {
+    this.closed++;
+    this.current = (this.current + 1) % this.ticks.length;
+    this.ticks[this.current] = 0;
+  }
+
+  /** Bytes in the last `ms` (whole ticks), or null until that much time has gone by. */
+  over(ms: number): number | null {
+    const count = Math.max(1, Math.round(ms / this.tickMs));
+    if (this.closed < count) return null;
+    let sum = 0;
+    for (let back = 1; back <= count; back++) sum += this.ticks[(this.current - back + this.ticks.length) % this.ticks.length]!;
+    return sum;
+  }
+}
+
+/** Why a body is too slow to go on with, by the limits' two rules, or null while it is fast enough. */
+function slowness(window: SlidingBytes, limits: TransferLimits): string | null {
+  const recent = window.over(limits.lowSpeedWindowMs);
+  if (recent !== null && recent < limits.lowSpeedBytes) {
+    return `stalled: less than ${limits.lowSpeedBytes} bytes in ${seconds(limits.lowSpeedWindowMs)}`;
+  }
+  const averaged = limits.minRateBytesPerSec > 0 ? window.over(limits.minRateWindowMs) : null;
+  const rate = averaged === null ? Infinity : averaged / (limits.minRateWindowMs / 1000);
+  if (rate < limits.minRateBytesPerSec) {
+    return `too slow: ${rateText(rate)} averaged over the last ${seconds(limits.minRateWindowMs)}, under the ${rateText(limits.minRateBytesPerSec)} minimum`;
+  }
+  return null;
+}
+
+/** Counts bytes as they pass and calls onSlow when a sliding window shows too few of them. */
+function speedWatch(limits: TransferLimits, onSlow: (why: string) => void): TransformStream<Uint8Array, Uint8Array> {
+  const windows = [limits.lowSpeedWindowMs, ...(limits.minRateBytesPerSec > 0 ? [limits.minRateWindowMs] : [])];
+  const bytes = new SlidingBytes(Math.min(...windows) / TICKS_PER_WINDOW, Math.max(...windows));
   let timer: NodeJS.Timeout | undefined;
   return new TransformStream({
     start() {
       timer = setInterval(() => {
-        if (bytes < limits.lowSpeedBytes) {
-          clearInterval(timer);
-          onStall();
-        }
-        bytes = 0;
-      }, limits.lowSpeedWindowMs).unref();
+        bytes.tick();
+        const why = slowness(bytes, limits);
+        if (why === null) return;
+        clearInterval(timer);
+        onSlow(why);
+      }, bytes.tickMs).unref();
     },
     transform(chunk, controller) {
-      bytes += chunk.byteLength;
+      bytes.add(chunk.byteLength);
       controller.enqueue(chunk);
     },
     flush() {
@@ -67,7 +135,9 @@ function withBody(response: Response, body: ReadableStream<Uint8Array>): Respons
   return wrapped;
 }
 
-export function guardedFetch(inner: typeof fetch, limits: TransferLimits = DEFAULT_TRANSFER): typeof fetch {
+/** `inner` with the limits: those not given are DEFAULT_TRANSFER's. */
+export function guardedFetch(inner: typeof fetch, given: Partial<TransferLimits> = {}): typeof fetch {
+  const limits: TransferLimits = { ...DEFAULT_TRANSFER, ...given };
   return async (input, init = {}) => {
     const url = urlOf(input);
     const guard = new AbortController();
@@ -84,7 +154,6 @@ export function guardedFetch(inner: typeof fetch, limits: TransferLimits = DEFAU
       clearTimeout(headersTimer);
     }
     if (response.body === null) return response;
-    const slow = `stalled: less than ${limits.lowSpeedBytes} bytes in ${seconds(limits.lowSpeedWindowMs)}`;
-    return withBody(response, response.body.pipeThrough(lowSpeedWatch(limits, () => giveUp(slow))));
+    return withBody(response, response.body.pipeThrough(speedWatch(limits, giveUp)));
   };
 }

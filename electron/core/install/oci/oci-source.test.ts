@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { HangarError } from '../../../../shared/errors.ts';
+import { guardedFetch } from '../../net/guarded-fetch.ts';
 import type { FetchContext, FetchResult } from '../source.ts';
 import { DigestResolver } from './digest-resolver.ts';
 import { createOciSource, type OciSourceOptions } from './oci-source.ts';
@@ -36,10 +37,10 @@ interface Pulled {
   progress: [number, number | null][];
 }
 
-async function pull(uri: string, options: OciSourceOptions = {}): Promise<Pulled> {
+async function pull(uri: string, options: OciSourceOptions = {}, fetch = globalThis.fetch): Promise<Pulled> {
   const dir = await tempDir();
   const progress: [number, number | null][] = [];
-  const ctx: FetchContext = { signal: new AbortController().signal, onProgress: (b, t) => progress.push([b, t]), fetch: globalThis.fetch };
+  const ctx: FetchContext = { signal: new AbortController().signal, onProgress: (b, t) => progress.push([b, t]), fetch };
   const source = createOciSource(options);
   assert.ok(source.matches(uri), `${uri} should be an OCI reference`);
   const result = await source.create(uri, { baseDir: null, baseUrl: null }).fetchInto(dir, ctx);
@@ -221,7 +222,7 @@ describe('through a proxy', () => {
   });
 
   function reset(behaviour: Partial<RegistryProxy['behaviour']>): void {
-    proxy.behaviour = { bearer: false, corruptBlobs: false, dropNextBlob: false, redirectBlobsTo: null, ...behaviour };
+    proxy.behaviour = { bearer: false, corruptBlobs: false, dropNextBlob: false, redirectBlobsTo: null, dripBlobs: null, ...behaviour };
     proxy.requests.length = 0;
     proxy.tokenRequests.length = 0;
     storage.requests.length = 0;
@@ -258,6 +259,13 @@ describe('through a proxy', () => {
     const resumedAt = Number(/^bytes=(\d+)-$/.exec(ranges[1] ?? '')?.[1]);
     assert.ok(resumedAt > 0 && resumedAt <= bigLayer.size / 2, `resumed at ${ranges[1]}`);
     assert.deepEqual(progress.at(-1), [bigLayer.size, bigLayer.size], 'no byte counted twice');
+  });
+
+  test('a blob dripped just fast enough for the stall rule is given up on, naming the rate it averaged', async () => {
+    reset({ dripBlobs: { bytes: 1100, everyMs: 100 } });
+    const limits = { headersMs: 2000, lowSpeedBytes: 1024, lowSpeedWindowMs: 300, minRateBytesPerSec: 16 * 1024, minRateWindowMs: 1000 };
+    const uri = `${proxy.host}/proxied/app:v1`;
+    await rejectsWith(pull(uri, {}, guardedFetch(globalThis.fetch, limits)), 'failed', /blobs\/sha256:[0-9a-f]{64}: too slow: \d+(\.\d)? KiB\/s averaged over the last 1 s, under the 16 KiB\/s minimum$/);
   });
 
   test('a redirect to another host does not carry the Authorization header', async () => {

@@ -1,5 +1,5 @@
 // Test-only: an HTTP front for a real registry that demands bearer tokens (and serves them), and can misbehave
-// on blob downloads: flip a byte, drop the connection halfway once, or redirect to another server.
+// on blob downloads: flip a byte, drop the connection halfway once, drip the bytes, or redirect to another server.
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,6 +12,8 @@ export interface ProxyBehaviour {
   dropNextBlob: boolean;
   /** Answer blob GETs with a 307 to this base URL + the request path. */
   redirectBlobsTo: string | null;
+  /** Send blob bodies `bytes` at a time, one slice every `everyMs`. */
+  dripBlobs: { bytes: number; everyMs: number } | null;
 }
 
 export interface RecordedRequest {
@@ -41,7 +43,7 @@ export async function startRegistryProxy(upstream: string, behaviour: Partial<Pr
     host: '',
     requests: [],
     tokenRequests: [],
-    behaviour: { bearer: false, corruptBlobs: false, dropNextBlob: false, redirectBlobsTo: null, ...behaviour },
+    behaviour: { bearer: false, corruptBlobs: false, dropNextBlob: false, redirectBlobsTo: null, dripBlobs: null, ...behaviour },
     close: async () => undefined,
   };
   let issued = 0;
@@ -65,7 +67,12 @@ export async function startRegistryProxy(upstream: string, behaviour: Partial<Pr
       res.writeHead(307, { location: `${b.redirectBlobsTo}${url.pathname}` }).end();
       return;
     }
-    forward(upstream, req, res, isBlob ? blobMisbehaviour(state.behaviour, req) : null);
+    if (isBlob && b.dripBlobs) {
+      forward(upstream, req, res, relayDripping(b.dripBlobs, res));
+      return;
+    }
+    const hook = isBlob ? blobMisbehaviour(b, req) : null;
+    forward(upstream, req, res, hook ? relayThrough(hook, res) : undefined);
   });
   const address = await listen(server);
   Object.assign(state, address, { close: () => close(server) });
@@ -77,7 +84,7 @@ export async function startRecordingServer(upstream: string): Promise<TestServer
   const requests: RecordedRequest[] = [];
   const server = createServer((req, res) => {
     requests.push({ method: req.method!, path: req.url!, headers: req.headers });
-    forward(upstream, req, res, null);
+    forward(upstream, req, res);
   });
   const address = await listen(server);
   return { ...address, requests, close: () => close(server) };
@@ -106,15 +113,20 @@ function blobMisbehaviour(b: ProxyBehaviour, req: IncomingMessage): BodyHook | n
   };
 }
 
-function forward(upstream: string, req: IncomingMessage, res: ServerResponse, hook: BodyHook | null): void {
+/** Sends `req` on to `upstream` and hands its answer, headers already written, to `relay` (default: piped as is). */
+function forward(upstream: string, req: IncomingMessage, res: ServerResponse, relay: (up: IncomingMessage) => void = (up) => up.pipe(res)): void {
   const headers = { ...req.headers, host: new URL(upstream).host };
   delete headers.authorization;
   const out = request(new URL(req.url!, upstream), { method: req.method, headers }, (up) => {
     res.writeHead(up.statusCode!, up.headers);
-    if (!hook) {
-      up.pipe(res);
-      return;
-    }
+    relay(up);
+  });
+  out.on('error', () => res.destroy());
+  req.pipe(out);
+}
+
+function relayThrough(hook: BodyHook, res: ServerResponse): (up: IncomingMessage) => void {
+  return (up) => {
     const total = Number(up.headers['content-length'] ?? 0);
     let offset = 0;
     up.on('data', (chunk: Buffer) => {
@@ -124,9 +136,26 @@ function forward(upstream: string, req: IncomingMessage, res: ServerResponse, ho
       else res.write(out);
     });
     up.on('end', () => res.end());
-  });
-  out.on('error', () => res.destroy());
-  req.pipe(out);
+  };
+}
+
+/** Relays the answer a slice at a time, pausing the upstream while each of its chunks drips out. */
+function relayDripping(drip: { bytes: number; everyMs: number }, res: ServerResponse): (up: IncomingMessage) => void {
+  return (up) => {
+    let timer: NodeJS.Timeout | undefined;
+    res.once('close', () => (clearInterval(timer), up.destroy()));
+    up.on('data', (chunk: Buffer) => {
+      up.pause();
+      let offset = 0;
+      timer = setInterval(() => {
+        res.write(chunk.subarray(offset, (offset += drip.bytes)));
+        if (offset < chunk.length) return;
+        clearInterval(timer);
+        up.resume();
+      }, drip.everyMs);
+    });
+    up.on('end', () => res.end());
+  };
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
