@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { HangarError } from '../../../shared/errors.ts';
-import { checkRatio, DEFAULT_LIMITS, TreeTally } from './limits.ts';
+import { DEFAULT_LIMITS, RatioWatch, TreeTally } from './limits.ts';
 import { TreeWriter, type EntryBody } from './tree-writer.ts';
 
 export interface ExtractOptions {
@@ -14,8 +14,8 @@ export interface ExtractOptions {
   /** Applies OCI whiteouts (`.wh.name`, `.wh..wh..opq`) against what destDir already holds. */
   whiteouts?: boolean;
   signal?: AbortSignal;
-  /** For a compressed archive: how many compressed bytes have been read so far. */
-  compressedBytes?: () => number;
+  /** For a compressed archive: watches the bytes inflated (the tar stream's) against the bytes read. */
+  ratio?: RatioWatch;
 }
 export interface ExtractStats {
   entries: number;
@@ -25,10 +25,25 @@ export interface ExtractStats {
 const BLOCK = 512;
 const INFLATE_CHUNK = 256 * 1024;
 
+/** Counts the bytes passing; `onCount` sees the running total and may refuse to go on by throwing. */
 class ByteCounter extends Transform {
   bytes = 0;
+  /** What onCount threw: the reason the stream stopped, which the consumer may only see as a premature close. */
+  refusal: Error | null = null;
+
+  constructor(private readonly onCount?: (bytes: number) => void) {
+    super();
+  }
+
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
+    try {
+      this.onCount?.(this.bytes);
+    } catch (err) {
+      this.refusal = err as Error;
+      callback(this.refusal);
+      return;
+    }
     callback(null, chunk);
   }
 }
@@ -52,7 +67,8 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
   const tally = options.tally ?? new TreeTally('archive', DEFAULT_LIMITS);
   let expanded = 0;
   const writer = new TreeWriter(destDir, options.whiteouts ?? false);
-  const counter = new ByteCounter();
+  const { ratio } = options;
+  const counter = new ByteCounter(ratio && ((bytes) => ratio.inflatedTo(bytes)));
   const extractor = tar.extract();
   const feeding = pipeline(input, counter, extractor, options.signal ? { signal: options.signal } : {});
   feeding.catch(() => undefined); // surfaced through the entry loop or awaited below
@@ -64,8 +80,6 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       tally.add(size);
       expanded += size;
-      const compressed = options.compressedBytes?.();
-      if (compressed !== undefined) checkRatio(expanded, compressed, tally.limits.maxRatio);
       archiveEnd = entry.offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
       await writer.apply(header, entry as unknown as EntryBody); // streamx's typings omit its async iterator
     }
@@ -76,7 +90,7 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
   } catch (err) {
     extractor.destroy();
     input.destroy();
-    throw asArchiveError(err);
+    throw asArchiveError(counter.refusal ?? err);
   }
 }
 
@@ -111,10 +125,11 @@ export async function extractArchive(input: Readable, destDir: string, options: 
   const { head, whole } = await peek(input, 2);
   if (head[0] !== 0x1f || head[1] !== 0x8b) return extractTar(whole, destDir, options);
   const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK });
-  const compressed = new ByteCounter();
-  const inflating = pipeline(whole, compressed, gunzip);
+  const ratio = new RatioWatch((options.tally?.limits ?? DEFAULT_LIMITS).maxRatio);
+  const inflating = pipeline(whole, new ByteCounter((bytes) => ratio.readTo(bytes)), gunzip);
   inflating.catch(() => undefined); // a zlib error reaches extractTar through the destroyed gunzip stream
-  const stats = await extractTar(gunzip, destDir, { ...options, compressedBytes: () => compressed.bytes });
+  const stats = await extractTar(gunzip, destDir, { ...options, ratio });
   await inflating;
+  ratio.finish();
   return stats;
 }

@@ -6,14 +6,20 @@ export interface ExtractLimits {
   maxEntries: number;
   /** What the whole tree may take on disk. */
   maxBytes: number;
-  /** How many times its compressed size a gzipped archive may expand to (past RATIO_FLOOR bytes). */
+  /** How many times the bytes read a gzipped archive may inflate to (see RatioWatch). */
   maxRatio: number;
 }
 
 /** Room for the largest real backends (multi-GB CUDA builds compress about 2-4x). */
 export const DEFAULT_LIMITS: ExtractLimits = { maxEntries: 200_000, maxBytes: 32 * 1024 ** 3, maxRatio: 100 };
-/** Small archives may be as compressible as they like: a ratio says little below this size. */
+/** Small archives may be as compressible as they like: a whole archive's ratio says little below this size. */
 const RATIO_FLOOR = 64 * 1024 ** 2;
+/**
+ * While an archive is still being read, its ratio so far is judged only past this much inflated output: a sparse
+ * head (say 100 MiB of zeros before the real data) is then judged together with the data after it, and a bomb is
+ * still cut off long before it fills a disk.
+ */
+const RATIO_FLOOR_WHILE_READING = 256 * 1024 ** 2;
 
 export function sizeText(bytes: number): string {
   return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
@@ -53,9 +59,37 @@ export class TreeTally {
   }
 }
 
-/** Throws when one gzipped archive has expanded to far more than real backends do. */
-export function checkRatio(expanded: number, compressed: number, maxRatio: number): void {
-  if (expanded > RATIO_FLOOR && expanded > maxRatio * compressed) {
-    throw refused(`archive expands more than ${maxRatio} times its compressed size (${sizeText(expanded)} from ${sizeText(compressed)} so far): refused as a compression bomb`);
+/**
+ * Watches one gzipped archive for a compression bomb by the bytes actually inflated against the compressed bytes
+ * actually read (never by the sizes entries declare: a large file at an archive's start says nothing of its
+ * compression). Real backends compress 2-4x.
+ */
+export class RatioWatch {
+  private compressed = 0;
+  private inflated = 0;
+
+  constructor(private readonly maxRatio: number) {}
+
+  /** The compressed bytes read so far. */
+  readTo(bytes: number): void {
+    this.compressed = bytes;
+  }
+
+  /** The bytes inflated so far: throws once they plainly run ahead of what was read. */
+  inflatedTo(bytes: number): void {
+    this.inflated = bytes;
+    this.check(RATIO_FLOOR_WHILE_READING, ' so far');
+  }
+
+  /** After the whole archive is read: throws when it expanded more than the ratio overall. */
+  finish(): void {
+    this.check(RATIO_FLOOR, '');
+  }
+
+  private check(floor: number, soFar: string): void {
+    const { inflated, compressed, maxRatio } = this;
+    if (inflated > floor && inflated > maxRatio * compressed) {
+      throw refused(`archive expands more than ${maxRatio} times its compressed size (${sizeText(inflated)} from ${sizeText(compressed)}${soFar}): refused as a compression bomb`);
+    }
   }
 }
