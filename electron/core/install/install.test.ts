@@ -1,64 +1,17 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { HangarError } from '../../../shared/errors.ts';
-import { installBackend, stageBackend, type InstallRequest } from './install.ts';
+import { stageBackend, type InstallRequest } from './install.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { DEFAULT_LIMITS } from './limits.ts';
 import { builtinSources } from './sources.ts';
-import { BackendStore } from './store.ts';
-import { backendEntries, makeTar, makeTarGz, serve, sha256, snapshot, tempRoot, writeArchive, type TarEntry } from './testdata/fixtures.ts';
-
-const noBase = { baseDir: null, baseUrl: null };
-
-interface Harness {
-  root: string;
-  backends: string;
-  sentinel: string;
-  src: string;
-  store: BackendStore;
-  install(uri: string, extra?: Partial<InstallRequest>): ReturnType<typeof installBackend>;
-  /** Live "demo" is the same tree (inodes, modes, content), nothing leaked, no working dir left. */
-  assertUntouched(): void;
-}
-
-async function harness(t: TestContext, root?: string): Promise<Harness> {
-  root ??= await tempRoot(t);
-  const backends = join(root, 'backends');
-  const sentinel = join(root, 'sentinel');
-  const src = join(root, 'src');
-  await mkdir(sentinel, { recursive: true });
-  const store = new BackendStore(backends);
-  const install = (uri: string, extra: Partial<InstallRequest> = {}) =>
-    installBackend(store, { name: 'demo', uris: [uri], factories: builtinSources, sourceOptions: noBase, ...extra });
-  await install(await writeArchive(src, 'good.tar.gz', await makeTarGz(backendEntries('v1'))));
-  const before = snapshot(join(backends, 'demo'));
-  return {
-    root,
-    backends,
-    sentinel,
-    src,
-    store,
-    install,
-    assertUntouched() {
-      assert.deepEqual(snapshot(join(backends, 'demo')), before);
-      assert.deepEqual(readdirSync(sentinel), [], 'nothing written next to the backends dir');
-      assert.deepEqual(readdirSync(backends).filter((n) => n !== '.hangar'), ['demo']);
-      assert.deepEqual(workLeft(backends), [], 'no staging, backup or trash left');
-      assert.deepEqual(readdirSync(root).sort(), ['backends', 'sentinel', 'src']);
-    },
-  };
-}
-
-function workLeft(backends: string): string[] {
-  return ['staging', 'backup', 'trash'].flatMap((kind) => {
-    const dir = join(backends, '.hangar', kind);
-    return existsSync(dir) ? readdirSync(dir).map((n) => `${kind}/${n}`) : [];
-  });
-}
+import { backendEntries, makeTar, makeTarGz, serve, sha256, writeArchive, type TarEntry } from './testdata/fixtures.ts';
+import { harness, noBase, workLeft, type Harness } from './testdata/harness.ts';
 
 async function expectRejected(h: Harness, entries: TarEntry[] | Buffer, cause: RegExp, extra: Partial<InstallRequest> = {}): Promise<void> {
   const data = Buffer.isBuffer(entries) ? entries : await makeTarGz(entries);
@@ -91,6 +44,88 @@ describe('symlinks are created as written, as LocalAI does', () => {
   });
 });
 
+describe('names and links as real trees have them, the same from an archive and from a folder', () => {
+  async function folder(h: Harness, name: string, fill: (dir: string) => Promise<void>): Promise<string> {
+    const dir = join(h.src, name);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    await fill(dir);
+    return dir;
+  }
+
+  it('keeps a backslash and a colon in a name as written (they are name characters on Linux), never rewriting it', async (t) => {
+    const h = await harness(t);
+    const live = join(h.backends, 'demo');
+    const odd: TarEntry[] = [
+      { name: 'back\\slash.txt', content: 'b' },
+      { name: 'c:weird.txt', content: 'c' },
+    ];
+    await h.install(await writeArchive(h.src, 'names.tar.gz', await makeTarGz(backendEntries('v2', odd))));
+    assert.equal(readFileSync(join(live, 'back\\slash.txt'), 'utf8'), 'b');
+    assert.equal(readFileSync(join(live, 'c:weird.txt'), 'utf8'), 'c');
+    assert.equal(existsSync(join(live, 'back')), false, 'no directory made of the part before the backslash');
+    const dir = await folder(h, 'names', async (d) => {
+      await writeFile(join(d, 'back\\slash.txt'), 'B');
+      await writeFile(join(d, 'c:weird.txt'), 'C');
+    });
+    await h.install(dir);
+    assert.deepEqual(readdirSync(live).sort(), ['back\\slash.txt', 'c:weird.txt', 'metadata.json', 'run.sh']);
+  });
+
+  it('installs a virtualenv from a local folder (bin/python -> python3 -> /usr/bin/python3), as from an archive', async (t) => {
+    const h = await harness(t);
+    const venv = await folder(h, 'venv-backend', async (d) => {
+      await mkdir(join(d, 'venv/bin'), { recursive: true });
+      await mkdir(join(d, 'venv/lib/python3/site-packages'), { recursive: true });
+      await writeFile(join(d, 'venv/lib/python3/site-packages/backend.py'), 'print(1)\n');
+      await symlink('/usr/bin/python3', join(d, 'venv/bin/python3'));
+      await symlink('python3', join(d, 'venv/bin/python'));
+      await symlink('lib', join(d, 'venv/lib64'));
+    });
+    await h.install(venv);
+    const live = join(h.backends, 'demo');
+    assert.equal(readlinkSync(join(live, 'venv/bin/python')), 'python3');
+    assert.equal(readlinkSync(join(live, 'venv/bin/python3')), '/usr/bin/python3');
+    assert.equal(readFileSync(join(live, 'venv/lib64/python3/site-packages/backend.py'), 'utf8'), 'print(1)\n');
+    assert.deepEqual(readdirSync(h.sentinel), []);
+
+    const chain = await folder(h, 'chain', async (d) => {
+      await mkdir(join(d, 'lib'));
+      await symlink('..', join(d, 'lib/up'));
+      await symlink('lib/up/..', join(d, 'esc'));
+    });
+    await assert.rejects(h.install(chain), /symlink "esc" points outside the tree through other links/);
+    assert.equal(readlinkSync(join(live, 'venv/bin/python')), 'python3', 'the refused folder left the live tree alone');
+  });
+
+  it('recreates a hardlink to a symlink (GNU tar writes a second hardlink of a symlink so), by the same link rules', async (t) => {
+    const h = await harness(t);
+    const tree = await folder(h, 'hardlinked-symlinks', async (d) => {
+      await mkdir(join(d, 'bin'));
+      await symlink('/usr/bin/python3', join(d, 'bin/python3'));
+      await link(join(d, 'bin/python3'), join(d, 'bin/python3.11')); // link(2) does not follow a symlink on Linux
+      await writeFile(join(d, 'bin/libfoo.so.1'), 'foo');
+      await symlink('libfoo.so.1', join(d, 'bin/libfoo.so'));
+      await link(join(d, 'bin/libfoo.so'), join(d, 'bin/libfoo-again.so'));
+    });
+    const archive = join(h.src, 'hardlinked-symlinks.tar.gz');
+    execFileSync('tar', ['--sort=name', '-czf', archive, '-C', tree, '.']);
+    assert.match(execFileSync('tar', ['-tvzf', archive], { encoding: 'utf8' }), /^h.* \.\/bin\/python3\.11 link to \.\/bin\/python3$/m, 'GNU tar wrote a hardlink entry');
+    await h.install(archive);
+    const live = join(h.backends, 'demo');
+    assert.equal(readlinkSync(join(live, 'bin/python3.11')), '/usr/bin/python3');
+    assert.equal(readlinkSync(join(live, 'bin/libfoo-again.so')), 'libfoo.so.1');
+    assert.equal(readFileSync(join(live, 'bin/libfoo-again.so'), 'utf8'), 'foo');
+
+    const h2 = await harness(t);
+    const climbing: TarEntry[] = [
+      { name: 'lib/up', type: 'symlink', linkname: '..' },
+      { name: 'up', type: 'link', linkname: 'lib/up' },
+    ];
+    await expectRejected(h2, backendEntries('v2', climbing), /symlink "up" points outside the tree \(\.\.\)/);
+  });
+});
+
 describe('unsafe archives are refused and leave the live backend alone', () => {
   it('refuses ".." in entry names', async (t) => {
     const h = await harness(t);
@@ -117,10 +152,10 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
     await expectRejected(h, backendEntries('v2', chain), /symlink "esc" points outside the tree through other links/);
   });
 
-  it('refuses hardlinks out of the tree or to anything but an earlier regular file', async (t) => {
+  it('refuses hardlinks out of the tree or to anything but an earlier regular file or symlink', async (t) => {
     const h = await harness(t);
     await expectRejected(h, backendEntries('v2', [{ name: 'hl', type: 'link', linkname: '../../sentinel/x' }]), /hardlink "hl" points outside/);
-    await expectRejected(h, backendEntries('v2', [{ name: 'hl', type: 'link', linkname: 'lib' }]), /hardlink "hl" must point at a regular file/);
+    await expectRejected(h, backendEntries('v2', [{ name: 'hl', type: 'link', linkname: 'lib' }]), /hardlink "hl" must point at a regular file or symlink extracted earlier/);
   });
 
   it('refuses writing through a symlink extracted earlier', async (t) => {
@@ -249,6 +284,22 @@ describe('sources are bounded: size, time, and what they may name', () => {
     await rejectsInstall(h, `${server.url}/slow.tgz`, /slow\.tgz: stalled: less than 1024 bytes in 0\.3 s/, { fetch });
   });
 
+  it('gives up on a server dripping just fast enough for the stall rule, naming the rate it averaged', async (t) => {
+    const h = await harness(t);
+    const server = await serve((_req, res) => {
+      res.writeHead(200);
+      const timer = setInterval(() => res.write(Buffer.alloc(1100)), 100);
+      res.once('close', () => clearInterval(timer));
+    });
+    t.after(() => server.close());
+    const limits = { headersMs: 300, lowSpeedBytes: 1024, lowSpeedWindowMs: 300, minRateBytesPerSec: 16 * 1024, minRateWindowMs: 1000 };
+    const started = Date.now();
+    await rejectsInstall(h, `${server.url}/drip.tgz`, /drip\.tgz: too slow: \d+(\.\d)? KiB\/s averaged over the last 1 s, under the 16 KiB\/s minimum/, {
+      fetch: guardedFetch(globalThis.fetch, limits),
+    });
+    assert.ok(Date.now() - started < 5000, 'given up on within a few windows');
+  });
+
   it('copies a local directory within the entry limit, stops on cancel, and never copies the home', async (t) => {
     const h = await harness(t);
     const limits = { ...DEFAULT_LIMITS, maxEntries: 8 };
@@ -256,10 +307,58 @@ describe('sources are bounded: size, time, and what they may name', () => {
     const cancelled = new AbortController();
     cancelled.abort();
     await rejectsInstall(h, await treeOf(h, 3), /aborted/i, { signal: cancelled.signal });
-    await rejectsInstall(h, h.root, /is the Hangar home or holds it/, { home: h.root });
-    await rejectsInstall(h, join(h.root, '..'), /is the Hangar home or holds it/, { home: h.root });
+    await rejectsInstall(h, h.root, /is the Hangar home .*, so it cannot be a backend's source/, { home: h.root });
+    await rejectsInstall(h, join(h.root, '..'), /holds the Hangar home .*, so it cannot be a backend's source/, { home: h.root });
     await h.install(await treeOf(h, 3), { home: h.root });
     assert.ok(existsSync(join(h.backends, 'demo', 'f2')), 'a folder beside the home is fine');
+  });
+
+  it('never copies the backends directory: as the source, inside it, or reached through a symlink', async (t) => {
+    const h = await harness(t);
+    const started = Date.now();
+    await rejectsInstall(h, h.backends, /backends is the backends directory .*, so it cannot be a backend's source/);
+    await rejectsInstall(h, join(h.backends, 'demo'), /demo is inside the backends directory /);
+    await rejectsInstall(h, join(h.backends, '.hangar'), /\.hangar is inside the backends directory /);
+    const toBackends = join(h.src, 'to-backends');
+    const toHome = join(h.src, 'to-home');
+    await mkdir(h.src, { recursive: true });
+    await symlink(h.backends, toBackends);
+    await symlink(h.root, toHome);
+    await rejectsInstall(h, toBackends, /to-backends is the backends directory /);
+    await rejectsInstall(h, `${toHome}/backends`, /to-home\/backends is the backends directory /);
+    await rejectsInstall(h, toHome, /to-home is the Hangar home /, { home: h.root });
+    await rejectsInstall(h, toHome, /to-home holds the backends directory /, { home: join(h.root, 'elsewhere') });
+    assert.ok(Date.now() - started < 5000, 'refused at once, not after copying into itself');
+  });
+
+  it('recognises the home and the backends directory through a bind mount, by device and inode', async (t) => {
+    const h = await harness(t);
+    const mounts = join(h.src, 'mnt');
+    const homeMount = join(mounts, 'home');
+    const holder = join(h.src, 'holder');
+    await mkdir(homeMount, { recursive: true });
+    await mkdir(join(holder, 'inner', 'backends-here'), { recursive: true });
+    await writeFile(join(holder, 'run.sh'), '#!/bin/sh\n');
+    try {
+      execFileSync('mount', ['--bind', h.root, homeMount], { stdio: 'pipe' });
+    } catch (err) {
+      console.error(`\n*** SKIPPING the bind-mount test: cannot bind-mount here (${String(err).split('\n')[0]}) ***\n`);
+      t.skip('mount --bind failed');
+      return;
+    }
+    try {
+      execFileSync('mount', ['--bind', h.backends, join(holder, 'inner', 'backends-here')], { stdio: 'pipe' });
+      try {
+        await rejectsInstall(h, homeMount, /mnt\/home is the Hangar home /, { home: h.root });
+        await rejectsInstall(h, join(homeMount, 'backends'), /mnt\/home\/backends is the backends directory /);
+        await rejectsInstall(h, join(homeMount, 'backends', 'demo'), /is inside the backends directory /);
+        await rejectsInstall(h, holder, /holder holds the backends directory .* at "inner\/backends-here"/);
+      } finally {
+        execFileSync('umount', [join(holder, 'inner', 'backends-here')]);
+      }
+    } finally {
+      execFileSync('umount', [homeMount]); // before the temp root is removed through it
+    }
   });
 
   it('refuses local paths named by a gallery that came over the network', async (t) => {
@@ -377,7 +476,7 @@ describe('install, upgrade, rollback, delete', () => {
     await mkdir(outside, { recursive: true });
     await writeFile(join(outside, 'run.sh'), '#!/bin/sh\n');
     await symlink('../../sentinel', join(outside, 'escape'));
-    await assert.rejects(h2.install(outside), /^HangarError: backend "demo": symlink "escape" points outside the source tree/);
+    await assert.rejects(h2.install(outside), /^HangarError: backend "demo": symlink "escape" points outside the tree \(\.\.\/\.\.\/sentinel\)/);
     h2.assertUntouched();
   });
 

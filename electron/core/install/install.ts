@@ -46,6 +46,7 @@ export async function stageBackend(store: BackendStore, request: InstallRequest)
       fetch: request.fetch ?? globalThis.fetch,
       ...(request.limits !== undefined && { limits: request.limits }),
       ...(request.home !== undefined && { home: request.home }),
+      backendsDir: store.dir,
       ...(request.sha256 !== undefined && { sha256: request.sha256 }),
     });
     phase('verifying');

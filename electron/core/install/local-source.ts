@@ -1,25 +1,16 @@
 // A local directory (copied) or a local tar/tar.gz file (extracted), named by an absolute path or file:// URL.
 import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
 import { copyTree } from './copy-tree.ts';
 import { DEFAULT_LIMITS } from './limits.ts';
+import { OwnTreeGuard } from './own-trees.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
 const READ_CHUNK = 1 << 20;
-
-/** A copy of the home, or of a folder holding it, would copy the staging dir into itself. */
-async function refuseHome(path: string, home: string | undefined): Promise<void> {
-  if (home === undefined) return;
-  const [source, realHome] = await Promise.all([realpath(path), realpath(home).catch(() => home)]);
-  const fromSource = relative(source, realHome);
-  if (fromSource === '' || !(fromSource.startsWith('..') || isAbsolute(fromSource))) {
-    throw new HangarError('bad-input', `${path} is the Hangar home or holds it, so it cannot be a backend's source`);
-  }
-}
 
 class LocalSource implements BackendSource {
   constructor(
@@ -33,11 +24,13 @@ class LocalSource implements BackendSource {
     });
     if (stats.isDirectory()) {
       if (ctx.sha256 !== undefined) throw new HangarError('bad-input', `a sha256 is given, but ${this.path} is a directory and cannot be verified`);
-      await refuseHome(this.path, ctx.home);
+      const guard = await OwnTreeGuard.of({ home: ctx.home, backendsDir: ctx.backendsDir });
+      await guard.checkSource(this.path);
       await copyTree(this.path, stagingDir, {
         limits: ctx.limits ?? DEFAULT_LIMITS,
         signal: ctx.signal,
         onBytes: (bytes) => ctx.onProgress(bytes, null),
+        guard,
       });
       return { sha256: null, digest: null, servedBy: this.uri };
     }

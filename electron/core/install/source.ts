@@ -13,6 +13,8 @@ export interface FetchContext {
   limits?: ExtractLimits;
   /** The Hangar home: a local source may be neither it nor a directory that contains it. */
   home?: string;
+  /** The backends directory (staging lives in it): a local source may not be it, hold it, or lie inside it. */
+  backendsDir?: string;
 }
 
 export interface FetchResult {

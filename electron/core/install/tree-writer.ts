@@ -1,11 +1,12 @@
 // Writes archive entries into a destination tree, one at a time, refusing anything that would land outside it.
 // It keeps a cache of directories known to be real (not symlinks) so the common case costs no extra syscalls.
 import { chmodSync, closeSync, constants, fchmodSync, mkdirSync, openSync, writeSync, type Stats } from 'node:fs';
-import { chmod, link, lstat, mkdir, open, readdir, readlink, rm, symlink } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
+import { checkLinksStayInside, checkLinkTarget, lstatOrNull } from './link-rules.ts';
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
-import { ancestorsOf, baseOf, isAbsolutePath, isSameOrUnder, parentOf, resolveLinkLexically, safeEntryPath, segmentsOf } from './paths.ts';
+import { ancestorsOf, baseOf, isSameOrUnder, parentOf, safeEntryPath } from './paths.ts';
 
 /** An entry's content: tar-stream hands out streamx readables, so only iteration and resume are relied on. */
 export interface EntryBody extends AsyncIterable<Buffer> {
@@ -23,7 +24,6 @@ export interface EntryHeader {
 const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 const WHITEOUT = '.wh.';
 const OPAQUE = '.wh..wh..opq';
-const MAX_LINK_HOPS = 40;
 const WRITE_BATCH = 1 << 20;
 /**
  * Files up to this size are written with blocking calls once their bytes are in: a small file costs three
@@ -42,21 +42,13 @@ function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
 }
 
-async function lstatOrNull(path: string): Promise<Stats | null> {
-  try {
-    return await lstat(path);
-  } catch (err) {
-    if (errno(err) === 'ENOENT') return null;
-    throw err;
-  }
-}
-
 export class TreeWriter {
   /** Relative paths known to be real directories ('' is the root). */
   private readonly realDirs = new Set<string>(['']);
   /** What this extraction wrote or entered, by relative path (hardlinks may only target files in here). */
   private readonly written = new Map<string, Kind>();
-  private readonly symlinks: string[] = [];
+  /** Symlinks this extraction created, by relative path, with their targets as written. */
+  private readonly symlinks = new Map<string, string>();
 
   constructor(
     private readonly root: string,
@@ -99,12 +91,9 @@ export class TreeWriter {
     }
   }
 
-  /** Re-checks every relative symlink against the finished tree, so chains of them cannot climb out of it. */
+  /** Re-checks every symlink against the finished tree, so chains of them cannot climb out of it. */
   async finish(): Promise<void> {
-    for (const rel of this.symlinks) {
-      if (this.written.get(rel) !== 'symlink') continue;
-      if (!(await this.resolvesInside(rel))) throw bad(`symlink "${rel}" points outside the tree through other links`);
-    }
+    await checkLinksStayInside(this.root, [...this.symlinks.keys()].filter((rel) => this.written.get(rel) === 'symlink'));
   }
 
   private abs(rel: string): string {
@@ -169,21 +158,16 @@ export class TreeWriter {
     this.written.set(rel, 'dir');
   }
 
-  /**
-   * Links are created as written, as LocalAI does: an absolute target names a file of the host (a virtualenv's
-   * interpreter, say). A relative one must stay inside the tree, where it cannot reach a sibling backend. Nothing is
-   * ever written through a link either way (ensureParent).
-   */
+  /** Links are created as written, by the rule in link-rules.ts; nothing is ever written through one (ensureParent). */
   private async makeSymlink(rel: string, target: string): Promise<void> {
-    if (target === '' || (!isAbsolutePath(target) && resolveLinkLexically(rel, target) === null)) {
-      throw bad(`symlink "${rel}" points outside the tree (${target || 'empty target'})`);
-    }
+    checkLinkTarget(rel, target);
     await this.ensureParent(rel);
     await this.create(rel, () => symlink(target, this.abs(rel)));
     this.written.set(rel, 'symlink');
-    this.symlinks.push(rel);
+    this.symlinks.set(rel, target);
   }
 
+  /** GNU tar writes a second hardlink to a symlink as a hardlink entry: that is recreated as the same symlink. */
   private async makeHardlink(rel: string, linkname: string): Promise<void> {
     let target: string;
     try {
@@ -191,8 +175,10 @@ export class TreeWriter {
     } catch {
       throw bad(`hardlink "${rel}" points outside the tree (${linkname})`);
     }
-    if (this.written.get(target) !== 'file') {
-      throw bad(`hardlink "${rel}" must point at a regular file extracted earlier, not "${linkname}"`);
+    const kind = this.written.get(target);
+    if (kind === 'symlink') return this.makeSymlink(rel, this.symlinks.get(target)!);
+    if (kind !== 'file') {
+      throw bad(`hardlink "${rel}" must point at a regular file or symlink extracted earlier, not "${linkname}"`);
     }
     await this.ensureParent(rel);
     await this.create(rel, () => link(this.abs(target), this.abs(rel)));
@@ -274,27 +260,5 @@ export class TreeWriter {
   private forget(rel: string): void {
     for (const dir of this.realDirs) if (isSameOrUnder(dir, rel)) this.realDirs.delete(dir);
     for (const path of this.written.keys()) if (isSameOrUnder(path, rel)) this.written.delete(path);
-  }
-
-  /** Follows `rel` through the real tree, link by link, and tells whether it stays inside. */
-  private async resolvesInside(rel: string): Promise<boolean> {
-    const stack: string[] = [];
-    let pending = rel.split('/');
-    for (let hops = 0; pending.length > 0; ) {
-      const segment = pending.shift()!;
-      if (segment === '..') {
-        if (stack.pop() === undefined) return false;
-        continue;
-      }
-      stack.push(segment);
-      const stats = await lstatOrNull(this.abs(stack.join('/')));
-      if (stats === null || !stats.isSymbolicLink()) continue;
-      if (++hops > MAX_LINK_HOPS) return false;
-      const target = await readlink(this.abs(stack.join('/')));
-      if (isAbsolutePath(target)) return true; // reaches a host path, as an absolute link may
-      stack.pop();
-      pending = [...segmentsOf(target), ...pending];
-    }
-    return true;
   }
 }
