@@ -1,12 +1,18 @@
 // Copies a local directory tree into staging: modes kept (special bits stripped), special files refused. Symlinks
 // are copied as written, by the same rule as an archive's (link-rules.ts), and never followed.
-import { chmod, copyFile, lstat, mkdir, readdir, readlink, realpath, symlink } from 'node:fs/promises';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, readlinkSync, symlinkSync } from 'node:fs';
+import { copyFile, readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import { TreeTally, type ExtractLimits } from './limits.ts';
 import { checkLinksStayInside, checkLinkTarget } from './link-rules.ts';
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
 import type { OwnTreeGuard } from './own-trees.ts';
+import { SMALL_FILE } from './tree-writer.ts';
+
+/** Entries handled with blocking calls (as small files are) before the event loop gets a turn. */
+const ENTRIES_PER_TURN = 256;
 
 export interface CopyOptions {
   limits: ExtractLimits;
@@ -23,28 +29,35 @@ export async function copyTree(sourceDir: string, destDir: string, { limits, sig
   const tally = new TreeTally(sourceDir, limits);
   const links: string[] = [];
   let copied = 0;
+  let sinceTurn = 0;
   const walk = async (rel: string): Promise<void> => {
     for (const name of await readdir(join(root, rel))) {
       signal.throwIfAborted();
+      if (++sinceTurn >= ENTRIES_PER_TURN) {
+        sinceTurn = 0;
+        await nextTurn();
+      }
       const childRel = rel === '' ? name : `${rel}/${name}`;
       const from = join(root, childRel);
       const to = join(destDir, childRel);
-      const stats = await lstat(from, { bigint: true });
+      const stats = lstatSync(from, { bigint: true });
       const mode = Number(stats.mode);
-      tally.add(stats.isFile() ? Number(stats.size) : 0);
+      const size = Number(stats.size);
+      tally.add(stats.isFile() ? size : 0);
       if (stats.isDirectory()) {
         guard?.checkDir(sourceDir, childRel, stats);
-        await mkdir(to, dirMode(mode));
-        if (umaskAlters(dirMode(mode))) await chmod(to, dirMode(mode));
+        mkdirSync(to, dirMode(mode));
+        if (umaskAlters(dirMode(mode))) chmodSync(to, dirMode(mode));
         await walk(childRel);
       } else if (stats.isFile()) {
-        await copyFile(from, to);
-        if (fileMode(mode) !== (mode & 0o7777)) await chmod(to, fileMode(mode));
-        onBytes((copied += Number(stats.size)));
+        if (size <= SMALL_FILE) copyFileSync(from, to);
+        else await copyFile(from, to);
+        if (fileMode(mode) !== (mode & 0o7777)) chmodSync(to, fileMode(mode));
+        onBytes((copied += size));
       } else if (stats.isSymbolicLink()) {
-        const target = await readlink(from);
+        const target = readlinkSync(from);
         checkLinkTarget(childRel, target);
-        await symlink(target, to);
+        symlinkSync(target, to);
         links.push(childRel);
       } else {
         throw new HangarError('bad-input', `"${childRel}" is a device, FIFO or socket, which backends may not contain`);

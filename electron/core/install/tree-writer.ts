@@ -26,11 +26,11 @@ const WHITEOUT = '.wh.';
 const OPAQUE = '.wh..wh..opq';
 const WRITE_BATCH = 1 << 20;
 /**
- * Files up to this size are written with blocking calls once their bytes are in: a small file costs three
+ * Files up to this size are written (or copied, copy-tree.ts) with blocking calls: a small file costs three
  * thread-pool round trips (open, write, close) when written asynchronously, which made many-small-file trees
- * several times slower than tar. Blocking for one small write is shorter than one of those round trips.
+ * several times slower than tar. Blocking for one small file is shorter than one of those round trips.
  */
-const SMALL_FILE = 256 * 1024;
+export const SMALL_FILE = 256 * 1024;
 
 type Kind = 'file' | 'dir' | 'symlink';
 
