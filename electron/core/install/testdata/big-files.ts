@@ -3,20 +3,20 @@
 // window the repeats cannot be found, so it compresses exactly as its block does.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { constants, createGzip } from 'node:zlib';
+import { buildLayer, layerOf, type Blob, type LayerEntry } from '../oci/testing/image.ts';
 
 export const MiB = 1024 * 1024;
 
-/** `bytes` of `block`, repeated with a counter in its first bytes so no two MiB are the same. */
-function repeated(block: Buffer, bytes: number): Readable {
+/** `bytes` of `block`, repeated; a counter in the first bytes of each copy makes every MiB differ when `stamp`. */
+function repeated(block: Buffer, bytes: number, stamp = true): Readable {
   return Readable.from(
     (function* () {
       for (let offset = 0, counter = 0; offset < bytes; offset += block.length, counter++) {
         const chunk = Buffer.from(block.subarray(0, Math.min(block.length, bytes - offset)));
-        if (chunk.length >= 8) chunk.writeBigUInt64LE(BigInt(counter), 0);
+        if (stamp && chunk.length >= 8) chunk.writeBigUInt64LE(BigInt(counter), 0);
         yield chunk;
       }
     })(),
@@ -37,42 +37,68 @@ export function compressesThreeTimes(bytes: number): Readable {
 }
 
 export function zeros(bytes: number): Readable {
-  return repeated(Buffer.alloc(MiB), bytes);
+  return repeated(Buffer.alloc(MiB), bytes, false);
 }
 
 export async function writeStream(path: string, content: Readable): Promise<void> {
   await pipeline(content, createWriteStream(path));
 }
 
-/** Streams `input` into `path` gzipped (RLE: as fast as gzip gets, and a true gzip stream), hashing the result. */
-async function gzipInto(input: Readable, path: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
-      hash.update(chunk);
-      bytes += chunk.length;
-      callback(null, chunk);
+/** A layer entry of `size` bytes made by `make`, whose sha256 is known once its content has been read through. */
+export function generated(path: string, size: number, make: (bytes: number) => Readable): LayerEntry & { sha256(): string } {
+  let digest: string | null = null;
+  return {
+    path,
+    size,
+    content() {
+      const hash = createHash('sha256');
+      const tap = new Transform({
+        transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+          hash.update(chunk);
+          callback(null, chunk);
+        },
+        flush(callback: TransformCallback) {
+          digest = hash.digest('hex');
+          callback();
+        },
+      });
+      return make(size).pipe(tap);
     },
-  });
-  await pipeline(input, createGzip({ strategy: constants.Z_RLE }), tap, createWriteStream(path));
-  return { sha256: hash.digest('hex'), bytes };
+    sha256() {
+      if (digest === null) throw new Error(`${path} was never read through`);
+      return digest;
+    },
+  };
 }
 
-export interface Archive {
-  path: string;
-  sha256: string;
-  bytes: number;
+export async function sha256OfFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path, { highWaterMark: MiB })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
 }
 
-/** `tree` as GNU tar writes it (names sorted, hardlinks as tar records them), gzipped into `path`. */
-export async function tarGzOf(tree: string, path: string): Promise<Archive> {
-  const tar = spawn('tar', ['--sort=name', '-C', tree, '-cf', '-', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** A gzipped archive in a file, as an OCI layer describes it (the .tar.gz file, its digest and size). */
+export type ArchiveFile = Blob & { data: { path: string } };
+
+function inFile(blob: Blob): ArchiveFile {
+  if (Buffer.isBuffer(blob.data)) throw new Error('expected a layer written to a file');
+  return blob as ArchiveFile;
+}
+
+/** `tree` as GNU tar writes it (hardlinks as tar records them), its top-level `names` in this order, gzipped. */
+export async function tarGzOf(tree: string, names: string[], path: string): Promise<ArchiveFile> {
+  const tar = spawn('tar', ['--sort=name', '-C', tree, '-cf', '-', '--', ...names], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   tar.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => tar.once('exit', resolve));
-  const gz = await gzipInto(tar.stdout, path);
+  const archive = await layerOf(tar.stdout, { file: path, fast: true });
   const code = await exited;
   if (code !== 0) throw new Error(`tar failed (${code}): ${stderr}`);
-  return { path, ...gz };
+  return inFile(archive);
+}
+
+/** A .tar.gz of `files`, in this order, then a run.sh: written straight from their streams. */
+export async function tarGzOfStreams(files: LayerEntry[], path: string): Promise<ArchiveFile> {
+  const runSh: LayerEntry = { path: 'run.sh', content: '#!/bin/sh\n', mode: 0o755 };
+  return inFile(await buildLayer([...files, runSh], { file: path, fast: true }));
 }

@@ -21,6 +21,8 @@ export interface Harness {
   install(uri: string, extra?: Partial<InstallRequest>): ReturnType<typeof installBackend>;
   /** Live "demo" is the same tree (inodes, modes, content), nothing leaked, no working dir left. */
   assertUntouched(): void;
+  /** Nothing was written outside the backends' own places, and no working dir is left. */
+  assertNothingElse(): void;
 }
 
 export async function harness(t: TestContext, root?: string): Promise<Harness> {
@@ -34,6 +36,12 @@ export async function harness(t: TestContext, root?: string): Promise<Harness> {
     installBackend(store, { name: 'demo', uris: [uri], factories: builtinSources, sourceOptions: noBase, ...extra });
   await install(await writeArchive(src, 'good.tar.gz', await makeTarGz(backendEntries('v1'))));
   const before = snapshot(join(backends, 'demo'));
+  const assertNothingElse = () => {
+    assert.deepEqual(readdirSync(sentinel), [], 'nothing written next to the backends dir');
+    assert.deepEqual(readdirSync(backends).filter((n) => n !== '.hangar'), ['demo']);
+    assert.deepEqual(workLeft(backends), [], 'no staging, backup or trash left');
+    assert.deepEqual(readdirSync(root).sort(), ['backends', 'sentinel', 'src']);
+  };
   return {
     root,
     backends,
@@ -43,11 +51,9 @@ export async function harness(t: TestContext, root?: string): Promise<Harness> {
     install,
     assertUntouched() {
       assert.deepEqual(snapshot(join(backends, 'demo')), before);
-      assert.deepEqual(readdirSync(sentinel), [], 'nothing written next to the backends dir');
-      assert.deepEqual(readdirSync(backends).filter((n) => n !== '.hangar'), ['demo']);
-      assert.deepEqual(workLeft(backends), [], 'no staging, backup or trash left');
-      assert.deepEqual(readdirSync(root).sort(), ['backends', 'sentinel', 'src']);
+      assertNothingElse();
     },
+    assertNothingElse,
   };
 }
 

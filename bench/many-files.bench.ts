@@ -1,0 +1,74 @@
+// 100,000 small files (Python-sized, a hundred to a package) installed from every source, each against the plain
+// tool doing the same copy in the same run: a local folder against `cp -a`; a local .tar.gz against
+// `sha256sum F && tar -xzf F` (Hangar verifies the sha256 while it extracts); http and OCI against
+// `curl URL | tar -xz`. Installs go through installBackend, the guarded fetch and a real registry.
+// Nothing is deleted until the end: deleting a large tree slows the next writes on this disk for a while.
+import { spawnSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { installBackend } from '../electron/core/install/install.ts';
+import { BackendStore } from '../electron/core/install/store.ts';
+import { tarGzOf } from '../electron/core/install/testdata/big-files.ts';
+import { startSourceRig, type ArchiveSource } from '../electron/core/install/testdata/every-source.ts';
+import { writeSmallFiles } from '../electron/core/install/testdata/legit-tree.ts';
+import type { BenchFigure } from './figure.ts';
+
+const FILES = 100_000;
+const GOAL = 2;
+
+function shell(script: string): void {
+  const result = spawnSync('sh', ['-c', script], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`${script} failed (${result.status})`);
+}
+
+async function timed(run: () => unknown): Promise<number> {
+  const start = performance.now();
+  await run();
+  return performance.now() - start;
+}
+
+export default async function (): Promise<BenchFigure[]> {
+  const work = await mkdtemp(join(tmpdir(), 'hangar-many-files-bench-'));
+  const rig = await startSourceRig();
+  try {
+    const tree = join(work, 'tree');
+    writeSmallFiles(join(tree, 'site-packages'), FILES);
+    await writeFile(join(tree, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
+    const archive = await tarGzOf(tree, ['run.sh', 'site-packages'], join(work, 'many.tar.gz'));
+    const uris = await rig.publish('many', archive);
+    const blobUrl = uris.oci.replace(/^([^/]+)\/(.+):v1$/, `http://$1/v2/$2/blobs/${archive.digest}`);
+    const store = new BackendStore(join(work, 'backends'));
+    const install = (name: string, uri: string) =>
+      timed(() => installBackend(store, { name, uris: [uri], sourceOptions: { baseDir: null, baseUrl: null }, ...rig.request }));
+    const floorDir = async (name: string) => {
+      const dir = join(work, 'floor', name);
+      await mkdir(dir, { recursive: true });
+      return dir;
+    };
+    const cases: { source: 'dir' | ArchiveSource; uri: string; floor: string; run(dir: string): void }[] = [
+      { source: 'dir', uri: tree, floor: 'cp -a', run: (dir) => shell(`cp -a "${tree}/." "${dir}"`) },
+      { source: 'local .tar.gz', uri: uris['local .tar.gz'], floor: 'sha256sum + tar -xzf', run: (dir) => shell(`sha256sum "${archive.data.path}" >/dev/null && tar -xzf "${archive.data.path}" -C "${dir}"`) },
+      { source: 'http', uri: uris.http, floor: 'curl | tar -xz', run: (dir) => shell(`curl -sf "${uris.http}" | tar -xz -C "${dir}"`) },
+      { source: 'oci', uri: uris.oci, floor: 'curl blob | tar -xz', run: (dir) => shell(`curl -sf "${blobUrl}" | tar -xz -C "${dir}"`) },
+    ];
+    const figures: BenchFigure[] = [];
+    for (const [i, c] of cases.entries()) {
+      const floorDirPath = await floorDir(String(i));
+      const floorMs = await timed(() => c.run(floorDirPath));
+      const oursMs = await install(`many-${i}`, c.uri);
+      figures.push({
+        name: `install_100k_files_${c.source.replace(/[^a-z]+/g, '_').replace(/^_|_$/g, '')}_ratio`,
+        value: oursMs / floorMs,
+        unit: 'x',
+        goal: GOAL,
+        note: `${FILES.toLocaleString('en')} small files from ${c.source}: install ${(oursMs / 1000).toFixed(1)} s vs ${c.floor} ${(floorMs / 1000).toFixed(1)} s`,
+      });
+    }
+    return figures;
+  } finally {
+    await rig.close();
+    await rm(work, { recursive: true, force: true });
+  }
+}
