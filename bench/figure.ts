@@ -1,3 +1,6 @@
+import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+
 export interface BenchFigure {
   name: string;
   value: number;
@@ -13,4 +16,17 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Milliseconds `action` takes, awaited. */
+export async function timed(action: () => unknown): Promise<number> {
+  const start = performance.now();
+  await action();
+  return performance.now() - start;
+}
+
+/** Runs a shell script to its end, failing on a non-zero exit. */
+export function shell(script: string): void {
+  const result = spawnSync('sh', ['-c', script], { stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`${script} failed (${result.status})`);
 }

@@ -6,17 +6,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { Galleries, parseGalleryIndex } from '../electron/core/gallery/index.ts';
-import { median, type BenchFigure } from './figure.ts';
+import { median, timed, type BenchFigure } from './figure.ts';
 
 const fixture = 'shared/fixtures/localai-backend-index.yaml';
 const fixturePath = new URL(`../../${fixture}`, import.meta.url);
 const runs = 5;
-
-async function timed(action: () => unknown): Promise<number> {
-  const start = performance.now();
-  await action();
-  return performance.now() - start;
-}
 
 async function sample(action: () => unknown, count = runs): Promise<number> {
   const samples: number[] = [];

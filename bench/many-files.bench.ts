@@ -3,31 +3,18 @@
 // `sha256sum F && tar -xzf F` (Hangar verifies the sha256 while it extracts); http and OCI against
 // `curl URL | tar -xz`. Installs go through installBackend, the guarded fetch and a real registry.
 // Nothing is deleted until the end: deleting a large tree slows the next writes on this disk for a while.
-import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { installBackend } from '../electron/core/install/install.ts';
 import { BackendStore } from '../electron/core/install/store.ts';
 import { tarGzOf } from '../electron/core/install/testdata/big-files.ts';
 import { startSourceRig, type ArchiveSource } from '../electron/core/install/testdata/every-source.ts';
 import { writeSmallFiles } from '../electron/core/install/testdata/legit-tree.ts';
-import type { BenchFigure } from './figure.ts';
+import { shell, timed, type BenchFigure } from './figure.ts';
 
 const FILES = 100_000;
 const GOAL = 2;
-
-function shell(script: string): void {
-  const result = spawnSync('sh', ['-c', script], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`${script} failed (${result.status})`);
-}
-
-async function timed(run: () => unknown): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
-}
 
 export default async function (): Promise<BenchFigure[]> {
   const work = await mkdtemp(join(tmpdir(), 'hangar-many-files-bench-'));

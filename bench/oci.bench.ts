@@ -13,7 +13,7 @@ import { createOciSource } from '../electron/core/install/oci/oci-source.ts';
 import { hostPlatform } from '../electron/core/install/oci/platform.ts';
 import { buildLayer, pushImage, type LayerEntry } from '../electron/core/install/oci/testing/image.ts';
 import { startRegistry } from '../electron/core/install/oci/testing/registry.ts';
-import { median, type BenchFigure } from './figure.ts';
+import { median, shell, timed, type BenchFigure } from './figure.ts';
 
 const FILES = 25;
 const FILE_BYTES = 8 * 1024 * 1024;
@@ -30,17 +30,6 @@ function randomFile(path: string): LayerEntry {
         })(),
       ),
   };
-}
-
-function shell(script: string): void {
-  const result = spawnSync('sh', ['-c', script], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`${script} failed (${result.status})`);
-}
-
-async function timed(run: () => Promise<void>): Promise<number> {
-  const start = performance.now();
-  await run();
-  return performance.now() - start;
 }
 
 export default async function (): Promise<BenchFigure[]> {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { link, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { HangarError } from '../../../shared/errors.ts';
 import { stageBackend, type InstallRequest } from './install.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
@@ -272,29 +272,30 @@ describe('sources are bounded: size, time, and what they may name', () => {
     await rejectsInstall(h, `${server.url}/endless.tar`, /the download is larger than 16\.0 MiB, the install size limit/, { limits });
   });
 
-  it('gives up on a server that drips its tarball', async (t) => {
-    const h = await harness(t);
+  /** A server that sends `bytes` every 100 ms, forever. */
+  async function dripping(t: TestContext, bytes: number): Promise<string> {
     const server = await serve((_req, res) => {
       res.writeHead(200);
-      const timer = setInterval(() => res.write(Buffer.alloc(1)), 100);
+      const timer = setInterval(() => res.write(Buffer.alloc(bytes)), 100);
       res.once('close', () => clearInterval(timer));
     });
     t.after(() => server.close());
+    return server.url;
+  }
+
+  it('gives up on a server that drips its tarball', async (t) => {
+    const h = await harness(t);
+    const url = await dripping(t, 1);
     const fetch = guardedFetch(globalThis.fetch, { headersMs: 300, lowSpeedBytes: 1024, lowSpeedWindowMs: 300 });
-    await rejectsInstall(h, `${server.url}/slow.tgz`, /slow\.tgz: stalled: less than 1024 bytes in 0\.3 s/, { fetch });
+    await rejectsInstall(h, `${url}/slow.tgz`, /slow\.tgz: stalled: less than 1024 bytes in 0\.3 s/, { fetch });
   });
 
   it('gives up on a server dripping just fast enough for the stall rule, naming the rate it averaged', async (t) => {
     const h = await harness(t);
-    const server = await serve((_req, res) => {
-      res.writeHead(200);
-      const timer = setInterval(() => res.write(Buffer.alloc(1100)), 100);
-      res.once('close', () => clearInterval(timer));
-    });
-    t.after(() => server.close());
+    const url = await dripping(t, 1100);
     const limits = { headersMs: 300, lowSpeedBytes: 1024, lowSpeedWindowMs: 300, minRateBytesPerSec: 16 * 1024, minRateWindowMs: 1000 };
     const started = Date.now();
-    await rejectsInstall(h, `${server.url}/drip.tgz`, /drip\.tgz: too slow: \d+(\.\d)? KiB\/s averaged over the last 1 s, under the 16 KiB\/s minimum/, {
+    await rejectsInstall(h, `${url}/drip.tgz`, /drip\.tgz: too slow: \d+(\.\d)? KiB\/s averaged over the last 1 s, under the 16 KiB\/s minimum/, {
       fetch: guardedFetch(globalThis.fetch, limits),
     });
     assert.ok(Date.now() - started < 5000, 'given up on within a few windows');
