@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 
 export interface BenchFigure {
@@ -25,8 +26,9 @@ export async function timed(action: () => unknown): Promise<number> {
   return performance.now() - start;
 }
 
-/** Runs a shell script to its end, failing on a non-zero exit. */
-export function shell(script: string): void {
-  const result = spawnSync('sh', ['-c', script], { stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`${script} failed (${result.status})`);
+/** Runs a shell script to its end, failing on a non-zero exit; never blocks this process (it may be serving the script). */
+export async function shell(script: string): Promise<void> {
+  const child = spawn('sh', ['-c', script], { stdio: 'inherit' });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`${script} failed (${code})`);
 }

@@ -34,7 +34,7 @@ export default async function (): Promise<BenchFigure[]> {
       await mkdir(dir, { recursive: true });
       return dir;
     };
-    const cases: { source: 'dir' | ArchiveSource; uri: string; floor: string; run(dir: string): void }[] = [
+    const cases: { source: 'dir' | ArchiveSource; uri: string; floor: string; run(dir: string): Promise<void> }[] = [
       { source: 'dir', uri: tree, floor: 'cp -a', run: (dir) => shell(`cp -a "${tree}/." "${dir}"`) },
       { source: 'local .tar.gz', uri: uris['local .tar.gz'], floor: 'sha256sum + tar -xzf', run: (dir) => shell(`sha256sum "${archive.data.path}" >/dev/null && tar -xzf "${archive.data.path}" -C "${dir}"`) },
       { source: 'http', uri: uris.http, floor: 'curl | tar -xz', run: (dir) => shell(`curl -sf "${uris.http}" | tar -xz -C "${dir}"`) },
