@@ -2,6 +2,8 @@ import type {
   BackendView,
   ClusterSettingsView,
   ClusterStatusView,
+  DesiredStateView,
+  DesiredVersion,
   GalleryEntryView,
   JobView,
   LoadResult,
@@ -11,6 +13,7 @@ import type {
   NodeInfo,
   ProcessView,
   NodeSettings,
+  ResourcesView,
   RestartPolicy,
   RolloutView,
   ScanEntry,
@@ -40,6 +43,12 @@ export interface NodeApi {
   install(req: BackendRef & SwapOptions & { force?: boolean }): Promise<JobView>;
   upgrade(req: BackendRef & SwapOptions): Promise<JobView>;
   upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]>;
+  /**
+   * Installs, upgrades or downgrades `name` to exactly `version`, from the first gallery entry of that name whose
+   * `version` is it, with the same health gate and rollback as an upgrade. Refused at once when no gallery of this
+   * node offers that version ("2.0.0 wanted, not offered by this node's galleries").
+   */
+  installVersion(req: BackendRef & SwapOptions & { version: string }): Promise<JobView>;
   rollback(req: BackendRef & SwapOptions): Promise<JobView>;
   /** Picks which build of a meta backend this node installs (`capability` null: the automatic choice again). */
   chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView>;
@@ -68,6 +77,10 @@ export interface NodeApi {
   settings(req: NodeRef): Promise<SettingsView>;
   /** Changes the given settings, applies them at once and keeps them; a fixed one is refused. */
   updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView>;
+  /** CPU, memory, disk and GPUs now, and the GPU memory each supervised process holds. */
+  resources(req: NodeRef): Promise<ResourcesView>;
+  /** Cordons the node, then stops every process it supervises (Free, then stop); returns the models stopped. */
+  drain(req: NodeRef): Promise<string[]>;
 }
 
 /**
@@ -76,12 +89,23 @@ export interface NodeApi {
  */
 export interface ClusterApi {
   nodes(req: NodeRef): Promise<NodeCard[]>;
-  /** Starts a rolling upgrade of `name` on every member; follow it with `rollout` events or `rollouts`. */
-  rollout(req: BackendRef & { maxParallel?: number }): Promise<RolloutView>;
-  /** Every rollout this host ran, newest first, kept across restarts. */
+  /**
+   * Starts a rolling upgrade of `name` on the nodes `on` selects (default all) to `version` (default: the one their
+   * galleries offer), and records it as the cluster's desired version; follow it with `rollout` events or `rollouts`.
+   */
+  rollout(req: BackendRef & { maxParallel?: number; on?: string; version?: string }): Promise<RolloutView>;
+  /** Every rollout in the cluster (this host's own when it is in none), newest first. */
   rollouts(req: NodeRef): Promise<RolloutView[]>;
   /** Rolls back the nodes that rollout `id` upgraded. */
   rollbackRollout(req: NodeRef & { id: string }): Promise<RolloutView>;
+  /** Takes over an interrupted rollout and goes on where it stopped; refused when another viewer already did. */
+  resumeRollout(req: NodeRef & { id: string }): Promise<RolloutView>;
+  /** Records `version` as the desired version of `name` on the nodes `on` selects: they install or move to it. */
+  pin(req: BackendRef & { version: string; on: string }): Promise<DesiredVersion>;
+  /** Clears the desired version of `name`: nodes keep what they run. */
+  unpin(req: BackendRef): Promise<void>;
+  /** The cluster's desired versions and how each node stands against them. */
+  desired(req: NodeRef): Promise<DesiredStateView>;
   clusterSettings(req: NodeRef): Promise<ClusterSettingsView>;
   /**
    * Sets the cluster the host joins from its next start (null: none). A password or token left out is kept as it
@@ -122,9 +146,12 @@ export const LOCAL_NODE = 'local';
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
   'resolveLeftover', 'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
+  'installVersion', 'resources', 'drain',
 ] as const satisfies readonly NodeMethod[];
 
-export const clusterMethods = ['nodes', 'rollout', 'rollouts', 'rollbackRollout', 'clusterSettings', 'updateClusterSettings', 'clusterStatus'] as const satisfies readonly (keyof ClusterApi)[];
+export const clusterMethods = [
+  'nodes', 'rollout', 'rollouts', 'rollbackRollout', 'resumeRollout', 'pin', 'unpin', 'desired', 'clusterSettings', 'updateClusterSettings', 'clusterStatus',
+] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */
 export const hangarMethods = [...nodeMethods, ...clusterMethods] as const;

@@ -2,9 +2,14 @@
 // when it parses here. Each view is typed against its DTO, so a field added to one without its schema fails to
 // compile. Strings and lists are bounded well above anything a node sends, so a forged event cannot grow a viewer.
 import { z } from 'zod';
-import { nodeId, nodeSettings, restartPolicy } from './schemas.ts';
+import { nodeId, nodeSettings, restartPolicy, selectorText, versionText } from './schemas.ts';
 import type {
   BackendView,
+  DesiredVersion,
+  GpuView,
+  NodeConvergence,
+  NodeResources,
+  RolloutView,
   GalleryEntryView,
   GalleryProblem,
   JobView,
@@ -25,7 +30,65 @@ const message = z.string().max(16 * 1024);
 const count = z.number().int().min(0);
 const nullableShort = short.nullable();
 
-export const nodeCountsSchema: z.ZodType<NodeCounts> = z.object({ backends: count, processes: count, stale: count, upgradable: count });
+export const nodeCountsSchema: z.ZodType<NodeCounts> = z.object({ backends: count, processes: count, stale: count, upgradable: count, drift: count });
+
+const bytes = z.number().min(0).max(2 ** 60);
+const gpuSchema: z.ZodType<GpuView> = z.object({
+  vendor: z.enum(['nvidia', 'amd', 'intel']),
+  index: count,
+  model: short,
+  vramTotalBytes: bytes.nullable(),
+  vramUsedBytes: bytes.nullable(),
+  utilization: z.number().min(0).max(100).nullable(),
+});
+
+export const nodeResourcesSchema: z.ZodType<NodeResources> = z.object({
+  cpu: z.object({ count, load1: z.number().min(0).max(1e6) }),
+  memory: z.object({ totalBytes: bytes, availableBytes: bytes }).nullable(),
+  disk: z.object({ totalBytes: bytes, freeBytes: bytes }).nullable(),
+  gpus: z.array(gpuSchema).max(64),
+  gpuTools: z.array(short).max(8),
+  gpuProblem: message.nullable(),
+  at: short,
+});
+
+const rolloutStep = z.enum(['pending', 'upgrading', 'upgraded', 'unchanged', 'failed', 'skipped', 'rolled-back']);
+
+/** A rollout record as a viewer reads it back from the cluster's store. */
+export const rolloutSchema: z.ZodType<RolloutView> = z.object({
+  id: z.string().regex(/^[A-Za-z0-9-]{1,64}$/),
+  backend: short,
+  version: versionText.nullable(),
+  on: selectorText,
+  maxParallel: z.number().int().min(1).max(1000),
+  state: z.enum(['running', 'done', 'halted', 'rolling-back', 'rolled-back', 'interrupted']),
+  startedAt: short,
+  finishedAt: nullableShort,
+  coordinator: z.object({ id: nodeId, name: short }),
+  interrupted: z.object({ while: z.enum(['running', 'rolling-back']), at: short, reason: message }).nullable(),
+  nodes: z.array(z.object({ id: nodeId, name: short, step: rolloutStep, reason: message.nullable(), from: nullableShort, to: nullableShort })).max(1000),
+});
+
+export const desiredVersionSchema: z.ZodType<DesiredVersion> = z.object({
+  backend: short,
+  version: versionText,
+  on: selectorText,
+  installMissing: z.boolean(),
+  rollout: nullableShort,
+  by: short,
+  at: short,
+});
+
+export const nodeConvergenceSchema: z.ZodType<NodeConvergence> = z.object({
+  node: nodeId,
+  backend: short,
+  wanted: versionText,
+  version: nullableShort,
+  state: z.enum(['converged', 'converging', 'waiting', 'drifted', 'failed']),
+  reason: message.nullable(),
+  tries: count,
+  at: short,
+});
 
 const processSchema: z.ZodType<ProcessView> = z.object({
   model: short,
@@ -125,8 +188,8 @@ const settingsViewSchema: z.ZodType<SettingsView> = z.object({
   fixed: z.array(nodeSettings.keyof()).max(16),
 });
 
-/** Events a node publishes about itself. `member` and `rollout` are a host's own and never come from the cluster. */
-export type NodeOwnEvent = Exclude<NodeEvent, { type: 'member' } | { type: 'rollout' }>;
+/** Events a node publishes about itself. The others are a host's own and never come from the cluster. */
+export type NodeOwnEvent = Exclude<NodeEvent, { type: 'member' } | { type: 'rollout' } | { type: 'desired' } | { type: 'cluster-status' }>;
 
 export const nodeEventSchema: z.ZodType<NodeOwnEvent> = z.discriminatedUnion('type', [
   z.object({ type: z.literal('job'), node: nodeId, job: jobSchema }),

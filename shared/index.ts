@@ -5,3 +5,4 @@ export * from './errors.ts';
 export * from './wire.ts';
 export * from './wire-client.ts';
 export * from './event-schema.ts';
+export * from './selector.ts';

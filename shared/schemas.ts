@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
 import { MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
+import { isSelector, LABEL_KEY, LABEL_RULE, LABEL_VALUE, LABELS_MAX } from './selector.ts';
 import type { RestartPolicy } from './types.ts';
 
 /**
@@ -74,6 +75,14 @@ const gallerySetting = z.strictObject({
   enabled: z.boolean(),
 });
 
+export const nodeLabels = z
+  .record(z.string().regex(LABEL_KEY, LABEL_RULE), z.string().regex(LABEL_VALUE, LABEL_RULE))
+  .refine((labels) => Object.keys(labels).length <= LABELS_MAX, `At most ${LABELS_MAX} labels`);
+
+/** A backend's version as galleries write it: "2.0.0", "v1.4-cuda12", "master-abc123". */
+export const versionText = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+:~-]{0,127}$/, 'a version holds letters, digits and ".", "_", "+", ":", "~", "-"');
+export const selectorText = z.string().max(8192).refine(isSelector, 'nodes are selected by all, label:KEY=VALUE or nodes:ID,ID');
+
 /** Every field of NodeSettings, checked as strictly as a request: the settings file is read with it too. */
 export const nodeSettings = z.strictObject({
   galleries: z
@@ -85,6 +94,8 @@ export const nodeSettings = z.strictObject({
   portRange: z.tuple([port, port]).refine(([from, to]) => from <= to, 'The port range goes from a lower port to a higher one'),
   keepBackendsRunning: z.boolean(),
   startBackendsOnLaunch: z.boolean(),
+  labels: nodeLabels,
+  cordoned: z.boolean(),
 });
 
 const text = z.string().max(1024);
@@ -130,10 +141,23 @@ export const requestSchemas = {
   logs: modelRef,
   settings: nodeRef,
   updateSettings: z.strictObject({ node: nodeId, settings: nodeSettings.partial() }),
+  installVersion: z.strictObject({ node: nodeId, name: qualifiedName, version: versionText, stopUnsupervised }),
+  resources: nodeRef,
+  drain: nodeRef,
   nodes: nodeRef,
-  rollout: z.strictObject({ node: nodeId, name: qualifiedName, maxParallel: z.number().int().min(1).max(MAX_PARALLEL).optional() }),
+  rollout: z.strictObject({
+    node: nodeId,
+    name: backendName,
+    maxParallel: z.number().int().min(1).max(MAX_PARALLEL).optional(),
+    on: selectorText.optional(),
+    version: versionText.optional(),
+  }),
   rollouts: nodeRef,
   rollbackRollout: z.strictObject({ node: nodeId, id: jobId }),
+  resumeRollout: z.strictObject({ node: nodeId, id: jobId }),
+  pin: z.strictObject({ node: nodeId, name: backendName, version: versionText, on: selectorText }),
+  unpin: z.strictObject({ node: nodeId, name: backendName }),
+  desired: nodeRef,
   clusterSettings: nodeRef,
   updateClusterSettings: z.strictObject({ node: nodeId, cluster: clusterJoin.nullable() }),
   clusterStatus: nodeRef,

@@ -249,6 +249,10 @@ export interface NodeSettings {
   keepBackendsRunning: boolean;
   /** Start again, on the host's next start, the models that ran when it quit. */
   startBackendsOnLaunch: boolean;
+  /** KEY=VALUE tags the cluster selects nodes by (`--on label:gpu=nvidia`). */
+  labels: Record<string, string>;
+  /** No rollout or convergence touches a cordoned node. */
+  cordoned: boolean;
 }
 
 export interface SettingsView {
@@ -290,9 +294,14 @@ export type NodeEvent =
   | { type: 'gallery-entries'; node: string; entries: GalleryEntryView[] }
   | { type: 'settings'; node: string; settings: SettingsView }
   | { type: 'member'; node: string; member: NodeCard }
-  | { type: 'rollout'; node: string; rollout: RolloutView };
+  | { type: 'rollout'; node: string; rollout: RolloutView }
+  /** The cluster's desired versions and how each node stands against them changed. */
+  | { type: 'desired'; node: string; desired: DesiredStateView }
+  /** The host's link to the cluster changed: lost, back, or refused something by the server. */
+  | { type: 'cluster-status'; node: string; status: ClusterStatusView };
 
-export type NodeStatus = 'online' | 'offline';
+/** unknown: this host lost its link to the NATS server and cannot tell. */
+export type NodeStatus = 'online' | 'offline' | 'unknown';
 
 /**
  * Whether this host may act on a member: `self` is its own node; `trusted`, the member's trust list holds this
@@ -320,6 +329,10 @@ export interface NodeCard {
   heartbeatMs: number;
   lastSeen: string;
   access: NodeAccess;
+  labels: Record<string, string>;
+  cordoned: boolean;
+  /** The machine as its last heartbeat described it; null from a node that sends none. */
+  resources: NodeResources | null;
 }
 
 export interface NodeCounts {
@@ -327,6 +340,43 @@ export interface NodeCounts {
   processes: number;
   stale: number;
   upgradable: number;
+  /** Backends that differ from the cluster's desired version for this node. */
+  drift: number;
+}
+
+/** A machine's capacity and use, read from /proc, statfs and the GPU vendors' tools. */
+export interface NodeResources {
+  cpu: { count: number; load1: number };
+  memory: { totalBytes: number; availableBytes: number } | null;
+  /** The filesystem of the backends directory. */
+  disk: { totalBytes: number; freeBytes: number } | null;
+  gpus: GpuView[];
+  /** The vendor tools that answered ("nvidia-smi"); empty: none was found, which is not the same as no GPU. */
+  gpuTools: string[];
+  /** Why a tool that is there did not answer, or null. */
+  gpuProblem: string | null;
+  at: string;
+}
+
+export interface GpuView {
+  vendor: 'nvidia' | 'amd' | 'intel';
+  index: number;
+  model: string;
+  vramTotalBytes: number | null;
+  vramUsedBytes: number | null;
+  /** Percent busy, when the tool says. */
+  utilization: number | null;
+}
+
+/** GPU memory a supervised process (with its descendants) holds, as the vendor's tool reports it per process. */
+export interface ProcessVram {
+  model: string;
+  pid: number;
+  vramBytes: number;
+}
+
+export interface ResourcesView extends NodeResources {
+  processes: ProcessVram[];
 }
 
 /** How a host takes part in the cluster: a node serves its own subjects; a viewer watches and calls the nodes. */
@@ -345,13 +395,17 @@ export interface ClusterStatusView {
   /** Started with --insecure-any-caller: acts on every call, signed or not. */
   openToAnyCaller: boolean;
   /** What was heard from the cluster and not taken, by reason. */
-  dropped: { cards: Record<string, number>; events: Record<string, number>; replies: Record<string, number> };
+  dropped: { cards: Record<string, number>; events: Record<string, number>; replies: Record<string, number>; records: Record<string, number> };
   /** Calls this node refused, by reason. */
   refused: Record<string, number>;
   /** What this node could not send, by reason. */
   unsent: Record<string, number>;
   /** What the NATS server refused this host (permission violations), oldest first. */
   violations: ClusterViolation[];
+  /** The link to the NATS server: down while the server cannot be reached (the client keeps retrying). */
+  link: { connected: boolean; since: string; reason: string | null };
+  /** The cluster's key-value store (JetStream), where desired state and rollouts live. */
+  store: { available: boolean; reason: string | null };
 }
 
 export interface ClusterViolation {
@@ -360,17 +414,26 @@ export interface ClusterViolation {
   last: string;
 }
 
-export type RolloutState = 'running' | 'done' | 'halted' | 'rolling-back' | 'rolled-back';
+/** interrupted: its coordinator stopped updating it (it died or lost the cluster); any viewer can resume or roll it back. */
+export type RolloutState = 'running' | 'done' | 'halted' | 'rolling-back' | 'rolled-back' | 'interrupted';
 export type RolloutStep = 'pending' | 'upgrading' | 'upgraded' | 'unchanged' | 'failed' | 'skipped' | 'rolled-back';
 
 /** A rolling upgrade of one backend across the cluster, one node (or maxParallel nodes) at a time. */
 export interface RolloutView {
   id: string;
   backend: string;
+  /** The version every node is brought to; null when the galleries offer a new build under no version (a digest). */
+  version: string | null;
+  /** Which nodes: `all`, `label:KEY=VALUE` or `nodes:ID,ID`. */
+  on: string;
   maxParallel: number;
   state: RolloutState;
   startedAt: string;
   finishedAt: string | null;
+  /** The host that runs it (or last ran it). */
+  coordinator: { id: string; name: string };
+  /** Set while interrupted: what it was doing, since when, and why. */
+  interrupted: { while: 'running' | 'rolling-back'; at: string; reason: string } | null;
   nodes: RolloutNode[];
 }
 
@@ -382,6 +445,50 @@ export interface RolloutNode {
   reason: string | null;
   from: string | null;
   to: string | null;
+}
+
+/**
+ * "echo should be 2.0.0 on these nodes", as a viewer recorded it in the cluster. `installMissing`: nodes without the
+ * backend install it (a pin); otherwise only nodes that have it are brought to the version (a rolling upgrade).
+ */
+export interface DesiredVersion {
+  backend: string;
+  version: string;
+  on: string;
+  installMissing: boolean;
+  /** The rollout that recorded it, or null for a pin. */
+  rollout: string | null;
+  /** The key id that signed it, and when. */
+  by: string;
+  at: string;
+}
+
+/**
+ * How one node stands against a desired version. converged: runs it; converging: its upgrade is under way;
+ * waiting: a rollout will bring it there, or a retry is due; drifted: differs and cannot follow (the reason says
+ * why: not offered, cordoned); failed: gave up after its tries.
+ */
+export type ConvergenceState = 'converged' | 'converging' | 'waiting' | 'drifted' | 'failed';
+
+export interface NodeConvergence {
+  node: string;
+  backend: string;
+  wanted: string;
+  /** What the node runs now (null: not installed). */
+  version: string | null;
+  state: ConvergenceState;
+  reason: string | null;
+  tries: number;
+  at: string;
+}
+
+export interface DesiredStateView {
+  /** False when the cluster keeps no state (no JetStream): `reason` says why. */
+  available: boolean;
+  reason: string | null;
+  desired: DesiredVersion[];
+  /** What each node last said of its own convergence. */
+  nodes: NodeConvergence[];
 }
 
 /** The error shape every transport returns: a code and one clear line, never a stack. */

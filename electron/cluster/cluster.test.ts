@@ -69,7 +69,7 @@ describe('a cluster over NATS', () => {
       assert.equal(card.access, card.self ? 'self' : 'trusted');
       assert.equal(card.platform, process.platform);
       assert.equal(card.version, '0.1.0');
-      assert.deepEqual(card.counts, { backends: 0, processes: 0, stale: 0, upgradable: 0 });
+      assert.deepEqual(card.counts, { backends: 0, processes: 0, stale: 0, upgradable: 0, drift: 0 });
       ids.push(card.id);
     }
     assert.equal(new Set(ids).size, 3);
@@ -252,12 +252,14 @@ describe('a cluster over NATS', () => {
   test('after nats-server restarts, every node reconnects and is online again with no agent restarted', async () => {
     const port = Number(new URL(nats.url).port);
     const pids = agents.map((a) => a.child.pid);
-    await nats.stop();
-    await until('the other nodes offline while the server is down', async () => {
+    await nats.stop({ keepStore: true });
+    const down = await until('the other nodes unknown while the server is down', async () => {
       const all = await nodesSeenBy(agents[0]!);
-      return all.filter((c) => c.status === 'offline').length === 4 ? true : undefined;
+      return all.filter((c) => c.status === 'unknown').length === 3 ? all : undefined;
     }, 3 * HEARTBEAT_MS + 1500);
-    nats = await startNats([], port);
+    assert.deepEqual(down.filter((c) => c.status !== 'unknown').map((c) => [c.name, c.status, c.self]), [['n1', 'online', true]], "the host's own node stays online");
+    assert.ok(down.filter((c) => !c.self).every((c) => c.reason === 'no broker'));
+    nats = await startNats([], port, nats.storeDir!);
     const cards = await until('every node online again', async () => {
       const all = await nodesSeenBy(agents[0]!);
       return all.filter((c) => c.status === 'online').length === 4 ? all : undefined;

@@ -32,6 +32,8 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     name: options.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
+    // A server that refuses the credentials after a restart (its configuration changed) is asked again, not given up on.
+    ignoreAuthErrorAbort: true,
     pingInterval: 10_000,
     ...(options.inboxPrefix !== undefined && { inboxPrefix: options.inboxPrefix }),
     ...(options.user !== undefined && { user: options.user, pass: options.password ?? '' }),

@@ -4,14 +4,14 @@ import { EventEmitter } from 'node:events';
 import type { Msg, MsgCallback } from '@nats-io/transport-node';
 import type { ClusterStatusView, ClusterViolation } from '../../shared/types.ts';
 
-export type Heard = 'cards' | 'events' | 'replies';
+export type Heard = 'cards' | 'events' | 'replies' | 'records';
 
 const VIOLATIONS_KEPT = 20;
 /** Reasons are fixed words; should a new one carry text from outside, the counts still cannot grow without end. */
 const REASONS_KEPT = 40;
 
 export class ClusterHealth extends EventEmitter<{ violation: [string] }> {
-  private readonly dropped: ClusterStatusView['dropped'] = { cards: {}, events: {}, replies: {} };
+  private readonly dropped: ClusterStatusView['dropped'] = { cards: {}, events: {}, replies: {}, records: {} };
   private readonly refused: Record<string, number> = {};
   private readonly unsent: Record<string, number> = {};
   private readonly violations = new Map<string, ClusterViolation>();

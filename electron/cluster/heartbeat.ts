@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { nodeCountsSchema } from '../../shared/event-schema.ts';
-import { nodeId } from '../../shared/schemas.ts';
+import { nodeCountsSchema, nodeResourcesSchema } from '../../shared/event-schema.ts';
+import { nodeId, nodeLabels } from '../../shared/schemas.ts';
 import type { BackendView, NodeCounts } from '../../shared/types.ts';
 
 const text = z.string().max(256);
@@ -17,6 +17,9 @@ export const heartbeatSchema = z.object({
   capability: text,
   version: text,
   counts: nodeCountsSchema,
+  labels: nodeLabels,
+  cordoned: z.boolean(),
+  resources: nodeResourcesSchema.nullable(),
   heartbeatMs: z.number().int().min(10).max(600_000),
   /** The ids of the viewer keys this node acts for. */
   trusts: z.array(z.string().regex(/^[0-9a-f]{16}$/)).max(TRUSTS_LISTED),
@@ -31,12 +34,14 @@ export type Heartbeat = z.infer<typeof heartbeatSchema>;
 /** A member is offline once this many heartbeats in a row are missing. */
 export const MISSED_HEARTBEATS = 3;
 
-export function countsOf(backends: BackendView[]): NodeCounts {
+/** `drift`: how many backends differ from the cluster's desired version here (the node's converger knows). */
+export function countsOf(backends: BackendView[], drift = 0): NodeCounts {
   const processes = backends.flatMap((b) => b.processes);
   return {
     backends: backends.filter((b) => b.kind === 'backend').length,
     processes: processes.length,
     stale: processes.filter((p) => p.cwd === 'stale').length,
     upgradable: backends.filter((b) => b.upgradable).length,
+    drift,
   };
 }

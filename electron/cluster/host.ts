@@ -5,18 +5,27 @@ import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
 import type { ClusterRole, ClusterStatusView, JobView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { Envelope } from '../core/invoke.ts';
 import type { ClusterSettings } from './cluster-settings.ts';
+import { Converger } from './converge.ts';
+import { DEFAULT_HEARTBEAT_MS } from './defaults.ts';
+import { DesiredState } from './desired.ts';
 import { countsOf } from './heartbeat.ts';
 import type { EventSource } from './member.ts';
 import { Rollouts } from './rollouts.ts';
 import { RequestFailure } from './request-failure.ts';
+import { homeStores, migrateRollouts, type Stores } from './store/home-stores.ts';
 
 /** A host's link to the cluster (made by join.ts, which alone loads the NATS client). */
 export interface ClusterLink {
   role: ClusterRole;
   /** This machine's node id in the cluster. */
   id: string;
+  /** Its name there. */
+  name: string;
+  heartbeatMs: number;
   /** Serves this machine's node to the cluster (a node role). */
   member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null } | null;
+  /** The cluster's durable state: desired versions, rollouts, each node's convergence. */
+  stores: Stores;
   /** The members heard from (a viewer role). */
   presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean } | null;
   /** How long a call to another node may take before it counts as unanswered. */
@@ -32,14 +41,14 @@ export interface ClusterLink {
 export interface HostOptions {
   node: EventSource;
   cluster: ClusterLink | null;
-  /** Where rollouts are recorded. */
+  /** Where a host in no cluster keeps its rollouts and desired versions (and whence they move into a cluster's). */
   stateDir: string;
   /** The cluster to join, as Settings show and change it. */
   clusterSettings: ClusterSettings;
 }
 
 /** Calls that do real work on the node (spawning, loading, upgrading everything) get this much longer. */
-const SLOW_METHODS: ReadonlySet<NodeMethod> = new Set(['load', 'respawn', 'respawnBackend', 'stop', 'upgradeAll', 'gallery', 'scan']);
+const SLOW_METHODS: ReadonlySet<NodeMethod> = new Set(['load', 'respawn', 'respawnBackend', 'stop', 'upgradeAll', 'gallery', 'scan', 'installVersion', 'drain']);
 const SLOW_FACTOR = 6;
 const TERMINAL_JOB_STATES = new Set(['done', 'failed', 'cancelled']);
 
@@ -71,13 +80,33 @@ export function createHost(options: HostOptions): Host {
   };
   const api = Object.fromEntries(nodeMethods.map((method) => [method, (req: NodeRef) => route(method, req)])) as unknown as NodeApi;
 
+  const stores = cluster?.stores ?? homeStores(options.stateDir);
+  const desired = new DesiredState({ records: stores.desired, status: stores.status, store: () => stores.view(), emit });
+  // A host in no cluster is a cluster of one: its own node follows the desired versions kept in its home.
+  const converger = cluster
+    ? null
+    : new Converger({ node, id: LOCAL_NODE, ...stores, trusts: async () => true, stateDir: options.stateDir, onDrift: () => undefined });
+  void converger?.start();
   const nodes = async (): Promise<NodeCard[]> => {
     const cards = cluster?.presence?.cards() ?? [];
     // A node-only host hears no cards, and a viewer-only one is no member: this machine is listed all the same.
-    if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? (await localCard(node)));
+    if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? (await localCard(node, converger?.drift() ?? 0)));
     return cards;
   };
-  const rollouts = new Rollouts({ api, nodes, stateDir: options.stateDir, emit });
+  const rollouts = new Rollouts({
+    api, nodes, records: stores.rollouts, desired, emit,
+    self: cluster ? { id: cluster.id, name: cluster.name } : { id: LOCAL_NODE, name: 'this host' },
+    heartbeatMs: cluster?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+  });
+  cluster?.on('event', (event) => {
+    if (event.type === 'cluster-status') rollouts.setLinked(event.status.link.connected);
+  });
+  if (cluster && cluster.role !== 'node') void moveHomeRollouts(stores, options.stateDir);
+  /** Writing the cluster's state is a viewer's: a node-only host's credentials may not. */
+  const checkWriter = (req: NodeRef) => {
+    checkHost(req);
+    if (cluster?.role === 'node') throw new HangarError('forbidden', 'this host joined the cluster as a node only (--cluster-role node): pins and rollouts are a viewer\'s');
+  };
 
   return {
     ...api,
@@ -86,12 +115,32 @@ export function createHost(options: HostOptions): Host {
       return nodes();
     },
     rollout: async (req) => {
-      checkHost(req);
-      return rollouts.start(req.name, req.maxParallel ?? 1);
+      checkWriter(req);
+      return rollouts.start(req.name, { maxParallel: req.maxParallel ?? 1, on: req.on, version: req.version });
     },
     rollouts: async (req) => {
       checkHost(req);
       return rollouts.list();
+    },
+    resumeRollout: async (req) => {
+      checkWriter(req);
+      return rollouts.resume(req.id);
+    },
+    pin: async (req) => {
+      checkWriter(req);
+      const running = (await rollouts.list()).find((r) => r.backend === req.name && (r.state === 'running' || r.state === 'rolling-back' || r.state === 'interrupted'));
+      if (running) throw new HangarError('conflict', `rollout ${running.id} of ${req.name} is ${running.state}: it must end (resume it or roll it back) first`);
+      return desired.pin({ backend: req.name, version: req.version, on: req.on, installMissing: true, rollout: null });
+    },
+    unpin: async (req) => {
+      checkWriter(req);
+      await desired.view();
+      if (!desired.current(req.name)) throw new HangarError('not-found', `${req.name} has no desired version`);
+      await desired.unpin(req.name);
+    },
+    desired: async (req) => {
+      checkHost(req);
+      return desired.view();
     },
     clusterSettings: async (req) => {
       checkHost(req);
@@ -102,7 +151,7 @@ export function createHost(options: HostOptions): Host {
       return options.clusterSettings.update(req.cluster);
     },
     rollbackRollout: async (req) => {
-      checkHost(req);
+      checkWriter(req);
       return rollouts.rollBack(req.id);
     },
     clusterStatus: async (req) => {
@@ -114,7 +163,11 @@ export function createHost(options: HostOptions): Host {
     close: async () => {
       node.off('event', emit);
       await rollouts.idle();
+      rollouts.close();
+      desired.close();
+      await converger?.close();
       await cluster?.close();
+      if (!cluster) await stores.close();
     },
   };
 }
@@ -127,6 +180,7 @@ function checkHost(req: NodeRef): void {
 async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef): Promise<unknown> {
   if (!cluster.presence?.has(req.node)) throw new HangarError('not-found', `no node ${req.node} in the cluster`);
   const label = labelOf(cluster, req.node);
+  if (cluster.presence.card(req.node).status === 'unknown') throw new HangarError('failed', `node ${label} is unknown (no broker): this host lost its cluster connection`);
   const timeoutMs = SLOW_METHODS.has(method) ? cluster.callTimeoutMs * SLOW_FACTOR : cluster.callTimeoutMs;
   let reply: string;
   try {
@@ -199,14 +253,28 @@ function formatSeconds(ms: number): string {
 }
 
 /** A host in no cluster is a cluster of one. */
-async function localCard(node: NodeApi): Promise<NodeCard> {
-  const [info, backends] = await Promise.all([node.info({ node: LOCAL_NODE }), node.backends({ node: LOCAL_NODE })]);
+async function localCard(node: NodeApi, drift: number): Promise<NodeCard> {
+  const ref = { node: LOCAL_NODE };
+  const [info, backends, settings, machine] = await Promise.all([node.info(ref), node.backends(ref), node.settings(ref), node.resources(ref).catch(() => null)]);
+  const { processes: _processes, ...resources } = machine ?? { processes: null };
   return {
     id: LOCAL_NODE, name: info.name, self: true, status: 'online', reason: null, host: hostname(), platform: info.platform, arch: info.arch,
-    capability: info.capability, version: info.version, counts: countsOf(backends), heartbeatMs: 0, lastSeen: new Date().toISOString(), access: 'self',
+    capability: info.capability, version: info.version, counts: countsOf(backends, drift), heartbeatMs: 0, lastSeen: new Date().toISOString(), access: 'self',
+    labels: settings.settings.labels, cordoned: settings.settings.cordoned, resources: machine ? (resources as NodeCard['resources']) : null,
   };
 }
 
+/** Rollouts an earlier Hangar kept in this home go into the cluster's store once it can be read. */
+async function moveHomeRollouts(stores: Stores, stateDir: string): Promise<void> {
+  await stores.rollouts.ready();
+  if (!stores.view().available) return;
+  const moved = await migrateRollouts(stateDir, stores.rollouts).catch(() => 0);
+  if (moved > 0) process.stderr.write(`hangar: cluster: moved ${moved} rollout record${moved === 1 ? '' : 's'} from this home into the cluster's store\n`);
+}
+
 function alone(): ClusterStatusView {
-  return { role: null, id: null, key: null, trusted: 0, openToAnyCaller: false, dropped: { cards: {}, events: {}, replies: {} }, refused: {}, unsent: {}, violations: [] };
+  return {
+    role: null, id: null, key: null, trusted: 0, openToAnyCaller: false, dropped: { cards: {}, events: {}, replies: {}, records: {} }, refused: {}, unsent: {}, violations: [],
+    link: { connected: true, since: new Date().toISOString(), reason: null }, store: { available: true, reason: null },
+  };
 }

@@ -1,15 +1,19 @@
 // Joins this host to the cluster in the role it was given. Loaded only by a host that joins one: it alone brings in
 // the NATS client.
 import { EventEmitter } from 'node:events';
-import type { NodeEvent, ClusterRole } from '../../shared/types.ts';
+import { join } from 'node:path';
+import type { NodeEvent, ClusterRole, ClusterStatusView } from '../../shared/types.ts';
 import { connectCluster, type ClusterConnectOptions } from './connect.ts';
+import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
 import type { ClusterLink } from './host.ts';
-import { loadIdentity } from './identity.ts';
+import { loadIdentity, parsePublicKey } from './identity.ts';
+import { LinkState } from './link.ts';
 import { Member, type EventSource } from './member.ts';
 import { Presence } from './presence.ts';
 import { RemoteEvents } from './remote-events.ts';
 import { Caller } from './request.ts';
+import { ClusterStore } from './store/cluster-store.ts';
 import { inboxPrefixOf } from './subjects.ts';
 import { TrustList } from './trust.ts';
 
@@ -28,26 +32,71 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const serves = options.role !== 'viewer';
   const views = options.role !== 'node';
   const health = new ClusterHealth();
-  const nc = await connectCluster({ ...options, inboxPrefix: inboxPrefixOf(options.user) });
-  void watchStatus(nc.status(), health);
+  const inboxPrefix = inboxPrefixOf(options.user);
+  const nc = await connectCluster({ ...options, inboxPrefix });
+  const link = new LinkState();
+  void link.follow(nc.status(), health);
   const trust = new TrustList(options.home);
   const emitter = new EventEmitter<{ event: [NodeEvent] }>();
   const emit = (event: NodeEvent) => emitter.emit('event', event);
+  const store = new ClusterStore({ nc, identity, health, inboxPrefix, viewer: views });
 
+  let converger: Converger | null = null;
   const member = serves
-    ? new Member({ nc, node: options.node, identity, trust, anyCaller: options.anyCaller, health, name: options.name, heartbeatMs: options.heartbeatMs })
+    ? new Member({
+        nc, node: options.node, identity, trust, anyCaller: options.anyCaller, health, name: options.name, heartbeatMs: options.heartbeatMs,
+        drift: () => converger?.drift() ?? 0,
+      })
     : null;
+  if (member) {
+    converger = new Converger({
+      node: options.node,
+      id: identity.id,
+      desired: store.desired,
+      rollouts: store.rollouts,
+      status: store.status,
+      stateDir: join(options.home, 'state'),
+      trusts: async (signer) => {
+        if (options.anyCaller || signer === identity.publicKey) return true;
+        const key = parsePublicKey(signer);
+        return key !== null && (await trust.holds(key));
+      },
+      onDrift: () => member.refreshSoon(),
+    });
+  }
   const checkMs = Math.max(10, Math.min(250, Math.floor(options.heartbeatMs / 4)));
-  const presence = views ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, checkMs, health }) : null;
+  const presence = views
+    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, checkMs, health, selfCard: () => member?.current() ?? null })
+    : null;
   const events = views ? new RemoteEvents(nc, member ? identity.id : null, health, emit) : null;
-  const caller = views ? new Caller(nc, identity, inboxPrefixOf(options.user), health) : null;
+  const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
+  const status = (): ClusterStatusView => ({
+    role: options.role,
+    id: identity.id,
+    key: identity.publicKey,
+    trusted: trust.ids().length,
+    openToAnyCaller: options.anyCaller,
+    ...health.view(),
+    link: link.view(),
+    store: store.view(),
+  });
+  const statusChanged = () => emit({ type: 'cluster-status', node: 'local', status: status() });
   presence?.on('member', (card) => emit({ type: 'member', node: card.id, member: card }));
+  link.on('change', (view) => {
+    presence?.setLinked(view.connected);
+    statusChanged();
+  });
+  health.on('violation', statusChanged);
+  store.on('availability', statusChanged);
   // Listening first, so this node's own first heartbeat already lands in its table.
   presence?.start();
   events?.start();
+  store.start();
   try {
     await member?.start();
+    await converger?.start();
   } catch (error) {
+    store.close();
     await nc.close();
     throw error;
   }
@@ -55,32 +104,23 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   return {
     role: options.role,
     id: identity.id,
+    name: options.name,
+    heartbeatMs: options.heartbeatMs,
     member,
     presence,
+    stores: store,
     callTimeoutMs: options.callTimeoutMs,
     request: (id, data, timeoutMs) => caller!.request(id, data, timeoutMs),
     on: (event, listener) => emitter.on(event, listener),
-    status: () => ({
-      role: options.role,
-      id: identity.id,
-      key: identity.publicKey,
-      trusted: trust.ids().length,
-      openToAnyCaller: options.anyCaller,
-      ...health.view(),
-    }),
+    status,
     close: async () => {
+      await converger?.close();
       presence?.close();
       events?.close();
       caller?.close();
       await member?.close();
+      store.close();
       await nc.close();
     },
   };
-}
-
-/** The server's complaints (permission violations above all) reach the user, not only the client's internals. */
-async function watchStatus(status: AsyncIterable<{ type: string; error?: Error }>, health: ClusterHealth): Promise<void> {
-  for await (const event of status) {
-    if (event.type === 'error' && event.error) health.violation(event.error.message);
-  }
 }

@@ -2,7 +2,7 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type NodeApi } from '../../shared/api.ts';
 import { LOG_TEXT_MAX } from '../../shared/event-schema.ts';
-import type { NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { NodeCard, NodeEvent, NodeResources } from '../../shared/types.ts';
 import { invokeNode, type Envelope } from '../core/invoke.ts';
 import { CallGuard } from './call-guard.ts';
 import type { ClusterHealth } from './health.ts';
@@ -28,9 +28,12 @@ export interface MemberOptions {
   health: ClusterHealth;
   name: string;
   heartbeatMs: number;
+  /** How many backends differ from the cluster's desired versions here. */
+  drift(): number;
 }
 
-const COUNTED_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'process', 'process-removed']);
+/** Events that change what the card says (counts, labels, cordon). */
+const CARD_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'process', 'process-removed', 'settings']);
 const COUNT_DEBOUNCE_MS = 100;
 /** Presence queries are answered with one heartbeat per this long, however many arrive. */
 const QUERY_COALESCE_MS = 50;
@@ -51,11 +54,11 @@ export class Member {
   private timer: NodeJS.Timeout | undefined;
   private queryTimer: NodeJS.Timeout | undefined;
   private heartbeat: Heartbeat | undefined;
-  private counting = false;
-  private countsTimer: NodeJS.Timeout | undefined;
+  private refreshing = false;
+  private refreshTimer: NodeJS.Timeout | undefined;
   private readonly onEvent = (event: NodeEvent) => {
     for (const part of fitForCluster(this.relabel(event))) void this.sender.announce(eventsSubject(this.id), 'event', JSON.stringify(part));
-    if (COUNTED_EVENTS.has(event.type)) this.countSoon();
+    if (CARD_EVENTS.has(event.type)) this.refreshSoon();
   };
 
   constructor(private readonly options: MemberOptions) {
@@ -71,11 +74,11 @@ export class Member {
     const { nc, node, name, heartbeatMs, health } = this.options;
     await this.options.trust.refresh();
     const info = await node.info({ node: LOCAL_NODE });
-    const counts = countsOf(await node.backends({ node: LOCAL_NODE }));
     this.heartbeat = {
-      id: this.id, name, host: hostname(), platform: info.platform, arch: info.arch, capability: info.capability, version: info.version, counts, heartbeatMs,
-      trusts: this.trusts(), open: this.options.anyCaller,
+      id: this.id, name, host: hostname(), platform: info.platform, arch: info.arch, capability: info.capability, version: info.version,
+      counts: countsOf([]), labels: {}, cordoned: false, resources: null, heartbeatMs, trusts: this.trusts(), open: this.options.anyCaller,
     };
+    await this.refresh();
     this.subscriptions.push(
       nc.subscribe(callSubject(this.id), { callback: health.guard('calls', (msg) => this.answer(msg)) }),
       nc.subscribe(PRESENCE_QUERY, { callback: health.guard('cards', () => this.answerQuery()) }),
@@ -83,6 +86,11 @@ export class Member {
     node.on('event', this.onEvent);
     this.timer = setInterval(() => void this.beat(), heartbeatMs);
     await this.beat();
+  }
+
+  /** What this node's heartbeats say now. */
+  current(): Heartbeat | null {
+    return this.heartbeat ?? null;
   }
 
   /** This node's card as its own host shows it when it watches no cluster. */
@@ -107,7 +115,7 @@ export class Member {
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    clearTimeout(this.countsTimer);
+    clearTimeout(this.refreshTimer);
     clearTimeout(this.queryTimer);
     this.options.node.off('event', this.onEvent);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
@@ -145,40 +153,53 @@ export class Member {
     }, QUERY_COALESCE_MS);
   }
 
-  /** Sends the card with what is known now, then refreshes the counts and the trust list for the next one. */
+  /** Sends the card with what is known now, then refreshes it and the trust list for the next one. */
   private async beat(): Promise<void> {
     if (!this.heartbeat) return;
     await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat));
     const trustChanged = await this.options.trust.refresh().catch(() => false);
     if (trustChanged && this.heartbeat) this.heartbeat = { ...this.heartbeat, trusts: this.trusts() };
-    await this.count();
+    await this.refresh();
   }
 
   private trusts(): string[] {
     return this.options.trust.ids().slice(0, TRUSTS_LISTED);
   }
 
-  /** A backend or process changed: the card's counts (stale above all) reach viewers now, not a heartbeat later. */
-  private countSoon(): void {
-    clearTimeout(this.countsTimer);
-    this.countsTimer = setTimeout(() => {
-      void this.count().then((changed) => changed && this.heartbeat && this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat)));
+  /**
+   * A backend, process or setting changed (or the drift did): the card's counts (stale above all), labels and
+   * cordon reach viewers now, not a heartbeat later.
+   */
+  refreshSoon(): void {
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => {
+      void this.refresh().then((changed) => changed && this.heartbeat && this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat)));
     }, COUNT_DEBOUNCE_MS);
   }
 
-  /** Refreshes the counts; true when they changed. */
-  private async count(): Promise<boolean> {
-    if (this.counting || !this.heartbeat) return false;
-    this.counting = true;
+  /** Reads again what the card says of the node; true when more than its resources changed. */
+  private async refresh(): Promise<boolean> {
+    if (this.refreshing || !this.heartbeat) return false;
+    this.refreshing = true;
     try {
-      const counts = countsOf(await this.options.node.backends({ node: LOCAL_NODE }));
-      if (!this.heartbeat || JSON.stringify(counts) === JSON.stringify(this.heartbeat.counts)) return false;
-      this.heartbeat = { ...this.heartbeat, counts };
-      return true;
+      const { node } = this.options;
+      const [backends, settings, machine] = await Promise.all([
+        node.backends({ node: LOCAL_NODE }),
+        node.settings({ node: LOCAL_NODE }),
+        node.resources({ node: LOCAL_NODE }).catch(() => null),
+      ]);
+      // The card stays small: per-process figures are asked for, never sent every heartbeat.
+      const { processes: _processes, ...resources } = machine ?? { processes: null };
+      const { labels, cordoned } = settings.settings;
+      const counts = countsOf(backends, this.options.drift());
+      const before = this.heartbeat;
+      if (!before) return false;
+      this.heartbeat = { ...before, counts, labels, cordoned, resources: machine ? (resources as NodeResources) : null };
+      return JSON.stringify([counts, labels, cordoned]) !== JSON.stringify([before.counts, before.labels, before.cordoned]);
     } catch {
       return false;
     } finally {
-      this.counting = false;
+      this.refreshing = false;
     }
   }
 

@@ -1,10 +1,14 @@
 // `hangar cluster nats-config`: a complete nats-server (2.9+) configuration for a Hangar cluster, one user per
 // machine with a generated password and the permissions of its roles, JetStream on, and the commands that start
 // each agent. A node may serve only its own subjects; a viewer may call and listen, and read only its own inbox.
+// In the cluster's key-value store a viewer makes the buckets and writes desired versions and rollout records; a
+// node reads those two and writes only its own convergence status.
 import { randomBytes } from 'node:crypto';
 import { parsePublicKey } from './identity.ts';
 import { MAX_PARTS } from './payload.ts';
-import { CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject } from './subjects.ts';
+import {
+  BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
+} from './subjects.ts';
 
 export interface ClusterMachine {
   name: string;
@@ -78,16 +82,34 @@ interface Permissions {
   responses: boolean;
 }
 
+/**
+ * Reading a bucket: its state (how many values the first read brings) and an ordered watch, which is a consumer
+ * made, asked about and deleted again, with flow-control answers. Watch deliveries arrive in the user's own inbox.
+ */
+function readsBucket(bucket: BucketName): string[] {
+  const stream = `KV_${bucket}`;
+  return [`$JS.API.STREAM.INFO.${stream}`, `$JS.API.CONSUMER.CREATE.${stream}.>`, `$JS.API.CONSUMER.INFO.${stream}.*`, `$JS.API.CONSUMER.DELETE.${stream}.*`, `$JS.FC.${stream}.>`];
+}
+
+/** Making a bucket (idempotent: each viewer does it when it joins) and reading a value by its key. */
+function makesBucket(bucket: BucketName): string[] {
+  const stream = `KV_${bucket}`;
+  return [`$JS.API.STREAM.CREATE.${stream}`, `$JS.API.DIRECT.GET.${stream}.>`];
+}
+
 /** What each role may do; a machine with both roles gets both. */
 function permissionsOf(m: ClusterMachine): Permissions {
   const p: Permissions = { publish: [], subscribe: [], responses: false };
   if (m.nodeId) {
     p.publish.push(presenceSubject(m.nodeId), eventsSubject(m.nodeId));
-    p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY);
+    p.publish.push(...readsBucket(BUCKETS.desired), ...readsBucket(BUCKETS.rollouts), kvSubject(BUCKETS.status, m.nodeId));
+    p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inboxPrefixOf(m.name)}.>`);
     p.responses = true;
   }
   if (m.viewer) {
-    p.publish.push(CALLS_ALL, PRESENCE_QUERY);
+    p.publish.push(CALLS_ALL, PRESENCE_QUERY, '$JS.API.INFO');
+    for (const bucket of Object.values(BUCKETS)) p.publish.push(...readsBucket(bucket), ...makesBucket(bucket));
+    p.publish.push(kvSubject(BUCKETS.desired, '>'), kvSubject(BUCKETS.rollouts, '>'));
     p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
   }
   return { ...p, publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
@@ -114,12 +136,14 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
   return [
     '# A Hangar cluster, written by `hangar cluster nats-config`. It holds every password: keep it owner-only.',
     '# A node may serve only its own subjects and answer only the calls it receives; a viewer may call the nodes and',
-    '# listen to their cards and events, and read only its own inbox. Hangar checks every call and card again with',
-    '# its own keys (hangar cluster key, hangar cluster trust): these permissions are the second line.',
+    '# listen to their cards and events, and read only its own inbox. In the key-value store, viewers make the buckets',
+    '# and write desired versions and rollouts; a node reads those and writes only its own status. Hangar checks every',
+    '# call, card and stored value again with its own keys (hangar cluster key, hangar cluster trust): these',
+    '# permissions are the second line.',
     '',
     `listen: ${JSON.stringify(input.listen)}`,
     '',
-    '# For the cluster\'s durable state (key-value buckets).',
+    '# The cluster\'s durable state: desired versions, rollouts and convergence, in key-value buckets.',
     `jetstream { store_dir: ${JSON.stringify(input.storeDir)} }`,
     '',
     'authorization {',

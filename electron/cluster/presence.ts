@@ -26,18 +26,25 @@ export interface PresenceOptions {
   keyId: string;
   checkMs: number;
   health: ClusterHealth;
+  /** This host's own card as its member has it now: it is online to its own viewers whatever the link does. */
+  selfCard(): Heartbeat | null;
 }
+
+/** What a viewer that lost the NATS server says of the other nodes: it cannot tell. */
+export const NO_BROKER = 'no broker';
 
 /**
  * A viewer's table of the cluster's members, kept from their heartbeats. A card is taken only from its own presence
  * subject, signed by the key its id derives from, newer than the last one taken, and valid by the schema; anything
  * else is dropped and counted. A member goes offline when MISSED_HEARTBEATS of its heartbeats in a row are missing.
+ * While the link to the server is down the others are `unknown`, not offline, and this host's own node stays online.
  */
 export class Presence extends EventEmitter<{ member: [NodeCard] }> {
   private readonly seen = new Map<string, Seen>();
   private readonly sequences = new SeenSequences(MEMBERS_KEPT);
   private subscription: Subscription | undefined;
   private readonly timer: NodeJS.Timeout;
+  private linked = true;
 
   constructor(private readonly options: PresenceOptions) {
     super();
@@ -57,15 +64,30 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
   card(idOrSeen: string | Seen): NodeCard {
     const seen = typeof idOrSeen === 'string' ? this.seen.get(idOrSeen) : idOrSeen;
     if (!seen) throw new Error(`no member ${String(idOrSeen)}`);
-    const { leaving: _leaving, trusts: _trusts, open: _open, ...heartbeat } = seen.heartbeat;
-    return {
-      ...heartbeat,
-      self: heartbeat.id === this.options.selfId,
-      status: seen.offline === null ? 'online' : 'offline',
-      reason: seen.offline,
-      lastSeen: new Date(seen.at).toISOString(),
-      access: this.access(seen.heartbeat),
-    };
+    const self = seen.heartbeat.id === this.options.selfId;
+    const { leaving: _leaving, trusts: _trusts, open: _open, ...heartbeat } = (self && this.options.selfCard()) || seen.heartbeat;
+    return { ...heartbeat, self, ...this.status(seen, self), lastSeen: new Date(self ? Date.now() : seen.at).toISOString(), access: this.access(seen.heartbeat) };
+  }
+
+  private status(seen: Seen, self: boolean): Pick<NodeCard, 'status' | 'reason'> {
+    if (self) return { status: 'online', reason: null };
+    if (seen.offline !== null) return { status: 'offline', reason: seen.offline };
+    return this.linked ? { status: 'online', reason: null } : { status: 'unknown', reason: NO_BROKER };
+  }
+
+  /**
+   * The link to the server went down or came back. Down: every other member is unknown until it is back. Back: each
+   * gets a fresh MISSED_HEARTBEATS to be heard again, and every member is asked for a heartbeat at once.
+   */
+  setLinked(linked: boolean): void {
+    if (linked === this.linked) return;
+    this.linked = linked;
+    const now = Date.now();
+    if (linked) {
+      for (const seen of this.seen.values()) if (seen.offline === null) seen.at = now;
+      this.options.nc.publish(PRESENCE_QUERY);
+    }
+    for (const seen of this.seen.values()) this.emit('member', this.card(seen));
   }
 
   has(id: string): boolean {
@@ -114,8 +136,11 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
   }
 
   private expire(): void {
+    // Without the server no heartbeat can arrive: silence then says nothing about a member.
+    if (!this.linked) return;
     const now = Date.now();
     for (const seen of this.seen.values()) {
+      if (seen.heartbeat.id === this.options.selfId) continue;
       const silentMs = now - seen.at;
       if (seen.offline !== null || silentMs < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
       seen.offline = `no heartbeat for ${(silentMs / 1000).toFixed(1)} s`;

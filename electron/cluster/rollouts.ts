@@ -1,17 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodeApi } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
+import { describeSelector, parseSelector, selects } from '../../shared/selector.ts';
 import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../shared/types.ts';
 import { oneLine } from '../core/jobs.ts';
+import type { DesiredState } from './desired.ts';
+import { MISSED_HEARTBEATS } from './heartbeat.ts';
+import { isActive, type RolloutRecord } from './store/bodies.ts';
+import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
 
 export interface RolloutsOptions {
   /** Routes by node: every member is reached through it. */
   api: NodeApi;
   nodes(): Promise<NodeCard[]>;
-  stateDir: string;
+  /** Where rollouts are kept: the cluster's store (or the home of a host in no cluster). */
+  records: Records<RolloutRecord>;
+  desired: DesiredState;
+  /** This host, as the coordinator of the rollouts it runs. */
+  self: { id: string; name: string };
+  /** The coordinator writes a running rollout's record at least this often; 3 missed and it is interrupted. */
+  heartbeatMs: number;
   emit(event: NodeEvent): void;
   /** How long an upgraded node's processes may take to be back and healthy. */
   readyTimeoutMs?: number;
@@ -21,109 +30,224 @@ const KEPT = 50;
 const READY_POLL_MS = 250;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 
+/** A rollout this host runs now: the record as it last wrote it, and the revision that write got. */
+interface Run {
+  record: RolloutRecord;
+  revision: number;
+  /** Another viewer took the record over (or marked it interrupted): this host stops working on it. */
+  lost: boolean;
+  writes: Promise<void>;
+  lease: NodeJS.Timeout;
+}
+
 /**
- * Rolling upgrades: one node (or maxParallel) at a time, each node's processes back and healthy before the next,
- * a halt at the first failure with the rest untouched, and a record of each rollout kept in the home.
+ * Rolling upgrades: one node (or maxParallel) at a time, each node's processes back and healthy before the next, a
+ * halt at the first failure with the rest untouched. The record lives in the cluster's store, where every viewer
+ * reads it; its coordinator rewrites it every heartbeat, and a viewer that sees it go silent for 3 marks it
+ * interrupted. Any viewer can then resume it or roll it back; the record's revision decides who does (compare-and-set).
  */
 export class Rollouts {
-  private records: RolloutView[] | undefined;
-  private readonly running = new Set<Promise<void>>();
-  private saving = Promise.resolve();
+  private readonly runs = new Map<string, Run>();
+  private readonly working = new Set<Promise<void>>();
+  /** When this host last saw each record change (its own clock: no two machines' clocks are compared). */
+  private readonly lastChange = new Map<string, number>();
+  private readonly shown = new Map<string, string>();
+  private readonly watchdog: NodeJS.Timeout;
+  /** Without the server no record can change: silence then says nothing about a coordinator. */
+  private linked = true;
+  private readonly onChange = (key: string, entry: RecordEntry<RolloutRecord> | undefined) => this.heard(key, entry);
 
-  constructor(private readonly options: RolloutsOptions) {}
-
-  get file(): string {
-    return join(this.options.stateDir, 'rollouts.json');
+  constructor(private readonly options: RolloutsOptions) {
+    options.records.on('change', this.onChange);
+    for (const entry of options.records.all()) this.heard(entry.key, entry);
+    this.watchdog = setInterval(() => void this.findInterrupted(), Math.max(20, Math.min(500, Math.floor(options.heartbeatMs / 4))));
   }
 
   async list(): Promise<RolloutView[]> {
-    return structuredClone(await this.load());
+    await this.options.records.ready();
+    return this.options.records.all().map((e) => structuredClone(e.value.rollout)).sort((a, b) => b.startedAt.localeCompare(a.startedAt));
   }
 
-  async start(backend: string, maxParallel: number): Promise<RolloutView> {
-    const records = await this.load();
-    const members = await this.options.nodes();
+  async start(backend: string, options: { maxParallel: number; on?: string | undefined; version?: string | undefined }): Promise<RolloutView> {
+    const { records, desired } = this.options;
+    await records.ready();
+    const active = records.all().find((e) => e.value.rollout.backend === backend && isActive(e.value.rollout));
+    if (active) throw new HangarError('conflict', `rollout ${active.key} of ${backend} is ${active.value.rollout.state}: it must end (resume it or roll it back) first`);
+    const on = options.on ?? 'all';
+    const selector = parseSelector(on);
+    const members = (await this.options.nodes()).filter((m) => selects(selector, m));
+    if (members.length === 0) throw new HangarError('not-found', `no node is one of ${describeSelector(on)}`);
+    const version = options.version ?? (await this.offeredVersion(backend, members));
     const rollout: RolloutView = {
       id: randomUUID(),
       backend,
-      maxParallel,
+      version,
+      on,
+      maxParallel: options.maxParallel,
       state: 'running',
       startedAt: new Date().toISOString(),
       finishedAt: null,
+      coordinator: this.options.self,
+      interrupted: null,
       nodes: members.map((m) => ({ id: m.id, name: m.name, step: 'pending', reason: null, from: null, to: null })),
     };
-    records.unshift(rollout);
-    records.splice(KEPT);
-    await this.changed(rollout);
-    const started = structuredClone(rollout);
-    this.track(this.run(rollout, members));
-    return started;
+    const record: RolloutRecord = { rollout, heartbeatMs: this.options.heartbeatMs, previous: desired.current(backend), beat: 0 };
+    const run = this.own(record, await records.create(rollout.id, record));
+    // Recorded after the rollout, whose record keeps its nodes from converging on their own meanwhile.
+    if (version !== null) await desired.pin({ backend, version, on, installMissing: false, rollout: rollout.id }).catch(() => undefined);
+    this.track(this.upgradeAll(run, members));
+    void this.prune();
+    return structuredClone(rollout);
+  }
+
+  async resume(id: string): Promise<RolloutView> {
+    const entry = await this.entry(id);
+    const r = entry.value.rollout;
+    if (r.state !== 'interrupted' || !r.interrupted) {
+      const running = r.state === 'running' || r.state === 'rolling-back';
+      throw new HangarError('conflict', running ? `rollout ${id} is ${r.state}, run by ${r.coordinator.name} (${r.coordinator.id}): it is not interrupted` : `rollout ${id} is ${r.state}: there is nothing to resume`);
+    }
+    const run = await this.takeOver(entry, { ...r, state: r.interrupted.while, coordinator: this.options.self, interrupted: null });
+    if (run.record.rollout.state === 'rolling-back') this.track(this.rollBackAll(run));
+    else this.track(this.upgradeAll(run, await this.options.nodes()));
+    return structuredClone(run.record.rollout);
   }
 
   async rollBack(id: string): Promise<RolloutView> {
-    const rollout = (await this.load()).find((r) => r.id === id);
-    if (!rollout) throw new HangarError('not-found', `no rollout ${id}`);
-    if (rollout.state === 'running' || rollout.state === 'rolling-back') throw new HangarError('conflict', `rollout ${id} is still ${rollout.state}`);
-    const upgraded = rollout.nodes.filter((n) => n.step === 'upgraded');
-    if (upgraded.length === 0) throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
-    rollout.state = 'rolling-back';
-    await this.changed(rollout);
-    const started = structuredClone(rollout);
-    this.track(this.runRollback(rollout, upgraded));
-    return started;
+    const entry = await this.entry(id);
+    const r = entry.value.rollout;
+    if (r.state === 'running' || r.state === 'rolling-back') throw new HangarError('conflict', `rollout ${id} is still ${r.state}`);
+    if (!r.nodes.some((n) => n.step === 'upgraded')) throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
+    const run = await this.takeOver(entry, { ...r, state: 'rolling-back', coordinator: this.options.self, interrupted: null });
+    // The version it recorded goes first, so no node converges back to it meanwhile.
+    await this.options.desired.restore(r.backend, id, entry.value.previous).catch(() => undefined);
+    this.track(this.rollBackAll(run));
+    return structuredClone(run.record.rollout);
   }
 
-  /** Resolves when no rollout is running (the host waits for it before closing). */
+  /** Resolves when no rollout is running here (the host waits for it before closing). */
   async idle(): Promise<void> {
-    await Promise.all(this.running);
-    await this.saving;
+    while (this.working.size > 0) await Promise.all(this.working);
+  }
+
+  /** The link to the server went down or came back; back, every coordinator gets a fresh 3 heartbeats. */
+  setLinked(linked: boolean): void {
+    this.linked = linked;
+    if (linked) for (const key of this.lastChange.keys()) this.lastChange.set(key, Date.now());
+  }
+
+  close(): void {
+    clearInterval(this.watchdog);
+    this.options.records.off('change', this.onChange);
+  }
+
+  private async entry(id: string): Promise<RecordEntry<RolloutRecord>> {
+    await this.options.records.ready();
+    const entry = this.options.records.get(id);
+    if (!entry) throw new HangarError('not-found', `no rollout ${id}`);
+    return entry;
+  }
+
+  /** Writes the record as this host's, at the revision it was read: only one viewer can win that. */
+  private async takeOver(entry: RecordEntry<RolloutRecord>, rollout: RolloutView): Promise<Run> {
+    const record = { ...entry.value, rollout, heartbeatMs: this.options.heartbeatMs, beat: entry.value.beat + 1 };
+    try {
+      return this.own(record, await this.options.records.update(entry.key, record, entry.revision));
+    } catch (error) {
+      if (error instanceof RecordConflict) throw new HangarError('conflict', `another viewer took rollout ${entry.key} over first`);
+      throw error;
+    }
+  }
+
+  private own(record: RolloutRecord, revision: number): Run {
+    const run: Run = { record, revision, lost: false, writes: Promise.resolve(), lease: setInterval(() => void this.save(run), this.options.heartbeatMs) };
+    this.runs.set(record.rollout.id, run);
+    return run;
+  }
+
+  private release(run: Run): void {
+    clearInterval(run.lease);
+    this.runs.delete(run.record.rollout.id);
   }
 
   private track(work: Promise<void>): void {
-    this.running.add(work);
-    void work.finally(() => this.running.delete(work));
+    this.working.add(work);
+    void work.finally(() => this.working.delete(work));
   }
 
-  private async run(rollout: RolloutView, members: NodeCard[]): Promise<void> {
-    const queue = [...rollout.nodes];
+  /**
+   * The version the selected nodes' galleries offer. Null when none names one (a digest change, or no node this host
+   * may ask offers an upgrade): each node then takes what its own gallery offers, and no desired version is recorded.
+   */
+  private async offeredVersion(backend: string, members: NodeCard[]): Promise<string | null> {
+    const offers = new Map<string, string[]>();
+    await Promise.all(members.filter((m) => m.status === 'online' && m.access !== 'not-trusted').map(async (m) => {
+      const found = (await this.options.api.backends({ node: m.id }).catch(() => [])).find((b) => b.name === backend);
+      if (!found?.upgradable || found.availableVersion === null || found.availableVersion === found.version) return;
+      offers.set(found.availableVersion, [...(offers.get(found.availableVersion) ?? []), m.name]);
+    }));
+    if (offers.size <= 1) return offers.keys().next().value ?? null;
+    const list = [...offers].map(([version, names]) => `${version} on ${names.join(', ')}`).join('; ');
+    throw new HangarError('conflict', `the nodes' galleries offer different versions of ${backend} (${list}): name one with --to VERSION`);
+  }
+
+  private async upgradeAll(run: Run, members: NodeCard[]): Promise<void> {
+    const rollout = run.record.rollout;
+    const queue = rollout.nodes.filter((n) => n.step === 'pending' || n.step === 'upgrading');
     let failed: RolloutNode | undefined;
     const worker = async () => {
-      for (let step = queue.shift(); step && !failed; step = queue.shift()) {
-        await this.upgradeNode(rollout, step, members.find((m) => m.id === step.id)!);
+      for (let step = queue.shift(); step && !failed && !run.lost; step = queue.shift()) {
+        await this.upgradeNode(run, step, members.find((m) => m.id === step.id));
         if (step.step === 'failed') failed ??= step;
       }
     };
     await Promise.all(Array.from({ length: Math.min(rollout.maxParallel, queue.length) }, worker));
-    for (const step of rollout.nodes.filter((n) => n.step === 'pending')) {
-      Object.assign(step, { step: 'skipped', reason: `halted: ${failed?.name ?? 'a node'} failed` });
-    }
-    rollout.state = failed ? 'halted' : 'done';
-    rollout.finishedAt = new Date().toISOString();
-    await this.changed(rollout);
+    if (run.lost) return this.release(run);
+    for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: `halted: ${failed?.name ?? 'a node'} failed` });
+    // A halted rollout gives the desired version back before it says so: no node follows a version that failed.
+    if (failed) await this.options.desired.restore(rollout.backend, rollout.id, run.record.previous).catch(() => undefined);
+    await this.finish(run, failed ? 'halted' : 'done');
   }
 
-  private async upgradeNode(rollout: RolloutView, step: RolloutNode, member: NodeCard): Promise<void> {
+  private async upgradeNode(run: Run, step: RolloutNode, member: NodeCard | undefined): Promise<void> {
     const { api } = this.options;
+    const rollout = run.record.rollout;
+    // A node that is away, cordoned or not ours to act on is left as it is and said so; it is no failure of the version.
+    if (!member) return this.mark(run, step, 'skipped', 'offline: no longer in the cluster');
+    if (member.status !== 'online') return this.mark(run, step, 'skipped', `${member.status}: ${member.reason ?? 'no heartbeat'}`);
+    if (member.cordoned) return this.mark(run, step, 'skipped', 'cordoned');
+    if (member.access === 'not-trusted') return this.mark(run, step, 'skipped', 'not trusted by this node');
+    const resumed = step.step === 'upgrading';
+    await this.mark(run, step, 'upgrading', null);
     const node = member.id;
-    // An offline node is left as it is and said so; it is no failure of the new version.
-    if (member.status !== 'online') return this.mark(rollout, step, 'skipped', `offline: ${member.reason ?? 'no heartbeat'}`);
-    // So is a node that does not let this host act on it.
-    if (member.access === 'not-trusted') return this.mark(rollout, step, 'skipped', 'not trusted by this node');
-    await this.mark(rollout, step, 'upgrading', null);
     try {
       const backend = (await api.backends({ node })).find((b) => b.name === rollout.backend);
-      if (!backend) return await this.mark(rollout, step, 'skipped', 'not installed');
-      step.from = backend.version;
-      if (!backend.upgradable) return await this.mark(rollout, step, 'unchanged', 'up to date');
-      step.to = backend.availableVersion;
+      if (!backend) return await this.mark(run, step, 'skipped', 'not installed');
+      step.from ??= backend.version;
+      const there = rollout.version === null ? !backend.upgradable : backend.version === rollout.version;
+      // A node this rollout was upgrading when it was interrupted may be there already: its doing.
+      if (there) return await this.mark(run, step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
+      step.to = rollout.version ?? backend.availableVersion;
       const models = backend.processes.map((p) => p.model);
-      const job = await api.upgrade({ node, name: rollout.backend });
+      const job = await this.startUpgrade(node, rollout);
+      if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
       const final = await api.waitJob({ node, id: job.id });
-      if (final.state !== 'done') return await this.mark(rollout, step, 'failed', jobFailure(final));
+      if (final.state !== 'done') return await this.mark(run, step, 'failed', jobFailure(final));
       await this.waitReady(node, rollout.backend, models);
-      await this.mark(rollout, step, 'upgraded', null);
+      await this.mark(run, step, 'upgraded', null);
     } catch (error) {
-      await this.mark(rollout, step, 'failed', oneLine(error));
+      await this.mark(run, step, 'failed', oneLine(error));
+    }
+  }
+
+  /** The node's job, or why it has none: its galleries do not offer the version (a drift, not a failure). */
+  private async startUpgrade(node: string, rollout: RolloutView): Promise<JobView | string> {
+    if (rollout.version === null) return this.options.api.upgrade({ node, name: rollout.backend });
+    try {
+      return await this.options.api.installVersion({ node, name: rollout.backend, version: rollout.version });
+    } catch (error) {
+      if (error instanceof HangarError && error.code === 'not-found') return error.message;
+      throw error;
     }
   }
 
@@ -139,60 +263,95 @@ export class Rollouts {
     }
   }
 
-  private async runRollback(rollout: RolloutView, upgraded: RolloutNode[]): Promise<void> {
-    for (const step of upgraded) {
+  private async rollBackAll(run: Run): Promise<void> {
+    const rollout = run.record.rollout;
+    for (const step of rollout.nodes.filter((n) => n.step === 'upgraded')) {
+      if (run.lost) break;
       try {
         const job = await this.options.api.rollback({ node: step.id, name: rollout.backend });
         const final = await this.options.api.waitJob({ node: step.id, id: job.id });
         if (final.state !== 'done') throw new Error(jobFailure(final));
-        await this.mark(rollout, step, 'rolled-back', null);
+        await this.mark(run, step, 'rolled-back', null);
       } catch (error) {
-        await this.mark(rollout, step, 'upgraded', `rollback failed: ${oneLine(error)}`);
+        await this.mark(run, step, 'upgraded', `rollback failed: ${oneLine(error)}`);
       }
     }
-    rollout.state = 'rolled-back';
-    rollout.finishedAt = new Date().toISOString();
-    await this.changed(rollout);
+    if (run.lost) return this.release(run);
+    await this.finish(run, 'rolled-back');
   }
 
-  private async mark(rollout: RolloutView, step: RolloutNode, to: RolloutNode['step'], reason: string | null): Promise<void> {
+  private async finish(run: Run, state: RolloutView['state']): Promise<void> {
+    Object.assign(run.record.rollout, { state, finishedAt: new Date().toISOString() });
+    await this.save(run);
+    this.release(run);
+  }
+
+  private async mark(run: Run, step: RolloutNode, to: RolloutNode['step'], reason: string | null): Promise<void> {
     Object.assign(step, { step: to, reason });
-    await this.changed(rollout);
+    await this.save(run);
   }
 
-  private async changed(rollout: RolloutView): Promise<void> {
-    this.options.emit({ type: 'rollout', node: 'local', rollout: structuredClone(rollout) });
-    this.saving = this.saving.then(() => this.save(), () => this.save());
-    await this.saving;
-  }
-
-  private async load(): Promise<RolloutView[]> {
-    if (this.records) return this.records;
-    const text = await readFile(this.file, 'utf8').catch(() => '[]');
-    let records: RolloutView[];
-    try {
-      records = JSON.parse(text) as RolloutView[];
-      if (!Array.isArray(records)) records = [];
-    } catch {
-      records = [];
-    }
-    // A rollout that was running when the host stopped went no further.
-    for (const r of records.filter((r) => r.state === 'running' || r.state === 'rolling-back')) {
-      for (const step of r.nodes.filter((n) => n.step === 'pending' || n.step === 'upgrading')) {
-        Object.assign(step, { step: step.step === 'pending' ? 'skipped' : 'failed', reason: 'the host stopped during the rollout' });
+  /**
+   * Writes the run's record at the revision this host last wrote; one that moved on means another viewer took it
+   * over, and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat.
+   */
+  private save(run: Run): Promise<void> {
+    run.writes = run.writes.then(async () => {
+      if (run.lost) return;
+      const record = { ...run.record, beat: run.record.beat + 1 };
+      try {
+        run.revision = await this.options.records.update(record.rollout.id, record, run.revision);
+        run.record.beat = record.beat;
+      } catch (error) {
+        if (error instanceof RecordConflict) {
+          run.lost = true;
+          this.release(run);
+        }
       }
-      r.state = r.state === 'running' ? 'halted' : 'rolled-back';
-      r.finishedAt ??= new Date().toISOString();
-    }
-    this.records ??= records;
-    return this.records;
+    });
+    return run.writes;
   }
 
-  private async save(): Promise<void> {
-    await mkdir(this.options.stateDir, { recursive: true });
-    const temp = `${this.file}.tmp`;
-    await writeFile(temp, JSON.stringify(this.records ?? [], null, 2) + '\n', { mode: 0o600 });
-    await rename(temp, this.file);
+  /** A record heard (this host's own writes too): its time is noted, and the UI told when more than its beat changed. */
+  private heard(key: string, entry: RecordEntry<RolloutRecord> | undefined): void {
+    if (!entry) {
+      this.lastChange.delete(key);
+      this.shown.delete(key);
+      return;
+    }
+    this.lastChange.set(key, Date.now());
+    const text = JSON.stringify(entry.value.rollout);
+    if (this.shown.get(key) === text) return;
+    this.shown.set(key, text);
+    this.options.emit({ type: 'rollout', node: 'local', rollout: structuredClone(entry.value.rollout) });
+  }
+
+  /**
+   * A running rollout whose record has not changed for MISSED_HEARTBEATS of its coordinator's heartbeats is marked
+   * interrupted, with the last step it knew; one this host coordinated before it restarted, at once.
+   */
+  private async findInterrupted(): Promise<void> {
+    if (!this.linked) return;
+    const now = Date.now();
+    for (const entry of this.options.records.all()) {
+      const r = entry.value.rollout;
+      if ((r.state !== 'running' && r.state !== 'rolling-back') || this.runs.has(r.id)) continue;
+      const mine = r.coordinator.id === this.options.self.id;
+      const silentMs = now - (this.lastChange.get(entry.key) ?? now);
+      if (!mine && silentMs < MISSED_HEARTBEATS * entry.value.heartbeatMs) continue;
+      const reason = mine
+        ? 'this host stopped while it ran it'
+        : `its coordinator ${r.coordinator.name} (${r.coordinator.id}) stopped updating it ${(silentMs / 1000).toFixed(1)} s ago`;
+      const rollout: RolloutView = { ...r, state: 'interrupted', interrupted: { while: r.state, at: new Date(now).toISOString(), reason } };
+      // Several viewers may see it at once: the first write wins, the others find the record moved on.
+      await this.options.records.update(entry.key, { ...entry.value, rollout, beat: entry.value.beat + 1 }, entry.revision).catch(() => undefined);
+    }
+  }
+
+  /** Keeps the newest KEPT rollouts; an active one is never removed. */
+  private async prune(): Promise<void> {
+    const finished = this.options.records.all().filter((e) => !isActive(e.value.rollout)).sort((a, b) => b.value.rollout.startedAt.localeCompare(a.value.rollout.startedAt));
+    for (const old of finished.slice(KEPT)) await this.options.records.remove(old.key).catch(() => undefined);
   }
 }
 

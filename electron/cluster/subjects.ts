@@ -18,3 +18,10 @@ export const subjectNode = (subject: string): string => subject.split('.')[2] ??
  * that cannot be part of a subject keeps NATS's shared default.
  */
 export const inboxPrefixOf = (user: string | undefined): string => (user && /^[A-Za-z0-9_-]{1,64}$/.test(user) ? `_INBOX_${user}` : '_INBOX');
+
+/** The cluster's key-value buckets (JetStream streams KV_<name>): desired versions, rollouts, each node's convergence. */
+export const BUCKETS = { desired: 'hangar-desired', rollouts: 'hangar-rollouts', status: 'hangar-status' } as const;
+export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
+
+/** The subject a value is written to under `key` in `bucket`. */
+export const kvSubject = (bucket: BucketName, key: string) => `$KV.${bucket}.${key}`;

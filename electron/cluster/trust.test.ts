@@ -148,7 +148,7 @@ describe('an outsider on the NATS server', () => {
     const beta = ids.beta!;
     const genuine = await new Promise<Msg>((resolve) => nc.subscribe(presenceSubject(beta), { max: 1, callback: (_e, m) => resolve(m) }));
     const card = JSON.parse(genuine.string()) as Record<string, unknown>;
-    const forged = Buffer.from(JSON.stringify({ ...card, name: 'evil', counts: { backends: 99, processes: 0, stale: 0, upgradable: 0 } }));
+    const forged = Buffer.from(JSON.stringify({ ...card, name: 'evil', counts: { backends: 99, processes: 0, stale: 0, upgradable: 0, drift: 0 } }));
     const at = () => String(Date.now() * 1000 + 999);
     nc.publish(presenceSubject(beta), forged);
     nc.publish(presenceSubject(beta), forged, { headers: signedBy(outsider, 'card', presenceSubject(beta), beta, forged, { at: at() }) });

@@ -16,6 +16,7 @@ import type {
   NodeInfo,
   NodeSettings,
   ProcessView,
+  ResourcesView,
   RestartPolicy,
   ScanEntry,
   SettingsView,
@@ -29,6 +30,7 @@ import { JobHistory } from './job-history.ts';
 import { JobRunner } from './jobs.ts';
 import { DirectorySnapshot } from './localai-rows.ts';
 import { KeyedLock } from './locks.ts';
+import { MachineResources } from './machine/resources.ts';
 import { DEFAULT_TRANSFER, guardedFetch } from './net/guarded-fetch.ts';
 import { Catalog } from './node/catalog.ts';
 import { LiveSettings, fixedSettings } from './node/live-settings.ts';
@@ -67,6 +69,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private readonly names: BackendNames;
   private readonly catalog: Catalog;
   private readonly swaps: SwapJobs;
+  private readonly machine: MachineResources;
 
   constructor(private readonly options: LocalNodeOptions) {
     super();
@@ -91,6 +94,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       runtimeEnv: options.runtimeEnv,
       backendLock: (backend, work) => this.locks.shared(backend, work),
     }));
+    this.machine = new MachineResources({ ...options.resources, backendsDir: this.backendsDir, processes: () => supervisor.list() });
     this.jobHistory = new JobHistory(this.stateDir);
     const runner = (this.jobRunner = new JobRunner(this.id, (job) => this.emitEvent({ type: 'job', node: this.id, job }), this.jobHistory));
     this.liveSettings = new LiveSettings({
@@ -224,6 +228,29 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       results.push({ backend: backend.name, ok: job.state === 'done', error: job.error, job });
     }
     return results;
+  }
+
+  async installVersion(req: BackendRef & SwapOptions & { version: string }): Promise<JobView> {
+    this.check(req);
+    return this.swaps.installVersion(req.name, req.version, { stopUnsupervised: req.stopUnsupervised === true });
+  }
+
+  async resources(req: NodeRef): Promise<ResourcesView> {
+    this.check(req);
+    return this.machine.current();
+  }
+
+  async drain(req: NodeRef): Promise<string[]> {
+    this.check(req);
+    if (!this.settingsStore.current().cordoned) await this.updateSettings({ node: req.node, settings: { cordoned: true } });
+    const models = this.supervisor.list().map((p) => p.model);
+    for (const model of models) {
+      await this.stop({ node: req.node, model }).catch((error: unknown) => {
+        // One that ended meanwhile is as good as stopped.
+        if (!(error instanceof HangarError && error.code === 'not-found')) throw error;
+      });
+    }
+    return models;
   }
 
   async rollback(req: BackendRef & SwapOptions): Promise<JobView> {

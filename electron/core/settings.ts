@@ -16,6 +16,8 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   portRange: [30100, 30999],
   keepBackendsRunning: false,
   startBackendsOnLaunch: false,
+  labels: {},
+  cordoned: false,
 };
 
 export class SettingsStore {

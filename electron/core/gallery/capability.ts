@@ -2,8 +2,9 @@
 // under /sys/class/drm, the NVIDIA driver, Tegra SoCs, the vendors' tools and vulkaninfo, CUDA toolkit folders, Apple
 // silicon, VRAM of more than 4 GiB).
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { onPath, parseXpuDevices } from '../machine/gpu-tools.ts';
 import { parseVulkanInfo } from './vulkan-vram.ts';
 
 type Vendor = 'nvidia' | 'amd' | 'intel' | 'vulkan';
@@ -143,26 +144,7 @@ export function parseRocmSmi(out: string): number {
 
 /** xpu-smi discovery --json: each device's memory_physical_size_byte. */
 export function parseXpuSmi(out: string): number {
-  try {
-    const devices = (JSON.parse(out) as { device_list?: { memory_physical_size_byte?: unknown }[] }).device_list ?? [];
-    return devices.reduce((sum, d) => sum + (typeof d.memory_physical_size_byte === 'number' ? d.memory_physical_size_byte : 0), 0);
-  } catch {
-    return 0;
-  }
-}
-
-function onPath(command: string, env: NodeJS.ProcessEnv): boolean {
-  const names = process.platform === 'win32' ? [`${command}.exe`] : [command];
-  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && names.some((name) => isExecutable(join(dir, name))));
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
+  return parseXpuDevices(out).reduce((sum, d) => sum + (d.vramTotalBytes ?? 0), 0);
 }
 
 function listDir(path: string): string[] {

@@ -10,10 +10,11 @@ const HOUR_MS = 60 * 60 * 1000;
 
 /** What the host's options fix for this run. */
 export function fixedSettings(options: LocalNodeOptions, galleryNames: string[]): Partial<NodeSettings> {
-  const { galleries, autoUpgrade, startBackendsOnLaunch, supervisor } = options;
+  const { galleries, autoUpgrade, startBackendsOnLaunch, supervisor, labels } = options;
   return {
     ...(galleries && { galleries: galleries.map((spec, i) => ({ name: galleryNames[i]!, location: spec.location, enabled: true })) }),
     ...(autoUpgrade !== undefined && { autoUpgrade }),
+    ...(labels !== undefined && { labels }),
     ...(startBackendsOnLaunch !== undefined && { startBackendsOnLaunch }),
     ...(supervisor?.portRange && { portRange: supervisor.portRange }),
   };

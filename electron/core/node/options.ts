@@ -27,5 +27,9 @@ export interface LocalNodeOptions {
   autoUpgrade?: boolean;
   /** Fixes "start backends on launch" for this run; without it, the node's settings decide. */
   startBackendsOnLaunch?: boolean;
+  /** Fixes the node's labels for this run (`hangar agent --label`); without them, the node's settings decide. */
+  labels?: Record<string, string>;
+  /** Where the GPU tools are looked for and how often they are asked (tests put fakes on PATH). */
+  resources?: { env?: NodeJS.ProcessEnv; refreshMs?: number };
   supervisor?: Partial<Omit<SupervisorOptions, 'backendsDir' | 'modelsDir' | 'stateDir' | 'runtimeEnv'>>;
 }

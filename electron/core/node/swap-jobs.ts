@@ -61,6 +61,23 @@ export class SwapJobs {
     return this.start('upgrade', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
   }
 
+  /**
+   * Installs, upgrades or downgrades to exactly `version`, from the first gallery entry of that name whose `version`
+   * is it; refused at once when no gallery offers it.
+   */
+  async installVersion(requested: string, version: string, options: { stopUnsupervised: boolean }): Promise<JobView> {
+    const { galleries, store, names } = this.parts;
+    const name = names.plain(requested);
+    const entry = (await galleries.entries()).find((e) => e.name.toLowerCase() === name.toLowerCase() && e.version === version);
+    if (!entry) throw new HangarError('not-found', `${version} wanted, not offered by this node's galleries`);
+    const mode = { force: true, upgrade: false, stopUnsupervised: options.stopUnsupervised };
+    return this.start((await store.get(entry.name)) ? 'upgrade' : 'install', entry.name, async (ctx) => {
+      const now = await store.get(entry.name);
+      if (now && !now.broken && now.metadata?.version === version) return `already at ${version}`;
+      return this.fetchAndSwap(`${entry.gallery}@${entry.name}`, ctx, mode);
+    });
+  }
+
   rollback(requested: string, options: { stopUnsupervised: boolean }): JobView {
     const { store, locks, names } = this.parts;
     const name = names.plain(requested);

@@ -83,7 +83,7 @@ test('a rolling upgrade names each node with its version change and restarts, th
 
 test("rolling back a rollout goes back on each node it upgraded, with that node's restarts", () => {
   const rollout: RolloutView = {
-    id: 'r1', backend: 'echo', maxParallel: 1, state: 'halted', startedAt: '', finishedAt: '',
+    id: 'r1', backend: 'echo', version: '1.1.0', on: 'all', maxParallel: 1, state: 'halted', startedAt: '', finishedAt: '', coordinator: { id: 'local', name: 'this host' }, interrupted: null,
     nodes: [
       { id: 'a', name: 'n1', step: 'upgraded', reason: null, from: '1.0.0', to: '1.1.0' },
       { id: 'b', name: 'n2', step: 'failed', reason: 'sha256 mismatch', from: '1.0.0', to: '1.1.0' },

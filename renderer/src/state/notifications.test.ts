@@ -9,7 +9,8 @@ const job = (id: string, patch: Partial<JobView>): JobView => ({
 });
 
 const halted: RolloutView = {
-  id: 'r1', backend: 'echo', maxParallel: 1, state: 'halted', startedAt: '2026-01-01T10:00:00Z', finishedAt: '2026-01-01T10:01:00Z',
+  id: 'r1', backend: 'echo', version: '1.1.0', on: 'all', maxParallel: 1, state: 'halted', startedAt: '2026-01-01T10:00:00Z', finishedAt: '2026-01-01T10:01:00Z',
+  coordinator: { id: 'local', name: 'this host' }, interrupted: null,
   nodes: [
     { id: 'a', name: 'n1', step: 'upgraded', reason: null, from: '1.0.0', to: '1.1.0' },
     { id: 'b', name: 'n2', step: 'failed', reason: 'upgrade echo: sha256 mismatch', from: '1.0.0', to: '1.1.0' },

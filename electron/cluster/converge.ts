@@ -1,0 +1,246 @@
+// A node bringing itself to the cluster's desired versions. For each desired version that selects it, signed by a
+// viewer it trusts, it installs, upgrades or downgrades to match (the same health-gated job as any upgrade), unless
+// it is cordoned or a rollout still has work to do on it. A failure is tried again after 1 s, doubling up to 5 min,
+// and given up after 5 tries with the reason kept. What it decides it says in the cluster's status bucket.
+import { join } from 'node:path';
+import { LOCAL_NODE } from '../../shared/api.ts';
+import { HangarError } from '../../shared/errors.ts';
+import { selects } from '../../shared/selector.ts';
+import type { NodeConvergence, NodeEvent } from '../../shared/types.ts';
+import { CoalescedFile } from '../core/coalesced-file.ts';
+import { oneLine } from '../core/jobs.ts';
+import type { EventSource } from './member.ts';
+import { touches, type DesiredBody, type RolloutRecord, type StatusBody } from './store/bodies.ts';
+import type { RecordEntry, Records } from './store/records.ts';
+
+export const MAX_TRIES = 5;
+const FIRST_RETRY_MS = 1000;
+const MAX_RETRY_MS = 5 * 60_000;
+/** A desired version that names a rollout this node has not heard of yet waits this long for its record. */
+const UNKNOWN_ROLLOUT_GRACE_MS = 30_000;
+const EVALUATE_DEBOUNCE_MS = 50;
+/** Node events after which what the node runs, offers or is may differ. */
+const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'gallery-changed', 'settings']);
+
+export interface ConvergerOptions {
+  /** This machine's node, which knows itself as `local`. */
+  node: EventSource;
+  /** Its id in the cluster: the key its status is kept under. */
+  id: string;
+  desired: Records<DesiredBody>;
+  rollouts: Records<RolloutRecord>;
+  status: Records<StatusBody>;
+  /** Whether a desired version signed by this key may make the node act. */
+  trusts(signer: string): Promise<boolean>;
+  stateDir: string;
+  /** How many backends differ from what they should be, each time it changes. */
+  onDrift(count: number): void;
+}
+
+interface Attempt {
+  /** Which desired version the tries were for. */
+  for: string;
+  tries: number;
+  nextAt: number;
+  error: string | null;
+}
+
+export class Converger {
+  private readonly attempts = new Map<string, Attempt>();
+  private reports = new Map<string, NodeConvergence>();
+  private published = '';
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+  private debounce: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  /** The newest signing time seen per backend: an older value written back is a replay, and is not acted on. */
+  private readonly seen: CoalescedFile<Record<string, number>>;
+  private watermark: Record<string, number> = {};
+  private readonly onChange = () => this.evaluateSoon();
+  private readonly onEvent = (event: NodeEvent) => {
+    if (RELEVANT.has(event.type)) this.evaluateSoon();
+  };
+
+  constructor(private readonly options: ConvergerOptions) {
+    this.seen = new CoalescedFile(join(options.stateDir, 'desired-seen.json'));
+  }
+
+  async start(): Promise<void> {
+    const raw = await this.seen.read();
+    if (raw && typeof raw === 'object') this.watermark = Object.fromEntries(Object.entries(raw).filter(([, at]) => typeof at === 'number'));
+    this.options.desired.on('change', this.onChange);
+    this.options.rollouts.on('change', this.onChange);
+    this.options.node.on('event', this.onEvent);
+    this.evaluateSoon();
+  }
+
+  /** How many backends differ from their desired version here. */
+  drift(): number {
+    return [...this.reports.values()].filter((r) => r.state !== 'converged').length;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.debounce);
+    clearTimeout(this.retry);
+    this.options.desired.off('change', this.onChange);
+    this.options.rollouts.off('change', this.onChange);
+    this.options.node.off('event', this.onEvent);
+    // A job under way goes on in the node, which outlives this; only no new one starts.
+    await this.seen.flush().catch(() => undefined);
+  }
+
+  private evaluateSoon(): void {
+    if (this.closed) return;
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => this.evaluate(), EVALUATE_DEBOUNCE_MS);
+  }
+
+  /** One pass at a time; a change during a pass asks for one more. */
+  private evaluate(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass()
+      .catch(() => undefined)
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.closed) {
+          this.again = false;
+          this.evaluate();
+        }
+      });
+  }
+
+  private async pass(): Promise<void> {
+    const { node } = this.options;
+    const [backends, settings] = await Promise.all([node.backends({ node: LOCAL_NODE }), node.settings({ node: LOCAL_NODE })]);
+    const self = { id: this.options.id, labels: settings.settings.labels };
+    const reports = new Map<string, NodeConvergence>();
+    let nextRetry = Infinity;
+    for (const entry of this.options.desired.all()) {
+      const body = entry.value;
+      if (!this.fresh(entry) || body.version === null || !selects(body.on, self)) continue;
+      const installed = backends.find((b) => b.name === body.backend);
+      if (!installed && !body.installMissing) continue;
+      const report = (state: NodeConvergence['state'], reason: string | null, tries = 0, version = installed?.version ?? null) =>
+        reports.set(body.backend, { node: this.options.id, backend: body.backend, wanted: body.version!, version, state, reason, tries, at: new Date().toISOString() });
+      if (!(await this.options.trusts(entry.signer))) {
+        report('drifted', `not acted on: key ${entry.by} signed it, and this node does not trust it`);
+        continue;
+      }
+      if (installed?.version === body.version && !installed.broken) {
+        this.attempts.delete(body.backend);
+        report('converged', null);
+        continue;
+      }
+      const rollout = this.rolloutVerdict(entry);
+      if (rollout === 'void') continue;
+      if (settings.settings.cordoned) {
+        report('drifted', 'cordoned: no rollout or convergence touches it');
+        continue;
+      }
+      if (rollout !== 'applies') {
+        report('waiting', rollout.waiting);
+        continue;
+      }
+      const attempt = this.attemptFor(body, entry.at);
+      if (attempt.tries >= MAX_TRIES) {
+        report('failed', `gave up after ${MAX_TRIES} tries: ${attempt.error}`, attempt.tries);
+        continue;
+      }
+      const wait = attempt.nextAt - Date.now();
+      if (wait > 0) {
+        nextRetry = Math.min(nextRetry, wait);
+        report('waiting', `try ${attempt.tries + 1} of ${MAX_TRIES} in ${Math.ceil(wait / 1000)} s; the last failed: ${attempt.error}`, attempt.tries);
+        continue;
+      }
+      report('converging', null, attempt.tries);
+      await this.publish(new Map([...this.reports, ...reports]));
+      const outcome = await this.converge(body.backend, body.version);
+      if (outcome.notOffered) {
+        report('drifted', outcome.notOffered);
+      } else if (outcome.error) {
+        attempt.tries++;
+        attempt.error = outcome.error;
+        attempt.nextAt = Date.now() + Math.min(FIRST_RETRY_MS * 2 ** (attempt.tries - 1), MAX_RETRY_MS);
+        if (attempt.tries < MAX_TRIES) nextRetry = Math.min(nextRetry, attempt.nextAt - Date.now());
+        report(attempt.tries >= MAX_TRIES ? 'failed' : 'waiting', attempt.tries >= MAX_TRIES ? `gave up after ${MAX_TRIES} tries: ${outcome.error}` : `try ${attempt.tries + 1} of ${MAX_TRIES} soon; the last failed: ${outcome.error}`, attempt.tries);
+      } else {
+        this.attempts.delete(body.backend);
+        // The next pass (the job's backend event brings it) reads the version it runs now.
+        report('converged', null, 0, body.version);
+      }
+    }
+    for (const backend of this.attempts.keys()) if (!reports.has(backend)) this.attempts.delete(backend);
+    await this.publish(reports);
+    clearTimeout(this.retry);
+    if (nextRetry !== Infinity) this.retry = setTimeout(() => this.evaluateSoon(), nextRetry);
+  }
+
+  /** Keeps the newest signing time per backend; false for a value older than one already taken. */
+  private fresh(entry: RecordEntry<DesiredBody>): boolean {
+    const newest = this.watermark[entry.value.backend] ?? 0;
+    if (entry.at < newest) return false;
+    if (entry.at > newest) {
+      this.watermark = { ...this.watermark, [entry.value.backend]: entry.at };
+      this.seen.save(this.watermark);
+    }
+    return true;
+  }
+
+  /**
+   * Whether a desired version may move this node now. A rollout with work left on the node makes it wait; the
+   * version a halted or rolled-back rollout recorded is void (its coordinator gives the previous one back).
+   */
+  private rolloutVerdict(entry: RecordEntry<DesiredBody>): 'applies' | 'void' | { waiting: string } {
+    const { backend, rollout: id } = entry.value;
+    const busy = this.options.rollouts.all().find((r) => r.value.rollout.backend === backend && touches(r.value.rollout, this.options.id));
+    if (busy) return { waiting: `rollout ${busy.key} has it in hand (${busy.value.rollout.state})` };
+    if (id === null) return 'applies';
+    const own = this.options.rollouts.get(id)?.value.rollout;
+    if (!own) return Date.now() - entry.at < UNKNOWN_ROLLOUT_GRACE_MS ? { waiting: `rollout ${id} not heard of yet` } : 'applies';
+    return own.state === 'halted' || own.state === 'rolled-back' ? 'void' : 'applies';
+  }
+
+  private attemptFor(body: DesiredBody, at: number): Attempt {
+    const key = `${body.version}@${at}`;
+    let attempt = this.attempts.get(body.backend);
+    if (attempt?.for !== key) {
+      attempt = { for: key, tries: 0, nextAt: 0, error: null };
+      this.attempts.set(body.backend, attempt);
+    }
+    return attempt;
+  }
+
+  private async converge(backend: string, version: string): Promise<{ notOffered?: string; error?: string }> {
+    const { node } = this.options;
+    try {
+      const job = await node.installVersion({ node: LOCAL_NODE, name: backend, version });
+      const final = await node.waitJob({ node: LOCAL_NODE, id: job.id });
+      return final.state === 'done' ? {} : { error: final.error ?? `${final.kind} ${final.state}` };
+    } catch (error) {
+      if (error instanceof HangarError && error.code === 'not-found') return { notOffered: error.message };
+      return { error: oneLine(error) };
+    }
+  }
+
+  /** Says the node's convergence in the cluster when it changed; a failed write is tried again next pass. */
+  private async publish(reports: Map<string, NodeConvergence>): Promise<void> {
+    const before = this.drift();
+    this.reports = reports;
+    if (this.drift() !== before) this.options.onDrift(this.drift());
+    const convergence = [...reports.values()].sort((a, b) => a.backend.localeCompare(b.backend));
+    const text = JSON.stringify(convergence.map(({ at: _at, ...rest }) => rest));
+    if (text === this.published) return;
+    try {
+      await this.options.status.put(this.options.id, { node: this.options.id, convergence });
+      this.published = text;
+    } catch {
+      this.published = '';
+    }
+  }
+}
+
