@@ -6,3 +6,4 @@ export * from './wire.ts';
 export * from './wire-client.ts';
 export * from './event-schema.ts';
 export * from './selector.ts';
+export * from './drift.ts';

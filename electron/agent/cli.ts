@@ -7,12 +7,16 @@ import { LOCAL_NODE, type LeftoverAction } from '../../shared/api.ts';
 import type { ClusterRole, JobView, LogLine, RestartPolicy, RolloutNode, RolloutView } from '../../shared/types.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
-import { ALL_NODES, namesASet, resolveNode, resolveTargets, type Target } from './nodes.ts';
+import { parseLabel } from '../../shared/selector.ts';
+import { namesASet, resolveNode, resolveTargets, selectorOf, type Target } from './nodes.ts';
 import { HomeBusyError } from '../core/home-lock.ts';
 import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
-import { galleryJson, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, rolloutTable, scanJson, table, unansweredLines, upgradeText } from './format.ts';
+import {
+  desiredTable, galleryJson, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, resourcesText, rolloutTable, scanJson, table,
+  unansweredLines, upgradeText,
+} from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
 
@@ -63,6 +67,7 @@ program
   .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
   .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
   .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped (default: the node\'s settings)', false)
+  .option('--label <key=value>', 'a label the cluster selects this node by, as --on label:KEY=VALUE (repeatable; default: the node\'s settings)', collect, [])
   .action(async (options: AgentCommandOptions) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
     const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
@@ -82,15 +87,24 @@ program
       callTimeoutMs: options.callTimeout,
     };
     // Loaded only here: client commands start faster without the node's code and its dependencies.
+    const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : undefined;
     const { runAgent } = await import('./run-agent.ts');
-    await runAgent({ ...options, home, galleries: options.gallery, cluster });
+    await runAgent({ ...options, home, galleries: options.gallery, cluster, labels });
   });
 
 interface AgentCommandOptions {
   home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
-  maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean;
+  maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean; label: string[];
   cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
   clusterCa?: string; insecure: boolean; clusterRole?: ClusterRole; insecureAnyCaller: boolean; heartbeat: number; callTimeout: number;
+}
+
+function labelOption(text: string): { key: string; value: string } {
+  try {
+    return parseLabel(text);
+  } catch (error) {
+    throw new CommanderError(2, 'hangar.usage', `--label ${(error as Error).message}`);
+  }
 }
 
 function parseRole(value: string): ClusterRole {
@@ -141,15 +155,59 @@ function printed(options: { json?: boolean }, result: Printed): void {
   print(options, result.json, () => result.text);
 }
 
-client('nodes', 'list the cluster\'s nodes: status, access, counts, last seen').action(withClient(async (c, options: { json?: boolean }) => {
+client('nodes', 'list the cluster\'s nodes: status, access, labels, counts, drift, resources, last seen').action(withClient(async (c, options: { json?: boolean }) => {
   const [cards, status] = await Promise.all([c.nodes({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
-  print(options, cards, () => nodesTable(cards) + statusNotes(status));
+  const lost = status.role !== null && !status.link.connected ? `cluster connection lost: ${status.link.reason ?? 'no answer'}, retrying` : '';
+  const refused = status.violations.at(-1) ? `the NATS server refused this host: ${status.violations.at(-1)!.message}` : '';
+  print(options, cards, () => nodesTable(cards, [lost, refused].filter(Boolean).join('; ')) + statusNotes(status));
 }));
 
-client('rollouts', 'list rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
+client('rollouts', 'list the cluster\'s rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
   const rollouts = await c.rollouts({ node: LOCAL_NODE });
   print(options, rollouts, () => rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n');
 }));
+
+client('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts)'))
+  .action(withClient((c, options: { json?: boolean; rollout: string }) => followRollout(c, options, () => c.resumeRollout({ node: LOCAL_NODE, id: options.rollout }), upgradeFailed)));
+
+client('pin', 'record VERSION as the desired version of NAME on the nodes --on selects (default all): they install or move to it by themselves', (c) =>
+  c.argument('<name>').argument('<version>'), { sets: true })
+  .action(withClient(async (c, name: string, version: string, options: { json?: boolean; on?: string }) => {
+    const pinned = await c.pin({ node: LOCAL_NODE, name, version, on: await selectorOf(c, options.on) });
+    print(options, pinned, () => `${name} ${version} is the desired version on ${pinned.on === 'all' ? 'every node' : pinned.on}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n`);
+  }));
+
+client('unpin', 'clear the desired version of NAME: nodes keep what they run', (c) => c.argument('<name>'))
+  .action(withClient(async (c, name: string, options: { json?: boolean }) => {
+    await c.unpin({ node: LOCAL_NODE, name });
+    print(options, { unpinned: name }, () => `${name} has no desired version any more\n`);
+  }));
+
+client('desired', 'the cluster\'s desired versions, and each node that is not there yet and why').action(withClient(async (c, options: { json?: boolean }) => {
+  const view = await c.desired({ node: LOCAL_NODE });
+  print(options, view, () => desiredTable(view));
+}));
+
+client('cordon', 'keep every rollout and convergence off this node (see uncordon)').action(withClient(async (c, options: { json?: boolean }) => {
+  const view = await c.updateSettings({ node, settings: { cordoned: true } });
+  print(options, view.settings, () => 'cordoned: no rollout or convergence touches this node until hangar uncordon\n');
+}));
+
+client('uncordon', 'let rollouts and convergence touch this node again').action(withClient(async (c, options: { json?: boolean }) => {
+  const view = await c.updateSettings({ node, settings: { cordoned: false } });
+  print(options, view.settings, () => 'uncordoned: rollouts and convergence touch this node again\n');
+}));
+
+client('drain', 'cordon this node, then stop every process it supervises (Free, then stop); lists them and asks first', (c) =>
+  c.option('-y, --yes', 'do not ask for confirmation'))
+  .action(withClient(async (c, options: { json?: boolean; yes?: boolean }) => {
+    const running = await c.processes({ node });
+    for (const p of running) process.stderr.write(`will stop ${p.model} (${p.backend}, pid ${p.pid}, ${p.state})\n`);
+    const what = running.length === 0 ? 'cordon this node (it runs no process)' : `cordon this node and stop ${running.length} process${running.length === 1 ? '' : 'es'}`;
+    if (!options.yes && !(await confirm(`${what}? [y/N] `))) throw new Error('not drained');
+    const stopped = await c.drain({ node });
+    print(options, { cordoned: true, stopped }, () => `drained: cordoned, ${stopped.length === 0 ? 'no process to stop' : `stopped ${stopped.join(', ')}`}\n`);
+  }));
 
 client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))
   .action(withClient(async (c, options: { json?: boolean; refresh?: boolean }) => {
@@ -177,9 +235,12 @@ client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read 
 
 client('ls', 'list installed backends (--on all or --on A,B: a backend × node matrix)', undefined, { sets: true }).action(withClient(async (c, options: { json?: boolean }) => {
   if (targets) {
-    const listed = await Promise.all(targets.map((t) => (t.card.status === 'online' ? c.backends({ node: t.node }).catch((e: Error) => e) : null)));
+    const [listed, desired] = await Promise.all([
+      Promise.all(targets.map((t) => (t.card.status === 'online' ? c.backends({ node: t.node }).catch((e: Error) => e) : null))),
+      c.desired({ node: LOCAL_NODE }),
+    ]);
     const columns = targets.map((t, i) => ({ card: t.card, backends: listed[i] ?? null }));
-    return print(options, matrixJson(columns), () => matrix(columns));
+    return print(options, matrixJson(columns, desired), () => matrix(columns, desired));
   }
   const backends = await c.backends({ node });
   print(options, backends.map(lsJson), () =>
@@ -197,13 +258,14 @@ client('install', 'install a backend from the gallery (on each node of --on all 
   .action(withClient((c, name: string, options: SwapCommandOptions & { force?: boolean }) =>
     runJobs(c, options, (on) => c.install({ node: on, name, force: options.force === true, ...swapOptions(options) }))));
 
-client('upgrade', 'upgrade a backend (or --all); with --on all, a rolling upgrade across the cluster', (c) =>
-  swapping(c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1)), { sets: true })
-  .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { all?: boolean; maxParallel: number; on?: string }) => {
+client('upgrade', 'upgrade a backend (or --all); with --on all (or label:KEY=VALUE, or A,B), a rolling upgrade across those nodes', (c) =>
+  swapping(c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1)
+    .option('--to <version>', 'with --on all: the version to bring every node to (default: the one their galleries offer)')), { sets: true })
+  .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { all?: boolean; maxParallel: number; on?: string; to?: string }) => {
     if (targets) {
-      if (options.on !== ALL_NODES) throw new CommanderError(2, 'hangar.usage', 'a rolling upgrade runs on every node: use --on all');
-      if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'upgrade --on all needs one NAME');
-      return followRollout(c, options, () => c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel }), upgradeFailed);
+      if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'a rolling upgrade needs one NAME');
+      const on = await selectorOf(c, options.on);
+      return followRollout(c, options, () => c.rollout({ node: LOCAL_NODE, name, maxParallel: options.maxParallel, on, ...(options.to && { version: options.to }) }), upgradeFailed);
     }
     if (options.all) {
       const results = await c.upgradeAll({ node });
@@ -293,6 +355,11 @@ client('ps', 'list backend processes with their cwd status (--on all or --on A,B
     const processes = await c.processes({ node });
     print(options, processes.map(psJson), () => table(processes.map(psRow), 'no backend processes'));
   }));
+
+client('resources', 'the node\'s CPUs, memory, disk and GPUs, and the GPU memory each supervised process holds').action(withClient(async (c, options: { json?: boolean }) => {
+  const r = await c.resources({ node });
+  print(options, r, () => resourcesText(r));
+}));
 
 client('scan', 'find every process whose cwd is or was inside the backends directory').action(withClient(async (c, options: { json?: boolean }) => {
   const [found, supervised] = await Promise.all([c.scan({ node }), c.processes({ node })]);

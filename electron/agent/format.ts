@@ -1,4 +1,6 @@
-import type { BackendView, GalleryEntryView, JobView, NodeAccess, NodeCard, ProcessView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import { driftReason, driftText } from '../../shared/drift.ts';
+import { describeSelector } from '../../shared/selector.ts';
+import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeAccess, NodeCard, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
@@ -129,14 +131,22 @@ export function upgradeText(installed: string | null, available: string | null):
 /** Whether this host may act on a node, as `hangar nodes` says it. */
 const ACCESS_WORDS: Record<NodeAccess, string> = { self: 'this host', trusted: 'trusted', open: 'open to any caller', 'not-trusted': 'not trusted by this node' };
 
-export function nodesTable(cards: NodeCard[]): string {
+/** "online", "offline: why", or "unknown (no broker)". */
+export function nodeStatusText(card: NodeCard): string {
+  if (card.status === 'online') return 'online';
+  return card.status === 'unknown' ? `unknown (${card.reason ?? 'no broker'})` : `offline: ${card.reason ?? 'no heartbeat'}`;
+}
+
+/** `selfNote`: what to say on this host's own row (what the NATS server refused it). */
+export function nodesTable(cards: NodeCard[], selfNote = ''): string {
   const names = new Map<string, number>();
   for (const c of cards) names.set(c.name, (names.get(c.name) ?? 0) + 1);
   return table(cards.map((c) => ({
     name: c.self ? `${c.name} (this host)` : c.name,
     id: c.id,
-    status: c.status === 'online' ? 'online' : `offline: ${c.reason ?? 'no heartbeat'}`,
+    status: nodeStatusText(c),
     access: ACCESS_WORDS[c.access],
+    labels: Object.entries(c.labels).map(([k, v]) => `${k}=${v}`).join(',') || '-',
     host: c.host,
     os: `${c.platform}/${c.arch}`,
     capability: c.capability,
@@ -145,9 +155,43 @@ export function nodesTable(cards: NodeCard[]): string {
     processes: c.counts.processes,
     stale: c.counts.stale,
     upgradable: c.counts.upgradable,
+    drift: c.counts.drift,
+    ...resourceCells(c.resources),
     seen: c.status === 'online' ? 'now' : `${uptime(c.lastSeen)} ago`,
-    note: (names.get(c.name) ?? 0) > 1 ? 'name shared: tell apart by id' : '',
+    note: [c.cordoned && 'cordoned', (names.get(c.name) ?? 0) > 1 && 'name shared: tell apart by id', c.self && selfNote].filter(Boolean).join('; '),
   })), 'no nodes');
+}
+
+/** CPU, memory, disk and GPUs in a few characters each. */
+function resourceCells(r: NodeResources | null): Record<string, string> {
+  if (!r) return { cpu: '-', ram: '-', disk: '-', gpu: '-' };
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)}G`;
+  return {
+    cpu: `${r.cpu.count} × ${r.cpu.load1.toFixed(2)}`,
+    ram: r.memory ? `${gib(r.memory.availableBytes)}/${gib(r.memory.totalBytes)} free` : '-',
+    disk: r.disk ? `${gib(r.disk.freeBytes)} free` : '-',
+    gpu: gpuText(r),
+  };
+}
+
+/** `hangar resources`: the machine, each GPU, and each process's GPU memory. */
+export function resourcesText(r: ResourcesView): string {
+  const cells = resourceCells(r);
+  const head = `cpu   ${r.cpu.count} cores, load ${r.cpu.load1.toFixed(2)}\nram   ${cells.ram}\ndisk  ${cells.disk} (backends)\n`;
+  const gpus = r.gpus.length === 0
+    ? `gpu   ${gpuText(r)}\n`
+    : table(r.gpus.map((g) => ({ gpu: `${g.vendor} ${g.index}`, model: g.model, vram: iecOrUnknown(g.vramUsedBytes) + ' / ' + iecOrUnknown(g.vramTotalBytes), busy: g.utilization === null ? '-' : `${g.utilization}%` })), '');
+  const processes = r.processes.length === 0 ? '' : table(r.processes.map((p) => ({ model: p.model, pid: p.pid, vram: iecBytes(p.vramBytes) })), '');
+  return head + gpus + processes;
+}
+
+const iecOrUnknown = (bytes: number | null) => (bytes === null ? '?' : iecBytes(bytes));
+
+/** "RTX 4090 1.0G/24.0G 3%, …", or why there is nothing to show. */
+export function gpuText(r: NodeResources): string {
+  if (r.gpus.length === 0) return r.gpuProblem ?? (r.gpuTools.length === 0 ? 'no GPU tool found' : 'no GPU');
+  const gib = (bytes: number | null) => (bytes === null ? '?' : `${(bytes / 1024 ** 3).toFixed(1)}G`);
+  return r.gpus.map((g) => `${g.model} ${gib(g.vramUsedBytes)}/${gib(g.vramTotalBytes)}${g.utilization === null ? '' : ` ${g.utilization}%`}`).join(', ');
 }
 
 export interface MatrixColumn {
@@ -156,34 +200,48 @@ export interface MatrixColumn {
   backends: BackendView[] | Error | null;
 }
 
-/** One row per backend, one column per node: the version there, ↑ the version on offer, and stale processes. */
-export function matrix(columns: MatrixColumn[]): string {
-  const names = [...new Set(columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.filter((b) => b.kind === 'backend').map((b) => b.name) : [])))].sort();
+/**
+ * One row per backend, one column per node: the version there, → the version on offer, stale processes, and the
+ * desired version where the node differs from it ("2.0.0 wanted"); then why a node is away or not there yet.
+ */
+export function matrix(columns: MatrixColumn[], desired: DesiredStateView): string {
+  const wanted = desired.desired.filter((d) => d.installMissing).map((d) => d.backend);
+  const names = [...new Set([...columns.flatMap((c) => (Array.isArray(c.backends) ? c.backends.filter((b) => b.kind === 'backend').map((b) => b.name) : [])), ...wanted])].sort();
   const header = columns.map((c) => c.card.name + (columns.filter((o) => o.card.name === c.card.name).length > 1 ? ` (${c.card.id})` : ''));
   const rows = names.map((name) => Object.fromEntries([
     ['backend', name],
-    ...columns.map((c, i) => [header[i]!, matrixCell(c, name)]),
+    ...columns.map((c, i) => [header[i]!, matrixCell(c, name, desired)]),
   ]));
-  return table(rows, 'no backends installed on any node') + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends })));
+  const reasons = columns.flatMap((c) => names.flatMap((name) => {
+    const reason = cellDrift(c, name, desired) && driftReason(desired.nodes, c.card.id, name);
+    return reason ? [`${c.card.name} (${c.card.id}): ${name}: ${reason}\n`] : [];
+  }));
+  return table(rows, 'no backends installed on any node') + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join('');
 }
 
 /** A line for each node that is offline or did not answer, under a table across nodes. */
 export function unansweredLines(answers: { card: NodeCard; answer: unknown }[]): string {
   return answers
     .filter((a) => a.answer === null || a.answer instanceof Error)
-    .map(({ card, answer }) => `${card.name} (${card.id}): ${answer === null ? `offline: ${card.reason ?? 'no heartbeat'}` : (answer as Error).message}\n`)
+    .map(({ card, answer }) => `${card.name} (${card.id}): ${answer === null ? nodeStatusText(card) : (answer as Error).message}\n`)
     .join('');
 }
 
-function matrixCell(column: MatrixColumn, name: string): string {
-  if (!Array.isArray(column.backends)) return column.backends === null ? 'offline' : 'no answer';
-  const b = column.backends.find((x) => x.name === name);
-  if (!b) return '-';
-  const stale = b.processes.filter((p) => p.cwd === 'stale').length;
-  return [b.upgradable ? upgradeText(b.version, b.availableVersion) : (b.version ?? '?'), stale > 0 ? `STALE ${stale}` : ''].filter(Boolean).join(' ');
+function cellDrift(column: MatrixColumn, name: string, desired: DesiredStateView): string | null {
+  if (!Array.isArray(column.backends)) return null;
+  return driftText(desired.desired, column.card, name, column.backends.find((x) => x.name === name)?.version);
 }
 
-export function matrixJson(columns: MatrixColumn[]) {
+function matrixCell(column: MatrixColumn, name: string, desired: DesiredStateView): string {
+  if (!Array.isArray(column.backends)) return column.backends === null ? column.card.status : 'no answer';
+  const b = column.backends.find((x) => x.name === name);
+  const drift = cellDrift(column, name, desired);
+  if (!b) return drift ? `- (${drift})` : '-';
+  const stale = b.processes.filter((p) => p.cwd === 'stale').length;
+  return [b.upgradable ? upgradeText(b.version, b.availableVersion) : (b.version ?? '?'), stale > 0 ? `STALE ${stale}` : '', drift ? `(${drift})` : ''].filter(Boolean).join(' ');
+}
+
+export function matrixJson(columns: MatrixColumn[], desired: DesiredStateView) {
   return columns.map((c) => ({
     node: c.card.id,
     name: c.card.name,
@@ -193,14 +251,27 @@ export function matrixJson(columns: MatrixColumn[]) {
       ? c.backends.filter((b) => b.kind === 'backend').map((b) => ({
         name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion,
         stale: b.processes.filter((p) => p.cwd === 'stale').length,
+        wanted: cellDrift(c, b.name, desired)?.replace(/ wanted$/, '') ?? null,
       }))
       : null,
   }));
 }
 
 export function rolloutTable(r: RolloutView): string {
-  const head = `rollout ${r.id}: ${r.backend}, ${r.state}, started ${r.startedAt}${r.maxParallel > 1 ? `, ${r.maxParallel} at a time` : ''}\n`;
-  return head + table(r.nodes.map((n) => ({
+  const target = `${r.backend}${r.version ? ` → ${r.version}` : ''} on ${describeSelector(r.on)}`;
+  const head = `rollout ${r.id}: ${target}, ${r.state}, started ${r.startedAt} by ${r.coordinator.name}${r.maxParallel > 1 ? `, ${r.maxParallel} at a time` : ''}\n`;
+  const interrupted = r.interrupted ? `interrupted while ${r.interrupted.while}: ${r.interrupted.reason} (hangar resume --rollout ${r.id}, or hangar rollback --rollout ${r.id})\n` : '';
+  return head + interrupted + table(r.nodes.map((n) => ({
     node: n.name, id: n.id, result: n.step, from: n.from, to: n.to, reason: n.reason ?? '',
   })), 'no nodes');
+}
+
+/** `hangar desired`: each desired version, where it applies, and each node that is not there yet and why. */
+export function desiredTable(view: DesiredStateView): string {
+  if (!view.available) return `the cluster keeps no desired versions: ${view.reason}\n`;
+  const pins = table(view.desired.map((d) => ({
+    backend: d.backend, version: d.version, on: describeSelector(d.on), kind: d.rollout ? `rollout ${d.rollout}` : 'pin', by: d.by, at: d.at,
+  })), 'no desired versions (hangar pin NAME VERSION --on NODES records one)');
+  const behind = view.nodes.filter((n) => n.state !== 'converged');
+  return pins + (behind.length === 0 ? '' : '\n' + table(behind.map((n) => ({ node: n.node, backend: n.backend, wanted: n.wanted, runs: n.version, state: n.state, reason: n.reason ?? '' })), ''));
 }

@@ -1,4 +1,5 @@
 import { LOCAL_NODE, type HangarApi } from '../../shared/api.ts';
+import { parseSelector, selects } from '../../shared/selector.ts';
 import type { NodeCard } from '../../shared/types.ts';
 
 export const ALL_NODES = 'all';
@@ -9,9 +10,9 @@ export interface Target {
   card: NodeCard;
 }
 
-/** `--on` names a set of nodes: `all`, or names and ids joined with commas. */
+/** `--on` names a set of nodes: `all`, `label:KEY=VALUE`, or names and ids joined with commas. */
 export function namesASet(on: string | undefined): on is string {
-  return on === ALL_NODES || (on?.includes(',') ?? false);
+  return on === ALL_NODES || on?.startsWith('label:') === true || (on?.includes(',') ?? false);
 }
 
 /**
@@ -32,12 +33,31 @@ export async function resolveNode(api: Pick<HangarApi, 'nodes' | 'clusterStatus'
   }
 }
 
-/** `--on all` or `--on a,b`: every node named, once each, in the cluster's order. */
+/** `--on all`, `--on label:gpu=nvidia` or `--on a,b`: every node named, once each, in the cluster's order. */
 export async function resolveTargets(api: Pick<HangarApi, 'nodes'>, on: string): Promise<Target[]> {
   const cards = await api.nodes({ node: LOCAL_NODE });
   if (on === ALL_NODES) return cards.map(targetOf);
+  if (on.startsWith('label:')) {
+    const selector = parseSelector(on);
+    const chosen = cards.filter((c) => selects(selector, c));
+    if (chosen.length === 0) throw new Error(`no node has the label ${on.slice('label:'.length)} (see hangar nodes)`);
+    return chosen.map(targetOf);
+  }
   const chosen = new Set(on.split(',').map((part) => pick(cards, part.trim()).id));
   return cards.filter((c) => chosen.has(c.id)).map(targetOf);
+}
+
+/**
+ * What `--on` selects, as the cluster keeps it with a pin or a rollout: `all` and `label:…` as they are (nodes that
+ * join later are selected too), names and ids as the ids they are now.
+ */
+export async function selectorOf(api: Pick<HangarApi, 'nodes'>, on: string | undefined): Promise<string> {
+  if (on === undefined || on === ALL_NODES) return ALL_NODES;
+  if (on.startsWith('label:')) {
+    parseSelector(on);
+    return on;
+  }
+  return `nodes:${(await resolveTargets(api, on)).map((t) => t.card.id).join(',')}`;
 }
 
 function pick(cards: NodeCard[], on: string): NodeCard {

@@ -22,6 +22,8 @@ export interface AgentOptions {
   /** Join this NATS cluster as a member. */
   cluster?: JoinOptions | undefined;
   restoreBackends?: boolean;
+  /** Fixes the node's labels for this run (--label KEY=VALUE). */
+  labels?: Record<string, string> | undefined;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     runtimeEnv: { HANGAR_NODE: process.execPath },
     ...(options.autoUpgrade && { autoUpgrade: true }),
     ...(options.restoreBackends && { startBackendsOnLaunch: true }),
+    ...(options.labels && { labels: options.labels }),
     ...(options.maxInstallSize !== undefined && { installLimits: { maxBytes: parseSize(options.maxInstallSize) } }),
     ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
     // LocalAI's variable: when set, backends require it and Hangar presents it on every backend call.

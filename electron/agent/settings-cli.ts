@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { galleryNameFor } from '../../shared/gallery-name.ts';
+import { parseLabel } from '../../shared/selector.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
 import { table } from './format.ts';
 
@@ -15,7 +16,17 @@ const KEYS: Record<string, { key: Scalar; parse(text: string): NodeSettings[Scal
   ports: { key: 'portRange', parse: portRange, show: (v) => (v as [number, number]).join('-') },
   'keep-running': { key: 'keepBackendsRunning', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'start-on-launch': { key: 'startBackendsOnLaunch', parse: onOff, show: (v) => (v ? 'on' : 'off') },
+  labels: { key: 'labels', parse: labels, show: (v) => Object.entries(v as Record<string, string>).map(([k, x]) => `${k}=${x}`).join(',') || '-' },
 };
+
+/** `gpu=nvidia,zone=a` (or "" for none). */
+function labels(text: string): Record<string, string> {
+  try {
+    return Object.fromEntries(text.split(',').filter(Boolean).map(parseLabel).map((l) => [l.key, l.value]));
+  } catch (error) {
+    throw usage((error as Error).message);
+  }
+}
 
 function usage(message: string): CommanderError {
   return new CommanderError(2, 'hangar.usage', message);

@@ -1,0 +1,207 @@
+// Desired state kept by the cluster, on a real nats-server with JetStream and three real agents: a pin the live nodes
+// follow at once and a returning node follows by itself (its models reloaded), a version a node's galleries do not
+// offer shown as drift and never half-installed, retries that back off and give up, a pin from a key no node
+// trusts (or forged into the bucket) never acted on, and a broker outage that leaves every pin in place.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { connect } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { after, before, describe, test } from 'node:test';
+import type { DesiredStateView, NodeCard, ProcessView } from '../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { loadIdentity } from './identity.ts';
+import { seal } from './store/sealed.ts';
+import { BUCKETS } from './subjects.ts';
+import { trustingHomes } from './test-cluster.ts';
+import { startNats, type NatsServer } from './test-nats.ts';
+
+const HEARTBEAT_MS = 300;
+type Column = { name: string; status: string; backends: Array<{ name: string; version: string; wanted: string | null }> | null };
+
+describe('desired versions kept by the cluster', () => {
+  let root: string;
+  let nats: NatsServer;
+  const agents: Agent[] = [];
+  const galleries: string[] = [];
+  const sources: Record<string, string> = {};
+
+  const args = (i: number, extra: string[] = []) => ['--cluster', nats.url, '--name', `d${i + 1}`, '--ports', `260${i}0-260${i}9`, '--heartbeat', String(HEARTBEAT_MS), ...extra];
+  const start = async (i: number, extra: string[] = []) => (agents[i] = await startAgent(join(root, `home-${i}`), galleries[i]!, args(i, extra)));
+  const offer = async (i: number, version: string, uri = sources[version]!) => writeGallery(galleries[i]!, [{ name: 'echo', uri, version }]);
+  const versions = async () => (await json<Column[]>(agents[0]!, 'ls', '--on', 'all')).map((c) => [c.name, c.backends?.find((b) => b.name === 'echo')?.version ?? c.status]);
+  const desired = () => json<DesiredStateView>(agents[0]!, 'desired');
+  const said = async (node: string) => (await desired()).nodes.find((n) => n.node === node && n.backend === 'echo');
+  const idOf = async (name: string) => (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === name)!.id;
+
+  before(async () => {
+    root = await tempDir('desired');
+    nats = await startNats();
+    for (const version of ['1.0.0', '2.0.0', '3.0.0']) sources[version] = await echoSource(root, version);
+    await trustingHomes([0, 1, 2].map((i) => join(root, `home-${i}`)));
+    for (let i = 0; i < 3; i++) {
+      galleries[i] = join(root, `index-${i}.yaml`);
+      await offer(i, '1.0.0');
+      await start(i);
+    }
+    await until('three nodes online', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
+    const installed = await hangar(agents[0]!, 'install', 'echo', '--on', 'all');
+    assert.equal(installed.code, 0, installed.stderr);
+    assert.equal((await hangar(agents[2]!, 'load', 'echo', 'm1')).code, 0);
+  });
+
+  after(async () => {
+    for (const agent of agents) agent?.child.kill('SIGKILL');
+    await nats.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('a pin is followed at once by the live nodes; a node that was away follows it within 10 s of its return, models reloaded', async () => {
+    const away = agents[2]!;
+    away.child.kill('SIGTERM');
+    await once(away.child, 'exit');
+    for (let i = 0; i < 3; i++) await offer(i, '2.0.0');
+    const pinned = await hangar(agents[0]!, 'pin', 'echo', '2.0.0', '--on', 'all');
+    assert.equal(pinned.code, 0, pinned.stderr);
+    await until('d1 and d2 at 2.0.0', async () => {
+      const now = await versions();
+      return now[0]![1] === '2.0.0' && now[1]![1] === '2.0.0' ? true : undefined;
+    }, 15_000);
+    assert.deepEqual((await versions())[2], ['d3', 'offline']);
+
+    const returned = Date.now();
+    await start(2, ['--restore-backends']);
+    const m1 = await until('d3 at 2.0.0 with m1 ready in the new build', async () => {
+      const [echo] = await json<Array<{ version: string }>>(agents[2]!, 'ls');
+      const [p] = await json<ProcessView[]>(agents[2]!, 'ps');
+      return echo?.version === '2.0.0' && p?.state === 'ready' && p.cwd === 'ok' ? p : undefined;
+    }, 10_000);
+    console.log(`d3 converged ${Date.now() - returned} ms after it was started again`);
+    assert.ok(Date.now() - returned <= 10_000);
+    assert.deepEqual([m1.model, m1.loaded], ['m1', true]);
+    assert.equal(m1.dir, join(agents[2]!.home, 'backends', 'echo'));
+    const d3 = await until('d3 says it converged', async () => ((await said(await idOf('d3')))?.state === 'converged' ? true : undefined), 3000);
+    assert.ok(d3);
+    const matrix = await hangar(agents[0]!, 'ls', '--on', 'all');
+    assert.match(matrix.stdout, /^BACKEND +D1 +D2 +D3\necho +2\.0\.0 +2\.0\.0 +2\.0\.0\n$/);
+  });
+
+  test("a version a node's galleries do not offer is drift, said by the node and shown in the matrix; nothing is half-installed", async () => {
+    await offer(0, '3.0.0');
+    await offer(2, '3.0.0');
+    const before = await json<Array<{ version: string; installedAt: string }>>(agents[1]!, 'ls');
+    assert.equal((await hangar(agents[1]!, 'pin', 'echo', '3.0.0')).code, 0);
+    const d2 = await idOf('d2');
+    const drift = await until('d2 drifted', async () => {
+      const s = await said(d2);
+      return s?.state === 'drifted' ? s : undefined;
+    }, 10_000);
+    assert.equal(drift.reason, "3.0.0 wanted, not offered by this node's galleries");
+    await until('d1 and d3 at 3.0.0', async () => {
+      const now = await versions();
+      return now[0]![1] === '3.0.0' && now[2]![1] === '3.0.0' ? true : undefined;
+    }, 15_000);
+    const matrix = await hangar(agents[0]!, 'ls', '--on', 'all');
+    assert.match(matrix.stdout, /^BACKEND +D1 +D2 +D3\necho +3\.0\.0 +2\.0\.0 \(3\.0\.0 wanted\) +3\.0\.0\n/);
+    assert.match(matrix.stdout, new RegExp(`\\nd2 \\(${d2}\\): echo: 3\\.0\\.0 wanted, not offered by this node's galleries\\n$`));
+    const columns = await json<Column[]>(agents[0]!, 'ls', '--on', 'all');
+    assert.deepEqual(columns.map((c) => c.backends?.[0]?.wanted), [null, '3.0.0', null]);
+    assert.deepEqual(await json(agents[1]!, 'ls'), before, 'd2 was not touched');
+    const card = (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === 'd2')!;
+    assert.equal(card.counts.drift, 1);
+  });
+
+  test('a failing upgrade is tried 5 times, 1 s doubling, then given up with the reason', async () => {
+    await offer(1, '4.0.0', join(root, 'no-such-build'));
+    const started = Date.now();
+    assert.equal((await hangar(agents[0]!, 'pin', 'echo', '4.0.0', '--on', 'd2')).code, 0);
+    const d2 = await idOf('d2');
+    const waiting = await until('d2 waiting to try again', async () => {
+      const s = await said(d2);
+      return s?.state === 'waiting' && s.tries >= 1 ? s : undefined;
+    }, 10_000);
+    assert.match(waiting.reason ?? '', /^try 2 of 5 .*no-such-build/);
+    const failed = await until('d2 gave up', async () => {
+      const s = await said(d2);
+      return s?.state === 'failed' ? s : undefined;
+    }, 40_000);
+    const tookMs = Date.now() - started;
+    assert.equal(failed.tries, 5);
+    assert.match(failed.reason ?? '', /^gave up after 5 tries: .*no-such-build/);
+    // Four waits between five tries: 1 + 2 + 4 + 8 s.
+    assert.ok(tookMs >= 15_000, `gave up after ${tookMs} ms`);
+    assert.equal((await json<Array<{ version: string }>>(agents[1]!, 'ls'))[0]!.version, '2.0.0', 'the failed upgrades were rolled back');
+    const table = await hangar(agents[0]!, 'desired');
+    assert.match(table.stdout, new RegExp(`\\n${d2} +echo +4\\.0\\.0 +2\\.0\\.0 +failed +gave up after 5 tries`));
+  });
+
+  test('unpin: the nodes keep what they run, and no drift is left', async () => {
+    assert.equal((await hangar(agents[0]!, 'unpin', 'echo')).code, 0);
+    await until('no drift left', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).every((c) => c.counts.drift === 0) ? true : undefined), 5000);
+    assert.deepEqual((await desired()).desired, []);
+    assert.deepEqual(await versions(), [['d1', '3.0.0'], ['d2', '2.0.0'], ['d3', '3.0.0']]);
+    const again = await hangar(agents[0]!, 'unpin', 'echo');
+    assert.equal(again.stderr, 'hangar: echo has no desired version\n');
+  });
+
+  test('a pin from a key no node trusts, or forged into the bucket, is never acted on', async () => {
+    const outsiderHome = join(root, 'outsider');
+    const outsider = await startAgent(outsiderHome, galleries[0]!, ['--cluster', nats.url, '--name', 'outsider', '--cluster-role', 'viewer', '--heartbeat', String(HEARTBEAT_MS)]);
+    agents.push(outsider);
+    assert.equal((await hangar(outsider, 'pin', 'echo', '1.0.0', '--on', 'd1')).code, 0);
+    const d1 = await idOf('d1');
+    const refused = await until('d1 refuses the pin', async () => {
+      const s = await said(d1);
+      return s?.state === 'drifted' ? s : undefined;
+    }, 10_000);
+    const outsiderId = (await loadIdentity(outsiderHome)).id;
+    assert.equal(refused.reason, `not acted on: key ${outsiderId} signed it, and this node does not trust it`);
+
+    // Straight into the bucket: unsigned, and signed for another key than the one it is stored under.
+    const nc = await connect({ servers: nats.url.replace('nats://', '') });
+    try {
+      const kv = await new Kvm(jetstream(nc)).open(BUCKETS.desired);
+      const forged = { backend: 'echo', version: '1.0.0', on: 'all', installMissing: false, rollout: null };
+      await kv.put('echo', JSON.stringify(forged));
+      await kv.put('echo', seal(await loadIdentity(join(root, 'home-1')), 'desired', 'not-echo', forged));
+      await until('both dropped by a viewer', async () => {
+        const status = await json<{ dropped: { records: Record<string, number> } }>(agents[0]!, 'cluster', 'status');
+        return (status.dropped.records.unsigned ?? 0) >= 1 && (status.dropped.records['bad signature'] ?? 0) >= 1 ? true : undefined;
+      }, 5000);
+    } finally {
+      await nc.close();
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.deepEqual(await versions(), [['d1', '3.0.0'], ['d2', '2.0.0'], ['d3', '3.0.0']], 'no node moved');
+  });
+
+  test('with nats-server down the host keeps its own node online and usable; back on the same store, every pin is there', async () => {
+    assert.equal((await hangar(agents[0]!, 'pin', 'echo', '3.0.0', '--on', 'd1')).code, 0);
+    const port = Number(new URL(nats.url).port);
+    await nats.stop({ keepStore: true });
+    const cards = await until('the others unknown', async () => {
+      const all = await json<NodeCard[]>(agents[0]!, 'nodes');
+      return all.filter((c) => c.status === 'unknown').length === 2 ? all : undefined;
+    }, 3 * HEARTBEAT_MS + 2000);
+    assert.deepEqual(cards.filter((c) => c.status === 'online').map((c) => c.name), ['d1']);
+    const table = await hangar(agents[0]!, 'nodes');
+    assert.match(table.stdout, /\nd2 +[0-9a-f]{16} +unknown \(no broker\) /);
+    assert.match(table.stdout, /cluster connection lost: the NATS server at 127\.0\.0\.1:\d+ cannot be reached, retrying/);
+    const call = await hangar(agents[0]!, 'ls', '--on', 'd2');
+    assert.match(call.stderr, /^hangar: node d2 \([0-9a-f]{16}\) is unknown \(no broker\): this host lost its cluster connection\n$/);
+    assert.equal((await hangar(agents[0]!, 'load', 'echo', 'm9')).code, 0, "the host's own node is usable");
+    assert.equal((await hangar(agents[0]!, 'stop', 'm9')).code, 0);
+
+    nats = await startNats([], port, nats.storeDir!);
+    await until('every node online again', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 10_000);
+    const kept = await until('the pins read back', async () => {
+      const view = await desired();
+      return view.available && view.desired.length === 1 ? view : undefined;
+    }, 10_000);
+    assert.deepEqual(kept.desired.map((d) => [d.backend, d.version, d.on]), [['echo', '3.0.0', `nodes:${await idOf('d1')}`]]);
+    assert.ok(agents.every((a) => a.child.exitCode === null), 'no agent restarted');
+  });
+});
