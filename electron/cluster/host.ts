@@ -94,7 +94,12 @@ export function createHost(options: HostOptions): Host {
     return cards;
   };
   const rollouts = new Rollouts({
-    api, nodes, records: stores.rollouts, desired, emit,
+    api,
+    // A viewer-only host's own machine is no member: rollouts go to the cluster's nodes.
+    nodes: async () => (cluster ? (await nodes()).filter((c) => c.id !== LOCAL_NODE) : nodes()),
+    records: stores.rollouts,
+    desired,
+    emit,
     self: cluster ? { id: cluster.id, name: cluster.name } : { id: LOCAL_NODE, name: 'this host' },
     heartbeatMs: cluster?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
   });

@@ -117,7 +117,9 @@ export class Rollouts {
     const entry = await this.entry(id);
     const r = entry.value.rollout;
     if (r.state === 'running' || r.state === 'rolling-back') throw new HangarError('conflict', `rollout ${id} is still ${r.state}`);
-    if (!r.nodes.some((n) => n.step === 'upgraded')) throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
+    if (!r.nodes.some((n) => n.step === 'upgraded' || (n.step === 'upgrading' && n.to !== null))) {
+      throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
+    }
     const run = await this.takeOver(entry, { ...r, state: 'rolling-back', coordinator: this.options.self, interrupted: null });
     // The version it recorded goes first, so no node converges back to it meanwhile.
     await this.options.desired.restore(r.backend, id, entry.value.previous).catch(() => undefined);
@@ -265,9 +267,14 @@ export class Rollouts {
 
   private async rollBackAll(run: Run): Promise<void> {
     const rollout = run.record.rollout;
-    for (const step of rollout.nodes.filter((n) => n.step === 'upgraded')) {
+    for (const step of rollout.nodes.filter((n) => n.step === 'upgraded' || n.step === 'upgrading')) {
       if (run.lost) break;
       try {
+        // A node its coordinator was upgrading when it stopped is rolled back only if that upgrade went through.
+        if (step.step === 'upgrading' && !(await this.wentThrough(step, rollout))) {
+          await this.mark(run, step, 'skipped', 'its upgrade did not go through');
+          continue;
+        }
         const job = await this.options.api.rollback({ node: step.id, name: rollout.backend });
         const final = await this.options.api.waitJob({ node: step.id, id: job.id });
         if (final.state !== 'done') throw new Error(jobFailure(final));
@@ -278,6 +285,13 @@ export class Rollouts {
     }
     if (run.lost) return this.release(run);
     await this.finish(run, 'rolled-back');
+  }
+
+  /** Whether the node runs the version the step was taking it to. */
+  private async wentThrough(step: RolloutNode, rollout: RolloutView): Promise<boolean> {
+    if (step.to === null) return false;
+    const backend = (await this.options.api.backends({ node: step.id })).find((b) => b.name === rollout.backend);
+    return backend?.version === step.to;
   }
 
   private async finish(run: Run, state: RolloutView['state']): Promise<void> {

@@ -1,0 +1,158 @@
+// Rollouts that outlive their coordinator, on a real nats-server with JetStream: three nodes and two viewer-only
+// coordinators. Killed after its first node, a rollout is seen interrupted by every other viewer within 3 heartbeats,
+// its untouched nodes wait, one viewer resumes it (two at once: only one wins) and a later resume is refused; an
+// interrupted rollout rolls back what it upgraded; and every agent restarted, every viewer still lists them.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import type { WireClient } from '../../shared/wire-client.ts';
+import { connect } from '../agent/connect.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { trustingHomes } from './test-cluster.ts';
+import { startNats, type NatsServer } from './test-nats.ts';
+
+const HEARTBEAT_MS = 300;
+const NODES = ['r1', 'r2', 'r3'];
+
+describe('rollouts that outlive their coordinator', () => {
+  let root: string;
+  let nats: NatsServer;
+  const agents: Record<string, Agent> = {};
+  const galleries: string[] = [];
+
+  const homeOf = (name: string) => join(root, `home-${name}`);
+  const start = async (name: string, i: number, extra: string[] = []) => {
+    const gallery = galleries[Math.min(i, 2)]!;
+    agents[name] = await startAgent(homeOf(name), gallery, ['--cluster', nats.url, '--name', name, '--ports', `261${i}0-261${i}9`, '--heartbeat', String(HEARTBEAT_MS), ...extra]);
+    return agents[name]!;
+  };
+  const publish = async (version: string) => {
+    const uri = await echoSource(root, version);
+    for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri, version }]);
+  };
+  const versions = async (via: Agent) => (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(via, 'ls', '--on', 'all')).map((c) => [c.name, c.backends?.[0]?.version]);
+  const rolloutOf = async (via: Agent, id: string) => (await json<RolloutView[]>(via, 'rollouts')).find((r) => r.id === id);
+
+  /** Starts a rollout on `coordinator` and SIGKILLs it as soon as its first node is upgraded; returns the rollout as last seen. */
+  async function killAfterFirstNode(coordinator: Agent, watcher: WireClient): Promise<RolloutView & { killedAt: number }> {
+    const killed = new Promise<RolloutView & { killedAt: number }>((resolve) => {
+      const off = watcher.onEvent((e) => {
+        if (e.type === 'rollout' && e.rollout.state === 'running' && e.rollout.nodes[0]?.step === 'upgraded') {
+          coordinator.child.kill('SIGKILL');
+          off();
+          resolve({ ...e.rollout, killedAt: Date.now() });
+        }
+      });
+    });
+    const started = await hangar(coordinator, 'upgrade', 'echo', '--on', 'all');
+    assert.notEqual(started.code, 0, 'the coordinator died during its rollout');
+    return killed;
+  }
+
+  before(async () => {
+    root = await tempDir('rollout-resume');
+    nats = await startNats();
+    for (let i = 0; i < 3; i++) galleries[i] = join(root, `index-${i}.yaml`);
+    await publish('1.0.0');
+    await trustingHomes([...NODES, 'v1', 'v2'].map(homeOf));
+    for (const [i, name] of NODES.entries()) await start(name, i);
+    await until('three nodes online', async () => ((await json<NodeCard[]>(agents.r1!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
+    assert.equal((await hangar(agents.r1!, 'install', 'echo', '--on', 'all')).code, 0);
+    for (const name of NODES) assert.equal((await hangar(agents[name]!, 'load', 'echo', 'm1')).code, 0);
+  });
+
+  after(async () => {
+    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
+    await nats.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('killed after node 1 of 3: interrupted within 3 heartbeats, its other nodes wait, one resume wins and finishes it, a second is refused', async () => {
+    const v1 = await start('v1', 3, ['--cluster-role', 'viewer']);
+    const watcher = await connect({ node: agents.r1!.url, home: agents.r1!.home });
+    try {
+      await publish('1.1.0');
+      await until('1.1.0 offered everywhere', async () => {
+        const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(v1, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
+        return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
+      }, 5000);
+      const { id, killedAt } = await killAfterFirstNode(v1, watcher);
+      const interrupted = await until('r1 sees it interrupted', async () => {
+        const r = await rolloutOf(agents.r1!, id);
+        return r?.state === 'interrupted' ? r : undefined;
+      }, 3 * HEARTBEAT_MS + 2000);
+      console.log(`interrupted seen ${Date.now() - killedAt} ms after the coordinator was killed`);
+      assert.equal(interrupted.interrupted?.while, 'running');
+      assert.match(interrupted.interrupted?.reason ?? '', /^its coordinator v1 \([0-9a-f]{16}\) stopped updating it/);
+      assert.deepEqual(interrupted.coordinator.name, 'v1');
+      assert.equal(interrupted.nodes[0]!.step, 'upgraded');
+      assert.equal(interrupted.nodes[2]!.step, 'pending', 'the last step it knew');
+      const human = await hangar(agents.r2!, 'rollouts');
+      assert.match(human.stdout, new RegExp(`rollout ${id}: echo → 1\\.1\\.0 on every node, interrupted, .* by v1\\ninterrupted while running: its coordinator v1`));
+
+      // Nothing converges under an interrupted rollout: r3 stays where it was.
+      await new Promise((r) => setTimeout(r, 1500));
+      assert.deepEqual((await versions(agents.r1!))[2], ['r3', '1.0.0']);
+
+      const [a, b] = await Promise.all([hangar(agents.r1!, 'resume', '--rollout', id, '--json'), hangar(agents.r2!, 'resume', '--rollout', id, '--json')]);
+      const winner = [a, b].filter((r) => r.code === 0);
+      assert.equal(winner.length, 1, `exactly one resume wins:\n${a.stderr}\n${b.stderr}`);
+      const loser = a.code === 0 ? b : a;
+      assert.match(loser.stderr, /^hangar: (another viewer took rollout \S+ over first|rollout \S+ is running, run by r[12] \([0-9a-f]{16}\): it is not interrupted)\n$/);
+      const done = JSON.parse(winner[0]!.stdout) as RolloutView;
+      assert.equal(done.state, 'done');
+      assert.deepEqual(done.nodes.map((n) => [n.name, n.step]), [['r1', 'upgraded'], ['r2', 'upgraded'], ['r3', 'upgraded']]);
+      assert.deepEqual(await versions(agents.r1!), [['r1', '1.1.0'], ['r2', '1.1.0'], ['r3', '1.1.0']]);
+      for (const name of NODES) {
+        const [m1] = await json<Array<{ model: string; state: string; cwd: string }>>(agents[name]!, 'ps');
+        assert.deepEqual([m1?.model, m1?.state, m1?.cwd], ['m1', 'ready', 'ok'], `${name}'s model is back`);
+      }
+      const third = await hangar(agents.r3!, 'resume', '--rollout', id);
+      assert.equal(third.stderr, `hangar: rollout ${id} is done: there is nothing to resume\n`);
+    } finally {
+      watcher.close();
+    }
+  });
+
+  test('an interrupted rollout rolls back what it upgraded, and gives the desired version back', async () => {
+    const v2 = await start('v2', 4, ['--cluster-role', 'viewer']);
+    const watcher = await connect({ node: agents.r2!.url, home: agents.r2!.home });
+    try {
+      await publish('1.2.0');
+      await until('1.2.0 offered everywhere', async () => {
+        const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(v2, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
+        return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
+      }, 5000);
+      const { id } = await killAfterFirstNode(v2, watcher);
+      await until('interrupted', async () => ((await rolloutOf(agents.r2!, id))?.state === 'interrupted' ? true : undefined), 3 * HEARTBEAT_MS + 2000);
+      const rolledBack = await hangar(agents.r2!, 'rollback', '--rollout', id, '--json');
+      assert.equal(rolledBack.code, 0, rolledBack.stderr);
+      const final = JSON.parse(rolledBack.stdout) as RolloutView;
+      assert.equal(final.state, 'rolled-back');
+      assert.equal(final.nodes[0]!.step, 'rolled-back');
+      await until('every node at 1.1.0 again', async () => {
+        const now = await versions(agents.r2!);
+        return now.every(([, v]) => v === '1.1.0') ? true : undefined;
+      }, 10_000);
+      const desired = await json<{ desired: Array<{ backend: string; version: string }> }>(agents.r2!, 'desired');
+      assert.deepEqual(desired.desired.map((d) => [d.backend, d.version]), [['echo', '1.1.0']], 'the version the first rollout recorded is back');
+    } finally {
+      watcher.close();
+    }
+  });
+
+  test('every agent restarted, every viewer still lists the rollouts', async () => {
+    const ids = (await json<RolloutView[]>(agents.r1!, 'rollouts')).map((r) => r.id);
+    assert.equal(ids.length, 2);
+    for (const [i, name] of NODES.entries()) {
+      agents[name]!.child.kill('SIGTERM');
+      await once(agents[name]!.child, 'exit');
+      await start(name, i);
+    }
+    for (const name of NODES) assert.deepEqual((await json<RolloutView[]>(agents[name]!, 'rollouts')).map((r) => r.id), ids, `${name} lists them`);
+  });
+});
