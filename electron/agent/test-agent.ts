@@ -36,6 +36,16 @@ export async function hangar(agent: Agent, ...args: string[]): Promise<{ code: n
   return cli('--node', agent.url, '--home', agent.home, ...args);
 }
 
+/** The CLI answering its question (a confirmation) with `answer` on stdin. */
+export async function answering(agent: Agent, answer: string, ...args: string[]): Promise<{ code: number; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin!.end(answer);
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, stderr };
+}
+
 /** The CLI with exactly these arguments, as a user types them. */
 export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

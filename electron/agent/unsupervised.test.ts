@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+import { answering, hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 async function gone(pid: number, withinMs = 5000): Promise<boolean> {
   for (const end = Date.now() + withinMs; Date.now() < end; await delay(20)) if (!isAlive(pid)) return true;
@@ -18,15 +18,6 @@ async function gone(pid: number, withinMs = 5000): Promise<boolean> {
 }
 
 /** `hangar ...` with `answer` typed at its prompt. */
-async function answering(agent: Agent, answer: string, ...args: string[]): Promise<{ code: number; stderr: string }> {
-  const child = spawn(process.execPath, ['dist/agent/cli.js', '--node', agent.url, '--home', agent.home, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin.end(answer);
-  const [code] = (await once(child, 'exit')) as [number];
-  return { code, stderr };
-}
-
 describe('processes Hangar did not start', () => {
   let root: string;
   let agent: Agent;
