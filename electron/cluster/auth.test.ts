@@ -10,12 +10,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
-import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { ClusterStatusView, DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity } from './identity.ts';
 import { sign } from './signed.ts';
-import { callSubject, presenceSubject } from './subjects.ts';
+import { BUCKETS, callSubject, presenceSubject } from './subjects.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 const run = promisify(execFile);
@@ -116,6 +118,46 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     assert.deepEqual(itself.map((c) => [c.name, c.self]), [['gpu1', true]]);
     const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
     assert.deepEqual([status.role, status.id, status.trusted, status.violations], ['node', keys.gpu1!.id, 2, []]);
+  });
+
+  test('in the key-value store a viewer pins and records rollouts, a node follows and says so under its own id, and nothing is refused', async () => {
+    const pinned = await hangar(agents.desk!, 'pin', 'echo', '1.0.0', '--on', 'gpu2');
+    assert.equal(pinned.code, 0, pinned.stderr);
+    await until('gpu2 installs the pinned echo and says it converged', async () => {
+      const view = await json<DesiredStateView>(agents.ops!, 'desired');
+      return view.nodes.some((n) => n.node === keys.gpu2!.id && n.state === 'converged') ? true : undefined;
+    }, 15_000);
+    assert.deepEqual((await json<Array<{ name: string; version: string }>>(agents.ops!, 'ls', '--on', 'gpu2')).map((b) => [b.name, b.version]), [['echo', '1.0.0']]);
+    const rollout = await hangar(agents.desk!, 'upgrade', 'echo', '--on', 'all', '--to', '1.0.0', '--json');
+    assert.equal(rollout.code, 0, rollout.stderr);
+    const listed = await json<RolloutView[]>(agents.ops!, 'rollouts');
+    assert.deepEqual(listed.map((r) => [r.coordinator.name, r.state, r.nodes.map((n) => n.step)]), [['desk', 'done', ['unchanged', 'unchanged']]]);
+    assert.equal((await hangar(agents.gpu1!, 'pin', 'echo', '1.0.0')).stderr, "hangar: this host joined the cluster as a node only (--cluster-role node): pins and rollouts are a viewer's\n");
+    for (const machine of ['gpu1', 'gpu2', 'desk', 'ops']) {
+      const status = await json<ClusterStatusView>(agents[machine]!, 'cluster', 'status');
+      assert.deepEqual([status.store, status.violations], [{ available: true, reason: null }, []], `${machine} reads and writes what it needs`);
+    }
+  });
+
+  test("a node's credentials cannot write desired versions, rollouts or another node's status; a viewer's cannot write a node's status", async () => {
+    const kvAs = async (user: string, bucket: string) => {
+      const nc = await connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]!, inboxPrefix: `_INBOX_${user}` });
+      return { nc, kv: await new Kvm(jetstream(nc, { watcherPrefix: `_INBOX_${user}` })).open(bucket) };
+    };
+    const refused = async (user: string, bucket: string, key: string) => {
+      const { nc, kv } = await kvAs(user, bucket);
+      try {
+        return await kv.put(key, '{}').then(() => 'written', (error: Error) => error.message);
+      } finally {
+        await nc.close();
+      }
+    };
+    assert.equal(await refused('gpu1', BUCKETS.desired, 'echo'), `Permissions Violation for Publish to "$KV.${BUCKETS.desired}.echo"`);
+    assert.equal(await refused('gpu1', BUCKETS.rollouts, 'x'), `Permissions Violation for Publish to "$KV.${BUCKETS.rollouts}.x"`);
+    assert.equal(await refused('gpu1', BUCKETS.status, keys.gpu2!.id), `Permissions Violation for Publish to "$KV.${BUCKETS.status}.${keys.gpu2!.id}"`);
+    assert.equal(await refused('desk', BUCKETS.status, keys.gpu1!.id), `Permissions Violation for Publish to "$KV.${BUCKETS.status}.${keys.gpu1!.id}"`);
+    const view = await json<DesiredStateView>(agents.desk!, 'desired');
+    assert.deepEqual(view.desired.map((d) => [d.backend, d.version]), [['echo', '1.0.0']], 'the pin is as the viewer wrote it');
   });
 
   test("node gpu1's credentials cannot make gpu2 act, answer for it, or speak as it", async () => {
