@@ -1,6 +1,7 @@
 import { useSyncExternalStore } from 'react';
 import type { Transport } from './bridge/transport.ts';
 import { BackendsView } from './components/BackendsView.tsx';
+import { ClusterBanner } from './components/ClusterBanner.tsx';
 import { ClusterView } from './components/ClusterView.tsx';
 import { ConnectionBanner } from './components/ConnectionBanner.tsx';
 import { GalleryView } from './components/GalleryView.tsx';
@@ -37,6 +38,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
       <Sidebar />
       <main className="main">
         <ConnectionBanner status={status} />
+        <ClusterBanner />
         {error && (
           <div className="alert error page-alert" role="alert">
             <span>Could not load this node: {error}</span>
@@ -47,7 +49,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
         )}
         {offline && view !== 'cluster' && view !== 'notifications' && (
           <div className="alert muted page-alert" role="status" data-testid="node-offline">
-            {selectedLabel} is offline ({offline}): its actions are off until it is back.
+            {selectedLabel} is {offline}: its actions are off until it is back.
           </div>
         )}
         {view === 'cluster' ? (

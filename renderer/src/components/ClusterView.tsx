@@ -1,62 +1,103 @@
-import { useState } from 'react';
-import type { BackendView, RolloutNode, RolloutView } from '../../../shared/types.ts';
-import { rollBackRollout, startRollout, useCluster, type NodeBackends } from '../state/cluster.ts';
-import { rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
-import { useNodes, type NodeEntry } from '../state/node.ts';
+import { useState, type FormEvent } from 'react';
+import { driftReason, driftText } from '../../../shared/drift.ts';
+import { describeSelector, selects } from '../../../shared/selector.ts';
+import type { BackendView, DesiredStateView, RolloutNode, RolloutView } from '../../../shared/types.ts';
+import { pinVersion, resumeRollout, rollBackRollout, startRollout, unpinVersion, useCluster, type NodeBackends } from '../state/cluster.ts';
+import { pinImpact, resumeImpact, rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
+import { awayText, useNodes, type NodeEntry } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { Loading } from './BackendsView.tsx';
 import { ActionButton } from './ActionButton.tsx';
+import { ClusterNodeCard } from './ClusterNodeCard.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { useAction } from './useAction.ts';
 
 const UNDER_WAY: Partial<Record<RolloutView['state'], string>> = { running: 'Upgrading…', 'rolling-back': 'Rolling back…' };
 
-/** Every backend on every node, with a rolling upgrade per backend and each node's step in it. */
+/** An action waiting for its confirmation: what it will do, and doing it. */
+type Asking = { impact: Impact; act: () => void } | null;
+
+/** The cluster at a glance: a card per node, the rollouts that wait for someone, and every backend on every node. */
 export function ClusterView() {
   const nodes = useNodes((s) => s.nodes);
   const byNode = useCluster((s) => s.byNode);
   const rollouts = useCluster((s) => s.rollouts);
+  const desired = useCluster((s) => s.desired);
+  const [asking, setAsking] = useState<Asking>(null);
   const read = nodes.some((n) => byNode[n.id]?.backends);
-  // The matrix lists backends; LocalAI's leftovers and kept trees are each node's own business.
-  const names = [...new Set(nodes.flatMap((n) => byNode[n.id]?.backends?.filter((b) => b.kind === 'backend').map((b) => b.name) ?? []))].sort();
+  // The matrix lists backends (and those pinned to be installed); LocalAI's leftovers and kept trees are each node's own business.
+  const pinned = desired?.desired.filter((d) => d.installMissing).map((d) => d.backend) ?? [];
+  const names = [...new Set([...nodes.flatMap((n) => byNode[n.id]?.backends?.filter((b) => b.kind === 'backend').map((b) => b.name) ?? []), ...pinned])].sort();
   const sides = nodes.map((n) => sideOf(n, byNode[n.id]));
   const latest = (name: string) => rollouts.find((r) => r.backend === name);
+  const online = nodes.filter((n) => !n.card || n.card.self || n.card.status === 'online').length;
   return (
-    <section className="view" aria-labelledby="cluster-title">
+    <section className="view cluster" aria-labelledby="cluster-title">
       <header className="view-header">
         <h1 id="cluster-title">Cluster</h1>
         <span className="count">
-          {nodes.length} node{nodes.length === 1 ? '' : 's'}, {nodes.filter((n) => n.card?.status !== 'offline').length} online
+          {nodes.length} node{nodes.length === 1 ? '' : 's'}, {online} online
         </span>
       </header>
-      {!read ? (
-        <Loading what="the cluster" />
-      ) : (
-        <div className="table-wrap">
-          <table className="table matrix" aria-label="Backends on every node" data-testid="cluster-matrix">
-            <thead>
-              <tr>
-                <th scope="col" className="backend-col sticky-start">Backend</th>
-                {nodes.map((n) => (
-                  <th scope="col" key={n.id} className={`node-col${n.card?.status === 'offline' ? ' offline' : ''}`}>
-                    <span className="name">{n.label}</span>
-                    {nodes.some((o) => o !== n && o.label === n.label) && n.card && <span className="nav-id"> {n.card.id}</span>}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {names.length === 0 && (
-                <tr>
-                  <td colSpan={nodes.length + 1} className="muted">No backend is installed on any node.</td>
-                </tr>
-              )}
-              {names.map((name) => (
-                <BackendMatrixRow key={name} name={name} nodes={nodes} sides={sides} rollout={latest(name)} />
-              ))}
-            </tbody>
-          </table>
+      <div className="cluster-scroll">
+        {desired && !desired.available && (
+          <p className="alert muted" role="status" data-testid="store-unavailable">
+            The cluster keeps no desired versions or rollouts right now: {desired.reason}
+          </p>
+        )}
+        <AwaitingRollouts rollouts={rollouts} sides={sides} ask={setAsking} />
+        <div className="node-grid" data-testid="node-grid">
+          {nodes.map((n) => (
+            <ClusterNodeCard key={n.id} node={n} />
+          ))}
         </div>
+        <h2 className="section-title">Backends on every node</h2>
+        {!read ? (
+          <Loading what="the cluster" />
+        ) : (
+          <div className="matrix-wrap">
+            <table className="table matrix" aria-label="Backends on every node" data-testid="cluster-matrix">
+              <thead>
+                <tr>
+                  <th scope="col" className="backend-col sticky-start">Backend</th>
+                  {nodes.map((n, i) => (
+                    <th scope="col" key={n.id} className={`node-col${sides[i]!.offline ? ' offline' : ''}`}>
+                      <span className="name">{n.label}</span>
+                      {nodes.some((o) => o !== n && o.label === n.label) && n.card && <span className="nav-id"> {n.card.id}</span>}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {names.length === 0 && (
+                  <tr>
+                    <td colSpan={nodes.length + 1} className="muted">No backend is installed on any node.</td>
+                  </tr>
+                )}
+                {names.map((name) => (
+                  <BackendMatrixRow key={name} name={name} nodes={nodes} sides={sides} rollout={latest(name)} desired={desired} ask={setAsking} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </div>
+      {asking && (
+        <ConfirmDialog
+          open
+          title={asking.impact.title}
+          confirmLabel={asking.impact.confirmLabel}
+          danger={asking.impact.danger}
+          onConfirm={asking.act}
+          onClose={() => setAsking(null)}
+        >
+          <ImpactList lines={asking.impact.lines} />
+          {asking.impact.rule && (
+            <p className="impact-rule" data-testid="impact-rule">
+              {asking.impact.rule}
+            </p>
+          )}
+        </ConfirmDialog>
       )}
     </section>
   );
@@ -66,31 +107,101 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
   return {
     id: node.card?.id ?? node.id,
     label: node.label,
-    offline: node.card !== null && !node.card.self && node.card.status === 'offline',
+    offline: node.card !== null && !node.card.self && awayText(node.card) !== null,
     untrusted: node.card?.access === 'not-trusted',
     backends: known?.backends ?? null,
   };
 }
 
-function BackendMatrixRow({ name, nodes, sides, rollout }: { name: string; nodes: NodeEntry[]; sides: NodeSide[]; rollout: RolloutView | undefined }) {
+/** Rollouts whose coordinator stopped: any viewer resumes one, or rolls back what it upgraded. */
+function AwaitingRollouts({ rollouts, sides, ask }: { rollouts: RolloutView[]; sides: NodeSide[]; ask: (asking: Asking) => void }) {
+  const waiting = rollouts.filter((r) => r.state === 'interrupted');
+  const resume = useAction(resumeRollout);
+  const rollBack = useAction(rollBackRollout);
+  if (waiting.length === 0) return null;
+  const busy = resume.pending || rollBack.pending;
+  return (
+    <div className="awaiting" data-testid="interrupted-rollouts">
+      {waiting.map((r) => (
+        <div key={r.id} className="alert warn" role="status" data-testid={`interrupted-${r.backend}`}>
+          <span>
+            <b>
+              Rollout of {r.backend}
+              {r.version ? ` to ${r.version}` : ''} on {describeSelector(r.on)} interrupted
+            </b>
+            : {r.interrupted?.reason}. {summary(r)}
+          </span>
+          <span className="spacer" />
+          <ActionButton
+            className="btn small primary"
+            unavailable={busy ? 'Starting…' : null}
+            onAct={() => ask({ impact: resumeImpact(r, sides), act: () => void resume.run(r.id) })}
+            data-testid="resume"
+          >
+            Resume
+          </ActionButton>
+          {r.nodes.some((n) => n.step === 'upgraded') && (
+            <ActionButton
+              className="btn small"
+              unavailable={busy ? 'Starting…' : null}
+              onAct={() => ask({ impact: rollbackImpact(r, sides), act: () => void rollBack.run(r.id) })}
+              data-testid="rollback-interrupted"
+            >
+              Roll back
+            </ActionButton>
+          )}
+          {(resume.error ?? rollBack.error) && (
+            <span className="alert error inline" role="alert">
+              {resume.error ?? rollBack.error}
+            </span>
+          )}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function summary(r: RolloutView): string {
+  const count = (step: string) => r.nodes.filter((n) => n.step === step).length;
+  const done = count('upgraded');
+  const left = count('pending') + count('upgrading');
+  return `${done} node${done === 1 ? '' : 's'} upgraded, ${left} to go.`;
+}
+
+interface RowProps {
+  name: string;
+  nodes: NodeEntry[];
+  sides: NodeSide[];
+  rollout: RolloutView | undefined;
+  desired: DesiredStateView | null;
+  ask: (asking: Asking) => void;
+}
+
+function BackendMatrixRow({ name, nodes, sides, rollout, desired, ask }: RowProps) {
   const upgrade = useAction(startRollout);
   const rollBack = useAction(rollBackRollout);
-  const [confirming, setConfirming] = useState<{ impact: Impact; act: () => void } | null>(null);
+  const unpin = useAction(unpinVersion);
+  const [pinning, setPinning] = useState(false);
   const upgradable = sides.some((s) => !s.offline && backendOf(s, name)?.upgradable);
   const underWay = rollout ? UNDER_WAY[rollout.state] : undefined;
-  const canRollBack = rollout !== undefined && underWay === undefined && rollout.nodes.some((n) => n.step === 'upgraded');
-  const ask = (impact: Impact, act: () => void) => setConfirming({ impact, act });
-  const error = upgrade.error ?? rollBack.error;
+  const canRollBack = rollout !== undefined && underWay === undefined && rollout.state !== 'interrupted' && rollout.nodes.some((n) => n.step === 'upgraded');
+  const pin = desired?.desired.find((d) => d.backend === name && d.rollout === null);
+  const error = upgrade.error ?? rollBack.error ?? unpin.error;
   return (
     <tr data-testid={`matrix-${name}`}>
       <th scope="row" className="backend-col sticky-start">
         <span className="name">{name}</span>
+        {pin && (
+          <span className="badge neutral pin" title={`pinned by key ${pin.by} at ${pin.at}`} data-testid="pinned">
+            {pin.version} on {describeSelector(pin.on)}
+          </span>
+        )}
         <div className="matrix-actions">
           {(upgradable || underWay) && (
             <ActionButton
               className="btn small primary"
               unavailable={underWay ?? (upgrade.pending ? 'Starting…' : null)}
-              onAct={() => ask(rolloutImpact(name, sides), () => void upgrade.run(name))}
+              onAct={() => ask({ impact: rolloutImpact(name, sides), act: () => void upgrade.run(name) })}
               data-testid={`rollout-${name}`}
             >
               {underWay ?? 'Upgrade on all nodes'}
@@ -100,13 +211,22 @@ function BackendMatrixRow({ name, nodes, sides, rollout }: { name: string; nodes
             <ActionButton
               className="btn small"
               unavailable={rollBack.pending ? 'Starting…' : null}
-              onAct={() => ask(rollbackImpact(rollout, sides), () => void rollBack.run(rollout.id))}
+              onAct={() => ask({ impact: rollbackImpact(rollout, sides), act: () => void rollBack.run(rollout.id) })}
               data-testid={`rollback-${name}`}
             >
               Roll back this rollout
             </ActionButton>
           )}
+          <button type="button" className="btn small" aria-expanded={pinning} onClick={() => setPinning(!pinning)} data-testid={`pin-${name}`}>
+            Pin
+          </button>
+          {pin && (
+            <button type="button" className="btn small ghost" disabled={unpin.pending} onClick={() => void unpin.run(name)} data-testid={`unpin-${name}`}>
+              Unpin
+            </button>
+          )}
         </div>
+        {pinning && <PinForm name={name} nodes={nodes} sides={sides} current={pin?.version ?? null} ask={ask} onDone={() => setPinning(false)} />}
         {rollout && !underWay && (
           <span className="muted small last-rollout" data-testid={`last-rollout-${name}`}>
             last rollout: {rollout.state}
@@ -117,27 +237,10 @@ function BackendMatrixRow({ name, nodes, sides, rollout }: { name: string; nodes
             {error}
           </p>
         )}
-        {confirming && (
-          <ConfirmDialog
-            open
-            title={confirming.impact.title}
-            confirmLabel={confirming.impact.confirmLabel}
-            danger={confirming.impact.danger}
-            onConfirm={confirming.act}
-            onClose={() => setConfirming(null)}
-          >
-            <ImpactList lines={confirming.impact.lines} />
-            {confirming.impact.rule && (
-              <p className="impact-rule" data-testid="impact-rule">
-                {confirming.impact.rule}
-              </p>
-            )}
-          </ConfirmDialog>
-        )}
       </th>
       {nodes.map((n, i) => (
         <td key={n.id} className={sides[i]!.offline ? 'offline' : undefined}>
-          <Cell side={sides[i]!} name={name} />
+          <Cell side={sides[i]!} node={n} name={name} desired={desired} />
           {rollout && <RolloutStep rollout={rollout} side={sides[i]!} self={n.card?.self ?? false} />}
         </td>
       ))}
@@ -145,17 +248,72 @@ function BackendMatrixRow({ name, nodes, sides, rollout }: { name: string; nodes
   );
 }
 
-function Cell({ side, name }: { side: NodeSide; name: string }) {
-  if (side.offline) return <span className="muted">offline</span>;
+/** Pins a version of a backend on every node, or on the nodes with a label: they install or move to it by themselves. */
+function PinForm(props: { name: string; nodes: NodeEntry[]; sides: NodeSide[]; current: string | null; ask: (asking: Asking) => void; onDone: () => void }) {
+  const { name, nodes, sides, current, ask, onDone } = props;
+  const offered = sides.map((s) => backendOf(s, name)).flatMap((b) => [b?.availableVersion, b?.version]).find((v): v is string => Boolean(v));
+  const [version, setVersion] = useState(current ?? offered ?? '');
+  const labels = [...new Set(nodes.flatMap((n) => Object.entries(n.card?.labels ?? {}).map(([k, v]) => `label:${k}=${v}`)))].sort();
+  const [on, setOn] = useState('all');
+  const pin = useAction(pinVersion);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const wanted = version.trim();
+    const selected = sides.filter((_, i) => nodes[i]!.card && selects(on, nodes[i]!.card!));
+    ask({
+      impact: pinImpact(name, wanted, selected),
+      act: () => void pin.run(name, wanted, on).then((done) => done && onDone()),
+    });
+  };
+  return (
+    <form className="pin-form" onSubmit={submit} data-testid={`pin-form-${name}`}>
+      <label>
+        <span className="sr-only">Version of {name}</span>
+        <input value={version} onChange={(e) => setVersion(e.target.value)} placeholder="version" size={10} required data-testid="pin-version" />
+      </label>
+      <label>
+        <span className="sr-only">On which nodes</span>
+        <select value={on} onChange={(e) => setOn(e.target.value)} data-testid="pin-on">
+          <option value="all">every node</option>
+          {labels.map((l) => (
+            <option key={l} value={l}>
+              nodes labelled {l.slice('label:'.length)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" className="btn small primary" disabled={pin.pending || version.trim() === ''} data-testid="pin-submit">
+        Pin {name}
+      </button>
+      {pin.error && (
+        <span className="alert error inline" role="alert">
+          {pin.error}
+        </span>
+      )}
+    </form>
+  );
+}
+
+function Cell({ side, node, name, desired }: { side: NodeSide; node: NodeEntry; name: string; desired: DesiredStateView | null }) {
+  if (side.offline) return <span className="muted">{node.card ? awayText(node.card) : 'offline'}</span>;
   if (side.backends === null) return <span className="muted">no answer</span>;
   const backend = backendOf(side, name);
-  if (!backend) return <span className="muted">–</span>;
+  const drift = desired && node.card ? driftText(desired.desired, node.card, name, backend ? backend.version : undefined) : null;
+  const why = drift && desired && node.card ? driftReason(desired.nodes, node.card.id, name) : null;
+  const wanted = drift && (
+    <span className="badge warn drift" title={why ?? 'the node is moving to it'} data-testid="drift">
+      {drift}
+      {why && <span className="sr-only">: {why}</span>}
+    </span>
+  );
+  if (!backend) return drift ? <span className="cell-line">{wanted}</span> : <span className="muted">–</span>;
   const stale = backend.processes.filter(isStale).length;
   return (
     <span className="cell-line">
       <span className="mono">{backend.version ?? '?'}</span>
       {backend.upgradable && <span className="badge warn">→ {backend.availableVersion ?? 'newer'}</span>}
       {stale > 0 && <span className="badge danger">{stale} stale cwd</span>}
+      {wanted}
     </span>
   );
 }

@@ -13,9 +13,9 @@ const LINK_WORDS: Record<Exclude<ConnectionStatus, 'open'>, string> = {
  * A node's state as this viewer sees it: the link to the agent first (amber while it is down), then the node's own
  * presence in the cluster. Colour is never the only sign: the dot has a name, and LinkWord says the link's state.
  */
-export function ConnectionDot({ offline = false }: { offline?: boolean }) {
+export function ConnectionDot({ offline = false, unknown = false }: { offline?: boolean; unknown?: boolean }) {
   const status = useConnection((s) => s.status);
-  const [tone, label] = status !== 'open' ? ['warn', `agent ${LINK_WORDS[status]}`] : offline ? ['off', 'offline'] : ['ok', 'online'];
+  const [tone, label] = status !== 'open' ? ['warn', `agent ${LINK_WORDS[status]}`] : unknown ? ['off', 'unknown'] : offline ? ['off', 'offline'] : ['ok', 'online'];
   return <span className={`dot ${tone}`} role="img" aria-label={label} data-testid="node-connection" data-status={status} />;
 }
 

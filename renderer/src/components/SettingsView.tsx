@@ -6,6 +6,7 @@ import type { ClusterJoin, ClusterSettingsView, GallerySetting, NodeSettings, Se
 import { useNodes } from '../state/node.ts';
 import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { Loading } from './BackendsView.tsx';
+import { LabelsSetting } from './LabelsSetting.tsx';
 import { useAction } from './useAction.ts';
 
 const FIXED_REASON = 'Set when this node was started; it can change after a restart.';
@@ -72,6 +73,7 @@ export function SettingsView() {
               'setting-start-on-launch',
             )}
           </Section>
+          <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
         </div>
       )}

@@ -1,7 +1,7 @@
 import type { NodeInfo } from '../../../shared/types.ts';
 import { useBackends, type BackendsState } from '../state/backends.ts';
 import { useCluster, type ClusterState } from '../state/cluster.ts';
-import { selectNode, useNodes, type NodeEntry } from '../state/node.ts';
+import { awayText, selectNode, useNodes, type NodeEntry } from '../state/node.ts';
 import { isStale, tallyOf, tallyOfViews, type NodeTally } from '../state/node-backends.ts';
 import { ConnectionDot, LinkWord } from './ConnectionDot.tsx';
 import type { View } from '../state/ui.ts';
@@ -136,9 +136,9 @@ function useTally(node: NodeEntry, onScreen: boolean): NodeTally | null {
 function NodeItem({ node, selected, onScreen, twin }: { node: NodeEntry; selected: boolean; onScreen: boolean; twin: boolean }) {
   const card = node.card;
   const tally = useTally(node, onScreen);
-  const offline = card !== null && card.status === 'offline';
+  const offline = card !== null && !card.self && awayText(card) !== null;
   const sub = offline
-    ? `offline: ${card.reason ?? 'no heartbeat'}`
+    ? card.status === 'unknown' ? awayText(card)! : `offline: ${card.reason ?? 'no heartbeat'}`
     : node.info
       ? nodeSummary(node.label, node.info)
       : card
@@ -155,7 +155,7 @@ function NodeItem({ node, selected, onScreen, twin }: { node: NodeEntry; selecte
       }}
       data-testid={`node-${node.label}`}
     >
-      <ConnectionDot offline={offline} />
+      <ConnectionDot offline={offline} unknown={offline && card.status === 'unknown'} />
       <span className="nav-label">
         <span className="nav-name" title={node.label}>
           {node.label}

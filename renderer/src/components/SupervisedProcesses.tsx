@@ -4,6 +4,7 @@ import { humanBytes } from '../format.ts';
 import { refreshProcesses } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
 import { isStale } from '../state/node-backends.ts';
+import { useProcessVram } from '../state/vram.ts';
 import { ProcessActions } from './ProcessActions.tsx';
 import { exitNote } from '../../../shared/process-text.ts';
 import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
@@ -24,6 +25,7 @@ export function SupervisedProcesses() {
     const timer = setInterval(() => void refreshProcesses().catch(() => undefined), USAGE_REFRESH_MS);
     return () => clearInterval(timer);
   }, []);
+  const vram = useProcessVram(USAGE_REFRESH_MS);
   const rows = Object.values(processes).sort(byUrgency);
   if (rows.length === 0) return null;
   return (
@@ -42,12 +44,13 @@ export function SupervisedProcesses() {
               <th scope="col" className="num">Uptime</th>
               <th scope="col" className="num">CPU</th>
               <th scope="col" className="num">Memory</th>
+              {vram && <th scope="col" className="num">VRAM</th>}
               <th scope="col" className="sticky-end"><span className="sr-only">Actions</span></th>
             </tr>
           </thead>
           <tbody>
             {rows.map((p) => (
-              <SupervisedRow key={p.model} process={p} />
+              <SupervisedRow key={p.model} process={p} vram={vram && (vram.get(p.model) ?? 0)} />
             ))}
           </tbody>
         </table>
@@ -56,7 +59,8 @@ export function SupervisedProcesses() {
   );
 }
 
-function SupervisedRow({ process: p }: { process: ProcessView }) {
+/** `vram`: the GPU memory its tree holds, or null where no tool reports it per process. */
+function SupervisedRow({ process: p, vram }: { process: ProcessView; vram: number | null }) {
   const ended = isEnded(p.state);
   const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : p.message);
   return (
@@ -79,6 +83,7 @@ function SupervisedRow({ process: p }: { process: ProcessView }) {
       <td className="num nowrap">{ended ? <span className="muted">—</span> : <Uptime since={p.startedAt} bare />}</td>
       <td className="num">{ended || p.cpu === null ? <span className="muted">—</span> : `${p.cpu.toFixed(1)}%`}</td>
       <td className="num nowrap">{ended || p.rss === null ? <span className="muted">—</span> : humanBytes(p.rss)}</td>
+      {vram !== null && <td className="num nowrap" data-testid="supervised-vram">{ended || vram === 0 ? <span className="muted">—</span> : humanBytes(vram)}</td>}
       <td className="sticky-end">
         <span className="row-actions">
           <ProcessActions process={p} />

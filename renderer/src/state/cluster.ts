@@ -1,9 +1,10 @@
-// Every node's backends and the host's rollouts. Each node's list is read when the link opens or the node comes
-// online, then kept by that node's events (the ones that update the rows), never re-read on a timer: the Cluster
-// matrix shows it, and the sidebar counts the nodes that are not on screen from it.
+// Every node's backends, the cluster's rollouts and desired versions, and this host's link to the cluster. Each
+// node's list is read when the link opens or the node comes online, then kept by that node's events (the ones that
+// update the rows), never re-read on a timer: the Cluster matrix shows it, and the sidebar counts the nodes that are
+// not on screen from it. Rollouts, desired versions and the link are kept by their own events.
 import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import type { BackendView, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
+import type { BackendView, ClusterStatusView, DesiredStateView, DesiredVersion, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
 import { patchBackends } from './node-backends.ts';
 import { bridge, errorMessage } from './session.ts';
 
@@ -17,9 +18,12 @@ export interface NodeBackends {
 export interface ClusterState {
   byNode: Record<string, NodeBackends>;
   rollouts: RolloutView[];
+  desired: DesiredStateView | null;
+  /** This host's link: null until read. */
+  status: ClusterStatusView | null;
 }
 
-export const clusterStore = createStore<ClusterState>(() => ({ byNode: {}, rollouts: [] }));
+export const clusterStore = createStore<ClusterState>(() => ({ byNode: {}, rollouts: [], desired: null, status: null }));
 
 /** Reads under way, per node: the events that arrive meanwhile are replayed on top of what the read returns. */
 const reading = new Map<string, { buffered: NodeEvent[] }>();
@@ -55,8 +59,25 @@ export function memberCard(event: Extract<NodeEvent, { type: 'member' }>): NodeC
   return event.member.id === event.node ? event.member : null;
 }
 
-export async function fetchRollouts(): Promise<void> {
-  clusterStore.setState({ rollouts: await bridge().rollouts({ node: LOCAL_NODE }) });
+/** The rollouts, the desired versions and the link, read again in full. */
+export async function fetchCluster(): Promise<void> {
+  const b = bridge();
+  const [rollouts, desired, status] = await Promise.all([b.rollouts({ node: LOCAL_NODE }), b.desired({ node: LOCAL_NODE }), b.clusterStatus({ node: LOCAL_NODE })]);
+  clusterStore.setState({ rollouts, desired, status });
+}
+
+export function applyDesired(desired: DesiredStateView): void {
+  clusterStore.setState({ desired });
+}
+
+export function applyClusterStatus(status: ClusterStatusView): void {
+  clusterStore.setState({ status });
+}
+
+/** Why the cluster cannot be reached from this host, or null (also null for a host in no cluster). */
+export function linkLost(state: ClusterState): string | null {
+  const s = state.status;
+  return s && s.role !== null && !s.link.connected ? (s.link.reason ?? 'no answer') : null;
 }
 
 export function applyRollout(rollout: RolloutView): void {
@@ -73,6 +94,29 @@ export async function rollBackRollout(id: string): Promise<RolloutView> {
   const rollout = await bridge().rollbackRollout({ node: LOCAL_NODE, id });
   applyRollout(rollout);
   return rollout;
+}
+
+export async function resumeRollout(id: string): Promise<RolloutView> {
+  const rollout = await bridge().resumeRollout({ node: LOCAL_NODE, id });
+  applyRollout(rollout);
+  return rollout;
+}
+
+export function pinVersion(name: string, version: string, on: string): Promise<DesiredVersion> {
+  return bridge().pin({ node: LOCAL_NODE, name, version, on });
+}
+
+export function unpinVersion(name: string): Promise<void> {
+  return bridge().unpin({ node: LOCAL_NODE, name });
+}
+
+/** Cordons (or uncordons) a node; its card says so with its next heartbeat. */
+export async function setCordoned(node: string, cordoned: boolean): Promise<void> {
+  await bridge().updateSettings({ node, settings: { cordoned } });
+}
+
+export function drainNode(node: string): Promise<string[]> {
+  return bridge().drain({ node });
 }
 
 export function useCluster<T>(selector: (state: ClusterState) => T): T {

@@ -180,3 +180,42 @@ export function rollbackImpact(rollout: RolloutView, nodes: readonly NodeSide[])
     rule: 'One node after another. A node that cannot roll back is named, and the others still roll back.',
   };
 }
+
+/** Resume an interrupted rollout: the nodes it still has to bring to its version, from the step it last knew. */
+export function resumeImpact(rollout: RolloutView, nodes: readonly NodeSide[]): Impact {
+  const left = rollout.nodes.filter((n) => n.step === 'pending' || n.step === 'upgrading');
+  const lines = left.map((step) => {
+    const node = nodes.find((n) => n.id === step.id);
+    const label = node?.label ?? step.name;
+    if (node?.offline) return `${label}: away, passed by.`;
+    const backend = node?.backends?.find((b) => b.name === rollout.backend);
+    if (backend && backend.version === rollout.version) return `${label}: already ${version(backend.version)}, left as it is.`;
+    return `${label}: ${version(backend?.version)} → ${version(rollout.version ?? backend?.availableVersion)}, ${restarts(backend)}.`;
+  });
+  return {
+    title: `Resume the rollout of ${rollout.backend} on ${left.length} node${left.length === 1 ? '' : 's'}?`,
+    confirmLabel: 'Resume',
+    danger: false,
+    lines,
+    rule: 'This host takes it over: one node at a time, as before, stopping at the first node that fails. Another viewer that tries at the same moment is told this one did.',
+  };
+}
+
+/** Pin a version: what each node it selects does about it, now or when it comes back. */
+export function pinImpact(name: string, wanted: string, selected: readonly NodeSide[]): Impact {
+  const lines = selected.map((node) => {
+    if (node.offline) return `${node.label}: away; it follows when it is back.`;
+    const backend = node.backends?.find((b) => b.name === name);
+    if (node.backends === null) return `${node.label}: not read yet; it follows by itself.`;
+    if (!backend) return `${node.label}: installs ${name} ${wanted}.`;
+    if (backend.version === wanted) return `${node.label}: already ${wanted}.`;
+    return `${node.label}: ${version(backend.version)} → ${wanted}, ${restarts(backend)}.`;
+  });
+  return {
+    title: `Pin ${name} ${wanted} on ${selected.length} node${selected.length === 1 ? '' : 's'}?`,
+    confirmLabel: 'Pin',
+    danger: false,
+    lines,
+    rule: 'Each node moves by itself, with the health gate and rollback of any upgrade; one whose galleries do not offer the version says so. Nodes that join later follow it too.',
+  };
+}

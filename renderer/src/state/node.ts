@@ -62,10 +62,16 @@ export function applyMember(card: NodeCard): void {
   });
 }
 
-/** Why actions on the selected node are off, or null when it is online. */
+/** Why actions on the selected node are off ("offline (it shut down)", "unknown (no broker)"), or null when it is online. */
 export function offlineReason(state: NodeState): string | null {
   const card = state.nodes.find((n) => n.id === state.selected)?.card;
-  return card && !card.self && card.status === 'offline' ? (card.reason ?? 'no heartbeat') : null;
+  return card && !card.self ? awayText(card) : null;
+}
+
+/** How a node that cannot be acted on is away, in words; null for one that is online. */
+export function awayText(card: NodeCard): string | null {
+  if (card.status === 'online') return null;
+  return card.status === 'unknown' ? `unknown (${card.reason ?? 'no broker'})` : `offline (${card.reason ?? 'no heartbeat'})`;
 }
 
 function entryFor(card: NodeCard, known: Map<string, NodeEntry>): NodeEntry {

@@ -8,7 +8,7 @@ import { galleryStore, withEntries } from './gallery.ts';
 import { settingsStore } from './settings.ts';
 import { fromJobs, isActive, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
-import { applyNodeEvent, applyRollout, clusterStore, fetchRollouts, memberCard, readNode } from './cluster.ts';
+import { applyClusterStatus, applyDesired, applyNodeEvent, applyRollout, clusterStore, fetchCluster, memberCard, readNode } from './cluster.ts';
 import { closeLogs } from './logs.ts';
 import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { applyJob, jobText, readJobs, rolloutNotice } from './notifications.ts';
@@ -34,6 +34,8 @@ export function startSync(transport: Transport): Sync {
       noteRolloutEnd(clusterStore.getState().rollouts.find((r) => r.id === event.rollout.id), event.rollout);
       return applyRollout(event.rollout);
     }
+    if (event.type === 'desired') return applyDesired(event.desired);
+    if (event.type === 'cluster-status') return applyClusterStatus(event.status);
     // Every node's backends and jobs are kept for the sidebar, the Cluster view and the notifications.
     applyNodeEvent(event);
     if (event.type === 'job') {
@@ -93,9 +95,10 @@ export function startSync(transport: Transport): Sync {
     const ref = { node: selectedNode() };
     void b.nodes({ node: LOCAL_NODE }).then((cards) => {
       setCards(cards);
-      for (const n of nodeStore.getState().nodes) if (n.card?.status !== 'offline' || n.card.self) readEverything(n.id);
+      // A node that is away cannot answer; it is read when it is back.
+      for (const n of nodeStore.getState().nodes) if (!n.card || n.card.self || n.card.status === 'online') readEverything(n.id);
     }, () => undefined);
-    void fetchRollouts().catch(() => undefined);
+    void fetchCluster().catch(() => undefined);
     // An offline node cannot answer; it is fetched when it is back.
     if (offlineReason(nodeStore.getState()) !== null) {
       buffered = null;
