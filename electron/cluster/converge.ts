@@ -57,7 +57,18 @@ export class Converger {
   /** The newest signing time seen per backend: an older value written back is a replay, and is not acted on. */
   private readonly seen: CoalescedFile<Record<string, number>>;
   private watermark: Record<string, number> = {};
-  private readonly onChange = () => this.evaluateSoon();
+  /** What each rollout last said that matters here: its state and this node's step in it. */
+  private readonly rolloutSeen = new Map<string, string>();
+  private readonly onDesired = () => this.evaluateSoon();
+  /** A rollout's record changes with every step on every node and every heartbeat: only a change that matters here counts. */
+  private readonly onRollout = (key: string, entry: RecordEntry<RolloutRecord> | undefined) => {
+    const r = entry?.value.rollout;
+    const mark = r ? `${r.state}|${r.interrupted?.while ?? ''}|${r.nodes.find((n) => n.id === this.options.id)?.step ?? ''}` : '';
+    if (this.rolloutSeen.get(key) === mark) return;
+    if (r) this.rolloutSeen.set(key, mark);
+    else this.rolloutSeen.delete(key);
+    this.evaluateSoon();
+  };
   private readonly onEvent = (event: NodeEvent) => {
     if (RELEVANT.has(event.type)) this.evaluateSoon();
   };
@@ -69,8 +80,8 @@ export class Converger {
   async start(): Promise<void> {
     const raw = await this.seen.read();
     if (raw && typeof raw === 'object') this.watermark = Object.fromEntries(Object.entries(raw).filter(([, at]) => typeof at === 'number'));
-    this.options.desired.on('change', this.onChange);
-    this.options.rollouts.on('change', this.onChange);
+    this.options.desired.on('change', this.onDesired);
+    this.options.rollouts.on('change', this.onRollout);
     this.options.node.on('event', this.onEvent);
     this.evaluateSoon();
   }
@@ -84,8 +95,8 @@ export class Converger {
     this.closed = true;
     clearTimeout(this.debounce);
     clearTimeout(this.retry);
-    this.options.desired.off('change', this.onChange);
-    this.options.rollouts.off('change', this.onChange);
+    this.options.desired.off('change', this.onDesired);
+    this.options.rollouts.off('change', this.onRollout);
     this.options.node.off('event', this.onEvent);
     // A job under way goes on in the node, which outlives this; only no new one starts.
     await this.seen.flush().catch(() => undefined);
@@ -116,6 +127,11 @@ export class Converger {
 
   private async pass(): Promise<void> {
     const { node } = this.options;
+    // Nothing wanted of anyone: nothing to read.
+    if (!this.options.desired.all().some((e) => e.value.version !== null)) {
+      this.attempts.clear();
+      return this.publish(new Map());
+    }
     const [backends, settings] = await Promise.all([node.backends({ node: LOCAL_NODE }), node.settings({ node: LOCAL_NODE })]);
     const self = { id: this.options.id, labels: settings.settings.labels };
     const reports = new Map<string, NodeConvergence>();

@@ -123,7 +123,7 @@ describe('desired versions kept by the cluster', () => {
       const s = await said(d2);
       return s?.state === 'waiting' && s.tries >= 1 ? s : undefined;
     }, 10_000);
-    assert.match(waiting.reason ?? '', /^try 2 of 5 .*no-such-build/);
+    assert.match(waiting.reason ?? '', new RegExp(`^try ${waiting.tries + 1} of 5 .*no-such-build`));
     const failed = await until('d2 gave up', async () => {
       const s = await said(d2);
       return s?.state === 'failed' ? s : undefined;

@@ -36,7 +36,10 @@ interface Run {
   revision: number;
   /** Another viewer took the record over (or marked it interrupted): this host stops working on it. */
   lost: boolean;
-  writes: Promise<void>;
+  /** The record changed since it was last written. */
+  dirty: boolean;
+  /** The writes under way, or null. */
+  writing: Promise<void> | null;
   lease: NodeJS.Timeout;
 }
 
@@ -107,7 +110,7 @@ export class Rollouts {
       const running = r.state === 'running' || r.state === 'rolling-back';
       throw new HangarError('conflict', running ? `rollout ${id} is ${r.state}, run by ${r.coordinator.name} (${r.coordinator.id}): it is not interrupted` : `rollout ${id} is ${r.state}: there is nothing to resume`);
     }
-    const run = await this.takeOver(entry, { ...r, state: r.interrupted.while, coordinator: this.options.self, interrupted: null });
+    const run = await this.takeOver(entry, { ...r, state: r.interrupted.while, finishedAt: null, coordinator: this.options.self, interrupted: null });
     if (run.record.rollout.state === 'rolling-back') this.track(this.rollBackAll(run));
     else this.track(this.upgradeAll(run, await this.options.nodes()));
     return structuredClone(run.record.rollout);
@@ -120,7 +123,7 @@ export class Rollouts {
     if (!r.nodes.some((n) => n.step === 'upgraded' || (n.step === 'upgrading' && n.to !== null))) {
       throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
     }
-    const run = await this.takeOver(entry, { ...r, state: 'rolling-back', coordinator: this.options.self, interrupted: null });
+    const run = await this.takeOver(entry, { ...r, state: 'rolling-back', finishedAt: null, coordinator: this.options.self, interrupted: null });
     // The version it recorded goes first, so no node converges back to it meanwhile.
     await this.options.desired.restore(r.backend, id, entry.value.previous).catch(() => undefined);
     this.track(this.rollBackAll(run));
@@ -162,7 +165,7 @@ export class Rollouts {
   }
 
   private own(record: RolloutRecord, revision: number): Run {
-    const run: Run = { record, revision, lost: false, writes: Promise.resolve(), lease: setInterval(() => void this.save(run), this.options.heartbeatMs) };
+    const run: Run = { record, revision, lost: false, dirty: false, writing: null, lease: setInterval(() => void this.save(run), this.options.heartbeatMs) };
     this.runs.set(record.rollout.id, run);
     return run;
   }
@@ -220,7 +223,6 @@ export class Rollouts {
     if (member.cordoned) return this.mark(run, step, 'skipped', 'cordoned');
     if (member.access === 'not-trusted') return this.mark(run, step, 'skipped', 'not trusted by this node');
     const resumed = step.step === 'upgrading';
-    await this.mark(run, step, 'upgrading', null);
     const node = member.id;
     try {
       const backend = (await api.backends({ node })).find((b) => b.name === rollout.backend);
@@ -230,6 +232,7 @@ export class Rollouts {
       // A node this rollout was upgrading when it was interrupted may be there already: its doing.
       if (there) return await this.mark(run, step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
       step.to = rollout.version ?? backend.availableVersion;
+      await this.mark(run, step, 'upgrading', null);
       const models = backend.processes.map((p) => p.model);
       const job = await this.startUpgrade(node, rollout);
       if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
@@ -294,36 +297,42 @@ export class Rollouts {
     return backend?.version === step.to;
   }
 
+  /** The end, written: the run is let go once its final record is in the store (the lease retries until it is). */
   private async finish(run: Run, state: RolloutView['state']): Promise<void> {
     Object.assign(run.record.rollout, { state, finishedAt: new Date().toISOString() });
     await this.save(run);
-    this.release(run);
   }
 
+  /** A step's outcome is written behind the work: the next node does not wait for the store. */
   private async mark(run: Run, step: RolloutNode, to: RolloutNode['step'], reason: string | null): Promise<void> {
     Object.assign(step, { step: to, reason });
-    await this.save(run);
+    void this.save(run);
   }
 
   /**
-   * Writes the run's record at the revision this host last wrote; one that moved on means another viewer took it
-   * over, and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat.
+   * Writes the run's record at the revision this host last wrote, one write at a time, the newest record each time
+   * (changes made meanwhile go in one write). A revision that moved on means another viewer took the rollout over,
+   * and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat.
    */
   private save(run: Run): Promise<void> {
-    run.writes = run.writes.then(async () => {
-      if (run.lost) return;
-      const record = { ...run.record, beat: run.record.beat + 1 };
-      try {
-        run.revision = await this.options.records.update(record.rollout.id, record, run.revision);
-        run.record.beat = record.beat;
-      } catch (error) {
-        if (error instanceof RecordConflict) {
-          run.lost = true;
-          this.release(run);
+    run.dirty = true;
+    run.writing ??= (async () => {
+      while (run.dirty && !run.lost) {
+        run.dirty = false;
+        const record = { ...run.record, beat: run.record.beat + 1 };
+        try {
+          run.revision = await this.options.records.update(record.rollout.id, structuredClone(record), run.revision);
+          run.record.beat = record.beat;
+        } catch (error) {
+          if (error instanceof RecordConflict) run.lost = true;
+          else run.dirty = true;
+          break;
         }
       }
-    });
-    return run.writes;
+      run.writing = null;
+      if (run.lost || (!run.dirty && run.record.rollout.finishedAt !== null)) this.release(run);
+    })();
+    return run.writing;
   }
 
   /** A record heard (this host's own writes too): its time is noted, and the UI told when more than its beat changed. */
