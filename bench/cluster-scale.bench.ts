@@ -1,8 +1,8 @@
 // Cluster figures at scale, with real agents on a real nats-server:
 // - cluster_ls_ms_20x50: the backend × node matrix (every node's backends() and the cluster's desired versions, as
 //   `ls --on all` asks) for 20 nodes with 50 installed backends each, through the first agent;
-// - rollout_overhead_ratio: a rolling upgrade of echo across 3 nodes, each with a loaded model, against the sum of
-//   the same 3 upgrades run one node at a time by hand (each node's job, from request to done).
+// - rollout_overhead_ratio: a rolling upgrade of echo across the 3 nodes labelled ring=rollout, each with a loaded
+//   model, against the sum of the same 3 upgrades run one node at a time by hand (each node's job, request to done).
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -70,7 +70,7 @@ async function rolloutRatio(root: string, nats: string, agents: Agent[]): Promis
     const gallery = join(root, `rollout-${i}.yaml`);
     galleries.push(gallery);
     await writeGallery(gallery, [{ name: 'echo', uri: sources[0]!, version: '1.0.0' }]);
-    const agent = await startAgent(rolloutHomes(root)[i]!, gallery, ['--cluster', nats, '--name', `r${i}`]);
+    const agent = await startAgent(rolloutHomes(root)[i]!, gallery, ['--cluster', nats, '--name', `r${i}`, '--label', 'ring=rollout']);
     agents.push(agent);
     ring.push(agent);
   }
@@ -91,10 +91,9 @@ async function rolloutRatio(root: string, nats: string, agents: Agent[]): Promis
     const manual = performance.now() - manualStart;
     await publish(2);
     const rolloutStart = performance.now();
-    const finished = await waitRollout(client, await client.rollout({ node: 'local', name: 'echo' }));
+    const finished = await waitRollout(client, await client.rollout({ node: 'local', name: 'echo', on: 'label:ring=rollout' }));
     const rollout = performance.now() - rolloutStart;
-    // The matrix's nodes are members too: they have no echo, and the rollout passes them by.
-    if (finished.nodes.some((n) => n.name.startsWith('r') && n.step !== 'upgraded')) throw new Error(`rollout: ${JSON.stringify(finished.nodes)}`);
+    if (finished.nodes.length !== 3 || finished.nodes.some((n) => n.step !== 'upgraded')) throw new Error(`rollout: ${JSON.stringify(finished.nodes)}`);
     return { ratio: rollout / manual, rollout, manual };
   } finally {
     client.close();

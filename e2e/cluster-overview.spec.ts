@@ -143,6 +143,7 @@ test('a rollout whose coordinator died is shown interrupted, and Resume finishes
   await expect(interrupted).toContainText('its coordinator coordinator');
   await expect(interrupted).toContainText('1 node upgraded, 2 to go.');
   expect(await seriousViolations(), 'the Cluster view with an interrupted rollout').toEqual([]);
+  await shot(page, 'cluster-interrupted');
   await interrupted.getByTestId('resume').click();
   await expect(interrupted).toHaveCount(0);
   await expect(row.getByTestId('rollout-step')).toHaveText(['upgraded', 'upgraded', "skipped: 1.1.0 wanted, not offered by this node's galleries"], { timeout: 60_000 });

@@ -5,7 +5,7 @@
 // credentials call, and each viewer reads only its own inbox.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connect, PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
@@ -120,16 +120,22 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     assert.deepEqual([status.role, status.id, status.trusted, status.violations], ['node', keys.gpu1!.id, 2, []]);
   });
 
-  test('in the key-value store a viewer pins and records rollouts, a node follows and says so under its own id, and nothing is refused', async () => {
-    const pinned = await hangar(agents.desk!, 'pin', 'echo', '1.0.0', '--on', 'gpu2');
-    assert.equal(pinned.code, 0, pinned.stderr);
-    await until('gpu2 installs the pinned echo and says it converged', async () => {
-      const view = await json<DesiredStateView>(agents.ops!, 'desired');
-      return view.nodes.some((n) => n.node === keys.gpu2!.id && n.state === 'converged') ? true : undefined;
-    }, 15_000);
+  test("the README's step 4, as written, on desk: a pin a node follows and says so under its own id, a rollout kept in the cluster, nothing refused", async () => {
+    const readme = await readFile('README.md', 'utf8');
+    const block = readme.slice(readme.indexOf('# 4. On desk:'), readme.indexOf('```', readme.indexOf('# 4. On desk:')));
+    const lines = block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l.startsWith('hangar '));
+    assert.deepEqual(lines, ['hangar nodes', 'hangar pin echo 1.0.0 --on gpu2', 'hangar desired', 'hangar upgrade echo --on all --to 1.0.0', 'hangar rollouts']);
+    for (const line of lines) {
+      const result = await hangar(agents.desk!, ...line.split(' ').slice(1));
+      assert.equal(result.code, 0, `${line}: ${result.stderr}`);
+      if (line.startsWith('hangar pin')) {
+        await until('gpu2 installs the pinned echo and says it converged', async () => {
+          const view = await json<DesiredStateView>(agents.ops!, 'desired');
+          return view.nodes.some((n) => n.node === keys.gpu2!.id && n.state === 'converged') ? true : undefined;
+        }, 15_000);
+      }
+    }
     assert.deepEqual((await json<Array<{ name: string; version: string }>>(agents.ops!, 'ls', '--on', 'gpu2')).map((b) => [b.name, b.version]), [['echo', '1.0.0']]);
-    const rollout = await hangar(agents.desk!, 'upgrade', 'echo', '--on', 'all', '--to', '1.0.0', '--json');
-    assert.equal(rollout.code, 0, rollout.stderr);
     const listed = await json<RolloutView[]>(agents.ops!, 'rollouts');
     assert.deepEqual(listed.map((r) => [r.coordinator.name, r.state, r.nodes.map((n) => n.step)]), [['desk', 'done', ['unchanged', 'unchanged']]]);
     assert.equal((await hangar(agents.gpu1!, 'pin', 'echo', '1.0.0')).stderr, "hangar: this host joined the cluster as a node only (--cluster-role node): pins and rollouts are a viewer's\n");

@@ -41,7 +41,7 @@ export function ClusterNodeCard({ node }: { node: NodeEntry }) {
   );
 }
 
-/** One line: "1 backend 2 processes 0 stale 0 drift", the troubling ones coloured and bold. */
+/** "1 backend, 2 processes, 0 stale, 0 drift" in two columns, the troubling ones coloured and bold. */
 function Counts({ card }: { card: NodeCard }) {
   const { backends, processes, stale, drift } = card.counts;
   const items: Array<[string, number, string | undefined]> = [
