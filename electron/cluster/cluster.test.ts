@@ -190,7 +190,7 @@ describe('a cluster over NATS', () => {
     const [recorded] = await json<RolloutView[]>(agents[2]!, 'rollouts');
     assert.deepEqual(recorded?.nodes.map((n) => n.step), ['upgraded', 'failed', 'skipped']);
     const human = await hangar(agents[2]!, 'rollouts');
-    assert.match(human.stdout, new RegExp(`^rollout ${recorded!.id}: echo → 1\.1\.0 on every node, halted`));
+    assert.match(human.stdout, new RegExp(`^rollout ${recorded!.id}: echo → 1\\.1\\.0 on every node, halted`));
 
     const rolledBack = await hangar(agents[2]!, 'rollback', '--rollout', recorded!.id, '--json');
     assert.equal(rolledBack.code, 0, rolledBack.stderr);
