@@ -110,6 +110,11 @@ test('a pin from the matrix: the nodes that can follow it do, and one whose gall
   await form.getByTestId('pin-version').fill('1.0.1');
   await expect(form.getByTestId('pin-on')).toHaveValue('all');
   await form.getByTestId('pin-submit').click();
+  const confirm = page.getByRole('dialog', { name: 'Pin echo 1.0.1 on 3 nodes?' });
+  await expect(confirm.getByTestId('impact')).toContainText('n1: 1.0.0 → 1.0.1, restarts m1.');
+  await expect(confirm.getByTestId('impact')).toContainText('n3: 1.0.0 → 1.0.1, no process to restart.');
+  await expect(confirm.getByTestId('impact-rule')).toContainText('one whose galleries do not offer the version says so');
+  await confirm.getByRole('button', { name: 'Pin' }).click();
   await expect(row.getByTestId('pinned')).toHaveText('1.0.1 on every node');
   await expect(row.locator('td .mono')).toHaveText(['1.0.1', '1.0.1', '1.0.0'], { timeout: 30_000 });
   const drift = row.getByTestId('drift');
@@ -145,8 +150,12 @@ test('a rollout whose coordinator died is shown interrupted, and Resume finishes
   expect(await seriousViolations(), 'the Cluster view with an interrupted rollout').toEqual([]);
   await shot(page, 'cluster-interrupted');
   await interrupted.getByTestId('resume').click();
+  const confirm = page.getByRole('dialog', { name: 'Resume the rollout of echo on 2 nodes?' });
+  await expect(confirm.getByTestId('impact')).toContainText(/n3: 1\.0\.0 → 1\.1\.0, no process to restart\./);
+  await confirm.getByRole('button', { name: 'Resume' }).click();
   await expect(interrupted).toHaveCount(0);
-  await expect(row.getByTestId('rollout-step')).toHaveText(['upgraded', 'upgraded', "skipped: 1.1.0 wanted, not offered by this node's galleries"], { timeout: 60_000 });
+  await expect(row.getByTestId('rollout-step')).toHaveText(['upgraded', 'upgraded', 'skipped'], { timeout: 60_000 });
+  await expect(row.getByTestId('rollout-reason')).toHaveText(["1.1.0 wanted, not offered by this node's galleries"]);
   await expect(row.locator('td .mono')).toHaveText(['1.1.0', '1.1.0', '1.0.0']);
   await expect(row.getByTestId('drift')).toHaveText("1.1.0 wanted: 1.1.0 wanted, not offered by this node's galleries");
   const rollouts = JSON.parse(await agents.n2!.cli('rollouts', '--json')) as RolloutView[];
