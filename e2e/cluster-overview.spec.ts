@@ -5,34 +5,19 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RolloutView } from '../shared/types.ts';
 import { connect } from '../electron/agent/connect.ts';
 import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../electron/cluster/test-nats.ts';
+import { fakeGpuTools } from '../electron/core/testing/fake-gpu-tools.ts';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
 import { collectErrors, docShot, shot } from './fixtures/page.ts';
 
 test.describe.configure({ mode: 'serial' });
-
-const NVIDIA_SMI = `#!/bin/sh
-case "$*" in
-  *--query-compute-apps=pid,used_memory*) cat "$FAKE_GPU_APPS" 2>/dev/null ;;
-  *--query-gpu=index,name,memory.total,memory.used,utilization.gpu*) echo "0, NVIDIA GeForce RTX 4090, 24564, 3072, 41" ;;
-  *--query-gpu=memory.total*) echo "24564" ;;
-  *) exit 2 ;;
-esac
-`;
-const ROCM_SMI = `#!/bin/sh
-case "$*" in
-  *--json*) echo '{"card0": {"Card series": "Radeon RX 7900 XTX", "VRAM Total Memory (B)": "25753026560", "VRAM Total Used Memory (B)": "12884901888", "GPU use (%)": "68"}}' ;;
-  *--csv*) printf 'device,VRAM Total Memory (B),VRAM Total Used Memory (B)\\ncard0,25753026560,12884901888\\n' ;;
-  *) exit 2 ;;
-esac
-`;
 
 let root: string;
 let nats: NatsServer;
@@ -44,23 +29,18 @@ let pageErrors: string[];
 test.beforeAll(async ({ browser }) => {
   root = await mkdtemp(join(tmpdir(), 'hangar-e2e-overview-'));
   nats = await startNats();
-  const tools = join(root, 'tools');
-  for (const [dir, name, script] of [['nvidia', 'nvidia-smi', NVIDIA_SMI], ['amd', 'rocm-smi', ROCM_SMI]] as const) {
-    await mkdir(join(tools, dir), { recursive: true });
-    await writeFile(join(tools, dir, name), script);
-    await chmod(join(tools, dir, name), 0o755);
-  }
+  const tools = await fakeGpuTools(root);
   const names = ['n1', 'n2', 'n3', 'coordinator'];
   await trustingHomes(names.map((n) => join(root, `home-${n}`)));
   const setups: Record<string, { labels: string[]; path?: string }> = {
-    n1: { labels: ['gpu=nvidia', 'zone=a'], path: join(tools, 'nvidia') },
-    n2: { labels: ['gpu=amd', 'zone=a'], path: join(tools, 'amd') },
-    n3: { labels: ['zone=b'] },
+    n1: { labels: ['gpu=nvidia', 'zone=a'], path: tools.nvidia },
+    n2: { labels: ['gpu=amd', 'zone=a'], path: tools.amd },
+    n3: { labels: [] },
   };
   for (const [i, name] of names.entries()) {
     galleries[name] = await copyStarterGallery(join(root, `gallery-${name}`));
     const setup = setups[name];
-    const args = ['--cluster', nats.url, '--name', name, '--heartbeat', '500', '--ports', `264${i}0-264${i}9`, ...(setup?.labels.flatMap((l) => ['--label', l]) ?? ['--cluster-role', 'viewer'])];
+    const args = ['--cluster', nats.url, '--name', name, '--heartbeat', '500', '--ports', `264${i}0-264${i}9`, ...(setup ? setup.labels.flatMap((l) => ['--label', l]) : ['--cluster-role', 'viewer'])];
     const env = { HANGAR_FORCE_CAPABILITY: 'default', FAKE_GPU_APPS: join(root, 'apps.csv'), ...(setup?.path && { PATH: `${setup.path}:${process.env.PATH}` }) };
     agents[name] = await startAgent({ home: join(root, `home-${name}`), gallery: galleries[name]!.index, args, env });
   }
@@ -85,14 +65,29 @@ test('a card per node: status, labels, counts, and its machine as bars; a node w
   await expect(n1.getByRole('list', { name: 'Labels' })).toHaveText(['gpu=nvidia', 'zone=a'].join(''));
   await expect(n1.getByTestId('node-counts')).toHaveText('backend1process1stale0drift0');
   await expect(n1.getByTestId('node-card-status')).toHaveText(/^this host · linux\//);
-  await expect(n1.getByRole('meter', { name: 'VRAM: NVIDIA GeForce RTX 4090: 3.0 GiB of 24 GiB, 41% busy' })).toBeVisible();
-  await expect(n1.getByTestId('gpu')).toHaveText('NVIDIA GeForce RTX 4090VRAM3.0/24 GiB · 41%');
+  await expect(n1.getByRole('meter', { name: 'VRAM: NVIDIA GeForce RTX 4090: 1.0 GiB of 24 GiB, 7% busy' })).toBeVisible();
+  await expect(n1.getByTestId('gpu')).toHaveText('NVIDIA GeForce RTX 4090VRAM1.0/24 GiB · 7%');
   await expect(n1.getByRole('meter', { name: /^RAM: .* free of / })).toBeVisible();
   await expect(n1.getByRole('meter', { name: /^Disk: .* free of / })).toBeVisible();
-  await expect(page.getByTestId('node-card-n2').getByRole('meter', { name: 'VRAM: Radeon RX 7900 XTX: 12 GiB of 24 GiB, 68% busy' })).toBeVisible();
+  await expect(page.getByTestId('node-card-n2').getByRole('meter', { name: 'VRAM: Radeon RX 7900 XTX: 2.0 GiB of 24 GiB, 35% busy' })).toBeVisible();
   await expect(page.getByTestId('node-card-n3').getByTestId('gpu-none')).toHaveText('no GPU tool found');
   await expect(page.getByTestId('node-card-n3')).not.toContainText('0 B of');
   await expect(page.getByTestId('node-card-coordinator')).toHaveCount(0);
+});
+
+test("labels set in a node's Settings show on its card; those its start fixed say so", async () => {
+  await page.getByTestId('node-n3').click();
+  await page.getByTestId('nav-settings').click();
+  await page.getByTestId('setting-labels').fill('zone=b');
+  await page.getByTestId('setting-labels-apply').click();
+  await page.getByTestId('nav-cluster').click();
+  await expect(page.getByTestId('node-card-n3').getByRole('list', { name: 'Labels' })).toHaveText('zone=b');
+  await page.getByTestId('node-n1').click();
+  await page.getByTestId('nav-settings').click();
+  await expect(page.getByTestId('setting-labels')).toBeDisabled();
+  await expect(page.getByTestId('setting-labels')).toHaveValue('gpu=nvidia, zone=a');
+  await expect(page.getByRole('region', { name: 'Labels' })).toContainText('Set when this node was started (--label)');
+  await page.getByTestId('nav-cluster').click();
 });
 
 test('the Processes view shows the GPU memory each backend process holds', async () => {

@@ -2,35 +2,17 @@
 // what the real tools print for the queries Hangar makes) shows both GPUs on its card, with VRAM and use, and the GPU
 // memory of a backend process whose real server is a child of its run.sh; a node with no tool says so, not zero.
 import assert from 'node:assert/strict';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, ResourcesView } from '../../shared/types.ts';
+import { fakeGpuTools } from '../core/testing/fake-gpu-tools.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
 const MiB = 1024 * 1024;
-
-/** Answers the queries Hangar makes as nvidia-smi does (CSV, no header, no units); per-process lines from a file. */
-const NVIDIA_SMI = `#!/bin/sh
-case "$*" in
-  *--query-compute-apps=pid,used_memory*) cat "$FAKE_GPU_APPS" 2>/dev/null ;;
-  *--query-gpu=index,name,memory.total,memory.used,utilization.gpu*) echo "0, NVIDIA GeForce RTX 4090, 24564, 1024, 7" ;;
-  *--query-gpu=memory.total*) echo "24564" ;;
-  *) echo "unexpected: $*" >&2; exit 2 ;;
-esac
-`;
-
-/** rocm-smi's --json for --showproductname --showmeminfo vram --showuse (bytes as strings), and its CSV. */
-const ROCM_SMI = `#!/bin/sh
-case "$*" in
-  *--json*) echo '{"card0": {"Card series": "Radeon RX 7900 XTX", "Card model": "0x744c", "Card vendor": "Advanced Micro Devices, Inc. [AMD/ATI]", "VRAM Total Memory (B)": "25753026560", "VRAM Total Used Memory (B)": "2147483648", "GPU use (%)": "35"}, "system": {"Driver version": "6.8.5"}}' ;;
-  *--csv*) printf 'device,VRAM Total Memory (B),VRAM Total Used Memory (B)\\ncard0,25753026560,2147483648\\n' ;;
-  *) echo "unexpected: $*" >&2; exit 2 ;;
-esac
-`;
 
 describe('machines you can see', () => {
   let root: string;
@@ -41,12 +23,7 @@ describe('machines you can see', () => {
   before(async () => {
     root = await tempDir('resources');
     nats = await startNats();
-    const tools = join(root, 'tools');
-    await mkdir(tools);
-    for (const [name, script] of [['nvidia-smi', NVIDIA_SMI], ['rocm-smi', ROCM_SMI]] as const) {
-      await writeFile(join(tools, name), script);
-      await chmod(join(tools, name), 0o755);
-    }
+    const tools = await fakeGpuTools(root);
     apps = join(root, 'apps.csv');
     // A backend whose run.sh starts its server as a child (no exec): the GPU memory is the child's.
     const tree = await echoSource(root, '1.0.0');
@@ -56,7 +33,7 @@ describe('machines you can see', () => {
     await writeGallery(gallery, [{ name: 'tree', uri: tree, version: '1.0.0' }]);
     await trustingHomes(['gpu', 'plain'].map((h) => join(root, h)));
     const common = ['--cluster', nats.url, '--heartbeat', '300'];
-    const env = { ...process.env, PATH: `${tools}:${process.env.PATH}`, FAKE_GPU_APPS: apps, HANGAR_FORCE_CAPABILITY: 'default' };
+    const env = { ...process.env, PATH: `${tools.nvidia}:${tools.amd}:${process.env.PATH}`, FAKE_GPU_APPS: apps, HANGAR_FORCE_CAPABILITY: 'default' };
     agents.push(await startAgent(join(root, 'gpu'), gallery, [...common, '--name', 'gpu', '--ports', '26300-26309'], env));
     agents.push(await startAgent(join(root, 'plain'), gallery, [...common, '--name', 'plain', '--ports', '26310-26319']));
     await until('both nodes online', async () => ((await json<NodeCard[]>(agents[1]!, 'nodes')).filter((c) => c.status === 'online').length === 2 ? true : undefined), 5000);

@@ -4,7 +4,8 @@
 // interrupted rollout rolls back what it upgraded; and every agent restarted, every viewer still lists them.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
@@ -154,5 +155,20 @@ describe('rollouts that outlive their coordinator', () => {
       await start(name, i);
     }
     for (const name of NODES) assert.deepEqual((await json<RolloutView[]>(agents[name]!, 'rollouts')).map((r) => r.id), ids, `${name} lists them`);
+  });
+
+  test('rollouts an earlier Hangar kept in its home move into the cluster when it joins, and the file is set aside', async () => {
+    const home = homeOf('old-host');
+    const old = {
+      id: '3f1c2a9e-0d4b-4c1e-9a7f-1b2c3d4e5f60', backend: 'echo', maxParallel: 1, state: 'done', startedAt: '2025-01-01T00:00:00.000Z', finishedAt: '2025-01-01T00:01:00.000Z',
+      nodes: [{ id: '0123456789abcdef', name: 'gone', step: 'upgraded', reason: null, from: '0.9.0', to: '1.0.0' }],
+    };
+    await mkdir(join(home, 'state'), { recursive: true });
+    await writeFile(join(home, 'state', 'rollouts.json'), JSON.stringify([old]));
+    await start('old-host', 5, ['--cluster-role', 'viewer']);
+    const moved = await until('the old rollout listed by another viewer', async () => (await json<RolloutView[]>(agents.r1!, 'rollouts')).find((r) => r.id === old.id), 10_000);
+    assert.deepEqual([moved.backend, moved.state, moved.version, moved.nodes[0]!.step], ['echo', 'done', '1.0.0', 'upgraded']);
+    await until('the file set aside', async () => (existsSync(join(home, 'state', 'rollouts.json.migrated')) ? true : undefined), 5000);
+    assert.equal(existsSync(join(home, 'state', 'rollouts.json')), false);
   });
 });

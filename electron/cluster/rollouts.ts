@@ -232,7 +232,9 @@ export class Rollouts {
       // A node this rollout was upgrading when it was interrupted may be there already: its doing.
       if (there) return await this.mark(run, step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
       step.to = rollout.version ?? backend.availableVersion;
+      // Written before the node is touched: a viewer that resumes it knows this node may have moved.
       await this.mark(run, step, 'upgrading', null);
+      await this.save(run);
       const models = backend.processes.map((p) => p.model);
       const job = await this.startUpgrade(node, rollout);
       if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
