@@ -208,3 +208,20 @@ test('nats-server stopped: one banner, this node usable, the others unknown with
   await expect(page.getByTestId('matrix-echo').getByTestId('drift')).toHaveText(/^1\.1\.0 wanted/);
   expect(pageErrors).toEqual([]);
 });
+
+test("Cordon and Drain from a node's card: drain lists its processes first, then leaves none; both undone by Uncordon", async () => {
+  const n1 = page.getByTestId('node-card-n1');
+  await n1.getByTestId('drain').click();
+  const dialog = page.getByRole('dialog', { name: 'Drain n1?' });
+  await expect(dialog.getByTestId('drain-list')).toHaveText(/^Stop m1 \(echo, pid \d+\): its model is freed first$/);
+  await dialog.getByRole('button', { name: 'Stop 1 process' }).click();
+  await expect(n1.getByTestId('cordoned')).toHaveText('cordoned');
+  await expect(n1.getByTestId('node-counts')).toContainText('processes0');
+  expect(JSON.parse(await agents.n1!.cli('ps', '--json'))).toEqual([]);
+  await n1.getByTestId('cordon').click();
+  await expect(n1.getByTestId('cordoned')).toHaveCount(0);
+  await page.getByTestId('node-card-n2').getByTestId('cordon').click();
+  await expect(page.getByTestId('node-card-n2').getByTestId('cordoned')).toBeVisible();
+  await page.getByTestId('node-card-n2').getByRole('button', { name: 'Uncordon' }).click();
+  await expect(page.getByTestId('node-card-n2').getByTestId('cordoned')).toHaveCount(0);
+});
