@@ -14,8 +14,6 @@ export interface TrustEntry {
 }
 
 const LABEL = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
-/** A miss re-reads the file at most this often, so a flood of unknown keys costs no more than a trickle. */
-const MISS_RECHECK_MS = 250;
 
 export async function readTrust(home: string): Promise<TrustEntry[]> {
   const text = await readFile(trustFile(home), 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -63,7 +61,6 @@ async function writeTrust(home: string, entries: TrustEntry[]): Promise<void> {
 export class TrustList {
   private keys = new Map<string, string>();
   private stamp = '';
-  private lastMissCheck = 0;
 
   constructor(private readonly home: string) {}
 
@@ -79,11 +76,9 @@ export class TrustList {
     return before !== [...this.keys.keys()].join();
   }
 
-  /** Whether the list holds this key; a key it does not hold sends it to the file first. */
+  /** Whether the list holds this key; a key it does not hold sends it to the file first (a stat, and a read only when the file changed). */
   async holds(key: { id: string; text: string }): Promise<boolean> {
     if (this.keys.get(key.id) === key.text) return true;
-    if (Date.now() - this.lastMissCheck < MISS_RECHECK_MS) return false;
-    this.lastMissCheck = Date.now();
     await this.refresh();
     return this.keys.get(key.id) === key.text;
   }
