@@ -1,8 +1,9 @@
 // A node's trust list: the viewer keys whose signed calls it acts on, one per line in <home>/state/cluster-trust
 // ("KEY LABEL"), owner-only. `hangar cluster trust KEY` adds one; a running node sees the change at its next
 // heartbeat, or at once when a call comes from a key it does not hold yet.
-import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../core/state-file.ts';
 import { parsePublicKey } from './identity.ts';
 
 export const trustFile = (home: string) => join(home, 'state', 'cluster-trust');
@@ -49,12 +50,8 @@ export async function removeTrust(home: string, which: string): Promise<TrustEnt
 }
 
 async function writeTrust(home: string, entries: TrustEntry[]): Promise<void> {
-  const file = trustFile(home);
   await mkdir(join(home, 'state'), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${process.pid}.tmp`;
-  await writeFile(temp, entries.map((e) => `${e.key}${e.label ? ` ${e.label}` : ''}\n`).join(''), { mode: 0o600 });
-  await chmod(temp, 0o600);
-  await rename(temp, file);
+  await writeFileAtomic(trustFile(home), entries.map((e) => `${e.key}${e.label ? ` ${e.label}` : ''}\n`).join(''), { mode: 0o600 });
 }
 
 /** The trust list a running node checks calls against, kept in step with the file. */
