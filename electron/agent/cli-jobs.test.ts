@@ -2,6 +2,7 @@
 // Cancel does and says so; a second leaves it running and says how to follow it. `jobs`, `wait` and `cancel`.
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -47,9 +48,9 @@ describe('Ctrl-C and the jobs of the CLI', () => {
     agent = await startAgent(join(root, 'home'), gallery);
     assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
     ({ pid } = await json<{ pid: number }>(agent, 'load', 'echo', 'm1'));
-    // 1.1.0 is a 2 MiB tarball served at 128 KiB/s: the upgrade spends 16 s fetching.
+    // 1.1.0 is a 2 MiB tarball (random bytes, so gzip cannot shrink it) served at 128 KiB/s: the upgrade spends 16 s fetching.
     const source = await echoSource(root, '1.1.0');
-    await writeFile(join(source, 'weights.bin'), Buffer.alloc(2 << 20, 7));
+    await writeFile(join(source, 'weights.bin'), randomBytes(2 << 20));
     await run('tar', ['-czf', join(root, 'echo-1.1.0.tar.gz'), '-C', source, '.']);
     slow = await serveSlowly(join(root, 'echo-1.1.0.tar.gz'), 128 * 1024);
     await writeGallery(gallery, [{ name: 'echo', uri: `${slow.url}/echo-1.1.0.tar.gz`, version: '1.1.0' }]);
