@@ -59,6 +59,7 @@ export class Supervisor extends EventEmitter {
   private readonly health: HealthWatch;
   private readonly adoption: Adoption;
   private reaper: Reaper | null = null;
+  private closing: Promise<void> | null = null;
 
   constructor(options: SupervisorOptions) {
     super();
@@ -106,7 +107,13 @@ export class Supervisor extends EventEmitter {
    * stopAll: stop every backend. Otherwise leave them running for the next host run to re-adopt (the reaper is
    * released, so they survive this host's exit; see reaper.ts for what that costs).
    */
-  async close(options: { stopAll: boolean }): Promise<void> {
+  close(options: { stopAll: boolean }): Promise<void> {
+    // Once: a second call waits for the first and changes nothing (what the first left running stays so).
+    this.closing ??= this.closeOnce(options);
+    return this.closing;
+  }
+
+  private async closeOnce(options: { stopAll: boolean }): Promise<void> {
     this.rechecks.stop();
     this.health.stop();
     this.endings.close();
