@@ -1,4 +1,5 @@
 // A host restart: the saved table's processes that still run are adopted again; models that should run start again.
+import { isIn, type Cgroups } from './cgroups.ts';
 import type { SelfStart } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
 import { isSameProcess } from './identity.ts';
@@ -18,6 +19,7 @@ export interface AdoptionParts {
   logs: ModelLogs;
   ports: PortPool;
   parent: ParentWatch;
+  cgroups: Cgroups;
   launcher: Pick<Launcher, 'spawnReady'>;
   loader: Pick<Loader, 'reload'>;
   selfStart: SelfStart;
@@ -66,11 +68,13 @@ export class Adoption {
     if (records.get(entry.model)) return true;
     if (!isSameProcess(entry.pid, entry.startTime)) return false;
     const identity = entry.dir && entry.dev && entry.ino ? { dir: entry.dir, dev: BigInt(entry.dev), ino: BigInt(entry.ino) } : null;
+    // Its cgroup, while it is one of this host's and the process is still in it.
+    const { cgroups } = this.parts;
+    const cgroup = entry.cgroup && cgroups.owns(entry.cgroup) && isIn(entry.pid, entry.cgroup) ? entry.cgroup : null;
     this.parts.ports.claim(entry.port);
-    this.parts.parent.watch(entry.pid);
     records.setSpec(entry.model, specOf(entry));
     // Starting: ready only once it answers Health, which the host asks before it serves anything.
-    records.put(newRow({
+    const row = newRow({
       model: entry.model,
       backend: entry.backend,
       pid: entry.pid,
@@ -78,6 +82,7 @@ export class Adoption {
       identity,
       startedAt: entry.startedAt,
       startTime: entry.startTime,
+      cgroup,
       cwd: { cwd: 'unknown', cwdReason: 'adopted, not yet checked', procCwd: null },
       result: null,
       logs: null,
@@ -85,7 +90,9 @@ export class Adoption {
       client: new BackendClient(`127.0.0.1:${entry.port}`, { token: this.parts.grpcToken }),
       loaded: entry.load !== undefined,
       message: 'adopted from a previous Hangar run',
-    }));
+    });
+    this.parts.parent.watch(row);
+    records.put(row);
     return true;
   }
 

@@ -1,5 +1,6 @@
 // A process's end: its resources are freed; the row of one Hangar stopped goes, one that ended by itself stays to say
 // how, and the model's restart policy decides what follows.
+import type { Cgroups } from './cgroups.ts';
 import { isSameProcess } from './identity.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
@@ -21,6 +22,7 @@ export interface EndingsParts {
   logs: ModelLogs;
   ports: PortPool;
   parent: ParentWatch;
+  cgroups: Cgroups;
   usage: UsageSampler;
   restarts: RestartScheduler;
   selfStart: SelfStart;
@@ -31,13 +33,14 @@ export interface EndingsParts {
 export class Endings {
   constructor(private readonly parts: EndingsParts) {}
 
-  /** Frees a process's resources once it has ended; the row itself stays until removeRow. */
+  /** Frees a process's resources once it has ended (what is left in its cgroup goes too); the row stays until removeRow. */
   free(proc: Proc): void {
     proc.retired = true;
     proc.client.close();
     this.parts.ports.release(proc.port);
     this.parts.parent.unwatch(proc.pid);
     this.parts.usage.forget(proc.pid);
+    void this.parts.cgroups.release(proc.cgroup);
   }
 
   /** Removes a process Hangar stopped (or one that died while starting): exited, then removed. */

@@ -34,6 +34,11 @@ export async function directoryChange(recorded: DirIdentity): Promise<string | n
 export interface ProcStat {
   /** One-letter state from /proc/PID/stat (R, S, D, Z, ...). */
   state: string;
+  ppid: number;
+  /** Field 5: the process group. */
+  pgrp: number;
+  /** Field 6: the session. */
+  session: number;
   /** Field 22: start time in clock ticks since boot. With the pid it names one process for the life of the boot. */
   startTime: string;
 }
@@ -46,11 +51,16 @@ export function procStat(pid: number): ProcStat | null {
   } catch {
     return null;
   }
+  return parseStat(text);
+}
+
+/** One line of /proc/PID/stat. */
+export function parseStat(text: string): ProcStat | null {
   // comm (field 2) may hold spaces and parentheses: fields after the last ')' start at field 3.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const state = fields[0];
+  const [state, ppid, pgrp, session] = fields;
   const startTime = fields[22 - 3];
-  return state && startTime ? { state, startTime } : null;
+  return state && startTime ? { state, ppid: Number(ppid), pgrp: Number(pgrp), session: Number(session), startTime } : null;
 }
 
 /** True while the process runs (a zombie has finished: it only waits to be reaped). */
@@ -81,4 +91,19 @@ export function isSameProcess(pid: number, startTime: string | null): boolean {
   const st = procStat(pid);
   if (!st || st.state === 'Z' || st.state === 'X') return false;
   return startTime !== null && st.startTime === startTime;
+}
+
+/**
+ * What `pid` names now, against the process recorded with `startTime`: 'ours' while it is that process (a zombie
+ * still is: its pid cannot be reused until it is reaped), 'gone' when no process has the pid, 'other' when another
+ * process does (or an entry without a start time cannot be told apart from one). Linux never gives a pid to a new
+ * process while a process group or session of that number has members, so for 'ours' and 'gone' the group and the
+ * session named by the pid are still the recorded process's; for 'other' they cannot be. Without /proc, a live pid
+ * counts as ours.
+ */
+export function ownership(pid: number, startTime: string | null): 'ours' | 'gone' | 'other' {
+  if (process.platform !== 'linux') return isAlive(pid) ? 'ours' : 'gone';
+  const st = procStat(pid);
+  if (!st) return 'gone';
+  return startTime !== null && st.startTime === startTime ? 'ours' : 'other';
 }

@@ -9,12 +9,13 @@ import { LogRing } from './log-ring.ts';
 import type { ModelLogs } from './model-logs.ts';
 import { reclaimPort } from './port-reuse.ts';
 import { portIsFree, type PortPool } from './ports.ts';
-import { signalGroup } from './process-tree.ts';
 import { NotReadyError, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
 import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
 import { spawnBackend, type Spawned } from './spawn.ts';
 import type { Stopping } from './stopping.ts';
+import { killRemains } from './tree-stop.ts';
+import type { Cgroups } from './cgroups.ts';
 
 const PORT_ATTEMPTS = 3;
 const DRAIN_LIMIT_MS = 500;
@@ -35,6 +36,7 @@ export interface LaunchParts {
   parent: ParentWatch;
   endings: Endings;
   stopping: Stopping;
+  cgroups: Cgroups;
 }
 
 export class Launcher {
@@ -63,19 +65,12 @@ export class Launcher {
   /** The process and its row, starting; its exit is watched from here on. */
   private async spawn(target: BackendTarget, model: string, preferOldPort: boolean): Promise<{ proc: Proc; spawned: Spawned }> {
     const { records, logs: modelLogs, ports } = this.parts;
-    const { modelsDir, runtimeEnv, grpcToken } = this.settings;
+    const { grpcToken } = this.settings;
     const spec = records.specFor(model, target.name);
     const { port, moved } = await this.portFor(spec, preferOldPort);
     const logs = new LogRing();
     const modelLog = modelLogs.of(model);
-    const spawned = await spawnBackend({
-      backend: target.name,
-      model,
-      dir: resolve(target.dir),
-      port,
-      env: { ...(await backendEnv(target.dir, modelsDir)), ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken },
-      onLine: (stream, text) => modelLogs.line(model, logs, stream, text),
-    }).catch((err: unknown) => {
+    const spawned = await this.start(target, model, port, (stream, text) => modelLogs.line(model, logs, stream, text)).catch((err: unknown) => {
       ports.release(port);
       throw err;
     });
@@ -92,6 +87,7 @@ export class Launcher {
       identity: spawned.identity,
       startedAt,
       startTime: spawned.startTime,
+      cgroup: spawned.cgroup,
       cwd: { cwd: 'ok', cwdReason: 'directory intact', procCwd: spawned.identity.dir },
       result: spawned.result,
       logs,
@@ -100,11 +96,30 @@ export class Launcher {
       loaded: false,
       message: moved,
     });
-    this.parts.parent.watch(proc.pid);
+    this.parts.parent.watch(proc);
     records.put(proc);
     records.persist();
     records.publish(proc);
     return { proc, spawned };
+  }
+
+  /** `<dir>/run.sh` on `port`, in a cgroup of its own where there are cgroups (removed again if the spawn fails). */
+  async start(target: BackendTarget, model: string, port: number, onLine: (stream: 'stdout' | 'stderr', text: string) => void): Promise<Spawned> {
+    const { modelsDir, runtimeEnv, grpcToken } = this.settings;
+    const { cgroups } = this.parts;
+    const cgroup = await cgroups.create();
+    return spawnBackend({
+      backend: target.name,
+      model,
+      dir: resolve(target.dir),
+      port,
+      cgroup,
+      env: { ...(await backendEnv(target.dir, modelsDir)), ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken },
+      onLine,
+    }).catch(async (err: unknown) => {
+      await cgroups.release(cgroup);
+      throw err;
+    });
   }
 
   /** Ready once Health says OK; a death while starting is an error with its last words (PortTaken: try again). */
@@ -115,8 +130,8 @@ export class Launcher {
       // On its exit, not once its pipes close: until then, what answers on its port may be someone else.
       died.abort();
       if (proc.stopping) return;
-      // What it forked may still hold its pipes (and its port): the group goes with its leader.
-      signalGroup(proc.pid, 'SIGKILL');
+      // What it forked may still hold its pipes (and its port): it goes with its leader.
+      killRemains(proc, this.parts.cgroups);
       if (proc.state !== 'starting') endings.ended(proc, how);
     });
     void spawned.result.then(() => endings.retire(proc));

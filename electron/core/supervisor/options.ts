@@ -24,6 +24,8 @@ export interface SupervisorOptions {
   healthEveryMs?: number;
   healthTimeoutMs?: number;
   restartRules?: RestartRules;
+  /** Put each backend process in a cgroup of its own where the machine allows it (default true; see cgroups.ts). */
+  cgroups?: boolean;
   /** Start again, model loaded, every model that ran when the previous host run closed ("start backends on launch"). */
   restoreOnStart?: boolean;
   /**
@@ -48,6 +50,7 @@ export function settingsOf(options: SupervisorOptions): SupervisorSettings {
     healthEveryMs: 10_000,
     healthTimeoutMs: 2000,
     restartRules: DEFAULT_RESTART_RULES,
+    cgroups: true,
     restoreOnStart: false,
     logMaxBytes: LOG_MAX_BYTES,
     logsDir: join(resolve(options.stateDir), '..', 'logs'),

@@ -1,8 +1,18 @@
-// What "a backend's processes" are: its process group and every descendant of it by parent links, so children that
-// left the group with setsid go too. Read from /proc BEFORE any signal: a signalled parent's orphans are re-parented
-// to init and no walk can find them afterwards.
+// What "a backend's processes" are: its cgroup's members (where there is one), its process group, its session, and
+// every descendant of those by parent links, so children that left the group with setsid go too. Read from /proc
+// BEFORE any signal: a signalled parent's orphans are re-parented and no walk can find them afterwards.
+// Every signal goes to a process only while it is still the one recorded (pid + start time): a pid the OS gave to
+// an unrelated process meanwhile is never signalled, nor the group or session that pid would name.
 import { readdirSync, readFileSync } from 'node:fs';
-import { isSameProcess, processStartTime } from './identity.ts';
+import { members } from './cgroups.ts';
+import { isSameProcess, ownership, parseStat, type ProcStat } from './identity.ts';
+
+/** A backend process as recorded at its spawn: the leader of its process group and session, and its cgroup. */
+export interface Leader {
+  pid: number;
+  startTime: string | null;
+  cgroup: string | null;
+}
 
 /** One process of a tree, named by pid + start time so a pid recycled meanwhile is never signalled. */
 export interface TreeMember {
@@ -10,43 +20,53 @@ export interface TreeMember {
   startTime: string | null;
 }
 
-/** The members of process group `pgid` (when `group`) or the process `pid` alone, plus all their descendants. */
-export function processTree(pid: number, options: { group: boolean }): TreeMember[] {
+/** The leader's processes now: its cgroup's members, its group and session (while its pid is still its own), their descendants. */
+export function processTree(leader: Leader): TreeMember[] {
   if (process.platform !== 'linux') return [];
-  const links = readLinks();
-  const tree = new Set<number>([pid]);
-  if (options.group) for (const [member, { pgrp }] of links) if (pgrp === pid) tree.add(member);
+  const table = readTable();
+  const tree = new Set<number>(members(leader.cgroup));
+  // A pid that names another process now names no group or session of the leader's.
+  if (ownership(leader.pid, leader.startTime) !== 'other') {
+    tree.add(leader.pid);
+    for (const [pid, { pgrp, session }] of table) if (pgrp === leader.pid || session === leader.pid) tree.add(pid);
+  }
   for (let grew = true; grew; ) {
     grew = false;
-    for (const [child, { ppid }] of links) {
+    for (const [child, { ppid }] of table) {
       if (!tree.has(child) && tree.has(ppid)) {
         tree.add(child);
         grew = true;
       }
     }
   }
-  return [...tree].map((member) => ({ pid: member, startTime: processStartTime(member) }));
+  return [...tree].filter((pid) => table.has(pid)).map((pid) => ({ pid, startTime: table.get(pid)!.startTime }));
 }
 
 /** Signals each member that is still the process it was when the tree was read. */
 export function signalTree(tree: TreeMember[], signal: NodeJS.Signals): void {
-  for (const member of tree) if (isSameProcess(member.pid, member.startTime)) signalProcess(member.pid, signal);
+  for (const member of tree) signalIfSame(member, signal);
 }
 
-/** Signals a process group; falls back to the lone process when pid leads no group (a legacy entry). */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/**
+ * Signals the leader's process group, unless its pid names another process now; a leader that leads no group (a
+ * legacy entry) is signalled alone, and only while it is still itself.
+ */
+export function signalGroup(leader: Leader, signal: NodeJS.Signals): void {
+  if (ownership(leader.pid, leader.startTime) === 'other') return;
   try {
-    process.kill(-pid, signal);
+    process.kill(-leader.pid, signal);
   } catch {
-    signalProcess(pid, signal);
+    signalIfSame(leader, signal);
   }
 }
 
-export function signalProcess(pid: number, signal: NodeJS.Signals): void {
+/** Signals the process while it is the one recorded (pid + start time). */
+export function signalIfSame(member: TreeMember, signal: NodeJS.Signals): void {
+  if (!isSameProcess(member.pid, member.startTime)) return;
   try {
-    process.kill(pid, signal);
+    process.kill(member.pid, signal);
   } catch {
-    // already gone
+    // exited meanwhile
   }
 }
 
@@ -54,21 +74,18 @@ export function treeAlive(tree: TreeMember[]): TreeMember[] {
   return tree.filter((member) => isSameProcess(member.pid, member.startTime));
 }
 
-/** pid -> its parent and process group, for every process /proc shows. */
-function readLinks(): Map<number, { ppid: number; pgrp: number }> {
-  const links = new Map<number, { ppid: number; pgrp: number }>();
+/** pid -> its /proc/PID/stat, for every process /proc shows. */
+function readTable(): Map<number, ProcStat> {
+  const table = new Map<number, ProcStat>();
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
-    let text: string;
     try {
-      text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      const stat = parseStat(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+      if (stat) table.set(pid, stat);
     } catch {
-      continue;
+      // exited meanwhile
     }
-    // comm (field 2) may hold spaces and parentheses: fields after the last ')' start at field 3 (state).
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    links.set(pid, { ppid: Number(fields[1]), pgrp: Number(fields[2]) });
   }
-  return links;
+  return table;
 }

@@ -1,10 +1,15 @@
-// Parent watch. Backends run in their own process groups (so a stop can signal the whole group), so a host
+// Parent watch. Backends run in their own process groups and sessions (so a stop can signal all of them), so a host
 // that dies abruptly would orphan them. One small reaper per host, in its own session so a terminal's ^C to the
 // host's group does not take it down too, holds the read end of a pipe from the host and the list of backend
-// process groups. Pipe EOF without a prior "release" means the host died (SIGKILL, crash, exit without close()):
-// the reaper signals every listed group and exits. It first reads, from /proc, every descendant of those groups'
-// members by parent links, and signals them too: a backend's child that left the group with setsid is part of
-// the backend, and once its parent dies it is re-parented and no later walk could find it.
+// processes: pid, start time and cgroup of each. Pipe EOF without a prior "release" means the host died (SIGKILL,
+// crash, exit without close()): the reaper ends every listed backend and exits. From one read of /proc it first
+// keeps only the listed processes whose pid is still theirs (the same start time) or names no process any more
+// (then its group and session, if any members are left, are still its own: Linux gives no new process a pid that
+// names a live group or session), and finds every member of their groups and sessions and every descendant of those
+// by parent links: a backend's child that left the group with setsid is part of the backend, and once its parent
+// dies it is re-parented and no later walk could find it. It sends SIGTERM to all of them and to the members of
+// their cgroups, waits a second, then sends SIGKILL to what is left, after checking each pid's start time again
+// (a pid freed meanwhile may belong to someone else by then), kills each cgroup and removes it.
 //
 // Trade-off, chosen over `setpriv --pdeathsig`: pdeathsig fires on ANY parent exit, clean or not, and only on
 // the process it is set on (not on what a backend forks). With the reaper, close({ stopAll: false }) sends
@@ -14,36 +19,61 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
+import { basename } from 'node:path';
+import type { Leader } from './process-tree.ts';
 
+// $1: the directory of the host's cgroups ('' when there are none). Each listed process is " pid:start:cgroup ".
+// plan prints "G pgid" for each listed group still its own, "P pid start" for each process of them; given a plan
+// (as $1), it adds the plan's P lines whose pid still has the start time recorded there.
 const script = `
 trap '' HUP INT
-groups=' '
-while read -r verb pgid; do
+base=$1
+procs=' '
+while read -r verb pid start cg; do
   case $verb in
-    watch) groups="$groups$pgid " ;;
-    unwatch) case $groups in *" $pgid "*) groups="\${groups%% $pgid *} \${groups#* $pgid }" ;; esac ;;
+    watch) procs="$procs$pid:$start:$cg " ;;
+    unwatch) case $procs in *" $pid:"*) rest=\${procs#* $pid:}; procs="\${procs%% $pid:*} \${rest#* }" ;; esac ;;
     release) exit 0 ;;
   esac
 done
-tree=$(for f in /proc/[0-9]*/stat; do read -r l < "$f" && printf '%s\\n' "$l"; done 2>/dev/null | awk -v groups="$groups" '
-  { pid = $1; sub(/.*\\) /, ""); ppid[pid] = $2; if (index(groups, " " $3 " ")) keep[pid] = 1 }
-  END {
-    do { grew = 0; for (p in ppid) if (!(p in keep) && (ppid[p] in keep)) { keep[p] = 1; grew = 1 } } while (grew)
-    for (p in keep) print p
-  }')
-for g in $groups; do kill -TERM -"$g" 2>/dev/null; done
-kill -TERM $tree 2>/dev/null
+plan() {
+  for f in /proc/[0-9]*/stat; do read -r l < "$f" && printf '%s\\n' "$l"; done 2>/dev/null | awk -v procs="$procs" -v earlier="$1" '
+    { pid = $1; sub(/.*\\) /, ""); ppid[pid] = $2; pgrp[pid] = $3; sess[pid] = $4; st[pid] = $20 }
+    END {
+      n = split(procs, list, " ")
+      for (i = 1; i <= n; i++) { split(list[i], f, ":"); g = f[1]; if (!(g in st) || st[g] == f[2]) ours[g] = 1 }
+      for (p in ppid) { g = pgrp[p]; s = sess[p]; if ((g in ours) || (s in ours)) keep[p] = 1 }
+      do { grew = 0; for (p in ppid) if (!(p in keep) && (ppid[p] in keep)) { keep[p] = 1; grew = 1 } } while (grew)
+      for (g in ours) print "G", g
+      for (p in keep) print "P", p, st[p]
+      m = split(earlier, old, "\\n")
+      for (i = 1; i <= m; i++) { split(old[i], f, " "); if (f[1] == "P" && (f[2] in st) && st[f[2]] == f[3]) print "P", f[2], f[3] }
+    }'
+}
+signal() {
+  printf '%s\\n' "$2" | while read -r kind id start; do
+    case $kind in G) kill -"$1" -"$id" ;; P) kill -"$1" "$id" ;; esac
+  done 2>/dev/null
+}
+cgroups() { for e in $procs; do cg=\${e##*:}; [ -n "$base" ] && [ "$cg" != - ] && printf '%s\\n' "$base/$cg"; done; }
+first=$(plan '')
+signal TERM "$first"
+for cg in $(cgroups); do kill -TERM $(cat "$cg/cgroup.procs" 2>/dev/null) 2>/dev/null; done
 sleep 1
-for g in $groups; do kill -KILL -"$g" 2>/dev/null; done
-kill -KILL $tree 2>/dev/null
+signal KILL "$(plan "$first")"
+for cg in $(cgroups); do
+  echo 1 > "$cg/cgroup.kill" 2>/dev/null || kill -KILL $(cat "$cg/cgroup.procs" 2>/dev/null) 2>/dev/null
+  i=0; while ! rmdir "$cg" 2>/dev/null && [ -d "$cg" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done
+done
 `;
 
 export class Reaper {
   private readonly child: ChildProcess;
   private readonly exited: Promise<unknown>;
 
-  constructor() {
-    this.child = spawn('/bin/sh', ['-c', script], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  /** `cgroups`: the directory of the host's backend cgroups, if it has any. */
+  constructor(cgroups: string | null) {
+    this.child = spawn('/bin/sh', ['-c', script, 'reaper', cgroups ?? ''], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
     this.exited = once(this.child, 'exit').catch(() => undefined);
     // The reaper must not keep the host alive, and a dead reaper must not crash the host (EPIPE).
     this.child.unref();
@@ -55,15 +85,15 @@ export class Reaper {
     return this.child.pid;
   }
 
-  watch(pgid: number): void {
-    this.send(`watch ${pgid}`);
+  watch(leader: Leader): void {
+    this.send(`watch ${leader.pid} ${leader.startTime ?? '-'} ${leader.cgroup ? basename(leader.cgroup) : '-'}`);
   }
 
-  unwatch(pgid: number): void {
-    this.send(`unwatch ${pgid}`);
+  unwatch(pid: number): void {
+    this.send(`unwatch ${pid}`);
   }
 
-  /** Ends the watch without touching the listed groups (clean host exit). */
+  /** Ends the watch without touching the listed processes (clean host exit). */
   async release(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.ref(); // wait for the reaper's exit even when nothing else keeps the host alive
@@ -77,5 +107,5 @@ export class Reaper {
   }
 }
 
-/** What a backend's spawn and end need of the reaper: the process groups it watches. */
+/** What a backend's spawn and end need of the reaper: the processes it watches. */
 export type ParentWatch = Pick<Reaper, 'watch' | 'unwatch'>;

@@ -25,6 +25,8 @@ export interface Proc {
   identity: DirIdentity | null;
   startedAt: string;
   startTime: string | null;
+  /** The cgroup it runs in (see cgroups.ts), or null where backends get none. */
+  cgroup: string | null;
   state: ProcessState;
   cwd: CwdReport;
   /** Settles when a process this host spawned has exited and been reaped; null for an adopted process. */
@@ -208,8 +210,8 @@ export function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
 }
 
 function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
-  const { model, backend, pid, port, startedAt, startTime, identity } = proc;
-  const entry: TableEntry = { model, backend, pid, port, startedAt, startTime };
+  const { model, backend, pid, port, startedAt, startTime, identity, cgroup } = proc;
+  const entry: TableEntry = { model, backend, pid, port, startedAt, startTime, ...(cgroup && { cgroup }) };
   if (spec) Object.assign(entry, { policy: spec.policy, restarts: spec.restarts }, spec.load && { load: spec.load });
   return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
 }

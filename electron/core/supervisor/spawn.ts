@@ -15,6 +15,8 @@ export interface SpawnRequest {
   model: string;
   dir: string;
   port: number;
+  /** The cgroup to start it in (it joins before run.sh runs, so everything run.sh forks is in it too), or null. */
+  cgroup: string | null;
   env: Record<string, string | undefined>;
   onLine(stream: 'stdout' | 'stderr', text: string): void;
 }
@@ -32,7 +34,14 @@ export interface Spawned {
   pid: number;
   identity: DirIdentity;
   startTime: string | null;
+  cgroup: string | null;
 }
+
+/**
+ * Run as `sh -c JOIN_CGROUP CGROUP RUN_SH ARGS...`: the shell moves itself into the cgroup, then becomes run.sh (same
+ * pid). A cgroup it cannot join is said in the log, and the backend starts all the same.
+ */
+const JOIN_CGROUP = '{ echo 0 > "$0/cgroup.procs"; } 2>/dev/null || echo "hangar: could not join cgroup $0" >&2; exec "$@"';
 
 export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   const { execa } = await import('execa');
@@ -40,7 +49,9 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   await makeRunnable(runSh).catch((err: unknown) => {
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${RUN_SH} is not executable and cannot be made so: ${(err as Error).message}`);
   });
-  const child = execa(runSh, ['--addr', `127.0.0.1:${req.port}`], {
+  const args = ['--addr', `127.0.0.1:${req.port}`];
+  const [file, argv] = req.cgroup ? ['/bin/sh', ['-c', JOIN_CGROUP, req.cgroup, runSh, ...args]] : [runSh, args];
+  const child = execa(file, argv, {
     cwd: req.dir,
     env: req.env,
     detached: true,
@@ -77,7 +88,7 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
     child.unref();
     for (const stream of [child.stdout, child.stderr]) (stream as Socket | null)?.unref();
   };
-  return { child, result, exit, drained, detach, pid, identity, startTime };
+  return { child, result, exit, drained, detach, pid, identity, startTime, cgroup: req.cgroup };
 }
 
 async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {

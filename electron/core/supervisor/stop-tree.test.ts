@@ -1,5 +1,6 @@
-// A backend's processes are its process group and every descendant, setsid children included: a stop, a closing
-// host and the reaper of a killed host all reach them. Real processes; backend ports 29580-29599.
+// A backend's processes are its cgroup (where the machine allows one), its process group, its session and every
+// descendant, setsid children included: a stop, a swap, a closing host and the reaper of a killed host all reach
+// them. Real processes; backend ports 29580-29599 (and the default range, reserved machine-wide).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -8,9 +9,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
+import { cgroupOf } from './cgroups.ts';
 import { isAlive, procStat } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
-import { makeHome, startEchoServer, writeEcho, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
+import { makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
@@ -29,8 +31,7 @@ async function grandchild(pidFile: string): Promise<number> {
 
 /** The session id (field 6 of /proc/PID/stat). */
 function sessionOf(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[3]);
+  return procStat(pid)!.session;
 }
 
 describe('stopping a backend stops its whole tree', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
@@ -99,5 +100,75 @@ describe('stopping a backend stops its whole tree', { skip: process.platform !==
     await exited;
     assert.equal(await gone(backendPid), true, 'the backend outlived its host');
     assert.equal(await gone(child), true, "the backend's setsid grandchild outlived its host");
+  });
+
+  /**
+   * A relay backend whose run.sh double-forks a sleeper before it serves: the sleeper's parent exits at once, so it
+   * is re-parented out of the backend's tree, and `leave` takes it out of the process group too (perl's setpgrp,
+   * the session kept) or out of the group and the session (setsid).
+   */
+  function writeEscaper(leave: 'group' | 'session', dir = forker.dir): string {
+    n++;
+    const detach = leave === 'session' ? 'setsid sleep 300' : `perl -e 'setpgrp(0, 0); exec @ARGV' sleep 300`;
+    writeRelayBackend(dir, upstream.address);
+    writeScriptBackend(dir, [
+      `( ${detach} </dev/null >/dev/null 2>&1 & echo $! > '${pidFile()}' ) &`,
+      'wait',
+      `RELAY_UPSTREAM=${upstream.address} exec perl "$(dirname "$0")/relay.pl" "$@"`,
+    ].join('\n'));
+    return pidFile();
+  }
+
+  /** Where the escaped sleeper is: out of the backend's group and parent chain, and maybe out of its session. */
+  function assertEscaped(sleeper: number, backend: number, leave: 'group' | 'session'): void {
+    const st = procStat(sleeper)!;
+    assert.notEqual(st.pgrp, backend, 'the sleeper left the process group');
+    assert.notEqual(st.ppid, backend, 'the sleeper is no child of the backend');
+    if (leave === 'session') assert.notEqual(st.session, sessionOf(backend), 'the sleeper left the session');
+    else assert.equal(st.session, sessionOf(backend), 'the sleeper kept the session');
+  }
+
+  /** One backend per step: a swap of its directory stops it (and all of it), then a stop of the respawned one does. */
+  async function swapThenStop(supervisor: Supervisor, leave: 'group' | 'session', check: (sleeper: number, backend: number) => void): Promise<void> {
+    const first = writeEscaper(leave);
+    const { process: backend } = await supervisor.ensureRunning(forker, 'escaper');
+    const sleeper = await grandchild(first);
+    assertEscaped(sleeper, backend.pid, leave);
+    check(sleeper, backend.pid);
+    const { stopped } = await supervisor.stopByDirectory(forker.dir);
+    assert.equal(await gone(sleeper), true, 'the escaped sleeper outlived the stop before the swap');
+    await swapOutOfBand(home.backendsDir, 'forker', (dir) => void writeEscaper(leave, dir));
+    const [respawned] = await supervisor.respawnAll(stopped);
+    const second = await grandchild(pidFile());
+    assertEscaped(second, respawned!.pid, leave);
+    await supervisor.stop('escaper');
+    assert.equal(await gone(second), true, 'the escaped sleeper outlived stop()');
+  }
+
+  test('a double-forked descendant that left the group (not the session) is found by its session: gone after a swap and a stop', async (t) => {
+    const supervisor = new Supervisor({ ...home, stateDir: join(home.root, 'state-session'), runtimeEnv, stopGraceMs: 1000, cgroups: false });
+    t.after(() => supervisor.close({ stopAll: true }));
+    await supervisor.start();
+    assert.equal(supervisor.tracking.mechanism, 'session');
+    process.stderr.write(`\n*** escaping descendants: exercised the SESSION path (${supervisor.tracking.description}) ***\n\n`);
+    await swapThenStop(supervisor, 'group', () => undefined);
+  });
+
+  test('a double-forked descendant that left the group and the session (setsid) is found by its cgroup: gone after a swap and a stop', async (t) => {
+    const supervisor = new Supervisor({ ...home, stateDir: join(home.root, 'state-cgroup'), runtimeEnv, stopGraceMs: 1000 });
+    t.after(() => supervisor.close({ stopAll: true }));
+    await supervisor.start();
+    const { mechanism, description } = supervisor.tracking;
+    if (mechanism !== 'cgroup') {
+      // Said where it shows: this machine gives backends no cgroup, and the session path cannot reach such a process.
+      process.stderr.write(`\n*** escaping descendants: the CGROUP path was NOT exercised here: ${description} ***\n\n`);
+      return;
+    }
+    process.stderr.write(`\n*** escaping descendants: exercised the CGROUP path (${description}) ***\n\n`);
+    await swapThenStop(supervisor, 'session', (sleeper, backend) => {
+      const cgroup = cgroupOf(backend);
+      assert.match(cgroup ?? '', /\/hangar\/[0-9a-f]{8}-[0-9a-f]{8}$/, 'the backend runs in a cgroup of its own');
+      assert.equal(cgroupOf(sleeper), cgroup, 'the escaped sleeper is still in the backend\'s cgroup');
+    });
   });
 });

@@ -1,15 +1,15 @@
 // Ending processes on purpose: a supervised one with its whole tree, all of a directory's before a swap, a stranger.
 import { resolve } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { KeyedLock } from '../locks.ts';
+import type { Cgroups } from './cgroups.ts';
 import type { Endings } from './endings.ts';
-import { dirIdentity, isAlive, isSameProcess, procStat, sameInode } from './identity.ts';
-import { processTree, signalGroup, signalProcess, signalTree, treeAlive } from './process-tree.ts';
+import { dirIdentity, isSameProcess, processStartTime, sameInode } from './identity.ts';
+import { processTree, signalIfSame } from './process-tree.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 import { processesInDirectory, readCommand } from './scan.ts';
+import { settlesWithin, stopTree, waitForExit } from './tree-stop.ts';
 
 const FREE_LIMIT_MS = 5000;
-const EXIT_POLL_MS = 10;
 
 /** What a stop before a swap did: the supervised processes it stopped, and the others it found and left running. */
 export interface DirectoryStop {
@@ -22,12 +22,13 @@ export class Stopping {
     private readonly records: ProcessRecords,
     private readonly endings: Endings,
     private readonly lock: KeyedLock,
+    private readonly cgroups: Cgroups,
     private readonly graceMs: number,
   ) {}
 
   /**
-   * Free (unless forced), SIGTERM to the process group and its tree, SIGKILL after the grace period, reap; the row
-   * goes. The caller holds the model's lock.
+   * Free (unless forced), SIGTERM to all of the process (its cgroup, group, session and descendants), SIGKILL after
+   * the grace period, reap; the row goes. The caller holds the model's lock.
    */
   async process(proc: Proc, force: boolean): Promise<void> {
     if (proc.retired) return;
@@ -37,22 +38,8 @@ export class Stopping {
     proc.state = 'stopping';
     this.records.publish(proc);
     if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
-    // Read before the first signal, so descendants that left the group (setsid) are found and stopped too. Only
-    // while the pid is still this process (or names no process: then its group, if any, is still ours).
-    const tree = isSameProcess(proc.pid, proc.startTime) || !procStat(proc.pid) ? processTree(proc.pid, { group: true }) : [];
-    const deadline = Date.now() + this.graceMs;
-    signalGroup(proc.pid, 'SIGTERM');
-    signalTree(tree, 'SIGTERM');
-    const gone = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
-    const inTime = (await settlesWithin(gone, this.graceMs)) && (await waitUntil(() => treeAlive(tree).length === 0, deadline));
-    if (!inTime) {
-      signalGroup(proc.pid, 'SIGKILL');
-      signalTree(tree, 'SIGKILL');
-    }
-    await gone;
-    // Members of the group and of the tree that outlived its leader (a backend's own children) go too.
-    if (proc.result) signalGroup(proc.pid, 'SIGKILL');
-    signalTree(tree, 'SIGKILL');
+    const exited = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
+    await stopTree(proc, exited, this.graceMs, this.cgroups);
     this.endings.retire(proc);
   }
 
@@ -78,7 +65,7 @@ export class Stopping {
     );
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
     const ours = new Set(this.records.all().map((p) => p.pid));
-    for (const p of supervised) for (const member of processTree(p.pid, { group: true })) ours.add(member.pid);
+    for (const p of supervised) for (const member of processTree(p)) ours.add(member.pid);
     const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
     await Promise.all([
@@ -88,29 +75,15 @@ export class Stopping {
     return { stopped: supervised.map((p) => ({ model: p.model, backend: p.backend })), leftRunning };
   }
 
-  /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (the caller vetted it). */
+  /**
+   * SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (the caller vetted it): the
+   * process as it is now, so a pid reused meanwhile is never signalled.
+   */
   async stranger(pid: number): Promise<void> {
-    signalProcess(pid, 'SIGTERM');
-    const gone = waitForExit(() => !isAlive(pid));
-    if (!(await settlesWithin(gone, this.graceMs))) signalProcess(pid, 'SIGKILL');
+    const member = { pid, startTime: processStartTime(pid) };
+    signalIfSame(member, 'SIGTERM');
+    const gone = waitForExit(() => !isSameProcess(member.pid, member.startTime));
+    if (!(await settlesWithin(gone, this.graceMs))) signalIfSame(member, 'SIGKILL');
     await gone;
   }
-}
-
-async function waitForExit(gone: () => boolean): Promise<void> {
-  while (!gone()) await delay(EXIT_POLL_MS);
-}
-
-/** Polls `done` until it holds (true) or the deadline passes (false). */
-async function waitUntil(done: () => boolean, deadline: number): Promise<boolean> {
-  while (!done()) {
-    if (Date.now() >= deadline) return false;
-    await delay(EXIT_POLL_MS);
-  }
-  return true;
-}
-
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  const timer = delay(ms, false, { ref: false });
-  return Promise.race([promise.then(() => true), timer]);
 }

@@ -16,6 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartPolicy, type ScanEntry } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
 import { Adoption } from './adoption.ts';
+import { Cgroups, type ProcessTracking } from './cgroups.ts';
 import { Endings, type SelfStart } from './endings.ts';
 import { HealthWatch } from './health-watch.ts';
 import { Launcher } from './launcher.ts';
@@ -33,7 +34,7 @@ import { Stopping, type DirectoryStop } from './stopping.ts';
 import { ProcessTable } from './table.ts';
 import { UsageSampler } from './usage.ts';
 
-export type { BackendTarget, DirectoryStop, SupervisorOptions };
+export type { BackendTarget, DirectoryStop, ProcessTracking, SupervisorOptions };
 
 /**
  * Events:
@@ -58,6 +59,7 @@ export class Supervisor extends EventEmitter {
   private readonly gates: ReuseGates;
   private readonly health: HealthWatch;
   private readonly adoption: Adoption;
+  private readonly cgroups: Cgroups;
   private reaper: Reaper | null = null;
   private closing: Promise<void> | null = null;
 
@@ -68,7 +70,8 @@ export class Supervisor extends EventEmitter {
     const ports = (this.ports = new PortPool(o.portRange, o.portQuarantineMs));
     this.table = new ProcessTable(o.stateDir);
     const usage = new UsageSampler();
-    const parent: ParentWatch = { watch: (pid) => this.reaper?.watch(pid), unwatch: (pid) => this.reaper?.unwatch(pid) };
+    const parent: ParentWatch = { watch: (leader) => this.reaper?.watch(leader), unwatch: (pid) => this.reaper?.unwatch(pid) };
+    const cgroups = (this.cgroups = new Cgroups(o.backendsDir, o.cgroups));
     const selfStart: SelfStart = (backend, model, work) => {
       const run = () => lock.run(model, work);
       return o.backendLock ? o.backendLock(backend, run) : run();
@@ -77,14 +80,14 @@ export class Supervisor extends EventEmitter {
     const logs = (this.modelLogs = new ModelLogs(records, this, o.logsDir, o.logMaxBytes));
     const restarts = new RestartScheduler(o.restartRules);
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
-    const endings = (this.endings = new Endings({ records, logs, ports, parent, usage, restarts, selfStart, startAgain }));
-    const stopping = (this.stopping = new Stopping(records, endings, lock, o.stopGraceMs));
-    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping }));
+    const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, usage, restarts, selfStart, startAgain }));
+    const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs));
+    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups }));
     const loader = (this.loader = new Loader(records, o.modelsDir, o.loadTimeoutMs));
     this.rechecks = new Rechecks(records, endings);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
-    this.adoption = new Adoption({ records, logs, ports, parent, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
+    this.adoption = new Adoption({ records, logs, ports, parent, cgroups, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
   }
 
   /**
@@ -95,8 +98,10 @@ export class Supervisor extends EventEmitter {
   async start(options: { restore?: boolean } = {}): Promise<void> {
     const restoreOnStart = options.restore ?? this.options.restoreOnStart;
     await mkdir(this.options.backendsDir, { recursive: true });
-    this.reaper = new Reaper();
+    await this.cgroups.detect();
+    this.reaper = new Reaper(this.cgroups.root);
     const again = this.adoption.adoptSaved(await this.table.load(), restoreOnStart);
+    this.cgroups.sweep(new Set(this.records.all().map((p) => p.cgroup ?? '')));
     this.records.persist();
     await this.rechecks.start(this.options.backendsDir, this.options.backstopMs);
     await this.health.start(this.options.healthEveryMs);
@@ -133,6 +138,11 @@ export class Supervisor extends EventEmitter {
     await this.rechecks.idle();
     await this.table.flush();
     await this.modelLogs.flush();
+  }
+
+  /** How this host finds all of a backend's processes: a cgroup of each one's own, or its group and session. */
+  get tracking(): ProcessTracking {
+    return this.cgroups.tracking;
   }
 
   list(): ProcessView[] {

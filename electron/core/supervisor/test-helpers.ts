@@ -129,6 +129,7 @@ export async function echoRow(echo: { address: string; child: ChildProcess }, mo
     identity: await dirIdentity(dir),
     startedAt: new Date().toISOString(),
     startTime: processStartTime(pid),
+    cgroup: null,
     cwd: { cwd: 'unknown', cwdReason: 'not yet checked', procCwd: null },
     result: null,
     logs: null,
