@@ -30,6 +30,12 @@ export interface ModelRef extends NodeRef { model: string }
  * running (and named in the job's notice) unless the user opts in to stopping them too.
  */
 export interface SwapOptions { stopUnsupervised?: boolean }
+/**
+ * An install, upgrade or rollback is gated on Health: the processes it stopped must come back from the new build, or,
+ * when none ran, the new build is smoke-started once. `smokeStart: false` skips that for this job (default: the
+ * node's `smokeStart` setting).
+ */
+export interface GatedSwapOptions extends SwapOptions { smokeStart?: boolean }
 export type LeftoverAction = 'delete' | 'restore';
 
 /** One interface for every host and transport: the core implements it, Electron IPC and WebSocket carry it. */
@@ -40,16 +46,16 @@ export interface NodeApi {
   processes(req: NodeRef): Promise<ProcessView[]>;
   jobs(req: NodeRef): Promise<JobView[]>;
   /** Jobs return at once; follow them with `job` events or `waitJob`. */
-  install(req: BackendRef & SwapOptions & { force?: boolean }): Promise<JobView>;
-  upgrade(req: BackendRef & SwapOptions): Promise<JobView>;
+  install(req: BackendRef & GatedSwapOptions & { force?: boolean }): Promise<JobView>;
+  upgrade(req: BackendRef & GatedSwapOptions): Promise<JobView>;
   upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]>;
   /**
    * Installs, upgrades or downgrades `name` to exactly `version`, from the first gallery entry of that name whose
    * `version` is it, with the same health gate and rollback as an upgrade. Refused at once when no gallery of this
    * node offers that version ("2.0.0 wanted, not offered by this node's galleries").
    */
-  installVersion(req: BackendRef & SwapOptions & { version: string }): Promise<JobView>;
-  rollback(req: BackendRef & SwapOptions): Promise<JobView>;
+  installVersion(req: BackendRef & GatedSwapOptions & { version: string }): Promise<JobView>;
+  rollback(req: BackendRef & GatedSwapOptions): Promise<JobView>;
   /** Picks which build of a meta backend this node installs (`capability` null: the automatic choice again). */
   chooseVariant(req: BackendRef & { capability: string | null }): Promise<GalleryEntryView>;
   delete(req: BackendRef & SwapOptions): Promise<JobView>;

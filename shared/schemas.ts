@@ -56,6 +56,8 @@ const backendRef = z.strictObject({ node: nodeId, name: qualifiedName });
 const modelRef = z.strictObject({ node: nodeId, model: modelName });
 const stopUnsupervised = z.boolean().optional();
 const swapRef = z.strictObject({ node: nodeId, name: qualifiedName, stopUnsupervised });
+const smokeStart = z.boolean().optional();
+const gatedSwapRef = z.strictObject({ node: nodeId, name: qualifiedName, stopUnsupervised, smokeStart });
 /** Linux's pid_max is at most 2^22. */
 const pid = z.number().int('pid must be an integer').min(2, 'pid must be 2 or more').max(2 ** 22, 'pid is out of range');
 
@@ -96,6 +98,7 @@ export const nodeSettings = z.strictObject({
   startBackendsOnLaunch: z.boolean(),
   labels: nodeLabels,
   cordoned: z.boolean(),
+  smokeStart: z.boolean(),
 });
 
 const text = z.string().max(1024);
@@ -122,10 +125,10 @@ export const requestSchemas = {
   backends: nodeRef,
   processes: nodeRef,
   jobs: nodeRef,
-  install: z.strictObject({ node: nodeId, name: qualifiedName, force: z.boolean().optional(), stopUnsupervised }),
-  upgrade: swapRef,
+  install: z.strictObject({ node: nodeId, name: qualifiedName, force: z.boolean().optional(), stopUnsupervised, smokeStart }),
+  upgrade: gatedSwapRef,
   upgradeAll: nodeRef,
-  rollback: swapRef,
+  rollback: gatedSwapRef,
   chooseVariant: z.strictObject({ node: nodeId, name: qualifiedName, capability: capabilityKey.nullable() }),
   delete: swapRef,
   resolveLeftover: z.strictObject({ node: nodeId, name: leftoverName, action: z.enum(['delete', 'restore'] satisfies LeftoverAction[]) }),
@@ -141,7 +144,7 @@ export const requestSchemas = {
   logs: modelRef,
   settings: nodeRef,
   updateSettings: z.strictObject({ node: nodeId, settings: nodeSettings.partial() }),
-  installVersion: z.strictObject({ node: nodeId, name: qualifiedName, version: versionText, stopUnsupervised }),
+  installVersion: z.strictObject({ node: nodeId, name: qualifiedName, version: versionText, stopUnsupervised, smokeStart }),
   resources: nodeRef,
   drain: nodeRef,
   nodes: nodeRef,

@@ -192,6 +192,8 @@ export interface NodeInfo {
   /** Why a gallery could not be read, or which of its entries were skipped; empty when all is well. */
   galleryProblems: GalleryProblem[];
   version: string;
+  /** How a stop finds all of a backend's processes here: a cgroup of each one's own, or its group and session (and what that misses). */
+  processTracking: string;
 }
 
 export interface GalleryProblem {
@@ -253,6 +255,11 @@ export interface NodeSettings {
   labels: Record<string, string>;
   /** No rollout or convergence touches a cordoned node. */
   cordoned: boolean;
+  /**
+   * Before an install, upgrade or rollback is done, start the new build once and wait for its Health answer when no
+   * process of the old one runs to be respawned from it (those are the health gate otherwise).
+   */
+  smokeStart: boolean;
 }
 
 export interface SettingsView {

@@ -4,6 +4,8 @@ import type { JobKind, JobView } from '../../shared/types.ts';
 import type { JobHistory } from './job-history.ts';
 
 export interface JobContext {
+  /** The job this work runs as. */
+  job: Pick<JobView, 'id' | 'kind' | 'startedAt'>;
   signal: AbortSignal;
   phase(phase: string): void;
   progress(bytes: number, totalBytes: number | null): void;
@@ -19,7 +21,7 @@ export class JobRunner {
   private readonly jobs = new Map<string, { view: JobView; done: Promise<JobView>; abort: AbortController }>();
 
   constructor(
-    private readonly node: string,
+    readonly node: string,
     private readonly publish: (job: JobView) => void,
     private readonly history?: JobHistory,
   ) {}
@@ -53,6 +55,7 @@ export class JobRunner {
       this.publish({ ...view });
     };
     const ctx: JobContext = {
+      job: { id: view.id, kind, startedAt: view.startedAt },
       signal: abort.signal,
       phase: (phase) => {
         if (unsent && phase !== view.phase) this.publish({ ...view });
@@ -91,6 +94,13 @@ export class JobRunner {
     this.jobs.set(view.id, { view, done, abort });
     this.publish({ ...view });
     return { ...view };
+  }
+
+  /** A job a previous host run did not live to end, as its next start ended it: listed, kept and published. */
+  async ended(view: JobView): Promise<void> {
+    this.jobs.set(view.id, { view, done: Promise.resolve({ ...view }), abort: new AbortController() });
+    this.publish({ ...view });
+    await this.history?.record({ ...view });
   }
 
   /** A job that finished long ago, or before a restart, still answers with how it ended. */

@@ -46,6 +46,51 @@ describe('a swap is health-gated', () => {
   });
 });
 
+describe('with no process to respawn, a swap smoke-starts the new build', () => {
+  let t: TestNode;
+  before(async () => {
+    t = await startTestNode();
+    await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+  });
+  after(() => t.close());
+
+  /** Publishes echo 2.0.0 whose run.sh exits 7 at once. */
+  async function publishBroken(): Promise<void> {
+    const broken = await t.publishEcho('2.0.0');
+    await writeFile(join(broken, 'run.sh'), '#!/bin/sh\necho "cannot start: missing libfoo.so" >&2\nexit 7\n', { mode: 0o755 });
+  }
+
+  test('an upgrade to a build that exits before it answers Health fails and rolls back, leaving nothing running', async () => {
+    await publishBroken();
+    const job = await t.node.waitJob({ node: local, id: (await t.node.upgrade({ node: local, name: 'echo' })).id });
+    assert.equal(job.state, 'failed');
+    assert.equal(job.error, 'upgrade echo to 2.0.0 failed: the new build exited with code 7 before it answered Health: cannot start: missing libfoo.so; rolled back to 1.0.0');
+    const [echo] = await t.node.backends({ node: local });
+    assert.equal(echo?.version, '1.0.0');
+    assert.equal(echo?.previous, null, 'the failed build never takes the rollback slot');
+    assert.deepEqual(await t.node.processes({ node: local }), []);
+    assert.deepEqual(await t.node.scan({ node: local }), [], 'the smoke start left no process behind');
+  });
+
+  test('told not to (per job, or by the setting), the same upgrade is done, and only the next load finds the build broken', async () => {
+    await publishBroken();
+    await runJob(t.node, t.node.upgrade({ node: local, name: 'echo', smokeStart: false }));
+    await assert.rejects(t.node.load({ node: local, backend: 'echo', model: 'm1' }), /exited while starting for model m1 \(exit code 7\)/);
+    await runJob(t.node, t.node.rollback({ node: local, name: 'echo' }));
+
+    await t.node.updateSettings({ node: local, settings: { smokeStart: false } });
+    try {
+      await runJob(t.node, t.node.upgrade({ node: local, name: 'echo' }));
+      assert.equal((await t.node.backends({ node: local }))[0]?.version, '2.0.0');
+      await runJob(t.node, t.node.rollback({ node: local, name: 'echo', smokeStart: true }));
+      assert.equal((await t.node.backends({ node: local }))[0]?.version, '1.0.0', 'a rollback to a build that starts passes its smoke start');
+    } finally {
+      await t.node.updateSettings({ node: local, settings: { smokeStart: true } });
+    }
+    assert.deepEqual(await t.node.scan({ node: local }), []);
+  });
+});
+
 describe('the backend lock is not held while fetching', () => {
   let t: TestNode;
   let server: Server;

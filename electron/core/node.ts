@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
 import { join } from 'node:path';
-import type { BackendRef, LeftoverAction, ModelRef, NodeApi, NodeRef, SwapOptions } from '../../shared/api.ts';
+import type { BackendRef, GatedSwapOptions, LeftoverAction, ModelRef, NodeApi, NodeRef, SwapOptions } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import type {
   BackendView,
@@ -122,7 +122,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       emit,
     }));
     const sources = [...builtinSources, ociSource];
-    this.swaps = new SwapJobs({ runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names });
+    const smokeStart = () => this.settingsStore.current().smokeStart;
+    this.swaps = new SwapJobs({ runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names, smokeStart });
     supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
     supervisor.on('process-removed', (model: string) => this.emitEvent({ type: 'process-removed', node: this.id, model }));
     supervisor.on('log', (line: LogLine) => this.emitEvent({ type: 'log', node: this.id, line }));
@@ -133,10 +134,14 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async start(): Promise<string[]> {
     await mkdir(this.backendsDir, { recursive: true, mode: LOCALAI_DIR_MODE });
     await Promise.all([this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
-    const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...(await this.store.recover())];
+    const { done, interrupted } = await this.store.recover();
+    const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...done];
     await this.settingsStore.load();
     this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade']);
-    await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch });
+    // What an interrupted swap stopped runs again, from whichever tree recovery left live.
+    const again = interrupted.flatMap((swap) => swap.note?.stopped.map((s) => s.model) ?? []);
+    await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });
+    await this.swaps.endInterrupted(interrupted);
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
@@ -177,6 +182,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       galleries: this.galleries.names(),
       galleryProblems: await this.catalog.galleryProblems(),
       version: HANGAR_VERSION,
+      processTracking: this.supervisor.tracking.description,
     };
   }
 
@@ -209,14 +215,14 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.jobRunner.list();
   }
 
-  async install(req: BackendRef & SwapOptions & { force?: boolean }): Promise<JobView> {
+  async install(req: BackendRef & GatedSwapOptions & { force?: boolean }): Promise<JobView> {
     this.check(req);
-    return this.swaps.install(req.name, { force: req.force === true, stopUnsupervised: req.stopUnsupervised === true });
+    return this.swaps.install(req.name, { force: req.force === true, ...gateOptions(req) });
   }
 
-  async upgrade(req: BackendRef & SwapOptions): Promise<JobView> {
+  async upgrade(req: BackendRef & GatedSwapOptions): Promise<JobView> {
     this.check(req);
-    return this.swaps.upgrade(req.name, { stopUnsupervised: req.stopUnsupervised === true });
+    return this.swaps.upgrade(req.name, gateOptions(req));
   }
 
   async upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]> {
@@ -230,9 +236,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return results;
   }
 
-  async installVersion(req: BackendRef & SwapOptions & { version: string }): Promise<JobView> {
+  async installVersion(req: BackendRef & GatedSwapOptions & { version: string }): Promise<JobView> {
     this.check(req);
-    return this.swaps.installVersion(req.name, req.version, { stopUnsupervised: req.stopUnsupervised === true });
+    return this.swaps.installVersion(req.name, req.version, gateOptions(req));
   }
 
   async resources(req: NodeRef): Promise<ResourcesView> {
@@ -253,9 +259,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return models;
   }
 
-  async rollback(req: BackendRef & SwapOptions): Promise<JobView> {
+  async rollback(req: BackendRef & GatedSwapOptions): Promise<JobView> {
     this.check(req);
-    return this.swaps.rollback(req.name, { stopUnsupervised: req.stopUnsupervised === true });
+    return this.swaps.rollback(req.name, gateOptions(req));
   }
 
   async delete(req: BackendRef & SwapOptions): Promise<JobView> {
@@ -350,4 +356,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private check(req: NodeRef): void {
     if (req.node !== this.id) throw new HangarError('not-found', `no node ${req.node}`);
   }
+}
+
+function gateOptions(req: GatedSwapOptions): { stopUnsupervised: boolean; smokeStart?: boolean } {
+  return { stopUnsupervised: req.stopUnsupervised === true, ...(req.smokeStart !== undefined && { smokeStart: req.smokeStart }) };
 }

@@ -18,6 +18,7 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   startBackendsOnLaunch: false,
   labels: {},
   cordoned: false,
+  smokeStart: true,
 };
 
 export class SettingsStore {

@@ -40,7 +40,7 @@ function assertWhole(backends: string, allowed: string[]): void {
   assert.equal(readFileSync(join(live, 'lib', 'data'), 'utf8'), `${version(live)} data`, 'live tree is whole');
   const left = readdirSync(backends).sort();
   assert.ok(left.every((n) => n === 'demo' || n === '.hangar'), `left: ${left.join(', ')}`);
-  for (const kind of ['staging', 'backup', 'trash']) assert.deepEqual(leftIn(join(backends, '.hangar', kind)), [], `${kind} is empty`);
+  for (const kind of ['staging', 'backup', 'trash', 'journal']) assert.deepEqual(leftIn(join(backends, '.hangar', kind)), [], `${kind} is empty`);
   if (leftIn(join(backends, '.hangar', 'previous')).includes('demo')) {
     const previous = previousOf(backends);
     assert.ok(allowed.includes(version(previous)) && version(previous) !== version(live));
@@ -60,13 +60,15 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
       await writeTree(join(backends, 'demo'), 'old');
       await writeTree(previousOf(backends), 'older');
       runChild(backends, 'commit', step);
-      const done = await new BackendStore(backends).recover();
+      const { done, interrupted } = await new BackendStore(backends).recover();
       assertWhole(backends, ['old', 'new', 'older']);
       const live = version(join(backends, 'demo'));
-      if (step === 'staged' || step === 'backup-renamed') assert.equal(live, 'old');
-      else assert.equal(live, 'new');
+      // Until the swap settles, the new tree has not passed its gate: a crash before puts the old one back.
+      assert.equal(live, step === 'cleanup-done' ? 'new' : 'old');
       if (step !== 'cleanup-done') assert.ok(done.length > 0, 'recovery reports what it did');
-      if (live === 'new') assert.equal(version(previousOf(backends)), 'old');
+      assert.equal(version(previousOf(backends)), live === 'new' ? 'old' : 'older', 'the rollback target is as it was');
+      const swapped = step === 'backup-renamed' || step === 'live-renamed';
+      assert.deepEqual(interrupted.map((s) => [s.name, s.outcome, s.phase]), swapped ? [['demo', 'rolled back', step === 'live-renamed' ? 'gate' : 'swapping']] : []);
     });
   }
 
@@ -79,6 +81,7 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
       runChild(backends, 'rollback', step);
       await new BackendStore(backends).recover();
       assertWhole(backends, ['old', 'new']);
+      assert.equal(version(join(backends, 'demo')), step === 'cleanup-done' ? 'old' : 'new', 'swapped back unless it settled');
       assert.ok(leftIn(join(backends, '.hangar', 'previous')).includes('demo'), 'the other version is kept');
     });
   }
@@ -87,9 +90,20 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
     const backends = join(await tempRoot(t), 'backends');
     await mkdir(backends, { recursive: true });
     runChild(backends, 'commit', 'staged');
-    assert.deepEqual(await new BackendStore(backends).recover(), ['demo: removed stale staging']);
+    assert.deepEqual((await new BackendStore(backends).recover()).done, ['demo: removed stale staging']);
     assert.deepEqual(readdirSync(backends), ['.hangar']);
     assert.deepEqual(leftIn(join(backends, '.hangar', 'staging')), []);
+  });
+
+  it('a first install killed during its health gate leaves no backend', async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await mkdir(backends, { recursive: true });
+    runChild(backends, 'commit', 'live-renamed');
+    const { done, interrupted } = await new BackendStore(backends).recover();
+    assert.deepEqual(done, ['demo: swapped back: the host stopped during the health gate']);
+    assert.deepEqual(interrupted.map((s) => [s.outcome, s.replacing]), [['rolled back', false]]);
+    assert.deepEqual(readdirSync(backends), ['.hangar']);
+    for (const kind of ['staging', 'backup', 'trash', 'journal']) assert.deepEqual(leftIn(join(backends, '.hangar', kind)), [], `${kind} is empty`);
   });
 
   it("moves Hangar 0.1's demo.previous out of LocalAI's listing and leaves LocalAI's own staging alone", async (t) => {
@@ -97,7 +111,7 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
     await writeTree(join(backends, 'demo'), 'new');
     await writeTree(join(backends, 'demo.previous'), 'old');
     await writeTree(join(backends, 'other.install-tmp'), 'localai is installing this');
-    assert.deepEqual(await new BackendStore(backends).recover(), ['demo: moved its rollback tree out of the backends listing']);
+    assert.deepEqual((await new BackendStore(backends).recover()).done, ['demo: moved its rollback tree out of the backends listing']);
     assert.equal(version(previousOf(backends)), 'old');
     assert.deepEqual(readdirSync(backends).sort(), ['.hangar', 'demo', 'other.install-tmp']);
   });
@@ -116,7 +130,7 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
       await writeTree(join(backends, leftover), 'old');
       if (live) await writeTree(join(backends, 'demo'), 'new');
       const store = new BackendStore(backends);
-      assert.deepEqual(await store.recover(), [], `${leftover}: nothing done at start`);
+      assert.deepEqual((await store.recover()).done, [], `${leftover}: nothing done at start`);
       assert.equal(version(join(backends, leftover)), 'old');
       const listed = (await store.listAll()).find((b) => b.name === leftover);
       assert.equal(listed?.kind, 'leftover', leftover);

@@ -15,9 +15,11 @@ import { removeInterruptedWrites } from '../state-file.ts';
 import { KeptTrees, type KeptTree } from './kept.ts';
 import { METADATA_FILE, localaiTimestamp, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
 import { RUN_SH, lacksExecuteBits, makeRunnable, whyNotRunnable } from './run-file.ts';
+import { SwapJournal, type InterruptedSwap, type JournalEntry, type SwapNote } from './swap-journal.ts';
 
 export type { BackendMetadata } from './metadata.ts';
 export type { KeptTree } from './kept.ts';
+export type { InterruptedSwap, SwapNote } from './swap-journal.ts';
 
 /**
  * backend: a directory of a name Hangar manages. leftover: a working directory LocalAI (or Hangar 0.1) left behind,
@@ -54,12 +56,14 @@ export interface SwapHooks {
   beforeSwap?(liveDir: string): Promise<void>;
   /** Observes each step as it completes (progress; tests use it to crash the process at each step). */
   onStep?(step: SwapStep): void | Promise<void>;
+  /** What the swap is for, kept in its journal (read at each phase, so what beforeSwap learns is in it). */
+  note?(): SwapNote;
 }
 
 /**
  * A swap whose new tree is live while the replaced one is held aside. The caller checks the new tree (its
  * processes come back healthy), then settles; or undoes, which puts the replaced tree back live and leaves the
- * rollback target exactly as it was.
+ * rollback target exactly as it was. Until it settles, a host that dies has the swap undone on its next start.
  */
 export interface PendingSwap {
   settle(): Promise<void>;
@@ -115,14 +119,25 @@ function kindOf(entry: string): DirectoryKind {
   return leftoverOf(entry) ? 'leftover' : 'foreign';
 }
 
+/** How each kind of swap takes its incoming tree back out of the live place. */
+type SwapKind = JournalEntry['swap'];
+
+/** What recover() did: one line per thing, and the swaps a crash interrupted (to be told and followed up). */
+export interface Recovered {
+  done: string[];
+  interrupted: InterruptedSwap[];
+}
+
 export class BackendStore {
   private readonly work: string;
+  private readonly journal: SwapJournal;
   /** What inspect() last read of each directory, valid while its files' identities and times are unchanged. */
   private readonly inspected = new Map<string, { fingerprint: string; backend: InstalledBackend }>();
   private readonly keptTrees: KeptTrees;
 
   constructor(readonly dir: string) {
     this.work = join(dir, WORK_DIR);
+    this.journal = new SwapJournal(join(this.work, 'journal'));
     this.keptTrees = new KeptTrees(join(this.work, 'previous'), join(this.work, 'kept.json'), (name) => isDir(this.liveDir(name)));
   }
 
@@ -215,62 +230,70 @@ export class BackendStore {
   async commit(name: string, staged: string, hooks: SwapHooks = {}): Promise<PendingSwap> {
     if (!(await isDir(staged))) throw new HangarError('not-found', `backend "${name}": nothing is staged`);
     await hooks.onStep?.('staged');
-    return this.swapIn(name, staged, hooks, {
-      settle: () => this.settleReplaced(name),
-      undo: (live) => this.trash(name, live, true),
-    });
+    return this.swapIn(name, 'commit', staged, hooks, () => this.settleReplaced(name));
   }
 
   /** One swap back: live <-> rollback tree. */
   async rollback(name: string, hooks: SwapHooks = {}): Promise<PendingSwap> {
     const previous = this.previousDir(name);
     if (!(await isDir(previous))) throw new HangarError('not-found', `backend "${name}" has no previous version to roll back to`);
-    return this.swapIn(name, previous, hooks, {
-      settle: () => rename(this.backupDir(name), previous),
-      undo: (live) => this.renameLive(name, live, previous),
-    });
+    return this.swapIn(name, 'rollback', previous, hooks, () => rename(this.backupDir(name), previous));
   }
 
   /**
-   * rename(live, backup), then rename(incoming, live); if the second rename fails the backup goes back.
-   * The returned swap settles what becomes of the backup, or undoes the whole swap.
+   * rename(live, backup), then rename(incoming, live); if the second rename fails the backup goes back. Each phase
+   * is in the journal before it begins. The returned swap settles what becomes of the backup (`settleBackup`), or
+   * undoes the whole swap.
    */
-  private async swapIn(
-    name: string,
-    incoming: string,
-    hooks: SwapHooks,
-    outcome: { settle(): Promise<void>; undo(live: string): Promise<void> },
-  ): Promise<PendingSwap> {
+  private async swapIn(name: string, kind: SwapKind, incoming: string, hooks: SwapHooks, settleBackup: () => Promise<void>): Promise<PendingSwap> {
     const live = this.liveDir(name);
     const backup = this.backupDir(name);
-    const hadLive = await isDir(live);
-    if (hadLive) {
+    const replacing = await isDir(live);
+    const journal = (phase: JournalEntry['phase']) => this.journal.write({ name, swap: kind, phase, replacing, note: hooks.note?.() ?? null });
+    if (replacing) {
       await mkdir(join(this.work, 'backup'), { recursive: true });
       await rm(backup, { recursive: true, force: true });
       await hooks.beforeSwap?.(live);
+    }
+    await journal('swapping');
+    if (replacing) {
       await this.renameLive(name, live, backup);
       await hooks.onStep?.('backup-renamed');
     }
     try {
       await rename(incoming, live);
     } catch (err) {
-      if (hadLive) await rename(backup, live);
+      if (replacing) await rename(backup, live);
+      await this.journal.remove(name);
       throw backendError(name, err);
     }
     this.inspected.delete(name);
+    await journal('gate');
     await hooks.onStep?.('live-renamed');
     return {
       settle: async () => {
-        if (hadLive) await outcome.settle();
+        await journal('settling');
+        if (replacing) await settleBackup();
+        await this.journal.remove(name);
         this.inspected.delete(name);
         await hooks.onStep?.('cleanup-done');
       },
       undo: async () => {
-        await outcome.undo(live);
-        if (hadLive) await rename(backup, live);
-        this.inspected.delete(name);
+        await this.undoSwap(name, kind, replacing);
+        await this.journal.remove(name);
       },
     };
+  }
+
+  /** The incoming tree leaves the live place (a staged one is discarded, the rollback tree kept); the backup comes back. */
+  private async undoSwap(name: string, kind: SwapKind, replacing: boolean): Promise<void> {
+    const live = this.liveDir(name);
+    if (await isDir(live)) {
+      if (kind === 'commit') await this.trash(name, live, true);
+      else await this.renameLive(name, live, this.previousDir(name));
+    }
+    if (replacing) await rename(this.backupDir(name), live);
+    this.inspected.delete(name);
   }
 
   /** Removes the backend, live and rollback tree (meta siblings pointing at it are the caller's concern). */
@@ -328,7 +351,7 @@ export class BackendStore {
    * 0.1's `<name>.previous` trees under .hangar. LocalAI's own working directories are left as LocalAI leaves them
    * at its own start (it does nothing with them): they are listed, to be restored or removed. Returns what it did.
    */
-  async recover(): Promise<string[]> {
+  async recover(): Promise<Recovered> {
     this.inspected.clear();
     const done: string[] = [...(await removeInterruptedWrites(this.work))];
     for (const kind of ['staging', 'trash']) {
@@ -337,20 +360,40 @@ export class BackendStore {
       await rm(join(this.work, kind), { recursive: true, force: true });
       if (kind === 'staging') done.push(...left.map((n) => `${n.slice(0, n.lastIndexOf('.'))}: removed stale staging`));
     }
-    for (const name of await names(join(this.work, 'backup'))) {
+    const interrupted: InterruptedSwap[] = [];
+    for (const name of new Set([...(await names(join(this.work, 'backup'))), ...(await this.journal.names())])) {
       if (!backendName.safeParse(name).success) continue;
-      if (!(await isDir(this.liveDir(name)))) {
-        await rename(this.backupDir(name), this.liveDir(name));
-        done.push(`${name}: put the live tree back after an interrupted swap`);
-      } else {
-        await this.settleReplaced(name);
-        done.push(`${name}: finished an interrupted swap`);
-      }
+      const { said, swap } = await this.recoverSwap(name, await this.journal.read(name));
+      if (said) done.push(`${name}: ${said}`);
+      if (swap) interrupted.push(swap);
     }
     for (const entry of await names(this.dir)) {
       done.push(...(await this.recoverSibling(entry)));
     }
-    return done;
+    return { done, interrupted };
+  }
+
+  /**
+   * One swap a host did not live to finish. Until its gate passed (the journal says 'settling'), it is undone: the
+   * tree live before it is live again. After, or with no journal (an older Hangar's swap), it is finished.
+   */
+  private async recoverSwap(name: string, entry: JournalEntry | null): Promise<{ said: string | null; swap: InterruptedSwap | null }> {
+    const [hasBackup, hasLive] = await Promise.all([isDir(this.backupDir(name)), isDir(this.liveDir(name))]);
+    const gatePassed = entry === null || entry.phase === 'settling';
+    let said: string | null = null;
+    if (hasBackup && !hasLive) {
+      await rename(this.backupDir(name), this.liveDir(name));
+      said = 'put the live tree back after an interrupted swap';
+    } else if (hasBackup && gatePassed) {
+      await this.settleReplaced(name);
+      said = 'finished an interrupted swap';
+    } else if (entry && !gatePassed && (hasBackup || (hasLive && !entry.replacing))) {
+      await this.undoSwap(name, entry.swap, hasBackup);
+      said = `swapped back: ${interruption(entry.phase)}`;
+    }
+    await this.journal.remove(name);
+    const outcome = gatePassed ? 'finished' : 'rolled back';
+    return { said, swap: entry && { name, phase: entry.phase, outcome, replacing: entry.replacing, note: entry.note } };
   }
 
   private async recoverSibling(entry: string): Promise<string[]> {
@@ -504,4 +547,9 @@ async function readMetadata(dir: string, name: string): Promise<ReadMetadata> {
   } catch (err) {
     return { metadata: null, localai: null, broken: `${METADATA_FILE} is corrupt: ${err instanceof Error ? err.message : String(err)}` };
   }
+}
+
+/** Why an interrupted swap was undone, as its job says it. */
+export function interruption(phase: JournalEntry['phase']): string {
+  return phase === 'gate' ? 'the host stopped during the health gate' : 'the host stopped during the swap';
 }

@@ -4,6 +4,7 @@
 import { readFile, statfs } from 'node:fs/promises';
 import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
 import type { GpuView, NodeResources, ProcessVram, ResourcesView } from '../../../shared/types.ts';
+import { processStartTime } from '../supervisor/identity.ts';
 import { processTree } from '../supervisor/process-tree.ts';
 import { NVIDIA_APPS, NVIDIA_GPUS, ROCM_GPUS, XPU_DEVICES, onPath, parseNvidiaApps, parseNvidiaGpus, parseRocmGpus, parseXpuDevices, runTool } from './gpu-tools.ts';
 
@@ -91,7 +92,8 @@ export class MachineResources {
   private processVram(byPid: Map<number, number>): ProcessVram[] {
     if (byPid.size === 0) return [];
     return this.options.processes().flatMap(({ model, pid }) => {
-      const vramBytes = processTree(pid, { group: true }).reduce((sum, member) => sum + (byPid.get(member.pid) ?? 0), 0);
+      // The process as it is now: this counts memory, it signals nothing.
+      const vramBytes = processTree({ pid, startTime: processStartTime(pid), cgroup: null }).reduce((sum, member) => sum + (byPid.get(member.pid) ?? 0), 0);
       return vramBytes > 0 ? [{ model, pid, vramBytes }] : [];
     });
   }

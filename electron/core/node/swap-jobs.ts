@@ -1,5 +1,6 @@
 // Install, upgrade, rollback and delete as jobs: fetched with no lock held, then swapped under the backend's lock with
-// the replaced tree's processes stopped by directory identity first and respawned after, gated on Health. A leftover
+// the replaced tree's processes stopped by directory identity first and respawned after, gated on Health (with none
+// to respawn, the new build is smoke-started instead). A swap a crash interrupted is told as its job's end. A leftover
 // working directory is restored or removed under the same lock.
 import { HangarError } from '../../../shared/errors.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
@@ -9,7 +10,7 @@ import { stageBackend } from '../install/install.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from '../install/limits.ts';
 import type { SourceFactory } from '../install/source.ts';
 import { localaiTimestamp } from '../install/metadata.ts';
-import { leftoverOf, type BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks } from '../install/store.ts';
+import { interruption, leftoverOf, type BackendStore, type InstalledBackend, type InterruptedSwap, type PendingSwap, type SwapHooks, type SwapNote } from '../install/store.ts';
 import { tagFallbacks } from '../install/tag-fallback.ts';
 import { oneLine, type JobContext, type JobRunner } from '../jobs.ts';
 import type { KeyedLock } from '../locks.ts';
@@ -23,12 +24,20 @@ interface VersionChange {
   verb: string;
   from: string | null;
   to: string | null;
+  /** Whether a build was live before (a first install replaces none). */
+  replacing: boolean;
 }
 
-interface SwapMode {
+/** How a swap is gated: which processes it may stop, and whether, with none to respawn, the new build is smoke-started. */
+export interface GateOptions {
+  stopUnsupervised: boolean;
+  /** Unset: the node's setting. */
+  smokeStart?: boolean;
+}
+
+interface SwapMode extends GateOptions {
   force: boolean;
   upgrade: boolean;
-  stopUnsupervised: boolean;
 }
 
 export interface SwapJobParts {
@@ -46,17 +55,19 @@ export interface SwapJobParts {
   supervisor: Supervisor;
   catalog: Catalog;
   names: BackendNames;
+  /** The node's setting: smoke-start a new build that no process of the old one runs to respawn from it. */
+  smokeStart(): boolean;
 }
 
 export class SwapJobs {
   constructor(private readonly parts: SwapJobParts) {}
 
-  install(name: string, options: { force: boolean; stopUnsupervised: boolean }): JobView {
+  install(name: string, options: GateOptions & { force: boolean }): JobView {
     const mode = { ...options, upgrade: false };
     return this.start('install', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
   }
 
-  upgrade(name: string, options: { stopUnsupervised: boolean }): JobView {
+  upgrade(name: string, options: GateOptions): JobView {
     const mode = { ...options, force: true, upgrade: true };
     return this.start('upgrade', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
   }
@@ -65,12 +76,12 @@ export class SwapJobs {
    * Installs, upgrades or downgrades to exactly `version`, from the first gallery entry of that name whose `version`
    * is it; refused at once when no gallery offers it.
    */
-  async installVersion(requested: string, version: string, options: { stopUnsupervised: boolean }): Promise<JobView> {
+  async installVersion(requested: string, version: string, options: GateOptions): Promise<JobView> {
     const { galleries, store, names } = this.parts;
     const name = names.plain(requested);
     const entry = (await galleries.entries()).find((e) => e.name.toLowerCase() === name.toLowerCase() && e.version === version);
     if (!entry) throw new HangarError('not-found', `${version} wanted, not offered by this node's galleries`);
-    const mode = { force: true, upgrade: false, stopUnsupervised: options.stopUnsupervised };
+    const mode = { ...options, force: true, upgrade: false };
     return this.start((await store.get(entry.name)) ? 'upgrade' : 'install', entry.name, async (ctx) => {
       const now = await store.get(entry.name);
       if (now && !now.broken && now.metadata?.version === version) return `already at ${version}`;
@@ -78,7 +89,7 @@ export class SwapJobs {
     });
   }
 
-  rollback(requested: string, options: { stopUnsupervised: boolean }): JobView {
+  rollback(requested: string, options: GateOptions): JobView {
     const { store, locks, names } = this.parts;
     const name = names.plain(requested);
     return this.start('rollback', name, (ctx) =>
@@ -86,8 +97,8 @@ export class SwapJobs {
         const backend = await store.get(name);
         if (!backend) throw new HangarError('not-found', `backend ${name} is not installed`);
         ctx.phase('swapping');
-        const change = { verb: 'rollback', from: backend.metadata?.version ?? null, to: backend.previous?.version ?? null };
-        await this.swapGated(name, ctx, (hooks) => store.rollback(name, hooks), change, options.stopUnsupervised);
+        const change = { verb: 'rollback', from: backend.metadata?.version ?? null, to: backend.previous?.version ?? null, replacing: true };
+        await this.swapGated(name, ctx, (hooks) => store.rollback(name, hooks), change, options);
       }),
     );
   }
@@ -180,8 +191,8 @@ export class SwapJobs {
         // Another job may have changed the backend while this one fetched.
         const now = await this.plan(entry, meta, mode);
         if (now.nothingToDo) return now.nothingToDo;
-        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: now.existing?.metadata?.version ?? null, to: staged.metadata.version };
-        await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change, mode.stopUnsupervised);
+        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: now.existing?.metadata?.version ?? null, to: staged.metadata.version, replacing: now.existing !== null };
+        await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change, mode);
         if (meta) await this.writeMetaDir(meta, entry);
       });
     } finally {
@@ -224,34 +235,64 @@ export class SwapJobs {
   }
 
   /**
-   * Swaps, then respawns what ran from the replaced tree. The swap is health-gated: if those processes do not
-   * come back from the new tree, the swap is undone, they run again from the old tree, and the rollback target
-   * is left as it was.
+   * Ends the jobs of swaps a previous host run did not live to finish, as its start finished them: a swap stopped
+   * before its gate passed was undone, one stopped after was finished. (What the swaps stopped runs again: see the
+   * supervisor's start.)
+   */
+  async endInterrupted(swaps: InterruptedSwap[]): Promise<void> {
+    for (const { name, phase, outcome, replacing, note } of swaps) {
+      if (!note?.job) continue;
+      const rolledBack = outcome === 'rolled back';
+      const change = { verb: note.verb, from: note.from, to: note.to, replacing };
+      await this.parts.runner.ended({
+        ...note.job,
+        node: this.parts.runner.node,
+        backend: name,
+        state: rolledBack ? 'failed' : 'done',
+        phase: rolledBack ? 'rolled back' : 'done',
+        bytes: 0,
+        totalBytes: null,
+        error: rolledBack ? gateFailure(name, change, interruption(phase)) : null,
+        notice: rolledBack ? null : 'the host stopped after the new build passed its health gate; the swap was finished when it started again',
+        finishedAt: new Date().toISOString(),
+      });
+    }
+  }
+
+  /**
+   * Swaps, then respawns what ran from the replaced tree; with nothing to respawn, smoke-starts the new build (one
+   * process, until it answers Health) unless told not to. The swap is health-gated: if those processes do not come
+   * back from the new tree, the swap is undone, they run again from the old tree, and the rollback target is left as
+   * it was. Until the gate passes, the swap's journal says so: a host that dies meanwhile has it undone at its start.
    */
   private async swapGated(
     name: string,
     ctx: JobContext,
     swap: (hooks: SwapHooks) => Promise<PendingSwap>,
     change: VersionChange,
-    stopUnsupervised: boolean,
+    options: GateOptions,
   ): Promise<void> {
     const { supervisor, store, catalog } = this.parts;
-    const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap);
+    const { stopUnsupervised } = options;
+    const about = { job: ctx.job, verb: change.verb, from: change.from, to: change.to };
+    const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap, about);
     await supervisor.recheck();
-    if (stopped.length > 0) {
-      ctx.phase('respawning');
-      try {
+    try {
+      if (stopped.length > 0) {
+        ctx.phase('respawning');
         await supervisor.respawnAll(stopped);
-      } catch (error) {
-        ctx.phase('rolling back');
-        await supervisor.stopByDirectory(store.liveDir(name), { stopUnsupervised });
-        await pending.undo();
-        await supervisor.recheck();
-        await supervisor.respawnAll(stopped).catch(() => undefined);
-        await catalog.publishBackend(name);
-        const version = (v: string | null) => v ?? 'the unversioned build';
-        throw new HangarError('failed', `${change.verb} ${name} to ${version(change.to)} failed: ${oneLine(error)}; rolled back to ${version(change.from)}`);
+      } else if (options.smokeStart ?? this.parts.smokeStart()) {
+        ctx.phase('smoke start');
+        await supervisor.smokeStart({ name, dir: store.liveDir(name) });
       }
+    } catch (error) {
+      ctx.phase('rolling back');
+      await supervisor.stopByDirectory(store.liveDir(name), { stopUnsupervised });
+      await pending.undo();
+      await supervisor.recheck();
+      await supervisor.respawnAll(stopped).catch(() => undefined);
+      await catalog.publishBackend(name);
+      throw new HangarError('failed', gateFailure(name, change, oneLine(error)));
     }
     await pending.settle();
     await catalog.publishBackend(name);
@@ -261,7 +302,12 @@ export class SwapJobs {
    * Runs work whose beforeSwap hook stops, by directory identity, the supervised processes using the live
    * directory (and the others only with stopUnsupervised); the job's notice names those it left running.
    */
-  private async stoppingFirst<T>(ctx: JobContext, stopUnsupervised: boolean, work: (hooks: SwapHooks) => Promise<T>): Promise<{ result: T; stopped: Stopped }> {
+  private async stoppingFirst<T>(
+    ctx: JobContext,
+    stopUnsupervised: boolean,
+    work: (hooks: SwapHooks) => Promise<T>,
+    about?: Omit<SwapNote, 'stopped'>,
+  ): Promise<{ result: T; stopped: Stopped }> {
     const { supervisor } = this.parts;
     let stopped: Stopped = [];
     try {
@@ -271,6 +317,7 @@ export class SwapJobs {
           stopped = outcome.stopped;
           if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },
+        ...(about && { note: () => ({ ...about, stopped }) }),
       });
       return { result, stopped };
     } catch (error) {
@@ -279,6 +326,13 @@ export class SwapJobs {
       throw error;
     }
   }
+}
+
+/** "upgrade echo to 2.0.0 failed: WHY; rolled back to 1.0.0", or for a first install, that nothing is installed. */
+function gateFailure(name: string, change: VersionChange, why: string): string {
+  const version = (v: string | null) => v ?? 'the unversioned build';
+  const after = change.replacing ? `rolled back to ${version(change.from)}` : `${name} is not installed`;
+  return `${change.verb} ${name} to ${version(change.to)} failed: ${why}; ${after}`;
 }
 
 function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {

@@ -35,17 +35,16 @@ export class Adoption {
 
   /**
    * Re-adopts the saved processes that still run. Returns the models to start again: those whose process died while
-   * no host watched (as their policy says) and, with `restoreOnStart`, those stopped when the last host closed. The
-   * stopped ones not started are carried in the table for a later run.
+   * no host watched (as their policy says), those named in `wanted` whatever their policy, and, with `restoreOnStart`,
+   * those stopped when the last host closed. The stopped ones not started are carried in the table for a later run.
    */
-  adoptSaved(saved: TableContents, restoreOnStart: boolean): Revival[] {
+  adoptSaved(saved: TableContents, restoreOnStart: boolean, wanted: Set<string>): Revival[] {
     const gone: Array<ModelEntry & { pid: number }> = [];
     for (const entry of saved.processes) if (!this.adopt(entry)) gone.push(modelEntryOf(entry));
     const stopped = saved.models.filter((m) => !this.parts.records.get(m.model) && !gone.some((g) => g.model === m.model));
-    if (!restoreOnStart) this.parts.records.carry(stopped);
-    const again: Revival[] = gone.filter((e) => e.policy !== 'never');
-    if (restoreOnStart) again.push(...stopped);
-    return again;
+    const starts = (m: ModelEntry) => restoreOnStart || wanted.has(m.model);
+    this.parts.records.carry(stopped.filter((m) => !starts(m)));
+    return [...gone.filter((e) => e.policy !== 'never' || wanted.has(e.model)), ...stopped.filter(starts)];
   }
 
   /** Starts the models again in the background, each under its locks. */

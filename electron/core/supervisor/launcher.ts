@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HangarError } from '../../../shared/index.ts';
 import { backendEnv } from './backend-env.ts';
-import { STDERR_TAIL_LINES, stderrTail, type Endings } from './endings.ts';
+import { stderrTail, type Endings } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
 import { LogRing } from './log-ring.ts';
 import type { ModelLogs } from './model-logs.ts';
@@ -50,16 +50,12 @@ export class Launcher {
    * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
    * while its port is no longer free is retried on another port.
    */
-  async spawnReady(target: BackendTarget, model: string): Promise<Proc> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const { proc, spawned } = await this.spawn(target, model, attempt === 1);
-        await this.untilReady(proc, spawned);
-        return proc;
-      } catch (err) {
-        if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
-      }
-    }
+  spawnReady(target: BackendTarget, model: string): Promise<Proc> {
+    return retryOnPortClash(async (attempt) => {
+      const { proc, spawned } = await this.spawn(target, model, attempt === 1);
+      await this.untilReady(proc, spawned);
+      return proc;
+    });
   }
 
   /** The process and its row, starting; its exit is watched from here on. */
@@ -140,13 +136,7 @@ export class Launcher {
       // A Health answer that arrived after the process exited came from someone else on its port.
       died.signal.throwIfAborted();
     } catch (err) {
-      if (!(err instanceof NotReadyError)) {
-        // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
-        await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
-        const error = startupDeath(proc, await spawned.exit);
-        // A clash may be over by the time it is checked: what the backend said decides as well as the port now.
-        throw saidPortInUse(proc) || !(await portIsFree(proc.port)) ? new PortTaken(error) : error;
-      }
+      if (!(err instanceof NotReadyError)) throw await deathWhileStarting(spawned, proc.port, () => stderrTail(proc), (exit) => startupDeath(proc, exit));
       await this.parts.stopping.process(proc, true);
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${proc.model} within ${this.settings.startTimeoutMs} ms: ${err.lastAnswer}`);
     }
@@ -171,9 +161,32 @@ class PortTaken extends Error {
   }
 }
 
-/** True when the backend's last words on stderr say its port was taken. */
-function saidPortInUse(proc: Proc): boolean {
-  return (proc.logs?.toArray() ?? []).slice(-STDERR_TAIL_LINES).some((l) => l.stream === 'stderr' && PORT_IN_USE.test(l.text));
+/** Runs `start` again, on another port, while it fails with PortTaken (at most PORT_ATTEMPTS times in all). */
+export async function retryOnPortClash<T>(start: (attempt: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(attempt);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
+    }
+  }
+}
+
+/**
+ * The error for a process that exited before it answered Health, made by `describe` once its last lines are in;
+ * PortTaken when its port was taken (for retryOnPortClash).
+ */
+export async function deathWhileStarting(
+  spawned: Spawned,
+  port: number,
+  stderr: () => string[],
+  describe: (exit: { code: number | null; signal: string | null }) => HangarError,
+): Promise<Error> {
+  // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
+  await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
+  const error = describe(await spawned.exit);
+  // A clash may be over by the time it is checked: what the backend said decides as well as the port now.
+  return stderr().some((line) => PORT_IN_USE.test(line)) || !(await portIsFree(port)) ? new PortTaken(error) : error;
 }
 
 function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {

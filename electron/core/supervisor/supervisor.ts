@@ -30,6 +30,7 @@ import { ProcessRecords, endText, liveTarget, oneLineOf, tell, type BackendTarge
 import { RestartScheduler } from './restart-policy.ts';
 import { ReuseGates } from './reuse-gates.ts';
 import { scanProcesses } from './scan.ts';
+import { SmokeStart } from './smoke-start.ts';
 import { Stopping, type DirectoryStop } from './stopping.ts';
 import { ProcessTable } from './table.ts';
 import { UsageSampler } from './usage.ts';
@@ -60,6 +61,7 @@ export class Supervisor extends EventEmitter {
   private readonly health: HealthWatch;
   private readonly adoption: Adoption;
   private readonly cgroups: Cgroups;
+  private readonly smoke: SmokeStart;
   private reaper: Reaper | null = null;
   private closing: Promise<void> | null = null;
 
@@ -87,20 +89,22 @@ export class Supervisor extends EventEmitter {
     this.rechecks = new Rechecks(records, endings);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
+    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, startTimeoutMs: o.startTimeoutMs, stopGraceMs: o.stopGraceMs });
     this.adoption = new Adoption({ records, logs, ports, parent, cgroups, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
   }
 
   /**
    * Loads the table, re-adopts the backends a previous host left running, starts watching, then starts again (model
    * reloaded) those that died meanwhile and whose policy says so. `restore`: start again what ran when the last host
-   * closed too (default: the restoreOnStart option).
+   * closed too (default: the restoreOnStart option). `again`: models to start again whatever their policy (those a
+   * swap stopped that the last host did not live to finish).
    */
-  async start(options: { restore?: boolean } = {}): Promise<void> {
+  async start(options: { restore?: boolean; again?: string[] } = {}): Promise<void> {
     const restoreOnStart = options.restore ?? this.options.restoreOnStart;
     await mkdir(this.options.backendsDir, { recursive: true });
     await this.cgroups.detect();
     this.reaper = new Reaper(this.cgroups.root);
-    const again = this.adoption.adoptSaved(await this.table.load(), restoreOnStart);
+    const again = this.adoption.adoptSaved(await this.table.load(), restoreOnStart, new Set(options.again));
     this.cgroups.sweep(new Set(this.records.all().map((p) => p.cgroup ?? '')));
     this.records.persist();
     await this.rechecks.start(this.options.backendsDir, this.options.backstopMs);
@@ -243,6 +247,14 @@ export class Supervisor extends EventEmitter {
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     return results.map((r) => (r as PromiseFulfilledResult<{ process: ProcessView }>).value.process);
+  }
+
+  /**
+   * Gate 5 where nothing ran to respawn: starts the backend at target.dir once, until it answers Health, and stops it
+   * again; rejects saying how it failed ("the new build exited with code 7 before it answered Health: ...").
+   */
+  smokeStart(target: BackendTarget): Promise<void> {
+    return this.smoke.run(target);
   }
 
   /** Starts a model whose process ended (or runs) again, its model reloaded; clears a crash loop. */

@@ -1,0 +1,71 @@
+// The smoke start: a new build that no process of the old one vouches for (none ran to respawn from it) is started
+// once from its live tree, until it answers Health, then stopped, so that an install or upgrade to a build that cannot
+// start fails and is rolled back instead of the next load failing. No row, no model, no log file: a bare spawn to
+// Health, on a port of its own, watched by the reaper like any backend process, stopped with all it forked.
+import { HangarError } from '../../../shared/index.ts';
+import type { Cgroups } from './cgroups.ts';
+import { STDERR_TAIL_LINES } from './endings.ts';
+import { BackendClient } from './grpc-client.ts';
+import { deathWhileStarting, retryOnPortClash, type Launcher } from './launcher.ts';
+import type { PortPool } from './ports.ts';
+import { NotReadyError, waitReady } from './readiness.ts';
+import type { ParentWatch } from './reaper.ts';
+import type { BackendTarget } from './records.ts';
+import { stopTree } from './tree-stop.ts';
+
+/** The model a smoke start's process is named for in what spawning it may say. */
+const SMOKE_MODEL = 'hangar-smoke-start';
+
+export interface SmokeStartParts {
+  launcher: Pick<Launcher, 'start'>;
+  ports: PortPool;
+  parent: ParentWatch;
+  cgroups: Cgroups;
+  grpcToken?: string;
+  startTimeoutMs: number;
+  stopGraceMs: number;
+}
+
+export class SmokeStart {
+  constructor(private readonly parts: SmokeStartParts) {}
+
+  /** Resolves once the build at target.dir answered Health (and is stopped again); rejects saying why it did not. */
+  run(target: BackendTarget): Promise<void> {
+    return retryOnPortClash(() => this.once(target));
+  }
+
+  private async once(target: BackendTarget): Promise<void> {
+    const { launcher, ports, parent, cgroups, grpcToken, startTimeoutMs, stopGraceMs } = this.parts;
+    const port = await ports.allocate();
+    const stderr: string[] = [];
+    const client = new BackendClient(`127.0.0.1:${port}`, { token: grpcToken });
+    try {
+      const spawned = await launcher.start(target, SMOKE_MODEL, port, (stream, text) => {
+        if (stream !== 'stderr') return;
+        stderr.push(text);
+        if (stderr.length > STDERR_TAIL_LINES) stderr.shift();
+      });
+      const leader = { pid: spawned.pid, startTime: spawned.startTime, cgroup: spawned.cgroup };
+      parent.watch(leader);
+      const died = new AbortController();
+      void spawned.exit.then(() => died.abort());
+      try {
+        await waitReady(port, client, Date.now() + startTimeoutMs, died.signal);
+        // A Health answer that arrived after the process exited came from someone else on its port.
+        died.signal.throwIfAborted();
+      } catch (err) {
+        if (err instanceof NotReadyError) throw new HangarError('failed', `the new build did not answer Health within ${startTimeoutMs} ms: ${err.lastAnswer}`);
+        throw await deathWhileStarting(spawned, port, () => stderr, (exit) => {
+          const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+          return new HangarError('failed', `the new build ${how} before it answered Health${stderr.length ? `: ${stderr.join(' | ')}` : ' (it said nothing on stderr)'}`);
+        });
+      } finally {
+        await stopTree(leader, spawned.result, stopGraceMs, cgroups);
+        parent.unwatch(leader.pid);
+      }
+    } finally {
+      client.close();
+      ports.release(port);
+    }
+  }
+}
