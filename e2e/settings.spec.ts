@@ -65,6 +65,8 @@ test('a gallery added here shows in the Gallery at once, and turning the starter
 
 test('switches and ports are kept by the node; a bad range is refused before it is sent', async () => {
   await page.getByTestId('setting-keep-running').check();
+  await expect(page.getByTestId('setting-smoke-start')).toBeChecked();
+  await page.getByTestId('setting-smoke-start').uncheck();
   await page.getByTestId('setting-port-from').fill('31000');
   await page.getByTestId('setting-port-to').fill('30000');
   await expect(page.getByTestId('setting-ports-apply')).toBeDisabled();
@@ -74,6 +76,7 @@ test('switches and ports are kept by the node; a bad range is refused before it 
   await expect(page.getByTestId('setting-ports-apply')).toBeDisabled();
   const saved = await savedSettings();
   expect(saved.keepBackendsRunning).toBe(true);
+  expect(saved.smokeStart).toBe(false);
   expect(saved.portRange).toEqual([31000, 31099]);
   expect(JSON.parse(await agent.cli('settings', '--json')).settings.portRange).toEqual([31000, 31099]);
 });

@@ -14,7 +14,7 @@ import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
-  desiredTable, galleryJson, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, resourcesText, rolloutTable, scanJson, table,
+  desiredTable, galleryJson, infoText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, resourcesText, rolloutTable, scanJson, table,
   unansweredLines, upgradeText,
 } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -253,14 +253,19 @@ client('ls', 'list installed backends (--on all or --on A,B: a backend × node m
   );
 }));
 
+client('info', 'this node: where it lives, what it runs on, and how a stop finds all of a backend\'s processes').action(withClient(async (c, options: { json?: boolean }) => {
+  const info = await c.info({ node });
+  print(options, info, () => infoText(info));
+}));
+
 client('install', 'install a backend from the gallery (on each node of --on all or --on A,B)', (c) =>
-  swapping(c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed')), { sets: true })
+  gated(swapping(c.argument('<name>', 'name or gallery@name').option('--force', 'reinstall when already installed'))), { sets: true })
   .action(withClient((c, name: string, options: SwapCommandOptions & { force?: boolean }) =>
     runJobs(c, options, (on) => c.install({ node: on, name, force: options.force === true, ...swapOptions(options) }))));
 
 client('upgrade', 'upgrade a backend (or --all); with --on all (or label:KEY=VALUE, or A,B), a rolling upgrade across those nodes', (c) =>
-  swapping(c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1)
-    .option('--to <version>', 'with --on all: the version to bring every node to (default: the one their galleries offer)')), { sets: true })
+  gated(swapping(c.argument('[name]').option('--all', 'upgrade every upgradable backend').option('--max-parallel <n>', 'with --on all: nodes upgraded at once', parseCount, 1)
+    .option('--to <version>', 'with --on all: the version to bring every node to (default: the one their galleries offer)'))), { sets: true })
   .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { all?: boolean; maxParallel: number; on?: string; to?: string }) => {
     if (targets) {
       if (!name || options.all) throw new CommanderError(2, 'hangar.usage', 'a rolling upgrade needs one NAME');
@@ -278,7 +283,7 @@ client('upgrade', 'upgrade a backend (or --all); with --on all (or label:KEY=VAL
   }));
 
 client('rollback', 'swap back to the previous version (--rollout ID: on every node that rollout upgraded)', (c) =>
-  swapping(c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded')))
+  gated(swapping(c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded'))))
   .action(withClient(async (c, name: string | undefined, options: SwapCommandOptions & { rollout?: string }) => {
     if (options.rollout) return followRollout(c, options, () => c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout! }), rollbackFailed);
     if (!name) throw new CommanderError(2, 'hangar.usage', 'rollback needs a NAME or --rollout ID');
@@ -442,6 +447,8 @@ function parseCount(value: string): number {
 interface SwapCommandOptions {
   json?: boolean;
   stopUnsupervised?: boolean;
+  /** false with --no-smoke-start (commands without the option never set it). */
+  smokeStart?: boolean;
 }
 
 /** The option every command that swaps or removes a backend directory takes. */
@@ -449,8 +456,13 @@ function swapping(command: Command): Command {
   return command.option('--stop-unsupervised', 'also stop processes Hangar did not start that run from the backend directory (default: leave them running and name them)');
 }
 
-function swapOptions(options: SwapCommandOptions): { stopUnsupervised?: boolean } {
-  return options.stopUnsupervised ? { stopUnsupervised: true } : {};
+/** The option of the commands whose swap is health-gated. */
+function gated(command: Command): Command {
+  return command.option('--no-smoke-start', 'when no process of the backend runs to be respawned, do not start the new build once to check it answers Health before the job is done (default: the node\'s smoke-start setting)');
+}
+
+function swapOptions(options: SwapCommandOptions): { stopUnsupervised?: boolean; smokeStart?: boolean } {
+  return { ...(options.stopUnsupervised && { stopUnsupervised: true }), ...(options.smokeStart === false && { smokeStart: false }) };
 }
 
 /** Asks on the terminal (or reads one line from a piped stdin); only "y" or "yes" agrees. */

@@ -1,6 +1,6 @@
 import { driftReason, driftText } from '../../shared/drift.ts';
 import { describeSelector } from '../../shared/selector.ts';
-import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeAccess, NodeCard, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
@@ -90,6 +90,22 @@ export function jobsTable(jobs: JobView[]): string {
 }
 
 /** A plain aligned table; an empty list prints a hint instead. */
+/** `hangar info`: one line per fact. */
+export function infoText(info: NodeInfo): string {
+  const rows: Array<[string, string]> = [
+    ['node', `${info.name} (${info.id})`],
+    ['version', info.version],
+    ['platform', `${info.platform} ${info.arch}, capability ${info.capability}`],
+    ['home', info.home],
+    ['backends', info.backendsDir],
+    ['models', info.modelsDir],
+    ['galleries', info.galleries.join(', ') || 'none'],
+    ['processes', info.processTracking],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}\n`).join('');
+}
+
 export function table(rows: Record<string, unknown>[], empty: string): string {
   if (rows.length === 0) return empty + '\n';
   const headers = Object.keys(rows[0]!);

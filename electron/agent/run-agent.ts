@@ -58,6 +58,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
+  process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster }).catch(async (error: unknown) => {
     await node.close({ stopBackends: false });
     throw error;

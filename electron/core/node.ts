@@ -145,6 +145,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
+  /** How a stop finds all of a backend's processes on this machine (known once started). */
+  get processTracking(): string {
+    return this.supervisor.tracking.description;
+  }
+
   /** Stops the backends, unless `stopBackends` says otherwise or the settings keep them running. */
   async close(options: { stopBackends?: boolean } = {}): Promise<void> {
     this.liveSettings.close();
@@ -182,7 +187,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       galleries: this.galleries.names(),
       galleryProblems: await this.catalog.galleryProblems(),
       version: HANGAR_VERSION,
-      processTracking: this.supervisor.tracking.description,
+      processTracking: this.processTracking,
     };
   }
 

@@ -18,7 +18,7 @@ export function SettingsView() {
   useEffect(() => void load.run(), [load.run]);
   const hostsOwn = useNodes((s) => s.selected) === LOCAL_NODE;
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
-  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch', label: string, hint: string, testId: string) => (
+  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch' | 'smokeStart', label: string, hint: string, testId: string) => (
     <Toggle
       label={label}
       hint={fixed(key) ? FIXED_REASON : hint}
@@ -62,6 +62,12 @@ export function SettingsView() {
               check={(autoUpgradeHours) => settingsProblem({ autoUpgradeHours })}
               testId="setting-auto-upgrade-hours"
             />
+            {toggle(
+              'smokeStart',
+              'Check that a new build starts',
+              'When no process of a backend runs to be restarted from its new build, start the build once and wait for its Health answer before the install or upgrade is done; one that does not answer is rolled back.',
+              'setting-smoke-start',
+            )}
           </Section>
           <Section title="Backends">
             <PortRange view={view} disabled={change.pending || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
