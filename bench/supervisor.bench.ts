@@ -3,17 +3,14 @@
 // - stale_detect_ms: an out-of-band swap of the backend's directory -> the 'process' event saying 'stale';
 // - respawn_overhead_ms: a forced respawn to ready, minus a bare spawn to the first Health OK of the same backend;
 // - scan_ms_200: a full scan() with 200 live supervised processes.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LogLine, ProcessView } from '../shared/index.ts';
-import { BackendClient } from '../electron/core/supervisor/grpc-client.ts';
 import { Supervisor, type BackendTarget } from '../electron/core/supervisor/supervisor.ts';
-import { freePort, makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend } from '../electron/core/supervisor/test-helpers.ts';
+import { makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend } from '../electron/core/supervisor/test-helpers.ts';
 import { median, type BenchFigure } from './figure.ts';
+import { bareSpawnToHealth } from './spawn-floor.ts';
 
 const RUNS = 15;
 
@@ -161,22 +158,6 @@ async function measureLoadToReady(supervisor: Supervisor, echo: BackendTarget): 
     await supervisor.stop(`load-${i}`, { force: true });
   }
   return { load, floor };
-}
-
-/** The floor: spawn run.sh by hand, wait for the line saying it listens (no polling), then one Health call. */
-async function bareSpawnToHealth(dir: string): Promise<number> {
-  const port = await freePort();
-  const start = performance.now();
-  const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
-  for await (const line of createInterface({ input: child.stderr! })) if (line.includes('listening')) break;
-  const client = new BackendClient(`127.0.0.1:${port}`);
-  const health = await client.health(5000);
-  const elapsed = performance.now() - start;
-  client.close();
-  if (health !== 'OK') throw new Error(`floor backend answered Health ${health}`);
-  process.kill(-child.pid!, 'SIGKILL');
-  await once(child, 'exit');
-  return elapsed;
 }
 
 /** The longest the event loop went without a turn while `work` ran. */
