@@ -10,7 +10,7 @@ import { echoSource, runJob, writeGallery } from '../electron/core/testing/fixtu
 import { median, type BenchFigure } from './figure.ts';
 import { bareSpawnToHealth } from './spawn-floor.ts';
 
-const ROUNDS = 9;
+const ROUNDS = 15;
 
 export default async function (): Promise<BenchFigure[]> {
   const root = await mkdtemp(join(tmpdir(), 'hangar-bench-smoke-'));

@@ -277,13 +277,15 @@ export class SwapJobs {
     const about = { job: ctx.job, verb: change.verb, from: change.from, to: change.to };
     const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap, about);
     await supervisor.recheck();
+    // The smoke-started process is stopped while the swap settles: the job ends once it is gone.
+    let smoked: Promise<void> = Promise.resolve();
     try {
       if (stopped.length > 0) {
         ctx.phase('respawning');
         await supervisor.respawnAll(stopped);
       } else if (options.smokeStart ?? this.parts.smokeStart()) {
         ctx.phase('smoke start');
-        await supervisor.smokeStart({ name, dir: store.liveDir(name) });
+        smoked = (await supervisor.smokeStart({ name, dir: store.liveDir(name) })).stopped;
       }
     } catch (error) {
       ctx.phase('rolling back');
@@ -294,8 +296,7 @@ export class SwapJobs {
       await catalog.publishBackend(name);
       throw new HangarError('failed', gateFailure(name, change, oneLine(error)));
     }
-    await pending.settle();
-    await catalog.publishBackend(name);
+    await Promise.all([pending.settle().then(() => catalog.publishBackend(name)), smoked]);
   }
 
   /**

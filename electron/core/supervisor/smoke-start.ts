@@ -29,43 +29,54 @@ export interface SmokeStartParts {
 export class SmokeStart {
   constructor(private readonly parts: SmokeStartParts) {}
 
-  /** Resolves once the build at target.dir answered Health (and is stopped again); rejects saying why it did not. */
-  run(target: BackendTarget): Promise<void> {
+  /**
+   * Resolves once the build at target.dir answered Health, its stop under way (`stopped` settles once it and all it
+   * forked are gone, so the caller can finish its own work meanwhile); rejects, stopped, saying why it did not.
+   */
+  run(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
     return retryOnPortClash(() => this.once(target));
   }
 
-  private async once(target: BackendTarget): Promise<void> {
+  private async once(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
     const { launcher, ports, parent, cgroups, grpcToken, startTimeoutMs, stopGraceMs } = this.parts;
     const port = await ports.allocate();
     const stderr: string[] = [];
     const client = new BackendClient(`127.0.0.1:${port}`, { token: grpcToken });
-    try {
-      const spawned = await launcher.start(target, SMOKE_MODEL, port, (stream, text) => {
+    const spawned = await launcher
+      .start(target, SMOKE_MODEL, port, (stream, text) => {
         if (stream !== 'stderr') return;
         stderr.push(text);
         if (stderr.length > STDERR_TAIL_LINES) stderr.shift();
+      })
+      .catch((err: unknown) => {
+        ports.release(port);
+        throw err;
       });
-      const leader = { pid: spawned.pid, startTime: spawned.startTime, cgroup: spawned.cgroup };
-      parent.watch(leader);
-      const died = new AbortController();
-      void spawned.exit.then(() => died.abort());
-      try {
-        await waitReady(port, client, Date.now() + startTimeoutMs, died.signal);
-        // A Health answer that arrived after the process exited came from someone else on its port.
-        died.signal.throwIfAborted();
-      } catch (err) {
-        if (err instanceof NotReadyError) throw new HangarError('failed', `the new build did not answer Health within ${startTimeoutMs} ms: ${err.lastAnswer}`);
-        throw await deathWhileStarting(spawned, port, () => stderr, (exit) => {
-          const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-          return new HangarError('failed', `the new build ${how} before it answered Health${stderr.length ? `: ${stderr.join(' | ')}` : ' (it said nothing on stderr)'}`);
-        });
-      } finally {
-        await stopTree(leader, spawned.result, stopGraceMs, cgroups);
-        parent.unwatch(leader.pid);
-      }
-    } finally {
+    const leader = { pid: spawned.pid, startTime: spawned.startTime, cgroup: spawned.cgroup };
+    parent.watch(leader);
+    const stop = async () => {
       client.close();
+      await stopTree(leader, spawned.result, stopGraceMs, cgroups);
+      parent.unwatch(leader.pid);
       ports.release(port);
+    };
+    const died = new AbortController();
+    void spawned.exit.then(() => died.abort());
+    try {
+      await waitReady(port, client, Date.now() + startTimeoutMs, died.signal);
+      // A Health answer that arrived after the process exited came from someone else on its port.
+      died.signal.throwIfAborted();
+    } catch (err) {
+      const error =
+        err instanceof NotReadyError
+          ? new HangarError('failed', `the new build did not answer Health within ${startTimeoutMs} ms: ${err.lastAnswer}`)
+          : await deathWhileStarting(spawned, port, () => stderr, (exit) => {
+              const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+              return new HangarError('failed', `the new build ${how} before it answered Health${stderr.length ? `: ${stderr.join(' | ')}` : ' (it said nothing on stderr)'}`);
+            });
+      await stop();
+      throw error;
     }
+    return { stopped: stop() };
   }
 }

@@ -251,9 +251,10 @@ export class Supervisor extends EventEmitter {
 
   /**
    * Gate 5 where nothing ran to respawn: starts the backend at target.dir once, until it answers Health, and stops it
-   * again; rejects saying how it failed ("the new build exited with code 7 before it answered Health: ...").
+   * again (`stopped`: once it is gone); rejects saying how it failed ("the new build exited with code 7 before it
+   * answered Health: ...").
    */
-  smokeStart(target: BackendTarget): Promise<void> {
+  smokeStart(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
     return this.smoke.run(target);
   }
 
