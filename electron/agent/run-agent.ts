@@ -58,7 +58,6 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
-  process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster }).catch(async (error: unknown) => {
     await node.close({ stopBackends: false });
     throw error;
@@ -98,6 +97,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
+  process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   // The token goes only to a person's terminal, never into a log file that captured stderr.
   const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;
   process.stderr.write(`hangar: open ${opening}\n`);

@@ -62,20 +62,33 @@ async function processOf(node: LocalNode, model: string, match: (view: ProcessVi
   });
 }
 
+/** A host in a child process on a fresh home, with echo 1.0.0 installed from the gallery. */
+async function hostWithEcho(t: TestContext) {
+  const root = await tempDir('gate-crash');
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  const gallery = join(root, 'index.yaml');
+  await publish(root, gallery, '1.0.0');
+  const host = startHost(t, home, gallery);
+  await host.until((l) => l.ready === true);
+  host.send('install echo');
+  await host.until((l) => l.job?.kind === 'install' && l.job.state === 'done');
+  return { root, home, gallery, host };
+}
+
+/** The host's next start, here: a LocalNode on the same home (start it), stopped with its backends after `t`. */
+function nextStart(t: TestContext, home: string, gallery: string): LocalNode {
+  const node = new LocalNode({ home, galleries: [{ name: 'test', location: gallery }], runtimeEnv: { HANGAR_NODE: process.execPath } });
+  t.after(() => node.close({ stopBackends: true }));
+  return node;
+}
+
 describe('a host killed during the health gate', () => {
   // A v2 that hangs before it serves Health: the gate waits on it until the host is killed.
   const hanging = '#!/bin/sh\necho "v2: warming up forever" >&2\nexec sleep 300\n';
 
   test('with a model running: the next start swaps back to 1.0.0, runs the model from it, and the job failed and rolled back', async (t) => {
-    const root = await tempDir('gate-crash');
-    t.after(() => rm(root, { recursive: true, force: true }));
-    const home = join(root, 'home');
-    const gallery = join(root, 'index.yaml');
-    await publish(root, gallery, '1.0.0');
-    const host = startHost(t, home, gallery);
-    await host.until((l) => l.ready === true);
-    host.send('install echo');
-    await host.until((l) => l.job?.kind === 'install' && l.job.state === 'done');
+    const { root, home, gallery, host } = await hostWithEcho(t);
     host.send('load echo m1');
     const { loaded } = await host.until((l) => l.loaded !== undefined);
 
@@ -87,8 +100,7 @@ describe('a host killed during the health gate', () => {
     host.child.kill('SIGKILL');
     await once(host.child, 'exit');
 
-    const node = new LocalNode({ home, galleries: [{ name: 'test', location: gallery }], runtimeEnv: { HANGAR_NODE: process.execPath } });
-    t.after(() => node.close({ stopBackends: true }));
+    const node = nextStart(t, home, gallery);
     const recovered = await node.start();
     assert.ok(recovered.includes('echo: swapped back: the host stopped during the health gate'), recovered.join('\n'));
     assert.equal((await readFile(join(node.backendsDir, 'echo', 'VERSION'), 'utf8')).trim(), '1.0.0');
@@ -112,15 +124,7 @@ describe('a host killed during the health gate', () => {
   });
 
   test('during a smoke start (no model running): the next start swaps back and the job failed and rolled back', async (t) => {
-    const root = await tempDir('gate-crash');
-    t.after(() => rm(root, { recursive: true, force: true }));
-    const home = join(root, 'home');
-    const gallery = join(root, 'index.yaml');
-    await publish(root, gallery, '1.0.0');
-    const host = startHost(t, home, gallery);
-    await host.until((l) => l.ready === true);
-    host.send('install echo');
-    await host.until((l) => l.job?.kind === 'install' && l.job.state === 'done');
+    const { root, home, gallery, host } = await hostWithEcho(t);
 
     await publish(root, gallery, '2.0.0', hanging);
     host.send('upgrade echo');
@@ -128,8 +132,7 @@ describe('a host killed during the health gate', () => {
     host.child.kill('SIGKILL');
     await once(host.child, 'exit');
 
-    const node = new LocalNode({ home, galleries: [{ name: 'test', location: gallery }], runtimeEnv: { HANGAR_NODE: process.execPath } });
-    t.after(() => node.close({ stopBackends: true }));
+    const node = nextStart(t, home, gallery);
     await node.start();
     assert.equal((await node.backends({ node: local }))[0]?.version, '1.0.0');
     const ended = await node.waitJob({ node: local, id: job!.id });

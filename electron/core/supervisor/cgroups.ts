@@ -65,13 +65,14 @@ export class Cgroups {
     return this.base !== null && join(this.base, basename(path)) === path && basename(path).startsWith(`${this.prefix}-`) && existsSync(path);
   }
 
-  /** Removes this host's cgroups that no process is in and that `keep` does not name (what a killed host left). */
-  sweep(keep: Set<string>): void {
+  /**
+   * Ends this host's cgroups that `keep` does not name: what a host killed with its reaper left, the children of a
+   * kept backend that died while no host ran. Whatever still runs in them was started by a backend of this home.
+   */
+  async sweep(keep: Set<string>): Promise<void> {
     if (!this.base) return;
-    for (const name of readdirSync(this.base).filter((n) => n.startsWith(`${this.prefix}-`))) {
-      const path = join(this.base, name);
-      if (!keep.has(path) && members(path).length === 0) removeDir(path);
-    }
+    const names = readdirSync(this.base).filter((n) => n.startsWith(`${this.prefix}-`));
+    await Promise.all(names.map((name) => join(this.base!, name)).filter((path) => !keep.has(path)).map((path) => this.release(path)));
   }
 
   /** Every process in the cgroup, and then every process that would join it meanwhile, is sent SIGKILL. */

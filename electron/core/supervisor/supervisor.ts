@@ -105,7 +105,7 @@ export class Supervisor extends EventEmitter {
     await this.cgroups.detect();
     this.reaper = new Reaper(this.cgroups.root);
     const again = this.adoption.adoptSaved(await this.table.load(), restoreOnStart, new Set(options.again));
-    this.cgroups.sweep(new Set(this.records.all().map((p) => p.cgroup ?? '')));
+    await this.cgroups.sweep(new Set(this.records.all().map((p) => p.cgroup ?? '')));
     this.records.persist();
     await this.rechecks.start(this.options.backendsDir, this.options.backstopMs);
     await this.health.start(this.options.healthEveryMs);
