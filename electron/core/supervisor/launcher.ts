@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HangarError } from '../../../shared/index.ts';
 import { backendEnv } from './backend-env.ts';
+import type { Cgroups } from './cgroups.ts';
 import { stderrTail, type Endings } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
 import { LogRing } from './log-ring.ts';
@@ -15,7 +16,6 @@ import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessReco
 import { spawnBackend, type Spawned } from './spawn.ts';
 import type { Stopping } from './stopping.ts';
 import { killRemains } from './tree-stop.ts';
-import type { Cgroups } from './cgroups.ts';
 
 const PORT_ATTEMPTS = 3;
 const DRAIN_LIMIT_MS = 500;

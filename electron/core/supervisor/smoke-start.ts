@@ -27,7 +27,15 @@ export interface SmokeStartParts {
 }
 
 export class SmokeStart {
+  /** How to stop each smoke-started process not stopped yet. */
+  private readonly running = new Set<() => Promise<void>>();
+
   constructor(private readonly parts: SmokeStartParts) {}
+
+  /** Stops every smoke-started process still running (the host is closing: none may outlive it). */
+  async close(): Promise<void> {
+    await Promise.all([...this.running].map((stop) => stop()));
+  }
 
   /**
    * Resolves once the build at target.dir answered Health, its stop under way (`stopped` settles once it and all it
@@ -54,12 +62,16 @@ export class SmokeStart {
       });
     const leader = { pid: spawned.pid, startTime: spawned.startTime, cgroup: spawned.cgroup };
     parent.watch(leader);
-    const stop = async () => {
-      client.close();
-      await stopTree(leader, spawned.result, stopGraceMs, cgroups);
-      parent.unwatch(leader.pid);
-      ports.release(port);
-    };
+    let stopping: Promise<void> | null = null;
+    const stop = () =>
+      (stopping ??= (async () => {
+        client.close();
+        await stopTree(leader, spawned.result, stopGraceMs, cgroups);
+        parent.unwatch(leader.pid);
+        ports.release(port);
+        this.running.delete(stop);
+      })());
+    this.running.add(stop);
     const died = new AbortController();
     void spawned.exit.then(() => died.abort());
     try {

@@ -126,7 +126,7 @@ export class Supervisor extends EventEmitter {
     this.rechecks.stop();
     this.health.stop();
     this.endings.close();
-    await this.adoption.close();
+    await Promise.all([this.adoption.close(), this.smoke.close()]);
     if (options.stopAll) {
       // By model, not by row: a halt waits for the model's lock, so a restart between two processes is stopped too.
       await Promise.all(this.records.models().map((model) => this.stopping.halt(model)));
