@@ -3,7 +3,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from './e2e/fixtures/chromium.ts';
 
 export default defineConfig({
   testDir: 'e2e',
-  workers: 1,
+  workers: 2,
   fullyParallel: false,
   timeout: 120_000,
   expect: { timeout: 15_000 },
