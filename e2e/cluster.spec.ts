@@ -140,7 +140,7 @@ test("Settings name the cluster this host is in, and only for the host's own nod
   await page.getByTestId('nav-settings').click();
   await expect(page.getByTestId('cluster-state')).toHaveText(`This agent is in the cluster at ${nats.url} as n1.`);
   await expect(page.getByTestId('cluster-url')).toHaveText(nats.url);
-  await expect(page.getByRole('region', { name: 'Cluster' }).getByRole('button')).toHaveCount(0);
+  await expect(page.getByRole('region', { name: 'Cluster', exact: true }).getByRole('button')).toHaveCount(0);
   await page.getByTestId('node-n2').click();
   await expect(page.getByRole('region', { name: 'Galleries' })).toBeVisible();
   await expect(page.getByTestId('cluster-state')).toHaveCount(0);

@@ -50,7 +50,7 @@ test('a gallery added here shows in the Gallery at once, and turning the starter
   await page.getByRole('button', { name: 'Move more up' }).click();
   await expect(page.getByTestId('settings-galleries').locator('li').first()).toHaveAttribute('data-testid', 'settings-gallery-more');
   await page.getByRole('checkbox', { name: 'Read the starter gallery' }).uncheck();
-  await page.getByRole('region', { name: 'Cluster' }).scrollIntoViewIfNeeded();
+  await page.getByRole('region', { name: 'Cluster', exact: true }).scrollIntoViewIfNeeded();
   await docShot(page, 'screenshot-settings');
 
   await page.getByTestId('nav-gallery').click();
@@ -88,7 +88,7 @@ test('a change made elsewhere shows here at once', async () => {
 });
 
 test("the cluster section says the agent runs on its own, and that an agent's cluster comes with its start: nothing to edit", async () => {
-  const cluster = page.getByRole('region', { name: 'Cluster' });
+  const cluster = page.getByRole('region', { name: 'Cluster', exact: true });
   await expect(page.getByTestId('cluster-state')).toHaveText('This agent runs on its own: it was started in no cluster.');
   await expect(cluster).toContainText('joining one takes a restart of the agent');
   await expect(cluster.getByRole('textbox')).toHaveCount(0);

@@ -7,6 +7,7 @@ import type {
   GalleryEntryView,
   JobView,
   LoadResult,
+  LocalAiSettingsView,
   LogLine,
   NodeCard,
   NodeEvent,
@@ -73,6 +74,8 @@ export interface NodeApi {
   restart(req: ModelRef): Promise<ProcessView>;
   respawnBackend(req: BackendRef): Promise<ProcessView[]>;
   stop(req: ModelRef): Promise<void>;
+  /** Frees the model's memory (the backend's Free) and keeps its process running; Load loads it again. */
+  unload(req: ModelRef): Promise<ProcessView>;
   /**
    * Stops one process a scan finds: a supervised one, or one Hangar did not start whose cwd is a replaced
    * (stale) directory of this node's backends. Any other pid is refused.
@@ -120,6 +123,27 @@ export interface ClusterApi {
   updateClusterSettings(req: NodeRef & { cluster: ClusterJoinRequest | null }): Promise<ClusterSettingsView>;
   /** The host's cluster link: its role and key, and what it dropped, refused or was refused. */
   clusterStatus(req: NodeRef): Promise<ClusterStatusView>;
+  /** The LocalAI cluster whose workers this host manages, and how its link stands. */
+  localaiSettings(req: NodeRef): Promise<LocalAiSettingsView>;
+  /**
+   * Sets the LocalAI cluster (null: none) and connects to it at once. A secret left out is kept as it is; an empty
+   * one is removed.
+   */
+  updateLocalaiSettings(req: NodeRef & { localai: LocalAiJoinRequest | null }): Promise<LocalAiSettingsView>;
+}
+
+/** A LocalAI distributed cluster: its frontend's admin API and the NATS server its workers answer on. */
+export interface LocalAiJoinRequest {
+  frontend: string;
+  /** An admin's API key (LocalAI's `Authorization: Bearer`). */
+  apiKey?: string;
+  nats: string;
+  natsUser?: string;
+  natsPassword?: string;
+  natsToken?: string;
+  natsCredsFile?: string;
+  natsCaFile?: string;
+  insecure?: boolean;
 }
 
 export interface ClusterJoinRequest {
@@ -151,12 +175,13 @@ export const LOCAL_NODE = 'local';
 /** Every NodeApi method name. The compiler checks the list is complete; transports derive their channels from it. */
 export const nodeMethods = [
   'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'upgradeAll', 'rollback', 'chooseVariant', 'delete',
-  'resolveLeftover', 'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
+  'resolveLeftover', 'waitJob', 'cancelJob', 'load', 'respawn', 'restart', 'respawnBackend', 'stop', 'unload', 'stopProcess', 'scan', 'logs', 'settings', 'updateSettings',
   'installVersion', 'resources', 'drain',
 ] as const satisfies readonly NodeMethod[];
 
 export const clusterMethods = [
   'nodes', 'rollout', 'rollouts', 'rollbackRollout', 'resumeRollout', 'pin', 'unpin', 'desired', 'clusterSettings', 'updateClusterSettings', 'clusterStatus',
+  'localaiSettings', 'updateLocalaiSettings',
 ] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */

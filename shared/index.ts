@@ -7,3 +7,4 @@ export * from './wire-client.ts';
 export * from './event-schema.ts';
 export * from './selector.ts';
 export * from './drift.ts';
+export * from './localai-worker.ts';

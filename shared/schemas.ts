@@ -113,6 +113,18 @@ const clusterJoin = z.strictObject({
   insecure: z.boolean().optional(),
 });
 
+const localaiJoin = z.strictObject({
+  frontend: z.string().max(2048).regex(/^https?:\/\/\S+$/i, 'A LocalAI frontend address looks like http://HOST:8080'),
+  apiKey: text.optional(),
+  nats: z.string().regex(/^(nats|tls):\/\/[^\s/]+$/i, "LocalAI's NATS address looks like nats://HOST:4222 or tls://HOST:4222"),
+  natsUser: text.optional(),
+  natsPassword: text.optional(),
+  natsToken: text.optional(),
+  natsCredsFile: text.optional(),
+  natsCaFile: text.optional(),
+  insecure: z.boolean().optional(),
+});
+
 type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
 
 /** Rollouts run one node at a time by default; more at once only as far as a small cluster needs. */
@@ -139,6 +151,7 @@ export const requestSchemas = {
   respawnBackend: backendRef,
   restart: modelRef,
   stop: modelRef,
+  unload: modelRef,
   stopProcess: z.strictObject({ node: nodeId, pid }),
   scan: nodeRef,
   logs: modelRef,
@@ -164,6 +177,8 @@ export const requestSchemas = {
   clusterSettings: nodeRef,
   updateClusterSettings: z.strictObject({ node: nodeId, cluster: clusterJoin.nullable() }),
   clusterStatus: nodeRef,
+  localaiSettings: nodeRef,
+  updateLocalaiSettings: z.strictObject({ node: nodeId, localai: localaiJoin.nullable() }),
 } satisfies Schemas;
 
 export function isHangarMethod(value: unknown): value is HangarMethod {

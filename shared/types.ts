@@ -194,6 +194,8 @@ export interface NodeInfo {
   version: string;
   /** How a stop finds all of a backend's processes here: a cgroup of each one's own, or its group and session (and what that misses). */
   processTracking: string;
+  /** The machine's own network addresses (not loopback): how a LocalAI worker on it is recognised. */
+  addresses: string[];
 }
 
 export interface GalleryProblem {
@@ -280,6 +282,39 @@ export interface ClusterJoin {
   hasToken: boolean;
 }
 
+/** The LocalAI cluster a host manages workers of, as its viewers may see it: secrets only as "one is kept". */
+export interface LocalAiJoin {
+  /** The frontend's address (`local-ai run --distributed`), e.g. http://lai.lan:8080. */
+  frontend: string;
+  hasApiKey: boolean;
+  /** The NATS server the frontend and its workers use. */
+  nats: string;
+  natsUser: string | null;
+  hasNatsPassword: boolean;
+  hasNatsToken: boolean;
+  natsCredsFile: string | null;
+  natsCaFile: string | null;
+  insecure: boolean;
+}
+
+/** How a host's link to the LocalAI cluster stands. */
+export interface LocalAiStatusView {
+  frontend: string;
+  /** False while the frontend or NATS cannot be reached; `reason` says why. */
+  connected: boolean;
+  reason: string | null;
+  /** The backend workers its frontend lists. */
+  workers: number;
+  refreshedAt: string | null;
+}
+
+export interface LocalAiSettingsView {
+  localai: LocalAiJoin | null;
+  /** Why it cannot be changed here (set on the agent's command line), or null. */
+  fixed: string | null;
+  status: LocalAiStatusView | null;
+}
+
 export interface ClusterSettingsView {
   /** What the host joined when it started, or null when it runs alone. */
   joined: ClusterJoin | null;
@@ -340,6 +375,35 @@ export interface NodeCard {
   cordoned: boolean;
   /** The machine as its last heartbeat described it; null from a node that sends none. */
   resources: NodeResources | null;
+  /** What the node is; absent: a Hangar node. */
+  kind?: NodeKind;
+  /** Set on a LocalAI worker: what LocalAI's frontend says of it. */
+  localai?: LocalAiWorkerView;
+  /** Set on a Hangar node that shares its machine and backends directory with a LocalAI worker: that worker's id. */
+  pairedWorker?: string;
+}
+
+/**
+ * hangar: a machine running Hangar. localai-worker: a `local-ai worker` of a LocalAI distributed cluster, managed over
+ * its own control protocol; what needs Hangar on the machine (rollback, respawn, logs, stale-cwd detection) is off.
+ */
+export type NodeKind = 'hangar' | 'localai-worker';
+
+/** A LocalAI worker as its frontend's node registry lists it. */
+export interface LocalAiWorkerView {
+  /** LocalAI's own node id (its subjects are `nodes.<id>.…`). */
+  id: string;
+  /** LocalAI's word: healthy, unhealthy, pending (awaiting approval), draining, offline, registering. */
+  status: string;
+  /** The gRPC address it registered (host:port). */
+  address: string;
+  gpuVendor: string | null;
+  totalVramBytes: number;
+  availableVramBytes: number;
+  /** The frontend that lists it. */
+  frontend: string;
+  /** The Hangar node on the same machine and backends directory, whose own actions apply to it; null when none. */
+  pairedWith: string | null;
 }
 
 export interface NodeCounts {

@@ -10,6 +10,7 @@ import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaul
 import { parseLabel } from '../../shared/selector.ts';
 import { namesASet, resolveNode, resolveTargets, selectorOf, type Target } from './nodes.ts';
 import { HomeBusyError } from '../core/home-lock.ts';
+import { localaiHostOptions, localaiOptions, type LocalAiCommandOptions } from './localai-options.ts';
 import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
@@ -42,7 +43,7 @@ const program = new Command('hangar')
   .showHelpAfterError('(run hangar --help for usage)')
   .exitOverride();
 
-program
+localaiOptions(program
   .command('agent')
   .description('run a node and serve it over HTTP + WebSocket (127.0.0.1 only unless --listen says otherwise)')
   .option('--home <dir>', 'Hangar home')
@@ -67,7 +68,7 @@ program
   .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
   .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
   .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped (default: the node\'s settings)', false)
-  .option('--label <key=value>', 'a label the cluster selects this node by, as --on label:KEY=VALUE (repeatable; default: the node\'s settings)', collect, [])
+  .option('--label <key=value>', 'a label the cluster selects this node by, as --on label:KEY=VALUE (repeatable; default: the node\'s settings)', collect, []), parseMs)
   .action(async (options: AgentCommandOptions) => {
     const home = homeDir(options.home ?? program.opts<GlobalOptions>().home);
     const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
@@ -89,10 +90,10 @@ program
     // Loaded only here: client commands start faster without the node's code and its dependencies.
     const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : undefined;
     const { runAgent } = await import('./run-agent.ts');
-    await runAgent({ ...options, home, galleries: options.gallery, cluster, labels });
+    await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai: await localaiHostOptions(options, options.insecure) });
   });
 
-interface AgentCommandOptions {
+interface AgentCommandOptions extends LocalAiCommandOptions {
   home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
   maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean; label: string[];
   cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;

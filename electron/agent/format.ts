@@ -1,6 +1,6 @@
 import { driftReason, driftText } from '../../shared/drift.ts';
 import { describeSelector } from '../../shared/selector.ts';
-import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import type { BackendView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
@@ -150,6 +150,8 @@ const ACCESS_WORDS: Record<NodeAccess, string> = { self: 'this host', trusted: '
 /** "online", "offline: why", or "unknown (no broker)". */
 export function nodeStatusText(card: NodeCard): string {
   if (card.status === 'online') return 'online';
+  // A LocalAI worker's status is LocalAI's own word, with its reason when it takes no calls.
+  if (card.kind === 'localai-worker') return card.reason ?? card.localai?.status ?? 'offline';
   return card.status === 'unknown' ? `unknown (${card.reason ?? 'no broker'})` : `offline: ${card.reason ?? 'no heartbeat'}`;
 }
 
@@ -158,23 +160,23 @@ export function nodesTable(cards: NodeCard[], selfNote = ''): string {
   const names = new Map<string, number>();
   for (const c of cards) names.set(c.name, (names.get(c.name) ?? 0) + 1);
   return table(cards.map((c) => ({
-    name: c.self ? `${c.name} (this host)` : c.name,
+    name: c.self ? `${c.name} (this host)` : c.kind === 'localai-worker' ? `${c.name} (LocalAI worker)` : c.name,
     id: c.id,
     status: nodeStatusText(c),
     access: ACCESS_WORDS[c.access],
     labels: Object.entries(c.labels).map(([k, v]) => `${k}=${v}`).join(',') || '-',
     host: c.host,
-    os: `${c.platform}/${c.arch}`,
+    os: c.platform ? `${c.platform}/${c.arch}` : '-',
     capability: c.capability,
-    version: c.version,
+    version: c.version || '-',
     backends: c.counts.backends,
     processes: c.counts.processes,
     stale: c.counts.stale,
     upgradable: c.counts.upgradable,
     drift: c.counts.drift,
-    ...resourceCells(c.resources),
+    ...(c.localai ? { ...resourceCells(null), gpu: workerGpuText(c.localai) } : resourceCells(c.resources)),
     seen: c.status === 'online' ? 'now' : `${uptime(c.lastSeen)} ago`,
-    note: [c.cordoned && 'cordoned', (names.get(c.name) ?? 0) > 1 && 'name shared: tell apart by id', c.self && selfNote].filter(Boolean).join('; '),
+    note: [c.cordoned && 'cordoned', (names.get(c.name) ?? 0) > 1 && 'name shared: tell apart by id', c.self && selfNote, pairingNote(c, cards)].filter(Boolean).join('; '),
   })), 'no nodes');
 }
 
@@ -208,6 +210,21 @@ export function gpuText(r: NodeResources): string {
   if (r.gpus.length === 0) return r.gpuProblem ?? (r.gpuTools.length === 0 ? 'no GPU tool found' : 'no GPU');
   const gib = (bytes: number | null) => (bytes === null ? '?' : `${(bytes / 1024 ** 3).toFixed(1)}G`);
   return r.gpus.map((g) => `${g.model} ${gib(g.vramUsedBytes)}/${gib(g.vramTotalBytes)}${g.utilization === null ? '' : ` ${g.utilization}%`}`).join(', ');
+}
+
+/** A LocalAI worker's GPU as its frontend reports it: the vendor, VRAM used of its total. */
+function workerGpuText(worker: LocalAiWorkerView): string {
+  if (!worker.gpuVendor && worker.totalVramBytes === 0) return '-';
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)}G`;
+  return `${worker.gpuVendor ?? 'GPU'} ${gib(worker.totalVramBytes - worker.availableVramBytes)}/${gib(worker.totalVramBytes)}`;
+}
+
+/** A worker and a Hangar node on one machine and backends directory are one machine: each names the other. */
+function pairingNote(card: NodeCard, cards: NodeCard[]): string {
+  const other = card.localai?.pairedWith ?? card.pairedWorker;
+  if (!other) return '';
+  const name = cards.find((c) => c.id === other)?.name ?? other;
+  return card.kind === 'localai-worker' ? `same machine and backends as ${name}: Hangar's actions apply there` : `also LocalAI worker ${name}`;
 }
 
 export interface MatrixColumn {

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { parseSize } from '../core/install/limits.ts';
 import type { TransferLimits } from '../core/net/guarded-fetch.ts';
-import { startHost, type Host, type JoinOptions } from '../cluster/index.ts';
+import { startHost, type Host, type JoinOptions, type LocalAiHostOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
@@ -21,6 +21,8 @@ export interface AgentOptions {
   stallTimeout?: string | undefined;
   /** Join this NATS cluster as a member. */
   cluster?: JoinOptions | undefined;
+  /** The LocalAI cluster whose workers it manages. */
+  localai?: LocalAiHostOptions | undefined;
   restoreBackends?: boolean;
   /** Fixes the node's labels for this run (--label KEY=VALUE). */
   labels?: Record<string, string> | undefined;
@@ -58,7 +60,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     },
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
-  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster }).catch(async (error: unknown) => {
+  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster, localai: options.localai }).catch(async (error: unknown) => {
     await node.close({ stopBackends: false });
     throw error;
   });

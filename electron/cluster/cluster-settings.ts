@@ -48,16 +48,16 @@ export function storedClusterSettings(
   return {
     view,
     update: (next) => {
-      save(next && withSecretsKept(next, read()));
+      save(next && withSecretsKept(next, read(), ['password', 'token']));
       return view();
     },
   };
 }
 
 /** A secret left out keeps the one already kept; an empty one removes it. */
-function withSecretsKept(next: ClusterJoinRequest, before: ClusterJoinRequest | null): ClusterJoinRequest {
-  const merged: ClusterJoinRequest = { ...next };
-  for (const key of ['password', 'token'] as const) {
+export function withSecretsKept<T extends object>(next: T, before: T | null, secrets: readonly (keyof T)[]): T {
+  const merged: T = { ...next };
+  for (const key of secrets) {
     const value = next[key] ?? before?.[key];
     if (value) merged[key] = value;
     else delete merged[key];

@@ -17,14 +17,17 @@ export interface ClusterConnectOptions {
   insecure?: boolean | undefined;
   /** Where this user's request replies arrive (the server lets only this user subscribe there). */
   inboxPrefix?: string | undefined;
+  /** The command-line option that gave the address, for messages (default --cluster). */
+  flag?: string | undefined;
 }
 
 /** Connects for good: the client reconnects forever after a server restart or a cut link. */
 export async function connectCluster(options: ClusterConnectOptions): Promise<NatsConnection> {
-  const url = parseClusterUrl(options.url);
+  const flag = options.flag ?? '--cluster';
+  const url = parseClusterUrl(options.url, flag);
   const hasAuth = Boolean(options.user || options.token || options.credsFile);
   if (!hasAuth && !isLoopback(url.hostname) && !options.insecure) {
-    throw new Error(`refusing to join ${options.url} with no credentials: pass --cluster-user/--cluster-password, --cluster-token or --cluster-creds (or --insecure)`);
+    throw new Error(`refusing to join ${options.url} with no credentials: pass ${flag}-user/${flag}-password, ${flag}-token or ${flag}-creds (or --insecure)`);
   }
   const tls = url.protocol === 'tls:' || options.caFile !== undefined;
   const connection: ConnectionOptions = {
@@ -48,15 +51,15 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
   }
 }
 
-function parseClusterUrl(text: string): URL {
+function parseClusterUrl(text: string, flag: string): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new Error(`--cluster wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
+    throw new Error(`${flag} wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
   }
-  if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new Error(`--cluster wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
-  if (url.username || url.password) throw new Error('put cluster credentials in --cluster-user/--cluster-password, not in the URL');
+  if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new Error(`${flag} wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
+  if (url.username || url.password) throw new Error(`put the NATS credentials in ${flag}-user/${flag}-password, not in the URL`);
   return url;
 }
 

@@ -13,6 +13,8 @@ import type { EventSource } from './member.ts';
 import { Rollouts } from './rollouts.ts';
 import { RequestFailure } from './request-failure.ts';
 import { homeStores, migrateRollouts, type Stores } from './store/home-stores.ts';
+import type { LocalAiConnection } from '../localai/connection.ts';
+import type { LocalAiLink } from '../localai/link.ts';
 
 /** A host's link to the cluster (made by join.ts, which alone loads the NATS client). */
 export interface ClusterLink {
@@ -41,6 +43,8 @@ export interface ClusterLink {
 export interface HostOptions {
   node: EventSource;
   cluster: ClusterLink | null;
+  /** The LocalAI cluster whose workers this host manages as nodes of their own kind. */
+  localai?: LocalAiConnection | null;
   /** Where a host in no cluster keeps its rollouts and desired versions (and whence they move into a cluster's). */
   stateDir: string;
   /** The cluster to join, as Settings show and change it. */
@@ -68,8 +72,14 @@ export function createHost(options: HostOptions): Host {
   const emit = (event: NodeEvent) => events.emit('event', event);
   node.on('event', emit);
   cluster?.on('event', emit);
+  const localai = options.localai ?? null;
+  localai?.on('event', emit);
+  // A swap on a Hangar node that shares its backends directory with a LocalAI worker concerns that worker too.
+  events.on('event', (event) => localai?.link()?.hangarEvent(event));
 
   const route = async (method: NodeMethod, req: NodeRef): Promise<unknown> => {
+    const workers = localai?.link();
+    if (workers?.has(req.node)) return workers.call(method, req);
     if (!cluster || req.node === LOCAL_NODE) return (node[method] as (r: unknown) => Promise<unknown>).call(node, req);
     if (cluster.member && req.node === cluster.id) return unwrap(await cluster.member.serve(method, req));
     if (!cluster.presence) {
@@ -91,12 +101,14 @@ export function createHost(options: HostOptions): Host {
     const cards = cluster?.presence?.cards() ?? [];
     // A node-only host hears no cards, and a viewer-only one is no member: this machine is listed all the same.
     if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? (await localCard(node, converger?.drift() ?? 0)));
-    return cards;
+    return withWorkers(cards, localai?.link() ?? null);
   };
+  // A LocalAI worker on a Hangar node's machine and backends directory is rolled out as that node.
+  const rolledOut = async () => (await nodes()).filter((card) => !card.localai?.pairedWith);
   const rollouts = new Rollouts({
     api,
     // A viewer-only host's own machine is no member: rollouts go to the cluster's nodes.
-    nodes: async () => (cluster ? (await nodes()).filter((c) => c.id !== LOCAL_NODE) : nodes()),
+    nodes: async () => (cluster ? (await rolledOut()).filter((c) => c.id !== LOCAL_NODE) : rolledOut()),
     records: stores.rollouts,
     desired,
     emit,
@@ -163,6 +175,15 @@ export function createHost(options: HostOptions): Host {
       checkHost(req);
       return cluster?.status() ?? alone();
     },
+    localaiSettings: async (req) => {
+      checkHost(req);
+      return localai?.view() ?? { localai: null, fixed: 'This host manages no LocalAI cluster.', status: null };
+    },
+    updateLocalaiSettings: async (req) => {
+      checkHost(req);
+      if (!localai) throw new HangarError('conflict', 'This host manages no LocalAI cluster.');
+      return localai.update(req.localai);
+    },
     on: (event, listener) => events.on(event, listener),
     off: (event, listener) => events.off(event, listener),
     close: async () => {
@@ -171,10 +192,21 @@ export function createHost(options: HostOptions): Host {
       rollouts.close();
       desired.close();
       await converger?.close();
+      await localai?.close();
       await cluster?.close();
       if (!cluster) await stores.close();
     },
   };
+}
+
+/** The LocalAI workers after the Hangar nodes; a Hangar node on a worker's machine and directory names it. */
+function withWorkers(cards: NodeCard[], workers: LocalAiLink | null): NodeCard[] {
+  if (!workers) return cards;
+  const own = cards.map((card) => {
+    const worker = workers.pairOf(card.id);
+    return worker ? { ...card, pairedWorker: worker } : card;
+  });
+  return [...own, ...workers.cards()];
 }
 
 /** Cluster operations are the host's own: they name `local`, the host the viewer talks to. */

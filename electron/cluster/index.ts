@@ -1,4 +1,7 @@
+import { LOCAL_NODE, type LocalAiJoinRequest } from '../../shared/api.ts';
 import type { ClusterRole } from '../../shared/types.ts';
+import { LocalAiConnection } from '../localai/connection.ts';
+import type { HangarNodes } from '../localai/link.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from './defaults.ts';
 import type { ClusterConnectOptions } from './connect.ts';
 import { fixedClusterSettings, type ClusterSettings } from './cluster-settings.ts';
@@ -27,12 +30,39 @@ export interface StartHostOptions {
   cluster?: JoinOptions | undefined;
   /** How Settings show and change the cluster (default: fixed to `cluster`, as for an agent). */
   clusterSettings?: ClusterSettings;
+  /** The LocalAI cluster whose workers the host manages: fixed by the command line, else kept in `stateDir`. */
+  localai?: LocalAiHostOptions;
+}
+
+export interface LocalAiHostOptions {
+  fixed: LocalAiJoinRequest | null;
+  pollMs?: number | undefined;
+  reloadWaitMs?: number | undefined;
 }
 
 /** The host the UI and the CLI talk to; with `cluster`, this machine also joins the cluster. */
 export async function startHost(options: StartHostOptions): Promise<Host> {
   const clusterSettings = options.clusterSettings ?? fixedClusterSettings(options.cluster);
-  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings });
+  // The LocalAI link pairs workers with the Hangar nodes this host sees; it asks only once the host exists.
+  const hangar: HangarNodes = {
+    cards: () => host.nodes({ node: LOCAL_NODE }),
+    info: (id) => host.info({ node: id }),
+    backends: (id) => host.backends({ node: id }),
+  };
+  const localai = new LocalAiConnection({
+    stateDir: options.stateDir,
+    fixed: options.localai?.fixed ?? null,
+    hangar,
+    ...(options.localai?.pollMs !== undefined && { pollMs: options.localai.pollMs }),
+    ...(options.localai?.reloadWaitMs !== undefined && { reloadWaitMs: options.localai.reloadWaitMs }),
+  });
+  const host = await createClusterHost(options, clusterSettings, localai);
+  await localai.start();
+  return host;
+}
+
+async function createClusterHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
+  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai });
   // The NATS client is loaded only by a host that joins a cluster.
   const { joinCluster } = await import('./join.ts');
   const cluster = await joinCluster({
@@ -44,5 +74,5 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
     heartbeatMs: options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
   });
-  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings });
+  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai });
 }

@@ -219,7 +219,7 @@ export class Rollouts {
     const rollout = run.record.rollout;
     // A node that is away, cordoned or not ours to act on is left as it is and said so; it is no failure of the version.
     if (!member) return this.mark(run, step, 'skipped', 'offline: no longer in the cluster');
-    if (member.status !== 'online') return this.mark(run, step, 'skipped', `${member.status}: ${member.reason ?? 'no heartbeat'}`);
+    if (member.status !== 'online') return this.mark(run, step, 'skipped', member.kind === 'localai-worker' ? (member.reason ?? member.status) : `${member.status}: ${member.reason ?? 'no heartbeat'}`);
     if (member.cordoned) return this.mark(run, step, 'skipped', 'cordoned');
     if (member.access === 'not-trusted') return this.mark(run, step, 'skipped', 'not trusted by this node');
     const resumed = step.step === 'upgrading';

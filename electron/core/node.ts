@@ -31,6 +31,7 @@ import { JobRunner } from './jobs.ts';
 import { DirectorySnapshot } from './localai-rows.ts';
 import { KeyedLock } from './locks.ts';
 import { MachineResources } from './machine/resources.ts';
+import { machineAddresses } from './machine-addresses.ts';
 import { DEFAULT_TRANSFER, guardedFetch } from './net/guarded-fetch.ts';
 import { Catalog } from './node/catalog.ts';
 import { LiveSettings, fixedSettings } from './node/live-settings.ts';
@@ -188,6 +189,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       galleryProblems: await this.catalog.galleryProblems(),
       version: HANGAR_VERSION,
       processTracking: this.processTracking,
+      addresses: machineAddresses(),
     };
   }
 
@@ -317,6 +319,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.check(req);
     const process = this.processOf(req.model);
     await this.locks.shared(process.backend, () => this.supervisor.stop(req.model));
+  }
+
+  async unload(req: ModelRef): Promise<ProcessView> {
+    this.check(req);
+    const process = this.processOf(req.model);
+    return this.locks.shared(process.backend, () => this.supervisor.unload(req.model));
   }
 
   async stopProcess(req: NodeRef & { pid: number }): Promise<void> {

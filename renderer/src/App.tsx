@@ -9,11 +9,12 @@ import { LogsDrawer } from './components/LogsDrawer.tsx';
 import { NotificationsButton, NotificationsView } from './components/NotificationsView.tsx';
 import { ProcessesView } from './components/ProcessesView.tsx';
 import { SettingsView } from './components/SettingsView.tsx';
+import { WorkerSettingsView } from './components/LocalAiSettings.tsx';
 import { SignIn } from './components/SignIn.tsx';
 import { Sidebar } from './components/Sidebar.tsx';
 import { Toasts } from './components/Toasts.tsx';
 import { useBackends } from './state/backends.ts';
-import { offlineReason, useNodes } from './state/node.ts';
+import { isWorkerSelected, offlineReason, useNodes } from './state/node.ts';
 import { useUi } from './state/ui.ts';
 
 interface AppProps {
@@ -30,6 +31,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
   const error = useNodes((s) => s.error);
   const selected = useNodes((s) => s.selected);
   const offline = useNodes(offlineReason);
+  const worker = useNodes(isWorkerSelected);
   const loaded = useBackends((s) => s.loaded);
   const selectedLabel = useNodes((s) => s.nodes.find((n) => n.id === s.selected)?.label ?? s.selected);
   if (status === 'unauthorized') return <SignIn onSubmit={onSignIn} rejected={tokenRejected()} />;
@@ -62,7 +64,7 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
             {view === 'backends' && <BackendsView />}
             {view === 'gallery' && <GalleryView />}
             {view === 'processes' && <ProcessesView />}
-            {view === 'settings' && <SettingsView />}
+            {view === 'settings' && (worker ? <WorkerSettingsView /> : <SettingsView />)}
           </fieldset>
         )}
       </main>

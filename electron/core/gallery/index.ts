@@ -5,5 +5,6 @@ export { isEntryCompatible, isMeta, preferredBuild, resolveMetaKey } from './met
 export { metaResolution } from './variants.ts';
 export { VariantChoices } from './variant-choices.ts';
 export { detectCapability } from './capability.ts';
-export { compareVersions, digestDiffers, versionVerdict } from './version.ts';
+export { compareVersions, digestDiffers, upgradeOffered, versionVerdict, type InstalledFacts } from './version.ts';
 export { STARTER_GALLERY_NAME, starterGallerySpec } from './location.ts';
+export { entryFacts } from './entry-facts.ts';

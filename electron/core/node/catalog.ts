@@ -4,10 +4,11 @@ import { HangarError } from '../../../shared/errors.ts';
 import { followedByName } from '../../../shared/gallery-sources.ts';
 import type { BackendView, GalleryEntryView, GalleryProblem, NodeEvent, ProcessView } from '../../../shared/types.ts';
 import {
-  digestDiffers,
+  entryFacts,
   isEntryCompatible,
   isMeta,
   metaResolution,
+  upgradeOffered,
   versionVerdict,
   type Galleries,
   type GalleryEntry,
@@ -76,12 +77,8 @@ export class Catalog {
   async isUpgradable(backend: InstalledBackend, entry: GalleryEntry): Promise<boolean> {
     // A directory with no metadata.json is, to LocalAI, a backend of that name with no version and no digest.
     const md = backend.metadata;
-    if (md?.metaBackendFor || !entry.uri) return false;
-    const verdict = versionVerdict(md?.version ?? null, entry.version);
-    if (verdict !== 'digest') return verdict;
-    if (!ociSource.matches(entry.uri)) return false;
-    const remote = await this.remoteDigest(entry.uri);
-    return remote !== null && digestDiffers(md?.digest ?? null, remote);
+    const installed = { version: md?.version ?? null, digest: md?.digest ?? null, meta: Boolean(md?.metaBackendFor) };
+    return upgradeOffered(installed, entry, (uri) => ociSource.matches(uri), (uri) => this.remoteDigest(uri));
   }
 
   galleryLocation(entry: GalleryEntry): string | null {
@@ -130,15 +127,7 @@ export class Catalog {
         })
       : null;
     return {
-      name: entry.name,
-      gallery: entry.gallery,
-      alias: entry.alias,
-      version: entry.version,
-      uri: entry.uri,
-      description: entry.description,
-      license: entry.license,
-      tags: entry.tags,
-      icon: entry.icon,
+      ...entryFacts(entry),
       installed: follows && (backend !== null || (meta?.installedAs ?? null) !== null),
       upgradable: backend ? (await this.isUpgradable(backend, entry)) && snapshot.upgradeSkip(backend.name) === null : false,
       compatible: isEntryCompatible(entry, capability),
@@ -238,4 +227,3 @@ function installedBuildOf(meta: GalleryEntry, snapshot: DirectorySnapshot): stri
   const runs = snapshot.listing.backends.get(meta.name)?.runs ?? null;
   return runs !== null && snapshot.directory(runs)?.kind === 'backend' ? runs : null;
 }
-

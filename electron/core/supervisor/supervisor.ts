@@ -37,6 +37,9 @@ import { UsageSampler } from './usage.ts';
 
 export type { BackendTarget, DirectoryStop, ProcessTracking, SupervisorOptions };
 
+/** How long an unload waits for the backend's Free. */
+const UNLOAD_LIMIT_MS = 5000;
+
 /**
  * Events:
  * - 'process' (ProcessView): a process appeared or changed (state, cwd status, load, exit). A process that ends by
@@ -283,6 +286,21 @@ export class Supervisor extends EventEmitter {
       if (proc.retired) this.records.removeRow(proc);
       else await this.stopping.process(proc, options.force ?? false);
       this.records.persist();
+    });
+  }
+
+  /** Free: the backend drops the model from memory and keeps running; the row says so until the next load. */
+  unload(model: string): Promise<ProcessView> {
+    return this.lock.run(model, async () => {
+      const proc = this.records.get(model);
+      if (!proc || proc.retired) throw new HangarError('not-found', `no backend process runs for model ${model}`);
+      if (proc.state !== 'ready') throw new HangarError('conflict', `model ${model}'s process is ${proc.state}, not ready: it cannot unload now`);
+      const result = await proc.client.free(UNLOAD_LIMIT_MS).catch((error: unknown) => ({ success: false, message: oneLineOf(error) }));
+      if (!result.success) throw new HangarError('failed', `backend ${proc.backend} did not unload ${model}: ${result.message || 'Free failed'}`);
+      proc.loaded = false;
+      tell(proc, 'model unloaded (Free): the process keeps running');
+      this.records.publish(proc);
+      return this.records.view(proc);
     });
   }
 

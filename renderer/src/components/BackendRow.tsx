@@ -6,6 +6,7 @@ import type { BackendAction } from '../state/actions.ts';
 import { resolveLeftover, runBackendAction } from '../state/actions.ts';
 import type { BackendInfo } from '../state/backends.ts';
 import { useBackends } from '../state/backends.ts';
+import { isWorkerSelected, useNodes, useRefusal } from '../state/node.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { impactOf, leftoverImpact, type Impact } from '../state/impact.ts';
 import { ActionButton } from './ActionButton.tsx';
@@ -30,6 +31,7 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
   const backend = useBackends((s) => s.byName[name]);
   const models = useBackends((s) => s.modelsByBackend[name] ?? NO_MODELS);
   const job = useLatestJob(name);
+  const onWorker = useNodes(isWorkerSelected);
   if (!backend) return null;
   const busy = job !== undefined && isActive(job);
   return (
@@ -89,7 +91,7 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
       )}
       {(backend.kind === 'backend' || backend.kind === 'alias') && (
         <footer className="backend-foot">
-          {models.length === 0 && <span className="muted small">No model loaded</span>}
+          {models.length === 0 && <span className="muted small">{onWorker ? "LocalAI's frontend loads models here: see Processes" : 'No model loaded'}</span>}
           <LoadModelForm backend={name} />
         </footer>
       )}
@@ -191,6 +193,8 @@ function KeptActions({ backend, busy }: { backend: BackendInfo; busy: boolean })
  */
 function BackendActions({ backend, models, busy }: { backend: BackendInfo; models: string[]; busy: boolean }) {
   const [confirming, setConfirming] = useState<Confirmed | null>(null);
+  const onWorker = useNodes(isWorkerSelected);
+  const noRollback = useRefusal('rollback');
   const action = useAction((kind: BackendAction) => runBackendAction(kind, backend.name));
   const blocked = busy ? 'Another action on this backend is under way' : action.pending ? 'Starting…' : null;
   const slot = (kind: Confirmed, label: string, unavailable: string | null, className = 'btn') => (
@@ -198,12 +202,12 @@ function BackendActions({ backend, models, busy }: { backend: BackendInfo; model
       {label}
     </ActionButton>
   );
-  const impact = confirming ? impactOf(confirming, backend, models) : null;
+  const impact = confirming ? impactOf(confirming, backend, models, onWorker) : null;
   return (
     <div className="actions">
       {slot('upgrade', 'Upgrade', backend.upgradable ? null : 'Up to date with its gallery', 'btn primary')}
       {slot('reinstall', 'Reinstall', null)}
-      {slot('rollback', 'Rollback', backend.previous ? null : 'No previous version to go back to')}
+      {slot('rollback', 'Rollback', noRollback ?? (backend.previous ? null : 'No previous version to go back to'))}
       {slot('delete', 'Delete', null, 'btn danger-text')}
       <ActionOutcome {...action} impact={impact} onConfirm={() => void action.run(confirming!)} onClose={() => setConfirming(null)} />
     </div>

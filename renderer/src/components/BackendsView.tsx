@@ -9,6 +9,7 @@ import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { VirtualList } from './VirtualList.tsx';
 import { useAction } from './useAction.ts';
+import { WorkerNote } from './WorkerNote.tsx';
 
 const renderRow = (name: string) => <BackendRow name={name} />;
 const byItself = (name: string) => name;
@@ -25,6 +26,7 @@ export function BackendsView() {
         <span className="spacer" />
         <UpgradeAll />
       </header>
+      <WorkerNote />
       {!loaded ? (
         <Loading what="backends" />
       ) : names.length === 0 ? (

@@ -4,7 +4,8 @@ import { describeSelector, selects } from '../../../shared/selector.ts';
 import type { BackendView, DesiredStateView, RolloutNode, RolloutView } from '../../../shared/types.ts';
 import { pinVersion, resumeRollout, rollBackRollout, startRollout, unpinVersion, useCluster, type NodeBackends } from '../state/cluster.ts';
 import { pinImpact, resumeImpact, rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
-import { awayText, useNodes, type NodeEntry } from '../state/node.ts';
+import { nodeKind } from '../../../shared/localai-worker.ts';
+import { awayText, machines, pairedWorkerLabel, useNodes, type NodeEntry } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { Loading } from './BackendsView.tsx';
 import { ActionButton } from './ActionButton.tsx';
@@ -19,7 +20,8 @@ type Asking = { impact: Impact; act: () => void } | null;
 
 /** The cluster at a glance: a card per node, the rollouts that wait for someone, and every backend on every node. */
 export function ClusterView() {
-  const nodes = useNodes((s) => s.nodes);
+  const all = useNodes((s) => s.nodes);
+  const nodes = machines(all);
   const byNode = useCluster((s) => s.byNode);
   const rollouts = useCluster((s) => s.rollouts);
   const desired = useCluster((s) => s.desired);
@@ -64,6 +66,8 @@ export function ClusterView() {
                     <th scope="col" key={n.id} className={`node-col${sides[i]!.offline ? ' offline' : ''}`}>
                       <span className="name">{n.label}</span>
                       {nodes.some((o) => o !== n && o.label === n.label) && n.card && <span className="nav-id"> {n.card.id}</span>}
+                      {nodeKind(n.card) === 'localai-worker' && <span className="pill kind-worker">LocalAI worker</span>}
+                      {pairedWorkerLabel(all, n) && <span className="muted small"> also LocalAI worker {pairedWorkerLabel(all, n)}</span>}
                     </th>
                   ))}
                 </tr>

@@ -6,6 +6,7 @@ import { useOfflineReason } from '../state/connection.ts';
 import type { Impact } from '../state/impact.ts';
 import { impactOf } from '../state/impact.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
+import { isWorkerSelected, nodeStore } from '../state/node.ts';
 import { JobStatus } from './JobStatus.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { Message } from './Message.tsx';
@@ -30,7 +31,7 @@ export const GalleryEntry = memo(function GalleryEntry({ entry, others = NO_OTHE
   const confirmUpgrade = () => {
     const state = backendsStore.getState();
     const backend = state.byName[entry.name];
-    if (backend) setImpact(impactOf('upgrade', backend, state.modelsByBackend[entry.name] ?? []));
+    if (backend) setImpact(impactOf('upgrade', backend, state.modelsByBackend[entry.name] ?? [], isWorkerSelected(nodeStore.getState())));
     else void action.run('upgrade', entry.name);
   };
   const installedAs = entry.meta?.installedAs ?? null;

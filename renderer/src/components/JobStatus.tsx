@@ -2,6 +2,7 @@ import { useRef } from 'react';
 import { createRateMeter, movesBytes, progressText } from '../../../shared/progress.ts';
 import type { JobView } from '../../../shared/types.ts';
 import { cancelJob } from '../state/actions.ts';
+import { useRefusal } from '../state/node.ts';
 import { dismissJob, isActive, useDismissed } from '../state/jobs.ts';
 import { ActionButton } from './ActionButton.tsx';
 import { Message } from './Message.tsx';
@@ -13,6 +14,7 @@ const NOUN: Record<JobView['kind'], string> = { install: 'Install', upgrade: 'Up
 /** A running job's progress with Cancel, or the cause of a failed one. A finished job shows only its notice. */
 export function JobStatus({ job }: { job: JobView }) {
   const cancel = useAction(cancelJob);
+  const noCancel = useRefusal('cancelJob');
   const dismissed = useDismissed(job.id);
   const meter = useRef({ id: job.id, rate: createRateMeter() });
   if (meter.current.id !== job.id) meter.current = { id: job.id, rate: createRateMeter() };
@@ -31,7 +33,7 @@ export function JobStatus({ job }: { job: JobView }) {
               {figures}
             </span>
           )}
-          <ActionButton className="btn small" unavailable={cancel.pending ? 'Cancelling…' : null} onAct={() => void cancel.run(job.id)}>
+          <ActionButton className="btn small" unavailable={noCancel ?? (cancel.pending ? 'Cancelling…' : null)} onAct={() => void cancel.run(job.id)}>
             Cancel
           </ActionButton>
         </div>

@@ -4,6 +4,7 @@ import { modelNameProblem } from '../../../shared/names.ts';
 import { loadModel } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
 import { useOfflineReason } from '../state/connection.ts';
+import { useRefusal } from '../state/node.ts';
 import { remember } from '../state/toasts.ts';
 import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
@@ -28,9 +29,10 @@ export function LoadModelForm({ backend }: { backend: string }) {
     load.clearError();
   }
   const offline = useOfflineReason();
+  const refused = useRefusal('load');
   const name = model.trim();
   const problem = name === '' ? null : modelNameProblem(name);
-  const unavailable = offline ?? (load.pending ? 'Loading…' : name === '' ? 'Type a model name' : problem);
+  const unavailable = offline ?? refused ?? (load.pending ? 'Loading…' : name === '' ? 'Type a model name' : problem);
 
   async function submit(event: FormEvent) {
     event.preventDefault();

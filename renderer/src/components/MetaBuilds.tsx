@@ -2,12 +2,15 @@
 // builds that do not run here, and the user's own pick (remembered by the node).
 import type { GalleryEntryView, MetaResolution } from '../../../shared/types.ts';
 import { chooseVariant } from '../state/actions.ts';
+import { useRefusal } from '../state/node.ts';
 import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
 export function MetaBuilds({ entry, meta, disabled }: { entry: GalleryEntryView; meta: MetaResolution; disabled: boolean }) {
   const pick = useAction(chooseVariant);
-  const busy = disabled || pick.pending;
+  // A LocalAI worker resolves a meta backend by its own capability: no build can be picked for it.
+  const refused = useRefusal('chooseVariant');
+  const busy = disabled || pick.pending || refused !== null;
   return (
     <div className="builds" data-testid="meta-builds">
       {meta.installedAs ? (
@@ -26,8 +29,8 @@ export function MetaBuilds({ entry, meta, disabled }: { entry: GalleryEntryView;
           <span className="muted"> · {meta.reason}</span>
         </p>
       )}
-      <fieldset className="build-list" disabled={busy || meta.installedAs !== null}>
-        <legend className="muted small">Builds</legend>
+      <fieldset className="build-list" disabled={busy || meta.installedAs !== null} title={refused ?? undefined}>
+        <legend className="muted small">Builds{refused && <span data-testid="meta-refused"> · {refused}</span>}</legend>
         {meta.variants.map((variant) => {
           const chosen = variant.capability === meta.capability;
           return (

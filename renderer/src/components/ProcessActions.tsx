@@ -1,45 +1,57 @@
 import { useState } from 'react';
 import type { ProcessView } from '../../../shared/types.ts';
-import { respawn, restart, stop } from '../state/actions.ts';
+import { respawn, restart, stop, unload } from '../state/actions.ts';
 import { openLogs } from '../state/logs.ts';
+import { isWorkerSelected, useNodes, useRefusal } from '../state/node.ts';
 import { ActionButton } from './ActionButton.tsx';
 import { attempt } from './attempt.ts';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { isEnded } from './ProcessState.tsx';
 
 /**
- * Respawn (a live process) or Restart (an ended one), Stop, Logs: the same buttons wherever a process is listed.
- * Stopping a live process says first what it stops; removing an ended row stops nothing.
+ * Respawn (a live process) or Restart (an ended one), Unload, Stop, Logs: the same buttons wherever a process is
+ * listed. Stopping a live process says first what it stops; removing an ended row stops nothing. On a LocalAI worker,
+ * what needs Hangar on the machine stays in place, off, with the reason.
  */
-export function ProcessActions({ process }: { process: Pick<ProcessView, 'model' | 'state' | 'pid' | 'port' | 'backend'> }) {
+export function ProcessActions({ process }: { process: Pick<ProcessView, 'model' | 'state' | 'pid' | 'port' | 'backend' | 'loaded'> }) {
   const { model } = process;
   const ended = isEnded(process.state);
   const [confirmingStop, setConfirmingStop] = useState(false);
+  const onWorker = useNodes(isWorkerSelected);
+  const noRespawn = useRefusal(ended ? 'restart' : 'respawn');
+  const noLogs = useRefusal('logs');
   const doStop = () => void attempt(`Stop ${model}`, () => stop(model));
+  const unloadable = process.state !== 'ready' ? 'Only a ready process can unload its model' : process.loaded ? null : 'No model is loaded in it';
   return (
     <>
       {ended ? (
-        <ActionButton className="btn small" data-testid="process-restart" onAct={() => void attempt(`Restart ${model}`, () => restart(model))}>
+        <ActionButton className="btn small" unavailable={noRespawn} data-testid="process-restart" onAct={() => void attempt(`Restart ${model}`, () => restart(model))}>
           Restart
         </ActionButton>
       ) : (
-        <ActionButton className="btn small" data-testid="process-respawn" onAct={() => void attempt(`Respawn ${model}`, () => respawn(model))}>
+        <ActionButton className="btn small" unavailable={noRespawn} data-testid="process-respawn" onAct={() => void attempt(`Respawn ${model}`, () => respawn(model))}>
           Respawn
+        </ActionButton>
+      )}
+      {!ended && (
+        <ActionButton className="btn small" unavailable={unloadable} data-testid="process-unload" onAct={() => void attempt(`Unload ${model}`, () => unload(model))}>
+          Unload
         </ActionButton>
       )}
       <ActionButton className="btn small" data-testid="process-stop" onAct={() => (ended ? doStop() : setConfirmingStop(true))}>
         {ended ? 'Remove' : 'Stop'}
       </ActionButton>
-      <ActionButton className="btn small" data-testid="process-logs" onAct={() => void openLogs(model)}>
+      <ActionButton className="btn small" unavailable={noLogs} data-testid="process-logs" onAct={() => void openLogs(model)}>
         Logs
       </ActionButton>
       {confirmingStop && (
         <ConfirmDialog open title={`Stop ${model}?`} confirmLabel="Stop" onConfirm={doStop} onClose={() => setConfirmingStop(false)}>
           <ImpactList
-            lines={[
-              `Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`,
-              `Loading ${model} again starts a new process.`,
-            ]}
+            lines={
+              onWorker
+                ? [`Sends backend.stop: the LocalAI worker frees ${model} and stops its process.`, `LocalAI's frontend starts it again on its next request.`]
+                : [`Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`, `Loading ${model} again starts a new process.`]
+            }
           />
         </ConfirmDialog>
       )}

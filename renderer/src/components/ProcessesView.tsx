@@ -3,6 +3,8 @@ import { cwdVerdict, type CwdVerdict } from '../../../shared/process-text.ts';
 import type { ScanEntry } from '../../../shared/types.ts';
 import { scanProcesses, stopProcess } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
+import { useRefusal } from '../state/node.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { Loading } from './BackendsView.tsx';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { isEnded } from './ProcessState.tsx';
@@ -27,10 +29,13 @@ export function ProcessesView() {
   const [found, setFound] = useState<ScanEntry[] | null>(null);
   const scan = useAction(scanProcesses);
   const { run } = scan;
+  // A LocalAI worker's machine has no Hangar to look at its processes' working directories.
+  const noScan = useRefusal('scan');
   const rescan = useCallback(async () => {
+    if (noScan) return;
     const entries = await run();
     if (entries) setFound(entries);
-  }, [run]);
+  }, [run, noScan]);
   const processes = useBackends((s) => s.processes);
   const entries = useMemo(() => {
     const supervised = Object.values(processes);
@@ -58,12 +63,17 @@ export function ProcessesView() {
           </span>
         )}
         <span className="spacer" />
-        <button type="button" className="btn" disabled={scan.pending} onClick={() => void rescan()} data-testid="processes-scan">
+        <ActionButton className="btn" unavailable={noScan ?? (scan.pending ? 'Scanning…' : null)} onAct={() => void rescan()} data-testid="processes-scan">
           {scan.pending && <span className="spinner" aria-hidden="true" />}
           {scan.pending ? 'Scanning…' : 'Scan'}
-        </button>
+        </ActionButton>
       </header>
       <SupervisedProcesses />
+      {noScan && (
+        <p className="muted" data-testid="processes-no-scan">
+          {noScan}.
+        </p>
+      )}
       {entries !== null && <h2 className="section-title">Running from the backends directory</h2>}
       {scan.error && (
         <p className="alert error" role="alert" data-testid="processes-error">

@@ -7,6 +7,8 @@ import { useNodes } from '../state/node.ts';
 import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
+import { JoinField, requestFrom } from './join-form.tsx';
+import { LocalAiSection } from './LocalAiSettings.tsx';
 import { useAction } from './useAction.ts';
 
 const FIXED_REASON = 'Set when this node was started; it can change after a restart.';
@@ -81,6 +83,7 @@ export function SettingsView() {
           </Section>
           <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
+          {hostsOwn && <LocalAiSection />}
         </div>
       )}
     </section>
@@ -276,13 +279,6 @@ function formFrom(join: ClusterJoin | null): ClusterForm {
   };
 }
 
-/** Empty fields are left out; an empty password or token keeps the one already kept. */
-function requestFrom(form: ClusterForm): ClusterJoinRequest {
-  const { insecure, ...texts } = form;
-  const given = Object.fromEntries(Object.entries(texts).filter(([, value]) => value.trim() !== '').map(([key, value]) => [key, value.trim()]));
-  return { ...(given as unknown as ClusterJoinRequest), ...(insecure && { insecure }) };
-}
-
 function clusterProblem(request: ClusterJoinRequest): string | null {
   const checked = requestSchemas.updateClusterSettings.safeParse({ node: LOCAL_NODE, cluster: request });
   return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
@@ -339,22 +335,11 @@ function ClusterForm({ view }: { view: ClusterSettingsView }) {
   const change = useAction(changeClusterSettings);
   const [form, setForm] = useState(() => formFrom(view.next));
   useEffect(() => setForm(formFrom(view.next)), [view.next]);
-  const request = requestFrom(form);
+  const request = requestFrom<ClusterJoinRequest>(form);
   const problem = form.url === '' ? 'Give the cluster\'s address, e.g. nats://HOST:4222.' : clusterProblem(request);
   const disabled = change.pending;
   const field = (key: Exclude<keyof ClusterForm, 'insecure'>, label: string, props: { type?: string; placeholder?: string } = {}) => (
-    <label className="field">
-      {label}
-      <input
-        value={form[key]}
-        disabled={disabled}
-        type={props.type ?? 'text'}
-        placeholder={props.placeholder}
-        autoComplete="off"
-        onChange={(e) => setForm({ ...form, [key]: e.target.value })}
-        data-testid={`cluster-${key}`}
-      />
-    </label>
+    <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`cluster-${key}`} />
   );
   const joined = view.joined ? `This app is in the cluster at ${view.joined.url}${view.joined.name ? ` as ${view.joined.name}` : ''}.` : 'This app runs on its own.';
   const pending = JSON.stringify(view.next) !== JSON.stringify(view.joined) ? ' The change takes effect when Hangar next starts.' : '';

@@ -1,7 +1,9 @@
-import type { NodeInfo } from '../../../shared/types.ts';
+import { nodeKind } from '../../../shared/localai-worker.ts';
+import type { NodeCard, NodeInfo } from '../../../shared/types.ts';
+import { iecBytes } from '../../../shared/progress.ts';
 import { useBackends, type BackendsState } from '../state/backends.ts';
 import { useCluster, type ClusterState } from '../state/cluster.ts';
-import { awayText, selectNode, useNodes, type NodeEntry } from '../state/node.ts';
+import { awayText, machines, pairedWorkerLabel, selectNode, useNodes, type NodeEntry } from '../state/node.ts';
 import { isStale, tallyOf, tallyOfViews, type NodeTally } from '../state/node-backends.ts';
 import { ConnectionDot, LinkWord } from './ConnectionDot.tsx';
 import type { View } from '../state/ui.ts';
@@ -26,7 +28,8 @@ export function Sidebar() {
   const installed = useBackends((s) => (s.loaded ? s.names.filter((n) => s.byName[n]?.kind === 'backend').length : null));
   const stale = useBackends((s) => Object.values(s.processes).filter(isStale).length);
   const crashed = useBackends((s) => Object.values(s.processes).filter((p) => p.state === 'crashed' || p.state === 'crash-looping').length);
-  const current = nodes.find((n) => n.id === selected)?.info;
+  const current = nodes.find((n) => n.id === selected);
+  const listed = machines(nodes);
   return (
     <aside className="sidebar">
       <div className="brand">
@@ -50,13 +53,14 @@ export function Sidebar() {
               </span>
             </button>
           </li>
-          {nodes.map((node) => (
+          {listed.map((node) => (
             <li key={node.id}>
               <NodeItem
                 node={node}
                 selected={view !== 'cluster' && node.id === selected}
                 onScreen={node.id === selected}
                 twin={nodes.some((o) => o !== node && o.label === node.label)}
+                pairedWorker={pairedWorkerLabel(nodes, node)}
               />
             </li>
           ))}
@@ -92,25 +96,61 @@ export function Sidebar() {
           ))}
         </ul>
       </nav>
-      {current && (
-        <dl className="node-facts">
-          <div>
-            <dt>Capability</dt>
-            {/* A blank capability is LocalAI's forced "": it names no build, so the CPU builds are used. */}
-            <dd>{current.capability.trim() === '' ? `${JSON.stringify(current.capability)} (CPU builds)` : current.capability}</dd>
-          </div>
-          <div>
-            <dt>Backends</dt>
-            <dd className="mono" title={current.backendsDir}>{current.backendsDir}</dd>
-          </div>
-          <div>
-            <dt>Version</dt>
-            <dd>{current.version}</dd>
-          </div>
-        </dl>
-      )}
+      {current?.card && nodeKind(current.card) === 'localai-worker' ? <WorkerFacts card={current.card} /> : current?.info && <NodeFacts info={current.info} />}
     </aside>
   );
+}
+
+/** What this node is: its capability, its backends directory, Hangar's version. */
+function NodeFacts({ info: current }: { info: NodeInfo }) {
+  return (
+    <dl className="node-facts">
+      <div>
+        <dt>Capability</dt>
+        {/* A blank capability is LocalAI's forced "": it names no build, so the CPU builds are used. */}
+        <dd>{current.capability.trim() === '' ? `${JSON.stringify(current.capability)} (CPU builds)` : current.capability}</dd>
+      </div>
+      <div>
+        <dt>Backends</dt>
+        <dd className="mono" title={current.backendsDir}>{current.backendsDir}</dd>
+      </div>
+      <div>
+        <dt>Version</dt>
+        <dd>{current.version}</dd>
+      </div>
+    </dl>
+  );
+}
+
+/** What LocalAI's frontend says of a worker. */
+function WorkerFacts({ card }: { card: NodeCard }) {
+  const worker = card.localai!;
+  return (
+    <dl className="node-facts" data-testid="worker-facts">
+      <div>
+        <dt>LocalAI worker</dt>
+        <dd title={worker.frontend}>{worker.status} · {worker.frontend}</dd>
+      </div>
+      <div>
+        <dt>Capability</dt>
+        <dd>{card.capability}</dd>
+      </div>
+      <div>
+        <dt>GPU</dt>
+        <dd>{gpuText(card) ?? 'none reported'}</dd>
+      </div>
+      <div>
+        <dt>Address</dt>
+        <dd className="mono" title={worker.address}>{worker.address}</dd>
+      </div>
+    </dl>
+  );
+}
+
+function gpuText(card: NodeCard): string | null {
+  const worker = card.localai;
+  if (!worker?.gpuVendor && !worker?.totalVramBytes) return null;
+  return [worker.gpuVendor, worker.totalVramBytes ? `${iecBytes(worker.totalVramBytes)} VRAM` : null].filter(Boolean).join(', ');
 }
 
 /**
@@ -133,17 +173,23 @@ function useTally(node: NodeEntry, onScreen: boolean): NodeTally | null {
 }
 
 /** A node in the sidebar: its status dot, name, what it runs on (or why it is offline), and red counts. */
-function NodeItem({ node, selected, onScreen, twin }: { node: NodeEntry; selected: boolean; onScreen: boolean; twin: boolean }) {
+function NodeItem(props: { node: NodeEntry; selected: boolean; onScreen: boolean; twin: boolean; pairedWorker: string | null }) {
+  const { node, selected, onScreen, twin, pairedWorker } = props;
   const card = node.card;
   const tally = useTally(node, onScreen);
   const offline = card !== null && !card.self && awayText(card) !== null;
+  const worker = nodeKind(card) === 'localai-worker';
   const sub = offline
-    ? card.status === 'unknown' ? awayText(card)! : `offline: ${card.reason ?? 'no heartbeat'}`
-    : node.info
-      ? nodeSummary(node.label, node.info)
-      : card
-        ? `${card.platform}/${card.arch}`
-        : 'connecting…';
+    ? worker || card.status === 'unknown'
+      ? awayText(card)!
+      : `offline: ${card.reason ?? 'no heartbeat'}`
+    : worker
+      ? [gpuText(card!), card!.capability === card!.localai?.gpuVendor ? null : card!.capability].filter(Boolean).join(' · ')
+      : node.info
+        ? nodeSummary(node.label, node.info)
+        : card
+          ? `${card.platform}/${card.arch}`
+          : 'connecting…';
   return (
     <button
       type="button"
@@ -161,9 +207,19 @@ function NodeItem({ node, selected, onScreen, twin }: { node: NodeEntry; selecte
           {node.label}
           {twin && card && <span className="nav-id"> {card.id}</span>}
         </span>
+        {worker && (
+          <span className="pill kind-worker" data-testid="node-kind">
+            LocalAI worker
+          </span>
+        )}
         <span className="nav-sub" title={sub}>
           {sub}
         </span>
+        {pairedWorker && (
+          <span className="nav-sub" data-testid="node-paired">
+            also LocalAI worker {pairedWorker}
+          </span>
+        )}
         <LinkWord />
       </span>
       <span className="nav-side">

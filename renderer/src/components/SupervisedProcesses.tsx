@@ -3,6 +3,7 @@ import type { ProcessView } from '../../../shared/types.ts';
 import { humanBytes } from '../format.ts';
 import { refreshProcesses } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
+import { isWorkerSelected, useNodes } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { useProcessVram } from '../state/vram.ts';
 import { ProcessActions } from './ProcessActions.tsx';
@@ -25,32 +26,46 @@ export function SupervisedProcesses() {
     const timer = setInterval(() => void refreshProcesses().catch(() => undefined), USAGE_REFRESH_MS);
     return () => clearInterval(timer);
   }, []);
-  const vram = useProcessVram(USAGE_REFRESH_MS);
+  const onWorker = useNodes(isWorkerSelected);
+  // A LocalAI worker has no Hangar to read its GPU tools.
+  const vram = useProcessVram(onWorker ? null : USAGE_REFRESH_MS);
   const rows = Object.values(processes).sort(byUrgency);
   if (rows.length === 0) return null;
+  // A LocalAI worker runs its own processes and reports each model's address, not its pid, age or use.
+  const title = onWorker ? 'Running on the LocalAI worker' : 'Supervised by Hangar';
   return (
     <>
-      <h2 className="section-title">Supervised by Hangar</h2>
+      <h2 className="section-title">{title}</h2>
       <div className="table-wrap fit">
-        <table className="table" aria-label="Processes supervised by Hangar" data-testid="supervised-table">
+        <table className="table" aria-label={onWorker ? 'Processes on the LocalAI worker' : 'Processes supervised by Hangar'} data-testid="supervised-table">
           <thead>
             <tr>
               <th scope="col" className="sticky-start">Model</th>
-              <th scope="col">Backend</th>
-              <th scope="col" className="num">PID</th>
-              <th scope="col" className="num">Port</th>
+              {onWorker ? (
+                <th scope="col" className="num">Port</th>
+              ) : (
+                <>
+                  <th scope="col">Backend</th>
+                  <th scope="col" className="num">PID</th>
+                  <th scope="col" className="num">Port</th>
+                </>
+              )}
               <th scope="col" className="state-col">State</th>
-              <th scope="col" className="num" title="Restarts">↺</th>
-              <th scope="col" className="num">Uptime</th>
-              <th scope="col" className="num">CPU</th>
-              <th scope="col" className="num">Memory</th>
-              {vram && <th scope="col" className="num">VRAM</th>}
+              {!onWorker && (
+                <>
+                  <th scope="col" className="num" title="Restarts">↺</th>
+                  <th scope="col" className="num">Uptime</th>
+                  <th scope="col" className="num">CPU</th>
+                  <th scope="col" className="num">Memory</th>
+                  {vram && <th scope="col" className="num">VRAM</th>}
+                </>
+              )}
               <th scope="col" className="sticky-end"><span className="sr-only">Actions</span></th>
             </tr>
           </thead>
           <tbody>
             {rows.map((p) => (
-              <SupervisedRow key={p.model} process={p} vram={vram && (vram.get(p.model) ?? 0)} />
+              <SupervisedRow key={p.model} process={p} vram={vram && (vram.get(p.model) ?? 0)} onWorker={onWorker} />
             ))}
           </tbody>
         </table>
@@ -59,8 +74,11 @@ export function SupervisedProcesses() {
   );
 }
 
-/** `vram`: the GPU memory its tree holds, or null where no tool reports it per process. */
-function SupervisedRow({ process: p, vram }: { process: ProcessView; vram: number | null }) {
+/**
+ * `vram`: the GPU memory its tree holds, or null where no tool reports it per process. On a LocalAI worker only what
+ * its protocol reports: the model, where it listens, that it runs.
+ */
+function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; vram: number | null; onWorker: boolean }) {
   const ended = isEnded(p.state);
   const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : p.message);
   return (
@@ -73,17 +91,21 @@ function SupervisedRow({ process: p, vram }: { process: ProcessView; vram: numbe
           </span>
         )}
       </td>
-      <td>{p.backend}</td>
-      <td className="num mono">{p.pid}</td>
+      {!onWorker && <td>{p.backend}</td>}
+      {!onWorker && <td className="num mono">{p.pid}</td>}
       <td className="num mono">{p.port}</td>
       <td className="nowrap">
         {isStale(p) ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
       </td>
-      <td className="num" data-testid="supervised-restarts">{p.restarts}</td>
-      <td className="num nowrap">{ended ? <span className="muted">—</span> : <Uptime since={p.startedAt} bare />}</td>
-      <td className="num">{ended || p.cpu === null ? <span className="muted">—</span> : `${p.cpu.toFixed(1)}%`}</td>
-      <td className="num nowrap">{ended || p.rss === null ? <span className="muted">—</span> : humanBytes(p.rss)}</td>
-      {vram !== null && <td className="num nowrap" data-testid="supervised-vram">{ended || vram === 0 ? <span className="muted">—</span> : humanBytes(vram)}</td>}
+      {!onWorker && (
+        <>
+          <td className="num" data-testid="supervised-restarts">{p.restarts}</td>
+          <td className="num nowrap">{ended ? <span className="muted">—</span> : <Uptime since={p.startedAt} bare />}</td>
+          <td className="num">{ended || p.cpu === null ? <span className="muted">—</span> : `${p.cpu.toFixed(1)}%`}</td>
+          <td className="num nowrap">{ended || p.rss === null ? <span className="muted">—</span> : humanBytes(p.rss)}</td>
+          {vram !== null && <td className="num nowrap" data-testid="supervised-vram">{ended || vram === 0 ? <span className="muted">—</span> : humanBytes(vram)}</td>}
+        </>
+      )}
       <td className="sticky-end">
         <span className="row-actions">
           <ProcessActions process={p} />

@@ -70,6 +70,13 @@ export function stop(model: string): Promise<void> {
   return bridge().stop({ node: selectedNode(), model });
 }
 
+/** Frees the model's memory and keeps its process; the row says so at once. */
+export async function unload(model: string): Promise<ProcessView> {
+  const process = await bridge().unload({ node: selectedNode(), model });
+  backendsStore.setState((s) => withProcess(s, process));
+  return process;
+}
+
 /** Every process whose cwd is, or was, inside the backends directory, started by Hangar or not. A pull, not an event. */
 export function scanProcesses(): Promise<ScanEntry[]> {
   return bridge().scan({ node: selectedNode() });

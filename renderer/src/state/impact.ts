@@ -26,7 +26,9 @@ export function processesText(verb: string, models: readonly string[]): string {
   return `Will ${verb} ${models.length} ${noun} (${models.join(', ')}).`;
 }
 
-export function impactOf(action: Confirmed, backend: BackendInfo, models: readonly string[]): Impact {
+/** `onWorker`: the backend is on a LocalAI worker, which is told what to do over its own protocol. */
+export function impactOf(action: Confirmed, backend: BackendInfo, models: readonly string[], onWorker = false): Impact {
+  if (onWorker) return workerImpactOf(action, backend);
   const name = backend.name;
   const current = version(backend.version);
   const previous = backend.previous ? version(backend.previous.version) : null;
@@ -88,6 +90,28 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         ],
       };
   }
+}
+
+/**
+ * On a LocalAI worker: its upgrade stops every process of the backend and starts none (LocalAI's frontend starts them
+ * on their next request), and nothing is kept to roll back to.
+ */
+function workerImpactOf(action: Confirmed, backend: BackendInfo): Impact {
+  const { name } = backend;
+  const current = version(backend.version);
+  const stops = `The worker stops every process of ${name}; LocalAI's frontend starts them again on their next request.`;
+  const noRollback = 'A LocalAI worker keeps no rollback target: run a Hangar agent beside this worker to get one.';
+  if (action === 'delete') {
+    return { title: `Delete ${name}?`, confirmLabel: 'Delete', danger: true, lines: [`Sends backend.delete: the worker stops the processes of ${name} and removes ${name} ${current}. This cannot be undone.`] };
+  }
+  const to = action === 'reinstall' && !backend.upgradable ? current : version(backend.availableVersion);
+  const verb = action === 'reinstall' ? 'Reinstall' : 'Upgrade';
+  return {
+    title: `${verb} ${name}?`,
+    confirmLabel: verb,
+    danger: false,
+    lines: [`Sends backend.upgrade: the worker installs ${name} ${to} from the LocalAI cluster's galleries in place of ${current}.`, stops, noRollback],
+  };
 }
 
 /** Restoring a backup LocalAI set aside, or removing what LocalAI left behind. */

@@ -1,6 +1,7 @@
 import { createStore, useStore } from 'zustand';
 import type { GalleryProblem, NodeCard, NodeInfo } from '../../../shared/types.ts';
-import { LOCAL_NODE } from '../../../shared/api.ts';
+import { LOCAL_NODE, type NodeMethod } from '../../../shared/api.ts';
+import { nodeKind, workerRefusal } from '../../../shared/localai-worker.ts';
 
 /** One entry of the nodes sidebar: this host's own node (`local`) and every other member of its cluster. */
 export interface NodeEntry {
@@ -62,6 +63,35 @@ export function applyMember(card: NodeCard): void {
   });
 }
 
+export function selectedCard(state: NodeState): NodeCard | null {
+  return state.nodes.find((n) => n.id === state.selected)?.card ?? null;
+}
+
+/** Whether the selected node is a LocalAI worker (its views show what its protocol gives). */
+export function isWorkerSelected(state: NodeState): boolean {
+  return nodeKind(selectedCard(state)) === 'localai-worker';
+}
+
+/** Why `method` is off on the selected node because of what it is (a LocalAI worker), or null. */
+export function useRefusal(method: NodeMethod): string | null {
+  return useNodes((s) => (isWorkerSelected(s) ? workerRefusal(method) : null));
+}
+
+/**
+ * The machines to list: a LocalAI worker on a listed Hangar node's machine and backends directory is that machine
+ * (the Hangar node says it is also the worker), so it is not listed on its own.
+ */
+export function machines(nodes: NodeEntry[]): NodeEntry[] {
+  const ids = new Set(nodes.map((n) => n.card?.id));
+  return nodes.filter((n) => !n.card?.localai?.pairedWith || !ids.has(n.card.localai.pairedWith));
+}
+
+/** The label of the LocalAI worker a Hangar node shares its machine and backends directory with, or null. */
+export function pairedWorkerLabel(nodes: NodeEntry[], node: NodeEntry): string | null {
+  const worker = node.card?.pairedWorker;
+  return worker === undefined ? null : (nodes.find((o) => o.card?.id === worker)?.label ?? null);
+}
+
 /** Why actions on the selected node are off ("offline (it shut down)", "unknown (no broker)"), or null when it is online. */
 export function offlineReason(state: NodeState): string | null {
   const card = state.nodes.find((n) => n.id === state.selected)?.card;
@@ -71,6 +101,8 @@ export function offlineReason(state: NodeState): string | null {
 /** How a node that cannot be acted on is away, in words; null for one that is online. */
 export function awayText(card: NodeCard): string | null {
   if (card.status === 'online') return null;
+  // A LocalAI worker that takes no calls says so in LocalAI's words ("draining in LocalAI (it takes no new work)").
+  if (card.localai && card.localai.status !== 'healthy' && card.reason) return card.reason;
   return card.status === 'unknown' ? `unknown (${card.reason ?? 'no broker'})` : `offline (${card.reason ?? 'no heartbeat'})`;
 }
 

@@ -4,10 +4,11 @@ import { useEffect, useState } from 'react';
 import { selectedNode } from './node.ts';
 import { bridge } from './session.ts';
 
-/** model -> bytes; null while unknown or when no tool of the node reports memory per process. */
-export function useProcessVram(refreshMs: number): Map<string, number> | null {
+/** model -> bytes; null while unknown or when no tool of the node reports memory per process (`refreshMs` null: not read). */
+export function useProcessVram(refreshMs: number | null): Map<string, number> | null {
   const [vram, setVram] = useState<Map<string, number> | null>(null);
   useEffect(() => {
+    if (refreshMs === null) return setVram(null);
     let live = true;
     const read = () =>
       bridge()

@@ -1,0 +1,68 @@
+// `hangar agent --localai-frontend URL --localai-api-key-file F --localai-nats URL …`: the LocalAI cluster whose
+// workers the agent manages. The API key is read from its file, never taken on the command line (the process list
+// shows that to every user of the machine); NATS credentials come as for Hangar's own cluster.
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { LocalAiJoinRequest } from '../../shared/api.ts';
+import type { LocalAiHostOptions } from '../cluster/index.ts';
+
+export interface LocalAiCommandOptions {
+  localaiFrontend?: string;
+  localaiApiKeyFile?: string;
+  localaiNats?: string;
+  localaiNatsUser?: string;
+  localaiNatsPassword?: string;
+  localaiNatsToken?: string;
+  localaiNatsCreds?: string;
+  localaiNatsCa?: string;
+  localaiPoll?: number;
+  localaiReloadWait?: number;
+}
+
+export function localaiOptions(command: Command, parseMs: (value: string) => number): Command {
+  return command
+    .option('--localai-frontend <url>', 'manage the workers of the LocalAI distributed cluster whose frontend is at http://HOST:PORT')
+    .option('--localai-api-key-file <file>', "read an admin's LocalAI API key from this file")
+    .option('--localai-nats <url>', "LocalAI's NATS server, nats://HOST:PORT or tls://HOST:PORT")
+    .option('--localai-nats-user <user>', "NATS user for LocalAI's server")
+    .option('--localai-nats-password <password>', 'its password (default: $HANGAR_LOCALAI_NATS_PASSWORD)')
+    .option('--localai-nats-token <token>', 'a NATS token instead (default: $HANGAR_LOCALAI_NATS_TOKEN)')
+    .option('--localai-nats-creds <file>', 'a NATS .creds file (user JWT and nkey seed) instead')
+    .option('--localai-nats-ca <file>', 'CA file for a tls:// LocalAI NATS server')
+    .option('--localai-poll <ms>', "how often the frontend's node list and each worker's backends are read", parseMs)
+    .option('--localai-reload-wait <ms>', 'how long an upgrade waits for the models it stopped to run again', parseMs);
+}
+
+/** The options as the host takes them; none given: the LocalAI cluster is the one Settings keep. */
+export async function localaiHostOptions(options: LocalAiCommandOptions, insecure: boolean): Promise<LocalAiHostOptions> {
+  const timing = { pollMs: options.localaiPoll, reloadWaitMs: options.localaiReloadWait };
+  if (options.localaiFrontend === undefined) {
+    if (options.localaiNats !== undefined || options.localaiApiKeyFile !== undefined) throw new Error('--localai-nats and --localai-api-key-file go with --localai-frontend');
+    return { fixed: null, ...timing };
+  }
+  if (options.localaiNats === undefined) throw new Error("--localai-frontend needs --localai-nats: Hangar calls LocalAI's workers over their NATS subjects");
+  const fixed: LocalAiJoinRequest = {
+    frontend: options.localaiFrontend,
+    nats: options.localaiNats,
+    ...(options.localaiApiKeyFile !== undefined && { apiKey: await readKey(options.localaiApiKeyFile) }),
+    ...defined('natsUser', options.localaiNatsUser),
+    ...defined('natsPassword', options.localaiNatsPassword ?? process.env.HANGAR_LOCALAI_NATS_PASSWORD),
+    ...defined('natsToken', options.localaiNatsToken ?? process.env.HANGAR_LOCALAI_NATS_TOKEN),
+    ...defined('natsCredsFile', options.localaiNatsCreds),
+    ...defined('natsCaFile', options.localaiNatsCa),
+    ...(insecure && { insecure: true }),
+  };
+  return { fixed, ...timing };
+}
+
+function defined<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value ? ({ [key]: value } as Record<K, string>) : {};
+}
+
+async function readKey(file: string): Promise<string> {
+  const key = (await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`cannot read the LocalAI API key file ${file}: ${error.code ?? error.message}`);
+  })).trim();
+  if (!key) throw new Error(`the LocalAI API key file ${file} is empty`);
+  return key;
+}

@@ -1,0 +1,148 @@
+// The LocalAI cluster a host manages, as Settings show and change it: set on the agent's command line (fixed for its
+// run), else kept in `<state>/localai.json` (mode 600, written whole) and applied at once. The API key and NATS
+// secrets never leave the host: viewers learn only that one is kept, and no message carries one.
+import { EventEmitter } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { LocalAiJoinRequest } from '../../shared/api.ts';
+import { HangarError } from '../../shared/errors.ts';
+import type { LocalAiJoin, LocalAiSettingsView, LocalAiStatusView, NodeEvent } from '../../shared/types.ts';
+import { withSecretsKept } from '../cluster/cluster-settings.ts';
+import { oneLine } from '../core/jobs.ts';
+import { readJsonFile, writeFileAtomic } from '../core/state-file.ts';
+import type { HangarNodes, LocalAiLink } from './link.ts';
+
+export const LOCALAI_FILE = 'localai.json';
+/** Every file that holds a secret is the owner's alone. */
+const SECRET_MODE = 0o600;
+
+export interface LocalAiConnectionOptions {
+  stateDir: string;
+  /** Set on the agent's command line: fixed for this run. */
+  fixed: LocalAiJoinRequest | null;
+  hangar: HangarNodes;
+  pollMs?: number;
+  reloadWaitMs?: number;
+  /** How long a failed connection waits before it is tried again. */
+  retryMs?: number;
+}
+
+const stored = z.object({
+  frontend: z.string(),
+  apiKey: z.string().optional(),
+  nats: z.string(),
+  natsUser: z.string().optional(),
+  natsPassword: z.string().optional(),
+  natsToken: z.string().optional(),
+  natsCredsFile: z.string().optional(),
+  natsCaFile: z.string().optional(),
+  insecure: z.boolean().optional(),
+});
+
+export const DEFAULT_POLL_MS = 5000;
+export const DEFAULT_RELOAD_WAIT_MS = 30_000;
+
+const FIXED = 'This agent manages the LocalAI cluster it was started with (--localai-frontend); another one takes a restart of the agent.';
+
+/** Emits 'event' (NodeEvent): the workers' cards, jobs, backends and processes. */
+export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
+  private join: LocalAiJoinRequest | null = null;
+  private current: LocalAiLink | null = null;
+  private failure: string | null = null;
+  private retry: NodeJS.Timeout | undefined;
+  private generation = 0;
+
+  constructor(private readonly options: LocalAiConnectionOptions) {
+    super();
+  }
+
+  /** Reads the kept settings (unless the command line fixed them) and connects; a failure is kept for the status. */
+  async start(): Promise<void> {
+    this.join = this.options.fixed ?? stored.safeParse(await readJsonFile(join(this.options.stateDir, LOCALAI_FILE))).data ?? null;
+    await this.connect();
+  }
+
+  link(): LocalAiLink | null {
+    return this.current;
+  }
+
+  view(): LocalAiSettingsView {
+    return { localai: publicJoin(this.join), fixed: this.options.fixed ? FIXED : null, status: this.status() };
+  }
+
+  async update(next: LocalAiJoinRequest | null): Promise<LocalAiSettingsView> {
+    if (this.options.fixed) throw new HangarError('conflict', FIXED);
+    const merged = next && withSecretsKept(next, this.join, ['apiKey', 'natsPassword', 'natsToken']);
+    const file = join(this.options.stateDir, LOCALAI_FILE);
+    // Kept first: a change that cannot be written is refused, and the link stays as it was.
+    await mkdir(this.options.stateDir, { recursive: true }).catch(() => undefined);
+    await writeFileAtomic(file, JSON.stringify(merged, null, 2) + '\n', { mode: SECRET_MODE }).catch((error: Error) => {
+      throw new HangarError('failed', error.message);
+    });
+    this.join = merged;
+    await this.disconnect();
+    await this.connect();
+    return this.view();
+  }
+
+  async close(): Promise<void> {
+    this.generation++;
+    await this.disconnect();
+  }
+
+  private status(): LocalAiStatusView | null {
+    if (!this.join) return null;
+    if (this.current) return this.current.status();
+    return { frontend: this.join.frontend, connected: false, reason: this.failure, workers: 0, refreshedAt: null };
+  }
+
+  private async connect(): Promise<void> {
+    clearTimeout(this.retry);
+    const join = this.join;
+    if (!join) return;
+    const generation = ++this.generation;
+    try {
+      // The NATS client and LocalAI's protocol are loaded only by a host that manages a LocalAI cluster.
+      const { joinLocalAi } = await import('./join.ts');
+      const link = await joinLocalAi(join, {
+        hangar: this.options.hangar,
+        // Only the current link speaks: one replaced while it connected is closed unheard.
+        onEvent: (event) => generation === this.generation && this.emit('event', event),
+        pollMs: this.options.pollMs ?? DEFAULT_POLL_MS,
+        reloadWaitMs: this.options.reloadWaitMs ?? DEFAULT_RELOAD_WAIT_MS,
+      });
+      if (generation !== this.generation) return void (await link.close());
+      this.current = link;
+      this.failure = null;
+    } catch (error) {
+      if (generation !== this.generation) return;
+      this.failure = oneLine(error);
+      this.retry = setTimeout(() => void this.connect(), this.options.retryMs ?? DEFAULT_POLL_MS);
+    }
+  }
+
+  private async disconnect(): Promise<void> {
+    clearTimeout(this.retry);
+    const link = this.current;
+    this.current = null;
+    this.failure = null;
+    if (!link) return;
+    await link.close();
+  }
+}
+
+function publicJoin(join: LocalAiJoinRequest | null): LocalAiJoin | null {
+  if (!join) return null;
+  return {
+    frontend: join.frontend,
+    hasApiKey: Boolean(join.apiKey),
+    nats: join.nats,
+    natsUser: join.natsUser ?? null,
+    hasNatsPassword: Boolean(join.natsPassword),
+    hasNatsToken: Boolean(join.natsToken),
+    natsCredsFile: join.natsCredsFile ?? null,
+    natsCaFile: join.natsCaFile ?? null,
+    insecure: join.insecure === true,
+  };
+}
