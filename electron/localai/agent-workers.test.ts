@@ -108,6 +108,9 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     assert.equal(steps['lai-2']![0], 'failed');
     assert.match(String(steps['lai-2']![1]), /still reports 1\.0\.0, not 2\.0\.0: LocalAI's worker reads its gallery index from a cache/);
     assert.deepEqual(steps['lai-3'], ['skipped', 'halted: lai-2 failed']);
+    // Recorded in the cluster's store like any other rollout: another viewer lists it, the workers' steps with it.
+    const seen = await until('the rollout listed by box', async () => (await json<RolloutView[]>(agents[1]!, 'rollouts')).find((r) => r.id === rollout!.id && r.state === 'halted'), 10_000);
+    assert.deepEqual(seen.nodes.map((n) => [n.name, n.step]), rollout!.nodes.map((n) => [n.name, n.step]));
     const after = await json<{ node: string; backends: { name: string; version: string }[] }[]>(agents[0]!, 'ls', '--on', 'lai-1,lai-3');
     assert.deepEqual(after.map((c) => c.backends[0]?.version), ['2.0.0', '1.0.0']);
   });

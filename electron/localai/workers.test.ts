@@ -206,7 +206,7 @@ describe('LocalAI workers as Hangar nodes', () => {
     await workers['gpu-c']!.stop();
     const offline = await until('gpu-c offline', async () => (card('gpu-c').status === 'offline' && card('gpu-c').localai?.status === 'offline' ? card('gpu-c') : undefined), 5000);
     assert.equal(offline.reason, 'offline in LocalAI (no heartbeat from it)');
-    await assert.rejects(call('gpu-c', 'install', { name: 'echo' }), /LocalAI worker gpu-c is offline in LocalAI (no heartbeat from it)/);
+    await assert.rejects(call('gpu-c', 'install', { name: 'echo' }), /LocalAI worker gpu-c is offline in LocalAI \(no heartbeat from it\)/);
     const member = events.filter((e): e is Extract<NodeEvent, { type: 'member' }> => e.type === 'member' && e.member.name === 'gpu-c').at(-1)!;
     assert.equal((member.member as NodeCard).status, 'offline');
   });
