@@ -134,6 +134,44 @@ test('what needs Hangar on the machine stays in place, off, saying why', async (
   await expect(page.getByTestId('worker-settings')).toContainText('gpu-b is a LocalAI worker');
 });
 
+test("the Cluster view holds the workers: each card says what it is, its state, LocalAI's VRAM, and what is off and why; their column in the matrix", async () => {
+  await page.getByTestId('nav-cluster').click();
+  const card = page.getByTestId('node-card-gpu-a');
+  await expect(card.getByRole('heading', { name: 'gpu-a' })).toBeVisible();
+  await expect(card.getByTestId('node-kind')).toHaveText('LocalAI worker');
+  await expect(card.getByLabel('online')).toBeVisible();
+  await expect(card.getByTestId('node-card-status')).toHaveText('127.0.0.1:50051 · nvidia');
+  await expect(card.getByRole('meter', { name: /^VRAM: nvidia: 24 GiB free of 24 GiB, as LocalAI reports it$/ })).toBeVisible();
+  await expect(page.getByTestId('node-card-gpu-b')).toContainText('LocalAI reports no GPU memory for it.');
+  for (const action of ['cordon', 'drain']) {
+    await expect(card.getByTestId(action)).toBeDisabled();
+    await expect(card.getByTestId(action)).toHaveAttribute('title', /^A LocalAI worker is drained in LocalAI/);
+  }
+  await expect(card.getByTestId('node-card-off').getByRole('listitem')).toHaveText([
+    "Cordon and drain: in LocalAI's admin pages.",
+    'Rollback, respawn, logs and stale-cwd detection: run a Hangar agent beside this worker to get them.',
+  ]);
+  // LocalAI's protocol reports no working directories: the stale count is unknown, not 0.
+  await expect(card.getByTestId('node-counts')).toContainText('stale?');
+  const hangar = page.getByTestId('node-card-This machine');
+  await expect(hangar.getByTestId('node-kind')).toHaveCount(0);
+  await expect(hangar.getByTestId('node-card-off')).toHaveCount(0);
+  await expect(hangar.getByTestId('drain')).toBeEnabled();
+  const row = page.getByTestId('matrix-whisper');
+  await expect(row).toContainText('2.0.0');
+  await expect(page.getByTestId('cluster-matrix').getByRole('columnheader', { name: /gpu-b.*LocalAI worker/ })).toBeVisible();
+  await docShot(page, 'screenshot-localai-workers-cluster');
+  expect(await seriousViolations(page)).toEqual([]);
+
+  // Drained from LocalAI's admin pages: the card says so in LocalAI's words, dashed, its actions off, until resumed.
+  const id = frontend.nodes().find((n) => n.name === 'gpu-a')!.id;
+  frontend.setStatus(id, 'draining');
+  await expect(card.getByTestId('node-card-status')).toHaveText('draining in LocalAI (it takes no new work)');
+  await expect(card).toHaveClass(/away/);
+  frontend.setStatus(id, 'healthy');
+  await expect(card.getByTestId('node-card-status')).toHaveText('127.0.0.1:50051 · nvidia');
+});
+
 test('a stopped model leaves the worker; Settings say which LocalAI cluster the agent manages', async () => {
   await page.getByTestId('nav-processes').click();
   const process = page.getByTestId('supervised-whisper');

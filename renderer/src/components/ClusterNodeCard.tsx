@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import type { GpuView, NodeCard, NodeResources, ProcessView } from '../../../shared/types.ts';
+import { NEEDS_HANGAR_AGENT, workerRefusal } from '../../../shared/localai-worker.ts';
+import type { GpuView, LocalAiWorkerView, NodeCard, NodeResources, ProcessView } from '../../../shared/types.ts';
 import { bytesOf, humanBytes } from '../format.ts';
 import { drainNode, setCordoned } from '../state/cluster.ts';
 import { awayText, type NodeEntry } from '../state/node.ts';
@@ -7,8 +8,12 @@ import { bridge } from '../state/session.ts';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { useAction } from './useAction.ts';
 
-/** One node of the cluster at a glance: status, labels, what it runs, its machine as bars, cordon and drain. */
-export function ClusterNodeCard({ node }: { node: NodeEntry }) {
+/**
+ * One node of the cluster at a glance: status, labels, what it runs, its machine as bars, cordon and drain. A LocalAI
+ * worker's card says what it is, shows the GPU memory LocalAI reports, and says why the actions it lacks are off.
+ * `pairedWorker`: the LocalAI worker that shares this Hangar node's machine and backends directory.
+ */
+export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; pairedWorker: string | null }) {
   const card = node.card;
   if (!card) return null;
   const away = card.self ? null : awayText(card);
@@ -22,9 +27,15 @@ export function ClusterNodeCard({ node }: { node: NodeEntry }) {
         <NodeActions node={node} card={card} disabled={away !== null} />
       </header>
       <div className="node-card-sub small">
+        {card.localai && <span className="pill kind-worker" data-testid="node-kind">LocalAI worker</span>}
         <span className={away ? undefined : 'muted'} data-testid="node-card-status">
-          {away ?? `${card.self ? 'this host · ' : ''}${card.platform}/${card.arch} · ${card.capability}`}
+          {away ?? (card.localai ? `${card.localai.address} · ${card.capability}` : `${card.self ? 'this host · ' : ''}${card.platform}/${card.arch} · ${card.capability}`)}
         </span>
+        {pairedWorker && (
+          <span className="muted" data-testid="node-card-paired">
+            also LocalAI worker {pairedWorker}
+          </span>
+        )}
         {Object.keys(card.labels).length > 0 && (
           <ul className="labels" aria-label="Labels">
             {Object.entries(card.labels).map(([key, value]) => (
@@ -36,24 +47,45 @@ export function ClusterNodeCard({ node }: { node: NodeEntry }) {
         )}
       </div>
       <Counts card={card} />
-      {card.resources ? <Resources resources={card.resources} /> : <p className="muted small">No resources reported.</p>}
+      {card.resources ? (
+        <Resources resources={card.resources} />
+      ) : card.localai ? (
+        <WorkerVram worker={card.localai} />
+      ) : (
+        <p className="muted small">No resources reported.</p>
+      )}
+      {card.localai && <WorkerOff />}
     </article>
   );
 }
 
-/** "1 backend, 2 processes, 0 stale, 0 drift" in two columns, the troubling ones coloured and bold. */
+/** What a LocalAI worker's card cannot do, and why, in words rather than only in the buttons' tooltips. */
+function WorkerOff() {
+  return (
+    <ul className="worker-off muted small" aria-label="Off for a LocalAI worker" data-testid="node-card-off">
+      <li>Cordon and drain: in LocalAI's admin pages.</li>
+      <li>Rollback, respawn, logs and stale-cwd detection: {NEEDS_HANGAR_AGENT}.</li>
+    </ul>
+  );
+}
+
+/**
+ * "1 backend, 2 processes, 0 stale, 0 drift" in two columns, the troubling ones coloured and bold. A LocalAI worker's
+ * stale count is unknown (its protocol reports no working directories), never a reassuring 0.
+ */
 function Counts({ card }: { card: NodeCard }) {
   const { backends, processes, stale, drift } = card.counts;
-  const items: Array<[string, number, string | undefined]> = [
-    [backends === 1 ? 'backend' : 'backends', backends, undefined],
-    [processes === 1 ? 'process' : 'processes', processes, undefined],
-    ['stale', stale, stale > 0 ? 'danger' : undefined],
-    ['drift', drift, drift > 0 ? 'warn' : undefined],
+  const staleUnknown = card.localai ? `Stale-cwd detection needs Hangar on the worker's machine: ${NEEDS_HANGAR_AGENT}` : null;
+  const items: Array<[string, number | string, string | undefined, string | undefined]> = [
+    [backends === 1 ? 'backend' : 'backends', backends, undefined, undefined],
+    [processes === 1 ? 'process' : 'processes', processes, undefined, undefined],
+    ['stale', staleUnknown ? '?' : stale, stale > 0 ? 'danger' : undefined, staleUnknown ?? undefined],
+    ['drift', drift, drift > 0 ? 'warn' : undefined, undefined],
   ];
   return (
     <dl className="node-counts small" data-testid="node-counts">
-      {items.map(([term, count, tone]) => (
-        <div key={term} className={tone}>
+      {items.map(([term, count, tone, why]) => (
+        <div key={term} className={tone} title={why}>
           <dt>{term}</dt>
           <dd>{count}</dd>
         </div>
@@ -105,6 +137,18 @@ function Gpu({ gpu }: { gpu: GpuView }) {
   );
 }
 
+/** A LocalAI worker's GPU memory, as its frontend reports it (LocalAI reports no CPU or disk of a worker). */
+function WorkerVram({ worker }: { worker: LocalAiWorkerView }) {
+  if (worker.totalVramBytes === 0) return <p className="muted small">LocalAI reports no GPU memory for it.</p>;
+  const used = worker.totalVramBytes - worker.availableVramBytes;
+  const full = `${worker.gpuVendor ?? 'GPU'}: ${humanBytes(worker.availableVramBytes)} free of ${humanBytes(worker.totalVramBytes)}, as LocalAI reports it`;
+  return (
+    <div className="bars" data-testid="node-resources">
+      <Bar label="VRAM" used={used} total={worker.totalVramBytes} text={bytesOf(used, worker.totalVramBytes)} full={full} />
+    </div>
+  );
+}
+
 /** A labelled meter: what it measures, how full, and the figures in words (colour is never the only sign). */
 function Bar({ label, used, total, text, full }: { label: string; used: number; total: number; text: string; full: string }) {
   const share = total > 0 ? Math.max(0, Math.min(1, used / total)) : 0;
@@ -120,6 +164,8 @@ function Bar({ label, used, total, text, full }: { label: string; used: number; 
 }
 
 function NodeActions({ node, card, disabled }: { node: NodeEntry; card: NodeCard; disabled: boolean }) {
+  // A LocalAI worker is cordoned and drained in LocalAI, never by Hangar.
+  const refused = card.localai ? workerRefusal('drain') : null;
   const cordon = useAction(setCordoned);
   const drain = useAction(drainNode);
   const [draining, setDraining] = useState<ProcessView[] | null>(null);
@@ -128,10 +174,10 @@ function NodeActions({ node, card, disabled }: { node: NodeEntry; card: NodeCard
   const error = cordon.error ?? drain.error ?? listFirst.error;
   return (
     <div className="node-card-actions">
-      <button type="button" className="btn small ghost" disabled={disabled || busy} onClick={() => void cordon.run(node.id, !card.cordoned)} data-testid="cordon">
+      <button type="button" className="btn small ghost" disabled={disabled || busy || refused !== null} title={refused ?? undefined} onClick={() => void cordon.run(node.id, !card.cordoned)} data-testid="cordon">
         {card.cordoned ? 'Uncordon' : 'Cordon'}
       </button>
-      <button type="button" className="btn small ghost" disabled={disabled || busy} onClick={() => void listFirst.run()} data-testid="drain">
+      <button type="button" className="btn small ghost" disabled={disabled || busy || refused !== null} title={refused ?? undefined} onClick={() => void listFirst.run()} data-testid="drain">
         {drain.pending ? 'Draining…' : 'Drain'}
       </button>
       {error && (

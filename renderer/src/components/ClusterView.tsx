@@ -50,7 +50,7 @@ export function ClusterView() {
         <AwaitingRollouts rollouts={rollouts} sides={sides} ask={setAsking} />
         <div className="node-grid" data-testid="node-grid">
           {nodes.map((n) => (
-            <ClusterNodeCard key={n.id} node={n} />
+            <ClusterNodeCard key={n.id} node={n} pairedWorker={pairedWorkerLabel(all, n)} />
           ))}
         </div>
         <h2 className="section-title">Backends on every node</h2>
