@@ -35,13 +35,14 @@ test.beforeAll(async ({ browser }) => {
   // Big enough, and slow enough, that the worker's download shows its progress.
   gallery = await startGalleryServer([{ name: 'whisper', version: '1.0.0', bytes: 128 * 1024 }], { chunkDelayMs: 120 });
   frontend = await startStandInFrontend({ apiKey: API_KEY, registrationToken: TOKEN, galleries: [{ url: gallery.indexUrl, name: 'localai' }], staleMs: 2000, checkMs: 200 });
-  for (const [name, gpu] of [['gpu-a', 'nvidia'], ['gpu-b', '']] as const) {
+  for (const [name, gpu, basePort] of [['gpu-a', 'nvidia', 25100], ['gpu-b', '', 25110]] as const) {
     const worker = new StandInWorker({
       name,
       nats: nats.url,
       frontend: frontend.url,
       registrationToken: TOKEN,
       backendsDir: join(root, name),
+      basePort,
       heartbeatMs: 300,
       indexCacheMs: 0,
       ...(gpu && { gpuVendor: gpu, totalVram: 24 * 1024 ** 3, capability: 'nvidia' }),
@@ -140,7 +141,7 @@ test("the Cluster view holds the workers: each card says what it is, its state, 
   await expect(card.getByRole('heading', { name: 'gpu-a' })).toBeVisible();
   await expect(card.getByTestId('node-kind')).toHaveText('LocalAI worker');
   await expect(card.getByLabel('online')).toBeVisible();
-  await expect(card.getByTestId('node-card-status')).toHaveText('127.0.0.1:50051 · nvidia');
+  await expect(card.getByTestId('node-card-status')).toHaveText('127.0.0.1:25100 · nvidia');
   await expect(card.getByRole('meter', { name: /^VRAM: nvidia: 24 GiB free of 24 GiB, as LocalAI reports it$/ })).toBeVisible();
   await expect(page.getByTestId('node-card-gpu-b')).toContainText('LocalAI reports no GPU memory for it.');
   for (const action of ['cordon', 'drain']) {
@@ -169,7 +170,7 @@ test("the Cluster view holds the workers: each card says what it is, its state, 
   await expect(card.getByTestId('node-card-status')).toHaveText('draining in LocalAI (it takes no new work)');
   await expect(card).toHaveClass(/away/);
   frontend.setStatus(id, 'healthy');
-  await expect(card.getByTestId('node-card-status')).toHaveText('127.0.0.1:50051 · nvidia');
+  await expect(card.getByTestId('node-card-status')).toHaveText('127.0.0.1:25100 · nvidia');
 });
 
 test('a stopped model leaves the worker; Settings say which LocalAI cluster the agent manages', async () => {

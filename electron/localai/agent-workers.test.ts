@@ -28,7 +28,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
 
   const nodes = () => json<NodeCard[]>(agents[0]!, 'nodes');
   const startWorker = async (name: string, backendsDir: string, options: Partial<ConstructorParameters<typeof StandInWorker>[0]> = {}) => {
-    workers[name] = new StandInWorker({ name, nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, backendsDir, heartbeatMs: 200, indexCacheMs: 0, ...options });
+    workers[name] = new StandInWorker({ name, nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, backendsDir, heartbeatMs: 200, indexCacheMs: 0, basePort: 25300 + 20 * Object.keys(workers).length, ...options });
     await workers[name].start();
   };
 
@@ -41,7 +41,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     // This one keeps its gallery index for an hour, as LocalAI does.
     await startWorker('lai-2', join(root, 'lai-2'), { indexCacheMs: 60 * 60_000 });
     // A worker on the backends directory of the Hangar agent `box`, registered as LocalAI registers by default.
-    await startWorker('lai-box', join(root, 'box', 'backends'), { address: `${hostname()}:50051` });
+    await startWorker('lai-box', join(root, 'box', 'backends'), { address: `${hostname()}:25390`, basePort: 25390 });
 
     await trustingHomes([join(root, 'hub'), join(root, 'box')]);
     const keyFile = join(root, 'api-key');

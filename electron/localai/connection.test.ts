@@ -29,7 +29,7 @@ describe('Settings → LocalAI cluster', () => {
     nats = await startNats();
     gallery = await startGalleryServer([]);
     frontend = await startStandInFrontend({ apiKey: API_KEY, registrationToken: TOKEN, galleries: [{ url: gallery.indexUrl, name: 'g' }] });
-    worker = new StandInWorker({ name: 'gpu1', nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, backendsDir: join(root, 'gpu1') });
+    worker = new StandInWorker({ name: 'gpu1', nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, backendsDir: join(root, 'gpu1'), basePort: 25400 });
     await worker.start();
   });
 

@@ -54,6 +54,8 @@ export class LocalAiLink extends EventEmitter<{ event: [NodeEvent] }> {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | null = null;
   private readonly reading = new Map<string, Promise<void>>();
+  /** Per worker, the number of its latest read: only that read's card is shown. */
+  private readonly lastRead = new Map<string, number>();
   private pairing: Promise<void> | null = null;
   private closed = false;
 
@@ -154,15 +156,23 @@ export class LocalAiLink extends EventEmitter<{ event: [NodeEvent] }> {
     if (wait) await done;
   }
 
+  /**
+   * A worker LocalAI says takes no calls is shown so at once, even while an earlier read still waits for its reply (a
+   * worker that went away mid-request leaves it waiting out the request's time limit); that read's card is dropped.
+   */
   private readWorker(node: FrontendNode, worker: WorkerNode): Promise<void> {
     const reading = this.reading.get(worker.id);
-    if (reading) return reading;
-    const read = this.cardOf(node, worker)
+    if (reading && workerStatusReason(node.status) === null) return reading;
+    const mine = (this.lastRead.get(worker.id) ?? 0) + 1;
+    this.lastRead.set(worker.id, mine);
+    const read: Promise<void> = this.cardOf(node, worker)
       .then((card) => {
-        if (!this.closed) this.setCard({ node, worker, card });
+        if (!this.closed && this.lastRead.get(worker.id) === mine) this.setCard({ node, worker, card });
       })
       .catch(() => undefined)
-      .finally(() => this.reading.delete(worker.id));
+      .finally(() => {
+        if (this.reading.get(worker.id) === read) this.reading.delete(worker.id);
+      });
     this.reading.set(worker.id, read);
     return read;
   }

@@ -11,6 +11,8 @@ import { HangarError } from '../../shared/errors.ts';
 import { startNats, type NatsServer } from '../cluster/test-nats.ts';
 import { tempDir } from '../core/testing/fixtures.ts';
 import { until } from '../agent/test-agent.ts';
+import { BackendClient } from '../core/supervisor/grpc-client.ts';
+import { portAnswers } from '../core/supervisor/readiness.ts';
 import { joinLocalAi } from './join.ts';
 import type { LocalAiLink } from './link.ts';
 import { workerSubjects } from './protocol.ts';
@@ -42,6 +44,15 @@ describe('LocalAI workers as Hangar nodes', () => {
     const reply = await nc.request(workerSubjects.install(worker.id), JSON.stringify({ backend: backendName, model_id: model }), { timeout: 5000 });
     assert.equal(reply.json<{ success: boolean }>().success, true);
   };
+  /** A gRPC client to a worker's backend process on this machine, closed after `use`. */
+  const withBackend = async (port: number, use: (client: BackendClient) => Promise<void>) => {
+    const client = new BackendClient(`127.0.0.1:${port}`);
+    try {
+      await use(client);
+    } finally {
+      client.close();
+    }
+  };
   const startWorker = async (name: string, options: Partial<ConstructorParameters<typeof StandInWorker>[0]> = {}) => {
     workers[name] = new StandInWorker({
       name,
@@ -52,6 +63,8 @@ describe('LocalAI workers as Hangar nodes', () => {
       capability: 'default',
       heartbeatMs: 200,
       indexCacheMs: 0,
+      // Each worker's backends take ports upward from their own base, as LocalAI's do from 50051.
+      basePort: 25200 + 20 * Object.keys(workers).length,
       ...options,
     });
     await workers[name].start();
@@ -98,7 +111,7 @@ describe('LocalAI workers as Hangar nodes', () => {
     assert.equal(a.localai?.status, 'healthy');
     assert.equal(a.localai?.gpuVendor, 'nvidia');
     assert.equal(a.localai?.totalVramBytes, 24 * 1024 ** 3);
-    assert.equal(a.localai?.address, '127.0.0.1:50051');
+    assert.equal(a.localai?.address, '127.0.0.1:25200');
     assert.deepEqual(a.labels, { 'node.replica-slots': '1', 'gpu.vendor': 'nvidia' });
     // An empty backend list is `{"backends":null}`, an empty model list `{"models":[]}`.
     assert.deepEqual(await call('gpu-a', 'backends'), []);
@@ -127,8 +140,10 @@ describe('LocalAI workers as Hangar nodes', () => {
     const echo = await backend('gpu-a', 'echo');
     assert.equal(echo?.version, '1.0.0');
     assert.equal(echo?.upgradable, false);
-    // LocalAI's backend.install starts the backend's process.
-    assert.deepEqual((await call<ProcessView[]>('gpu-a', 'processes')).map((p) => p.model), ['echo']);
+    // LocalAI's backend.install starts the backend's process, a gRPC server that answers at the port it reports.
+    const processes = await call<ProcessView[]>('gpu-a', 'processes');
+    assert.deepEqual(processes.map((p) => p.model), ['echo']);
+    await withBackend(processes[0]!.port, async (client) => assert.equal(await client.health(2000), 'OK'));
   });
 
   test('installed on the others; a newer gallery version is upgradable, and the card counts it', async () => {
@@ -174,15 +189,24 @@ describe('LocalAI workers as Hangar nodes', () => {
 
   test('unload frees a model and keeps its process; stop ends it (backend.stop, fire-and-forget)', async () => {
     await frontendLoads(workers['gpu-b']!, 'echo', 'm2');
-    await until('m2 listed', async () => ((await call<ProcessView[]>('gpu-b', 'processes')).some((p) => p.model === 'm2') ? true : undefined), 3000);
+    const m2 = await until('m2 listed', async () => (await call<ProcessView[]>('gpu-b', 'processes')).find((p) => p.model === 'm2'), 3000);
+    // The frontend then loads the model over gRPC, as LocalAI's does.
+    await withBackend(m2.port, async (client) => {
+      assert.equal((await client.loadModel({ model: 'm2', modelFile: 'm2', modelPath: '' }, 2000)).success, true);
+      assert.equal((await client.status(2000)).state, 'READY');
+    });
     const unloaded = await call<ProcessView>('gpu-b', 'unload', { model: 'm2' });
     assert.equal(unloaded.loaded, false);
     const sent = workers['gpu-b']!.received.find((r) => r.subject === 'model.unload')!.body as Record<string, unknown>;
     assert.equal(sent.model_name, 'm2');
-    assert.match(String(sent.address), /^127\.0\.0\.1:\d+$/);
+    assert.equal(sent.address, `127.0.0.1:${m2.port}`);
     assert.ok(workers['gpu-b']!.running().includes('m2#0'), 'the process keeps running');
+    // The worker's gRPC Free released the model; the process still answers.
+    await withBackend(m2.port, async (client) => assert.equal((await client.status(2000)).state, 'UNINITIALIZED'));
     await call('gpu-b', 'stop', { model: 'm2' });
     assert.ok(!workers['gpu-b']!.running().includes('m2#0'));
+    // models.running drops a process once it is stopping (as LocalAI's does); it exits just after.
+    await until('the stopped process no longer listens', async () => ((await portAnswers(m2.port)) ? undefined : true), 5000);
     assert.deepEqual(workers['gpu-b']!.received.find((r) => r.subject === 'backend.stop')!.body, { backend: 'm2' });
   });
 
@@ -202,8 +226,9 @@ describe('LocalAI workers as Hangar nodes', () => {
     }
   });
 
-  test('a worker that leaves goes offline with LocalAI\'s reason, and its actions are refused', async () => {
-    await workers['gpu-c']!.stop();
+  test('a worker that hangs goes offline with LocalAI\'s reason as soon as LocalAI says so, and its actions are refused', async () => {
+    // Its machine hangs: Hangar's reads of it wait out their time limit (30 s), but LocalAI's word is shown at once.
+    workers['gpu-c']!.freeze();
     const offline = await until('gpu-c offline', async () => (card('gpu-c').status === 'offline' && card('gpu-c').localai?.status === 'offline' ? card('gpu-c') : undefined), 5000);
     assert.equal(offline.reason, 'offline in LocalAI (no heartbeat from it)');
     await assert.rejects(call('gpu-c', 'install', { name: 'echo' }), /LocalAI worker gpu-c is offline in LocalAI \(no heartbeat from it\)/);

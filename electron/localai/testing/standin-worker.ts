@@ -2,17 +2,21 @@
 // models_running.go, registration.go; core/services/messaging/; core/services/nodes/install_progress_publisher.go;
 // core/gallery/gallery.go's index cache). It registers with the frontend and sends heartbeats, answers its NATS
 // subjects with LocalAI's JSON shapes, downloads an artifact from the gallery with debounced progress events (the last
-// one flushed right before the reply), writes `<backends>/<name>/run.sh` and metadata.json, and runs a real process
-// per model. It keeps each gallery index for an hour, as LocalAI does, so an upgrade right after a gallery change
+// one flushed right before the reply), and installs `<backends>/<name>/` with metadata.json. What it installs is a real
+// gRPC backend (the echo backend the build writes to dist/backends/echo; the downloaded bytes stand for its image),
+// started per model as LocalAI's supervisor starts one (`run.sh --addr HOST:PORT`, ports upward from its base port) and
+// reported only once its gRPC Health answers OK (LocalAI waits up to 30 s, then fails the install). It keeps each gallery index for an hour, as LocalAI does, so an upgrade right after a gallery change
 // reinstalls the old version. `upgradeHandler: false` is a worker from before backend.upgrade existed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { parse } from 'yaml';
 import { localaiTimestamp } from '../../core/install/metadata.ts';
+import { BackendClient } from '../../core/supervisor/grpc-client.ts';
+import { waitReady } from '../../core/supervisor/readiness.ts';
 import { formatLocalAiSize, sanitizeSubjectToken, type InstallRequest } from '../protocol.ts';
 
 export interface StandInWorkerOptions {
@@ -26,7 +30,9 @@ export interface StandInWorkerOptions {
   capability?: string;
   gpuVendor?: string;
   totalVram?: number;
-  /** Registered address; LocalAI's default is `HOSTNAME:50051`. */
+  /** The first port its backends' gRPC servers take, upward (LocalAI: its address's port, 50051 by default). */
+  basePort: number;
+  /** Registered address; LocalAI's default is `HOSTNAME:<base port>`. */
   address?: string;
   heartbeatMs?: number;
   /** false: a worker older than backend.upgrade, which only answers backend.install (with force). */
@@ -49,6 +55,12 @@ interface Proc {
 /** LocalAI's leading-edge debounce for progress events. */
 const PROGRESS_DEBOUNCE_MS = 250;
 const INDEX_CACHE_MS = 60 * 60_000;
+/** How long LocalAI's supervisor waits for a started backend's Health before it fails the install. */
+const READINESS_MS = 30_000;
+/** LocalAI's bound on the Free a model.unload makes. */
+const FREE_MS = 5_000;
+/** The real gRPC backend every install puts in place (built by `npm run build`). */
+const BACKEND_SOURCE = resolve('dist/backends/echo');
 
 export class StandInWorker {
   id = '';
@@ -57,18 +69,21 @@ export class StandInWorker {
   private readonly processes = new Map<string, Proc>();
   private readonly locks = new Map<string, Promise<void>>();
   private readonly indexCache = new Map<string, { text: string; at: number }>();
-  /** LocalAI hands backend processes ports upward from its base port (the registered address's). */
-  private nextPort = 50_051;
+  private frozen = false;
+  /** LocalAI hands backend processes ports upward from its base port. */
+  private nextPort: number;
   /** Every request body received, by subject suffix, for tests to inspect. */
   readonly received: { subject: string; body: unknown }[] = [];
 
-  constructor(readonly options: StandInWorkerOptions) {}
+  constructor(readonly options: StandInWorkerOptions) {
+    this.nextPort = options.basePort;
+  }
 
   async start(): Promise<void> {
     await mkdir(this.options.backendsDir, { recursive: true });
     const registered = await this.post('/api/node/register', {
       name: this.options.name,
-      address: this.options.address ?? `127.0.0.1:50051`,
+      address: this.options.address ?? `127.0.0.1:${this.options.basePort}`,
       http_address: '127.0.0.1:50050',
       token: this.options.registrationToken,
       total_vram: this.options.totalVram ?? 0,
@@ -90,7 +105,13 @@ export class StandInWorker {
     for (const key of [...this.processes.keys()]) await this.stopProcess(key);
   }
 
-  /** What a routine model load from the frontend does: backend.install with the model's id. */
+  /** A worker whose machine hangs: no more heartbeats, and requests are taken but never answered. */
+  freeze(): void {
+    clearInterval(this.heartbeat);
+    this.frozen = true;
+  }
+
+  /** The process keys of its running models (`model#replica`). */
   running(): string[] {
     return [...this.processes.entries()].filter(([, p]) => !p.stopping).map(([key]) => key);
   }
@@ -101,6 +122,7 @@ export class StandInWorker {
     const reply = (subject: string, handler: (body: unknown) => Promise<object> | object) =>
       nc.subscribe(`${node}.${subject}`, {
         callback: (_error, msg) => {
+          if (this.frozen) return;
           let body: unknown;
           try {
             body = msg.data.length === 0 ? null : JSON.parse(msg.string());
@@ -116,7 +138,7 @@ export class StandInWorker {
     reply('backend.list', () => this.list());
     reply('backend.delete', (body) => this.delete((body as { backend: string }).backend));
     reply('models.running', () => ({ models: this.running().map((key) => ({ model_id: key.slice(0, key.lastIndexOf('#')), replica_index: Number(key.slice(key.lastIndexOf('#') + 1)), address: this.processes.get(key)!.address })) }));
-    reply('model.unload', () => ({ success: true }));
+    reply('model.unload', (body) => this.unload((body as { address?: string } | null)?.address ?? ''));
     nc.subscribe(`${node}.backend.stop`, {
       callback: (_error, msg) => {
         const body = msg.data.length === 0 ? null : (JSON.parse(msg.string()) as { backend?: string } | null);
@@ -162,10 +184,10 @@ export class StandInWorker {
       }
       try {
         if (force || !(await this.installed(body.backend))) await this.fromGallery(body);
+        return { success: true, address: await this.startProcess(key, body.backend) };
       } catch (error) {
         return { success: false, error: (error as Error).message };
       }
-      return { success: true, address: this.startProcess(key, body.backend) };
     });
   }
 
@@ -183,6 +205,17 @@ export class StandInWorker {
       }
       return { success: true, stopped_process_keys: stopped, reports_stopped_processes: true };
     });
+  }
+
+  /** handleModelUnload: a bounded, best-effort gRPC Free on the model's process (else any), which keeps running. */
+  private async unload(address: string): Promise<object> {
+    const target = address || [...this.processes.values()][0]?.address;
+    if (target) {
+      const client = new BackendClient(target);
+      await client.free(FREE_MS).catch(() => undefined);
+      client.close();
+    }
+    return { success: true };
   }
 
   private async delete(backend: string): Promise<object> {
@@ -257,8 +290,9 @@ export class StandInWorker {
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true, mode: 0o750 });
     if (runnable) {
-      await writeFile(join(dir, 'run.sh'), '#!/bin/sh\nexec sleep 100000\n');
-      await chmod(join(dir, 'run.sh'), 0o700);
+      for (const file of ['run.sh', 'server.cjs']) await cp(join(BACKEND_SOURCE, file), join(dir, file));
+      // The echo backend names this in its LoadModel reply: the version the worker installed.
+      await writeFile(join(dir, 'VERSION'), `${md.version ?? 'none'}\n`);
     }
     const keys = ['alias', 'meta_backend_for', 'name', 'gallery_url', 'installed_at', 'version', 'uri', 'digest'];
     const ordered = Object.fromEntries(keys.filter((k) => md[k]).map((k) => [k, md[k]]));
@@ -269,12 +303,25 @@ export class StandInWorker {
     return readdir(join(this.options.backendsDir, backend)).then(() => true, () => false);
   }
 
-  private startProcess(key: string, backend: string): string {
+  /** LocalAI's startBackend: the next port, `run.sh --addr`, and the address only once Health answers OK. */
+  private async startProcess(key: string, backend: string): Promise<string> {
     const dir = join(this.options.backendsDir, backend);
-    const child = spawn(join(dir, 'run.sh'), [], { cwd: dir, stdio: 'ignore' });
+    const port = this.nextPort++;
+    const address = `127.0.0.1:${port}`;
+    const child = spawn(join(dir, 'run.sh'), ['--addr', address], { cwd: dir, stdio: 'ignore', env: { ...process.env, HANGAR_NODE: process.execPath } });
     child.on('error', () => undefined);
-    const address = `127.0.0.1:${this.nextPort++}`;
     this.processes.set(key, { backend, address, child, stopping: false });
+    const client = new BackendClient(address);
+    const died = new AbortController();
+    child.once('exit', () => died.abort(new Error(`backend process ${backend} died during startup`)));
+    try {
+      await waitReady(port, client, Date.now() + READINESS_MS, died.signal);
+    } catch (error) {
+      await this.stopProcess(key);
+      throw new Error(`backend ${backend} did not become ready: ${(error as Error).message}`);
+    } finally {
+      client.close();
+    }
     return address;
   }
 
