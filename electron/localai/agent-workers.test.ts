@@ -2,7 +2,7 @@
 // at a LocalAI frontend and its NATS (one real nats-server for both), and the CLI lists, installs and rolls out across
 // Hangar nodes and LocalAI workers alike. A second agent runs on a worker's own backends directory.
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,12 +18,25 @@ import { StandInWorker } from './testing/standin-worker.ts';
 const API_KEY = 'admin-key-0123456789';
 const TOKEN = 'registration-token-0123456789';
 
+/** The files under `dir` whose text holds `secret`. */
+async function filesHolding(dir: string, secret: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    if ((await readFile(path, 'utf8').catch(() => '')).includes(secret)) found.push(path);
+  }
+  return found;
+}
+
 describe('a LocalAI cluster managed from hangar agent', () => {
   let root: string;
   let nats: NatsServer;
   let gallery: GalleryServer;
   let frontend: StandInFrontend;
   const agents: Agent[] = [];
+  /** Everything the agent pointed at LocalAI writes to its stdout and stderr. */
+  let hubOutput = '';
   const workers: Record<string, StandInWorker> = {};
 
   const nodes = () => json<NodeCard[]>(agents[0]!, 'nodes');
@@ -56,6 +69,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
       ]),
       await startAgent(join(root, 'box'), boxGallery, [...cluster('box'), '--ports', '24200-24299']),
     );
+    for (const stream of [agents[0]!.child.stdout!, agents[0]!.child.stderr!]) stream.on('data', (chunk: Buffer) => (hubOutput += chunk.toString()));
   });
 
   after(async () => {
@@ -137,5 +151,11 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     const [rollout] = await json<RolloutView[]>(agents[0]!, 'rollouts');
     assert.ok(rollout!.nodes.some((n) => n.name === 'box'));
     assert.ok(!rollout!.nodes.some((n) => n.name === 'lai-box'));
+  });
+
+  test('after all that, the API key is nowhere in what the agent wrote: its output, its home', async () => {
+    assert.ok(frontend.requests.some((r) => r.authorized), 'the agent used the key');
+    assert.doesNotMatch(hubOutput, new RegExp(API_KEY));
+    assert.deepEqual(await filesHolding(join(root, 'hub'), API_KEY), []);
   });
 });
