@@ -117,6 +117,7 @@ export class WorkerNode {
       galleries: this.options.galleries.names(),
       galleryProblems: this.options.galleries.problems(),
       version: '',
+      processTracking: "by the LocalAI worker itself (its protocol does not say how)",
       addresses: [],
     };
   }
