@@ -23,7 +23,6 @@ export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; paire
         <span className={`dot ${away ? 'off' : 'ok'}`} role="img" aria-label={card.status} />
         <h2 title={card.self ? `${node.label} (this host)` : node.label}>{node.label}</h2>
         {card.cordoned && <span className="badge warn" data-testid="cordoned">cordoned</span>}
-        <span className="spacer" />
         <NodeActions node={node} card={card} disabled={away !== null} />
       </header>
       <div className="node-card-sub small">
