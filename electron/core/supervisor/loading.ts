@@ -1,8 +1,12 @@
-// Loading a model into its process: LoadModel with the row in state loading, and again in every later process.
+// Loading a model into its process: LoadModel with the row in state loading, and again in every later process;
+// Free to unload it.
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/index.ts';
 import { BackendCallError, type LoadModelRequest } from './grpc-client.ts';
-import type { ModelSpec, Proc, ProcessRecords } from './records.ts';
+import { oneLineOf, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+
+/** How long an unload waits for the backend's Free. */
+const FREE_LIMIT_MS = 5000;
 
 export class Loader {
   constructor(
@@ -38,6 +42,16 @@ export class Loader {
     } catch (error) {
       this.fail(proc, new HangarError('failed', `reloading model ${proc.model} failed: ${loadError(proc, error).message}`));
     }
+  }
+
+  /** Free: the backend drops the model from memory and keeps running; the row says so until the next load. */
+  async free(proc: Proc): Promise<void> {
+    if (proc.state !== 'ready') throw new HangarError('conflict', `model ${proc.model}'s process is ${proc.state}, not ready: it cannot unload now`);
+    const result = await proc.client.free(FREE_LIMIT_MS).catch((error: unknown) => ({ success: false, message: oneLineOf(error) }));
+    if (!result.success) throw new HangarError('failed', `backend ${proc.backend} did not unload ${proc.model}: ${result.message || 'Free failed'}`);
+    proc.loaded = false;
+    tell(proc, 'model unloaded (Free): the process keeps running');
+    this.records.publish(proc);
   }
 
   /** Puts a load failure on the row (the process runs, its model is not loaded) and returns it to throw. */

@@ -7,7 +7,7 @@
 //   load                 loading.ts (LoadModel, again in every later process of the model)
 //   reuse, or stale      reuse-gates.ts (directory identity, Health); rechecks.ts (fs.watch, backstop, cwd probe)
 //   unresponsive         health-watch.ts
-//   respawn, stop        stopping.ts (the whole process tree; by directory before a swap; strangers)
+//   respawn, stop        stopping.ts (the whole process tree; by directory before a swap); strangers.ts (the scan)
 //   crash → restart      endings.ts, restart-policy.ts (backoff, crash loop)
 //   host restart         adoption.ts (the saved table's live processes adopted, the others started again)
 // Each model's row and what it should run as: records.ts, saved by table.ts. Its log: model-logs.ts.
@@ -29,16 +29,13 @@ import { Reaper, type ParentWatch } from './reaper.ts';
 import { ProcessRecords, endText, liveTarget, oneLineOf, tell, type BackendTarget, type Proc } from './records.ts';
 import { RestartScheduler } from './restart-policy.ts';
 import { ReuseGates } from './reuse-gates.ts';
-import { scanProcesses } from './scan.ts';
 import { SmokeStart } from './smoke-start.ts';
 import { Stopping, type DirectoryStop } from './stopping.ts';
+import { Strangers } from './strangers.ts';
 import { ProcessTable } from './table.ts';
 import { UsageSampler } from './usage.ts';
 
 export type { BackendTarget, DirectoryStop, ProcessTracking, SupervisorOptions };
-
-/** How long an unload waits for the backend's Free. */
-const UNLOAD_LIMIT_MS = 5000;
 
 /**
  * Events:
@@ -65,6 +62,7 @@ export class Supervisor extends EventEmitter {
   private readonly adoption: Adoption;
   private readonly cgroups: Cgroups;
   private readonly smoke: SmokeStart;
+  private readonly strangers: Strangers;
   private reaper: Reaper | null = null;
   private closing: Promise<void> | null = null;
 
@@ -90,6 +88,7 @@ export class Supervisor extends EventEmitter {
     const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups }));
     const loader = (this.loader = new Loader(records, o.modelsDir, o.loadTimeoutMs));
     this.rechecks = new Rechecks(records, endings);
+    this.strangers = new Strangers(records, stopping, o.backendsDir);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
     this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, startTimeoutMs: o.startTimeoutMs, stopGraceMs: o.stopGraceMs });
@@ -294,40 +293,24 @@ export class Supervisor extends EventEmitter {
     return this.lock.run(model, async () => {
       const proc = this.records.get(model);
       if (!proc || proc.retired) throw new HangarError('not-found', `no backend process runs for model ${model}`);
-      if (proc.state !== 'ready') throw new HangarError('conflict', `model ${model}'s process is ${proc.state}, not ready: it cannot unload now`);
-      const result = await proc.client.free(UNLOAD_LIMIT_MS).catch((error: unknown) => ({ success: false, message: oneLineOf(error) }));
-      if (!result.success) throw new HangarError('failed', `backend ${proc.backend} did not unload ${model}: ${result.message || 'Free failed'}`);
-      proc.loaded = false;
-      tell(proc, 'model unloaded (Free): the process keeps running');
-      this.records.publish(proc);
+      await this.loader.free(proc);
       return this.records.view(proc);
     });
   }
 
-  /**
-   * The process `pid` if a user may stop it through Hangar: one a scan finds that is supervised (its model is
-   * returned, to be stopped as such), or that Hangar did not start and whose cwd is stale. Never an arbitrary pid.
-   */
-  async stoppable(pid: number): Promise<{ entry: ScanEntry; model: string | null }> {
-    const entry = pid === process.pid ? undefined : (await this.scan()).find((e) => e.pid === pid);
-    if (!entry) throw new HangarError('not-found', `pid ${pid} is not a process of this node's backends (see scan)`);
-    if (!entry.supervised && entry.status !== 'stale') {
-      throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
-    }
-    return { entry, model: this.records.all().find((p) => p.pid === pid)?.model ?? null };
+  /** The processes running from the backends directory, Hangar's own and others. */
+  scan(): Promise<ScanEntry[]> {
+    return this.strangers.scan();
   }
 
-  /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (the caller vetted it). */
+  /** See Strangers.stoppable: never an arbitrary pid. */
+  stoppable(pid: number): Promise<{ entry: ScanEntry; model: string | null }> {
+    return this.strangers.stoppable(pid);
+  }
+
+  /** Stops one process Hangar did not start, once stoppable() vetted it. */
   stopStranger(pid: number): Promise<void> {
-    return this.stopping.stranger(pid);
-  }
-
-  async scan(): Promise<ScanEntry[]> {
-    const procs = this.records.all().filter((p) => !p.retired);
-    if (process.platform !== 'linux') {
-      return procs.map((p) => ({ pid: p.pid, command: '', cwd: p.cwd.procCwd ?? p.identity?.dir ?? '', status: p.cwd.cwd, supervised: true, backend: p.backend }));
-    }
-    return scanProcesses(this.options.backendsDir, procs);
+    return this.strangers.stop(pid);
   }
 
   /** Backends started from now on get ports from `range`; running ones keep theirs. */

@@ -1,0 +1,40 @@
+// The processes running from the backends directory, Hangar's own and others: what a scan shows, and which of
+// them a user may stop through Hangar (its own, and strangers only when their directory was replaced).
+import { HangarError, type ScanEntry } from '../../../shared/index.ts';
+import type { ProcessRecords } from './records.ts';
+import { scanProcesses } from './scan.ts';
+import type { Stopping } from './stopping.ts';
+
+export class Strangers {
+  constructor(
+    private readonly records: ProcessRecords,
+    private readonly stopping: Stopping,
+    private readonly backendsDir: string,
+  ) {}
+
+  async scan(): Promise<ScanEntry[]> {
+    const procs = this.records.all().filter((p) => !p.retired);
+    if (process.platform !== 'linux') {
+      return procs.map((p) => ({ pid: p.pid, command: '', cwd: p.cwd.procCwd ?? p.identity?.dir ?? '', status: p.cwd.cwd, supervised: true, backend: p.backend }));
+    }
+    return scanProcesses(this.backendsDir, procs);
+  }
+
+  /**
+   * The process `pid` if a user may stop it through Hangar: one a scan finds that is supervised (its model is
+   * returned, to be stopped as such), or that Hangar did not start and whose cwd is stale. Never an arbitrary pid.
+   */
+  async stoppable(pid: number): Promise<{ entry: ScanEntry; model: string | null }> {
+    const entry = pid === process.pid ? undefined : (await this.scan()).find((e) => e.pid === pid);
+    if (!entry) throw new HangarError('not-found', `pid ${pid} is not a process of this node's backends (see scan)`);
+    if (!entry.supervised && entry.status !== 'stale') {
+      throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
+    }
+    return { entry, model: this.records.all().find((p) => p.pid === pid)?.model ?? null };
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (stoppable() vetted it). */
+  stop(pid: number): Promise<void> {
+    return this.stopping.stranger(pid);
+  }
+}
