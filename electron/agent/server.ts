@@ -10,7 +10,7 @@ import { extname, join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { HangarApi } from '../../shared/api.ts';
 import type { NodeEvent } from '../../shared/types.ts';
-import { WS_PATH, WS_PROTOCOL, type WireMessage } from '../../shared/wire.ts';
+import { WS_PATH, WS_PROTOCOL, type WireMessage, type WireResponse } from '../../shared/wire.ts';
 import { ConnectionGuard, preAuthLimits } from './connection-guard.ts';
 import { dispatch } from './dispatch.ts';
 
@@ -165,9 +165,27 @@ function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: S
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
     dispatch(node, data.toString())
-      .then((response) => sendText(ws, JSON.stringify(response)))
+      .then((response) => sendText(ws, responseText(response)))
       .catch(() => ws.terminate());
   });
+}
+
+/** The JSON of frozen values: a node hands out the same frozen views while nothing in them changed. */
+const frozenTexts = new WeakMap<object, string>();
+
+function jsonOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value);
+  let text = frozenTexts.get(value);
+  if (text === undefined) frozenTexts.set(value, (text = JSON.stringify(value)));
+  return text;
+}
+
+/** Exactly JSON.stringify(response); the text of a frozen result, or of a list's frozen items, is made once. */
+function responseText(response: WireResponse): string {
+  if (!('result' in response)) return JSON.stringify(response);
+  const { id, result } = response;
+  const text = Array.isArray(result) && !Object.isFrozen(result) ? `[${result.map((item) => jsonOf(item ?? null)).join(',')}]` : jsonOf(result);
+  return `{"id":${id},"result":${text}}`;
 }
 
 function sendText(ws: WebSocket, text: string): void {

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { nodeCountsSchema, nodeResourcesSchema } from '../../shared/event-schema.ts';
 import { nodeId, nodeLabels } from '../../shared/schemas.ts';
-import type { BackendView, NodeCounts } from '../../shared/types.ts';
 
 const text = z.string().max(256);
 /** A node's card lists the viewer keys it trusts, by id; more than this is not a small cluster's trust list. */
@@ -33,15 +32,3 @@ export type Heartbeat = z.infer<typeof heartbeatSchema>;
 
 /** A member is offline once this many heartbeats in a row are missing. */
 export const MISSED_HEARTBEATS = 3;
-
-/** `drift`: how many backends differ from the cluster's desired version here (the node's converger knows). */
-export function countsOf(backends: BackendView[], drift = 0): NodeCounts {
-  const processes = backends.flatMap((b) => b.processes);
-  return {
-    backends: backends.filter((b) => b.kind === 'backend').length,
-    processes: processes.length,
-    stale: processes.filter((p) => p.cwd === 'stale').length,
-    upgradable: backends.filter((b) => b.upgradable).length,
-    drift,
-  };
-}

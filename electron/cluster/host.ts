@@ -8,7 +8,6 @@ import type { ClusterSettings } from './cluster-settings.ts';
 import { Converger } from './converge.ts';
 import { DEFAULT_HEARTBEAT_MS } from './defaults.ts';
 import { DesiredState } from './desired.ts';
-import { countsOf } from './heartbeat.ts';
 import type { EventSource } from './member.ts';
 import { Rollouts } from './rollouts.ts';
 import { RequestFailure } from './request-failure.ts';
@@ -290,13 +289,13 @@ function formatSeconds(ms: number): string {
 }
 
 /** A host in no cluster is a cluster of one. */
-async function localCard(node: NodeApi, drift: number): Promise<NodeCard> {
+async function localCard(node: EventSource, drift: number): Promise<NodeCard> {
   const ref = { node: LOCAL_NODE };
-  const [info, backends, settings, machine] = await Promise.all([node.info(ref), node.backends(ref), node.settings(ref), node.resources(ref).catch(() => null)]);
+  const [info, counts, settings, machine] = await Promise.all([node.info(ref), node.counts(), node.settings(ref), node.resources(ref).catch(() => null)]);
   const { processes: _processes, ...resources } = machine ?? { processes: null };
   return {
     id: LOCAL_NODE, name: info.name, self: true, status: 'online', reason: null, host: hostname(), platform: info.platform, arch: info.arch,
-    capability: info.capability, version: info.version, counts: countsOf(backends, drift), heartbeatMs: 0, lastSeen: new Date().toISOString(), access: 'self',
+    capability: info.capability, version: info.version, counts: { ...counts, drift }, heartbeatMs: 0, lastSeen: new Date().toISOString(), access: 'self',
     labels: settings.settings.labels, cordoned: settings.settings.cordoned, resources: machine ? (resources as NodeCard['resources']) : null,
   };
 }

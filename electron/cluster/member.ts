@@ -2,17 +2,19 @@ import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node'
 import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type NodeApi } from '../../shared/api.ts';
 import { LOG_TEXT_MAX } from '../../shared/event-schema.ts';
-import type { NodeCard, NodeEvent, NodeResources } from '../../shared/types.ts';
+import type { NodeCard, NodeCounts, NodeEvent, NodeResources } from '../../shared/types.ts';
 import { invokeNode, type Envelope } from '../core/invoke.ts';
 import { CallGuard } from './call-guard.ts';
 import type { ClusterHealth } from './health.ts';
-import { countsOf, TRUSTS_LISTED, type Heartbeat } from './heartbeat.ts';
+import { TRUSTS_LISTED, type Heartbeat } from './heartbeat.ts';
 import type { ClusterIdentity } from './identity.ts';
 import { NodeSender } from './sender.ts';
 import { callSubject, eventsSubject, presenceSubject, PRESENCE_QUERY } from './subjects.ts';
 import type { TrustList } from './trust.ts';
 
 export type EventSource = NodeApi & {
+  /** What the card counts (but the drift, which the cluster knows), from the node's index: a heartbeat never lists backends. */
+  counts(): Promise<Omit<NodeCounts, 'drift'>>;
   on(event: 'event', listener: (e: NodeEvent) => void): unknown;
   off(event: 'event', listener: (e: NodeEvent) => void): unknown;
 };
@@ -76,7 +78,7 @@ export class Member {
     const info = await node.info({ node: LOCAL_NODE });
     this.heartbeat = {
       id: this.id, name, host: hostname(), platform: info.platform, arch: info.arch, capability: info.capability, version: info.version,
-      counts: countsOf([]), labels: {}, cordoned: false, resources: null, heartbeatMs, trusts: this.trusts(), open: this.options.anyCaller,
+      counts: { backends: 0, processes: 0, stale: 0, upgradable: 0, drift: 0 }, labels: {}, cordoned: false, resources: null, heartbeatMs, trusts: this.trusts(), open: this.options.anyCaller,
     };
     await this.refresh();
     this.subscriptions.push(
@@ -183,15 +185,16 @@ export class Member {
     this.refreshing = true;
     try {
       const { node } = this.options;
-      const [backends, settings, machine] = await Promise.all([
-        node.backends({ node: LOCAL_NODE }),
+      // Counts from the node's index of its backends: a heartbeat never lists them.
+      const [backendCounts, settings, machine] = await Promise.all([
+        node.counts(),
         node.settings({ node: LOCAL_NODE }),
         node.resources({ node: LOCAL_NODE }).catch(() => null),
       ]);
       // The card stays small: per-process figures are asked for, never sent every heartbeat.
       const { processes: _processes, ...resources } = machine ?? { processes: null };
       const { labels, cordoned } = settings.settings;
-      const counts = countsOf(backends, this.options.drift());
+      const counts = { ...backendCounts, drift: this.options.drift() };
       const before = this.heartbeat;
       if (!before) return false;
       this.heartbeat = { ...before, counts, labels, cordoned, resources: machine ? (resources as NodeResources) : null };

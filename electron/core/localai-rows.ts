@@ -25,6 +25,7 @@ export interface Row {
 /** One read of the backends directory: every directory, the kept trees, and LocalAI's listing of them. */
 export class DirectorySnapshot {
   private readonly byDir: Map<string, InstalledBackend>;
+  private lastRows: { picks: ReadonlyMap<string, string>; rows: Row[] } | null = null;
 
   private constructor(
     readonly all: InstalledBackend[],
@@ -37,6 +38,10 @@ export class DirectorySnapshot {
 
   static async read(store: BackendStore, capability: string): Promise<DirectorySnapshot> {
     const [all, kept] = await Promise.all([store.listAll(), store.kept()]);
+    return DirectorySnapshot.of(store, all, kept, capability);
+  }
+
+  static of(store: BackendStore, all: InstalledBackend[], kept: KeptTree[], capability: string): DirectorySnapshot {
     const listing = localaiListing(all.map((b) => b.facts), capability, (dir) => store.runShOf(dir));
     return new DirectorySnapshot(all, kept, listing, capability);
   }
@@ -69,7 +74,13 @@ export class DirectorySnapshot {
     return upgradeCheckSkip(this.listing, name);
   }
 
+  /** The rows, the same array for the same picks. */
   rows(picks: ReadonlyMap<string, string> = new Map()): Row[] {
+    if (this.lastRows?.picks !== picks) this.lastRows = { picks, rows: this.readRows(picks) };
+    return this.lastRows.rows;
+  }
+
+  private readRows(picks: ReadonlyMap<string, string>): Row[] {
     const names = new Set<string>();
     for (const b of this.all) if (b.kind !== 'foreign' || this.listing.backends.has(b.name)) names.add(b.name);
     for (const key of this.listing.backends.keys()) names.add(key);
@@ -154,5 +165,21 @@ export class DirectorySnapshot {
 
   private capabilityText(): string {
     return this.capability.trim() === '' ? `capability ${JSON.stringify(this.capability)}, CPU builds` : `${this.capability}: ${describeCapability(this.capability)}`;
+  }
+}
+
+/** The last snapshot, made again only when the store's listing or its kept trees changed. */
+export class Snapshots {
+  private last: DirectorySnapshot | null = null;
+
+  constructor(
+    private readonly store: BackendStore,
+    private readonly capability: string,
+  ) {}
+
+  async current(): Promise<DirectorySnapshot> {
+    const [all, kept] = await Promise.all([this.store.listAll(), this.store.kept()]);
+    if (this.last?.all === all && this.last.kept === kept) return this.last;
+    return (this.last = DirectorySnapshot.of(this.store, all, kept, this.capability));
   }
 }

@@ -12,6 +12,7 @@ import type {
   JobView,
   LoadResult,
   LogLine,
+  NodeCounts,
   NodeEvent,
   NodeInfo,
   NodeSettings,
@@ -28,7 +29,7 @@ import { builtinSources } from './install/sources.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import { JobHistory } from './job-history.ts';
 import { JobRunner } from './jobs.ts';
-import { DirectorySnapshot } from './localai-rows.ts';
+import { Snapshots } from './localai-rows.ts';
 import { KeyedLock } from './locks.ts';
 import { MachineResources } from './machine/resources.ts';
 import { machineAddresses } from './machine-addresses.ts';
@@ -108,7 +109,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
         void this.autoUpgrade();
       },
     });
-    const snapshot = () => DirectorySnapshot.read(store, capability);
+    const snapshots = new Snapshots(store, capability);
+    const snapshot = () => snapshots.current();
     const names = (this.names = new BackendNames(galleries, snapshot));
     const emit = (event: NodeEvent) => this.emitEvent(event);
     const catalog = (this.catalog = new Catalog({
@@ -137,6 +139,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await Promise.all([this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
     const { done, interrupted } = await this.store.recover();
     const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...done];
+    this.store.watch();
     await this.settingsStore.load();
     this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade']);
     // What an interrupted swap stopped runs again, from whichever tree recovery left live.
@@ -155,6 +158,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async close(options: { stopBackends?: boolean } = {}): Promise<void> {
     this.liveSettings.close();
     this.galleries.close();
+    this.store.unwatch();
     await this.supervisor.close({ stopAll: options.stopBackends ?? !this.settingsStore.current().keepBackendsRunning });
     // Records that cannot be written must not block shutdown.
     await Promise.all([this.jobHistory.flush(), this.settingsStore.flush()].map((p) => p.catch(() => undefined)));
@@ -210,6 +214,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async backends(req: NodeRef): Promise<BackendView[]> {
     this.check(req);
     return this.catalog.backends();
+  }
+
+  /** What the node's cluster card counts: from the index and the supervisor, never a fresh listing. */
+  async counts(): Promise<Omit<NodeCounts, 'drift'>> {
+    return this.catalog.counts();
   }
 
   async processes(req: NodeRef): Promise<ProcessView[]> {

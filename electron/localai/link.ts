@@ -7,8 +7,8 @@ import type { NodeMethod } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { workerStatusReason } from '../../shared/localai-worker.ts';
 import type { BackendView, LocalAiStatusView, NodeCard, NodeEvent, NodeInfo } from '../../shared/types.ts';
-import { countsOf } from '../cluster/heartbeat.ts';
 import { oneLine } from '../core/jobs.ts';
+import { countsOf } from '../core/node/catalog.ts';
 import { ClusterGalleries } from './cluster-galleries.ts';
 import { FrontendClient, type FrontendNode } from './frontend-client.ts';
 import { addressHost, sameDirectory, sameMachine } from './pairing.ts';
@@ -188,11 +188,11 @@ export class LocalAiLink extends EventEmitter<{ event: [NodeEvent] }> {
 
   private async cardOf(node: FrontendNode, worker: WorkerNode): Promise<NodeCard> {
     let reason = workerStatusReason(node.status);
-    let counts = countsOf([]);
+    let counts = { ...countsOf([]), drift: 0 };
     if (reason === null) {
       try {
         const { backends, processes } = await worker.refresh();
-        counts = { ...countsOf(backends), processes: processes.length, stale: 0 };
+        counts = { ...countsOf(backends), drift: 0, processes: processes.length, stale: 0 };
       } catch (error) {
         reason = oneLine(error);
       }

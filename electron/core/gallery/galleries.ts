@@ -4,7 +4,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import { FileGallery } from './file-gallery.ts';
 import { galleryNames, parseLocation } from './location.ts';
 import { isEntryCompatible, isMeta, resolveMetaKey } from './meta.ts';
-import type { GallerySource } from './snapshot.ts';
+import type { GallerySource, Snapshot } from './snapshot.ts';
 import type { GalleryProblem } from '../../../shared/types.ts';
 import type { GalleryEntry, GallerySpec } from './types.ts';
 import { UrlGallery } from './url-gallery.ts';
@@ -26,6 +26,8 @@ export interface ResolvedEntry {
 export class Galleries extends EventEmitter {
   private sources: GallerySource[] = [];
   private readonly fetchImpl: typeof fetch;
+  /** The entries of the last snapshots: the same array while no gallery changed. */
+  private lastEntries: { snapshots: Snapshot[]; entries: GalleryEntry[] } | null = null;
 
   constructor(opts: { specs: GallerySpec[]; fetch?: typeof fetch }) {
     super();
@@ -66,7 +68,11 @@ export class Galleries extends EventEmitter {
   /** Every entry of every gallery, galleries in order; a gallery that failed to load contributes what it still has. */
   async entries(): Promise<GalleryEntry[]> {
     const snapshots = await Promise.all(this.sources.map((source) => source.current()));
-    return snapshots.flatMap((snapshot) => snapshot.entries);
+    const last = this.lastEntries;
+    if (last && last.snapshots.length === snapshots.length && last.snapshots.every((s, i) => s === snapshots[i])) return last.entries;
+    const entries = snapshots.flatMap((snapshot) => snapshot.entries);
+    this.lastEntries = { snapshots, entries };
+    return entries;
   }
 
   /** What went wrong loading each gallery, as of its last load. */

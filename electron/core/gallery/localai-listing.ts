@@ -45,8 +45,10 @@ export interface LocalAiListing {
 
 export const DEVELOPMENT_SUFFIX = '-development';
 
-/** Go's os.ReadDir order: by the names' bytes. */
+/** Go's os.ReadDir order: by the names' bytes (for ASCII names, JavaScript's own string order). */
 function inReadDirOrder(directories: DirectoryFacts[]): DirectoryFacts[] {
+  // eslint-disable-next-line no-control-regex
+  if (directories.every((d) => /^[\x00-\x7f]*$/.test(d.dir))) return [...directories].sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
   return directories
     .map((d) => ({ d, bytes: Buffer.from(d.dir) }))
     .sort((a, b) => Buffer.compare(a.bytes, b.bytes))

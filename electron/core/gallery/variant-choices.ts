@@ -14,8 +14,9 @@ export class VariantChoices {
     return (await this.load()).get(meta.toLowerCase()) ?? null;
   }
 
-  async all(): Promise<Map<string, string>> {
-    return new Map(await this.load());
+  /** Every pick; the same map until a pick changes. */
+  async all(): Promise<ReadonlyMap<string, string>> {
+    return this.load();
   }
 
   /** `capability` null forgets the pick, so the automatic choice applies again. A pick that cannot be written is refused. */

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { statSync, type Stats } from 'node:fs';
+import { DirectoryIndex, pathStamp } from './directory-index.ts';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
@@ -131,14 +132,34 @@ export interface Recovered {
 export class BackendStore {
   private readonly work: string;
   private readonly journal: SwapJournal;
-  /** What inspect() last read of each directory, valid while its files' identities and times are unchanged. */
-  private readonly inspected = new Map<string, { fingerprint: string; backend: InstalledBackend }>();
+  /** What a listing last read of each directory, while the store watches (see watch()). */
+  private readonly index: DirectoryIndex<InstalledBackend>;
   private readonly keptTrees: KeptTrees;
+  private keptCache: { generation: number; until: number; trees: KeptTree[] } | null = null;
 
   constructor(readonly dir: string) {
     this.work = join(dir, WORK_DIR);
     this.journal = new SwapJournal(join(this.work, 'journal'));
     this.keptTrees = new KeptTrees(join(this.work, 'previous'), join(this.work, 'kept.json'), (name) => isDir(this.liveDir(name)));
+    this.index = new DirectoryIndex({
+      dir,
+      workDir: WORK_DIR,
+      names: () => this.directoryNames(),
+      read: (name) => this.read(name),
+      stamp: (name) => this.stamp(name),
+    });
+  }
+
+  /**
+   * Keeps an index of the directory, updated by the store's own changes and by fs.watch events, so a listing reads
+   * only what changed since the last one. Without it every listing reads every directory.
+   */
+  watch(): void {
+    this.index.start();
+  }
+
+  unwatch(): void {
+    this.index.close();
   }
 
   liveDir(name: string): string {
@@ -162,14 +183,15 @@ export class BackendStore {
 
   /** Every directory LocalAI would look at (all but Hangar's own `.hangar`), whatever its name. */
   async listAll(): Promise<InstalledBackend[]> {
+    return this.index.list();
+  }
+
+  private async directoryNames(): Promise<string[]> {
     const entries = await readdir(this.dir, { withFileTypes: true }).catch((err: unknown) => {
       if (errno(err) === 'ENOENT') return [];
       throw err;
     });
-    const names = entries.filter((e) => e.isDirectory() && e.name !== WORK_DIR).map((e) => e.name);
-    const previousStamp = this.stamp(join(this.work, 'previous'));
-    const found = await Promise.all(names.sort().map((name) => this.inspect(name, { previousStamp })));
-    return found.filter((b): b is InstalledBackend => b !== null);
+    return entries.filter((e) => e.isDirectory() && e.name !== WORK_DIR).map((e) => e.name);
   }
 
   /** run.sh of a directory of the backends directory as LocalAI stats it (following links). */
@@ -182,12 +204,22 @@ export class BackendStore {
    * those kept longer than KEPT_DAYS are removed here.
    */
   async kept(now = Date.now()): Promise<KeptTree[]> {
-    return this.keptTrees.list(now, (name, dir) => this.trash(name, dir, false));
+    if (!this.index.active) return this.keptTrees.list(now, (name, dir) => this.trash(name, dir, false));
+    await this.index.list();
+    const cached = this.keptCache;
+    if (cached && cached.generation === this.index.generation && now < cached.until) return cached.trees;
+    const generation = this.index.generation;
+    const listed = await this.keptTrees.list(now, (name, dir) => this.trash(name, dir, false));
+    // The same trees keep the same array, so what was made from them is not made again.
+    const trees = cached && JSON.stringify(cached.trees) === JSON.stringify(listed) ? cached.trees : listed;
+    const until = Math.min(Infinity, ...trees.map((t) => Date.parse(t.expiresAt)));
+    this.keptCache = { generation, until, trees };
+    return trees;
   }
 
   async get(name: string): Promise<InstalledBackend | null> {
     this.liveDir(name);
-    return this.inspect(name);
+    return this.index.get(name);
   }
 
   /** A fresh, empty staging directory of its own: several fetches of one backend may run at once. */
@@ -267,7 +299,7 @@ export class BackendStore {
       await this.journal.remove(name);
       throw backendError(name, err);
     }
-    this.inspected.delete(name);
+    this.index.touch(name, true);
     await journal('gate');
     await hooks.onStep?.('live-renamed');
     return {
@@ -275,7 +307,7 @@ export class BackendStore {
         await journal('settling');
         if (replacing) await settleBackup();
         await this.journal.remove(name);
-        this.inspected.delete(name);
+        this.index.touch(name, true);
         await hooks.onStep?.('cleanup-done');
       },
       undo: async () => {
@@ -293,7 +325,7 @@ export class BackendStore {
       else await this.renameLive(name, live, this.previousDir(name));
     }
     if (replacing) await rename(this.backupDir(name), live);
-    this.inspected.delete(name);
+    this.index.touch(name, true);
   }
 
   /** Removes the backend, live and rollback tree (meta siblings pointing at it are the caller's concern). */
@@ -307,7 +339,7 @@ export class BackendStore {
       await hooks.beforeSwap?.(live);
       await this.trash(name, live, true);
     }
-    this.inspected.delete(name);
+    this.index.touch(name, true);
   }
 
   /** Writes a meta backend dir holding only metadata.json. */
@@ -318,14 +350,14 @@ export class BackendStore {
     }
     await mkdir(live, { recursive: true, mode: LOCALAI_DIR_MODE });
     await writeMetadataFile(live, meta);
-    this.inspected.delete(name);
+    this.index.touch(name, true);
   }
 
   /** Removes LocalAI's working directory `entry` (`X.install-tmp` and the like). */
   async removeLeftover(entry: string): Promise<void> {
     const leftover = await this.existingLeftover(entry);
     await this.trash(leftover.of, join(this.dir, entry), false);
-    this.inspected.delete(entry);
+    this.index.touch(entry, true);
   }
 
   /** Puts a backup LocalAI left behind (`X.install-backup`, `X.backup`) back as X, when X is gone. Returns X. */
@@ -334,8 +366,8 @@ export class BackendStore {
     if (!isBackup(leftover)) throw new HangarError('bad-input', `${entry} is a partial download, not a backup: it cannot be restored`);
     if (await isDir(this.liveDir(leftover.of))) throw new HangarError('conflict', `backend "${leftover.of}" is installed: ${entry} cannot replace it`);
     await rename(join(this.dir, entry), this.liveDir(leftover.of));
-    this.inspected.delete(entry);
-    this.inspected.delete(leftover.of);
+    this.index.touch(entry, true);
+    this.index.touch(leftover.of, true);
     return leftover.of;
   }
 
@@ -352,7 +384,7 @@ export class BackendStore {
    * at its own start (it does nothing with them): they are listed, to be restored or removed. Returns what it did.
    */
   async recover(): Promise<Recovered> {
-    this.inspected.clear();
+    this.index.invalidateAll();
     const done: string[] = [...(await removeInterruptedWrites(this.work))];
     for (const kind of ['staging', 'trash']) {
       const left = await names(join(this.work, kind));
@@ -452,31 +484,11 @@ export class BackendStore {
     return join(this.work, kind, `${name}.${randomBytes(6).toString('hex')}`);
   }
 
-  /**
-   * A backend's metadata, cached: reading a thousand metadata.json files on every listing is what made listings
-   * slow. A few stat calls (cheap and blocking, served from the kernel's cache) tell whether anything a listing
-   * shows can have changed, whoever changed it: Hangar, LocalAI, or a person. Rollback trees change only by
-   * renames inside `.hangar/previous`, which change that folder's own times. The store forgets what it changes
-   * itself, since two changes within one clock tick can leave the same times.
-   */
-  private async inspect(name: string, listing?: { previousStamp: string }): Promise<InstalledBackend | null> {
+  /** What a listing of `name` depends on, for the index's backstop. */
+  private async stamp(name: string): Promise<string> {
     const live = join(this.dir, name);
-    const previousStamp = listing?.previousStamp ?? this.stamp(join(this.work, 'previous'));
-    const fingerprint = `${this.stamp(join(live, METADATA_FILE))}|${this.stamp(join(live, RUN_SH))}|${previousStamp}`;
-    const cached = this.inspected.get(name);
-    // A listing has just read the directory; a single lookup checks it is still there.
-    const isDir = () => listing !== undefined || statSync(live, { throwIfNoEntry: false })?.isDirectory() === true;
-    if (cached?.fingerprint === fingerprint && isDir()) return cached.backend;
-    const backend = await this.read(name);
-    if (backend) this.inspected.set(name, { fingerprint, backend });
-    else this.inspected.delete(name);
-    return backend;
-  }
-
-  /** Identity, mode, size and change time of a path, or '-' when it is missing. */
-  private stamp(path: string): string {
-    const s = statSync(path, { throwIfNoEntry: false });
-    return s ? `${s.ino}.${s.mode}.${s.size}.${s.ctimeMs}` : '-';
+    const stamps = await Promise.all([join(live, METADATA_FILE), join(live, RUN_SH), join(this.work, 'previous', name, METADATA_FILE)].map(pathStamp));
+    return stamps.join('|');
   }
 
   private async read(name: string): Promise<InstalledBackend | null> {

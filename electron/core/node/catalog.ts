@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import { followedByName } from '../../../shared/gallery-sources.ts';
-import type { BackendView, GalleryEntryView, GalleryProblem, NodeEvent, ProcessView } from '../../../shared/types.ts';
+import type { BackendView, GalleryEntryView, GalleryProblem, NodeCounts, NodeEvent, ProcessView } from '../../../shared/types.ts';
 import {
   entryFacts,
   isEntryCompatible,
@@ -32,19 +32,48 @@ export interface CatalogParts {
   emit(event: NodeEvent): void;
 }
 
+/** Until when a view computed now stays true: the earliest expiry of the tag digests it read (0: do not keep it). */
+interface Validity {
+  until: number;
+}
+
+/** A computed list, kept (it and its items frozen) while it was computed from the same objects and no digest it read has expired. */
+class Memo<V extends object[]> {
+  private last: { inputs: unknown[]; until: number; value: V } | null = null;
+
+  async get(inputs: unknown[], compute: (validity: Validity) => Promise<V>): Promise<V> {
+    const last = this.last;
+    if (last && Date.now() < last.until && last.inputs.every((input, i) => input === inputs[i])) return last.value;
+    const validity = { until: Infinity };
+    const value = await compute(validity);
+    for (const item of value) Object.freeze(item);
+    Object.freeze(value);
+    this.last = { inputs, until: validity.until, value };
+    return value;
+  }
+}
+
+/**
+ * Views are made again only when what they show changed: the directory's snapshot, the galleries' entries, the
+ * picked builds, the tag digests. Until then a listing hands out the same views (its processes added fresh).
+ */
 export class Catalog {
+  private readonly entryViewsMemo = new Memo<GalleryEntryView[]>();
+  private readonly rowViewsMemo = new Memo<BackendView[]>();
+  private entryIndexMemo: { entries: GalleryEntry[]; index: EntryIndex } | null = null;
+
   constructor(private readonly parts: CatalogParts) {}
 
-  /** Views of the gallery's entries, or of those `choose` picks once it has seen the entries and what is installed. */
-  async entryViews(
-    choose?: (entries: GalleryEntry[], installed: InstalledBackend[]) => (entry: GalleryEntry) => boolean,
-    read?: DirectorySnapshot,
-  ): Promise<GalleryEntryView[]> {
-    const { galleries, variantChoices } = this.parts;
-    const [entries, snapshot, picks] = await Promise.all([galleries.entries(), read ?? this.parts.snapshot(), variantChoices.all()]);
-    const byName = followedByName(entries);
-    const chosen = choose ? entries.filter(choose(entries, snapshot.managed())) : entries;
-    return Promise.all(chosen.map((entry) => this.entryView(entry, snapshot, byName, picks.get(entry.name.toLowerCase()) ?? null)));
+  /** Views of the gallery's entries, the same array while nothing they show changed. */
+  async entryViews(): Promise<GalleryEntryView[]> {
+    const { galleries, variantChoices, digests } = this.parts;
+    const [entries, snapshot, picks] = await Promise.all([galleries.entries(), this.parts.snapshot(), variantChoices.all()]);
+    return this.entryViewsMemo.get([snapshot, entries, picks, digests.generation], (validity) => this.viewsOf(entries, entries, snapshot, picks, validity));
+  }
+
+  private viewsOf(chosen: GalleryEntry[], entries: GalleryEntry[], snapshot: DirectorySnapshot, picks: ReadonlyMap<string, string>, validity: Validity): Promise<GalleryEntryView[]> {
+    const { byName } = this.entryIndex(entries);
+    return Promise.all(chosen.map((entry) => this.entryView(entry, snapshot, byName, picks.get(entry.name.toLowerCase()) ?? null, validity)));
   }
 
   /** Picks which build of meta backend `name` this node installs (null: the automatic choice again). */
@@ -52,8 +81,7 @@ export class Catalog {
     const { galleries, variantChoices } = this.parts;
     const meta = await galleries.find(name);
     if (!isMeta(meta)) throw new HangarError('bad-input', `backend "${name}" is not a meta backend; it has one build`);
-    const entries = await galleries.entries();
-    const byName = followedByName(entries);
+    const { byName } = this.entryIndex(await galleries.entries());
     if (capability !== null) {
       const backend = meta.capabilities![capability];
       if (!backend) throw new HangarError('bad-input', `backend "${name}" has no "${capability}" build`);
@@ -68,17 +96,30 @@ export class Catalog {
   }
 
   async backends(): Promise<BackendView[]> {
-    const [snapshot, entries, picks] = await Promise.all([this.parts.snapshot(), this.entriesByName(), this.parts.variantChoices.all()]);
+    const [snapshot, entries, picks] = await Promise.all([this.parts.snapshot(), this.parts.galleries.entries(), this.parts.variantChoices.all()]);
+    const { byName } = this.entryIndex(entries);
+    const views = await this.rowViewsMemo.get([snapshot, entries, picks, this.parts.digests.generation], (validity) =>
+      Promise.all(snapshot.rows(picks).map((row) => this.view(row, snapshot, byName.get(row.name.toLowerCase()), [], validity))),
+    );
     const processes = this.processesByBackend();
-    return Promise.all(snapshot.rows(picks).map((row) => this.view(row, snapshot, entries.get(row.name.toLowerCase()), processes.get(row.name) ?? [])));
+    return processes.size === 0 ? views : views.map((view) => (processes.has(view.name) ? { ...view, processes: processes.get(view.name)! } : view));
+  }
+
+  /** What a cluster card counts, from the same views (made again only when something changed). */
+  async counts(): Promise<Omit<NodeCounts, 'drift'>> {
+    return countsOf(await this.backends());
   }
 
   /** LocalAI's rule: any version difference, a gallery version over none, else the OCI tag digest. */
-  async isUpgradable(backend: InstalledBackend, entry: GalleryEntry): Promise<boolean> {
+  async isUpgradable(backend: InstalledBackend, entry: GalleryEntry, validity: Validity = { until: 0 }): Promise<boolean> {
     // A directory with no metadata.json is, to LocalAI, a backend of that name with no version and no digest.
     const md = backend.metadata;
     const installed = { version: md?.version ?? null, digest: md?.digest ?? null, meta: Boolean(md?.metaBackendFor) };
-    return upgradeOffered(installed, entry, (uri) => ociSource.matches(uri), (uri) => this.remoteDigest(uri));
+    return upgradeOffered(installed, entry, (uri) => ociSource.matches(uri), async (uri) => {
+      const remote = await this.remoteDigest(uri);
+      validity.until = Math.min(validity.until, this.parts.digests.keptUntil(uri));
+      return remote;
+    });
   }
 
   galleryLocation(entry: GalleryEntry): string | null {
@@ -110,7 +151,13 @@ export class Catalog {
     return this.parts.galleries.problems();
   }
 
-  private async entryView(entry: GalleryEntry, snapshot: DirectorySnapshot, byName: Map<string, GalleryEntry>, picked: string | null): Promise<GalleryEntryView> {
+  private async entryView(
+    entry: GalleryEntry,
+    snapshot: DirectorySnapshot,
+    byName: Map<string, GalleryEntry>,
+    picked: string | null,
+    validity: Validity = { until: 0 },
+  ): Promise<GalleryEntryView> {
     const { capability } = this.parts;
     // The entry the node follows (the first gallery that lists the name) is the one installed or upgradable; an
     // entry of another gallery with that name is another source of it.
@@ -129,18 +176,18 @@ export class Catalog {
     return {
       ...entryFacts(entry),
       installed: follows && (backend !== null || (meta?.installedAs ?? null) !== null),
-      upgradable: backend ? (await this.isUpgradable(backend, entry)) && snapshot.upgradeSkip(backend.name) === null : false,
+      upgradable: backend ? (await this.isUpgradable(backend, entry, validity)) && snapshot.upgradeSkip(backend.name) === null : false,
       compatible: isEntryCompatible(entry, capability),
       meta,
     };
   }
 
   /** `processes` are the row's own. */
-  private async view(row: Row, snapshot: DirectorySnapshot, entry: GalleryEntry | undefined, processes: ProcessView[]): Promise<BackendView> {
+  private async view(row: Row, snapshot: DirectorySnapshot, entry: GalleryEntry | undefined, processes: ProcessView[], validity: Validity = { until: 0 }): Promise<BackendView> {
     const managed = row.kind === 'backend' ? row.backend : null;
     const md = row.backend?.metadata ?? row.kept?.metadata ?? null;
     const notes = [...row.localai];
-    let upgradable = managed !== null && entry !== undefined && (await this.isUpgradable(managed, entry));
+    let upgradable = managed !== null && entry !== undefined && (await this.isUpgradable(managed, entry, validity));
     const skip = upgradable ? snapshot.upgradeSkip(row.name) : null;
     if (skip) {
       upgradable = false;
@@ -184,7 +231,12 @@ export class Catalog {
   }
 
   private async entriesByName(): Promise<Map<string, GalleryEntry>> {
-    return followedByName(await this.parts.galleries.entries());
+    return this.entryIndex(await this.parts.galleries.entries()).byName;
+  }
+
+  private entryIndex(entries: GalleryEntry[]): EntryIndex {
+    if (this.entryIndexMemo?.entries !== entries) this.entryIndexMemo = { entries, index: indexEntries(entries) };
+    return this.entryIndexMemo.index;
   }
 
   private async publishRows(keys: string[], snapshot: DirectorySnapshot, entries: Map<string, GalleryEntry>, picks: ReadonlyMap<string, string>): Promise<void> {
@@ -198,12 +250,15 @@ export class Catalog {
   }
 
   /** The entries a change of backend `name` can alter: its own, and the metas that name it or its alias group. */
-  private galleryEntriesAbout(name: string, snapshot: DirectorySnapshot): Promise<GalleryEntryView[]> {
-    const same = (other: string | null | undefined) => other?.toLowerCase() === name.toLowerCase();
-    return this.entryViews((entries, installed) => {
-      const alias = entries.find((e) => same(e.name))?.alias ?? installed.find((b) => same(b.name))?.metadata?.alias ?? null;
-      return (e) => same(e.name) || (isMeta(e) && (Object.values(e.capabilities ?? {}).some(same) || (alias !== null && e.name === alias)));
-    }, snapshot);
+  private async galleryEntriesAbout(name: string, snapshot: DirectorySnapshot): Promise<GalleryEntryView[]> {
+    const [entries, picks] = await Promise.all([this.parts.galleries.entries(), this.parts.variantChoices.all()]);
+    const index = this.entryIndex(entries);
+    const lower = name.toLowerCase();
+    const own = index.all.get(lower) ?? [];
+    const alias = own[0]?.alias ?? snapshot.managed().find((b) => b.name.toLowerCase() === lower)?.metadata?.alias ?? null;
+    const aliasMetas = alias === null ? [] : (index.all.get(alias.toLowerCase()) ?? []).filter((e) => isMeta(e) && e.name === alias);
+    const chosen = [...new Set([...own, ...(index.metasByBuild.get(lower) ?? []), ...aliasMetas])].sort((a, b) => index.order.get(a)! - index.order.get(b)!);
+    return this.viewsOf(chosen, entries, snapshot, picks, { until: 0 });
   }
 
   private processesByBackend(): Map<string, ProcessView[]> {
@@ -226,4 +281,43 @@ export function keysOf(backend: InstalledBackend | null): string[] {
 function installedBuildOf(meta: GalleryEntry, snapshot: DirectorySnapshot): string | null {
   const runs = snapshot.listing.backends.get(meta.name)?.runs ?? null;
   return runs !== null && snapshot.directory(runs)?.kind === 'backend' ? runs : null;
+}
+
+/** What a node card counts of a node's backends (a cluster card adds the drift). */
+export function countsOf(backends: BackendView[]): Omit<NodeCounts, 'drift'> {
+  const processes = backends.flatMap((b) => b.processes);
+  return {
+    backends: backends.filter((b) => b.kind === 'backend').length,
+    processes: processes.length,
+    stale: processes.filter((p) => p.cwd === 'stale').length,
+    upgradable: backends.filter((b) => b.upgradable).length,
+  };
+}
+
+/** The galleries' entries by lower-cased name (LocalAI matches names case-insensitively). */
+interface EntryIndex {
+  /** The entry a node follows for each name: the first in gallery order. */
+  byName: Map<string, GalleryEntry>;
+  /** Every entry of each name. */
+  all: Map<string, GalleryEntry[]>;
+  /** The meta entries naming each build. */
+  metasByBuild: Map<string, GalleryEntry[]>;
+  /** Each entry's place in gallery order. */
+  order: Map<GalleryEntry, number>;
+}
+
+function indexEntries(entries: GalleryEntry[]): EntryIndex {
+  const index: EntryIndex = { byName: followedByName(entries), all: new Map(), metasByBuild: new Map(), order: new Map() };
+  const add = (map: Map<string, GalleryEntry[]>, key: string, entry: GalleryEntry) => {
+    const list = map.get(key);
+    if (list) list.push(entry);
+    else map.set(key, [entry]);
+  };
+  entries.forEach((entry, i) => {
+    const lower = entry.name.toLowerCase();
+    add(index.all, lower, entry);
+    if (isMeta(entry)) for (const build of new Set(Object.values(entry.capabilities ?? {}).map((b) => b.toLowerCase()))) add(index.metasByBuild, build, entry);
+    index.order.set(entry, i);
+  });
+  return index;
 }

@@ -44,6 +44,16 @@ export class DigestResolver {
   /** Forgets every cached digest, so the next `current` asks the registry. */
   refresh(): void {
     this.cache.clear();
+    this.generation++;
+  }
+
+  /** Bumped whenever cached digests are forgotten: what was computed from them is out of date. */
+  generation = 0;
+
+  /** Until when the digest `current(ref)` gave is kept; 0 when none is kept (not asked yet, or the ask failed). */
+  keptUntil(ref: string): number {
+    const cached = this.cache.get(ref);
+    return cached ? cached.at + this.ttlMs : 0;
   }
 
   private async resolve(ref: string): Promise<string | null> {

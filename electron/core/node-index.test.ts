@@ -1,0 +1,82 @@
+// The node's listings come from an index of the backends directory, not a fresh read per call. These tests change the
+// directory from another process, as LocalAI or a person does, and check the very next listing shows it.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { BackendView } from '../../shared/types.ts';
+import { serializeMetadata } from './install/metadata.ts';
+import { runJob, startTestNode } from './testing/fixtures.ts';
+
+const local = 'local';
+
+/** Runs a shell script in another process, in the backends directory. */
+function outOfBand(backendsDir: string, script: string, input?: string): void {
+  execFileSync('sh', ['-c', script], { cwd: backendsDir, ...(input !== undefined && { input }) });
+}
+
+function metadata(name: string, version: string): string {
+  return serializeMetadata({ name, alias: null, metaBackendFor: null, galleryUrl: null, installedAt: '2025-01-01T00:00:00Z', version, uri: null, digest: null, sha256: null });
+}
+
+async function row(node: { backends(req: { node: string }): Promise<BackendView[]> }, name: string): Promise<BackendView | undefined> {
+  return (await node.backends({ node: local })).find((b) => b.name === name);
+}
+
+test('a directory made, edited, made unrunnable, swapped and removed by another process shows in the next listing', async (t) => {
+  const n = await startTestNode();
+  t.after(() => n.close());
+  const dir = n.node.backendsDir;
+  await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
+  assert.equal((await n.node.backends({ node: local })).length, 1);
+  assert.equal((await n.node.counts()).backends, 1);
+
+  outOfBand(dir, 'mkdir other && printf "#!/bin/sh\\n" > other/run.sh && chmod 755 other/run.sh && cat > other/metadata.json', metadata('other', '1.0.0'));
+  assert.equal((await row(n.node, 'other'))?.version, '1.0.0', 'a directory another process made');
+  assert.equal((await n.node.counts()).backends, 2, 'the card counts it too');
+
+  outOfBand(dir, 'cat > other/metadata.json', metadata('other', '1.0.1'));
+  assert.equal((await row(n.node, 'other'))?.version, '1.0.1', 'metadata.json rewritten in place');
+
+  outOfBand(dir, 'chmod a-x other/run.sh');
+  assert.ok((await row(n.node, 'other'))?.localai.some((note) => /no execute bit/.test(note)), 'run.sh made unrunnable by chmod');
+
+  outOfBand(dir, 'rm other/run.sh');
+  assert.equal((await row(n.node, 'other'))?.broken, 'run.sh is missing', 'run.sh removed');
+
+  // LocalAI's swap: the new tree written beside the live one, then two renames.
+  outOfBand(
+    dir,
+    'mkdir other.install-tmp && printf "#!/bin/sh\\n" > other.install-tmp/run.sh && chmod 755 other.install-tmp/run.sh && cat > other.install-tmp/metadata.json && mv other other.install-backup && mv other.install-tmp other && rm -rf other.install-backup',
+    metadata('other', '2.0.0'),
+  );
+  const swapped = await row(n.node, 'other');
+  assert.equal(swapped?.version, '2.0.0', 'a swap by renames');
+  assert.equal(swapped?.broken, null);
+  assert.ok(!(await n.node.backends({ node: local })).some((b) => b.name.startsWith('other.')), 'no working directory is left listed');
+
+  outOfBand(dir, 'rm -rf other');
+  assert.equal(await row(n.node, 'other'), undefined, 'a directory another process removed');
+  assert.equal((await n.node.counts()).backends, 1);
+
+  outOfBand(dir, 'rm -rf echo');
+  assert.equal((await n.node.gallery({ node: local })).find((e) => e.name === 'echo')?.installed, false, 'the gallery no longer says installed');
+  assert.deepEqual(await n.node.backends({ node: local }), []);
+});
+
+test('an unchanged directory hands out the same views; a change of Hangar\'s own makes them again', async (t) => {
+  const n = await startTestNode();
+  t.after(() => n.close());
+  await runJob(n.node, n.node.install({ node: local, name: 'echo' }));
+  const [first, again] = [await n.node.backends({ node: local }), await n.node.backends({ node: local })];
+  assert.equal(first, again, 'nothing changed: the same views');
+  assert.equal(await n.node.gallery({ node: local }), await n.node.gallery({ node: local }));
+  await n.publishEcho('1.0.1');
+  await runJob(n.node, n.node.upgrade({ node: local, name: 'echo' }));
+  const upgraded = await n.node.backends({ node: local });
+  assert.notEqual(upgraded, first);
+  assert.equal(upgraded[0]?.version, '1.0.1');
+  assert.equal(upgraded[0]?.previous?.version, '1.0.0', 'the rollback tree is read again too');
+  outOfBand(join(n.node.backendsDir, '.hangar', 'previous'), 'rm -rf echo');
+  assert.equal((await row(n.node, 'echo'))?.previous, null, 'a rollback tree removed by another process');
+});
