@@ -15,7 +15,7 @@ import type {
   ProcessView,
   NodeSettings,
   ResourcesView,
-  RestartPolicy,
+  RestartOptions,
   RolloutView,
   ScanEntry,
   SettingsView,
@@ -67,8 +67,8 @@ export interface NodeApi {
   resolveLeftover(req: NodeRef & { name: string; action: LeftoverAction }): Promise<void>;
   waitJob(req: NodeRef & { id: string }): Promise<JobView>;
   cancelJob(req: NodeRef & { id: string }): Promise<JobView>;
-  /** `restart`: what happens when the process ends by itself (default: kept, else on-failure). */
-  load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult>;
+  /** `restart`: what happens when the process ends by itself (default: kept, else on-failure); the delay and limit likewise. */
+  load(req: NodeRef & { backend: string; model: string } & RestartOptions): Promise<LoadResult>;
   respawn(req: ModelRef): Promise<ProcessView>;
   /** Starts an exited or crashed model's process again and reloads its model (a live one is respawned). */
   restart(req: ModelRef): Promise<ProcessView>;

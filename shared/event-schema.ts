@@ -104,6 +104,8 @@ const processSchema: z.ZodType<ProcessView> = z.object({
   loaded: z.boolean(),
   policy: restartPolicy,
   restarts: count,
+  restartDelayMs: count,
+  maxRestarts: count,
   message: message.nullable(),
   error: message.nullable(),
   exit: z.object({ code: z.number().int().nullable(), signal: nullableShort, at: short, tail: z.array(message).max(1000) }).nullable(),

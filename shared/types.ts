@@ -21,6 +21,15 @@ export type ProcessState =
 /** When a process that ended by itself is started again (as PM2's autorestart). */
 export type RestartPolicy = 'never' | 'on-failure' | 'always';
 
+/** What a load asks of the model's restarts; what it leaves out stays as it was (at first, the host's defaults). */
+export interface RestartOptions {
+  restart?: RestartPolicy;
+  /** The wait before a restart after a process ended soon after its start; it doubles with each such end in a row. */
+  restartDelayMs?: number;
+  /** This many ends within a minute leave the model crash-looping. */
+  maxRestarts?: number;
+}
+
 /** How a process ended by itself. */
 export interface ProcessExit {
   code: number | null;
@@ -48,6 +57,10 @@ export interface ProcessView {
   policy: RestartPolicy;
   /** How many times Hangar started this model again after its process ended or was replaced. */
   restarts: number;
+  /** The first wait after an end soon after the start (a process that ran a while is restarted at once). */
+  restartDelayMs: number;
+  /** Ends within a minute that leave it crash-looping. */
+  maxRestarts: number;
   /** What Hangar last did to this row, e.g. "respawned pid A → B: its directory was replaced". */
   message: string | null;
   /** Why the row is not what it should be: a failed reload, a crash loop, no Health answer. */

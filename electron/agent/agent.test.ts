@@ -143,8 +143,8 @@ describe('hangar agent + CLI', () => {
     }
     assert.deepEqual([row?.pid, row?.state, row?.policy, row?.exit?.signal], [loaded.pid, 'crashed', 'never', 'SIGKILL']);
     const ps = await hangar(agent, 'ps');
-    assert.match(ps.stdout, /^MODEL +BACKEND +PID +PORT +STATE +↺ +UP +CPU +MEM +CWD +NOTE$/m);
-    assert.match(ps.stdout, new RegExp(`^k1 +echo +${loaded.pid} +${loaded.port} +crashed +0 +- +- +- +ok +killed by SIGKILL at `, 'm'));
+    assert.match(ps.stdout, /^MODEL +BACKEND +PID +PORT +STATE +↺ +RESTART +UP +CPU +MEM +CWD +NOTE$/m);
+    assert.match(ps.stdout, new RegExp(`^k1 +echo +${loaded.pid} +${loaded.port} +crashed +0 +never +- +- +- +ok +killed by SIGKILL at `, 'm'));
     const ls = await hangar(agent, 'ls');
     assert.match(ls.stdout, /k1:\d+ \(CRASHED\).* 1 crashed$/m);
     assert.doesNotMatch(ls.stdout, / ok$/m);
@@ -160,10 +160,28 @@ describe('hangar agent + CLI', () => {
     assert.deepEqual([back.state, back.restarts], ['ready', 1]);
     assert.match((await hangar(agent, 'ls')).stdout, new RegExp(`k1:${back.pid} ↺1[ \\n]`));
     assert.ok(back.rss! > 0 && back.cpu !== null, 'CPU and memory of a live process');
-    assert.match((await hangar(agent, 'ps')).stdout, new RegExp(`^k1 +echo +${back.pid} +${loaded.port} +ready +1 +\\d+s +[\\d.]+% +[\\d.]+ MiB `, 'm'));
+    assert.match((await hangar(agent, 'ps')).stdout, new RegExp(`^k1 +echo +${back.pid} +${loaded.port} +ready +1 +never +\\d+s +[\\d.]+% +[\\d.]+ MiB `, 'm'));
 
     assert.equal((await hangar(agent, 'stop', 'k1')).code, 0);
     assert.equal((await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1'), undefined);
+  });
+
+  test('load --restart-delay and --max-restarts are kept for the model and shown in ps; bad values are refused', async () => {
+    const badDelay = await hangar(agent, 'load', 'echo', 'r1', '--restart-delay', 'soon');
+    assert.notEqual(badDelay.code, 0);
+    assert.match(badDelay.stderr, /--restart-delay wants a time such as 500ms or 2s, got "soon"/);
+    const badLimit = await hangar(agent, 'load', 'echo', 'r1', '--max-restarts', '0');
+    assert.notEqual(badLimit.code, 0);
+    assert.match(badLimit.stderr, /maxRestarts/);
+    await json(agent, 'load', 'echo', 'r1', '--restart-delay', '250ms', '--max-restarts', '3');
+    type Row = { model: string; policy: string; restartDelayMs: number; maxRestarts: number };
+    const row = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'r1');
+    assert.deepEqual([row?.policy, row?.restartDelayMs, row?.maxRestarts], ['on-failure', 250, 3]);
+    assert.match((await hangar(agent, 'ps')).stdout, /^r1 +echo +\d+ +\d+ +ready +0 +on-failure 250ms ×3 /m);
+    await json(agent, 'load', 'echo', 'r1', '--restart-delay', '2s');
+    const again = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'r1');
+    assert.deepEqual([again?.restartDelayMs, again?.maxRestarts], [2000, 3], 'a later load changes what it names and keeps the rest');
+    assert.equal((await hangar(agent, 'stop', 'r1')).code, 0);
   });
 
   test('SIGTERM stops the agent cleanly and leaves no backend running', async () => {

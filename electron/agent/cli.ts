@@ -294,11 +294,30 @@ client('rollback', 'swap back to the previous version (--rollout ID: on every no
 client('delete', 'delete an installed backend (from each node of --on all or --on A,B)', (c) => swapping(c.argument('<name>')), { sets: true })
   .action(withClient((c, name: string, options: SwapCommandOptions) => runJobs(c, options, (on) => c.delete({ node: on, name, ...swapOptions(options) }))));
 
+interface LoadCommandOptions {
+  json?: boolean;
+  restart?: string;
+  restartDelay?: number;
+  maxRestarts?: number;
+}
+
 client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) =>
-  c.argument('<name>').argument('<model>').option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always'))
-  .action(withClient(async (c, backend: string, model: string, options: { json?: boolean; restart?: string }) => {
-    // The agent checks the policy against the contract's schema, as every request.
-    const result = await c.load({ node, backend, model, ...(options.restart !== undefined && { restart: options.restart as RestartPolicy }) });
+  c
+    .argument('<name>')
+    .argument('<model>')
+    .option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always')
+    .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start, doubling with each such end in a row (e.g. 500ms, 2s; default 1s); a process that ran longer restarts at once', parseDelay)
+    .option('--max-restarts <n>', 'ends within a minute that leave it crash-looping (default 5)', parseWhole))
+  .action(withClient(async (c, backend: string, model: string, options: LoadCommandOptions) => {
+    // The agent checks the policy and the numbers against the contract's schema, as every request.
+    const result = await c.load({
+      node,
+      backend,
+      model,
+      ...(options.restart !== undefined && { restart: options.restart as RestartPolicy }),
+      ...(options.restartDelay !== undefined && { restartDelayMs: options.restartDelay }),
+      ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
+    });
     print(options, result, () => `${result.message}\npid ${result.pid}, port ${result.port}${result.reused ? ' (reused)' : ''}\n`);
   }));
 
@@ -437,6 +456,19 @@ function parseMs(value: string): number {
   const ms = Number(value);
   if (!Number.isInteger(ms) || ms < 10 || ms > 600_000) throw new CommanderError(2, 'hangar.usage', `wants milliseconds between 10 and 600000, got "${value}"`);
   return ms;
+}
+
+/** "500ms", "2s" or a number of milliseconds. */
+function parseDelay(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s)?$/.exec(value.trim());
+  if (!match) throw new CommanderError(2, 'hangar.usage', `--restart-delay wants a time such as 500ms or 2s, got "${value}"`);
+  return Math.round(Number(match[1]) * (match[2] === 's' ? 1000 : 1));
+}
+
+function parseWhole(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n)) throw new CommanderError(2, 'hangar.usage', `wants a whole number, got "${value}"`);
+  return n;
 }
 
 function parseCount(value: string): number {

@@ -17,7 +17,7 @@ export const galleryJson = (e: GalleryEntryView) => ({
 });
 export const psJson = (p: ProcessView) => ({
   model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, state: p.state, loaded: p.loaded,
-  policy: p.policy, restarts: p.restarts, cpu: p.cpu, rss: p.rss, message: p.message, error: p.error, exit: p.exit, cwd: p.cwd,
+  policy: p.policy, restarts: p.restarts, restartDelayMs: p.restartDelayMs, maxRestarts: p.maxRestarts, cpu: p.cpu, rss: p.rss, message: p.message, error: p.error, exit: p.exit, cwd: p.cwd,
   cwdReason: p.cwdReason,
 });
 
@@ -62,12 +62,20 @@ export function psRow(p: ProcessView): Record<string, unknown> {
     port: p.port,
     state: p.state,
     '↺': p.restarts,
+    restart: restartText(p),
     up: ended ? '-' : uptime(p.startedAt),
     cpu: p.cpu === null || ended ? '-' : `${p.cpu}%`,
     mem: p.rss === null || ended ? '-' : iecBytes(p.rss),
     cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
     note: p.error ?? (ended ? exitNote(p.exit!, (at) => at) : p.message) ?? '',
   };
+}
+
+/** How the model restarts: "on-failure 1s ×5" (its policy, the first wait after a quick end, the crash-loop limit). */
+function restartText(p: ProcessView): string {
+  if (p.policy === 'never') return 'never';
+  const delay = p.restartDelayMs % 1000 === 0 ? `${p.restartDelayMs / 1000}s` : `${p.restartDelayMs}ms`;
+  return `${p.policy} ${delay} ×${p.maxRestarts}`;
 }
 
 /** A scan entry with the one verdict every viewer gives its process (a supervised one's is its supervisor's). */

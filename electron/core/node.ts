@@ -18,7 +18,7 @@ import type {
   NodeSettings,
   ProcessView,
   ResourcesView,
-  RestartPolicy,
+  RestartOptions,
   ScanEntry,
   SettingsView,
   UpgradeAllResult,
@@ -300,10 +300,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.jobRunner.cancel(req.id);
   }
 
-  async load(req: NodeRef & { backend: string; model: string; restart?: RestartPolicy }): Promise<LoadResult> {
+  async load(req: NodeRef & { backend: string; model: string } & RestartOptions): Promise<LoadResult> {
     this.check(req);
     const target = await this.names.target(req.backend);
-    return this.locks.shared(target.name, () => this.supervisor.load(target, req.model, { ...(req.restart && { restart: req.restart }) }));
+    const { restart, restartDelayMs, maxRestarts } = req;
+    const asked = { ...(restart && { restart }), ...(restartDelayMs !== undefined && { restartDelayMs }), ...(maxRestarts !== undefined && { maxRestarts }) };
+    return this.locks.shared(target.name, () => this.supervisor.load(target, req.model, asked));
   }
 
   async respawn(req: ModelRef): Promise<ProcessView> {

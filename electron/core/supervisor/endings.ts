@@ -5,7 +5,7 @@ import { isSameProcess } from './identity.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
 import type { ParentWatch } from './reaper.ts';
-import { endText, type Proc, type ProcessRecords } from './records.ts';
+import { endText, freshHistory, type Proc, type ProcessRecords } from './records.ts';
 import type { RestartScheduler } from './restart-policy.ts';
 import type { UsageSampler } from './usage.ts';
 
@@ -78,7 +78,7 @@ export class Endings {
   /** The model is asked for again by the user: a pending restart and the count of its recent ends give way. */
   forgive(model: string, backend: string): void {
     this.cancelRestart(model);
-    this.parts.records.specFor(model, backend).ends = [];
+    this.parts.records.specFor(model, backend).history = freshHistory();
   }
 
   cancelRestart(model: string): void {
@@ -94,14 +94,16 @@ export class Endings {
     const { records, restarts } = this.parts;
     const spec = records.spec(proc.model);
     if (!spec) return;
-    const verdict = restarts.afterEnd(proc.model, spec.policy, failed, spec.ends, () => void this.autoRestart(proc));
+    const uptimeMs = Date.now() - Date.parse(proc.startedAt);
+    const asked = { policy: spec.policy, delayMs: spec.delayMs, maxRestarts: spec.maxRestarts };
+    const verdict = restarts.afterEnd(proc.model, asked, failed, uptimeMs, spec.history, () => void this.autoRestart(proc));
     if (!verdict) return;
     if ('restartInMs' in verdict) {
-      proc.message = `restarting in ${formatMs(verdict.restartInMs)} (policy ${spec.policy})`;
+      proc.message = verdict.restartInMs === 0 ? `restarting (policy ${spec.policy})` : `restarting in ${formatMs(verdict.restartInMs)} (policy ${spec.policy}; it ended within ${formatMs(restarts.rules.quickMs)} of its start)`;
     } else if (verdict.stay === 'loop') {
       proc.state = 'crash-looping';
-      const { windowMs } = restarts.rules;
-      proc.error = `ended ${verdict.ends} times within ${Math.round(windowMs / 1000)} s: left stopped (last: ${endText(proc.exit!)})`;
+      const { quickMs } = restarts.rules;
+      proc.error = `ended ${verdict.ends} times in a row within ${formatMs(quickMs)} of its start: left stopped (last: ${endText(proc.exit!)})`;
     }
   }
 

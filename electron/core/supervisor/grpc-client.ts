@@ -1,9 +1,9 @@
 import type { Client, ServiceError } from '@grpc/grpc-js';
 import type { Metadata } from '@grpc/grpc-js';
 
-/** gRPC and the protocol load on the first call: a host with no backend running does not carry them. */
+/** gRPC and the protocol load on the first call, or when the host warms up (see warmUp): not at the host's start. */
 let runtime: Promise<{ grpc: typeof import('@grpc/grpc-js'); Client: typeof Client }> | undefined;
-function loadRuntime() {
+export function loadRuntime() {
   return (runtime ??= Promise.all([import('@grpc/grpc-js'), import('../../../backends/proto/service.ts')]).then(([grpc, service]) => ({
     grpc,
     Client: service.backendService().Client,

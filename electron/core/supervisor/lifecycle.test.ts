@@ -153,8 +153,8 @@ describe('process lifecycle', { concurrency: false }, () => {
     assert.equal(s.get('crash'), null);
   });
 
-  test('on-failure restarts a crash with backoff and reloads; five crashes in the window leave it crash-looping', async () => {
-    const s = await supervisor({ restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5, windowMs: 60_000 } });
+  test('on-failure restarts a crash with backoff and reloads; five crashes in a row soon after their start leave it crash-looping', async () => {
+    const s = await supervisor({ restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5 } });
     const first = await s.load(echo, 'loop');
     assert.equal(s.get('loop')?.policy, 'on-failure');
     let pid = first.pid;
@@ -171,7 +171,7 @@ describe('process lifecycle', { concurrency: false }, () => {
     const looping = until(s, (v) => v.model === 'loop' && v.state === 'crash-looping');
     process.kill(pid, 'SIGKILL');
     const view = await looping;
-    assert.equal(view.error, 'ended 5 times within 60 s: left stopped (last: was killed by SIGKILL)');
+    assert.equal(view.error, 'ended 5 times in a row within 10 s of its start: left stopped (last: was killed by SIGKILL)');
     await new Promise((r) => setTimeout(r, 600));
     assert.equal(s.get('loop')?.state, 'crash-looping', 'not restarted again');
     const cleared = await s.restart('loop');
@@ -179,8 +179,26 @@ describe('process lifecycle', { concurrency: false }, () => {
     await s.stop('loop');
   });
 
+  test('a crash after a run that lasted restarts at once; one right after the restart waits the model\'s own delay', async () => {
+    const s = await supervisor({ restartRules: { baseMs: 5000, maxMs: 5000, quickMs: 400, loopLimit: 5 } });
+    const first = await s.load(echo, 'steady', { restartDelayMs: 700 });
+    assert.deepEqual([s.get('steady')?.restartDelayMs, s.get('steady')?.maxRestarts], [700, 5]);
+    await new Promise((r) => setTimeout(r, 500));
+    let back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== first.pid);
+    let started = Date.now();
+    process.kill(first.pid, 'SIGKILL');
+    const again = await back;
+    assert.ok(Date.now() - started < 700, `restarted with no wait (${Date.now() - started} ms)`);
+    back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== again.pid);
+    started = Date.now();
+    process.kill(again.pid, 'SIGKILL');
+    await back;
+    assert.ok(Date.now() - started >= 700 * 0.9, `waited the model's delay (${Date.now() - started} ms)`);
+    await s.stop('steady');
+  });
+
   test('policy "never" leaves a crash stopped; "always" restarts a clean exit too', async () => {
-    const s = await supervisor({ restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5, windowMs: 60_000 } });
+    const s = await supervisor({ restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5 } });
     const never = await s.load(echo, 'never', { restart: 'never' });
     process.kill(never.pid, 'SIGKILL');
     await until(s, (v) => v.model === 'never' && v.state === 'crashed');
@@ -272,7 +290,7 @@ describe('process lifecycle', { concurrency: false }, () => {
 
   test('logs live on disk per model, timestamped, across respawns and crashes, with a separator per start; rotated', async () => {
     const logsDir = join(home.root, 'logs-rotate');
-    const s = await supervisor({ logsDir, logMaxBytes: 4000, restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5, windowMs: 60_000 } });
+    const s = await supervisor({ logsDir, logMaxBytes: 4000, restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5 } });
     const first = await s.load(echo, 'logged', { restart: 'never' });
     const second = await s.respawn('logged');
     process.kill(second.pid, 'SIGKILL');
@@ -329,7 +347,7 @@ describe('process lifecycle', { concurrency: false }, () => {
       '',
     ].join('\n'));
     chmodSync(join(dir, 'run.sh'), 0o755);
-    const s = await supervisor({ stateDir: join(home.root, 'state-between'), restartRules: { baseMs: 10, maxMs: 10, loopLimit: 5, windowMs: 60_000 } });
+    const s = await supervisor({ stateDir: join(home.root, 'state-between'), restartRules: { baseMs: 10, maxMs: 10, loopLimit: 5 } });
     const { process: first } = await s.ensureRunning({ name: 'flaky', dir }, 'between');
     writeFileSync(join(dir, 'fail-once'), '');
     const closed = new Promise<void>((resolve, reject) => s.once('process-removed', () => s.close({ stopAll: true }).then(resolve, reject)));

@@ -23,7 +23,8 @@ export interface SupervisorOptions {
   /** How often every ready backend is asked for Health (and Status), each call bounded by healthTimeoutMs. */
   healthEveryMs?: number;
   healthTimeoutMs?: number;
-  restartRules?: RestartRules;
+  /** The host's restart rules; a model's load may set its own delay and limit. */
+  restartRules?: Partial<RestartRules>;
   /** Put each backend process in a cgroup of its own where the machine allows it (default true; see cgroups.ts). */
   cgroups?: boolean;
   /** Start again, model loaded, every model that ran when the previous host run closed ("start backends on launch"). */
@@ -35,7 +36,8 @@ export interface SupervisorOptions {
   backendLock?: <T>(backend: string, work: () => Promise<T>) => Promise<T>;
 }
 
-export type SupervisorSettings = Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock'>> & Pick<SupervisorOptions, 'grpcToken' | 'backendLock'>;
+export type SupervisorSettings = Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock' | 'restartRules'>> &
+  Pick<SupervisorOptions, 'grpcToken' | 'backendLock'> & { restartRules: RestartRules };
 
 /** The options with every default filled in and the directories absolute. */
 export function settingsOf(options: SupervisorOptions): SupervisorSettings {
@@ -49,12 +51,12 @@ export function settingsOf(options: SupervisorOptions): SupervisorSettings {
     backstopMs: 15_000,
     healthEveryMs: 10_000,
     healthTimeoutMs: 2000,
-    restartRules: DEFAULT_RESTART_RULES,
     cgroups: true,
     restoreOnStart: false,
     logMaxBytes: LOG_MAX_BYTES,
     logsDir: join(resolve(options.stateDir), '..', 'logs'),
     ...options,
+    restartRules: { ...DEFAULT_RESTART_RULES, ...options.restartRules },
     backendsDir: resolve(options.backendsDir),
     modelsDir: resolve(options.modelsDir),
     stateDir: resolve(options.stateDir),

@@ -2,11 +2,12 @@
 // as, saved to the table on every change and shown to the world as ProcessViews.
 import { join } from 'node:path';
 import type { Result } from 'execa';
-import type { LogLine, ProcessExit, ProcessState, ProcessView, RestartPolicy } from '../../../shared/index.ts';
+import type { LogLine, ProcessExit, ProcessState, ProcessView, RestartOptions, RestartPolicy } from '../../../shared/index.ts';
 import type { CwdReport } from './cwd-probe.ts';
 import type { BackendClient, LoadModelRequest } from './grpc-client.ts';
 import type { DirIdentity } from './identity.ts';
 import type { LogRing } from './log-ring.ts';
+import { DEFAULT_RESTART_RULES, type RestartHistory, type RestartRules } from './restart-policy.ts';
 import type { ModelEntry, ProcessTable, TableEntry } from './table.ts';
 import type { UsageSampler } from './usage.ts';
 
@@ -49,9 +50,12 @@ export interface ModelSpec {
   backend: string;
   load: LoadModelRequest | null;
   policy: RestartPolicy;
+  /** The load's --restart-delay and --max-restarts; null: the host's rule. */
+  delayMs: number | null;
+  maxRestarts: number | null;
   restarts: number;
-  /** When its recent processes ended by themselves (ms), for the crash-loop rule. */
-  ends: number[];
+  /** Its recent ends, for the backoff and the crash-loop rule. */
+  history: RestartHistory;
   port: number | null;
 }
 
@@ -76,6 +80,8 @@ export class ProcessRecords {
     private readonly table: ProcessTable,
     private readonly usage: UsageSampler,
     private readonly events: SupervisorEvents,
+    /** The host's restart rules: what a model that asks for none gets. */
+    private readonly restartRules: RestartRules = DEFAULT_RESTART_RULES,
   ) {}
 
   get(model: string): Proc | undefined {
@@ -107,15 +113,17 @@ export class ProcessRecords {
     return this.specs.get(model);
   }
 
-  /** The model's spec, made on first use; a policy given by the caller replaces the one it had. */
-  specFor(model: string, backend: string, policy?: RestartPolicy): ModelSpec {
+  /** The model's spec, made on first use; what the caller asks of its restarts replaces what it had. */
+  specFor(model: string, backend: string, asked: RestartOptions = {}): ModelSpec {
     let spec = this.specs.get(model);
     if (!spec) {
-      spec = { backend, load: null, policy: DEFAULT_POLICY, restarts: 0, ends: [], port: null };
+      spec = { backend, load: null, policy: DEFAULT_POLICY, delayMs: null, maxRestarts: null, restarts: 0, history: freshHistory(), port: null };
       this.specs.set(model, spec);
     }
     spec.backend = backend;
-    if (policy) spec.policy = policy;
+    if (asked.restart) spec.policy = asked.restart;
+    if (asked.restartDelayMs !== undefined) spec.delayMs = asked.restartDelayMs;
+    if (asked.maxRestarts !== undefined) spec.maxRestarts = asked.maxRestarts;
     return spec;
   }
 
@@ -179,6 +187,8 @@ export class ProcessRecords {
       loaded: proc.loaded,
       policy: spec?.policy ?? DEFAULT_POLICY,
       restarts: spec?.restarts ?? 0,
+      restartDelayMs: spec?.delayMs ?? this.restartRules.baseMs,
+      maxRestarts: spec?.maxRestarts ?? this.restartRules.loopLimit,
       message: proc.message,
       error: proc.error,
       exit: proc.exit,
@@ -197,11 +207,34 @@ export function liveTarget(backendsDir: string, backend: string): BackendTarget 
 }
 
 export function specOf(entry: TableEntry | ModelEntry): ModelSpec {
-  return { backend: entry.backend, load: entry.load ?? null, policy: entry.policy ?? DEFAULT_POLICY, restarts: entry.restarts ?? 0, ends: [], port: entry.port };
+  return {
+    backend: entry.backend,
+    load: entry.load ?? null,
+    policy: entry.policy ?? DEFAULT_POLICY,
+    delayMs: entry.restartDelayMs ?? null,
+    maxRestarts: entry.maxRestarts ?? null,
+    restarts: entry.restarts ?? 0,
+    history: freshHistory(),
+    port: entry.port,
+  };
+}
+
+export function freshHistory(): RestartHistory {
+  return { quickEnds: 0, backoffMs: 0 };
+}
+
+/** What the table keeps of how a model restarts. */
+function restartEntry(spec: ModelSpec): Pick<ModelEntry, 'policy' | 'restarts' | 'restartDelayMs' | 'maxRestarts'> {
+  return {
+    policy: spec.policy,
+    restarts: spec.restarts,
+    ...(spec.delayMs !== null && { restartDelayMs: spec.delayMs }),
+    ...(spec.maxRestarts !== null && { maxRestarts: spec.maxRestarts }),
+  };
 }
 
 function specEntry(spec: ModelSpec): Omit<ModelEntry, 'model'> {
-  return { backend: spec.backend, policy: spec.policy, restarts: spec.restarts, port: spec.port, ...(spec.load && { load: spec.load }) };
+  return { backend: spec.backend, ...restartEntry(spec), port: spec.port, ...(spec.load && { load: spec.load }) };
 }
 
 /** A dead table entry as a model to start again; an entry from before policies were kept is never restarted. */
@@ -212,7 +245,7 @@ export function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
 function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
   const { model, backend, pid, port, startedAt, startTime, identity, cgroup } = proc;
   const entry: TableEntry = { model, backend, pid, port, startedAt, startTime, ...(cgroup && { cgroup }) };
-  if (spec) Object.assign(entry, { policy: spec.policy, restarts: spec.restarts }, spec.load && { load: spec.load });
+  if (spec) Object.assign(entry, restartEntry(spec), spec.load && { load: spec.load });
   return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
 }
 

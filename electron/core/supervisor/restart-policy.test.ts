@@ -1,7 +1,8 @@
 // The restart rules on a clock the test turns by hand: backoff, the crash-loop window, policies, cancellation.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { RestartScheduler, type RestartClock, type RestartRules } from './restart-policy.ts';
+import type { RestartPolicy } from '../../../shared/index.ts';
+import { RestartScheduler, type ModelRestart, type RestartClock, type RestartHistory, type RestartRules } from './restart-policy.ts';
 
 /** A clock whose time moves only when the test says, firing what falls due in order. */
 class ManualClock implements RestartClock {
@@ -35,19 +36,20 @@ class ManualClock implements RestartClock {
   }
 }
 
-const rules: RestartRules = { baseMs: 1000, maxMs: 4000, loopLimit: 5, windowMs: 60_000 };
+const rules: RestartRules = { baseMs: 1000, maxMs: 4000, quickMs: 10_000, loopLimit: 5 };
 
-function setUp(given: Partial<RestartRules> = {}) {
+/** A process of model m ends: by default a crash soon after its start. */
+function setUp(given: Partial<RestartRules> = {}, asked: Omit<ModelRestart, 'policy'> = {}) {
   const clock = new ManualClock();
   const scheduler = new RestartScheduler({ ...rules, ...given }, clock);
-  const ends: number[] = [];
+  const history: RestartHistory = { quickEnds: 0, backoffMs: 0 };
   let restarts = 0;
-  const crash = () => scheduler.afterEnd('m', 'on-failure', true, ends, () => restarts++);
-  return { clock, scheduler, ends, crash, restarted: () => restarts };
+  const crash = (uptimeMs = 100) => scheduler.afterEnd('m', { policy: 'on-failure', ...asked }, true, uptimeMs, history, () => restarts++);
+  return { clock, scheduler, history, crash, restarted: () => restarts };
 }
 
 describe('restart scheduler', () => {
-  test('each crash within the window doubles the backoff from baseMs, up to maxMs, and the restart fires when it has passed', () => {
+  test('an end soon after the start waits baseMs, doubling with each such end in a row up to maxMs; the restart fires when it has passed', () => {
     const { clock, crash, restarted } = setUp();
     const backoffs: number[] = [];
     for (let i = 0; i < 4; i++) {
@@ -62,7 +64,38 @@ describe('restart scheduler', () => {
     assert.deepEqual(backoffs, [1000, 2000, 4000, 4000]);
   });
 
-  test('loopLimit ends within the window leave the model crash-looping, with no restart scheduled', () => {
+  test('a process that ran quickMs or longer is restarted at once, as PM2 restarts it, and the wait and the count start over', () => {
+    const { clock, crash, restarted, history } = setUp();
+    assert.deepEqual(crash(60_000), { restartInMs: 0 }, 'the first end after a healthy run');
+    clock.advance(0);
+    assert.equal(restarted(), 1, 'restarted with no wait');
+    assert.deepEqual(crash(200), { restartInMs: 1000 }, 'it ended again right after its start');
+    clock.advance(1000);
+    assert.deepEqual(crash(9_999), { restartInMs: 2000 }, 'just under quickMs is still quick');
+    clock.advance(2000);
+    assert.deepEqual(crash(10_000), { restartInMs: 0 }, 'quickMs or longer: at once again');
+    assert.deepEqual(history, { quickEnds: 0, backoffMs: 0 });
+    assert.deepEqual(crash(100), { restartInMs: 1000 }, 'the wait starts over from baseMs');
+  });
+
+  test('ends after runs that lasted never make a crash loop, however many', () => {
+    const { crash } = setUp();
+    for (let i = 0; i < 20; i++) assert.deepEqual(crash(11_000), { restartInMs: 0 });
+  });
+
+  test("a model's own delay and restart limit replace the host's", () => {
+    const { clock, crash } = setUp({}, { delayMs: 250, maxRestarts: 3 });
+    assert.deepEqual(crash(), { restartInMs: 250 });
+    clock.advance(250);
+    assert.deepEqual(crash(), { restartInMs: 500 });
+    clock.advance(500);
+    assert.deepEqual(crash(), { stay: 'loop', ends: 3 });
+    const none = setUp({}, { delayMs: 0 });
+    assert.deepEqual(none.crash(), { restartInMs: 0 }, 'a delay of 0: every restart at once');
+    assert.deepEqual(none.crash(), { restartInMs: 0 });
+  });
+
+  test('loopLimit quick ends in a row leave the model crash-looping, with no restart scheduled', () => {
     const { clock, scheduler, crash, restarted } = setUp({ loopLimit: 3 });
     crash();
     clock.advance(1000);
@@ -75,23 +108,14 @@ describe('restart scheduler', () => {
     assert.equal(scheduler.closed, false);
   });
 
-  test('ends older than the window are forgotten: the backoff starts over and the loop count too', () => {
-    const { clock, ends, crash } = setUp({ windowMs: 10_000, loopLimit: 3 });
-    crash();
-    clock.advance(5000);
-    assert.deepEqual(crash(), { restartInMs: 2000 });
-    clock.advance(20_000);
-    assert.deepEqual(crash(), { restartInMs: 1000 });
-    assert.deepEqual(ends, [25_000]);
-  });
-
   test('policy never leaves every end alone; on-failure restarts a failure only; always restarts a clean exit too', () => {
     const { clock, scheduler } = setUp();
-    const ends: number[] = [];
-    assert.deepEqual(scheduler.afterEnd('m', 'never', true, ends, () => undefined), { stay: 'policy' });
-    assert.deepEqual(scheduler.afterEnd('m', 'on-failure', false, ends, () => undefined), { stay: 'policy' });
-    assert.deepEqual(ends, [], 'an end the policy leaves alone does not count toward a loop');
-    assert.deepEqual(scheduler.afterEnd('m', 'always', false, ends, () => undefined), { restartInMs: 1000 });
+    const history: RestartHistory = { quickEnds: 0, backoffMs: 0 };
+    const end = (policy: RestartPolicy, failed: boolean) => scheduler.afterEnd('m', { policy }, failed, 100, history, () => undefined);
+    assert.deepEqual(end('never', true), { stay: 'policy' });
+    assert.deepEqual(end('on-failure', false), { stay: 'policy' });
+    assert.deepEqual(history, { quickEnds: 0, backoffMs: 0 }, 'an end the policy leaves alone does not count toward a loop');
+    assert.deepEqual(end('always', false), { restartInMs: 1000 });
     assert.equal(clock.pending, 1);
   });
 

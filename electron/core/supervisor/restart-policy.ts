@@ -1,29 +1,55 @@
-// What happens after a process ends by itself: a restart after an exponential backoff, or nothing (the policy says
-// so), or "crash-looping" when it ended too often within a window, as PM2's autorestart with its unstable-restart
-// limit decides. The scheduler keeps each model's pending restart on a clock it is given.
+// What happens after a process ends by itself: a restart, or nothing (the policy says so), or "crash-looping". As PM2
+// with exp_backoff_restart_delay and max_restarts: a process that ran a while is restarted at once; one that ends
+// soon after its start (an unstable run) waits a delay that grows with each such end in a row, and so many of those in
+// a row leave it stopped; a run that lasted starts both over. The scheduler keeps each model's pending restart on a
+// clock it is given.
 import type { RestartPolicy } from '../../../shared/index.ts';
 
 export interface RestartRules {
-  /** The first backoff; each further end within the window doubles it, up to maxMs. */
+  /** The first wait after an end within quickMs of the start; each further such end in a row doubles it, up to maxMs. */
   baseMs: number;
   maxMs: number;
-  /** This many ends within windowMs: crash-looping, left stopped. */
+  /** An end this soon after the start is a quick one: it waits. A later end restarts at once and starts over. */
+  quickMs: number;
+  /** This many quick ends in a row: crash-looping, left stopped. */
   loopLimit: number;
-  windowMs: number;
 }
 
-export const DEFAULT_RESTART_RULES: RestartRules = { baseMs: 1000, maxMs: 30_000, loopLimit: 5, windowMs: 60_000 };
+export const DEFAULT_RESTART_RULES: RestartRules = { baseMs: 1000, maxMs: 30_000, quickMs: 10_000, loopLimit: 5 };
+
+/** What a model asks of its restarts; a missing value is the host's rule. */
+export interface ModelRestart {
+  policy: RestartPolicy;
+  /** The first wait after a quick end (--restart-delay). */
+  delayMs?: number | null;
+  /** Quick ends in a row that leave it crash-looping (--max-restarts). */
+  maxRestarts?: number | null;
+}
+
+/** A model's recent ends, kept across its processes. */
+export interface RestartHistory {
+  /** Its processes that ended within quickMs of their start, in a row. */
+  quickEnds: number;
+  /** The wait before the last restart after a quick end; 0 after a run that lasted. */
+  backoffMs: number;
+}
 
 export type RestartVerdict = { restartInMs: number } | { stay: 'policy' } | { stay: 'loop'; ends: number };
 
-/** Records one end at `now` in `ends` (the recent ends, pruned in place) and decides what follows it. */
-function afterEnd(policy: RestartPolicy, failed: boolean, ends: number[], now: number, rules: RestartRules): RestartVerdict {
+/** Records one end of a process that ran `uptimeMs` in `history` and decides what follows it. */
+function afterEnd(restart: ModelRestart, failed: boolean, uptimeMs: number, history: RestartHistory, rules: RestartRules): RestartVerdict {
+  const { policy } = restart;
   if (policy === 'never' || (policy === 'on-failure' && !failed)) return { stay: 'policy' };
-  const recent = ends.filter((at) => now - at < rules.windowMs);
-  recent.push(now);
-  ends.splice(0, ends.length, ...recent);
-  if (recent.length >= rules.loopLimit) return { stay: 'loop', ends: recent.length };
-  return { restartInMs: Math.min(rules.maxMs, rules.baseMs * 2 ** (recent.length - 1)) };
+  if (uptimeMs >= rules.quickMs) {
+    history.quickEnds = 0;
+    history.backoffMs = 0;
+    return { restartInMs: 0 };
+  }
+  history.quickEnds++;
+  if (history.quickEnds >= (restart.maxRestarts ?? rules.loopLimit)) return { stay: 'loop', ends: history.quickEnds };
+  history.backoffMs = history.backoffMs > 0 ? history.backoffMs * 2 : (restart.delayMs ?? rules.baseMs);
+  history.backoffMs = Math.min(rules.maxMs, history.backoffMs);
+  return { restartInMs: history.backoffMs };
 }
 
 /** The time and timers the scheduler runs on. */
@@ -56,12 +82,12 @@ export class RestartScheduler {
   }
 
   /**
-   * Records one end of `model` in its recent `ends` and decides what follows; a restart calls `restart` once its
-   * backoff has passed. Null once closed: a closing host starts nothing again.
+   * Records one end of `model`, whose process ran `uptimeMs`, in its `history` and decides what follows; a restart
+   * calls `restart` once its wait has passed. Null once closed: a closing host starts nothing again.
    */
-  afterEnd(model: string, policy: RestartPolicy, failed: boolean, ends: number[], restart: () => void): RestartVerdict | null {
+  afterEnd(model: string, asked: ModelRestart, failed: boolean, uptimeMs: number, history: RestartHistory, restart: () => void): RestartVerdict | null {
     if (this.isClosed) return null;
-    const verdict = afterEnd(policy, failed, ends, this.clock.now(), this.rules);
+    const verdict = afterEnd(asked, failed, uptimeMs, history, this.rules);
     if ('restartInMs' in verdict) {
       this.cancel(model);
       const timer = this.clock.schedule(() => {

@@ -13,7 +13,7 @@
 // Each model's row and what it should run as: records.ts, saved by table.ts. Its log: model-logs.ts.
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
-import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartPolicy, type ScanEntry } from '../../../shared/index.ts';
+import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartOptions, type ScanEntry } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
 import { Adoption } from './adoption.ts';
 import { Cgroups, type ProcessTracking } from './cgroups.ts';
@@ -79,7 +79,7 @@ export class Supervisor extends EventEmitter {
       const run = () => lock.run(model, work);
       return o.backendLock ? o.backendLock(backend, run) : run();
     };
-    const records = (this.records = new ProcessRecords(this.table, usage, this));
+    const records = (this.records = new ProcessRecords(this.table, usage, this, o.restartRules));
     const logs = (this.modelLogs = new ModelLogs(records, this, o.logsDir, o.logMaxBytes));
     const restarts = new RestartScheduler(o.restartRules);
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
@@ -180,9 +180,9 @@ export class Supervisor extends EventEmitter {
    * ensureRunning + LoadModel; the load is remembered, so every later process of the model loads it again.
    * Gate 6: a failure from a stale cwd is explained, respawned and retried once.
    */
-  load(target: BackendTarget, model: string, options: { restart?: RestartPolicy } = {}): Promise<LoadResult> {
+  load(target: BackendTarget, model: string, options: RestartOptions = {}): Promise<LoadResult> {
     return this.lock.run(model, async () => {
-      const spec = this.records.specFor(model, target.name, options.restart);
+      const spec = this.records.specFor(model, target.name, options);
       const request = this.loader.request(model);
       const { proc, reused, replaced } = await this.ensureLocked(target, model);
       const said = (message: string) => (replaced ? `${replaced}; ${message}` : message);

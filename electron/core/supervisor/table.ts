@@ -23,6 +23,8 @@ export interface TableEntry {
   /** What the model should run as: its restart policy, how often it was restarted, and what it had loaded. */
   policy?: RestartPolicy;
   restarts?: number;
+  restartDelayMs?: number;
+  maxRestarts?: number;
   load?: LoadModelRequest;
 }
 
@@ -32,6 +34,8 @@ export interface ModelEntry {
   backend: string;
   policy: RestartPolicy;
   restarts: number;
+  restartDelayMs?: number;
+  maxRestarts?: number;
   port: number | null;
   load?: LoadModelRequest;
 }

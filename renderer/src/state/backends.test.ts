@@ -13,7 +13,7 @@ function backend(name: string, processes: ProcessView[] = []): BackendView {
 function proc(model: string, backendName: string, pid = 100): ProcessView {
   return {
     model, backend: backendName, pid, port: 5000, dir: `/b/${backendName}`, startedAt: '2025-01-01T00:00:00.000Z',
-    state: 'ready', cwd: 'ok', cwdReason: '', procCwd: null, loaded: true, policy: 'on-failure', restarts: 0, message: null,
+    state: 'ready', cwd: 'ok', cwdReason: '', procCwd: null, loaded: true, policy: 'on-failure', restarts: 0, restartDelayMs: 1000, maxRestarts: 5, message: null,
     error: null, exit: null, cpu: null, rss: null,
   };
 }
