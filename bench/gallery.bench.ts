@@ -8,8 +8,8 @@ import { parse } from 'yaml';
 import { Galleries, parseGalleryIndex } from '../electron/core/gallery/index.ts';
 import { median, timed, type BenchFigure } from './figure.ts';
 
-const fixture = 'shared/fixtures/localai-backend-index.yaml';
-const fixturePath = new URL(`../../${fixture}`, import.meta.url);
+const fixture = 'bench/fixtures/localai-backend-index.yaml';
+const fixturePath = new URL('./fixtures/localai-backend-index.yaml', import.meta.url);
 const runs = 5;
 
 async function sample(action: () => unknown, count = runs): Promise<number> {

@@ -3,6 +3,7 @@ import { parseSize } from '../core/install/limits.ts';
 import type { TransferLimits } from '../core/net/guarded-fetch.ts';
 import { startHost, type Host, type JoinOptions, type LocalAiHostOptions } from '../cluster/index.ts';
 import { LocalNode } from '../core/node.ts';
+import { warmUp } from '../core/supervisor/index.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
 import { writeFileAtomic } from '../core/state-file.ts';
@@ -100,6 +101,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
+  // Serving already: what the first load needs is loaded now, on an idle turn, not when a user waits for it.
+  setImmediate(() => void warmUp().catch(() => undefined));
   // The token goes only to a person's terminal, never into a log file that captured stderr.
   const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;
   process.stderr.write(`hangar: open ${opening}\n`);
