@@ -10,7 +10,7 @@ import { BUILT_ECHO } from '../electron/core/testing/fixtures.ts';
 import { median, type BenchFigure } from './figure.ts';
 
 const MODELS = 8;
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 async function timeLoads(node: LocalNode, backends: string[]): Promise<number> {
   const models = Array.from({ length: MODELS }, (_, i) => `m${i}`);
