@@ -1,6 +1,6 @@
 // Writes archive entries into a destination tree, one at a time, refusing anything that would land outside it.
 // It keeps a cache of directories known to be real (not symlinks) so the common case costs no extra syscalls.
-import { chmodSync, closeSync, constants, fchmodSync, mkdirSync, openSync, writeSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, fchmodSync, mkdirSync, openSync, writevSync, type Stats } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
@@ -132,8 +132,7 @@ export class TreeWriter {
     this.written.set(rel, 'file');
     try {
       if (umaskAlters(mode)) fchmodSync(fd, mode);
-      const data = Buffer.concat(chunks);
-      for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset);
+      writeAll(fd, chunks);
     } finally {
       closeSync(fd);
     }
@@ -260,5 +259,22 @@ export class TreeWriter {
   private forget(rel: string): void {
     for (const dir of this.realDirs) if (isSameOrUnder(dir, rel)) this.realDirs.delete(dir);
     for (const path of this.written.keys()) if (isSameOrUnder(path, rel)) this.written.delete(path);
+  }
+}
+
+/** Writes every chunk at once (one writev, no copy into one buffer), and again from where a short write stopped. */
+function writeAll(fd: number, chunks: Buffer[]): void {
+  let left = chunks.filter((c) => c.length > 0);
+  while (left.length > 0) {
+    let written = writevSync(fd, left);
+    const rest: Buffer[] = [];
+    for (const chunk of left) {
+      if (written >= chunk.length) written -= chunk.length;
+      else {
+        rest.push(chunk.subarray(written));
+        written = 0;
+      }
+    }
+    left = rest;
   }
 }
