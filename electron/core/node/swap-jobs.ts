@@ -276,7 +276,8 @@ export class SwapJobs {
     const { stopUnsupervised } = options;
     const about = { job: ctx.job, verb: change.verb, from: change.from, to: change.to };
     const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap, about);
-    await supervisor.recheck();
+    // What else ran from the replaced tree is marked stale meanwhile: the respawn waits for nothing but its own start.
+    const rechecked = supervisor.recheck();
     // The smoke-started process is stopped while the swap settles: the job ends once it is gone.
     let smoked: Promise<void> = Promise.resolve();
     try {
@@ -288,6 +289,7 @@ export class SwapJobs {
         smoked = (await supervisor.smokeStart({ name, dir: store.liveDir(name) })).stopped;
       }
     } catch (error) {
+      await rechecked;
       ctx.phase('rolling back');
       await supervisor.stopByDirectory(store.liveDir(name), { stopUnsupervised });
       await pending.undo();
@@ -296,6 +298,7 @@ export class SwapJobs {
       await catalog.publishBackend(name);
       throw new HangarError('failed', gateFailure(name, change, oneLine(error)));
     }
+    await rechecked;
     await Promise.all([pending.settle().then(() => catalog.publishBackend(name)), smoked]);
   }
 
