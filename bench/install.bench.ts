@@ -45,10 +45,15 @@ async function randomTree(dir: string): Promise<void> {
   for (let i = 0; i < 4; i++) await writeFile(join(dir, 'lib', `blob-${i}.bin`), randomBytes(50 * MiB));
 }
 
+/** Source files of 0.5 to 6 KiB that compress about as well as real Python does (a few times, not a hundred). */
 async function manySmallFiles(dir: string, count: number): Promise<void> {
   for (let d = 0; d < count / 50; d++) {
     await mkdir(join(dir, `pkg${d}`), { recursive: true });
-    for (let i = 0; i < 50; i++) await writeFile(join(dir, `pkg${d}`, `mod${i}.py`), `# module ${d}.${i}\nimport os\n`.repeat(20 + ((d * 50 + i) % 200)));
+    for (let i = 0; i < 50; i++) {
+      const lines = 10 + ((d * 50 + i) % 100);
+      const body = Array.from({ length: lines }, (_, n) => `    value_${n} = compute("${randomBytes(12).toString('base64url')}", ${n})  # step ${n}\n`).join('');
+      await writeFile(join(dir, `pkg${d}`, `mod${i}.py`), `# module ${d}.${i}\nimport os\n\ndef run():\n${body}`);
+    }
   }
 }
 

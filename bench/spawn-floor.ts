@@ -7,10 +7,10 @@ import { BackendClient } from '../electron/core/supervisor/grpc-client.ts';
 import { freePort } from '../electron/core/supervisor/test-helpers.ts';
 
 /** The floor: spawn run.sh by hand, wait for the line saying it listens (no polling), then one Health call. */
-export async function bareSpawnToHealth(dir: string): Promise<number> {
+export async function bareSpawnToHealth(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const port = await freePort();
   const start = performance.now();
-  const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
   for await (const line of createInterface({ input: child.stderr! })) if (line.includes('listening')) break;
   const client = new BackendClient(`127.0.0.1:${port}`);
   const health = await client.health(5000);
