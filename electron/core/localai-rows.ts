@@ -5,7 +5,7 @@
 import { HangarError } from '../../shared/errors.ts';
 import type { BackendKind, LeftoverView } from '../../shared/types.ts';
 import { describeCapability } from './gallery/variants.ts';
-import { localaiListing, upgradeCheckSkip, type LocalAiBackend, type LocalAiListing } from './gallery/localai-listing.ts';
+import { localaiListing, updatedListing, upgradeCheckSkip, type LocalAiBackend, type LocalAiListing } from './gallery/localai-listing.ts';
 import { isBackup, leftoverOf, type BackendStore, type InstalledBackend, type KeptTree } from './install/store.ts';
 
 export interface Row {
@@ -41,9 +41,19 @@ export class DirectorySnapshot {
     return DirectorySnapshot.of(store, all, kept, capability);
   }
 
-  static of(store: BackendStore, all: InstalledBackend[], kept: KeptTree[], capability: string): DirectorySnapshot {
-    const listing = localaiListing(all.map((b) => b.facts), capability, (dir) => store.runShOf(dir));
+  /** From `previous`, when given, only what changed is listed again where LocalAI's listing allows it. */
+  static of(store: BackendStore, all: InstalledBackend[], kept: KeptTree[], capability: string, previous?: DirectorySnapshot): DirectorySnapshot {
+    const listing = (previous && previous.capability === capability && previous.listingAfter(all)) || localaiListing(all.map((b) => b.facts), capability, (dir) => store.runShOf(dir));
     return new DirectorySnapshot(all, kept, listing, capability);
+  }
+
+  /** This snapshot's listing brought up to `all`, where the directories that changed (new objects) stand alone. */
+  private listingAfter(all: InstalledBackend[]): LocalAiListing | null {
+    const now = new Map(all.map((b) => [b.name, b.facts]));
+    const changed = all.filter((b) => this.byDir.get(b.name) !== b).map((b) => b.name);
+    for (const name of this.byDir.keys()) if (!now.has(name)) changed.push(name);
+    const before = new Map(changed.flatMap((name) => (this.byDir.has(name) ? [[name, this.byDir.get(name)!.facts] as const] : [])));
+    return updatedListing(this.listing, before, now, changed);
   }
 
   /** The backends Hangar manages. */
@@ -180,6 +190,6 @@ export class Snapshots {
   async current(): Promise<DirectorySnapshot> {
     const [all, kept] = await Promise.all([this.store.listAll(), this.store.kept()]);
     if (this.last?.all === all && this.last.kept === kept) return this.last;
-    return (this.last = DirectorySnapshot.of(this.store, all, kept, this.capability));
+    return (this.last = DirectorySnapshot.of(this.store, all, kept, this.capability, this.last ?? undefined));
   }
 }

@@ -74,8 +74,9 @@ export function localaiListing(directories: DirectoryFacts[], capability: string
       error ??= `${d.dir}/metadata.json: ${d.error}`;
       continue;
     }
-    const md = d.metadata ?? { name: d.dir, alias: '', metaBackendFor: '' };
-    if (d.runSh !== 'missing') put(d.dir, d.dir, 'directory', d.dir, md.name);
+    const md = metadataOf(d);
+    const own = ownEntry(d);
+    if (own) backends.set(d.dir, own);
     if (md.alias) groups.set(md.alias, [...(groups.get(md.alias) ?? []), d.dir]);
     if (md.metaBackendFor) put(md.name, md.metaBackendFor, 'meta', d.dir, md.name);
   }
@@ -83,7 +84,51 @@ export function localaiListing(directories: DirectoryFacts[], capability: string
     const chosen = preferredBuild(group, capability)!;
     put(alias, chosen, 'alias', chosen, facts.get(chosen)?.metadata?.name ?? chosen, group);
   }
-  return { error, backends, names: new Set([...backends.values()].map((b) => b.name)) };
+  return { error, backends, names: namesOf(backends) };
+}
+
+/** The metadata LocalAI reads of a directory: its own name when it has no metadata.json. */
+function metadataOf(d: DirectoryFacts): NonNullable<DirectoryFacts['metadata']> {
+  return d.metadata ?? { name: d.dir, alias: '', metaBackendFor: '' };
+}
+
+/** The key a directory with a run.sh lists under its own name. */
+function ownEntry(d: DirectoryFacts): LocalAiBackend | null {
+  if (d.runSh === 'missing') return null;
+  return { key: d.dir, runs: d.dir, via: 'directory', from: d.dir, name: metadataOf(d).name, group: [], runnable: d.runSh === 'file' };
+}
+
+function namesOf(backends: Map<string, LocalAiBackend>): Set<string> {
+  return new Set([...backends.values()].map((b) => b.name));
+}
+
+/** A directory whose facts reach no key but its own: readable, no alias, no meta. */
+function standsAlone(d: DirectoryFacts | undefined): boolean {
+  return d === undefined || (d.error === null && !d.metadata?.alias && !d.metadata?.metaBackendFor);
+}
+
+/**
+ * The listing after the directories `changed` changed (their facts now in `now`, which holds every directory; absent:
+ * gone), made from `previous` without listing the rest again: when each of them stands alone before and after, and
+ * no other directory's metadata names it (as a meta's name or build, or as an alias). Null when only a whole listing
+ * can say.
+ */
+export function updatedListing(previous: LocalAiListing, before: ReadonlyMap<string, DirectoryFacts>, now: ReadonlyMap<string, DirectoryFacts>, changed: string[]): LocalAiListing | null {
+  const touched = new Set(changed);
+  for (const dir of touched) if (!standsAlone(before.get(dir)) || !standsAlone(now.get(dir))) return null;
+  for (const d of now.values()) {
+    const md = d.metadata;
+    if (md?.metaBackendFor && (touched.has(md.name) || touched.has(md.metaBackendFor))) return null;
+    if (md?.alias && touched.has(md.alias)) return null;
+  }
+  const backends = new Map(previous.backends);
+  for (const dir of touched) {
+    backends.delete(dir);
+    const d = now.get(dir);
+    const own = d && ownEntry(d);
+    if (own) backends.set(dir, own);
+  }
+  return { error: previous.error, backends, names: namesOf(backends) };
 }
 
 /**
