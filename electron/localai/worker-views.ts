@@ -87,6 +87,8 @@ export function processViews(models: RunningModel[]): ProcessView[] {
         loaded: true,
         policy: 'never',
         restarts: 0,
+        restartDelayMs: 0,
+        maxRestarts: 0,
         message: `running on the LocalAI worker: ${where}`,
         error: null,
         exit: null,
