@@ -41,6 +41,8 @@ function validRequest(method: HangarMethod): Record<string, unknown> {
     if (key === 'model') request[key] = 'm1';
     if (key === 'id') request[key] = 'job-1';
     if (key === 'pid') request[key] = 4242;
+    if (key === 'restartDelayMs') request[key] = 1000;
+    if (key === 'maxRestarts') request[key] = 5;
   }
   return request;
 }
@@ -83,8 +85,9 @@ describe('router', () => {
       const shape = requestSchemas[method].shape as Record<string, { isOptional(): boolean }>;
       const bad: unknown[] = [undefined, null, 0, 'local', [], [valid], {}, { ...valid, extra: true }];
       for (const key of Object.keys(shape)) {
-        // A number field gets numbers it must refuse (a pid of 42 is a pid); every other field gets 42.
-        const wrongNumbers = typeof valid[key] === 'number' ? [4.2, -1, 0, 2 ** 40, Number.NaN] : [42];
+        // A number field gets numbers it must refuse (a pid of 42 is a pid; a restart delay of 0 is no delay); every
+        // other field gets 42.
+        const wrongNumbers = typeof valid[key] === 'number' ? [4.2, -1, ...(key === 'restartDelayMs' ? [] : [0]), 2 ** 40, Number.NaN] : [42];
         bad.push(...wrongNumbers.map((n) => ({ ...valid, [key]: n })), { ...valid, [key]: '../../etc' }, { ...valid, [key]: { toString: 'x' } });
         if (!shape[key]!.isOptional()) bad.push(Object.fromEntries(Object.entries(valid).filter(([k]) => k !== key)));
       }
