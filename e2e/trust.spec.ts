@@ -244,6 +244,8 @@ test('every action works from the keyboard with a visible focus ring', async () 
   const stop = page.getByTestId('process-m5').getByRole('button', { name: 'Stop' });
   await page.getByTestId('process-m5').getByRole('button', { name: 'Respawn' }).focus();
   await page.keyboard.press('Tab');
+  await expect(page.getByTestId('process-m5').getByRole('button', { name: 'Unload' })).toBeFocused();
+  await page.keyboard.press('Tab');
   await expect(stop).toBeFocused();
   await page.keyboard.press('Enter');
   await page.getByRole('dialog', { name: 'Stop m5?' }).getByRole('button', { name: 'Stop', exact: true }).press('Enter');
