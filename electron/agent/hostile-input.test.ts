@@ -120,7 +120,7 @@ describe('the agent against hostile peers', () => {
     await stillServing();
   });
 
-  test('replies are compressed, and a compressed message that inflates past 1 MiB is refused with 1009', async () => {
+  test('compression is offered (replies to another machine go compressed), and a compressed message that inflates past 1 MiB is refused with 1009', async () => {
     const ws = await openSocket(agent.url, token);
     assert.match(ws.extensions, /permessage-deflate/, 'compression was negotiated');
     assert.equal(await closeCodeForPadded(ws, 8 << 20), 1009);
