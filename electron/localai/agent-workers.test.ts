@@ -107,7 +107,9 @@ describe('a LocalAI cluster managed from hangar agent', () => {
 
   test('a rolling upgrade across workers: an offline one is skipped, one that keeps its old version halts it', async () => {
     await workers['lai-0']!.stop();
-    await until('lai-0 offline', async () => ((await nodes()).find((c) => c.name === 'lai-0')?.status === 'offline' ? true : undefined), 15_000);
+    // Offline as LocalAI says it (its heartbeat missed), not only as a failed read of it says it meanwhile.
+    const offline = 'offline in LocalAI (no heartbeat from it)';
+    await until('lai-0 offline in LocalAI', async () => ((await nodes()).find((c) => c.name === 'lai-0')?.reason === offline ? true : undefined), 15_000);
     gallery.publish([{ name: 'echo', version: '2.0.0' }]);
     // As after any gallery change: the index read again on demand.
     assert.equal((await hangar(agents[0]!, 'gallery', '--refresh', '--on', 'lai-1')).code, 0);
@@ -117,7 +119,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     const [rollout] = await json<RolloutView[]>(agents[0]!, 'rollouts');
     assert.equal(rollout!.state, 'halted');
     const steps = Object.fromEntries(rollout!.nodes.map((n) => [n.name, [n.step, n.reason]]));
-    assert.deepEqual(steps['lai-0'], ['skipped', 'offline in LocalAI (no heartbeat from it)']);
+    assert.deepEqual(steps['lai-0'], ['skipped', offline]);
     assert.equal(steps['lai-1']![0], 'upgraded');
     assert.equal(steps['lai-2']![0], 'failed');
     assert.match(String(steps['lai-2']![1]), /still reports 1\.0\.0, not 2\.0\.0: LocalAI's worker reads its gallery index from a cache/);
