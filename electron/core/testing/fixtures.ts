@@ -5,14 +5,27 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import type { JobView, NodeEvent } from '../../../shared/types.ts';
+import { isBackendCompatible } from '../gallery/meta.ts';
 import { serializeMetadata } from '../install/metadata.ts';
 import { LocalNode, type LocalNodeOptions } from '../node.ts';
 
 export const BUILT_ECHO = resolve('dist/backends/echo');
 
+/**
+ * A new temporary directory. As in LocalAI, a backend whose name or URI holds a vendor's word ("amd", "hip",
+ * "cuda", "l4t", "mlx"…) runs only on that vendor's machines, and a local source's URI is its path: a random
+ * suffix holding one would make every test backend under it that vendor's, so such a suffix is drawn again.
+ */
 export async function tempDir(prefix: string): Promise<string> {
-  return mkdtemp(join(tmpdir(), `hangar-${prefix}-`));
+  for (;;) {
+    const dir = await mkdtemp(join(tmpdir(), `hangar-${prefix}-`));
+    if (VENDOR_NEUTRAL.every((capability) => isBackendCompatible('', dir, capability))) return dir;
+    await rm(dir, { recursive: true, force: true });
+  }
 }
+
+/** A path compatible with each of these holds no vendor's word. */
+const VENDOR_NEUTRAL = ['default', 'metal', 'nvidia', 'nvidia-l4t', 'amd', 'intel'];
 
 /** A copy of the built echo backend whose VERSION file says `version`. */
 export async function echoSource(root: string, version: string): Promise<string> {
