@@ -63,7 +63,7 @@ describe('LocalAI workers as Hangar nodes', () => {
       capability: 'default',
       heartbeatMs: 200,
       indexCacheMs: 0,
-      // Each worker's backends take ports upward from their own base, as LocalAI's do from 50051.
+      // Each worker's backends take ports upward from a base of their own, as a LocalAI worker's do from its base port.
       basePort: 25200 + 20 * Object.keys(workers).length,
       ...options,
     });
