@@ -1,5 +1,5 @@
 // A host restart: the saved table's processes that still run are adopted again; models that should run start again.
-import { isIn, type Cgroups } from './cgroups.ts';
+import type { Cgroups } from './cgroups.ts';
 import type { SelfStart } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
 import { isSameProcess } from './identity.ts';
@@ -67,9 +67,7 @@ export class Adoption {
     if (records.get(entry.model)) return true;
     if (!isSameProcess(entry.pid, entry.startTime)) return false;
     const identity = entry.dir && entry.dev && entry.ino ? { dir: entry.dir, dev: BigInt(entry.dev), ino: BigInt(entry.ino) } : null;
-    // Its cgroup, while it is one of this host's and the process is still in it.
-    const { cgroups } = this.parts;
-    const cgroup = entry.cgroup && cgroups.owns(entry.cgroup) && isIn(entry.pid, entry.cgroup) ? entry.cgroup : null;
+    const cgroup = this.parts.cgroups.holding(entry.pid);
     this.parts.ports.claim(entry.port);
     records.setSpec(entry.model, specOf(entry));
     // Starting: ready only once it answers Health, which the host asks before it serves anything.

@@ -60,9 +60,15 @@ export class Cgroups {
     return mkdir(path).then(() => path, () => null);
   }
 
-  /** True when `path` is one of this host's cgroups that still exists (an adopted table entry's, say). */
-  owns(path: string): boolean {
-    return this.base !== null && join(this.base, basename(path)) === path && basename(path).startsWith(`${this.prefix}-`) && existsSync(path);
+  /**
+   * This host's cgroup that `pid` is in, or null. Read from the process itself, not from a saved table: an entry
+   * written without its cgroup must not leave the cgroup to the sweep, which would end the adopted process.
+   */
+  holding(pid: number): string | null {
+    const own = cgroupOf(pid);
+    if (!this.base || !own) return null;
+    const path = join(this.base, basename(own));
+    return basename(own).startsWith(`${this.prefix}-`) && path.endsWith(own) && existsSync(path) ? path : null;
   }
 
   /**
@@ -126,12 +132,6 @@ export function cgroupOf(pid: number | 'self'): string | null {
   } catch {
     return null;
   }
-}
-
-/** True when the process is in the cgroup at `path` (a directory under the cgroup2 mount). */
-export function isIn(pid: number, path: string): boolean {
-  const own = cgroupOf(pid);
-  return own !== null && path.endsWith(own) && own.length > 1;
 }
 
 let detection: Promise<{ base: string | null; canKill: boolean; tracking: ProcessTracking }> | undefined;

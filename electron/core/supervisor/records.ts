@@ -243,8 +243,8 @@ export function modelEntryOf(entry: TableEntry): ModelEntry & { pid: number } {
 }
 
 function tableEntry(proc: Proc, spec: ModelSpec | undefined): TableEntry {
-  const { model, backend, pid, port, startedAt, startTime, identity, cgroup } = proc;
-  const entry: TableEntry = { model, backend, pid, port, startedAt, startTime, ...(cgroup && { cgroup }) };
+  const { model, backend, pid, port, startedAt, startTime, identity } = proc;
+  const entry: TableEntry = { model, backend, pid, port, startedAt, startTime };
   if (spec) Object.assign(entry, restartEntry(spec), spec.load && { load: spec.load });
   return identity ? { ...entry, dir: identity.dir, dev: String(identity.dev), ino: String(identity.ino) } : entry;
 }

@@ -14,8 +14,6 @@ export interface TableEntry {
   startedAt: string;
   /** /proc/PID/stat field 22; with the pid it identifies the process. Null where /proc is missing. */
   startTime: string | null;
-  /** The cgroup the process runs in, where backends get one. */
-  cgroup?: string;
   /** The directory identity recorded at spawn (dev/ino as decimal strings). Absent in legacy entries. */
   dir?: string;
   dev?: string;
