@@ -581,7 +581,8 @@ async function runJobs(c: WireClient, options: { json?: boolean }, start: (node:
  * how it ended (or, following only, stops following); a second leaves it running and says how to follow it.
  */
 async function followJob(c: WireClient, start: () => Promise<JobView>, on = node, onInterrupt: InterruptMode = 'cancel'): Promise<JobView> {
-  const seen = new Map<string, JobView>();
+  // Every event of a job that arrives before its id does: a fast job may be past a phase by then, and each is shown.
+  const early = new Map<string, JobView[]>();
   let job: JobView | null = null;
   let presses = 0;
   let last = '';
@@ -613,13 +614,15 @@ async function followJob(c: WireClient, start: () => Promise<JobView>, on = node
   };
   const off = c.onEvent((e) => {
     if (e.type !== 'job') return;
-    if (job === null) seen.set(e.job.id, e.job);
+    if (job === null) early.set(e.job.id, [...(early.get(e.job.id) ?? []), e.job]);
     else if (e.job.id === job.id) show(e.job);
   });
   process.on('SIGINT', interrupt);
   try {
     job = await start();
-    show(seen.get(job.id) ?? job);
+    // The reply is the job as it was created; what it did since came as events.
+    for (const view of [job, ...(early.get(job.id) ?? [])]) show(view);
+    early.clear();
     if (presses === 1 && onInterrupt === 'cancel') cancel(job);
     const final = await c.waitJob({ node: on, id: job.id });
     if (presses > 0 && onInterrupt === 'cancel') {
