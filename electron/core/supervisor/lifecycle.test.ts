@@ -14,7 +14,10 @@ import { makeHome, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 // A range of its own, below the ephemeral ports (no other test file uses 292xx).
-const PORTS: [number, number] = [29200, 29299];
+const PORTS: [number, number] = [29200, 29279];
+// The hosts of the test that checks a model comes back on its port: the other tests' hosts still run meanwhile, and
+// restart what they watch, so they must not be able to take a port it left.
+const RESTORE_PORTS: [number, number] = [29280, 29299];
 
 let home: Home;
 let echo: BackendTarget;
@@ -239,7 +242,7 @@ describe('process lifecycle', { concurrency: false }, () => {
 
   test('start backends on launch: what ran when the host closed (and stopped it) starts again, loaded, on its port', async () => {
     const stateDir = join(home.root, 'state-launch');
-    const owner = await supervisor({ stateDir });
+    const owner = await supervisor({ stateDir, portRange: RESTORE_PORTS });
     const loaded = await owner.load(echo, 'launch', { restart: 'always' });
     await owner.ensureRunning(echo, 'bare');
     const gone = await owner.load(echo, 'gone');
@@ -248,11 +251,11 @@ describe('process lifecycle', { concurrency: false }, () => {
     assert.equal(isAlive(loaded.pid), false);
     assert.equal(isAlive(gone.pid), false);
 
-    const plain = await supervisor({ stateDir });
+    const plain = await supervisor({ stateDir, portRange: RESTORE_PORTS });
     assert.deepEqual(plain.list(), [], 'without the setting nothing starts');
     await plain.close({ stopAll: true });
 
-    const heir = await supervisor({ stateDir, restoreOnStart: true });
+    const heir = await supervisor({ stateDir, restoreOnStart: true, portRange: RESTORE_PORTS });
     const isBack = (v: ProcessView | null) => v?.model === 'launch' && v.state === 'ready' && v.loaded;
     const current = heir.get('launch');
     const back = isBack(current) ? current! : await until(heir, isBack);
