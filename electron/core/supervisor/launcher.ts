@@ -10,7 +10,7 @@ import { LogRing } from './log-ring.ts';
 import type { ModelLogs } from './model-logs.ts';
 import { reclaimPort } from './port-reuse.ts';
 import { portIsFree, type PortPool } from './ports.ts';
-import { NotReadyError, waitReady } from './readiness.ts';
+import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
 import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
 import { spawnBackend, type Spawned } from './spawn.ts';
@@ -52,21 +52,26 @@ export class Launcher {
    */
   spawnReady(target: BackendTarget, model: string): Promise<Proc> {
     return retryOnPortClash(async (attempt) => {
-      const { proc, spawned } = await this.spawn(target, model, attempt === 1);
-      await this.untilReady(proc, spawned);
+      const output = new OutputNudge();
+      const { proc, spawned } = await this.spawn(target, model, attempt === 1, output);
+      await this.untilReady(proc, spawned, output);
       return proc;
     });
   }
 
   /** The process and its row, starting; its exit is watched from here on. */
-  private async spawn(target: BackendTarget, model: string, preferOldPort: boolean): Promise<{ proc: Proc; spawned: Spawned }> {
+  private async spawn(target: BackendTarget, model: string, preferOldPort: boolean, output: OutputNudge): Promise<{ proc: Proc; spawned: Spawned }> {
     const { records, logs: modelLogs, ports } = this.parts;
     const { grpcToken } = this.settings;
     const spec = records.specFor(model, target.name);
     const { port, moved } = await this.portFor(spec, preferOldPort);
     const logs = new LogRing();
     const modelLog = modelLogs.of(model);
-    const spawned = await this.start(target, model, port, (stream, text) => modelLogs.line(model, logs, stream, text)).catch((err: unknown) => {
+    const onLine = (stream: 'stdout' | 'stderr', text: string) => {
+      modelLogs.line(model, logs, stream, text);
+      output.nudge();
+    };
+    const spawned = await this.start(target, model, port, onLine).catch((err: unknown) => {
       ports.release(port);
       throw err;
     });
@@ -119,7 +124,7 @@ export class Launcher {
   }
 
   /** Ready once Health says OK; a death while starting is an error with its last words (PortTaken: try again). */
-  private async untilReady(proc: Proc, spawned: Spawned): Promise<void> {
+  private async untilReady(proc: Proc, spawned: Spawned, output: OutputNudge): Promise<void> {
     const { endings } = this.parts;
     const died = new AbortController();
     void spawned.exit.then((how) => {
@@ -132,7 +137,7 @@ export class Launcher {
     });
     void spawned.result.then(() => endings.retire(proc));
     try {
-      await waitReady(proc.port, proc.client, Date.now() + this.settings.startTimeoutMs, died.signal);
+      await waitReady(proc.port, proc.client, Date.now() + this.settings.startTimeoutMs, died.signal, output);
       // A Health answer that arrived after the process exited came from someone else on its port.
       died.signal.throwIfAborted();
     } catch (err) {

@@ -8,7 +8,7 @@ import { STDERR_TAIL_LINES } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
 import { deathWhileStarting, retryOnPortClash, type Launcher } from './launcher.ts';
 import type { PortPool } from './ports.ts';
-import { NotReadyError, waitReady } from './readiness.ts';
+import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
 import type { BackendTarget } from './records.ts';
 import { stopTree } from './tree-stop.ts';
@@ -49,9 +49,11 @@ export class SmokeStart {
     const { launcher, ports, parent, cgroups, grpcToken, startTimeoutMs, stopGraceMs } = this.parts;
     const port = await ports.allocate();
     const stderr: string[] = [];
+    const output = new OutputNudge();
     const client = new BackendClient(`127.0.0.1:${port}`, { token: grpcToken });
     const spawned = await launcher
       .start(target, SMOKE_MODEL, port, (stream, text) => {
+        output.nudge();
         if (stream !== 'stderr') return;
         stderr.push(text);
         if (stderr.length > STDERR_TAIL_LINES) stderr.shift();
@@ -75,7 +77,7 @@ export class SmokeStart {
     const died = new AbortController();
     void spawned.exit.then(() => died.abort());
     try {
-      await waitReady(port, client, Date.now() + startTimeoutMs, died.signal);
+      await waitReady(port, client, Date.now() + startTimeoutMs, died.signal, output);
       // A Health answer that arrived after the process exited came from someone else on its port.
       died.signal.throwIfAborted();
     } catch (err) {

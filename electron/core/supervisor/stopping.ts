@@ -37,9 +37,13 @@ export class Stopping {
     const answers = proc.state !== 'unresponsive';
     proc.state = 'stopping';
     this.records.publish(proc);
-    if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
+    const freed = !force && answers ? proc.client.free(FREE_LIMIT_MS).catch(() => undefined) : null;
+    // The tree is read (milliseconds of /proc) while the backend answers Free, once the request is on its way.
+    if (freed) await new Promise(setImmediate);
+    const tree = processTree(proc);
+    await freed;
     const exited = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
-    await stopTree(proc, exited, this.graceMs, this.cgroups);
+    await stopTree(proc, exited, this.graceMs, this.cgroups, tree);
     this.endings.retire(proc);
   }
 

@@ -7,9 +7,11 @@ import { processTree, signalGroup, signalTree, treeAlive, type Leader, type Tree
 
 const EXIT_POLL_MS = 10;
 
-/** SIGTERM to the whole tree; SIGKILL after `graceMs`, or to what remains once `exited` (the leader's end) settles. */
-export async function stopTree(leader: Leader, exited: Promise<unknown>, graceMs: number, cgroups: Cgroups): Promise<void> {
-  const tree = processTree(leader);
+/**
+ * SIGTERM to the whole tree; SIGKILL after `graceMs`, or to what remains once `exited` (the leader's end) settles.
+ * `tree`: the leader's processes when the caller read them already (still before any signal).
+ */
+export async function stopTree(leader: Leader, exited: Promise<unknown>, graceMs: number, cgroups: Cgroups, tree = processTree(leader)): Promise<void> {
   const deadline = Date.now() + graceMs;
   signalAll(leader, tree, 'SIGTERM');
   const inTime = (await settlesWithin(exited, graceMs)) && (await waitUntil(() => treeAlive(tree).length === 0, deadline));
