@@ -1,13 +1,15 @@
 // reinstall_downtime_ms: how long a loaded model stops answering (Status READY from its port) while its backend is
 // reinstalled, on a real LocalNode with the echo backend, against the floor measured in the same run: a bare spawn of
-// the same backend's run.sh to its first Health OK (a reinstall must stop the old process and start a new one; the
-// start is what cannot be cut). Hangar's own respawn gap is given beside it.
+// the same backend's run.sh to its first Health OK, in the environment Hangar gives it (the host's, plus the runtime;
+// a reinstall must stop the old process and start a new one, and the start is what cannot be cut). Hangar's own
+// respawn gap is given beside it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LocalNode } from '../electron/core/node.ts';
 import { BackendClient } from '../electron/core/supervisor/grpc-client.ts';
+import { portAnswers } from '../electron/core/supervisor/readiness.ts';
 import { echoSource, runJob, writeGallery } from '../electron/core/testing/fixtures.ts';
 import type { NodeEvent } from '../shared/types.ts';
 import { median, type BenchFigure } from './figure.ts';
@@ -18,7 +20,8 @@ const PROBE_EVERY_MS = 2;
 
 /**
  * Asks the model's port for Status every few ms while `work` runs; returns the longest stretch without READY. The port
- * comes from the node's events, so the probe itself costs the node nothing while its backend starts.
+ * comes from the node's events, and while nothing listens on it the probe only tries a TCP connect (a gRPC call to a
+ * closed port costs a new channel each time), so the probe itself costs the node little while its backend starts.
  */
 async function longestSilence(node: LocalNode, model: string, work: () => Promise<unknown>): Promise<number> {
   let current = (await node.processes({ node: 'local' })).find((p) => p.model === model)?.port ?? null;
@@ -33,7 +36,7 @@ async function longestSilence(node: LocalNode, model: string, work: () => Promis
   let running = true;
   const probe = (async () => {
     while (running) {
-      const ready = await client?.status(200).then((s) => s.state === 'READY', () => false);
+      const ready = port !== null && (await portAnswers(port)) && (await client?.status(200).then((s) => s.state === 'READY', () => false));
       const now = performance.now();
       if (ready) {
         longest = Math.max(longest, now - lastAnswer);
@@ -73,7 +76,7 @@ export default async function (): Promise<BenchFigure[]> {
     const bare: number[] = [];
     const echoDir = join(root, 'home', 'backends', 'echo');
     for (let round = 0; round < ROUNDS; round++) {
-      bare.push(await bareSpawnToHealth(echoDir, { HANGAR_NODE: process.execPath }));
+      bare.push(await bareSpawnToHealth(echoDir, { ...process.env, HANGAR_NODE: process.execPath }));
       respawn.push(await longestSilence(node, 'm1', () => node.respawn({ node: 'local', model: 'm1' })));
       reinstall.push(await longestSilence(node, 'm1', () => runJob(node, node.install({ node: 'local', name: 'echo', force: true }))));
     }
