@@ -94,7 +94,9 @@ test('the Processes view shows the GPU memory each backend process holds', async
   await page.getByTestId('node-n1').click();
   await page.getByTestId('nav-processes').click();
   await expect(page.getByTestId('supervised-m1').getByTestId('supervised-vram')).toHaveText('2.0 GiB');
+  await expect(page.locator('.node-facts'), "the sidebar says which build and directory the node's view is about").toBeVisible();
   await page.getByTestId('nav-cluster').click();
+  await expect(page.locator('.node-facts'), "the cluster view is about every node: no one node's facts beside it").toHaveCount(0);
 });
 
 test('a pin from the matrix: the nodes that can follow it do, and one whose galleries cannot is shown drifted', async () => {

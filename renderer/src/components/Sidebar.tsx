@@ -96,7 +96,8 @@ export function Sidebar() {
           ))}
         </ul>
       </nav>
-      {current?.card && nodeKind(current.card) === 'localai-worker' ? <WorkerFacts card={current.card} /> : current?.info && <NodeFacts info={current.info} />}
+      {/* The facts are one node's: the cluster view is about every node. */}
+      {view !== 'cluster' && (current?.card && nodeKind(current.card) === 'localai-worker' ? <WorkerFacts card={current.card} /> : current?.info && <NodeFacts info={current.info} />)}
     </aside>
   );
 }
