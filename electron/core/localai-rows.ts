@@ -5,8 +5,10 @@
 import { HangarError } from '../../shared/errors.ts';
 import type { BackendKind, LeftoverView } from '../../shared/types.ts';
 import { describeCapability } from './gallery/variants.ts';
-import { localaiListing, updatedListing, upgradeCheckSkip, type LocalAiBackend, type LocalAiListing } from './gallery/localai-listing.ts';
+import { keysRunning, localaiListing, updatedListing, upgradeCheckSkip, type LocalAiBackend, type LocalAiListing } from './gallery/localai-listing.ts';
+import type { Directories } from './install/directory-index.ts';
 import { isBackup, leftoverOf, type BackendStore, type InstalledBackend, type KeptTree } from './install/store.ts';
+import type { PersistentMap } from './persistent-map.ts';
 
 export interface Row {
   name: string;
@@ -22,43 +24,58 @@ export interface Row {
   kept: KeptTree | null;
 }
 
-/** One read of the backends directory: every directory, the kept trees, and LocalAI's listing of them. */
+/**
+ * One read of the backends directory: every directory, the kept trees, and LocalAI's listing of them. The next one is
+ * made from it, where LocalAI's listing allows, by listing again only the directories that changed.
+ */
 export class DirectorySnapshot {
-  private readonly byDir: Map<string, InstalledBackend>;
   private lastRows: { picks: ReadonlyMap<string, string>; rows: Row[] } | null = null;
 
   private constructor(
-    readonly all: InstalledBackend[],
+    /** The store's version of the directories read. */
+    readonly version: number,
+    private readonly byDir: PersistentMap<string, InstalledBackend>,
     readonly kept: KeptTree[],
     readonly listing: LocalAiListing,
     readonly capability: string,
-  ) {
-    this.byDir = new Map(all.map((b) => [b.name, b]));
-  }
+  ) {}
 
   static async read(store: BackendStore, capability: string): Promise<DirectorySnapshot> {
-    const [all, kept] = await Promise.all([store.listAll(), store.kept()]);
-    return DirectorySnapshot.of(store, all, kept, capability);
+    const [directories, kept] = await Promise.all([store.directories(), store.kept()]);
+    return DirectorySnapshot.of(store, directories, kept, capability);
   }
 
-  /** From `previous`, when given, only what changed is listed again where LocalAI's listing allows it. */
-  static of(store: BackendStore, all: InstalledBackend[], kept: KeptTree[], capability: string, previous?: DirectorySnapshot): DirectorySnapshot {
-    const listing = (previous && previous.capability === capability && previous.listingAfter(all)) || localaiListing(all.map((b) => b.facts), capability, (dir) => store.runShOf(dir));
-    return new DirectorySnapshot(all, kept, listing, capability);
+  /** From `previous`, when given, only what changed since it is listed again where LocalAI's listing allows it. */
+  static of(store: BackendStore, directories: Directories<InstalledBackend>, kept: KeptTree[], capability: string, previous?: DirectorySnapshot): DirectorySnapshot {
+    const all = directories.byName;
+    const listing =
+      (previous && previous.capability === capability && previous.listingAfter(directories)) ||
+      localaiListing([...all.values()].map((b) => b.facts), capability, (dir) => store.runShOf(dir));
+    return new DirectorySnapshot(directories.version, all, kept, listing, capability);
   }
 
-  /** This snapshot's listing brought up to `all`, where the directories that changed (new objects) stand alone. */
-  private listingAfter(all: InstalledBackend[]): LocalAiListing | null {
-    const now = new Map(all.map((b) => [b.name, b.facts]));
-    const changed = all.filter((b) => this.byDir.get(b.name) !== b).map((b) => b.name);
-    for (const name of this.byDir.keys()) if (!now.has(name)) changed.push(name);
-    const before = new Map(changed.flatMap((name) => (this.byDir.has(name) ? [[name, this.byDir.get(name)!.facts] as const] : [])));
-    return updatedListing(this.listing, before, now, changed);
+  /** This snapshot's listing brought up to `directories`, from the directories that changed between them. */
+  private listingAfter(directories: Directories<InstalledBackend>): LocalAiListing | null {
+    const changed = directories.changedSince(this.version);
+    if (changed === null) return null;
+    return updatedListing(
+      this.listing,
+      changed.map((dir) => ({ dir, before: this.byDir.get(dir)?.facts, now: directories.byName.get(dir)?.facts })),
+    );
   }
 
-  /** The backends Hangar manages. */
-  managed(): InstalledBackend[] {
-    return this.all.filter((b) => b.kind === 'backend');
+  /** The managed meta directories whose build is `name`. */
+  metasOf(name: string): InstalledBackend[] {
+    const dirs = this.listing.references.get(name) ?? [];
+    return dirs.flatMap((dir) => {
+      const backend = this.directory(dir);
+      return backend?.kind === 'backend' && backend.metadata?.metaBackendFor === name ? [backend] : [];
+    });
+  }
+
+  /** The keys LocalAI starts directory `name` for, or lists it in the alias group of. */
+  keysRunning(name: string): string[] {
+    return keysRunning(this.listing, name);
   }
 
   directory(name: string): InstalledBackend | null {
@@ -92,7 +109,7 @@ export class DirectorySnapshot {
 
   private readRows(picks: ReadonlyMap<string, string>): Row[] {
     const names = new Set<string>();
-    for (const b of this.all) if (b.kind !== 'foreign' || this.listing.backends.has(b.name)) names.add(b.name);
+    for (const b of this.byDir.values()) if (b.kind !== 'foreign' || this.listing.backends.has(b.name)) names.add(b.name);
     for (const key of this.listing.backends.keys()) names.add(key);
     for (const k of this.kept) names.add(k.name);
     return [...names].sort().map((name) => this.row(name, picks)!);
@@ -178,7 +195,7 @@ export class DirectorySnapshot {
   }
 }
 
-/** The last snapshot, made again only when the store's listing or its kept trees changed. */
+/** The last snapshot, made again only when the store's directories or its kept trees changed, from the one before. */
 export class Snapshots {
   private last: DirectorySnapshot | null = null;
 
@@ -188,8 +205,12 @@ export class Snapshots {
   ) {}
 
   async current(): Promise<DirectorySnapshot> {
-    const [all, kept] = await Promise.all([this.store.listAll(), this.store.kept()]);
-    if (this.last?.all === all && this.last.kept === kept) return this.last;
-    return (this.last = DirectorySnapshot.of(this.store, all, kept, this.capability, this.last ?? undefined));
+    const [directories, kept] = await Promise.all([this.store.directories(), this.store.kept()]);
+    const last = this.last;
+    if (last?.version === directories.version && last.kept === kept) return last;
+    const snapshot = DirectorySnapshot.of(this.store, directories, kept, this.capability, last ?? undefined);
+    // A call that read before another one finished keeps the newer snapshot as the last.
+    if (!last || snapshot.version >= last.version) this.last = snapshot;
+    return snapshot;
   }
 }

@@ -126,7 +126,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     }));
     const sources = [...builtinSources, ociSource];
     const smokeStart = () => this.settingsStore.current().smokeStart;
-    this.swaps = new SwapJobs({ runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names, smokeStart });
+    this.swaps = new SwapJobs({ runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names, snapshot, smokeStart });
     supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
     supervisor.on('process-removed', (model: string) => this.emitEvent({ type: 'process-removed', node: this.id, model }));
     supervisor.on('log', (line: LogLine) => this.emitEvent({ type: 'log', node: this.id, line }));

@@ -7,8 +7,11 @@ const plain = (dir: string, runSh: DirectoryFacts['runSh'] = 'file', name = dir)
 const meta = (dir: string, name: string, build: string): DirectoryFacts => ({ dir, runSh: 'missing', metadata: { name, alias: '', metaBackendFor: build }, error: null });
 const aliased = (dir: string, alias: string): DirectoryFacts => ({ dir, runSh: 'file', metadata: { name: dir, alias, metaBackendFor: '' }, error: null });
 
+const byKey = <V>(entries: Iterable<[string, V]>) => [...entries].sort(([a], [b]) => (a < b ? -1 : 1));
+
 function comparable(listing: LocalAiListing) {
-  return { error: listing.error, backends: [...listing.backends.entries()].sort(([a], [b]) => (a < b ? -1 : 1)), names: [...listing.names].sort() };
+  const { error, backends, names, references, dependents } = listing;
+  return { error, backends: byKey(backends), names: byKey(names), references: byKey(references), dependents: byKey(dependents) };
 }
 
 /** The update from `before` to `after`, checked against a whole listing of `after` whenever it is given. */
@@ -17,7 +20,7 @@ function update(before: DirectoryFacts[], after: DirectoryFacts[]): LocalAiListi
   const was = new Map(before.map((d) => [d.dir, d]));
   const now = new Map(after.map((d) => [d.dir, d]));
   const changed = [...new Set([...was.keys(), ...now.keys()])].filter((dir) => was.get(dir) !== now.get(dir));
-  const updated = updatedListing(previous, new Map(changed.filter((d) => was.has(d)).map((d) => [d, was.get(d)!])), now, changed);
+  const updated = updatedListing(previous, changed.map((dir) => ({ dir, before: was.get(dir), now: now.get(dir) })));
   if (updated) assert.deepEqual(comparable(updated), comparable(localaiListing(after, 'default')));
   return updated;
 }

@@ -3,6 +3,7 @@
 // the name in its metadata, pointing at its build; then each alias group adds (and overwrites) the alias, pointing at
 // the build LocalAI prefers on this machine. LocalAI starts the key's run.sh (pkg/model RegisterBackends), so this is
 // what `load NAME` must start too.
+import { PersistentMap } from '../persistent-map.ts';
 import { preferredBuild } from './meta.ts';
 
 export type RunShState = 'file' | 'directory' | 'missing';
@@ -38,9 +39,20 @@ export interface LocalAiBackend {
 export interface LocalAiListing {
   /** LocalAI's own error: while any metadata.json cannot be read, LocalAI lists (and so runs) no backend at all. */
   error: string | null;
-  backends: Map<string, LocalAiBackend>;
-  /** The metadata names of every key (what LocalAI's upgrade check calls installed). */
-  names: Set<string>;
+  backends: PersistentMap<string, LocalAiBackend>;
+  /** The metadata names of the keys, each with how many keys carry it (what LocalAI's upgrade check calls installed). */
+  names: PersistentMap<string, number>;
+  /** Each name a directory's metadata gives as a meta's name, a meta's build or an alias, with those directories. */
+  references: ReadonlyMap<string, string[]>;
+  /** Each directory some meta or alias key runs or groups, with those keys. */
+  dependents: ReadonlyMap<string, string[]>;
+}
+
+/** One directory before and after a change (undefined: not there). */
+export interface DirectoryChange {
+  dir: string;
+  before: DirectoryFacts | undefined;
+  now: DirectoryFacts | undefined;
 }
 
 export const DEVELOPMENT_SUFFIX = '-development';
@@ -84,7 +96,41 @@ export function localaiListing(directories: DirectoryFacts[], capability: string
     const chosen = preferredBuild(group, capability)!;
     put(alias, chosen, 'alias', chosen, facts.get(chosen)?.metadata?.name ?? chosen, group);
   }
-  return { error, backends, names: namesOf(backends) };
+  return { error, backends: PersistentMap.adopt(backends), names: PersistentMap.adopt(namesOf(backends.values())), references: referencesOf(sorted), dependents: dependentsOf(backends.values()) };
+}
+
+function addTo(map: Map<string, string[]>, key: string, value: string): void {
+  const list = map.get(key);
+  if (!list) map.set(key, [value]);
+  else if (!list.includes(value)) list.push(value);
+}
+
+function referencesOf(directories: DirectoryFacts[]): Map<string, string[]> {
+  const references = new Map<string, string[]>();
+  for (const d of directories) {
+    const md = d.metadata;
+    if (md?.metaBackendFor) {
+      addTo(references, md.name, d.dir);
+      addTo(references, md.metaBackendFor, d.dir);
+    }
+    if (md?.alias) addTo(references, md.alias, d.dir);
+  }
+  return references;
+}
+
+function dependentsOf(backends: Iterable<LocalAiBackend>): Map<string, string[]> {
+  const dependents = new Map<string, string[]>();
+  for (const b of backends) {
+    if (b.via === 'directory') continue;
+    for (const dir of [b.runs, ...b.group]) addTo(dependents, dir, b.key);
+  }
+  return dependents;
+}
+
+/** The keys LocalAI starts `dir` for or lists it in the alias group of: its own name, and metas' and aliases'. */
+export function keysRunning(listing: LocalAiListing, dir: string): string[] {
+  const own = listing.backends.get(dir)?.runs === dir ? [dir] : [];
+  return [...new Set([...own, ...(listing.dependents.get(dir) ?? [])])];
 }
 
 /** The metadata LocalAI reads of a directory: its own name when it has no metadata.json. */
@@ -98,8 +144,10 @@ function ownEntry(d: DirectoryFacts): LocalAiBackend | null {
   return { key: d.dir, runs: d.dir, via: 'directory', from: d.dir, name: metadataOf(d).name, group: [], runnable: d.runSh === 'file' };
 }
 
-function namesOf(backends: Map<string, LocalAiBackend>): Set<string> {
-  return new Set([...backends.values()].map((b) => b.name));
+function namesOf(backends: Iterable<LocalAiBackend>): Map<string, number> {
+  const names = new Map<string, number>();
+  for (const b of backends) names.set(b.name, (names.get(b.name) ?? 0) + 1);
+  return names;
 }
 
 /** A directory whose facts reach no key but its own: readable, no alias, no meta. */
@@ -108,27 +156,26 @@ function standsAlone(d: DirectoryFacts | undefined): boolean {
 }
 
 /**
- * The listing after the directories `changed` changed (their facts now in `now`, which holds every directory; absent:
- * gone), made from `previous` without listing the rest again: when each of them stands alone before and after, and
- * no other directory's metadata names it (as a meta's name or build, or as an alias). Null when only a whole listing
- * can say.
+ * The listing after `changes`, made from `previous` by changing only their keys: when each changed directory stands
+ * alone before and after, and no directory's metadata names it (as a meta's name or build, or as an alias). Then no
+ * other key depends on it, and LocalAI lists it under its own name or not at all. Null when only a whole listing can
+ * say.
  */
-export function updatedListing(previous: LocalAiListing, before: ReadonlyMap<string, DirectoryFacts>, now: ReadonlyMap<string, DirectoryFacts>, changed: string[]): LocalAiListing | null {
-  const touched = new Set(changed);
-  for (const dir of touched) if (!standsAlone(before.get(dir)) || !standsAlone(now.get(dir))) return null;
-  for (const d of now.values()) {
-    const md = d.metadata;
-    if (md?.metaBackendFor && (touched.has(md.name) || touched.has(md.metaBackendFor))) return null;
-    if (md?.alias && touched.has(md.alias)) return null;
+export function updatedListing(previous: LocalAiListing, changes: DirectoryChange[]): LocalAiListing | null {
+  for (const { dir, before, now } of changes) if (!standsAlone(before) || !standsAlone(now) || previous.references.has(dir)) return null;
+  if (changes.length === 0) return previous;
+  const keys: [string, LocalAiBackend | undefined][] = [];
+  const counted = new Map<string, number>();
+  const count = (name: string, by: number) => counted.set(name, (counted.get(name) ?? previous.names.get(name) ?? 0) + by);
+  for (const { dir, now } of changes) {
+    const was = previous.backends.get(dir);
+    const own = now ? ownEntry(now) : null;
+    if (was) count(was.name, -1);
+    if (own) count(own.name, 1);
+    keys.push([dir, own ?? undefined]);
   }
-  const backends = new Map(previous.backends);
-  for (const dir of touched) {
-    backends.delete(dir);
-    const d = now.get(dir);
-    const own = d && ownEntry(d);
-    if (own) backends.set(dir, own);
-  }
-  return { error: previous.error, backends, names: namesOf(backends) };
+  const names = previous.names.with([...counted].map(([name, n]) => [name, n > 0 ? n : undefined]));
+  return { ...previous, backends: previous.backends.with(keys), names };
 }
 
 /**

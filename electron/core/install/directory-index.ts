@@ -5,15 +5,19 @@
 // `.hangar` with `.hangar/previous` (rollback trees, which a listing shows). Before it answers, a listing lets the
 // event loop read every event the kernel already queued, so a change made before the call is in the answer. The
 // kernel drops events when its queue overflows, unseen by fs.watch: a slow backstop compares what each directory's
-// files are now with what was read, off the call path.
+// files are now with what was read, off the call path. Each change makes a new version of the listing, and says
+// which names it changed, so what is made from a listing can be brought up to date from only those.
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { PersistentMap } from '../persistent-map.ts';
 
 /** The files of a directory a listing reads. */
 const WATCHED_FILES = new Set(['metadata.json', 'run.sh']);
 const BACKSTOP_MS = 60_000;
+/** How many versions back the index can say what changed; a listing older than that is made whole again. */
+const CHANGES_KEPT = 256;
 
 export interface DirectoryIndexOptions<T extends object> {
   dir: string;
@@ -27,8 +31,21 @@ export interface DirectoryIndexOptions<T extends object> {
   stamp(name: string): Promise<string>;
 }
 
+/** Every directory at one moment, unchanged by what changes after. */
+export interface Directories<T> {
+  /** Another version: what a listing shows changed. */
+  version: number;
+  byName: PersistentMap<string, T>;
+  /** The names whose directory in this version differs from version `since`, or null when the index cannot say. */
+  changedSince(since: number): string[] | null;
+}
+
 export class DirectoryIndex<T extends object> {
   private readonly entries = new Map<string, { value: T; stamp: string }>();
+  /** The entries' values as they stand (while watching), their version, and the names each recent version changed. */
+  private current = PersistentMap.of<string, T>();
+  private version = 0;
+  private changes: { version: number; names: string[] }[] = [];
   private readonly watchers = new Map<string, FSWatcher>();
   /** Names to read again; `renamed` ones are watched again too (a watch follows the directory it was set on). */
   private readonly dirty = new Set<string>();
@@ -40,8 +57,8 @@ export class DirectoryIndex<T extends object> {
   private work: FSWatcher | null = null;
   private previous: FSWatcher | null = null;
   private backstop: NodeJS.Timeout | null = null;
-  private listed: T[] | null = null;
-  private refreshing: Promise<T[]> | null = null;
+  private listed: { version: number; list: T[] } | null = null;
+  private refreshing: Promise<void> | null = null;
   private watching = false;
   /** Bumped on every change a listing can see (a kept tree too); the store's kept trees are cached on it. */
   generation = 0;
@@ -58,6 +75,7 @@ export class DirectoryIndex<T extends object> {
     const { dir, workDir } = this.options;
     this.watching = true;
     this.everything = true;
+    this.forgetChanges();
     this.top = this.watchDir(dir, (name) => {
       if (name === null) this.invalidateAll();
       else if (name !== workDir) this.touch(name, true);
@@ -74,6 +92,7 @@ export class DirectoryIndex<T extends object> {
     this.top = this.work = this.previous = null;
     if (this.backstop) clearInterval(this.backstop);
     this.invalidateAll();
+    this.forgetChanges();
   }
 
   /** `name` changed (by Hangar, or an event said so): the next listing reads it again. */
@@ -90,30 +109,68 @@ export class DirectoryIndex<T extends object> {
 
   /** Every directory, by name; the same array while nothing changed. */
   async list(): Promise<T[]> {
-    if (!this.watching) return this.readAll();
-    // Two turns of the loop: the second starts with a poll that reads every event queued before this call.
-    await nextTurn();
-    await nextTurn();
-    while (this.refreshing) await this.refreshing;
-    if (this.listed && !this.everything && this.dirty.size === 0 && !this.previousAppeared) return this.listed;
-    this.refreshing = this.refresh().finally(() => (this.refreshing = null));
-    return this.refreshing;
+    if (!this.watching) return [...(await this.readAll()).values()];
+    await this.settle();
+    if (this.listed?.version !== this.version) {
+      const byName = this.current;
+      this.listed = { version: this.version, list: [...byName.keys()].sort().map((name) => byName.get(name)!) };
+    }
+    return this.listed.list;
+  }
+
+  /** Every directory, as a version of them that stays as it is. */
+  async directories(): Promise<Directories<T>> {
+    if (!this.watching) {
+      const byName = PersistentMap.adopt(await this.readAll());
+      this.forgetChanges();
+      return { version: this.version, byName, changedSince: () => null };
+    }
+    await this.settle();
+    const version = this.version;
+    return { version, byName: this.current, changedSince: (since) => this.changedBetween(since, version) };
   }
 
   /** One directory, read again unless the index knows it is unchanged. */
   async get(name: string): Promise<T | null> {
     if (!this.watching) return this.options.read(name);
-    await this.list();
-    return this.entries.get(name)?.value ?? null;
+    await this.settle();
+    return this.current.get(name) ?? null;
   }
 
-  private async readAll(): Promise<T[]> {
+  /** Lets every event already queued in, and reads again what they (or the store) said changed. */
+  async settle(): Promise<void> {
+    // Two turns of the loop: the second starts with a poll that reads every event queued before this call.
+    await nextTurn();
+    await nextTurn();
+    while (this.refreshing) await this.refreshing;
+    if (!this.everything && this.dirty.size === 0 && !this.previousAppeared) return;
+    this.refreshing = this.refresh().finally(() => (this.refreshing = null));
+    await this.refreshing;
+  }
+
+  /** The names changed after version `since` up to version `until`, while the changes kept reach back that far. */
+  private changedBetween(since: number, until: number): string[] | null {
+    if (since === until) return [];
+    if (since > until || (this.changes[0]?.version ?? Infinity) > since + 1) return null;
+    return [...new Set(this.changes.filter((c) => c.version > since && c.version <= until).flatMap((c) => c.names))];
+  }
+
+  /** Versions before now can no longer be brought up to date from the changes: the index was not watching. */
+  private forgetChanges(): void {
+    this.version++;
+    this.changes = [];
+  }
+
+  /** Every directory read now, by name in order. */
+  private async readAll(): Promise<Map<string, T>> {
     const names = (await this.options.names()).sort();
     const found: (T | null)[] = await Promise.all(names.map((name) => this.options.read(name)));
-    return found.filter((v) => v !== null);
+    const byName = new Map<string, T>();
+    names.forEach((name, i) => found[i] && byName.set(name, found[i]));
+    return byName;
   }
 
-  private async refresh(): Promise<T[]> {
+  private async refresh(): Promise<void> {
     const names = new Set(this.dirty);
     this.dirty.clear();
     if (this.everything) {
@@ -128,9 +185,12 @@ export class DirectoryIndex<T extends object> {
       this.watchPrevious();
       for (const name of await readdir(join(this.options.dir, this.options.workDir, 'previous')).catch(() => [])) names.add(name);
     }
-    const changed = await Promise.all([...names].map((name) => this.reread(name)));
-    if (!this.listed || changed.includes(true)) this.listed = [...this.entries.keys()].sort().map((name) => this.entries.get(name)!.value);
-    return this.listed;
+    const changed = (await Promise.all([...names].map(async (name) => ((await this.reread(name)) ? [name] : [])))).flat();
+    if (changed.length === 0) return;
+    this.current = this.current.with(changed.map((name) => [name, this.entries.get(name)?.value]));
+    this.version++;
+    this.changes.push({ version: this.version, names: changed });
+    if (this.changes.length > CHANGES_KEPT) this.changes.shift();
   }
 
   /** True when what the listing shows of `name` changed. */

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { statSync, type Stats } from 'node:fs';
-import { DirectoryIndex, pathStamp } from './directory-index.ts';
+import { DirectoryIndex, pathStamp, type Directories } from './directory-index.ts';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
@@ -186,6 +186,11 @@ export class BackendStore {
     return this.index.list();
   }
 
+  /** The same directories by name, as a version that stays as it is, which says what changed since an earlier one. */
+  async directories(): Promise<Directories<InstalledBackend>> {
+    return this.index.directories();
+  }
+
   private async directoryNames(): Promise<string[]> {
     const entries = await readdir(this.dir, { withFileTypes: true }).catch((err: unknown) => {
       if (errno(err) === 'ENOENT') return [];
@@ -205,7 +210,7 @@ export class BackendStore {
    */
   async kept(now = Date.now()): Promise<KeptTree[]> {
     if (!this.index.active) return this.keptTrees.list(now, (name, dir) => this.trash(name, dir, false));
-    await this.index.list();
+    await this.index.settle();
     const cached = this.keptCache;
     if (cached && cached.generation === this.index.generation && now < cached.until) return cached.trees;
     const generation = this.index.generation;

@@ -132,8 +132,7 @@ export class Catalog {
    */
   async publishBackend(name: string, before: string[] = []): Promise<void> {
     const [snapshot, entries, picks] = await Promise.all([this.parts.snapshot(), this.entriesByName(), this.parts.variantChoices.all()]);
-    const keys = new Set([name, ...before]);
-    for (const b of snapshot.listing.backends.values()) if (b.runs === name || b.group.includes(name)) keys.add(b.key);
+    const keys = new Set([name, ...before, ...snapshot.keysRunning(name)]);
     await this.publishRows([...keys], snapshot, entries, picks);
     const about = await this.galleryEntriesAbout(name, snapshot);
     if (about.length > 0) this.parts.emit({ type: 'gallery-entries', node: this.parts.node, entries: about });
@@ -255,7 +254,8 @@ export class Catalog {
     const index = this.entryIndex(entries);
     const lower = name.toLowerCase();
     const own = index.all.get(lower) ?? [];
-    const alias = own[0]?.alias ?? snapshot.managed().find((b) => b.name.toLowerCase() === lower)?.metadata?.alias ?? null;
+    const installed = snapshot.directory(name);
+    const alias = own[0]?.alias ?? (installed?.kind === 'backend' ? installed.metadata?.alias : null) ?? null;
     const aliasMetas = alias === null ? [] : (index.all.get(alias.toLowerCase()) ?? []).filter((e) => isMeta(e) && e.name === alias);
     const chosen = [...new Set([...own, ...(index.metasByBuild.get(lower) ?? []), ...aliasMetas])].sort((a, b) => index.order.get(a)! - index.order.get(b)!);
     return this.viewsOf(chosen, entries, snapshot, picks, { until: 0 });

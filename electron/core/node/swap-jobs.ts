@@ -13,6 +13,7 @@ import { localaiTimestamp } from '../install/metadata.ts';
 import { interruption, leftoverOf, type BackendStore, type InstalledBackend, type InterruptedSwap, type PendingSwap, type SwapHooks, type SwapNote } from '../install/store.ts';
 import { tagFallbacks } from '../install/tag-fallback.ts';
 import { oneLine, type JobContext, type JobRunner } from '../jobs.ts';
+import type { DirectorySnapshot } from '../localai-rows.ts';
 import type { KeyedLock } from '../locks.ts';
 import type { DirectoryStop, Supervisor } from '../supervisor/index.ts';
 import { keysOf, type Catalog } from './catalog.ts';
@@ -55,6 +56,8 @@ export interface SwapJobParts {
   supervisor: Supervisor;
   catalog: Catalog;
   names: BackendNames;
+  /** One read of the backends directory, and LocalAI's listing of it. */
+  snapshot(): Promise<DirectorySnapshot>;
   /** The node's setting: smoke-start a new build that no process of the old one runs to respawn from it. */
   smokeStart(): boolean;
 }
@@ -104,7 +107,7 @@ export class SwapJobs {
   }
 
   delete(requested: string, options: { stopUnsupervised: boolean }): JobView {
-    const { store, locks, names, supervisor, catalog } = this.parts;
+    const { store, locks, names, supervisor, catalog, snapshot } = this.parts;
     const name = names.plain(requested);
     const { stopUnsupervised } = options;
     return this.start('delete', name, (ctx) =>
@@ -119,11 +122,9 @@ export class SwapJobs {
           await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => store.remove(concrete, hooks));
           await catalog.publishBackend(concrete);
         }
-        for (const other of await store.list()) {
-          if (other.metadata?.metaBackendFor === name) {
-            await store.remove(other.name);
-            await catalog.publishBackend(other.name);
-          }
+        for (const meta of (await snapshot()).metasOf(name)) {
+          await store.remove(meta.name);
+          await catalog.publishBackend(meta.name);
         }
         await supervisor.recheck();
         await catalog.publishBackend(name, keysOf(backend));
