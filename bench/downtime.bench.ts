@@ -76,7 +76,7 @@ export default async function (): Promise<BenchFigure[]> {
     const bare: number[] = [];
     const echoDir = join(root, 'home', 'backends', 'echo');
     for (let round = 0; round < ROUNDS; round++) {
-      bare.push(await bareSpawnToHealth(echoDir, { ...process.env, HANGAR_NODE: process.execPath }));
+      bare.push(await bareSpawnToHealth(echoDir));
       respawn.push(await longestSilence(node, 'm1', () => node.respawn({ node: 'local', model: 'm1' })));
       reinstall.push(await longestSilence(node, 'm1', () => runJob(node, node.install({ node: 'local', name: 'echo', force: true }))));
     }

@@ -6,8 +6,11 @@ import { createInterface } from 'node:readline';
 import { BackendClient } from '../electron/core/supervisor/grpc-client.ts';
 import { freePort } from '../electron/core/supervisor/test-helpers.ts';
 
-/** The floor: spawn run.sh by hand, wait for the line saying it listens (no polling), then one Health call. */
-export async function bareSpawnToHealth(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/**
+ * The floor: spawn run.sh by hand, wait for the line saying it listens (no polling), then one Health call. The
+ * environment is the one the benches' hosts give a backend: theirs, with their Node runtime named.
+ */
+export async function bareSpawnToHealth(dir: string, env: NodeJS.ProcessEnv = { ...process.env, HANGAR_NODE: process.execPath }): Promise<number> {
   const port = await freePort();
   const start = performance.now();
   const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
