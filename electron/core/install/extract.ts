@@ -1,12 +1,12 @@
 // Safe tar extraction: streams entries from an (optionally gzipped) tar into a directory through TreeWriter,
 // enforcing entry-count and size limits and refusing truncated archives.
-import { Readable, Transform, type TransformCallback } from 'node:stream';
+import { addAbortSignal, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import tar from 'tar-stream';
 import { HangarError } from '../../../shared/errors.ts';
 import { DEFAULT_LIMITS, RatioWatch, TreeTally } from './limits.ts';
-import { TreeWriter, type EntryBody } from './tree-writer.ts';
+import { readTar } from './tar-reader.ts';
+import { SMALL_FILE, TreeWriter } from './tree-writer.ts';
 
 export interface ExtractOptions {
   /** Counts toward the whole tree's limits; an archive that is one of several layers shares its tally. */
@@ -22,42 +22,30 @@ export interface ExtractStats {
   bytes: number;
 }
 
-const BLOCK = 512;
-const INFLATE_CHUNK = 256 * 1024;
+/** Large inflate chunks: fewer chunks to pass along, and most small files arrive inside one. */
+const INFLATE_CHUNK = 1024 * 1024;
 
-/** Counts the bytes passing; `onCount` sees the running total and may refuse to go on by throwing. */
+/** Counts the bytes passing and lets `onCount` see the running total. */
 class ByteCounter extends Transform {
-  bytes = 0;
-  /** What onCount threw: the reason the stream stopped, which the consumer may only see as a premature close. */
-  refusal: Error | null = null;
+  private bytes = 0;
 
-  constructor(private readonly onCount?: (bytes: number) => void) {
+  constructor(private readonly onCount: (bytes: number) => void) {
     super();
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.bytes += chunk.length;
-    try {
-      this.onCount?.(this.bytes);
-    } catch (err) {
-      this.refusal = err as Error;
-      callback(this.refusal);
-      return;
-    }
+    this.onCount(this.bytes);
     callback(null, chunk);
   }
 }
 
-function bad(message: string): HangarError {
-  return new HangarError('bad-input', message);
-}
-
-/** tar-stream and zlib report a damaged archive with plain errors; fs and network errors carry an errno code. */
+/** zlib reports a damaged archive with plain errors; fs and network errors carry an errno code. */
 function asArchiveError(err: unknown): unknown {
   if (err instanceof HangarError || (err as Error | null)?.name === 'AbortError') return err;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (err instanceof Error && (code === undefined || code.startsWith('Z_'))) {
-    return bad(`archive is corrupt or truncated: ${err.message}`);
+    return new HangarError('bad-input', `archive is corrupt or truncated: ${err.message}`);
   }
   return err;
 }
@@ -65,32 +53,23 @@ function asArchiveError(err: unknown): unknown {
 /** Extracts an UNCOMPRESSED tar stream into destDir (which exists). Rejects, never silently rewrites, bad entries. */
 export async function extractTar(input: Readable, destDir: string, options: ExtractOptions = {}): Promise<ExtractStats> {
   const tally = options.tally ?? new TreeTally('archive', DEFAULT_LIMITS);
-  let expanded = 0;
   const writer = new TreeWriter(destDir, options.whiteouts ?? false);
-  const { ratio } = options;
-  const counter = new ByteCounter(ratio && ((bytes) => ratio.inflatedTo(bytes)));
-  const extractor = tar.extract();
-  const feeding = pipeline(input, counter, extractor, options.signal ? { signal: options.signal } : {});
-  feeding.catch(() => undefined); // surfaced through the entry loop or awaited below
+  const { ratio, signal } = options;
   const entriesBefore = tally.entries;
-  let archiveEnd = 0;
+  let expanded = 0;
+  if (signal) addAbortSignal(signal, input); // a stalled input stops at once
   try {
-    for await (const entry of extractor) {
-      const { header } = entry;
+    for await (const { header, body } of readTar(input, { wholeUpTo: SMALL_FILE, signal, onBytes: ratio && ((bytes) => ratio.inflatedTo(bytes)) })) {
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       tally.add(size);
       expanded += size;
-      archiveEnd = entry.offset + BLOCK + Math.ceil(size / BLOCK) * BLOCK;
-      await writer.apply(header, entry as unknown as EntryBody); // streamx's typings omit its async iterator
+      await writer.apply(header, body);
     }
-    await feeding;
-    if (counter.bytes - archiveEnd < BLOCK) throw bad('archive is truncated: it ends without an end-of-archive marker');
     await writer.finish();
     return { entries: tally.entries - entriesBefore, bytes: expanded };
   } catch (err) {
-    extractor.destroy();
     input.destroy();
-    throw asArchiveError(counter.refusal ?? err);
+    throw asArchiveError(err);
   }
 }
 

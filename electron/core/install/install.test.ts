@@ -198,7 +198,7 @@ describe('unsafe archives are refused and leave the live backend alone', () => {
     const gz = await makeTarGz(big);
     await expectRejected(h, gz.subarray(0, gz.length >> 1), /corrupt or truncated: unexpected end of file/);
     const plain = await makeTar(big);
-    await expectRejected(h, plain.subarray(0, plain.length - 100 * 1024), /corrupt or truncated: Unexpected end of data/);
+    await expectRejected(h, plain.subarray(0, plain.length - 100 * 1024), /corrupt or truncated: unexpected end of data/);
     await expectRejected(h, plain.subarray(0, plain.length - 1024), /truncated: it ends without an end-of-archive marker/);
   });
 

@@ -8,10 +8,8 @@ import { checkLinksStayInside, checkLinkTarget, lstatOrNull } from './link-rules
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
 import { ancestorsOf, baseOf, isSameOrUnder, parentOf, safeEntryPath } from './paths.ts';
 
-/** An entry's content: tar-stream hands out streamx readables, so only iteration and resume are relied on. */
-export interface EntryBody extends AsyncIterable<Buffer> {
-  resume(): unknown;
-}
+/** An entry's content: whole, as slices, or a stream. The writer may leave it unread. */
+export type EntryBody = Buffer[] | AsyncIterable<Buffer>;
 
 export interface EntryHeader {
   name: string;
@@ -55,32 +53,23 @@ export class TreeWriter {
     private readonly whiteouts: boolean,
   ) {}
 
-  /** Applies one entry; `body` is its content stream (consumed for files, drained otherwise). */
+  /** Applies one entry; `body` is its content (read for files only). */
   async apply(header: EntryHeader, body: EntryBody): Promise<void> {
     const rel = safeEntryPath(header.name);
-    if (this.whiteouts && baseOf(rel).startsWith(WHITEOUT)) {
-      body.resume();
-      return this.whiteout(rel);
-    }
+    if (this.whiteouts && baseOf(rel).startsWith(WHITEOUT)) return this.whiteout(rel);
     if (rel === '') {
       if (header.type !== 'directory') throw bad(`entry "${header.name}" has no name`);
-      body.resume();
       return;
     }
     switch (header.type) {
       case 'file':
       case 'contiguous-file':
-        return (header.size ?? Infinity) <= SMALL_FILE
-          ? this.writeSmallFile(rel, fileMode(header.mode), body)
-          : this.writeFile(rel, fileMode(header.mode), body);
+        return Array.isArray(body) ? this.writeSmallFile(rel, fileMode(header.mode), body) : this.writeFile(rel, fileMode(header.mode), body);
       case 'directory':
-        body.resume();
         return this.makeDir(rel, dirMode(header.mode));
       case 'symlink':
-        body.resume();
         return this.makeSymlink(rel, header.linkname ?? '');
       case 'link':
-        body.resume();
         return this.makeHardlink(rel, header.linkname ?? '');
       case 'character-device':
       case 'block-device':
@@ -100,7 +89,7 @@ export class TreeWriter {
     return rel === '' ? this.root : join(this.root, rel);
   }
 
-  private async writeFile(rel: string, mode: number, body: EntryBody): Promise<void> {
+  private async writeFile(rel: string, mode: number, body: AsyncIterable<Buffer>): Promise<void> {
     await this.ensureParent(rel);
     const path = this.abs(rel);
     const handle = await this.create(rel, () => open(path, CREATE_NEW, mode));
@@ -123,10 +112,8 @@ export class TreeWriter {
     }
   }
 
-  private async writeSmallFile(rel: string, mode: number, body: EntryBody): Promise<void> {
+  private async writeSmallFile(rel: string, mode: number, chunks: Buffer[]): Promise<void> {
     await this.ensureParent(rel);
-    const chunks: Buffer[] = [];
-    for await (const chunk of body) chunks.push(chunk);
     const path = this.abs(rel);
     const fd = await this.create(rel, async () => openSync(path, CREATE_NEW, mode));
     this.written.set(rel, 'file');

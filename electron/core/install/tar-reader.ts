@@ -1,0 +1,177 @@
+// Reads tar entries from a byte stream without a stream per entry: a small file's body is handed over as the slices
+// of the chunks it arrived in, so a tree of many small files costs about what its bytes cost. Large bodies stream.
+import { HangarError } from '../../../shared/errors.ts';
+import { BLOCK, decodeHeader, isZeroBlock, parsePax, typeName } from './tar-header.ts';
+import type { EntryBody, EntryHeader } from './tree-writer.ts';
+
+export interface TarEntry {
+  header: EntryHeader;
+  /** Whole (an array of slices) up to `wholeUpTo` bytes, else a stream that must be read before the next entry. */
+  body: EntryBody;
+}
+
+export interface TarReadOptions {
+  /** Bodies up to this size arrive whole. */
+  wholeUpTo: number;
+  /** Sees the running total of bytes read; may refuse to go on by throwing. */
+  onBytes?: (total: number) => void;
+  signal?: AbortSignal | undefined;
+}
+
+/** Pax headers (x, g) and GNU long names and link targets (L, K): entries that describe the next entry. */
+const META_TYPES = new Set(['x', 'g', 'L', 'K']);
+/** None is anywhere near this large. */
+const MAX_META_ENTRY = 1024 * 1024;
+
+function corrupt(message: string): HangarError {
+  return new HangarError('bad-input', `archive is corrupt or truncated: ${message}`);
+}
+
+/** The bytes read and not yet taken, as the chunks they came in. */
+class ByteQueue {
+  private chunks: Buffer[] = [];
+  private length = 0;
+  private total = 0;
+  private ended = false;
+
+  constructor(
+    private readonly source: AsyncIterator<Buffer>,
+    private readonly options: TarReadOptions,
+  ) {}
+
+  /** Reads until `count` bytes are queued; false if the input ends first. */
+  async fill(count: number): Promise<boolean> {
+    while (this.length < count && !this.ended) {
+      this.options.signal?.throwIfAborted();
+      const next = await this.source.next();
+      if (next.done) this.ended = true;
+      else if (next.value.length > 0) {
+        this.chunks.push(next.value);
+        this.length += next.value.length;
+        this.total += next.value.length;
+        this.options.onBytes?.(this.total);
+      }
+    }
+    return this.length >= count;
+  }
+
+  async need(count: number): Promise<void> {
+    if (!(await this.fill(count))) throw corrupt('unexpected end of data');
+  }
+
+  /** Takes `count` queued bytes as slices of the chunks that hold them. */
+  take(count: number): Buffer[] {
+    const out: Buffer[] = [];
+    while (count > 0) {
+      const first = this.chunks[0]!;
+      if (first.length <= count) {
+        out.push(first);
+        this.chunks.shift();
+        count -= first.length;
+        this.length -= first.length;
+      } else {
+        out.push(first.subarray(0, count));
+        this.chunks[0] = first.subarray(count);
+        this.length -= count;
+        count = 0;
+      }
+    }
+    return out;
+  }
+
+  takeContiguous(count: number): Buffer {
+    const slices = this.take(count);
+    return slices.length === 1 ? slices[0]! : Buffer.concat(slices, count);
+  }
+
+  /** Takes what the first queued chunk holds, up to `max` bytes. */
+  takeSome(max: number): Buffer {
+    return this.take(Math.min(max, this.chunks[0]!.length))[0]!;
+  }
+
+  async drain(): Promise<void> {
+    this.chunks = [];
+    this.length = 0;
+    while (await this.fill(1)) {
+      this.chunks = [];
+      this.length = 0;
+    }
+  }
+}
+
+function padding(size: number): number {
+  return (BLOCK - (size % BLOCK)) % BLOCK;
+}
+
+/** Yields each entry of an uncompressed tar; throws on a bad header, on truncation and on a missing end marker. */
+export async function* readTar(input: AsyncIterable<Buffer>, options: TarReadOptions): AsyncGenerator<TarEntry> {
+  const source = input[Symbol.asyncIterator]();
+  const queue = new ByteQueue(source, options);
+  const globalPax = new Map<string, string>();
+  let pax = new Map<string, string>();
+  let longName: string | undefined;
+  let longLink: string | undefined;
+  let offset = 0;
+  try {
+    for (;;) {
+      if (!(await queue.fill(BLOCK))) throw new HangarError('bad-input', 'archive is truncated: it ends without an end-of-archive marker');
+      const block = queue.takeContiguous(BLOCK);
+      if (isZeroBlock(block)) break;
+      const raw = decodeHeader(block, offset);
+      const size = Number(pax.get('size') ?? globalPax.get('size') ?? raw.size);
+      if (!Number.isSafeInteger(size) || size < 0) throw corrupt(`the entry at byte ${offset} has no valid size`);
+      offset += BLOCK + size + padding(size);
+
+      if (META_TYPES.has(raw.typeflag)) {
+        if (size > MAX_META_ENTRY) throw corrupt(`a ${raw.typeflag} header entry of ${size} bytes`);
+        await queue.need(size + padding(size));
+        const body = queue.takeContiguous(size);
+        queue.take(padding(size));
+        if (raw.typeflag === 'x') pax = parsePax(body);
+        else if (raw.typeflag === 'g') for (const [key, value] of parsePax(body)) globalPax.set(key, value);
+        else if (raw.typeflag === 'L') longName = body.toString('utf8').replace(/\0+$/, '');
+        else longLink = body.toString('utf8').replace(/\0+$/, '');
+        continue;
+      }
+
+      const name = pax.get('path') ?? longName ?? globalPax.get('path') ?? raw.name;
+      const header: EntryHeader = {
+        name,
+        linkname: pax.get('linkpath') ?? longLink ?? globalPax.get('linkpath') ?? raw.linkname,
+        type: typeName(raw.typeflag, name),
+        size,
+        mode: raw.mode,
+      };
+      pax = new Map();
+      longName = longLink = undefined;
+
+      if (size <= options.wholeUpTo) {
+        await queue.need(size + padding(size));
+        const body = queue.take(size);
+        queue.take(padding(size));
+        yield { header, body };
+        continue;
+      }
+      let left = size;
+      async function* stream(): AsyncGenerator<Buffer> {
+        while (left > 0) {
+          await queue.need(1);
+          const chunk = queue.takeSome(left);
+          left -= chunk.length;
+          yield chunk;
+        }
+      }
+      yield { header, body: stream() };
+      while (left > 0) {
+        await queue.need(1);
+        left -= queue.takeSome(left).length;
+      }
+      await queue.need(padding(size));
+      queue.take(padding(size));
+    }
+    // The rest (a second zero block, a blocking factor's padding) is read too: a digest covers the whole input.
+    await queue.drain();
+  } finally {
+    await source.return?.();
+  }
+}
