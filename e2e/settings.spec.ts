@@ -73,6 +73,8 @@ test('switches and ports are kept by the node; a bad range is refused before it 
   await expect(page.getByTestId('setting-ports-note')).toContainText('The port range goes from a lower port to a higher one');
   await page.getByTestId('setting-port-to').fill('31099');
   await page.getByTestId('setting-ports-apply').click();
+  // The form is off while the change is sent; on again, with Apply off, once the node's view holds the new range.
+  await expect(page.getByTestId('setting-port-from')).toBeEnabled();
   await expect(page.getByTestId('setting-ports-apply')).toBeDisabled();
   const saved = await savedSettings();
   expect(saved.keepBackendsRunning).toBe(true);
