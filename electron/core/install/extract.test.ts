@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { extractArchive, extractTar } from './extract.ts';
 import { makeTar, makeTarGz, tempRoot, type TarEntry } from './testdata/fixtures.ts';
@@ -56,6 +56,17 @@ describe('extractTar', () => {
     assert.equal(readFileSync(join(dest, 'ro', 'inside'), 'utf8'), 'ok');
     assert.equal(statSync(join(dest, 'ro')).mode & 0o777, 0o700);
     assert.equal(statSync(join(dest, 'hard')).ino, statSync(join(dest, 'ro', 'inside')).ino);
+  });
+
+  it('stops at once when aborted while its input has stalled, plain or gzipped', { timeout: 10_000 }, async (t) => {
+    for (const head of [Buffer.alloc(100, 1), Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3])]) {
+      const stalled = new PassThrough();
+      stalled.write(head); // and nothing more, ever
+      const abort = new AbortController();
+      const extracting = extractArchive(stalled, await tempRoot(t), { signal: abort.signal });
+      setTimeout(() => abort.abort(), 50);
+      await assert.rejects(extracting, { name: 'AbortError' });
+    }
   });
 
   it('refuses an empty stream as truncated', async (t) => {

@@ -1,6 +1,6 @@
 // Safe tar extraction: streams entries from an (optionally gzipped) tar into a directory through TreeWriter,
 // enforcing entry-count and size limits and refusing truncated archives.
-import { addAbortSignal, Readable, Transform, type TransformCallback } from 'node:stream';
+import { PassThrough, Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { HangarError } from '../../../shared/errors.ts';
@@ -57,9 +57,12 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
   const { ratio, signal } = options;
   const entriesBefore = tally.entries;
   let expanded = 0;
-  if (signal) addAbortSignal(signal, input); // a stalled input stops at once
+  // The reader reads a stream of its own, which an abort ends at once: `input` may take its time to be destroyed
+  // (a generator's stream waits for its stalled source).
+  const feed = new PassThrough();
+  pipeline(input, feed, signal ? { signal } : {}).catch(() => undefined); // errors reach the reader through `feed`
   try {
-    for await (const { header, body } of readTar(input, { wholeUpTo: SMALL_FILE, signal, onBytes: ratio && ((bytes) => ratio.inflatedTo(bytes)) })) {
+    for await (const { header, body } of readTar(feed, { wholeUpTo: SMALL_FILE, onBytes: ratio && ((bytes) => ratio.inflatedTo(bytes)) })) {
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       tally.add(size);
       expanded += size;

@@ -22,7 +22,7 @@ const TYPES: Record<string, string> = {
   '7': 'contiguous-file',
 };
 
-function corrupt(message: string): HangarError {
+export function corrupt(message: string): HangarError {
   return new HangarError('bad-input', `archive is corrupt or truncated: ${message}`);
 }
 

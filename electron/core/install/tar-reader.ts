@@ -1,7 +1,7 @@
 // Reads tar entries from a byte stream without a stream per entry: a small file's body is handed over as the slices
 // of the chunks it arrived in, so a tree of many small files costs about what its bytes cost. Large bodies stream.
 import { HangarError } from '../../../shared/errors.ts';
-import { BLOCK, decodeHeader, isZeroBlock, parsePax, typeName } from './tar-header.ts';
+import { BLOCK, corrupt, decodeHeader, isZeroBlock, parsePax, typeName } from './tar-header.ts';
 import type { EntryBody, EntryHeader } from './tree-writer.ts';
 
 export interface TarEntry {
@@ -14,18 +14,13 @@ export interface TarReadOptions {
   /** Bodies up to this size arrive whole. */
   wholeUpTo: number;
   /** Sees the running total of bytes read; may refuse to go on by throwing. */
-  onBytes?: (total: number) => void;
-  signal?: AbortSignal | undefined;
+  onBytes?: ((total: number) => void) | undefined;
 }
 
 /** Pax headers (x, g) and GNU long names and link targets (L, K): entries that describe the next entry. */
 const META_TYPES = new Set(['x', 'g', 'L', 'K']);
 /** None is anywhere near this large. */
 const MAX_META_ENTRY = 1024 * 1024;
-
-function corrupt(message: string): HangarError {
-  return new HangarError('bad-input', `archive is corrupt or truncated: ${message}`);
-}
 
 /** The bytes read and not yet taken, as the chunks they came in. */
 class ByteQueue {
@@ -42,7 +37,6 @@ class ByteQueue {
   /** Reads until `count` bytes are queued; false if the input ends first. */
   async fill(count: number): Promise<boolean> {
     while (this.length < count && !this.ended) {
-      this.options.signal?.throwIfAborted();
       const next = await this.source.next();
       if (next.done) this.ended = true;
       else if (next.value.length > 0) {
