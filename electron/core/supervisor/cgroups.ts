@@ -81,20 +81,23 @@ export class Cgroups {
     await Promise.all(names.map((name) => join(this.base!, name)).filter((path) => !keep.has(path)).map((path) => this.release(path)));
   }
 
-  /** Every process in the cgroup, and then every process that would join it meanwhile, is sent SIGKILL. */
-  kill(path: string | null): void {
-    if (!path) return;
+  /**
+   * Every process in the cgroup, and then every process that would join it meanwhile, is sent SIGKILL. True when the
+   * kernel did it at once (cgroup.kill): then nothing the cgroup's processes forked is left to find.
+   */
+  kill(path: string | null): boolean {
+    if (!path) return false;
     if (this.canKill) {
       try {
         writeFileSync(join(path, 'cgroup.kill'), '1');
-        return;
+        return true;
       } catch {
         // gone already, or refused: kill the members one by one below
       }
     }
     for (let round = 0; round < 10; round++) {
       const pids = members(path);
-      if (pids.length === 0) return;
+      if (pids.length === 0) break;
       for (const pid of pids) {
         try {
           process.kill(pid, 'SIGKILL');
@@ -103,6 +106,7 @@ export class Cgroups {
         }
       }
     }
+    return false;
   }
 
   /** Kills what is left in the cgroup, waits (bounded) for it to empty, and removes it. */

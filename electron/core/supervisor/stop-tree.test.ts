@@ -145,16 +145,27 @@ describe('stopping a backend stops its whole tree', { skip: process.platform !==
     assert.equal(await gone(second), true, 'the escaped sleeper outlived stop()');
   }
 
-  test('a double-forked descendant that left the group (not the session) is found by its session: gone after a swap and a stop', async (t) => {
+  /** A backend that dies by itself takes its escaped sleeper with it (what it forked may hold its port). */
+  async function crashTakesAll(supervisor: Supervisor, leave: 'group' | 'session'): Promise<void> {
+    const file = writeEscaper(leave);
+    const { process: backend } = await supervisor.ensureRunning(forker, 'crasher');
+    const sleeper = await grandchild(file);
+    assertEscaped(sleeper, backend.pid, leave);
+    process.kill(backend.pid, 'SIGKILL');
+    assert.equal(await gone(sleeper), true, 'the escaped sleeper outlived its crashed backend');
+  }
+
+  test('a double-forked descendant that left the group (not the session) is found by its session: gone after a swap, a stop and a crash', async (t) => {
     const supervisor = new Supervisor({ ...home, stateDir: join(home.root, 'state-session'), runtimeEnv, stopGraceMs: 1000, cgroups: false });
     t.after(() => supervisor.close({ stopAll: true }));
     await supervisor.start();
     assert.equal(supervisor.tracking.mechanism, 'session');
     process.stderr.write(`\n*** escaping descendants: exercised the SESSION path (${supervisor.tracking.description}) ***\n\n`);
     await swapThenStop(supervisor, 'group', () => undefined);
+    await crashTakesAll(supervisor, 'group');
   });
 
-  test('a double-forked descendant that left the group and the session (setsid) is found by its cgroup: gone after a swap and a stop', async (t) => {
+  test('a double-forked descendant that left the group and the session (setsid) is found by its cgroup: gone after a swap, a stop and a crash', async (t) => {
     const supervisor = new Supervisor({ ...home, stateDir: join(home.root, 'state-cgroup'), runtimeEnv, stopGraceMs: 1000 });
     t.after(() => supervisor.close({ stopAll: true }));
     await supervisor.start();
@@ -170,5 +181,6 @@ describe('stopping a backend stops its whole tree', { skip: process.platform !==
       assert.match(cgroup ?? '', /\/hangar\/[0-9a-f]{8}-[0-9a-f]{8}$/, 'the backend runs in a cgroup of its own');
       assert.equal(cgroupOf(sleeper), cgroup, 'the escaped sleeper is still in the backend\'s cgroup');
     });
+    await crashTakesAll(supervisor, 'session');
   });
 });

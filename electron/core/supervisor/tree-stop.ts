@@ -22,9 +22,14 @@ export async function stopTree(leader: Leader, exited: Promise<unknown>, graceMs
   await cgroups.release(leader.cgroup);
 }
 
-/** The leader has ended by itself: whatever is left of it (it may hold its pipes and its port) is killed now. */
+/**
+ * The leader has ended by itself: whatever is left of it (it may hold its pipes and its port) is killed now. Where
+ * its cgroup went at once, /proc is not read: on a crash this runs before the restart, and the read grows with the
+ * machine's process count.
+ */
 export function killRemains(leader: Leader, cgroups: Cgroups): void {
-  killAll(leader, processTree(leader), cgroups);
+  signalGroup(leader, 'SIGKILL');
+  if (!cgroups.kill(leader.cgroup)) killAll(leader, processTree(leader), cgroups);
 }
 
 /** Polls `gone` until it holds. */
