@@ -19,6 +19,15 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * Runs one round's steps one after another, each going first in turn (round 0 starts with the first step, round 1
+ * with the second...): what runs second meets what the first left behind (dirty pages being written back, a fresh
+ * process still settling), so no side always pays for it.
+ */
+export async function inTurns(round: number, steps: (() => unknown)[]): Promise<void> {
+  for (let i = 0; i < steps.length; i++) await steps[(round + i) % steps.length]!();
+}
+
 /** Milliseconds `action` takes, awaited. */
 export async function timed(action: () => unknown): Promise<number> {
   const start = performance.now();

@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { connect } from '../electron/agent/connect.ts';
 import { BackendStore } from '../electron/core/install/store.ts';
-import { median, type BenchFigure } from './figure.ts';
+import { inTurns, median, type BenchFigure } from './figure.ts';
 
 const MiB = 1024 * 1024;
 const RUNS = 5;
@@ -140,14 +140,7 @@ async function installsVsTar(root: string): Promise<BenchFigure[]> {
           if (done.state !== 'done') throw new Error(`install ${payload.name}-${run} ${done.state}: ${done.error}`);
           ours.push(performance.now() - start);
         };
-        // Turns at going first: the second writer of a run meets the first one's dirty pages being written back.
-        if (run % 2 === 0) {
-          measureFloor();
-          await measureOurs();
-        } else {
-          await measureOurs();
-          measureFloor();
-        }
+        await inTurns(run, [measureFloor, measureOurs]);
       }
       figures.push({
         name: payload.figure,

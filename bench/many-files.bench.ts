@@ -12,7 +12,7 @@ import { BackendStore } from '../electron/core/install/store.ts';
 import { tarGzOf } from '../electron/core/install/testdata/big-files.ts';
 import { startSourceRig, type ArchiveSource } from '../electron/core/install/testdata/every-source.ts';
 import { writeSmallFiles } from '../electron/core/install/testdata/legit-tree.ts';
-import { median, shell, timed, type BenchFigure } from './figure.ts';
+import { inTurns, median, shell, timed, type BenchFigure } from './figure.ts';
 
 const FILES = 100_000;
 const GOAL = 2;
@@ -47,8 +47,7 @@ export default async function (): Promise<BenchFigure[]> {
         const name = `many-${i}-${run}`;
         const measureFloor = async () => void floor.push(await timed(() => c.run(floorDir)));
         const measureOurs = async () => void ours.push(await install(name, c.uri));
-        if (run % 2 === 0) await measureFloor().then(measureOurs);
-        else await measureOurs().then(measureFloor);
+        await inTurns(run, [measureFloor, measureOurs]);
       }
       figures.push({
         name: `install_100k_files_${c.source.replace(/[^a-z]+/g, '_').replace(/^_|_$/g, '')}_ratio`,

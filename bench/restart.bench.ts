@@ -16,7 +16,7 @@ import { BackendClient } from '../electron/core/supervisor/grpc-client.ts';
 import { freePort } from '../electron/core/supervisor/test-helpers.ts';
 import { BUILT_ECHO } from '../electron/core/testing/fixtures.ts';
 import type { NodeEvent } from '../shared/types.ts';
-import { median, type BenchFigure } from './figure.ts';
+import { inTurns, median, type BenchFigure } from './figure.ts';
 
 const ROUNDS = 7;
 const SETTLE_MS = 1000;
@@ -109,12 +109,9 @@ export default async function (): Promise<BenchFigure[]> {
       for (let round = 0; round < ROUNDS; round++) {
         // Both have served longer than the quick window: this is a crash after a healthy run.
         await delay(DEFAULT_RESTART_RULES.quickMs + 200);
-        // They take turns going first, and the second waits for the first's fresh process to settle: a backend that
-        // has just answered Health is still busy, and would slow whatever starts beside it.
-        for (const crash of round % 2 === 0 ? [pm2Crash, hangarCrash] : [hangarCrash, pm2Crash]) {
-          await crash();
-          await delay(SETTLE_MS);
-        }
+        // Each waits for the other's fresh process to settle too: a backend that has just answered Health is still
+        // busy, and would slow whatever starts beside it.
+        await inTurns(round, [pm2Crash, hangarCrash].map((crash) => () => crash().then(() => delay(SETTLE_MS))));
       }
       // A crash soon after a restart (Hangar's process last started a second or two ago): the backoff applies.
       while ((await hangarProcess())?.state !== 'ready') await delay(PROBE_EVERY_MS);

@@ -1,13 +1,14 @@
 // smoke_start_overhead_ms: what the smoke start adds to an upgrade with no process running (request to job done with
 // it, minus the same upgrade without it), against its floor: a bare spawn of the same echo backend to its first
-// Health answer. Rounds interleave the three, on a real LocalNode, each upgrade to a fresh version.
+// Health answer. Rounds interleave the three, each going first in turn, on a real LocalNode, each upgrade to a fresh
+// version.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { LocalNode } from '../electron/core/node.ts';
 import { echoSource, runJob, writeGallery } from '../electron/core/testing/fixtures.ts';
-import { median, type BenchFigure } from './figure.ts';
+import { inTurns, median, type BenchFigure } from './figure.ts';
 import { bareSpawnToHealth } from './spawn-floor.ts';
 
 const ROUNDS = 15;
@@ -36,9 +37,11 @@ export default async function (): Promise<BenchFigure[]> {
     const unchecked: number[] = [];
     const floor: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      checked.push(await upgrade(true));
-      unchecked.push(await upgrade(false));
-      floor.push(await bareSpawnToHealth(join(node.backendsDir, 'echo')));
+      await inTurns(i, [
+        async () => checked.push(await upgrade(true)),
+        async () => unchecked.push(await upgrade(false)),
+        async () => floor.push(await bareSpawnToHealth(join(node.backendsDir, 'echo'))),
+      ]);
     }
     const overhead = median(checked) - median(unchecked);
     return [
@@ -47,7 +50,7 @@ export default async function (): Promise<BenchFigure[]> {
         value: overhead,
         unit: 'ms',
         goal: +median(floor).toFixed(1),
-        note: `an upgrade with nothing running: ${median(checked).toFixed(0)} ms with the smoke start, ${median(unchecked).toFixed(0)} ms without; goal: the floor, a bare spawn -> listening line -> one Health of the same backend, interleaved, median of ${ROUNDS}`,
+        note: `an upgrade with nothing running: ${median(checked).toFixed(0)} ms with the smoke start, ${median(unchecked).toFixed(0)} ms without; goal: the floor, a bare spawn -> listening line -> one Health of the same backend, each going first in turn, median of ${ROUNDS}`,
       },
     ];
   } finally {
