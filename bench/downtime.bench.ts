@@ -15,7 +15,7 @@ import type { NodeEvent } from '../shared/types.ts';
 import { inTurns, median, type BenchFigure } from './figure.ts';
 import { bareSpawnToHealth } from './spawn-floor.ts';
 
-const ROUNDS = 9;
+const ROUNDS = 15;
 const PROBE_EVERY_MS = 2;
 
 /**
