@@ -1,8 +1,21 @@
-// `npm run bench`: runs every bench/*.bench.ts, prints a table, writes bench-results.json.
-import { readdirSync, writeFileSync } from 'node:fs';
+// `npm run bench`: runs every bench/*.bench.ts, prints a table, writes bench-results.json. Each file runs in a process
+// of its own: what one bench leaves behind (a heap grown by thousands of backends makes every fork of the process
+// slower; timers, sockets) must not weigh on the next, whose host may be this process.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BenchFigure } from './figure.ts';
+
+const [flag, file, out] = process.argv.slice(2);
+if (flag === '--one') {
+  const mod = (await import(pathToFileURL(join('bench', file!)).href)) as { default: () => Promise<BenchFigure[]> };
+  writeFileSync(out!, JSON.stringify(await mod.default()));
+  // Every figure is in: a handle the bench's peer left open (a client library of PM2, NATS or a browser) must not
+  // keep the process from ending.
+  process.exit(0);
+}
 
 const only = process.argv.slice(2);
 const files = readdirSync('bench')
@@ -10,11 +23,18 @@ const files = readdirSync('bench')
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
 
+const work = mkdtempSync(join(tmpdir(), 'hangar-bench-'));
 const figures: BenchFigure[] = [];
-for (const file of files) {
-  process.stderr.write(`bench: ${file}\n`);
-  const mod = (await import(pathToFileURL(join('bench', file)).href)) as { default: () => Promise<BenchFigure[]> };
-  figures.push(...(await mod.default()));
+try {
+  for (const name of files) {
+    process.stderr.write(`bench: ${name}\n`);
+    const result = join(work, `${name}.json`);
+    const run = spawnSync(process.execPath, [...process.execArgv, 'bench/run.ts', '--one', name, result], { stdio: 'inherit' });
+    if (run.status !== 0) throw new Error(`bench ${name} failed (${run.signal ?? `exit code ${run.status}`})`);
+    figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]));
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
 }
 
 const rows = figures.map((f) => ({
@@ -27,6 +47,3 @@ const rows = figures.map((f) => ({
 console.table(rows);
 writeFileSync('bench-results.json', JSON.stringify(Object.fromEntries(figures.map((f) => [f.name, f])), null, 2) + '\n');
 console.log('wrote bench-results.json');
-// Every figure is in: a handle some bench's peer left open (a client library of PM2, NATS or a browser) must not keep
-// the run from ending.
-process.exit(0);
