@@ -2,6 +2,7 @@
 // with a gallery entry), on a real LocalNode and a real backends directory, and the same calls over the WebSocket of
 // the built agent at 5,000. Goal: each at most 20 ms in process and 40 ms over the WebSocket at 5,000, and at most 2x
 // its time at 10 (what does not grow with the backends: a call, a view per entry).
+import { once } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -72,7 +73,10 @@ async function overWebSocket(root: string, count: number): Promise<Timings> {
     return await measureApi(client);
   } finally {
     client.close();
+    // Its home is removed next: the agent must have written its last state file first.
+    const exited = once(agent.child, 'exit');
     agent.child.kill('SIGTERM');
+    await exited;
   }
 }
 
