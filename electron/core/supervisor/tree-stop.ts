@@ -25,11 +25,11 @@ export async function stopTree(leader: Leader, exited: Promise<unknown>, graceMs
 /**
  * The leader has ended by itself: whatever is left of it (it may hold its pipes and its port) is killed now. Where
  * its cgroup went at once, /proc is not read: on a crash this runs before the restart, and the read grows with the
- * machine's process count.
+ * machine's process count. Elsewhere the tree is read before any signal, as in a stop.
  */
 export function killRemains(leader: Leader, cgroups: Cgroups): void {
-  signalGroup(leader, 'SIGKILL');
-  if (!cgroups.kill(leader.cgroup)) killAll(leader, processTree(leader), cgroups);
+  if (cgroups.kill(leader.cgroup)) signalGroup(leader, 'SIGKILL');
+  else killAll(leader, processTree(leader), cgroups);
 }
 
 /** Polls `gone` until it holds. */
