@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BackendStore, type SwapStep } from './store.ts';
+import { BackendStore, type SwapHooks, type SwapStep } from './store.ts';
 import { tempRoot } from './testdata/fixtures.ts';
 
 const child = fileURLToPath(new URL('./testdata/swap-child.ts', import.meta.url));
@@ -48,8 +48,8 @@ function assertWhole(backends: string, allowed: string[]): void {
   }
 }
 
-function runChild(backends: string, action: string, step: SwapStep): void {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', child, backends, action, step], { encoding: 'utf8' });
+function runChild(backends: string, action: string, step: SwapStep | 'stopping'): void {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', child, backends, action, step], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(run.signal, 'SIGKILL', `child died at ${step}: ${run.stderr}`);
 }
 
@@ -71,6 +71,38 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
       assert.deepEqual(interrupted.map((s) => [s.name, s.outcome, s.phase]), swapped ? [['demo', 'rolled back', step === 'live-renamed' ? 'gate' : 'swapping']] : []);
     });
   }
+
+  it('an upgrade killed while the stop before its swap waits: the old tree stays, and the journal names the stopped models', async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await writeTree(join(backends, 'demo'), 'old');
+    runChild(backends, 'commit', 'stopping');
+    const { interrupted } = await new BackendStore(backends).recover();
+    assertWhole(backends, ['old']);
+    assert.deepEqual(
+      interrupted.map((s) => [s.name, s.outcome, s.phase, s.note?.stopped]),
+      [['demo', 'rolled back', 'swapping', [{ model: 'm1', backend: 'demo' }]]],
+      'the next start runs m1 again',
+    );
+  });
+
+  it('a stop before a swap that fails after naming what it stops leaves the old tree and no journal', async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await writeTree(join(backends, 'demo'), 'old');
+    const store = new BackendStore(backends);
+    const staged = await store.stage('demo');
+    await writeTree(staged, 'new');
+    const hooks: SwapHooks = {
+      note: () => ({ job: null, verb: 'upgrade', from: 'old', to: 'new', stopped: [{ model: 'm1', backend: 'demo' }] }),
+      beforeSwap: async (_live, noteKnown) => {
+        noteKnown();
+        throw new Error('m1 would not stop');
+      },
+    };
+    await assert.rejects(store.commit('demo', staged, hooks), /m1 would not stop/);
+    await store.discard(staged); // as an install does when its commit fails
+    assertWhole(backends, ['old']);
+    assert.deepEqual((await store.recover()).interrupted, [], 'nothing for the next start to undo');
+  });
 
   for (const step of steps.filter((s) => s !== 'staged')) {
     it(`rollback killed at "${step}", with stale staging lying around`, async (t) => {

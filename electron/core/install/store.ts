@@ -53,8 +53,11 @@ export interface Leftover {
 export type SwapStep = 'staged' | 'backup-renamed' | 'live-renamed' | 'cleanup-done';
 
 export interface SwapHooks {
-  /** Called with the live dir path right before it is renamed (the node stops its processes here). */
-  beforeSwap?(liveDir: string): Promise<void>;
+  /**
+   * Called with the live dir path right before it is renamed (the node stops its processes here). It calls
+   * `noteKnown` once what the note says about the stop is known, before the processes are gone.
+   */
+  beforeSwap?(liveDir: string, noteKnown: () => void): Promise<void>;
   /** Observes each step as it completes (progress; tests use it to crash the process at each step). */
   onStep?(step: SwapStep): void | Promise<void>;
   /** What the swap is for, kept in its journal (read at each phase, so what beforeSwap learns is in it). */
@@ -290,9 +293,8 @@ export class BackendStore {
     if (replacing) {
       await mkdir(join(this.work, 'backup'), { recursive: true });
       await rm(backup, { recursive: true, force: true });
-      await hooks.beforeSwap?.(live);
-    }
-    await journal('swapping');
+      await this.stopFirst(name, live, hooks, () => journal('swapping'));
+    } else await journal('swapping');
     if (replacing) {
       await this.renameLive(name, live, backup);
       await hooks.onStep?.('backup-renamed');
@@ -322,6 +324,29 @@ export class BackendStore {
     };
   }
 
+  /**
+   * The hook's stop, with the journal's first entry written once its note is known: while the stopped processes
+   * exit, not after, so its flush (which may carry the staged tree's data to disk) adds nothing to their downtime. A
+   * journal for a swap that did not begin names what was stopped, for the next start to run it again.
+   */
+  private async stopFirst(name: string, live: string, hooks: SwapHooks, writeJournal: () => Promise<void>): Promise<void> {
+    let written: Promise<void> | undefined;
+    const noteKnown = () => {
+      if (written) return;
+      written = writeJournal();
+      // Awaited below; a failure meanwhile is not an unhandled one.
+      written.catch(() => undefined);
+    };
+    try {
+      await hooks.beforeSwap?.(live, noteKnown);
+    } catch (err) {
+      await written?.catch(() => undefined);
+      await this.journal.remove(name);
+      throw err;
+    }
+    await (written ?? writeJournal());
+  }
+
   /** The incoming tree leaves the live place (a staged one is discarded, the rollback tree kept); the backup comes back. */
   private async undoSwap(name: string, kind: SwapKind, replacing: boolean): Promise<void> {
     const live = this.liveDir(name);
@@ -341,7 +366,7 @@ export class BackendStore {
     if (!hasLive && !hasPrevious) throw new HangarError('not-found', `backend "${name}" is not installed`);
     if (hasPrevious) await this.trash(name, previous, false);
     if (hasLive) {
-      await hooks.beforeSwap?.(live);
+      await hooks.beforeSwap?.(live, () => undefined);
       await this.trash(name, live, true);
     }
     this.index.touch(name, true);

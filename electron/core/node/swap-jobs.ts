@@ -317,8 +317,9 @@ export class SwapJobs {
     let stopped: Stopped = [];
     try {
       const result = await work({
-        beforeSwap: async (liveDir) => {
-          const outcome = await supervisor.stopByDirectory(liveDir, { stopUnsupervised });
+        beforeSwap: async (liveDir, noteKnown) => {
+          const chosen = (list: Stopped) => ((stopped = list), noteKnown());
+          const outcome = await supervisor.stopByDirectory(liveDir, { stopUnsupervised, onChosen: chosen });
           stopped = outcome.stopped;
           if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },

@@ -108,14 +108,14 @@ export class Launcher {
   async start(target: BackendTarget, model: string, port: number, onLine: (stream: 'stdout' | 'stderr', text: string) => void): Promise<Spawned> {
     const { modelsDir, runtimeEnv, grpcToken } = this.settings;
     const { cgroups } = this.parts;
-    const cgroup = await cgroups.create();
+    const [cgroup, env] = await Promise.all([cgroups.create(), backendEnv(target.dir, modelsDir)]);
     return spawnBackend({
       backend: target.name,
       model,
       dir: resolve(target.dir),
       port,
       cgroup,
-      env: { ...(await backendEnv(target.dir, modelsDir)), ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken },
+      env: { ...env, ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken },
       onLine,
     }).catch(async (err: unknown) => {
       await cgroups.release(cgroup);

@@ -17,6 +17,11 @@ export interface DirectoryStop {
   leftRunning: Array<{ pid: number; command: string }>;
 }
 
+export interface DirectoryStopOptions {
+  stopUnsupervised?: boolean;
+  onChosen?(stopped: DirectoryStop['stopped']): void;
+}
+
 export class Stopping {
   constructor(
     private readonly records: ProcessRecords,
@@ -37,11 +42,9 @@ export class Stopping {
     const answers = proc.state !== 'unresponsive';
     proc.state = 'stopping';
     this.records.publish(proc);
-    const freed = !force && answers ? proc.client.free(FREE_LIMIT_MS).catch(() => undefined) : null;
-    // The tree is read (milliseconds of /proc) while the backend answers Free, once the request is on its way.
-    if (freed) await new Promise(setImmediate);
+    // The tree (milliseconds of /proc) is read before Free: until Free the backend still serves.
     const tree = processTree(proc);
-    await freed;
+    if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
     const exited = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
     await stopTree(proc, exited, this.graceMs, this.cgroups, tree);
     this.endings.retire(proc);
@@ -59,9 +62,10 @@ export class Stopping {
   /**
    * Before a swap: stops every supervised process whose recorded directory identity is dir's current identity
    * (never by name), with its whole tree. Other processes whose cwd is inside dir (by the cwd's identity or path)
-   * are stopped only with stopUnsupervised; otherwise they are left running and reported.
+   * are stopped only with stopUnsupervised; otherwise they are left running and reported. `onChosen` hears which
+   * supervised processes it stops as soon as that is known, before they have exited.
    */
-  async directory(dir: string, options: { stopUnsupervised?: boolean }): Promise<DirectoryStop> {
+  async directory(dir: string, options: DirectoryStopOptions): Promise<DirectoryStop> {
     const target = await dirIdentity(resolve(dir));
     const running = process.platform === 'linux' ? processesInDirectory(resolve(dir), target) : new Set<number>();
     const supervised = this.records.all().filter((p) =>
@@ -72,11 +76,13 @@ export class Stopping {
     for (const p of supervised) for (const member of processTree(p)) ours.add(member.pid);
     const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
+    const stopped = supervised.map((p) => ({ model: p.model, backend: p.backend }));
+    options.onChosen?.(stopped);
     await Promise.all([
       ...supervised.map((p) => this.halt(p.model)),
       ...(options.stopUnsupervised ? strangers.map((pid) => this.stranger(pid)) : []),
     ]);
-    return { stopped: supervised.map((p) => ({ model: p.model, backend: p.backend })), leftRunning };
+    return { stopped, leftRunning };
   }
 
   /**

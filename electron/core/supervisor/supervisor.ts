@@ -30,7 +30,7 @@ import { ProcessRecords, endText, liveTarget, oneLineOf, tell, type BackendTarge
 import { RestartScheduler } from './restart-policy.ts';
 import { ReuseGates } from './reuse-gates.ts';
 import { SmokeStart } from './smoke-start.ts';
-import { Stopping, type DirectoryStop } from './stopping.ts';
+import { Stopping, type DirectoryStop, type DirectoryStopOptions } from './stopping.ts';
 import { Strangers } from './strangers.ts';
 import { ProcessTable } from './table.ts';
 import { UsageSampler } from './usage.ts';
@@ -238,7 +238,7 @@ export class Supervisor extends EventEmitter {
    * path) are Hangar's to stop only when the user says so (stopUnsupervised); otherwise they are left running and
    * reported. `stopped` is for respawnAll() after the swap.
    */
-  stopByDirectory(dir: string, options: { stopUnsupervised?: boolean } = {}): Promise<DirectoryStop> {
+  stopByDirectory(dir: string, options: DirectoryStopOptions = {}): Promise<DirectoryStop> {
     return this.stopping.directory(dir, options);
   }
 

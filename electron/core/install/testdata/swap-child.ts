@@ -1,14 +1,25 @@
-// Child for the crash tests: installs (or rolls back) "demo" and SIGKILLs itself when the swap reaches a step.
+// Child for the crash tests: installs (or rolls back) "demo" and SIGKILLs itself when the swap reaches a step, or
+// ("stopping") while the stop before the swap still waits for model m1's process, once the journal names it.
 // argv: <backendsDir> <commit|rollback> <step>
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BackendStore, type SwapStep } from '../store.ts';
+import { setTimeout as delay } from 'node:timers/promises';
+import { BackendStore, type SwapHooks, type SwapStep } from '../store.ts';
 
-const [backendsDir, action, killAt] = process.argv.slice(2) as [string, 'commit' | 'rollback', SwapStep];
+const [backendsDir, action, killAt] = process.argv.slice(2) as [string, 'commit' | 'rollback', SwapStep | 'stopping'];
 const store = new BackendStore(backendsDir);
-const hooks = {
-  onStep(step: SwapStep) {
+const stopped = [{ model: 'm1', backend: 'demo' }];
+const hooks: SwapHooks = {
+  onStep(step) {
     if (step === killAt) process.kill(process.pid, 'SIGKILL');
+  },
+  note: () => ({ job: null, verb: 'upgrade', from: 'old', to: 'new', stopped }),
+  async beforeSwap(_live, noteKnown) {
+    if (killAt !== 'stopping') return;
+    noteKnown();
+    while (!existsSync(join(backendsDir, '.hangar', 'journal', 'demo.json'))) await delay(1);
+    process.kill(process.pid, 'SIGKILL');
   },
 };
 
