@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BackendStore, type SwapHooks, type SwapStep } from './store.ts';
+import { SwapJournal } from './swap-journal.ts';
 import { tempRoot } from './testdata/fixtures.ts';
 
 const child = fileURLToPath(new URL('./testdata/swap-child.ts', import.meta.url));
@@ -83,6 +84,18 @@ describe('crash recovery: a live backend always survives a process killed mid-sw
       [['demo', 'rolled back', 'swapping', [{ model: 'm1', backend: 'demo' }]]],
       'the next start runs m1 again',
     );
+  });
+
+  it('a host killed before the gate\'s entry was on disk, both renames done: swapped back, as stopped during the health gate', async (t) => {
+    const backends = join(await tempRoot(t), 'backends');
+    await writeTree(join(backends, 'demo'), 'new');
+    await writeTree(join(backends, '.hangar', 'backup', 'demo'), 'old');
+    await new SwapJournal(join(backends, '.hangar', 'journal')).write({ name: 'demo', swap: 'commit', phase: 'swapping', replacing: true, note: null });
+    const { done, interrupted } = await new BackendStore(backends).recover();
+    assertWhole(backends, ['old']);
+    assert.equal(version(join(backends, 'demo')), 'old');
+    assert.deepEqual(done, ['demo: swapped back: the host stopped during the health gate']);
+    assert.deepEqual(interrupted.map((s) => [s.outcome, s.phase]), [['rolled back', 'gate']]);
   });
 
   it('a stop before a swap that fails after naming what it stops leaves the old tree and no journal', async (t) => {

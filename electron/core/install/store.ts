@@ -281,7 +281,7 @@ export class BackendStore {
   }
 
   /**
-   * rename(live, backup), then rename(incoming, live); if the second rename fails the backup goes back. Each phase
+   * rename(live, backup), then rename(incoming, live); if the second rename fails the backup goes back. Each rename
    * is in the journal before it begins. The returned swap settles what becomes of the backup (`settleBackup`), or
    * undoes the whole swap.
    */
@@ -307,10 +307,13 @@ export class BackendStore {
       throw backendError(name, err);
     }
     this.index.touch(name, true);
-    await journal('gate');
-    await hooks.onStep?.('live-renamed');
+    // The health gate begins (the caller respawns) while its entry is written: until it is on disk the journal says
+    // 'swapping', which a next start undoes just as it undoes 'gate'.
+    const gate = journal('gate').then(() => hooks.onStep?.('live-renamed'));
+    gate.catch(() => undefined);
     return {
       settle: async () => {
+        await gate;
         await journal('settling');
         if (replacing) await settleBackup();
         await this.journal.remove(name);
@@ -318,6 +321,7 @@ export class BackendStore {
         await hooks.onStep?.('cleanup-done');
       },
       undo: async () => {
+        await gate.catch(() => undefined);
         await this.undoSwap(name, kind, replacing);
         await this.journal.remove(name);
       },
@@ -442,6 +446,7 @@ export class BackendStore {
   private async recoverSwap(name: string, entry: JournalEntry | null): Promise<{ said: string | null; swap: InterruptedSwap | null }> {
     const [hasBackup, hasLive] = await Promise.all([isDir(this.backupDir(name)), isDir(this.liveDir(name))]);
     const gatePassed = entry === null || entry.phase === 'settling';
+    const renamed = hasLive && (hasBackup || entry?.replacing === false);
     let said: string | null = null;
     if (hasBackup && !hasLive) {
       await rename(this.backupDir(name), this.liveDir(name));
@@ -449,13 +454,16 @@ export class BackendStore {
     } else if (hasBackup && gatePassed) {
       await this.settleReplaced(name);
       said = 'finished an interrupted swap';
-    } else if (entry && !gatePassed && (hasBackup || (hasLive && !entry.replacing))) {
+    } else if (entry && !gatePassed && renamed) {
       await this.undoSwap(name, entry.swap, hasBackup);
-      said = `swapped back: ${interruption(entry.phase)}`;
     }
     await this.journal.remove(name);
+    if (!entry) return { said, swap: null };
+    // The gate's entry is written as the gate begins: renames found done mean the gate had begun all the same.
+    const phase = entry.phase === 'swapping' && renamed ? 'gate' : entry.phase;
+    if (!gatePassed && renamed) said = `swapped back: ${interruption(phase)}`;
     const outcome = gatePassed ? 'finished' : 'rolled back';
-    return { said, swap: entry && { name, phase: entry.phase, outcome, replacing: entry.replacing, note: entry.note } };
+    return { said, swap: { name, phase, outcome, replacing: entry.replacing, note: entry.note } };
   }
 
   private async recoverSibling(entry: string): Promise<string[]> {
