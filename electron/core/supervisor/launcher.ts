@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HangarError } from '../../../shared/index.ts';
-import { backendEnv } from './backend-env.ts';
+import { directoryEnv, hostBackendEnv } from './backend-env.ts';
 import type { Cgroups } from './cgroups.ts';
 import { stderrTail, type Endings } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
@@ -16,6 +16,7 @@ import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessReco
 import { spawnBackend, type Spawned } from './spawn.ts';
 import type { Stopping } from './stopping.ts';
 import { killRemains } from './tree-stop.ts';
+import { WarmShell } from './warm-shell.ts';
 
 const PORT_ATTEMPTS = 3;
 const DRAIN_LIMIT_MS = 500;
@@ -40,10 +41,23 @@ export interface LaunchParts {
 }
 
 export class Launcher {
+  private readonly warm: WarmShell;
+
   constructor(
     private readonly settings: LaunchSettings,
     private readonly parts: LaunchParts,
-  ) {}
+  ) {
+    this.warm = new WarmShell(parts.cgroups, () => this.hostEnv());
+  }
+
+  /** Has a shell wait for the next start (warm-shell.ts), once nothing is starting. */
+  refill(): void {
+    this.warm.fill();
+  }
+
+  close(): Promise<void> {
+    return this.warm.close();
+  }
 
   /**
    * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
@@ -53,9 +67,13 @@ export class Launcher {
   spawnReady(target: BackendTarget, model: string): Promise<Proc> {
     return retryOnPortClash(async (attempt) => {
       const output = new OutputNudge();
-      const { proc, spawned } = await this.spawn(target, model, attempt === 1, output);
-      await this.untilReady(proc, spawned, output);
-      return proc;
+      try {
+        const { proc, spawned } = await this.spawn(target, model, attempt === 1, output);
+        await this.untilReady(proc, spawned, output);
+        return proc;
+      } finally {
+        this.refill();
+      }
     });
   }
 
@@ -104,20 +122,18 @@ export class Launcher {
     return { proc, spawned };
   }
 
-  /** `<dir>/run.sh` on `port`, in a cgroup of its own where there are cgroups (removed again if the spawn fails). */
+  /**
+   * `<dir>/run.sh` on `port`, in a cgroup of its own where there are cgroups (removed again if the spawn fails): the
+   * waiting shell becomes it where one waits and the backend's directory adds nothing to the host's environment.
+   */
   async start(target: BackendTarget, model: string, port: number, onLine: (stream: 'stdout' | 'stderr', text: string) => void): Promise<Spawned> {
-    const { modelsDir, runtimeEnv, grpcToken } = this.settings;
     const { cgroups } = this.parts;
-    const [cgroup, env] = await Promise.all([cgroups.create(), backendEnv(target.dir, modelsDir)]);
-    return spawnBackend({
-      backend: target.name,
-      model,
-      dir: resolve(target.dir),
-      port,
-      cgroup,
-      env: { ...env, ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken },
-      onLine,
-    }).catch(async (err: unknown) => {
+    const dir = resolve(target.dir);
+    const own = await directoryEnv(dir);
+    const shell = Object.keys(own).length === 0 ? this.warm.take(dir) : null;
+    const cgroup = shell ? shell.cgroup : await cgroups.create();
+    return spawnBackend({ backend: target.name, model, dir, port, cgroup, env: { ...this.hostEnv(), ...own }, onLine, shell }).catch(async (err: unknown) => {
+      await shell?.end();
       await cgroups.release(cgroup);
       throw err;
     });
@@ -147,6 +163,12 @@ export class Launcher {
     }
     proc.state = 'ready';
     this.parts.records.publish(proc);
+  }
+
+  /** What every backend of this host finds in its environment, beyond the host's own. */
+  private hostEnv(): Record<string, string | undefined> {
+    const { modelsDir, runtimeEnv, grpcToken } = this.settings;
+    return { ...hostBackendEnv(modelsDir), ...runtimeEnv, LOCALAI_GRPC_AUTH_TOKEN: grpcToken };
   }
 
   /** The model's previous port when it is free again (a client pinned to it keeps working), else a new one. */

@@ -17,7 +17,7 @@ import { stopTree } from './tree-stop.ts';
 const SMOKE_MODEL = 'hangar-smoke-start';
 
 export interface SmokeStartParts {
-  launcher: Pick<Launcher, 'start'>;
+  launcher: Pick<Launcher, 'start' | 'refill'>;
   ports: PortPool;
   parent: ParentWatch;
   cgroups: Cgroups;
@@ -90,6 +90,8 @@ export class SmokeStart {
             });
       await stop();
       throw error;
+    } finally {
+      launcher.refill();
     }
     return { stopped: stop() };
   }

@@ -19,6 +19,16 @@ export interface SpawnRequest {
   cgroup: string | null;
   env: Record<string, string | undefined>;
   onLine(stream: 'stdout' | 'stderr', text: string): void;
+  /** A process spawned ahead, in `cgroup` with `env` already, to become this backend, or none. */
+  shell?: SpawnedAhead | null;
+}
+
+/** A process spawned before its start was asked for (warm-shell.ts): told where, it becomes the backend. */
+export interface SpawnedAhead {
+  child: ResultPromise;
+  exit: Promise<{ code: number | null; signal: string | null }>;
+  /** Resolves once it is in the backend's directory, or has exited. */
+  go(dir: string, port: number): Promise<void>;
 }
 
 export interface Spawned {
@@ -37,34 +47,22 @@ export interface Spawned {
   cgroup: string | null;
 }
 
-/**
- * Run as `sh -c JOIN_CGROUP CGROUP RUN_SH ARGS...`: the shell moves itself into the cgroup, then becomes run.sh (same
- * pid). A cgroup it cannot join is said in the log, and the backend starts all the same.
- */
-const JOIN_CGROUP = '{ echo 0 > "$0/cgroup.procs"; } 2>/dev/null || echo "hangar: could not join cgroup $0" >&2; exec "$@"';
+/** A shell's part that moves the shell into the cgroup `$0`; a cgroup it cannot join is said in the log. */
+export const JOIN_CGROUP = '{ echo 0 > "$0/cgroup.procs"; } 2>/dev/null || echo "hangar: could not join cgroup $0" >&2';
+
+/** What run.sh is started with (LocalAI's backend protocol). */
+export function backendArgs(port: number | string): string[] {
+  return ['--addr', `127.0.0.1:${port}`];
+}
 
 export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
-  const { execa } = await import('execa');
   const runSh = join(req.dir, RUN_SH);
   await makeRunnable(runSh).catch((err: unknown) => {
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${RUN_SH} is not executable and cannot be made so: ${(err as Error).message}`);
   });
-  const args = ['--addr', `127.0.0.1:${req.port}`];
-  const [file, argv] = req.cgroup ? ['/bin/sh', ['-c', JOIN_CGROUP, req.cgroup, runSh, ...args]] : [runSh, args];
-  const child = execa(file, argv, {
-    cwd: req.dir,
-    env: req.env,
-    detached: true,
-    cleanup: true,
-    reject: false,
-    buffer: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const { child, exit } = req.shell ?? (await spawnDirect(req, runSh));
   const pid = child.pid;
   const result = child as Promise<Result>;
-  const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   // Read from the first byte: lines a backend writes while dying during startup make its error message.
   const drained = Promise.all([
     streamLines(child.stdout, (text) => req.onLine('stdout', text)),
@@ -74,6 +72,7 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
     const failed = await result;
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${failed.shortMessage ?? failed.message}`);
   }
+  await req.shell?.go(req.dir, req.port);
   // Both read right away, before anything can rename the directory: the start time names this process for
   // re-adoption, and the identity is taken from the process's own cwd where the OS shows it, so even a swap racing
   // the spawn is recorded truthfully (and then reads as stale).
@@ -89,6 +88,29 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
     for (const stream of [child.stdout, child.stderr]) (stream as Socket | null)?.unref();
   };
   return { child, result, exit, drained, detach, pid, identity, startTime, cgroup: req.cgroup };
+}
+
+/**
+ * Run as `sh -c 'JOIN_CGROUP; exec "$@"' CGROUP RUN_SH ARGS...` where there is a cgroup: the shell moves itself into
+ * it, then becomes run.sh (same pid), so everything run.sh forks is in it too.
+ */
+async function spawnDirect(req: SpawnRequest, runSh: string): Promise<{ child: ResultPromise; exit: Spawned['exit'] }> {
+  const { execa } = await import('execa');
+  const args = backendArgs(req.port);
+  const [file, argv] = req.cgroup ? ['/bin/sh', ['-c', `${JOIN_CGROUP}; exec "$@"`, req.cgroup, runSh, ...args]] : [runSh, args];
+  const child = execa(file, argv, {
+    cwd: req.dir,
+    env: req.env,
+    detached: true,
+    cleanup: true,
+    reject: false,
+    buffer: false,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return { child, exit };
 }
 
 async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {

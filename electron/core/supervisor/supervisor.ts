@@ -112,6 +112,7 @@ export class Supervisor extends EventEmitter {
     await this.rechecks.start(this.options.backendsDir, this.options.backstopMs);
     await this.health.start(this.options.healthEveryMs);
     this.adoption.restore(again);
+    this.launcher.refill();
   }
 
   /**
@@ -128,7 +129,7 @@ export class Supervisor extends EventEmitter {
     this.rechecks.stop();
     this.health.stop();
     this.endings.close();
-    await Promise.all([this.adoption.close(), this.smoke.close()]);
+    await Promise.all([this.adoption.close(), this.smoke.close(), this.launcher.close()]);
     if (options.stopAll) {
       // By model, not by row: a halt waits for the model's lock, so a restart between two processes is stopped too.
       await Promise.all(this.records.models().map((model) => this.stopping.halt(model)));

@@ -26,11 +26,11 @@ async function impostorAt(pid: number): Promise<ChildProcess> {
   return child;
 }
 
-/** The host's reaper: its one child that is a shell (its backends have become run.sh's server by now). */
+/** The host's reaper: its child running the reaper's script (a shell waiting for the next start is a child too). */
 function reapersOf(host: number): number[] {
   return readdirSync('/proc').map(Number).filter((pid) => {
     try {
-      return Number.isInteger(pid) && procStat(pid)?.ppid === host && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sh';
+      return Number.isInteger(pid) && procStat(pid)?.ppid === host && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('release) exit 0');
     } catch {
       return false;
     }

@@ -1,0 +1,118 @@
+// The shell that waits for the next start (warm-shell.ts), with real processes: a start becomes it, one whose
+// directory adds to the environment does not, and it ends with its host.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { writeGallery } from '../testing/fixtures.ts';
+import { cgroupOf } from './cgroups.ts';
+import { isAlive, procStat } from './identity.ts';
+import { Supervisor, type BackendTarget } from './supervisor.ts';
+import { makeHome, writeEcho, type Home } from './test-helpers.ts';
+
+const runtimeEnv = { HANGAR_NODE: process.execPath };
+
+/** The shells `host` has waiting for a start. */
+function waitingShells(host: number): number[] {
+  return readdirSync('/proc').map(Number).filter((pid) => {
+    try {
+      return Number.isInteger(pid) && procStat(pid)?.ppid === host && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('IFS= read -r dir');
+    } catch {
+      return false;
+    }
+  });
+}
+
+async function until<T>(what: string, value: () => T | null | undefined | false, withinMs = 10_000): Promise<T> {
+  for (const deadline = Date.now() + withinMs; ; await delay(20)) {
+    const found = value();
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
+  }
+}
+
+const oneShell = (host: number) => () => {
+  const shells = waitingShells(host);
+  return shells.length === 1 ? shells[0]! : null;
+};
+
+/** The cgroup the waiting shell joined, once it has (null where backends get none). */
+function joinedCgroup(s: Supervisor, shell: number): Promise<string> | null {
+  if (s.tracking.mechanism !== 'cgroup') return null;
+  return until('the shell in a cgroup of its own', () => cgroupOf(shell)?.includes('/hangar/') && cgroupOf(shell));
+}
+
+function environOf(pid: number): Map<string, string> {
+  const pairs = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  return new Map(pairs.map((p) => [p.slice(0, p.indexOf('=')), p.slice(p.indexOf('=') + 1)]));
+}
+
+describe('the shell waiting for the next start', { skip: process.platform !== 'linux' && 'it is found through /proc' }, () => {
+  let home: Home;
+  let echo: BackendTarget;
+  before(async () => {
+    home = makeHome();
+    echo = { name: 'echo', dir: join(home.backendsDir, 'echo') };
+    await writeEcho(echo.dir, '1.0.0');
+  });
+  after(() => home.cleanup());
+
+  async function supervisor(t: TestContext, portRange: [number, number]): Promise<Supervisor> {
+    const s = new Supervisor({ ...home, runtimeEnv, portRange });
+    t.after(() => s.close({ stopAll: true }));
+    await s.start();
+    return s;
+  }
+
+  test('a start becomes it: the backend is that process, in its cgroup and its directory, with the host\'s environment; another then waits', async (t) => {
+    const s = await supervisor(t, [29520, 29539]);
+    const shell = await until('a shell waiting after the start', oneShell(process.pid));
+    const cgroup = await joinedCgroup(s, shell);
+    const { process: view } = await s.ensureRunning(echo, 'm1');
+    assert.equal(view.pid, shell, 'the backend is the waiting shell become run.sh');
+    assert.equal(readlinkSync(`/proc/${shell}/cwd`), echo.dir);
+    assert.ok(readFileSync(`/proc/${shell}/cmdline`, 'utf8').endsWith(`/server.cjs\x00--addr\x00127.0.0.1:${view.port}\x00`), 'run.sh ran with the port');
+    if (cgroup) assert.equal(cgroupOf(shell), cgroup, 'it kept the cgroup it joined while waiting');
+    const env = environOf(shell);
+    assert.deepEqual([env.get('LOCALAI_BACKEND_PARENT_WATCH'), env.get('HANGAR_NODE')], ['false', process.execPath]);
+    const next = await until('another shell waiting', oneShell(process.pid));
+    assert.notEqual(next, shell);
+  });
+
+  test('a backend whose directory adds to the environment (Vulkan ICDs) is spawned anew, and the shell keeps waiting', async (t) => {
+    const dir = join(home.backendsDir, 'vulkan-echo');
+    await writeEcho(dir, '1.0.0');
+    mkdirSync(join(dir, 'vulkan', 'icd.d'), { recursive: true });
+    writeFileSync(join(dir, 'vulkan', 'icd.d', 'gpu_icd.json'), '{}');
+    const s = await supervisor(t, [29540, 29559]);
+    const shell = await until('a shell waiting after the start', oneShell(process.pid));
+    const { process: view } = await s.ensureRunning({ name: 'vulkan-echo', dir }, 'm2');
+    assert.notEqual(view.pid, shell);
+    assert.equal(environOf(view.pid).get('VK_DRIVER_FILES'), join(dir, 'vulkan', 'icd.d', 'gpu_icd.json'));
+    assert.deepEqual(waitingShells(process.pid), [shell], 'the shell still waits');
+  });
+
+  test('closing the host ends the waiting shell and removes its cgroup', async (t) => {
+    const s = await supervisor(t, [29560, 29579]);
+    const shell = await until('a shell waiting after the start', oneShell(process.pid));
+    const cgroup = await joinedCgroup(s, shell);
+    await s.close({ stopAll: false });
+    assert.equal(isAlive(shell), false);
+    const mount = readFileSync('/proc/self/mounts', 'utf8').split('\n').find((l) => l.split(' ')[2] === 'cgroup2')?.split(' ')[1];
+    if (cgroup && mount) assert.equal(existsSync(join(mount, cgroup)), false, 'its cgroup is gone');
+  });
+
+  test('a host killed with SIGKILL leaves no waiting shell behind: it ends once the host\'s end of its pipe closes', async (t) => {
+    const gallery = join(home.root, 'empty-gallery.yaml');
+    await writeGallery(gallery, []);
+    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../testing/node-host.ts'), join(home.root, 'host-home'), gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
+    t.after(() => void host.kill('SIGKILL'));
+    for await (const line of createInterface({ input: host.stdout! })) if (line.includes('"ready"')) break;
+    const shell = await until('the host\'s waiting shell', oneShell(host.pid!));
+    host.kill('SIGKILL');
+    await until('the waiting shell to end', () => !isAlive(shell));
+  });
+});
