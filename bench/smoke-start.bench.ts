@@ -1,7 +1,7 @@
 // smoke_start_overhead_ms: what the smoke start adds to an upgrade with no process running (request to job done with
-// it, minus the same upgrade without it), against its floor: a bare spawn of the same echo backend to its first
-// Health answer. Rounds interleave the three, each going first in turn, on a real LocalNode, each upgrade to a fresh
-// version.
+// it, minus the same upgrade without it), against its floor: the same work done by hand, a bare spawn of the same
+// echo backend to its first Health answer, then SIGTERM until it has exited. Rounds interleave them, each going first
+// in turn, on a real LocalNode, each upgrade to a fresh version; a bare spawn to Health alone is given beside it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,11 +36,14 @@ export default async function (): Promise<BenchFigure[]> {
     const checked: number[] = [];
     const unchecked: number[] = [];
     const floor: number[] = [];
+    const toHealth: number[] = [];
+    const echo = join(node.backendsDir, 'echo');
     for (let i = 0; i < ROUNDS; i++) {
       await inTurns(i, [
         async () => checked.push(await upgrade(true)),
         async () => unchecked.push(await upgrade(false)),
-        async () => floor.push(await bareSpawnToHealth(join(node.backendsDir, 'echo'))),
+        async () => floor.push(await bareSpawnToHealth(echo, { andStop: true })),
+        async () => toHealth.push(await bareSpawnToHealth(echo)),
       ]);
     }
     const overhead = median(checked) - median(unchecked);
@@ -50,7 +53,7 @@ export default async function (): Promise<BenchFigure[]> {
         value: overhead,
         unit: 'ms',
         goal: +median(floor).toFixed(1),
-        note: `an upgrade with nothing running: ${median(checked).toFixed(0)} ms with the smoke start, ${median(unchecked).toFixed(0)} ms without; goal: the floor, a bare spawn -> listening line -> one Health of the same backend, each going first in turn, median of ${ROUNDS}`,
+        note: `an upgrade with nothing running: ${median(checked).toFixed(0)} ms with the smoke start, ${median(unchecked).toFixed(0)} ms without; goal: the floor, the same backend by hand: spawn -> listening line -> one Health -> SIGTERM -> exited (to Health alone ${median(toHealth).toFixed(0)} ms), each going first in turn, median of ${ROUNDS}`,
       },
     ];
   } finally {

@@ -16,11 +16,13 @@ export interface FloorOptions {
    * Hangar from outside finds its backend (the probe's work then weighs on both sides alike).
    */
   pollEveryMs?: number;
+  /** Timed through its stop too: SIGTERM to its group once Health answered, until it has exited. */
+  andStop?: boolean;
 }
 
 /** The floor: spawn run.sh by hand, wait for the line saying it listens (no polling), then one Health call. */
 export async function bareSpawnToHealth(dir: string, options: FloorOptions = {}): Promise<number> {
-  const { env = { ...process.env, HANGAR_NODE: process.execPath }, pollEveryMs } = options;
+  const { env = { ...process.env, HANGAR_NODE: process.execPath }, pollEveryMs, andStop = false } = options;
   const port = await freePort();
   const start = performance.now();
   const child = spawn(join(dir, 'run.sh'), ['--addr', `127.0.0.1:${port}`], { cwd: dir, env, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
@@ -36,9 +38,14 @@ export async function bareSpawnToHealth(dir: string, options: FloorOptions = {})
       await delay(pollEveryMs);
     }
   }
-  const elapsed = performance.now() - start;
   client.close();
-  process.kill(-child.pid!, 'SIGKILL');
-  await once(child, 'exit');
+  const exited = once(child, 'exit');
+  if (andStop) {
+    process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  }
+  const elapsed = performance.now() - start;
+  if (!andStop) process.kill(-child.pid!, 'SIGKILL');
+  await exited;
   return elapsed;
 }

@@ -67,11 +67,16 @@ export class SmokeStart {
     let stopping: Promise<void> | null = null;
     const stop = () =>
       (stopping ??= (async () => {
+        // What the caller does once Health answered (a swap settling: writes that wait on the disk) begins first:
+        // the tree's read from /proc below holds the event loop for milliseconds.
+        await new Promise(setImmediate);
         client.close();
         await stopTree(leader, spawned.result, stopGraceMs, cgroups);
         parent.unwatch(leader.pid);
         ports.release(port);
         this.running.delete(stop);
+        // Not before: the next shell's move into its cgroup would hold up this one's removal.
+        launcher.refill();
       })());
     this.running.add(stop);
     const died = new AbortController();
@@ -90,8 +95,6 @@ export class SmokeStart {
             });
       await stop();
       throw error;
-    } finally {
-      launcher.refill();
     }
     return { stopped: stop() };
   }
