@@ -6,12 +6,12 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { build } from 'esbuild';
-import { cpSync, mkdtempSync, mkdirSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { cpSync, mkdtempSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendClient } from './grpc-client.ts';
-import { dirIdentity, processStartTime } from './identity.ts';
+import { dirIdentity, processStartTime, procStat } from './identity.ts';
 import { newRow, type Proc } from './records.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -174,4 +174,15 @@ export const PYTHON = process.env.HANGAR_PYTHON ?? '/usr/bin/python3';
 export function assertPythonGrpc(): void {
   const probe = spawnSync(PYTHON, ['-c', 'import grpc, google.protobuf']);
   assert.equal(probe.status, 0, `${PYTHON} cannot import grpc: install Debian's python3-grpcio (sudo .ci/run does)`);
+}
+
+/** The processes `host` started whose command line holds `text`, read from /proc. */
+export function childrenOf(host: number, text: string): number[] {
+  return readdirSync('/proc').map(Number).filter((pid) => {
+    try {
+      return Number.isInteger(pid) && procStat(pid)?.ppid === host && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+    } catch {
+      return false;
+    }
+  });
 }

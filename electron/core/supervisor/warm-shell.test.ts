@@ -2,29 +2,21 @@
 // directory adds to the environment does not, and it ends with its host.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { writeGallery } from '../testing/fixtures.ts';
 import { cgroupOf } from './cgroups.ts';
-import { isAlive, procStat } from './identity.ts';
+import { isAlive } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
-import { makeHome, writeEcho, type Home } from './test-helpers.ts';
+import { childrenOf, makeHome, writeEcho, type Home } from './test-helpers.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
 /** The shells `host` has waiting for a start. */
-function waitingShells(host: number): number[] {
-  return readdirSync('/proc').map(Number).filter((pid) => {
-    try {
-      return Number.isInteger(pid) && procStat(pid)?.ppid === host && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('IFS= read -r dir');
-    } catch {
-      return false;
-    }
-  });
-}
+const waitingShells = (host: number) => childrenOf(host, 'IFS= read -r dir');
 
 async function until<T>(what: string, value: () => T | null | undefined | false, withinMs = 10_000): Promise<T> {
   for (const deadline = Date.now() + withinMs; ; await delay(20)) {

@@ -6,12 +6,12 @@
 // Usage: node --import tsx pid-reuse.ts
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isAlive, procStat, processStartTime } from '../identity.ts';
-import { makeHome, startEchoServer, writeEcho, writeRelayBackend } from '../test-helpers.ts';
+import { isAlive, processStartTime } from '../identity.ts';
+import { childrenOf, makeHome, startEchoServer, writeEcho, writeRelayBackend } from '../test-helpers.ts';
 
 async function until(done: () => boolean, what: string, withinMs = 10_000): Promise<void> {
   for (const end = Date.now() + withinMs; !done(); await delay(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -27,15 +27,7 @@ async function impostorAt(pid: number): Promise<ChildProcess> {
 }
 
 /** The host's reaper: its child running the reaper's script (a shell waiting for the next start is a child too). */
-function reapersOf(host: number): number[] {
-  return readdirSync('/proc').map(Number).filter((pid) => {
-    try {
-      return Number.isInteger(pid) && procStat(pid)?.ppid === host && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('release) exit 0');
-    } catch {
-      return false;
-    }
-  });
-}
+const reapersOf = (host: number) => childrenOf(host, 'release) exit 0');
 
 const home = makeHome();
 const upstreamDir = join(home.root, 'upstream');
