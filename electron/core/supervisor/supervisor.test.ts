@@ -546,7 +546,8 @@ describe('supervisor', { concurrency: false }, () => {
     await supervisor.respawn('cycle');
     // Other parts of this process open and close descriptors of their own meanwhile (the first supervisor's ports
     // leave quarantine, earlier tests' sockets finish closing), and a number one cycle frees the next may reuse: what
-    // counts is how many are open once they settle, after one cycle and after 301.
+    // counts is how many are open once they settle, after one cycle and after 301. A leak of one per cycle adds 300;
+    // fewer open after 301 is earlier tests' sockets finishing their close.
     const base = await settledDescriptors(supervisor);
     await supervisor.respawn('cycle');
     const afterOne = await settledDescriptors(supervisor);
@@ -554,7 +555,7 @@ describe('supervisor', { concurrency: false }, () => {
     const afterAll = await settledDescriptors(supervisor);
     assert.deepEqual(childStates().filter((s) => s === 'Z'), [], 'zombie children');
     const opened = (now: Map<string, string>) => openedSince(base, now).join(', ');
-    assert.equal(afterAll.size, afterOne.size, `open fds grew: after one cycle ${opened(afterOne)}; after 301 ${opened(afterAll)}`);
+    assert.ok(afterAll.size <= afterOne.size, `open fds grew from ${afterOne.size} to ${afterAll.size}: after one cycle ${opened(afterOne)}; after 301 ${opened(afterAll)}`);
     await supervisor.close({ stopAll: true });
     assert.deepEqual([...processesInDirectory(home.backendsDir, null)], []);
   });
