@@ -90,7 +90,7 @@ export const nodeConvergenceSchema: z.ZodType<NodeConvergence> = z.object({
   at: short,
 });
 
-const processSchema: z.ZodType<ProcessView> = z.object({
+export const processSchema: z.ZodType<ProcessView> = z.object({
   model: short,
   backend: short,
   pid: count,
@@ -113,7 +113,7 @@ const processSchema: z.ZodType<ProcessView> = z.object({
   rss: z.number().nullable(),
 });
 
-const backendSchema: z.ZodType<BackendView> = z.object({
+export const backendSchema: z.ZodType<BackendView> = z.object({
   name: short,
   kind: z.enum(['backend', 'alias', 'leftover', 'foreign', 'kept']),
   runs: nullableShort,
@@ -136,7 +136,7 @@ const backendSchema: z.ZodType<BackendView> = z.object({
   processes: z.array(processSchema).max(10_000),
 });
 
-const jobSchema: z.ZodType<JobView> = z.object({
+export const jobSchema: z.ZodType<JobView> = z.object({
   id: short,
   node: nodeId,
   kind: z.enum(['install', 'upgrade', 'rollback', 'delete']),
@@ -151,14 +151,14 @@ const jobSchema: z.ZodType<JobView> = z.object({
   finishedAt: nullableShort,
 });
 
-const logLineSchema: z.ZodType<LogLine> = z.object({
+export const logLineSchema: z.ZodType<LogLine> = z.object({
   model: short,
   stream: z.enum(['stdout', 'stderr']),
   text: z.string().max(LOG_TEXT_MAX + 1),
   at: short,
 });
 
-const galleryProblemSchema: z.ZodType<GalleryProblem> = z.object({ gallery: short, message });
+export const galleryProblemSchema: z.ZodType<GalleryProblem> = z.object({ gallery: short, message });
 
 const metaSchema: z.ZodType<MetaResolution> = z.object({
   resolves: nullableShort,
@@ -169,7 +169,7 @@ const metaSchema: z.ZodType<MetaResolution> = z.object({
   installedAs: nullableShort,
 });
 
-const galleryEntrySchema: z.ZodType<GalleryEntryView> = z.object({
+export const galleryEntrySchema: z.ZodType<GalleryEntryView> = z.object({
   name: short,
   gallery: short,
   alias: nullableShort,
@@ -185,13 +185,13 @@ const galleryEntrySchema: z.ZodType<GalleryEntryView> = z.object({
   meta: metaSchema.nullable(),
 });
 
-const settingsViewSchema: z.ZodType<SettingsView> = z.object({
+export const settingsViewSchema: z.ZodType<SettingsView> = z.object({
   settings: nodeSettings,
   fixed: z.array(nodeSettings.keyof()).max(16),
 });
 
 /** Events a node publishes about itself. The others are a host's own and never come from the cluster. */
-export type NodeOwnEvent = Exclude<NodeEvent, { type: 'member' } | { type: 'rollout' } | { type: 'desired' } | { type: 'cluster-status' }>;
+export type NodeOwnEvent = Exclude<NodeEvent, { type: 'member' } | { type: 'member-removed' } | { type: 'rollout' } | { type: 'desired' } | { type: 'cluster-status' }>;
 
 export const nodeEventSchema: z.ZodType<NodeOwnEvent> = z.discriminatedUnion('type', [
   z.object({ type: z.literal('job'), node: nodeId, job: jobSchema }),

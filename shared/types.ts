@@ -349,6 +349,8 @@ export type NodeEvent =
   | { type: 'gallery-entries'; node: string; entries: GalleryEntryView[] }
   | { type: 'settings'; node: string; settings: SettingsView }
   | { type: 'member'; node: string; member: NodeCard }
+  /** A node this host no longer lists: a stranger (neither trusted by it nor trusting it) that fell silent. */
+  | { type: 'member-removed'; node: string }
   | { type: 'rollout'; node: string; rollout: RolloutView }
   /** The cluster's desired versions and how each node stands against them changed. */
   | { type: 'desired'; node: string; desired: DesiredStateView }
@@ -490,6 +492,17 @@ export interface ClusterStatusView {
   link: { connected: boolean; since: string; reason: string | null };
   /** The cluster's key-value store (JetStream), where desired state and rollouts live. */
   store: { available: boolean; reason: string | null };
+  /** Values in the store that this host does not take: signed by keys it does not trust. */
+  untrusted: UntrustedRecordView[];
+}
+
+export interface UntrustedRecordView {
+  bucket: 'desired' | 'rollouts';
+  /** The backend of a desired version, the id of a rollout. */
+  name: string;
+  /** The key id that signed it. */
+  by: string;
+  at: string;
 }
 
 export interface ClusterViolation {

@@ -11,7 +11,7 @@ import { parseLabel } from '../../shared/selector.ts';
 import { namesASet, resolveNode, resolveTargets, selectorOf, type Target } from './nodes.ts';
 import { HomeBusyError } from '../core/home-lock.ts';
 import { localaiHostOptions, localaiOptions, type LocalAiCommandOptions } from './localai-options.ts';
-import { showKey, statusNotes, statusText, trust, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
+import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
@@ -164,8 +164,8 @@ client('nodes', 'list the cluster\'s nodes: status, access, labels, counts, drif
 }));
 
 client('rollouts', 'list the cluster\'s rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
-  const rollouts = await c.rollouts({ node: LOCAL_NODE });
-  print(options, rollouts, () => rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n');
+  const [rollouts, status] = await Promise.all([c.rollouts({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
+  print(options, rollouts, () => (rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n') + untrustedLines(status, 'rollouts'));
 }));
 
 client('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts)'))
@@ -185,8 +185,8 @@ client('unpin', 'clear the desired version of NAME: nodes keep what they run', (
   }));
 
 client('desired', 'the cluster\'s desired versions, and each node that is not there yet and why').action(withClient(async (c, options: { json?: boolean }) => {
-  const view = await c.desired({ node: LOCAL_NODE });
-  print(options, view, () => desiredTable(view));
+  const [view, status] = await Promise.all([c.desired({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
+  print(options, view, () => desiredTable(view) + untrustedLines(status, 'desired'));
 }));
 
 client('cordon', 'keep every rollout and convergence off this node (see uncordon)').action(withClient(async (c, options: { json?: boolean }) => {

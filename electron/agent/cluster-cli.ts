@@ -58,14 +58,31 @@ export function statusNotes(status: ClusterStatusView): string {
   const sum = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
   const reasons = (counts: Record<string, number>) => Object.entries(counts).map(([reason, n]) => `${n} ${reason}`).join(', ');
   const lines: string[] = [];
-  for (const kind of ['cards', 'events', 'replies'] as const) {
+  for (const kind of ['cards', 'events', 'replies', 'records'] as const) {
     const counts = status.dropped[kind];
     if (sum(counts) > 0) lines.push(`dropped ${sum(counts)} ${kind} heard from the cluster (${reasons(counts)})`);
   }
   if (sum(status.refused) > 0) lines.push(`refused ${sum(status.refused)} calls (${reasons(status.refused)})`);
   if (sum(status.unsent) > 0) lines.push(`could not send ${sum(status.unsent)} messages (${reasons(status.unsent)})`);
+  for (const bucket of ['desired', 'rollouts'] as const) {
+    const count = status.untrusted.filter((r) => r.bucket === bucket).length;
+    if (count > 0) lines.push(`not taken: ${count} ${bucket === 'desired' ? 'desired versions' : 'rollouts'} in the cluster's store signed by keys this host does not trust (${untrustedKeys(status, bucket)})`);
+  }
   for (const v of status.violations) lines.push(`the NATS server refused this host: ${v.message}${v.count > 1 ? ` (${v.count} times, last ${v.last})` : ''}`);
   return lines.map((l) => `${l}\n`).join('');
+}
+
+function untrustedKeys(status: ClusterStatusView, bucket: 'desired' | 'rollouts'): string {
+  const keys = [...new Set(status.untrusted.filter((r) => r.bucket === bucket).map((r) => r.by))];
+  return `key${keys.length === 1 ? '' : 's'} ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''}`;
+}
+
+/** The records of one bucket this host does not take, one line each, beneath what it lists. */
+export function untrustedLines(status: ClusterStatusView, bucket: 'desired' | 'rollouts'): string {
+  const records = status.untrusted.filter((r) => r.bucket === bucket);
+  if (records.length === 0) return '';
+  const what = bucket === 'desired' ? 'desired version of' : 'rollout';
+  return `\nnot taken (signed by a key this host does not trust; hangar cluster trust KEY takes its writer's):\n${records.map((r) => `  ${what} ${r.name}, signed by key ${r.by} at ${r.at}\n`).join('')}`;
 }
 
 export function statusText(status: ClusterStatusView): string {

@@ -33,6 +33,9 @@ describe('the agent under a flood of slow connections', () => {
 
   test('3,000 slow sockets: a token holder gets in while they are held, the agent holds at most its cap and sheds them all', { timeout: 60_000 }, async () => {
     const pid = agent.child.pid!;
+    // At rest: the agent has answered a call and finished warming up (modules it reads at its start are closed again).
+    assert.equal((await hangar(agent, 'ls')).code, 0);
+    await sleep(500);
     const baseline = openFds(pid);
     let peak = baseline;
     const sampler = setInterval(() => (peak = Math.max(peak, openFds(pid))), 10);

@@ -4,6 +4,7 @@ import type { BackendView, DesiredStateView, GalleryEntryView, JobView, LocalAiW
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
+import { named } from './nodes.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
@@ -184,8 +185,14 @@ export function nodesTable(cards: NodeCard[], selfNote = ''): string {
     drift: c.counts.drift,
     ...(c.localai ? { ...resourceCells(null), gpu: workerGpuText(c.localai) } : resourceCells(c.resources)),
     seen: c.status === 'online' ? 'now' : `${uptime(c.lastSeen)} ago`,
-    note: [c.cordoned && 'cordoned', (names.get(c.name) ?? 0) > 1 && 'name shared: tell apart by id', c.self && selfNote, pairingNote(c, cards)].filter(Boolean).join('; '),
+    note: [c.cordoned && 'cordoned', (names.get(c.name) ?? 0) > 1 && sharedNameNote(c, cards), c.self && selfNote, pairingNote(c, cards)].filter(Boolean).join('; '),
   })), 'no nodes');
+}
+
+function sharedNameNote(card: NodeCard, cards: NodeCard[]): string {
+  const meant = named(cards, card.name);
+  if (meant.length !== 1) return 'name shared: tell apart by id';
+  return meant[0] === card ? `name shared: --on ${card.name} means this one` : `name shared: --on ${card.name} means ${meant[0]!.id}`;
 }
 
 /** CPU, memory, disk and GPUs in a few characters each. */

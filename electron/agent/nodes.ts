@@ -60,16 +60,27 @@ export async function selectorOf(api: Pick<HangarApi, 'nodes'>, on: string | und
   return `nodes:${(await resolveTargets(api, on)).map((t) => t.card.id).join(',')}`;
 }
 
+/**
+ * The nodes a name names. A name is only a label, and anyone on the NATS server can send a card with any name: when
+ * exactly one of the nodes that share it acts for this host (this host, one that trusts it, one open to any caller),
+ * the name means that one.
+ */
+export function named(cards: NodeCard[], name: string): NodeCard[] {
+  const all = cards.filter((c) => c.name === name);
+  const ours = all.filter((c) => c.access !== 'not-trusted');
+  return all.length > 1 && ours.length === 1 ? ours : all;
+}
+
 function pick(cards: NodeCard[], on: string): NodeCard {
   if (on === LOCAL_NODE) {
     const self = cards.find((c) => c.self);
     if (self) return self;
   }
   const byId = cards.find((c) => c.id === on);
-  const named = byId ? [byId] : cards.filter((c) => c.name === on);
-  if (named.length === 0) throw new Error(`no node "${on}" in the cluster (see hangar nodes)`);
-  if (named.length > 1) throw new Error(`${named.length} nodes are named "${on}": pass one of their ids (${named.map((c) => c.id).join(', ')})`);
-  return named[0]!;
+  const chosen = byId ? [byId] : named(cards, on);
+  if (chosen.length === 0) throw new Error(`no node "${on}" in the cluster (see hangar nodes)`);
+  if (chosen.length > 1) throw new Error(`${chosen.length} nodes are named "${on}": pass one of their ids (${chosen.map((c) => c.id).join(', ')})`);
+  return chosen[0]!;
 }
 
 function targetOf(card: NodeCard): Target {

@@ -1,15 +1,22 @@
 // The first line of a node's defence: it acts on a call only when a viewer it trusts signed it, for this node and
-// this reply subject, within a minute of the node's clock, and never twice. NATS permissions are the second line.
+// this reply subject, within a minute of the node's clock, and never twice (its nonces kept on disk, so not after a
+// restart either). Calls from keys it does not trust are few in an honest cluster: past a small rate they are
+// dropped unanswered before any signature is checked. NATS permissions are the second line.
 import type { Msg } from '@nats-io/transport-node';
-import { check } from './signed.ts';
+import { join } from 'node:path';
+import { NONCE, NonceLog } from './nonce-log.ts';
+import { check, signingKey } from './signed.ts';
 import type { TrustList } from './trust.ts';
 
 /** How far a call's clock may be from the node's. */
 export const CALL_WINDOW_MS = 60_000;
 /** Nonces are kept for the window; past this many at once, calls wait for old ones to expire. */
 const NONCES_KEPT = 200_000;
+/** Calls from keys the node does not trust: so many a second on average, in bursts of at most so many. */
+const STRANGER_RATE_PER_S = 20;
+const STRANGER_BURST = 40;
 
-export type Admission = { ok: true; caller: string } | { ok: false; reason: string; message: string };
+export type Admission = { ok: true; caller: string } | { ok: false; reason: string; message: string; unanswered?: true };
 
 export interface CallGuardOptions {
   id: string;
@@ -17,15 +24,31 @@ export interface CallGuardOptions {
   trust: TrustList;
   /** --insecure-any-caller: every call is acted on, signed or not. */
   anyCaller: boolean;
+  stateDir: string;
 }
 
 export class CallGuard {
-  private readonly nonces = new Map<string, number>();
+  private readonly nonces: NonceLog;
+  private tokens = STRANGER_BURST;
+  private filled = Date.now();
 
-  constructor(private readonly options: CallGuardOptions) {}
+  constructor(private readonly options: CallGuardOptions) {
+    this.nonces = new NonceLog(join(options.stateDir, 'call-nonces'));
+  }
+
+  open(): Promise<void> {
+    return this.nonces.open();
+  }
+
+  close(): Promise<void> {
+    return this.nonces.close();
+  }
 
   async admit(msg: Msg): Promise<Admission> {
     if (this.options.anyCaller) return { ok: true, caller: 'any caller (--insecure-any-caller)' };
+    if (!this.options.trust.hasText(signingKey(msg)) && !this.takeStrangerToken()) {
+      return { ok: false, reason: 'untrusted callers over their rate', message: '', unanswered: true };
+    }
     const checked = check(msg, 'call', this.options.id);
     if (!checked.ok) {
       return checked.reason === 'unsigned'
@@ -43,11 +66,10 @@ export class CallGuard {
       return this.refuse('clock', `the caller's clock is ${off} this node's clock (at most ${CALL_WINDOW_MS / 1000} s allowed)`);
     }
     const nonce = checked.stamp.nonce;
-    if (!nonce || nonce.length < 16) return this.refuse('no nonce', 'the call carries no nonce');
-    this.forgetExpired();
+    if (!nonce || !NONCE.test(nonce)) return this.refuse('no nonce', 'the call carries no nonce');
     if (this.nonces.has(nonce)) return this.refuse('replayed', 'this call was already answered (a replay)');
     if (this.nonces.size >= NONCES_KEPT) return this.refuse('busy', 'too many calls in the last minute; try again');
-    this.nonces.set(nonce, at + CALL_WINDOW_MS);
+    await this.nonces.add(nonce, at + CALL_WINDOW_MS);
     return { ok: true, caller: checked.key.id };
   }
 
@@ -55,12 +77,13 @@ export class CallGuard {
     return { ok: false, reason, message };
   }
 
-  /** Nonces go in time order, so the expired ones are at the front. */
-  private forgetExpired(): void {
+  /** A token bucket shared by every key the node does not trust. */
+  private takeStrangerToken(): boolean {
     const now = Date.now();
-    for (const [nonce, expires] of this.nonces) {
-      if (expires > now) break;
-      this.nonces.delete(nonce);
-    }
+    this.tokens = Math.min(STRANGER_BURST, this.tokens + ((now - this.filled) / 1000) * STRANGER_RATE_PER_S);
+    this.filled = now;
+    if (this.tokens < 1) return false;
+    this.tokens--;
+    return true;
   }
 }

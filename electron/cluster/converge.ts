@@ -1,7 +1,9 @@
-// A node bringing itself to the cluster's desired versions. For each desired version that selects it, signed by a
-// viewer it trusts, it installs, upgrades or downgrades to match (the same health-gated job as any upgrade), unless
-// it is cordoned or a rollout still has work to do on it. A failure is tried again after 1 s, doubling up to 5 min,
-// and given up after 5 tries with the reason kept. What it decides it says in the cluster's status bucket.
+// A node bringing itself to the cluster's desired versions. For each desired version in force that selects it (the
+// newest signed by a viewer it trusts), it installs, upgrades or downgrades to match (the same health-gated job as any
+// upgrade), unless it is cordoned or a rollout still has work to do on it. A failure is tried again after 1 s, doubling
+// up to 5 min, and given up after 5 tries with the reason kept. What it decides it says in the cluster's status
+// bucket. What it took last per backend it keeps on disk: a value older than that (a replayed pin over its unpin) is
+// never acted on, and a value erased from the bucket is still the one in force here.
 import { join } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
@@ -10,7 +12,8 @@ import type { NodeConvergence, NodeEvent } from '../../shared/types.ts';
 import { CoalescedFile } from '../core/coalesced-file.ts';
 import { oneLine } from '../core/jobs.ts';
 import type { EventSource } from './member.ts';
-import { touches, type DesiredBody, type RolloutRecord, type StatusBody } from './store/bodies.ts';
+import { inForce } from './desired.ts';
+import { backendOfKey, touches, type DesiredBody, type RolloutRecord, type StatusBody } from './store/bodies.ts';
 import type { RecordEntry, Records } from './store/records.ts';
 
 export const MAX_TRIES = 5;
@@ -27,14 +30,24 @@ export interface ConvergerOptions {
   node: EventSource;
   /** Its id in the cluster: the key its status is kept under. */
   id: string;
+  /** The desired versions this node takes (signed by a key it trusts); the others are listed as untrusted. */
   desired: Records<DesiredBody>;
   rollouts: Records<RolloutRecord>;
   status: Records<StatusBody>;
-  /** Whether a desired version signed by this key may make the node act. */
+  /** Whether a desired version signed by this key may still make the node act (a key untrusted since it was taken). */
   trusts(signer: string): Promise<boolean>;
   stateDir: string;
   /** How many backends differ from what they should be, each time it changes. */
   onDrift(count: number): void;
+}
+
+type Pinned = DesiredBody & { version: string };
+
+/** The desired version a node last took for a backend: its sequence, its signer and the value (null: known only by its sequence). */
+interface Taken {
+  at: number;
+  signer: string | null;
+  body: DesiredBody | null;
 }
 
 interface Attempt {
@@ -54,9 +67,8 @@ export class Converger {
   private closed = false;
   private debounce: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
-  /** The newest signing time seen per backend: an older value written back is a replay, and is not acted on. */
-  private readonly seen: CoalescedFile<Record<string, number>>;
-  private watermark: Record<string, number> = {};
+  private readonly seen: CoalescedFile<Record<string, Taken>>;
+  private taken: Record<string, Taken> = {};
   /** What each rollout last said that matters here: its state and this node's step in it. */
   private readonly rolloutSeen = new Map<string, string>();
   private readonly onDesired = () => this.evaluateSoon();
@@ -78,9 +90,9 @@ export class Converger {
   }
 
   async start(): Promise<void> {
-    const raw = await this.seen.read();
-    if (raw && typeof raw === 'object') this.watermark = Object.fromEntries(Object.entries(raw).filter(([, at]) => typeof at === 'number'));
+    this.taken = readTaken(await this.seen.read());
     this.options.desired.on('change', this.onDesired);
+    this.options.desired.on('untrusted', this.onDesired);
     this.options.rollouts.on('change', this.onRollout);
     this.options.node.on('event', this.onEvent);
     this.evaluateSoon();
@@ -96,6 +108,7 @@ export class Converger {
     clearTimeout(this.debounce);
     clearTimeout(this.retry);
     this.options.desired.off('change', this.onDesired);
+    this.options.desired.off('untrusted', this.onDesired);
     this.options.rollouts.off('change', this.onRollout);
     this.options.node.off('event', this.onEvent);
     // A job under way goes on in the node, which outlives this; only no new one starts.
@@ -127,32 +140,37 @@ export class Converger {
 
   private async pass(): Promise<void> {
     const { node } = this.options;
+    const wanted = await this.wanted();
+    const untrusted = this.untrustedPins(wanted);
     // Nothing wanted of anyone: nothing to read.
-    if (!this.options.desired.all().some((e) => e.value.version !== null)) {
+    if (wanted.length === 0 && untrusted.length === 0) {
       this.attempts.clear();
       return this.publish(new Map());
     }
     const [backends, settings] = await Promise.all([node.backends({ node: LOCAL_NODE }), node.settings({ node: LOCAL_NODE })]);
     const self = { id: this.options.id, labels: settings.settings.labels };
     const reports = new Map<string, NodeConvergence>();
+    const reporter = (body: Pinned) => {
+      const installed = backends.find((b) => b.name === body.backend);
+      return (state: NodeConvergence['state'], reason: string | null, tries = 0, version = installed?.version ?? null) =>
+        reports.set(body.backend, { node: this.options.id, backend: body.backend, wanted: body.version, version, state, reason, tries, at: new Date().toISOString() });
+    };
+    for (const { body, by } of untrusted) {
+      if (!selects(body.on, self) || !backends.some((b) => b.name === body.backend)) continue;
+      reporter(body)('drifted', `not acted on: key ${by} signed it, and this node does not trust it`);
+    }
     let nextRetry = Infinity;
-    for (const entry of this.options.desired.all()) {
-      const body = entry.value;
-      if (!this.fresh(entry) || body.version === null || !selects(body.on, self)) continue;
+    for (const { body, at } of wanted) {
+      if (!selects(body.on, self)) continue;
       const installed = backends.find((b) => b.name === body.backend);
       if (!installed && !body.installMissing) continue;
-      const report = (state: NodeConvergence['state'], reason: string | null, tries = 0, version = installed?.version ?? null) =>
-        reports.set(body.backend, { node: this.options.id, backend: body.backend, wanted: body.version!, version, state, reason, tries, at: new Date().toISOString() });
-      if (!(await this.options.trusts(entry.signer))) {
-        report('drifted', `not acted on: key ${entry.by} signed it, and this node does not trust it`);
-        continue;
-      }
+      const report = reporter(body);
       if (installed?.version === body.version && !installed.broken) {
         this.attempts.delete(body.backend);
         report('converged', null);
         continue;
       }
-      const rollout = this.rolloutVerdict(entry);
+      const rollout = this.rolloutVerdict(body.backend, body.rollout, at);
       if (rollout === 'void') continue;
       if (settings.settings.cordoned) {
         report('drifted', 'cordoned: no rollout or convergence touches it');
@@ -162,7 +180,7 @@ export class Converger {
         report('waiting', rollout.waiting);
         continue;
       }
-      const attempt = this.attemptFor(body, entry.at);
+      const attempt = this.attemptFor(body, at);
       if (attempt.tries >= MAX_TRIES) {
         report('failed', `gave up after ${MAX_TRIES} tries: ${attempt.error}`, attempt.tries);
         continue;
@@ -196,28 +214,47 @@ export class Converger {
     if (nextRetry !== Infinity) this.retry = setTimeout(() => this.evaluateSoon(), nextRetry);
   }
 
-  /** Keeps the newest signing time per backend; false for a value older than one already taken. */
-  private fresh(entry: RecordEntry<DesiredBody>): boolean {
-    const newest = this.watermark[entry.value.backend] ?? 0;
-    if (entry.at < newest) return false;
-    if (entry.at > newest) {
-      this.watermark = { ...this.watermark, [entry.value.backend]: entry.at };
-      this.seen.save(this.watermark);
+  /**
+   * The pin in force for each backend, as this node takes it: the newest value in the bucket, unless it is older than
+   * the one taken before (a replay), or gone (erased): then the one taken before, while its signer is still trusted.
+   * Unpins are taken too, so an older pin written back after one is never followed.
+   */
+  private async wanted(): Promise<Array<{ body: Pinned; at: number }>> {
+    let changed = false;
+    for (const [backend, entry] of inForce(this.options.desired)) {
+      if (entry.at <= (this.taken[backend]?.at ?? 0)) continue;
+      this.taken = { ...this.taken, [backend]: { at: entry.at, signer: entry.signer, body: entry.value } };
+      changed = true;
     }
-    return true;
+    if (changed) this.seen.save(this.taken);
+    const wanted = [];
+    for (const { at, signer, body } of Object.values(this.taken)) {
+      if (body?.version == null || signer === null || !(await this.options.trusts(signer))) continue;
+      wanted.push({ body: body as Pinned, at });
+    }
+    return wanted;
+  }
+
+  /** Pins signed by keys this node does not trust, for backends no trusted pin names: said, never acted on. */
+  private untrustedPins(wanted: Array<{ body: Pinned }>): Array<{ body: Pinned; by: string }> {
+    const named = new Set(wanted.map((w) => w.body.backend));
+    return this.options.desired.untrusted().flatMap((record) => {
+      const body = record.value;
+      if (body?.version == null || named.has(backendOfKey(record.key))) return [];
+      return [{ body: body as Pinned, by: record.by }];
+    });
   }
 
   /**
    * Whether a desired version may move this node now. A rollout with work left on the node makes it wait; the
    * version a halted or rolled-back rollout recorded is void (its coordinator gives the previous one back).
    */
-  private rolloutVerdict(entry: RecordEntry<DesiredBody>): 'applies' | 'void' | { waiting: string } {
-    const { backend, rollout: id } = entry.value;
+  private rolloutVerdict(backend: string, id: string | null, at: number): 'applies' | 'void' | { waiting: string } {
     const busy = this.options.rollouts.all().find((r) => r.value.rollout.backend === backend && touches(r.value.rollout, this.options.id));
     if (busy) return { waiting: `rollout ${busy.key} has it in hand (${busy.value.rollout.state})` };
     if (id === null) return 'applies';
     const own = this.options.rollouts.get(id)?.value.rollout;
-    if (!own) return Date.now() - entry.at < UNKNOWN_ROLLOUT_GRACE_MS ? { waiting: `rollout ${id} not heard of yet` } : 'applies';
+    if (!own) return Date.now() - at < UNKNOWN_ROLLOUT_GRACE_MS ? { waiting: `rollout ${id} not heard of yet` } : 'applies';
     return own.state === 'halted' || own.state === 'rolled-back' ? 'void' : 'applies';
   }
 
@@ -260,3 +297,14 @@ export class Converger {
   }
 }
 
+
+/** What an earlier pass took, as kept on disk (an earlier Hangar kept each backend's sequence alone). */
+function readTaken(raw: unknown): Record<string, Taken> {
+  if (typeof raw !== 'object' || raw === null) return {};
+  const taken: Record<string, Taken> = {};
+  for (const [backend, value] of Object.entries(raw)) {
+    if (typeof value === 'number') taken[backend] = { at: value, signer: null, body: null };
+    else if (typeof value === 'object' && value !== null && typeof (value as Taken).at === 'number') taken[backend] = value as Taken;
+  }
+  return taken;
+}

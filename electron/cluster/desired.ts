@@ -1,7 +1,8 @@
-// The cluster's desired versions as a viewer reads and writes them: one per backend, kept in the cluster's store
-// (signed by the viewer that wrote it), with what each node last said of its own convergence.
+// The cluster's desired versions as a viewer reads and writes them: each writer's own per backend, kept in the
+// cluster's store (signed by the viewer that wrote it), the newest one this host takes in force; with what each node
+// last said of its own convergence.
 import type { ClusterStatusView, DesiredStateView, DesiredVersion, NodeEvent } from '../../shared/types.ts';
-import type { DesiredBody, StatusBody } from './store/bodies.ts';
+import { backendOfKey, desiredKey, type DesiredBody, type StatusBody } from './store/bodies.ts';
 import type { RecordEntry, Records } from './store/records.ts';
 
 const EMIT_DEBOUNCE_MS = 50;
@@ -9,8 +10,21 @@ const EMIT_DEBOUNCE_MS = 50;
 export interface DesiredStateOptions {
   records: Records<DesiredBody>;
   status: Records<StatusBody>;
+  /** The key id this host writes under. */
+  writer: string;
   store(): ClusterStatusView['store'];
   emit(event: NodeEvent): void;
+}
+
+/** The value in force for each backend: of those taken, the one signed last (its sequence is past every older one). */
+export function inForce(records: Records<DesiredBody>): Map<string, RecordEntry<DesiredBody>> {
+  const newest = new Map<string, RecordEntry<DesiredBody>>();
+  for (const entry of records.all()) {
+    const backend = backendOfKey(entry.key);
+    const known = newest.get(backend);
+    if (!known || entry.at > known.at) newest.set(backend, entry);
+  }
+  return newest;
 }
 
 export class DesiredState {
@@ -32,24 +46,23 @@ export class DesiredState {
 
   /** The pin in force for `backend` (an unpin leaves none). */
   current(backend: string): DesiredBody | null {
-    const body = this.options.records.get(backend)?.value;
+    const body = inForce(this.options.records).get(backend)?.value;
     return body && body.version !== null ? body : null;
   }
 
   async pin(body: DesiredBody & { version: string }): Promise<DesiredVersion> {
-    await this.options.records.put(body.backend, body);
-    return versionOf(this.options.records.get(body.backend)!)!;
+    return versionOf(await this.write(body))!;
   }
 
   /** Kept as a signed unpin rather than deleted, so an older pin written back over it is seen for what it is. */
   async unpin(backend: string): Promise<void> {
-    await this.options.records.put(backend, { backend, version: null, on: 'all', installMissing: false, rollout: null });
+    await this.write({ backend, version: null, on: 'all', installMissing: false, rollout: null });
   }
 
   /** Gives back what a rollout replaced, unless a later pin replaced the rollout's own meanwhile. */
   async restore(backend: string, rollout: string, previous: DesiredBody | null): Promise<void> {
     if (this.current(backend)?.rollout !== rollout) return;
-    if (previous?.version) await this.options.records.put(backend, previous);
+    if (previous?.version) await this.write(previous);
     else await this.unpin(backend);
   }
 
@@ -59,12 +72,19 @@ export class DesiredState {
     this.options.status.off('change', this.changed);
   }
 
+  /** Under this host's own key, signed past the one in force, so every reader that took that one takes this. */
+  private async write(body: DesiredBody): Promise<RecordEntry<DesiredBody>> {
+    const key = desiredKey(body.backend, this.options.writer);
+    await this.options.records.put(key, body, inForce(this.options.records).get(body.backend)?.at ?? 0);
+    return this.options.records.get(key)!;
+  }
+
   private snapshot(): DesiredStateView {
     const store = this.options.store();
     return {
       available: store.available,
       reason: store.reason,
-      desired: this.options.records.all().flatMap((e) => versionOf(e) ?? []).sort((a, b) => a.backend.localeCompare(b.backend)),
+      desired: [...inForce(this.options.records).values()].flatMap((e) => versionOf(e) ?? []).sort((a, b) => a.backend.localeCompare(b.backend)),
       nodes: this.options.status.all().flatMap((e) => e.value.convergence),
     };
   }

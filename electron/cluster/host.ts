@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type HangarApi, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
+import { nodeResultSchemas } from '../../shared/result-schema.ts';
 import type { ClusterRole, ClusterStatusView, JobView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { Envelope } from '../core/invoke.ts';
 import type { ClusterSettings } from './cluster-settings.ts';
@@ -11,7 +12,7 @@ import { DesiredState } from './desired.ts';
 import type { EventSource } from './member.ts';
 import { Rollouts } from './rollouts.ts';
 import { RequestFailure } from './request-failure.ts';
-import { homeStores, migrateRollouts, type Stores } from './store/home-stores.ts';
+import { HOME, homeStores, migrateRollouts, type Stores } from './store/home-stores.ts';
 import type { LocalAiConnection } from '../localai/connection.ts';
 import type { LocalAiLink } from '../localai/link.ts';
 
@@ -90,7 +91,7 @@ export function createHost(options: HostOptions): Host {
   const api = Object.fromEntries(nodeMethods.map((method) => [method, (req: NodeRef) => route(method, req)])) as unknown as NodeApi;
 
   const stores = cluster?.stores ?? homeStores(options.stateDir);
-  const desired = new DesiredState({ records: stores.desired, status: stores.status, store: () => stores.view(), emit });
+  const desired = new DesiredState({ records: stores.desired, status: stores.status, writer: cluster?.id ?? HOME.id, store: () => stores.view(), emit });
   // A host in no cluster is a cluster of one: its own node follows the desired versions kept in its home.
   const converger = cluster
     ? null
@@ -113,6 +114,7 @@ export function createHost(options: HostOptions): Host {
     emit,
     self: cluster ? { id: cluster.id, name: cluster.name } : { id: LOCAL_NODE, name: 'this host' },
     heartbeatMs: cluster?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    writes: cluster?.role !== 'node',
   });
   cluster?.on('event', (event) => {
     if (event.type === 'cluster-status') rollouts.setLinked(event.status.link.connected);
@@ -235,7 +237,12 @@ async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef
   } catch {
     throw new HangarError('failed', `node ${label} sent a malformed reply`);
   }
-  return unwrap(envelope as Envelope);
+  const result = nodeResultSchemas[method].safeParse(unwrap(envelope as Envelope));
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new HangarError('failed', `node ${label} sent a reply that is not what ${method} returns (${issue?.path.join('.') || 'the value'}: ${issue?.message ?? 'wrong shape'})`);
+  }
+  return result.data;
 }
 
 /**
@@ -311,6 +318,6 @@ async function moveHomeRollouts(stores: Stores, stateDir: string): Promise<void>
 function alone(): ClusterStatusView {
   return {
     role: null, id: null, key: null, trusted: 0, openToAnyCaller: false, dropped: { cards: {}, events: {}, replies: {}, records: {} }, refused: {}, unsent: {}, violations: [],
-    link: { connected: true, since: new Date().toISOString(), reason: null }, store: { available: true, reason: null },
+    link: { connected: true, since: new Date().toISOString(), reason: null }, store: { available: true, reason: null }, untrusted: [],
   };
 }

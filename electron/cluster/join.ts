@@ -7,7 +7,7 @@ import { connectCluster, type ClusterConnectOptions } from './connect.ts';
 import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
 import type { ClusterLink } from './host.ts';
-import { loadIdentity, parsePublicKey } from './identity.ts';
+import { loadIdentity, parsePublicKey, type PublicKey } from './identity.ts';
 import { LinkState } from './link.ts';
 import { Member, type EventSource } from './member.ts';
 import { Presence } from './presence.ts';
@@ -27,6 +27,8 @@ export interface LinkOptions extends ClusterConnectOptions {
   callTimeoutMs: number;
 }
 
+const VIOLATION_COALESCE_MS = 1000;
+
 export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const identity = await loadIdentity(options.home);
   const serves = options.role !== 'viewer';
@@ -39,12 +41,16 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const trust = new TrustList(options.home);
   const emitter = new EventEmitter<{ event: [NodeEvent] }>();
   const emit = (event: NodeEvent) => emitter.emit('event', event);
-  const store = new ClusterStore({ nc, identity, health, inboxPrefix, viewer: views });
+  // What a node acts on and what a viewer shows are decided by the same list: the keys this home trusts.
+  const trusts = async (signer: PublicKey) => options.anyCaller || (await trust.holds(signer));
+  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
+  trust.on('change', () => store.reread());
+  const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 
   let converger: Converger | null = null;
   const member = serves
     ? new Member({
-        nc, node: options.node, identity, trust, anyCaller: options.anyCaller, health, name: options.name, heartbeatMs: options.heartbeatMs,
+        nc, node: options.node, identity, trust, anyCaller: options.anyCaller, health, name: options.name, heartbeatMs: options.heartbeatMs, stateDir: join(options.home, 'state'),
         drift: () => converger?.drift() ?? 0,
       })
     : null;
@@ -57,18 +63,18 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
       status: store.status,
       stateDir: join(options.home, 'state'),
       trusts: async (signer) => {
-        if (options.anyCaller || signer === identity.publicKey) return true;
+        if (signer === identity.publicKey) return true;
         const key = parsePublicKey(signer);
-        return key !== null && (await trust.holds(key));
+        return key !== null && (await trusts(key));
       },
       onDrift: () => member.refreshSoon(),
     });
   }
   const checkMs = Math.max(10, Math.min(250, Math.floor(options.heartbeatMs / 4)));
   const presence = views
-    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, checkMs, health, selfCard: () => member?.current() ?? null })
+    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, health, selfCard: () => member?.current() ?? null })
     : null;
-  const events = views ? new RemoteEvents(nc, member ? identity.id : null, health, emit) : null;
+  const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit) : null;
   const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
   const status = (): ClusterStatusView => ({
     role: options.role,
@@ -79,14 +85,25 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
     ...health.view(),
     link: link.view(),
     store: store.view(),
+    untrusted: store.untrusted(),
   });
   const statusChanged = () => emit({ type: 'cluster-status', node: 'local', status: status() });
   presence?.on('member', (card) => emit({ type: 'member', node: card.id, member: card }));
+  presence?.on('removed', (id) => emit({ type: 'member-removed', node: id }));
   link.on('change', (view) => {
     presence?.setLinked(view.connected);
+    // Writes made while the link was down were not heard.
+    if (view.connected) store.reread();
     statusChanged();
   });
-  health.on('violation', statusChanged);
+  // A refusal repeated many times a second (a flood someone else causes) tells the viewers at most once a second.
+  let violationTimer: NodeJS.Timeout | undefined;
+  health.on('violation', () => {
+    violationTimer ??= setTimeout(() => {
+      violationTimer = undefined;
+      statusChanged();
+    }, VIOLATION_COALESCE_MS);
+  });
   store.on('availability', statusChanged);
   // Listening first, so this node's own first heartbeat already lands in its table.
   presence?.start();
@@ -96,7 +113,8 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
     await member?.start();
     await converger?.start();
   } catch (error) {
-    store.close();
+    clearInterval(trustTimer);
+    await store.close();
     await nc.close();
     throw error;
   }
@@ -119,7 +137,9 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
       events?.close();
       caller?.close();
       await member?.close();
-      store.close();
+      clearInterval(trustTimer);
+      clearTimeout(violationTimer);
+      await store.close();
       await nc.close();
     },
   };

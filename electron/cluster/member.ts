@@ -9,7 +9,7 @@ import type { ClusterHealth } from './health.ts';
 import { TRUSTS_LISTED, type Heartbeat } from './heartbeat.ts';
 import type { ClusterIdentity } from './identity.ts';
 import { NodeSender } from './sender.ts';
-import { callSubject, eventsSubject, presenceSubject, PRESENCE_QUERY } from './subjects.ts';
+import { callSubject, eventsSubject, isInboxSubject, presenceSubject, PRESENCE_QUERY } from './subjects.ts';
 import type { TrustList } from './trust.ts';
 
 export type EventSource = NodeApi & {
@@ -30,6 +30,8 @@ export interface MemberOptions {
   health: ClusterHealth;
   name: string;
   heartbeatMs: number;
+  /** Where the nonces of the calls it answered are kept. */
+  stateDir: string;
   /** How many backends differ from the cluster's desired versions here. */
   drift(): number;
 }
@@ -58,6 +60,9 @@ export class Member {
   private heartbeat: Heartbeat | undefined;
   private refreshing = false;
   private refreshTimer: NodeJS.Timeout | undefined;
+  private readonly onTrust = () => {
+    if (this.heartbeat) this.heartbeat = { ...this.heartbeat, trusts: this.trusts() };
+  };
   private readonly onEvent = (event: NodeEvent) => {
     for (const part of fitForCluster(this.relabel(event))) void this.sender.announce(eventsSubject(this.id), 'event', JSON.stringify(part));
     if (CARD_EVENTS.has(event.type)) this.refreshSoon();
@@ -65,7 +70,7 @@ export class Member {
 
   constructor(private readonly options: MemberOptions) {
     this.sender = new NodeSender(options.nc, options.identity, options.health);
-    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller });
+    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller, stateDir: options.stateDir });
   }
 
   get id(): string {
@@ -75,6 +80,8 @@ export class Member {
   async start(): Promise<void> {
     const { nc, node, name, heartbeatMs, health } = this.options;
     await this.options.trust.refresh();
+    await this.guard.open();
+    this.options.trust.on('change', this.onTrust);
     const info = await node.info({ node: LOCAL_NODE });
     this.heartbeat = {
       id: this.id, name, host: hostname(), platform: info.platform, arch: info.arch, capability: info.capability, version: info.version,
@@ -120,13 +127,17 @@ export class Member {
     clearTimeout(this.refreshTimer);
     clearTimeout(this.queryTimer);
     this.options.node.off('event', this.onEvent);
+    this.options.trust.off('change', this.onTrust);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     if (this.heartbeat) await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify({ ...this.heartbeat, leaving: true }));
     await this.options.nc.flush().catch(() => undefined);
+    await this.guard.close();
   }
 
   private async answer(msg: Msg): Promise<void> {
-    if (!msg.reply) return this.options.health.refuse('no reply subject');
+    // A reply goes only into an inbox: a reply subject naming anything else (a JetStream API, a bucket, another node)
+    // would make this node publish there for whoever sent the call.
+    if (!msg.reply || !isInboxSubject(msg.reply)) return this.options.health.refuse(msg.reply ? 'reply subject not an inbox' : 'no reply subject');
     if (msg.data.length > MAX_REQUEST_BYTES) {
       this.options.health.refuse('too large');
       return this.sender.reply(msg.reply, { ok: false, error: { code: 'invalid-request', message: 'the request is too large' } });
@@ -134,6 +145,7 @@ export class Member {
     const admitted = await this.guard.admit(msg);
     if (!admitted.ok) {
       this.options.health.refuse(admitted.reason);
+      if (admitted.unanswered) return;
       return this.sender.reply(msg.reply, { ok: false, error: { code: 'forbidden', message: admitted.message } });
     }
     let request: unknown;
@@ -159,8 +171,7 @@ export class Member {
   private async beat(): Promise<void> {
     if (!this.heartbeat) return;
     await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat));
-    const trustChanged = await this.options.trust.refresh().catch(() => false);
-    if (trustChanged && this.heartbeat) this.heartbeat = { ...this.heartbeat, trusts: this.trusts() };
+    await this.options.trust.refresh().catch(() => false);
     await this.refresh();
   }
 

@@ -1,11 +1,12 @@
 // `hangar cluster nats-config`: a complete nats-server (2.9+) configuration for a Hangar cluster, one user per
 // machine with a generated password and the permissions of its roles, JetStream on, and the commands that start
-// each agent. A node may serve only its own subjects; a viewer may call and listen, and read only its own inbox.
-// In the cluster's key-value store a viewer makes the buckets and writes desired versions and rollout records; a
-// node reads those two and writes only its own convergence status.
+// each agent. A node may serve only its own subjects and answer only into the viewers' inboxes; a viewer may call and
+// listen, and read only its own inbox. In the cluster's key-value store a viewer makes the buckets and writes desired
+// versions (under its own key id, when its key is given) and rollout records; a node reads those two and writes only
+// its own convergence status. No role may make a JetStream consumer (whose deliveries can be sent to any subject) or
+// reach any other JetStream API.
 import { randomBytes } from 'node:crypto';
 import { parsePublicKey } from './identity.ts';
-import { MAX_PARTS } from './payload.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
 } from './subjects.ts';
@@ -33,8 +34,6 @@ export interface NatsConfigInput {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NODE_ID = /^[0-9a-f]{16}$/;
-/** How long a node may take to answer a call it received (the longest calls load models). */
-const RESPONSE_WINDOW = '10m';
 
 /** Reads the machines from the command line: names checked, each node's id from its id or key. */
 export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'>): ClusterMachine[] {
@@ -79,47 +78,46 @@ function splitOption(option: string): [string, string | undefined] {
 interface Permissions {
   publish: string[];
   subscribe: string[];
-  responses: boolean;
 }
 
-/**
- * Reading a bucket: its state (how many values the first read brings) and an ordered watch, which is a consumer
- * made, asked about and deleted again, with flow-control answers. Watch deliveries arrive in the user's own inbox.
- */
-function readsBucket(bucket: BucketName): string[] {
+/** Reading a bucket: which keys it holds (its stream's info), a key's value (a direct get), its writes as they happen. */
+function readsBucket(bucket: BucketName): Permissions {
   const stream = `KV_${bucket}`;
-  return [`$JS.API.STREAM.INFO.${stream}`, `$JS.API.CONSUMER.CREATE.${stream}.>`, `$JS.API.CONSUMER.INFO.${stream}.*`, `$JS.API.CONSUMER.DELETE.${stream}.*`, `$JS.FC.${stream}.>`];
-}
-
-/** Making a bucket (idempotent: each viewer does it when it joins) and reading a value by its key. */
-function makesBucket(bucket: BucketName): string[] {
-  const stream = `KV_${bucket}`;
-  return [`$JS.API.STREAM.CREATE.${stream}`, `$JS.API.DIRECT.GET.${stream}.>`];
+  return { publish: [`$JS.API.STREAM.INFO.${stream}`, `$JS.API.DIRECT.GET.${stream}.>`], subscribe: [kvSubject(bucket, '>')] };
 }
 
 /** What each role may do; a machine with both roles gets both. */
-function permissionsOf(m: ClusterMachine): Permissions {
-  const p: Permissions = { publish: [], subscribe: [], responses: false };
+function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissions {
+  const p: Permissions = { publish: [], subscribe: [] };
+  const add = (more: Permissions) => (p.publish.push(...more.publish), p.subscribe.push(...more.subscribe));
   if (m.nodeId) {
-    p.publish.push(presenceSubject(m.nodeId), eventsSubject(m.nodeId));
-    p.publish.push(...readsBucket(BUCKETS.desired), ...readsBucket(BUCKETS.rollouts), kvSubject(BUCKETS.status, m.nodeId));
+    p.publish.push(presenceSubject(m.nodeId), eventsSubject(m.nodeId), kvSubject(BUCKETS.status, m.nodeId));
+    // A node answers a call only in the inbox of a viewer: never on a subject a reply could otherwise name.
+    p.publish.push(...machines.filter((v) => v.viewer && v !== m).map((v) => `${inboxPrefixOf(v.name)}.>`));
+    add(readsBucket(BUCKETS.desired));
+    add(readsBucket(BUCKETS.rollouts));
     p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inboxPrefixOf(m.name)}.>`);
-    p.responses = true;
   }
   if (m.viewer) {
     p.publish.push(CALLS_ALL, PRESENCE_QUERY, '$JS.API.INFO');
-    for (const bucket of Object.values(BUCKETS)) p.publish.push(...readsBucket(bucket), ...makesBucket(bucket));
-    p.publish.push(kvSubject(BUCKETS.desired, '>'), kvSubject(BUCKETS.rollouts, '>'));
+    for (const bucket of Object.values(BUCKETS)) {
+      add(readsBucket(bucket));
+      // Made by each viewer that joins (idempotent).
+      p.publish.push(`$JS.API.STREAM.CREATE.KV_${bucket}`);
+    }
+    // A viewer writes its desired versions under its own key id only, when its key is known here.
+    const viewerId = (m.viewerKey ? parsePublicKey(m.viewerKey)?.id : null) ?? m.nodeId;
+    p.publish.push(kvSubject(BUCKETS.desired, viewerId ? `*.${viewerId}` : '>'), kvSubject(BUCKETS.rollouts, '>'));
     p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
   }
-  return { ...p, publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
+  return { publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
 }
 
 const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
 
 export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInput, 'listen' | 'storeDir'>): string {
   const users = machines.map((m) => {
-    const p = permissionsOf(m);
+    const p = permissionsOf(m, machines);
     const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer'].filter(Boolean).join(', ');
     return [
       `    # ${m.name}: ${roles}`,
@@ -128,18 +126,17 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
       `      permissions: {`,
       `        publish: { allow: ${list(p.publish)} }`,
       `        subscribe: { allow: ${list(p.subscribe)} }`,
-      ...(p.responses ? [`        allow_responses: { max: ${MAX_PARTS}, expires: "${RESPONSE_WINDOW}" }`] : []),
       `      }`,
       `    }`,
     ].join('\n');
   });
   return [
     '# A Hangar cluster, written by `hangar cluster nats-config`. It holds every password: keep it owner-only.',
-    '# A node may serve only its own subjects and answer only the calls it receives; a viewer may call the nodes and',
-    '# listen to their cards and events, and read only its own inbox. In the key-value store, viewers make the buckets',
-    '# and write desired versions and rollouts; a node reads those and writes only its own status. Hangar checks every',
-    '# call, card and stored value again with its own keys (hangar cluster key, hangar cluster trust): these',
-    '# permissions are the second line.',
+    '# A node may serve only its own subjects and answer only into the viewers\' inboxes; a viewer may call the nodes',
+    '# and listen to their cards and events, and read only its own inbox. In the key-value store, viewers make the',
+    '# buckets and write desired versions (each under its own key id) and rollouts; a node reads those and writes only',
+    '# its own status. No user may make a JetStream consumer. Hangar checks every call, card and stored value again with',
+    '# its own keys (hangar cluster key, hangar cluster trust): these permissions are the second line.',
     '',
     `listen: ${JSON.stringify(input.listen)}`,
     '',
@@ -155,14 +152,17 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
   ].join('\n');
 }
 
-/** What to run on each machine, in order: the trust each node needs, then its agent. */
+/**
+ * What to run on each machine, in order: the trust it needs, then its agent. Every machine trusts every viewer: a node
+ * to act on its calls and pins, a viewer to take the rollouts and pins the others write.
+ */
 export function startCommands(machines: ClusterMachine[], url: string): Array<{ machine: string; commands: string[] }> {
   const viewers = machines.filter((m) => m.viewer);
   return machines.map((m) => {
     const role = m.nodeId && m.viewer ? [] : ['--cluster-role', m.nodeId ? 'node' : 'viewer'];
-    const trust = m.nodeId
-      ? viewers.filter((v) => v.name !== m.name).map((v) => (v.viewerKey ? `hangar cluster trust ${v.viewerKey} --label ${v.name}` : `hangar cluster trust KEY_OF_${v.name} --label ${v.name}`))
-      : [];
+    const trust = viewers
+      .filter((v) => v.name !== m.name)
+      .map((v) => (v.viewerKey ? `hangar cluster trust ${v.viewerKey} --label ${v.name}` : `hangar cluster trust KEY_OF_${v.name} --label ${v.name}`));
     const agent = ['hangar', 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role].join(' ');
     return { machine: m.name, commands: [...trust, `HANGAR_CLUSTER_PASSWORD=${m.password} ${agent}`] };
   });

@@ -13,8 +13,12 @@ export const COMPRESS_ABOVE = 32 * 1024;
 export const HEADER_ROOM = 2048;
 /** A reply is at most this many messages (nats-cluster configs allow a node as many responses per request). */
 export const MAX_PARTS = 64;
-/** What a compressed body may inflate to: far above any real reply, far below what hurts a viewer. */
-export const MAX_BODY_BYTES = 128 * 1024 * 1024;
+/**
+ * What a body may be once inflated, counted as it inflates (a bomb is cut off there): far above any real reply (5,000
+ * backends listed are about 2.2 MiB) or event (a gallery's entries go 500 to an event), far below what hurts a viewer.
+ */
+export const MAX_REPLY_BYTES = 16 * 1024 * 1024;
+export const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
 export type Encoding = 'gzip' | undefined;
 
@@ -37,12 +41,13 @@ export async function encodeBody(text: string, maxPayload: number, maxParts = MA
   return { encoding, parts: Array.from({ length: count }, (_, i) => body.subarray(i * partBytes, (i + 1) * partBytes)) };
 }
 
-/** The text of a body put back together; rejects a compressed body that inflates past MAX_BODY_BYTES. */
-export async function decodeBody(parts: Uint8Array[], encoding: string | undefined): Promise<string> {
+/** The text of a body put back together; rejects one larger than `maxBytes`, a compressed one as soon as it inflates past it. */
+export async function decodeBody(parts: Uint8Array[], encoding: string | undefined, maxBytes: number): Promise<string> {
   const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  if (body.byteLength > maxBytes) throw new Error(`the body is larger than ${maxBytes} bytes`);
   if (encoding === undefined) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString();
   if (encoding !== 'gzip') throw new Error(`unknown encoding "${encoding.slice(0, 32)}"`);
-  return (await gunzipAsync(body, { maxOutputLength: MAX_BODY_BYTES })).toString();
+  return (await gunzipAsync(body, { maxOutputLength: maxBytes })).toString();
 }
 
 /** Parses "INDEX/COUNT" of a reply's part; null unless 0 ≤ INDEX < COUNT ≤ MAX_PARTS. */
@@ -58,15 +63,18 @@ export class PartCollector {
   private readonly parts: (Uint8Array | undefined)[] = [];
   private count = 0;
   private have = 0;
+  private bytes = 0;
   encoding: string | undefined;
 
   /** Adds a part; returns every part in order once the last arrived. A part that disagrees with the first is refused. */
-  add(part: { index: number; count: number }, data: Uint8Array, encoding: string | undefined): Uint8Array[] | 'conflict' | undefined {
+  add(part: { index: number; count: number }, data: Uint8Array, encoding: string | undefined): Uint8Array[] | 'conflict' | 'too large' | undefined {
     if (this.have === 0) {
       this.count = part.count;
       this.encoding = encoding;
     } else if (part.count !== this.count || encoding !== this.encoding) return 'conflict';
     if (this.parts[part.index] === undefined) {
+      this.bytes += data.byteLength;
+      if (this.bytes > MAX_REPLY_BYTES) return 'too large';
       this.parts[part.index] = data;
       this.have++;
     }

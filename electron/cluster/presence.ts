@@ -4,19 +4,26 @@ import { nodeId } from '../../shared/schemas.ts';
 import type { NodeAccess, NodeCard } from '../../shared/types.ts';
 import type { ClusterHealth } from './health.ts';
 import { heartbeatSchema, MISSED_HEARTBEATS, type Heartbeat } from './heartbeat.ts';
-import { check, SeenSequences } from './signed.ts';
+import { check } from './signed.ts';
 import { PRESENCE_ALL, PRESENCE_QUERY, subjectNode } from './subjects.ts';
 
 interface Seen {
   heartbeat: Heartbeat;
   at: number;
   offline: string | null;
+  /** The sequence of the last card taken: a card is taken only above it. */
+  sequence: number;
 }
 
 /** Far above any card a node sends (its trust list included). */
 const CARD_MAX_BYTES = 64 * 1024;
-/** A small cluster's members; cards of more (valid, from made-up keys) are dropped rather than kept. */
-const MEMBERS_KEPT = 256;
+/**
+ * Members (nodes this viewer trusts, nodes that trust it, its own) and strangers are kept apart, each within a limit:
+ * a flood of cards from made-up keys turns over the strangers, never a member's place, and a stranger is forgotten once
+ * it falls silent.
+ */
+const MEMBERS_KEPT = 1024;
+const STRANGERS_KEPT = 64;
 
 export interface PresenceOptions {
   nc: NatsConnection;
@@ -24,6 +31,8 @@ export interface PresenceOptions {
   selfId: string | null;
   /** This host's key id: a member's card says whether it trusts it. */
   keyId: string;
+  /** Whether this host's trust list holds the key of node `id`. */
+  trusted(id: string): boolean;
   checkMs: number;
   health: ClusterHealth;
   /** This host's own card as its member has it now: it is online to its own viewers whatever the link does. */
@@ -39,9 +48,8 @@ export const NO_BROKER = 'no broker';
  * else is dropped and counted. A member goes offline when MISSED_HEARTBEATS of its heartbeats in a row are missing.
  * While the link to the server is down the others are `unknown`, not offline, and this host's own node stays online.
  */
-export class Presence extends EventEmitter<{ member: [NodeCard] }> {
+export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [string] }> {
   private readonly seen = new Map<string, Seen>();
-  private readonly sequences = new SeenSequences(MEMBERS_KEPT);
   private subscription: Subscription | undefined;
   private readonly timer: NodeJS.Timeout;
   private linked = true;
@@ -94,6 +102,12 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
     return this.seen.has(id);
   }
 
+  /** Whether this host takes events from node `id`: a member it has the card of (a stranger's events are of no use here). */
+  listensTo(id: string): boolean {
+    const seen = this.seen.get(id);
+    return seen !== undefined && this.isMember(seen.heartbeat);
+  }
+
   close(): void {
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
@@ -116,9 +130,33 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
     }
     if (!parsed.success) return drop('not a card');
     if (parsed.data.id !== id) return drop('names another node');
-    const taken = this.sequences.take(id, checked.stamp.at);
-    if (taken !== 'taken') return drop(taken);
-    this.record(parsed.data);
+    const sequence = Number(checked.stamp.at);
+    const known = this.seen.get(id);
+    if (!Number.isSafeInteger(sequence) || sequence <= (known?.sequence ?? 0)) return drop('replayed');
+    if (!known && !this.makeRoom(this.isMember(parsed.data))) return drop('too many nodes');
+    this.record(parsed.data, sequence);
+  }
+
+  private isMember(heartbeat: Heartbeat): boolean {
+    return heartbeat.id === this.options.selfId || heartbeat.open || heartbeat.trusts.includes(this.options.keyId) || this.options.trusted(heartbeat.id);
+  }
+
+  /**
+   * A place for a new node among its kind: a stranger takes the place of the stranger silent longest; a member that of
+   * the member silent longest that this host does not trust itself. False when there is none to give.
+   */
+  private makeRoom(member: boolean): boolean {
+    const kind = [...this.seen.values()].filter((s) => this.isMember(s.heartbeat) === member);
+    if (kind.length < (member ? MEMBERS_KEPT : STRANGERS_KEPT)) return true;
+    const givers = kind.filter((s) => s.heartbeat.id !== this.options.selfId && !this.options.trusted(s.heartbeat.id));
+    const quietest = givers.sort((a, b) => a.at - b.at)[0];
+    if (!quietest) return false;
+    this.forget(quietest.heartbeat.id);
+    return true;
+  }
+
+  private forget(id: string): void {
+    if (this.seen.delete(id)) this.emit('removed', id);
   }
 
   private access(heartbeat: Heartbeat): NodeAccess {
@@ -127,9 +165,9 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
     return heartbeat.trusts.includes(this.options.keyId) ? 'trusted' : 'not-trusted';
   }
 
-  private record(heartbeat: Heartbeat): void {
+  private record(heartbeat: Heartbeat, sequence: number): void {
     const before = this.seen.get(heartbeat.id);
-    const seen: Seen = { heartbeat, at: Date.now(), offline: heartbeat.leaving ? 'it shut down' : null };
+    const seen: Seen = { heartbeat, at: Date.now(), offline: heartbeat.leaving ? 'it shut down' : null, sequence };
     this.seen.set(heartbeat.id, seen);
     const changed = !before || before.offline !== seen.offline || JSON.stringify(before.heartbeat) !== JSON.stringify(heartbeat);
     if (changed) this.emit('member', this.card(seen));
@@ -139,10 +177,15 @@ export class Presence extends EventEmitter<{ member: [NodeCard] }> {
     // Without the server no heartbeat can arrive: silence then says nothing about a member.
     if (!this.linked) return;
     const now = Date.now();
-    for (const seen of this.seen.values()) {
+    for (const seen of [...this.seen.values()]) {
       if (seen.heartbeat.id === this.options.selfId) continue;
       const silentMs = now - seen.at;
-      if (seen.offline !== null || silentMs < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
+      if (silentMs < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
+      if (!this.isMember(seen.heartbeat)) {
+        this.forget(seen.heartbeat.id);
+        continue;
+      }
+      if (seen.offline !== null) continue;
       seen.offline = `no heartbeat for ${(silentMs / 1000).toFixed(1)} s`;
       this.emit('member', this.card(seen));
     }

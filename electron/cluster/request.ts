@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { ClusterHealth } from './health.ts';
 import type { ClusterIdentity } from './identity.ts';
-import { decodeBody, PartCollector, parsePart } from './payload.ts';
+import { decodeBody, MAX_REPLY_BYTES, PartCollector, parsePart } from './payload.ts';
 import { RequestFailure } from './request-failure.ts';
 import { check, sign } from './signed.ts';
 import { callSubject } from './subjects.ts';
@@ -14,12 +14,19 @@ interface Pending {
   node: string;
   subject: string;
   collector: PartCollector;
+  /** Set once the server said nobody listens: the call fails unless a signed reply comes first. */
+  noResponders: NodeJS.Timeout | null;
   resolve(text: string): void;
   reject(error: RequestFailure): void;
 }
 
 /** NATS's status for a request nobody subscribes to. */
 const NO_RESPONDERS = 503;
+/**
+ * Anyone who may publish into this host's inbox can send that status too (a node answering another call, say): it
+ * is believed once no signed reply came for this long after it.
+ */
+const NO_RESPONDERS_GRACE_MS = 500;
 
 export class Caller {
   private readonly pending = new Map<string, Pending>();
@@ -47,13 +54,15 @@ export class Caller {
       const token = String(this.next++);
       const subject = callSubject(id);
       const timer = setTimeout(() => this.settle(token, (c) => c.reject(new RequestFailure('timeout', 'timeout'))), timeoutMs);
-      this.pending.set(token, {
+      const pending: Pending = {
         node: id,
         subject,
         collector: new PartCollector(),
-        resolve: (text) => (clearTimeout(timer), resolve(text)),
-        reject: (error) => (clearTimeout(timer), reject(error)),
-      });
+        noResponders: null,
+        resolve: (text) => (clearTimeout(timer), clearTimeout(pending.noResponders ?? undefined), resolve(text)),
+        reject: (error) => (clearTimeout(timer), clearTimeout(pending.noResponders ?? undefined), reject(error)),
+      };
+      this.pending.set(token, pending);
       try {
         const reply = `${this.listen()}.${token}`;
         const body = Buffer.from(data);
@@ -82,7 +91,10 @@ export class Caller {
     const token = msg.subject.slice(this.inbox.length + 1);
     const call = this.pending.get(token);
     if (!call) return;
-    if (msg.headers?.code === NO_RESPONDERS) return this.settle(token, (c) => c.reject(new RequestFailure('no-responders', 'no responders')));
+    if (msg.headers?.code === NO_RESPONDERS) {
+      call.noResponders ??= setTimeout(() => this.settle(token, (c) => c.reject(new RequestFailure('no-responders', 'no responders'))), NO_RESPONDERS_GRACE_MS);
+      return;
+    }
     const drop = (reason: string) => this.health.drop('replies', reason, call.subject);
     const checked = check(msg, 'reply', call.node);
     if (!checked.ok) return drop(checked.reason);
@@ -92,10 +104,14 @@ export class Caller {
     if (!part) return drop('bad part');
     const parts = call.collector.add(part, msg.data, checked.stamp.encoding);
     if (parts === 'conflict') return drop('parts disagree');
+    if (parts === 'too large') {
+      drop('too large');
+      return this.settle(token, (c) => c.reject(new RequestFailure('other', `its reply is larger than ${MAX_REPLY_BYTES / 1024 / 1024} MiB`)));
+    }
     if (!parts) return;
     this.pending.delete(token);
     try {
-      call.resolve(await decodeBody(parts, call.collector.encoding));
+      call.resolve(await decodeBody(parts, call.collector.encoding, MAX_REPLY_BYTES));
     } catch (error) {
       call.reject(new RequestFailure('other', `its reply could not be read: ${(error as Error).message.split('\n')[0]}`));
     }

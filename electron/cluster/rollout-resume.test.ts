@@ -13,7 +13,9 @@ import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from '../agent/connect.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { loadIdentity } from './identity.ts';
 import { trustingHomes } from './test-cluster.ts';
+import { addTrust } from './trust.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
 const HEARTBEAT_MS = 300;
@@ -165,6 +167,8 @@ describe('rollouts that outlive their coordinator', () => {
     };
     await mkdir(join(home, 'state'), { recursive: true });
     await writeFile(join(home, 'state', 'rollouts.json'), JSON.stringify([old]));
+    // The other viewers take the records the old host writes once they trust its key, as any viewer's.
+    await addTrust(homeOf('r1'), (await loadIdentity(home)).publicKey, 'old-host');
     await start('old-host', 5, ['--cluster-role', 'viewer']);
     const moved = await until('the old rollout listed by another viewer', async () => (await json<RolloutView[]>(agents.r1!, 'rollouts')).find((r) => r.id === old.id), 10_000);
     assert.deepEqual([moved.backend, moved.state, moved.version, moved.nodes[0]!.step], ['echo', 'done', '1.0.0', 'upgraded']);

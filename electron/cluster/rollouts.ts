@@ -21,6 +21,8 @@ export interface RolloutsOptions {
   self: { id: string; name: string };
   /** The coordinator writes a running rollout's record at least this often; 3 missed and it is interrupted. */
   heartbeatMs: number;
+  /** Whether this host may write rollout records (a viewer); a node only reads them. */
+  writes: boolean;
   emit(event: NodeEvent): void;
   /** How long an upgraded node's processes may take to be back and healthy. */
   readyTimeoutMs?: number;
@@ -106,6 +108,7 @@ export class Rollouts {
   async resume(id: string): Promise<RolloutView> {
     const entry = await this.entry(id);
     const r = entry.value.rollout;
+    checkConsistent(entry.value);
     if (r.state !== 'interrupted' || !r.interrupted) {
       const running = r.state === 'running' || r.state === 'rolling-back';
       throw new HangarError('conflict', running ? `rollout ${id} is ${r.state}, run by ${r.coordinator.name} (${r.coordinator.id}): it is not interrupted` : `rollout ${id} is ${r.state}: there is nothing to resume`);
@@ -119,6 +122,7 @@ export class Rollouts {
   async rollBack(id: string): Promise<RolloutView> {
     const entry = await this.entry(id);
     const r = entry.value.rollout;
+    checkConsistent(entry.value);
     if (r.state === 'running' || r.state === 'rolling-back') throw new HangarError('conflict', `rollout ${id} is still ${r.state}`);
     if (!r.nodes.some((n) => n.step === 'upgraded' || (n.step === 'upgrading' && n.to !== null))) {
       throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
@@ -356,7 +360,7 @@ export class Rollouts {
    * interrupted, with the last step it knew; one this host coordinated before it restarted, at once.
    */
   private async findInterrupted(): Promise<void> {
-    if (!this.linked) return;
+    if (!this.linked || !this.options.writes) return;
     const now = Date.now();
     for (const entry of this.options.records.all()) {
       const r = entry.value.rollout;
@@ -378,6 +382,19 @@ export class Rollouts {
     const finished = this.options.records.all().filter((e) => !isActive(e.value.rollout)).sort((a, b) => b.value.rollout.startedAt.localeCompare(a.value.rollout.startedAt));
     for (const old of finished.slice(KEPT)) await this.options.records.remove(old.key).catch(() => undefined);
   }
+}
+
+/**
+ * A record this host acts on must agree with itself: the pin it gives back is of its own backend and not its own, and
+ * every node it moved was moved to its version. A record that does not is refused, whoever signed it.
+ */
+function checkConsistent(record: RolloutRecord): void {
+  const r = record.rollout;
+  const wrong = (why: string) => new HangarError('conflict', `rollout ${r.id}'s record does not agree with itself (${why}): it is not acted on`);
+  if (record.previous && record.previous.backend !== r.backend) throw wrong(`it would give back a pin of ${record.previous.backend}, not ${r.backend}`);
+  if (record.previous?.rollout === r.id) throw wrong('it would give back its own pin');
+  const astray = r.nodes.find((n) => n.to !== null && r.version !== null && n.to !== r.version);
+  if (astray) throw wrong(`node ${astray.name} was moved to ${astray.to}, not ${r.version}`);
 }
 
 function jobFailure(job: JobView): string {

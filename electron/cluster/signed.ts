@@ -60,6 +60,16 @@ export function check(msg: Msg, kind: SignedKind, node: string): Checked {
   return { ok: true, key, stamp };
 }
 
+/** The public key a message says it is signed with, unchecked (a cheap look before any signature work). */
+export function signingKey(msg: Msg): string {
+  return header(msg.headers, HEADER.key);
+}
+
+/** Whether a message says its body is compressed (unchecked, as signingKey). */
+export function isCompressed(msg: Msg): boolean {
+  return header(msg.headers, HEADER.encoding) !== '';
+}
+
 function header(h: MsgHdrs | undefined, name: string): string {
   const value = h?.get(name) ?? '';
   return value.length > HEADER_VALUE_MAX ? '' : value;
@@ -75,22 +85,5 @@ export class Sequence {
   next(): string {
     this.last = Math.max(Date.now() * 1000, this.last + 1);
     return String(this.last);
-  }
-}
-
-/** The last sequence taken from each node, for one kind of message; a small cluster's worth of nodes at most. */
-export class SeenSequences {
-  private readonly last = new Map<string, number>();
-
-  constructor(private readonly nodesKept = 256) {}
-
-  /** Takes `at` from `node` when it is above the last taken (and remembers it); otherwise says why not. */
-  take(node: string, at: string | undefined): 'taken' | 'replayed' | 'too many nodes' {
-    const value = Number(at);
-    const last = this.last.get(node);
-    if (last === undefined && this.last.size >= this.nodesKept) return 'too many nodes';
-    if (!Number.isSafeInteger(value) || value <= (last ?? 0)) return 'replayed';
-    this.last.set(node, value);
-    return 'taken';
   }
 }

@@ -19,6 +19,9 @@ export const subjectNode = (subject: string): string => subject.split('.')[2] ??
  */
 export const inboxPrefixOf = (user: string | undefined): string => (user && /^[A-Za-z0-9_-]{1,64}$/.test(user) ? `_INBOX_${user}` : '_INBOX');
 
+/** A reply subject a node answers on: under NATS's shared inbox prefix or a user's own, and nothing else. */
+export const isInboxSubject = (subject: string): boolean => /^_INBOX(_[A-Za-z0-9_-]{1,64})?\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(subject) && subject.length <= 256;
+
 /** The cluster's key-value buckets (JetStream streams KV_<name>): desired versions, rollouts, each node's convergence. */
 export const BUCKETS = { desired: 'hangar-desired', rollouts: 'hangar-rollouts', status: 'hangar-status' } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];

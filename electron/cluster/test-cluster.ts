@@ -1,8 +1,8 @@
 // Cluster homes for tests, set up as a user does it, and what "nothing changed on disk" compares.
-import { createHash } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { formatPublicKey, keyId, loadIdentity, type ClusterIdentity } from './identity.ts';
 import { addTrust } from './trust.ts';
 
 /** Each home's key made (`hangar cluster key`), each trusting the others' (`hangar cluster trust KEY`). */
@@ -12,6 +12,13 @@ export async function trustingHomes(homes: string[]): Promise<ClusterIdentity[]>
     for (const [j, other] of identities.entries()) if (i !== j) await addTrust(home, other.publicKey, `test-${j}`);
   }
   return identities;
+}
+
+/** A key made on the spot, kept in no home, as an attacker makes thousands. */
+export function madeUpKey(): ClusterIdentity {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const raw = (publicKey.export({ type: 'spki', format: 'der' }) as Buffer).subarray(12);
+  return { id: keyId(raw), publicKey: formatPublicKey(raw), sign: (data) => sign(null, data, privateKey) };
 }
 
 /** Every file under `dir` with its size and content hash: what "nothing changed on disk" compares. */

@@ -1,6 +1,7 @@
 // A node's trust list: the viewer keys whose signed calls it acts on, one per line in <home>/state/cluster-trust
 // ("KEY LABEL"), owner-only. `hangar cluster trust KEY` adds one; a running node sees the change at its next
 // heartbeat, or at once when a call comes from a key it does not hold yet.
+import { EventEmitter } from 'node:events';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/state-file.ts';
@@ -54,15 +55,24 @@ async function writeTrust(home: string, entries: TrustEntry[]): Promise<void> {
   await writeFileAtomic(trustFile(home), entries.map((e) => `${e.key}${e.label ? ` ${e.label}` : ''}\n`).join(''), { mode: 0o600 });
 }
 
-/** The trust list a running node checks calls against, kept in step with the file. */
-export class TrustList {
+/** The trust list a running host checks calls and stored values against, kept in step with the file. */
+export class TrustList extends EventEmitter<{ change: [] }> {
   private keys = new Map<string, string>();
+  private texts = new Set<string>();
   private stamp = '';
+  private reading: Promise<boolean> | null = null;
 
-  constructor(private readonly home: string) {}
+  constructor(private readonly home: string) {
+    super();
+  }
 
-  /** Re-reads the file when it changed; true when the list did. */
-  async refresh(): Promise<boolean> {
+  /** Re-reads the file when it changed; true (and a `change` event) when the list did. Callers at once share one read. */
+  refresh(): Promise<boolean> {
+    this.reading ??= this.read().finally(() => (this.reading = null));
+    return this.reading;
+  }
+
+  private async read(): Promise<boolean> {
     const info = await stat(trustFile(this.home)).catch(() => null);
     const stamp = info ? `${info.ino}:${info.size}:${info.mtimeMs}` : 'none';
     if (stamp === this.stamp) return false;
@@ -70,14 +80,32 @@ export class TrustList {
     const entries = await readTrust(this.home).catch(() => []);
     const before = [...this.keys.keys()].join();
     this.keys = new Map(entries.map((e) => [e.id, e.key]));
-    return before !== [...this.keys.keys()].join();
+    this.texts = new Set(this.keys.values());
+    const changed = before !== [...this.keys.keys()].join();
+    if (changed) this.emit('change');
+    return changed;
+  }
+
+  /** Whether the list holds a key written this way, as last read (no parsing: for a look before any signature work). */
+  hasText(text: string): boolean {
+    return this.texts.has(text);
+  }
+
+  /** Whether the list holds the key whose id is `id` (a node's id is its key's), as last read. */
+  hasId(id: string): boolean {
+    return this.keys.has(id);
+  }
+
+  /** Whether the list holds this key now, as last read. */
+  has(key: { id: string; text: string }): boolean {
+    return this.keys.get(key.id) === key.text;
   }
 
   /** Whether the list holds this key; a key it does not hold sends it to the file first (a stat, and a read only when the file changed). */
   async holds(key: { id: string; text: string }): Promise<boolean> {
-    if (this.keys.get(key.id) === key.text) return true;
+    if (this.has(key)) return true;
     await this.refresh();
-    return this.keys.get(key.id) === key.text;
+    return this.has(key);
   }
 
   /** The ids of the keys it holds, as a node's card lists them. */

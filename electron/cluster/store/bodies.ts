@@ -13,6 +13,15 @@ export interface DesiredBody {
   rollout: string | null;
 }
 
+/**
+ * Each writer keeps its desired version of a backend under its own key, `BACKEND/WRITER` (its key id; empty for a
+ * record an earlier Hangar kept under the backend alone): one viewer's value never overwrites another's, and the one
+ * in force is the newest its reader takes.
+ */
+export const desiredKey = (backend: string, writer: string) => `${backend}/${writer}`;
+export const backendOfKey = (key: string) => key.slice(0, key.lastIndexOf('/'));
+export const writerOfKey = (key: string) => key.slice(key.lastIndexOf('/') + 1);
+
 export const desiredBodySchema: z.ZodType<DesiredBody> = z.object({
   backend: backendName,
   version: versionText.nullable(),

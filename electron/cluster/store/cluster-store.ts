@@ -1,28 +1,48 @@
 // The cluster's durable state, in three JetStream key-value buckets on its nats-server: the desired version of each
-// backend (written by viewers), rollout records (written by the viewer that runs or resumes one) and each node's
-// own convergence status (written by that node, under its own id only). Viewers make the buckets; nodes only open
-// them, so a node's credentials need no right to create anything.
+// backend (written by viewers, each under its own key id), rollout records (written by the viewer that runs or resumes
+// one) and each node's own convergence status (written by that node, under its own id only). Viewers make the buckets,
+// with size limits; nodes only open them, so a node's credentials need no right to create anything. Every host takes
+// only values signed by its own key or a key its trust list holds (a node's status: by that node).
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
 import type { ClusterStatusView } from '../../../shared/types.ts';
 import type { ClusterHealth } from '../health.ts';
-import type { ClusterIdentity } from '../identity.ts';
-import { desiredBodySchema, rolloutRecordSchema, statusBodySchema, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
+import type { ClusterIdentity, PublicKey } from '../identity.ts';
 import { BUCKETS, type BucketName } from '../subjects.ts';
-import { KvRecords } from './kv-records.ts';
+import { backendOfKey, desiredBodySchema, rolloutRecordSchema, statusBodySchema, writerOfKey, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
+import { BucketSource } from './bucket-source.ts';
+import { KvRecords, logicalKey, storageKey, type KeyCodec } from './kv-records.ts';
+import { RECORD_MAX_BYTES } from './sealed.ts';
+import { SeenMarks } from './seen-marks.ts';
 
+/** What a viewer makes each bucket with: one value per key, no value above a record's limit, and a cap on the whole. */
+const BUCKET_LIMITS = { history: 1, maxValueSize: RECORD_MAX_BYTES, max_bytes: 64 * 1024 * 1024 };
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
   identity: ClusterIdentity;
   health: ClusterHealth;
-  /** Where this user's JetStream replies and watch deliveries arrive (its own inbox prefix). */
-  inboxPrefix: string;
-  /** A viewer makes the buckets and watches the nodes' status; a node only opens what it reads and writes. */
+  /** A viewer makes the buckets and reads the nodes' status; a node only opens what it reads and writes. */
   viewer: boolean;
+  /** Whether this host takes values signed by `signer` (its own key is always taken). */
+  trusts(signer: PublicKey): Promise<boolean>;
+  stateDir: string;
 }
+
+/** A desired version's key in the bucket: its backend, then its writer's key id (a record of an earlier Hangar: the backend alone). */
+const desiredKeys: KeyCodec = {
+  toStored: (key) => {
+    const by = writerOfKey(key);
+    return by ? `${storageKey(backendOfKey(key))}.${by}` : storageKey(backendOfKey(key));
+  },
+  fromStored: (stored) => {
+    const [backend = '', by = '', ...more] = stored.split('.');
+    if (more.length > 0 || (by !== '' && !/^[0-9a-f]{16}$/.test(by))) return null;
+    return `${logicalKey(backend)}/${by}`;
+  },
+};
 
 export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusView['store']] }> {
   readonly desired: KvRecords<DesiredBody>;
@@ -32,20 +52,35 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   private readonly kvm: Kvm;
   private readonly opened = new Map<BucketName, Promise<KV>>();
   private readonly problems = new Map<BucketName, string>();
+  private readonly marks: SeenMarks;
   private state: ClusterStatusView['store'] = { available: false, reason: 'not read yet' };
 
   constructor(private readonly options: ClusterStoreOptions) {
     super();
-    this.kvm = new Kvm(jetstream(options.nc, { watcherPrefix: options.inboxPrefix }));
-    const common = { identity: options.identity, health: options.health };
-    this.desired = new KvRecords({ ...common, kind: 'desired', schema: desiredBodySchema, bucket: () => this.bucket(BUCKETS.desired), onAvailability: this.availability(BUCKETS.desired) });
-    this.rollouts = new KvRecords({ ...common, kind: 'rollout', schema: rolloutRecordSchema, bucket: () => this.bucket(BUCKETS.rollouts), onAvailability: this.availability(BUCKETS.rollouts) });
+    this.kvm = new Kvm(jetstream(options.nc));
+    this.marks = new SeenMarks(options.stateDir);
+    const own = options.identity.id;
+    const trusts = async (signer: PublicKey) => signer.id === own || (await options.trusts(signer));
+    const common = { identity: options.identity, health: options.health, marks: this.marks, trusts };
+    const source = (name: BucketName) => new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
+    this.desired = new KvRecords({
+      ...common,
+      kind: 'desired',
+      schema: desiredBodySchema,
+      source: source(BUCKETS.desired),
+      keys: desiredKeys,
+      // A viewer writes only under its own id; a record of an earlier Hangar names none.
+      accept: (key, signer, value) => value.backend === backendOfKey(key) && [signer.id, ''].includes(writerOfKey(key)),
+      onAvailability: this.availability(BUCKETS.desired),
+    });
+    this.rollouts = new KvRecords({ ...common, kind: 'rollout', schema: rolloutRecordSchema, source: source(BUCKETS.rollouts), onAvailability: this.availability(BUCKETS.rollouts) });
     this.status = new KvRecords({
       ...common,
+      // A node speaks only for itself, and that is all a status needs.
+      trusts: async () => true,
       kind: 'status',
       schema: statusBodySchema,
-      bucket: () => this.bucket(BUCKETS.status),
-      // A node speaks only for itself.
+      source: source(BUCKETS.status),
       accept: (key, signer, value) => signer.id === key && value.node === key,
       onAvailability: this.availability(BUCKETS.status),
     });
@@ -57,20 +92,37 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     if (this.options.viewer) this.status.start();
   }
 
+  /** Reads every record again: the link came back (writes made meanwhile were not heard), or the trust list changed. */
+  reread(): void {
+    void this.desired.reread();
+    void this.rollouts.reread();
+    if (this.options.viewer) void this.status.reread();
+  }
+
   view(): ClusterStatusView['store'] {
     return { ...this.state };
   }
 
-  close(): void {
+  /** The desired versions and rollouts in the store that this host does not take, with the key ids that signed them. */
+  untrusted(): ClusterStatusView['untrusted'] {
+    const at = (ms: number) => new Date(ms).toISOString();
+    return [
+      ...this.desired.untrusted().map((r) => ({ bucket: 'desired' as const, name: backendOfKey(r.key), by: r.by, at: at(r.at) })),
+      ...this.rollouts.untrusted().map((r) => ({ bucket: 'rollouts' as const, name: r.key, by: r.by, at: at(r.at) })),
+    ];
+  }
+
+  async close(): Promise<void> {
     this.desired.close();
     this.rollouts.close();
     this.status.close();
+    await this.marks.flush();
   }
 
   private bucket(name: BucketName): Promise<KV> {
     let kv = this.opened.get(name);
     if (!kv) {
-      kv = this.options.viewer ? this.kvm.create(name, { history: 1 }) : this.kvm.open(name);
+      kv = this.options.viewer ? this.kvm.create(name, BUCKET_LIMITS) : this.kvm.open(name, { allow_direct: true });
       // A failed open is tried again next time.
       kv.catch(() => this.opened.delete(name));
       this.opened.set(name, kv);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { rolloutSchema } from '../../../shared/event-schema.ts';
 import type { ClusterStatusView, RolloutView } from '../../../shared/types.ts';
 import { CoalescedFile } from '../../core/coalesced-file.ts';
-import { desiredBodySchema, rolloutRecordSchema, statusBodySchema, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
+import { desiredBodySchema, desiredKey, rolloutRecordSchema, statusBodySchema, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
 import { FileRecords, RecordConflict, type Records } from './records.ts';
 
 export interface Stores {
@@ -19,14 +19,14 @@ export interface Stores {
 export const rolloutsFile = (stateDir: string) => join(stateDir, 'rollouts.json');
 
 /** A host alone signs nothing: what is in its own home is its own. */
-const HOME = { id: 'local', publicKey: 'local' };
+export const HOME = { id: 'local', publicKey: 'local' };
 
 export function homeStores(stateDir: string): Stores {
   const parse = <T>(schema: { safeParse(raw: unknown): { success: boolean; data?: T } }) => (raw: unknown) => {
     const parsed = schema.safeParse(raw);
     return parsed.success ? parsed.data! : null;
   };
-  const desired = new FileRecords(join(stateDir, 'desired.json'), (v) => v.backend, HOME, parse<DesiredBody>(desiredBodySchema));
+  const desired = new FileRecords(join(stateDir, 'desired.json'), (v) => desiredKey(v.backend, HOME.id), HOME, parse<DesiredBody>(desiredBodySchema));
   const rollouts = new FileRecords(rolloutsFile(stateDir), (v) => v.rollout.id, HOME, readRolloutRecord);
   const status = new FileRecords(join(stateDir, 'convergence.json'), (v) => v.node, HOME, parse<StatusBody>(statusBodySchema));
   return {

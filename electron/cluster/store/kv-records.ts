@@ -1,30 +1,53 @@
 // Records in a JetStream key-value bucket on the cluster's nats-server: every value signed by its writer (sealed.ts),
-// read back through one watch that keeps the map current, checked (signature, kind, key, schema) before it is taken.
-// A value that fails is dropped and counted, never shown or acted on. The watch is made again whenever it ends.
-import type { KV, KvEntry } from '@nats-io/kv';
+// read back key by key (bucket-source.ts) and checked (signature, kind, key, schema, who may write it, and that it is
+// no older than one taken before) before it is taken. What fails is counted and never shown or acted on. A value
+// signed by a key this host does not trust is listed as such, never taken; and a bad or untrusted value written over
+// a good one does not erase it here: the good one stays until a value this host takes replaces it, or a delete.
+import type { KvEntry } from '@nats-io/kv';
+import type { Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ClusterHealth } from '../health.ts';
 import type { ClusterIdentity, PublicKey } from '../identity.ts';
-import { RecordConflict, RecordMap, type Records } from './records.ts';
+import type { BucketSource } from './bucket-source.ts';
+import { RecordConflict, RecordMap, type Records, type UntrustedRecord } from './records.ts';
 import { seal, unseal, type RecordKind } from './sealed.ts';
+import type { SeenMarks } from './seen-marks.ts';
 
 /** JetStream's "wrong last sequence": a conditional write lost. */
 const WRONG_LAST_SEQUENCE = [10071, 10164];
 const RETRY_MS = [250, 500, 1000, 2000, 5000];
 /** Readers do not wait longer than this for the first read before they answer with what they have. */
 const READY_WAIT_MS = 3000;
+/** Keys read back at once when a whole bucket is read. */
+const READS_AT_ONCE = 8;
+/** Untrusted values listed per bucket; past this they are only counted. */
+const UNTRUSTED_LISTED = 256;
+/** An untrusted value is kept beside its listing only up to this size (a desired version is well under it). */
+const UNTRUSTED_VALUE_MAX_BYTES = 4096;
+/** A value signed further ahead of this host's clock than this does not set the sequence its next write follows. */
+const FUTURE_SLACK_MS = 5 * 60_000;
+
+/** How a record's key is spelled in the bucket. */
+export interface KeyCodec {
+  toStored(key: string): string;
+  /** Null for a stored key that names no record of this kind. */
+  fromStored(stored: string): string | null;
+}
 
 export interface KvRecordsOptions<T> {
   kind: RecordKind;
   schema: z.ZodType<T>;
   identity: ClusterIdentity;
   health: ClusterHealth;
-  /** The bucket, made or opened; rejects while it cannot be had. */
-  bucket(): Promise<KV>;
-  /** Whether `signer` may have written this value under `key` (a node's status only under its own id). */
+  source: BucketSource;
+  /** Whether this host takes values signed by `signer`: its own key, and the keys it trusts. */
+  trusts(signer: PublicKey): Promise<boolean>;
+  /** Whether `signer` may have written this value under `key` at all (a node's status only under its own id). */
   accept?(key: string, signer: PublicKey, value: T): boolean;
+  marks: SeenMarks;
+  keys?: KeyCodec;
   /** Says whether the bucket can be read, and why not. */
   onAvailability(available: boolean, reason: string | null): void;
 }
@@ -32,121 +55,204 @@ export interface KvRecordsOptions<T> {
 /** Logical keys (backend names hold "+" and "."), as the bucket's keys allow: `[-/=\w]` with "=XX" escapes. */
 export const storageKey = (key: string) => key.replace(/[^-/\w]/g, (c) => `=${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 export const logicalKey = (stored: string) => stored.replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+const PLAIN_KEYS: KeyCodec = { toStored: storageKey, fromStored: (stored) => (stored.includes('.') ? null : logicalKey(stored)) };
 
 export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   private closed = false;
-  private stopWatch: (() => void) | null = null;
+  private subscription: Subscription | null = null;
   private readonly firstRead: Promise<void>;
   private readDone!: () => void;
+  /** The revision the bucket holds under each key now, whatever it holds. */
+  private readonly heads = new Map<string, number>();
+  private readonly untrustedByKey = new Map<string, UntrustedRecord<T>>();
+  /** Keys being read back, and those written to again meanwhile. */
+  private readonly reading = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private rereading: Promise<void> | null = null;
 
   constructor(private readonly options: KvRecordsOptions<T>) {
     super();
     this.firstRead = new Promise((resolve) => (this.readDone = resolve));
   }
 
+  private get keys(): KeyCodec {
+    return this.options.keys ?? PLAIN_KEYS;
+  }
+
   start(): void {
-    void this.watchLoop();
+    this.subscription = this.options.source.listen((stored) => {
+      const key = this.keys.fromStored(stored);
+      if (key !== null) void this.refresh(key);
+    });
+    void this.reread();
   }
 
   close(): void {
     this.closed = true;
-    this.stopWatch?.();
+    this.subscription?.unsubscribe();
   }
 
   ready(): Promise<void> {
     return Promise.race([this.firstRead, sleep(READY_WAIT_MS)]);
   }
 
+  untrusted(): UntrustedRecord<T>[] {
+    return [...this.untrustedByKey.values()];
+  }
+
+  /**
+   * Reads every key again (after the link came back, or when the trust list changed), until one read succeeds; keys
+   * the bucket no longer holds are dropped.
+   */
+  reread(): Promise<void> {
+    this.rereading ??= this.readAll().finally(() => (this.rereading = null));
+    return this.rereading;
+  }
+
   async create(key: string, value: T): Promise<number> {
-    return this.write(key, value, (kv, data) => kv.create(storageKey(key), data));
+    return this.write(key, value, 0, (kv, data) => kv.create(this.keys.toStored(key), data));
   }
 
+  /** Writes over the revision named, or over whatever untrusted value was written after it. */
   async update(key: string, value: T, revision: number): Promise<number> {
-    return this.write(key, value, (kv, data) => kv.update(storageKey(key), data, revision));
+    const stored = this.keys.toStored(key);
+    const over = () => {
+      const head = this.heads.get(key) ?? revision;
+      return this.get(key)?.revision === revision && head > revision ? head : revision;
+    };
+    try {
+      return await this.write(key, value, 0, (kv, data) => kv.update(stored, data, over()));
+    } catch (error) {
+      if (!(error instanceof RecordConflict)) throw error;
+      // Perhaps only an untrusted value came in between, not yet heard: read it, and write over it once.
+      await this.refresh(key);
+      if (this.get(key)?.revision !== revision) throw error;
+      return this.write(key, value, 0, (kv, data) => kv.update(stored, data, over()));
+    }
   }
 
-  async put(key: string, value: T): Promise<number> {
-    return this.write(key, value, (kv, data) => kv.put(storageKey(key), data));
+  async put(key: string, value: T, after = 0): Promise<number> {
+    return this.write(key, value, after, (kv, data) => kv.put(this.keys.toStored(key), data));
   }
 
   async remove(key: string): Promise<void> {
     const kv = await this.bucket();
-    await kv.delete(storageKey(key)).catch((error: unknown) => {
+    await kv.delete(this.keys.toStored(key)).catch((error: unknown) => {
       throw storeError(error);
     });
     this.drop(key);
   }
 
-  private async write(key: string, value: T, send: (kv: KV, data: Uint8Array) => Promise<number>): Promise<number> {
+  /**
+   * The sequence a new value of `key` carries: the clock, but always past what was taken before under that key and
+   * `after`, so a reader that took the older one takes this one.
+   */
+  private nextAt(key: string, after: number): number {
+    const known = Math.max(this.options.marks.get(this.options.source.name, key), this.get(key)?.at ?? 0, after);
+    const now = Date.now();
+    return known > now + FUTURE_SLACK_MS ? now : Math.max(now, known + 1);
+  }
+
+  private async write(key: string, value: T, after: number, send: (kv: Awaited<ReturnType<BucketSource['kv']>>, data: Uint8Array) => Promise<number>): Promise<number> {
     const kv = await this.bucket();
-    const at = Date.now();
+    const at = this.nextAt(key, after);
     let revision: number;
     try {
       revision = await send(kv, seal(this.options.identity, this.options.kind, key, value, at));
     } catch (error) {
       throw storeError(error);
     }
-    // Readers of this host see what it wrote at once; the watch brings the same revision again.
+    // Readers of this host see what it wrote at once; reading it back brings the same revision again.
+    this.options.marks.raise(this.options.source.name, key, at);
+    this.noteHead(key, revision);
     this.take({ key, value, revision, signer: this.options.identity.publicKey, by: this.options.identity.id, at });
     return revision;
   }
 
-  private async bucket(): Promise<KV> {
-    return this.options.bucket().catch((error: unknown) => {
+  private async bucket() {
+    return this.options.source.kv().catch((error: unknown) => {
       throw storeError(error);
     });
   }
 
-  /** One watch at a time, made again (after a pause) whenever it fails or ends. */
-  private async watchLoop(): Promise<void> {
+  private async readAll(): Promise<void> {
+    await this.options.marks.ready();
     for (let attempt = 0; !this.closed; attempt++) {
       try {
-        await this.watchOnce();
-        attempt = 0;
+        const keys = new Set((await this.options.source.storedKeys()).flatMap((stored) => this.keys.fromStored(stored) ?? []));
+        // A few at a time: a bucket filled with large values is never all in memory at once.
+        const queue = [...keys];
+        await Promise.all(Array.from({ length: READS_AT_ONCE }, async () => {
+          for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.refresh(key);
+        }));
+        for (const known of [...this.all().map((e) => e.key), ...this.untrustedByKey.keys()]) if (!keys.has(known)) this.forget(known);
+        this.options.onAvailability(true, null);
+        this.readDone();
+        return;
       } catch (error) {
         this.options.onAvailability(false, storeError(error).message);
         this.readDone();
       }
-      if (!this.closed) await sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
+      await sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
     }
   }
 
-  private async watchOnce(): Promise<void> {
-    const kv = await this.options.bucket();
-    const expected = (await kv.status()).values;
-    const watcher = await kv.watch();
-    this.stopWatch = () => watcher.stop();
-    if (this.closed) return watcher.stop();
-    this.options.onAvailability(true, null);
-    // The watch first replays the last value of every key; once it has, keys it did not replay are gone.
-    const replayed = new Set<string>();
-    let replaying = true;
-    const replayDone = () => {
-      replaying = false;
-      for (const key of this.all().map((e) => e.key)) if (!replayed.has(key)) this.drop(key);
-      this.readDone();
-    };
-    if (expected === 0) replayDone();
-    for await (const entry of watcher) {
-      const key = logicalKey(entry.key);
-      if (replaying) replayed.add(key);
-      this.hear(key, entry);
-      if (replaying && (replayed.size >= expected || entry.isUpdate)) replayDone();
+  /** Reads a key back from the bucket; one read at a time per key, and one more if it was written to meanwhile. */
+  private refresh(key: string): Promise<void> {
+    const running = this.reading.get(key);
+    if (running) {
+      this.again.add(key);
+      return running;
     }
+    const read = (async () => {
+      do {
+        this.again.delete(key);
+        const entry = await this.options.source.get(this.keys.toStored(key));
+        if (entry) await this.hear(key, entry);
+      } while (this.again.has(key) && !this.closed);
+    })().finally(() => this.reading.delete(key));
+    this.reading.set(key, read);
+    return read;
   }
 
-  private hear(key: string, entry: KvEntry): void {
-    if (entry.operation !== 'PUT') return this.drop(key);
-    const drop = (reason: string) => {
-      this.options.health.drop('records', reason, `${entry.bucket}.${entry.key}`);
-      this.drop(key);
-    };
+  private async hear(key: string, entry: KvEntry): Promise<void> {
+    if ((this.heads.get(key) ?? 0) > entry.revision) return;
+    this.noteHead(key, entry.revision);
+    if (entry.operation !== 'PUT') return this.forget(key);
+    const bucket = this.options.source.name;
+    const drop = (reason: string) => this.options.health.drop('records', reason, `${entry.bucket}.${entry.key}`);
     const opened = unseal(entry.value, this.options.kind, key);
     if (!opened.ok) return drop(opened.reason);
     const parsed = this.options.schema.safeParse(opened.body);
     if (!parsed.success) return drop(`not a ${this.options.kind} record`);
     if (this.options.accept && !this.options.accept(key, opened.signer, parsed.data)) return drop('signed by a key that may not write it');
+    if (opened.at < this.options.marks.get(bucket, key)) return drop('older than one taken before');
+    if (!(await this.options.trusts(opened.signer))) {
+      this.listUntrusted({ key, by: opened.signer.id, at: opened.at, value: entry.value.length <= UNTRUSTED_VALUE_MAX_BYTES ? parsed.data : null });
+      return drop('signed by a key this host does not trust');
+    }
+    this.unlist(key);
+    this.options.marks.raise(bucket, key, opened.at);
     this.take({ key, value: parsed.data, revision: entry.revision, signer: opened.signer.text, by: opened.signer.id, at: opened.at });
+  }
+
+  private noteHead(key: string, revision: number): void {
+    if ((this.heads.get(key) ?? 0) < revision) this.heads.set(key, revision);
+  }
+
+  private listUntrusted(record: UntrustedRecord<T>): void {
+    if (!this.untrustedByKey.has(record.key) && this.untrustedByKey.size >= UNTRUSTED_LISTED) return;
+    this.untrustedByKey.set(record.key, record);
+    this.emit('untrusted', record.key);
+  }
+
+  private unlist(key: string): void {
+    if (this.untrustedByKey.delete(key)) this.emit('untrusted', key);
+  }
+
+  private forget(key: string): void {
+    this.unlist(key);
+    this.drop(key);
   }
 }
 
@@ -156,11 +262,13 @@ export function storeError(error: unknown): HangarError {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
   if (typeof code === 'number' && WRONG_LAST_SEQUENCE.includes(code)) return new RecordConflict();
+  if (/wrong last sequence/i.test(message)) return new RecordConflict();
   if (/jetstream is not enabled/i.test(message)) {
     return new HangarError('failed', "the cluster's NATS server keeps no state: start it with JetStream (nats-server -js -sd DIR)");
   }
   if (/stream not found/i.test(message)) return new HangarError('failed', "the cluster's store is not made yet: a viewer makes it when it joins");
   if (/timeout/i.test(message)) return new HangarError('failed', "the cluster's store did not answer (is the NATS server reachable?)");
   if (/permissions violation/i.test(message)) return new HangarError('forbidden', `the NATS server refused this host: ${message}`);
+  if (/maximum bytes exceeded|message size exceeds/i.test(message)) return new HangarError('failed', `the cluster's store is full or refused the record's size: ${message}`);
   return new HangarError('failed', `the cluster's store: ${message}`);
 }

@@ -12,7 +12,17 @@ export interface RecordEntry<T> {
   /** The key that signed it, and its id (this host's own for a record kept in the home). */
   signer: string;
   by: string;
+  /** When it was signed, in ms: also its sequence, always past the value it replaced, so an older one is known. */
   at: number;
+}
+
+/** A value in the store signed by a key this host does not trust: listed with that key's id, never taken. */
+export interface UntrustedRecord<T = unknown> {
+  key: string;
+  by: string;
+  at: number;
+  /** The value itself when it is small (a desired version); null for a large one, which is only listed. */
+  value: T | null;
 }
 
 /** A conditional write found another revision than the one it named: someone else wrote first. */
@@ -31,14 +41,20 @@ export interface Records<T> {
   create(key: string, value: T): Promise<number>;
   /** Writes a key still at `revision`; RecordConflict if it moved on. */
   update(key: string, value: T, revision: number): Promise<number>;
-  put(key: string, value: T): Promise<number>;
+  /** Writes a key; its sequence is past `after` (another key's, when several keys hold one logical record). */
+  put(key: string, value: T, after?: number): Promise<number>;
   remove(key: string): Promise<void>;
+  /** The values signed by keys this host does not trust. */
+  untrusted(): UntrustedRecord<T>[];
   on(event: 'change', listener: (key: string, entry: RecordEntry<T> | undefined) => void): unknown;
   off(event: 'change', listener: (key: string, entry: RecordEntry<T> | undefined) => void): unknown;
+  on(event: 'untrusted', listener: (key: string) => void): unknown;
+  off(event: 'untrusted', listener: (key: string) => void): unknown;
 }
 
 /** Keeps the map every implementation shares and says what changed. */
-export class RecordMap<T> extends EventEmitter<{ change: [string, RecordEntry<T> | undefined] }> {
+/** `change`: what this host takes changed; `untrusted`: a value it does not take was listed or unlisted. */
+export class RecordMap<T> extends EventEmitter<{ change: [string, RecordEntry<T> | undefined]; untrusted: [string] }> {
   protected readonly entries = new Map<string, RecordEntry<T>>();
 
   all(): RecordEntry<T>[] {
@@ -109,6 +125,11 @@ export class FileRecords<T> extends RecordMap<T> implements Records<T> {
     return this.write(key, value);
   }
 
+  /** One host writes the file: it holds nothing else. */
+  untrusted(): UntrustedRecord<T>[] {
+    return [];
+  }
+
   async remove(key: string): Promise<void> {
     await this.loaded;
     this.drop(key);
@@ -127,7 +148,8 @@ export class FileRecords<T> extends RecordMap<T> implements Records<T> {
   }
 
   private entry(key: string, value: T): RecordEntry<T> {
-    return { key, value, revision: ++this.revision, signer: this.owner.publicKey, by: this.owner.id, at: Date.now() };
+    const at = Math.max(Date.now(), (this.entries.get(key)?.at ?? 0) + 1);
+    return { key, value, revision: ++this.revision, signer: this.owner.publicKey, by: this.owner.id, at };
   }
 
   private save(): void {

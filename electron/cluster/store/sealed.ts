@@ -8,8 +8,8 @@ import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey }
 
 export type RecordKind = 'desired' | 'rollout' | 'status';
 
-/** Far above any record Hangar writes (a rollout over a thousand nodes is ~200 KiB). */
-export const RECORD_MAX_BYTES = 1024 * 1024;
+/** Above any record Hangar writes (a rollout over a thousand nodes is ~200 KiB); the buckets refuse larger values too. */
+export const RECORD_MAX_BYTES = 512 * 1024;
 
 const sealedSchema = z.object({
   v: z.literal(1),

@@ -63,6 +63,12 @@ export function applyMember(card: NodeCard): void {
   });
 }
 
+/** A node the host no longer lists; the views go back to this machine's own when it was the one shown. */
+export function removeMember(id: string): void {
+  if (id === LOCAL_NODE) return;
+  nodeStore.setState((s) => ({ nodes: s.nodes.filter((n) => n.id !== id), ...(s.selected === id && { selected: LOCAL_NODE }) }));
+}
+
 export function selectedCard(state: NodeState): NodeCard | null {
   return state.nodes.find((n) => n.id === state.selected)?.card ?? null;
 }

@@ -10,7 +10,7 @@ import { fromJobs, isActive, jobsStore, withJob } from './jobs.ts';
 import { appendLog } from './logs.ts';
 import { applyClusterStatus, applyDesired, applyNodeEvent, applyRollout, clusterStore, fetchCluster, memberCard, readNode } from './cluster.ts';
 import { closeLogs } from './logs.ts';
-import { applyMember, nodeStore, offlineReason, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
+import { applyMember, nodeStore, offlineReason, removeMember, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { applyJob, jobText, readJobs, rolloutNotice } from './notifications.ts';
 import { bridge, errorMessage, setBridge } from './session.ts';
 import { toast } from './toasts.ts';
@@ -30,6 +30,7 @@ export function startSync(transport: Transport): Sync {
       const card = memberCard(event);
       return card ? applyMemberEvent(card) : undefined;
     }
+    if (event.type === 'member-removed') return removeMember(event.node);
     if (event.type === 'rollout') {
       noteRolloutEnd(clusterStore.getState().rollouts.find((r) => r.id === event.rollout.id), event.rollout);
       return applyRollout(event.rollout);
