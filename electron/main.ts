@@ -18,8 +18,9 @@ import {
 import { LOCAL_NODE } from '../shared/api.ts';
 import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
-import { startHost, storedClusterSettings, type Host, type JoinOptions } from './cluster/index.ts';
+import { startHost, storedClusterSettings, type Host, type JoinOptions } from './fleet/index.ts';
 import { LocalNode } from './core/node.ts';
+import { LocalAiServer } from './localai/server/link.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
@@ -79,8 +80,11 @@ async function start(): Promise<void> {
   lockDownSession();
   protocol.handle(APP_SCHEME, serveRenderer);
 
+  // Settings → LocalAI server links one at once, kept in the home's state.
+  const localaiServer = new LocalAiServer({ stateDir: join(userData, 'state'), fixed: null });
   const node = new LocalNode({
     home: userData,
+    coRunner: localaiServer,
     ...(desktop.cluster && { name: clusterOf(desktop)!.name }),
     starterGallery,
     // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
@@ -91,10 +95,10 @@ async function start(): Promise<void> {
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
 
   const joining = clusterOf(desktop);
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining) }).catch((error: unknown) => {
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer }).catch((error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
     console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
-    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined) });
+    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer });
   });
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
   quitStopsBackends(node, host);

@@ -7,6 +7,7 @@ import type {
   GalleryEntryView,
   JobView,
   LoadResult,
+  LocalAiServerView,
   LocalAiSettingsView,
   LogLine,
   NodeCard,
@@ -125,11 +126,21 @@ export interface ClusterApi {
   clusterStatus(req: NodeRef): Promise<ClusterStatusView>;
   /** The LocalAI cluster whose workers this host manages, and how its link stands. */
   localaiSettings(req: NodeRef): Promise<LocalAiSettingsView>;
+  /** The LocalAI server beside this host's node (sharing its backends directory), and how its link stands. */
+  localaiServer(req: NodeRef): Promise<LocalAiServerView>;
+  /** Links the LocalAI server at `url` (null: none) at once. An API key left out is kept as it is; an empty one is removed. */
+  updateLocalaiServer(req: NodeRef & { server: LocalAiServerRequest | null }): Promise<LocalAiServerView>;
   /**
    * Sets the LocalAI cluster (null: none) and connects to it at once. A secret left out is kept as it is; an empty
    * one is removed.
    */
   updateLocalaiSettings(req: NodeRef & { localai: LocalAiJoinRequest | null }): Promise<LocalAiSettingsView>;
+}
+
+export interface LocalAiServerRequest {
+  url: string;
+  /** One of the server's API keys (LocalAI's `Authorization: Bearer`). */
+  apiKey?: string;
 }
 
 /** A LocalAI distributed cluster: its frontend's admin API and the NATS server its workers answer on. */
@@ -181,7 +192,7 @@ export const nodeMethods = [
 
 export const clusterMethods = [
   'nodes', 'rollout', 'rollouts', 'rollbackRollout', 'resumeRollout', 'pin', 'unpin', 'desired', 'clusterSettings', 'updateClusterSettings', 'clusterStatus',
-  'localaiSettings', 'updateLocalaiSettings',
+  'localaiSettings', 'updateLocalaiSettings', 'localaiServer', 'updateLocalaiServer',
 ] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */

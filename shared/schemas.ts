@@ -99,6 +99,7 @@ export const nodeSettings = z.strictObject({
   labels: nodeLabels,
   cordoned: z.boolean(),
   smokeStart: z.boolean(),
+  localaiRespawn: z.boolean(),
 });
 
 const text = z.string().max(1024);
@@ -123,6 +124,11 @@ const localaiJoin = z.strictObject({
   natsCredsFile: text.optional(),
   natsCaFile: text.optional(),
   insecure: z.boolean().optional(),
+});
+
+const localaiServer = z.strictObject({
+  url: z.string().max(2048).regex(/^https?:\/\/\S+$/i, 'A LocalAI server address looks like http://HOST:8080'),
+  apiKey: text.optional(),
 });
 
 type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
@@ -186,6 +192,8 @@ export const requestSchemas = {
   clusterStatus: nodeRef,
   localaiSettings: nodeRef,
   updateLocalaiSettings: z.strictObject({ node: nodeId, localai: localaiJoin.nullable() }),
+  localaiServer: nodeRef,
+  updateLocalaiServer: z.strictObject({ node: nodeId, server: localaiServer.nullable() }),
 } satisfies Schemas;
 
 export function isHangarMethod(value: unknown): value is HangarMethod {

@@ -70,6 +70,8 @@ export interface ProcessView {
   cpu: number | null;
   /** Resident memory in bytes (null when unknown). */
   rss: number | null;
+  /** Set for a model a linked LocalAI server runs (Hangar does not supervise its process). */
+  runBy?: 'localai';
 }
 
 export interface PreviousVersion {
@@ -275,6 +277,11 @@ export interface NodeSettings {
    * process of the old one runs to be respawned from it (those are the health gate otherwise).
    */
   smokeStart: boolean;
+  /**
+   * After a swap of a backend (Hangar's, or LocalAI's own), bring back on the new tree the models a linked LocalAI
+   * server runs from the replaced one (shutdown, then load).
+   */
+  localaiRespawn: boolean;
 }
 
 export interface SettingsView {
@@ -319,6 +326,30 @@ export interface LocalAiStatusView {
   /** The backend workers its frontend lists. */
   workers: number;
   refreshedAt: string | null;
+}
+
+/** The LocalAI server beside this node (`local-ai run`, sharing its backends directory), as Settings show it. */
+export interface LocalAiServerView {
+  /** null: none is linked. */
+  url: string | null;
+  /** Whether an API key is kept (it is never sent back). */
+  hasApiKey: boolean;
+  /** Why it cannot be changed here (set on the agent's command line), or null. */
+  fixed: string | null;
+  status: LocalAiServerStatus | null;
+}
+
+export interface LocalAiServerStatus {
+  connected: boolean;
+  /** Why not, in one line ("connection refused", "refused the API key (401)"). */
+  reason: string | null;
+  /** What GET /version says. */
+  version: string | null;
+  /** How many models it has loaded. */
+  models: number;
+  /** Where its backends and this node's directory differ, or null when they agree. */
+  backendsNote: string | null;
+  checkedAt: string | null;
 }
 
 export interface LocalAiSettingsView {

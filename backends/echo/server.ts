@@ -1,6 +1,7 @@
-// The starter echo backend: a LocalAI-style gRPC backend that loads no model. LoadModel reads ./VERSION relative to
-// its working directory on purpose, so a process whose directory was swapped away by a reinstall fails the way real
-// backends do: Health stays OK, LoadModel fails with ENOENT.
+// The starter echo backend: a LocalAI-style gRPC backend that loads no model. LoadModel and Predict read ./VERSION
+// relative to its working directory on purpose, so a process whose directory was swapped away by a reinstall fails the
+// way real backends do: Health stays OK, LoadModel and the next request fail with ENOENT. Predict answers the prompt
+// with the build that serves it.
 import { readFileSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
 import {
@@ -17,6 +18,10 @@ import { backendService } from '../proto/service.ts';
 interface ModelOptions {
   Model: string;
   ModelFile: string;
+}
+
+interface PredictOptions {
+  Prompt: string;
 }
 
 type State = 'UNINITIALIZED' | 'READY';
@@ -53,6 +58,10 @@ const handlers: UntypedServiceImplementation = {
     const version = readFileSync('VERSION', 'utf8').trim();
     state = 'READY';
     return { success: true, message: `loaded ${request.Model || request.ModelFile} with echo ${version}` };
+  }),
+  Predict: unary((request: PredictOptions) => {
+    const version = readFileSync('VERSION', 'utf8').trim();
+    return { message: Buffer.from(`echo ${version}: ${request.Prompt}`) };
   }),
   Status: unary(() => ({ state })),
   Free: unary(() => {

@@ -11,6 +11,7 @@ package backend;
 
 service Backend {
   rpc Health(HealthMessage) returns (Reply) {}
+  rpc Predict(PredictOptions) returns (Reply) {}
   rpc LoadModel(ModelOptions) returns (Result) {}
   rpc Status(HealthMessage) returns (StatusResponse) {}
   rpc Free(HealthMessage) returns (Result) {}
@@ -22,6 +23,10 @@ message Reply {
   bytes message = 1;
   int32 tokens = 2;
   int32 prompt_tokens = 3;
+}
+
+message PredictOptions {
+  string Prompt = 1;
 }
 
 message ModelOptions {

@@ -10,12 +10,12 @@ import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaul
 import { parseLabel } from '../../shared/selector.ts';
 import { namesASet, resolveNode, resolveTargets, selectorOf, type Target } from './nodes.ts';
 import { HomeBusyError } from '../core/home-lock.ts';
-import { localaiHostOptions, localaiOptions, type LocalAiCommandOptions } from './localai-options.ts';
+import { localaiHostOptions, localaiOptions, localaiServerOptions, type LocalAiCommandOptions } from './localai-options.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from './cluster-cli.ts';
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
-  desiredTable, galleryJson, infoText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, resourcesText, rolloutTable, scanJson, table,
+  desiredTable, galleryJson, infoText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, resourcesText, rolloutTable, runByText, scanJson, table,
   unansweredLines, upgradeText,
 } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -90,7 +90,8 @@ localaiOptions(program
     // Loaded only here: client commands start faster without the node's code and its dependencies.
     const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : undefined;
     const { runAgent } = await import('./run-agent.ts');
-    await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai: await localaiHostOptions(options, options.insecure) });
+    const localai = await localaiHostOptions(options, options.insecure);
+    await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options) });
   });
 
 interface AgentCommandOptions extends LocalAiCommandOptions {
@@ -329,13 +330,20 @@ client('respawn', 'force a fresh process for MODEL (or every process of --backen
     }
     if (!model) throw new CommanderError(2, 'hangar.usage', 'respawn needs a MODEL or --backend NAME');
     const p = await c.respawn({ node, model });
-    print(options, psJson(p), () => `respawned ${p.model}: pid ${p.pid}, port ${p.port}${p.message ? ` (${p.message})` : ''}\n`);
+    print(options, psJson(p), () => `respawned ${p.model} (run by ${runByText(p)}): pid ${p.pid}, port ${p.port}${p.message ? ` (${p.message})` : ''}\n`);
   }));
 
 client('restart', 'start the process of MODEL again (exited, crashed or running) and reload the model', (c) => c.argument('<model>'))
   .action(withClient(async (c, model: string, options: { json?: boolean }) => {
     const p = await c.restart({ node, model });
     print(options, psJson(p), () => `restarted ${p.model}: pid ${p.pid}, port ${p.port}${p.error ? `\n${p.error}` : ''}\n`);
+  }));
+
+client('unload', "free MODEL's memory: Hangar's process stays for the next load; LocalAI's model is stopped (its /backend/shutdown)", (c) => c.argument('<model>'))
+  .action(withClient(async (c, model: string, options: { json?: boolean }) => {
+    const p = await c.unload({ node, model });
+    const how = p.runBy === 'localai' ? 'LocalAI stopped it' : `its process (pid ${p.pid}) stays for the next load`;
+    print(options, psJson(p), () => `unloaded ${p.model} (run by ${runByText(p)}): ${how}\n`);
   }));
 
 client('stop', 'stop the process serving MODEL', (c) => c.argument('<model>'))
@@ -374,11 +382,13 @@ client('ps', 'list backend processes with their cwd status (--on all or --on A,B
         error: answer instanceof Error ? answer.message : null,
         processes: Array.isArray(answer) ? answer.map(psJson) : null,
       }));
-      const rows = answers.flatMap(({ card, answer }) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p) })) : []));
+      const runBy = answers.some(({ answer }) => Array.isArray(answer) && answer.some((p) => p.runBy));
+      const rows = answers.flatMap(({ card, answer }) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p, runBy) })) : []));
       return print(options, json, () => table(rows, 'no backend processes on any node') + unansweredLines(answers));
     }
     const processes = await c.processes({ node });
-    print(options, processes.map(psJson), () => table(processes.map(psRow), 'no backend processes'));
+    const runBy = processes.some((p) => p.runBy);
+    print(options, processes.map(psJson), () => table(processes.map((p) => psRow(p, runBy)), 'no backend processes'));
   }));
 
 client('resources', 'the node\'s CPUs, memory, disk and GPUs, and the GPU memory each supervised process holds').action(withClient(async (c, options: { json?: boolean }) => {

@@ -19,8 +19,11 @@ export const galleryJson = (e: GalleryEntryView) => ({
 export const psJson = (p: ProcessView) => ({
   model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, state: p.state, loaded: p.loaded,
   policy: p.policy, restarts: p.restarts, restartDelayMs: p.restartDelayMs, maxRestarts: p.maxRestarts, cpu: p.cpu, rss: p.rss, message: p.message, error: p.error, exit: p.exit, cwd: p.cwd,
-  cwdReason: p.cwdReason,
+  cwdReason: p.cwdReason, runBy: p.runBy ?? 'hangar',
 });
+
+/** Who runs a model, in a word: Hangar supervises it, or a linked LocalAI server runs it. */
+export const runByText = (p: ProcessView) => (p.runBy === 'localai' ? 'LocalAI' : 'Hangar');
 
 /** States in which a process is not doing its job; `ls` does not call a backend with one of them ok. */
 const TROUBLE = new Set<ProcessView['state']>(['unresponsive', 'stale', 'exited', 'crashed', 'crash-looping']);
@@ -53,12 +56,16 @@ export function lsProcess(p: ProcessView): string {
   return `${p.model}:${p.pid}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
 }
 
-/** One `ps` row: state, restarts (↺), uptime, CPU and memory, as PM2's list shows them. */
-export function psRow(p: ProcessView): Record<string, unknown> {
+/**
+ * One `ps` row: state, restarts (↺), uptime, CPU and memory, as PM2's list shows them; with `runBy` (some row is a
+ * LocalAI server's), who runs it.
+ */
+export function psRow(p: ProcessView, runBy = false): Record<string, unknown> {
   const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);
   return {
     model: p.model,
     backend: p.backend,
+    ...(runBy && { 'run by': runByText(p) }),
     pid: p.pid,
     port: p.port,
     state: p.state,

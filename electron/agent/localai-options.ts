@@ -1,12 +1,14 @@
 // `hangar agent --localai-frontend URL --localai-api-key-file F --localai-nats URL …`: the LocalAI cluster whose
-// workers the agent manages. The API key is read from its file, never taken on the command line (the process list
-// shows that to every user of the machine); NATS credentials come as for Hangar's own cluster.
+// workers the agent manages; `--localai-url URL`: the LocalAI server beside its node. The API key is read from its
+// file, never taken on the command line (the process list shows that to every user of the machine); NATS credentials
+// come as for Hangar's own cluster.
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { LocalAiJoinRequest } from '../../shared/api.ts';
-import type { LocalAiHostOptions } from '../cluster/index.ts';
+import type { LocalAiJoinRequest, LocalAiServerRequest } from '../../shared/api.ts';
+import type { LocalAiHostOptions } from '../fleet/index.ts';
 
 export interface LocalAiCommandOptions {
+  localaiUrl?: string;
   localaiFrontend?: string;
   localaiApiKeyFile?: string;
   localaiNats?: string;
@@ -21,15 +23,16 @@ export interface LocalAiCommandOptions {
 
 export function localaiOptions(command: Command, parseMs: (value: string) => number): Command {
   return command
+    .option('--localai-url <url>', "link the LocalAI server at http://HOST:PORT that shares this node's backends directory: its models are shown, and brought back on the new tree after every swap")
     .option('--localai-frontend <url>', 'manage the workers of the LocalAI distributed cluster whose frontend is at http://HOST:PORT')
-    .option('--localai-api-key-file <file>', "read an admin's LocalAI API key from this file")
+    .option('--localai-api-key-file <file>', "read a LocalAI API key (an admin's, for a frontend) from this file")
     .option('--localai-nats <url>', "LocalAI's NATS server, nats://HOST:PORT or tls://HOST:PORT")
     .option('--localai-nats-user <user>', "NATS user for LocalAI's server")
     .option('--localai-nats-password <password>', 'its password (default: $HANGAR_LOCALAI_NATS_PASSWORD)')
     .option('--localai-nats-token <token>', 'a NATS token instead (default: $HANGAR_LOCALAI_NATS_TOKEN)')
     .option('--localai-nats-creds <file>', 'a NATS .creds file (user JWT and nkey seed) instead')
     .option('--localai-nats-ca <file>', 'CA file for a tls:// LocalAI NATS server')
-    .option('--localai-poll <ms>', "how often the frontend's node list and each worker's backends are read", parseMs)
+    .option('--localai-poll <ms>', "how often the frontend's node list and each worker's backends, or the server's loaded models, are read", parseMs)
     .option('--localai-reload-wait <ms>', 'how long an upgrade waits for the models it stopped to run again', parseMs);
 }
 
@@ -37,7 +40,8 @@ export function localaiOptions(command: Command, parseMs: (value: string) => num
 export async function localaiHostOptions(options: LocalAiCommandOptions, insecure: boolean): Promise<LocalAiHostOptions> {
   const timing = { pollMs: options.localaiPoll, reloadWaitMs: options.localaiReloadWait };
   if (options.localaiFrontend === undefined) {
-    if (options.localaiNats !== undefined || options.localaiApiKeyFile !== undefined) throw new Error('--localai-nats and --localai-api-key-file go with --localai-frontend');
+    if (options.localaiNats !== undefined) throw new Error('--localai-nats goes with --localai-frontend');
+    if (options.localaiApiKeyFile !== undefined && options.localaiUrl === undefined) throw new Error('--localai-api-key-file goes with --localai-frontend or --localai-url');
     return { fixed: null, ...timing };
   }
   if (options.localaiNats === undefined) throw new Error("--localai-frontend needs --localai-nats: Hangar calls LocalAI's workers over their NATS subjects");
@@ -53,6 +57,14 @@ export async function localaiHostOptions(options: LocalAiCommandOptions, insecur
     ...(insecure && { insecure: true }),
   };
   return { fixed, ...timing };
+}
+
+/** The LocalAI server beside the node: the one --localai-url names (fixed for this run), else the one Settings keep. */
+export async function localaiServerOptions(options: LocalAiCommandOptions): Promise<{ fixed: LocalAiServerRequest | null; pollMs?: number }> {
+  const timing = options.localaiPoll !== undefined ? { pollMs: options.localaiPoll } : {};
+  if (options.localaiUrl === undefined) return { fixed: null, ...timing };
+  const apiKey = options.localaiApiKeyFile !== undefined ? await readKey(options.localaiApiKeyFile) : undefined;
+  return { fixed: { url: options.localaiUrl, ...(apiKey && { apiKey }) }, ...timing };
 }
 
 function defined<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {

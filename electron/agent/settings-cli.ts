@@ -18,6 +18,7 @@ const KEYS: Record<string, { key: Scalar; parse(text: string): NodeSettings[Scal
   'start-on-launch': { key: 'startBackendsOnLaunch', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   labels: { key: 'labels', parse: labels, show: (v) => Object.entries(v as Record<string, string>).map(([k, x]) => `${k}=${x}`).join(',') || '-' },
   'smoke-start': { key: 'smokeStart', parse: onOff, show: (v) => (v ? 'on' : 'off') },
+  'localai-respawn': { key: 'localaiRespawn', parse: onOff, show: (v) => (v ? 'on' : 'off') },
 };
 
 /** `gpu=nvidia,zone=a` (or "" for none). */

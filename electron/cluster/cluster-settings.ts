@@ -4,6 +4,7 @@
 import type { ClusterJoinRequest } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import type { ClusterJoin, ClusterSettingsView } from '../../shared/types.ts';
+import { withSecretsKept } from '../core/secrets.ts';
 
 export interface ClusterSettings {
   view(): ClusterSettingsView;
@@ -52,15 +53,4 @@ export function storedClusterSettings(
       return view();
     },
   };
-}
-
-/** A secret left out keeps the one already kept; an empty one removes it. */
-export function withSecretsKept<T extends object>(next: T, before: T | null, secrets: readonly (keyof T)[]): T {
-  const merged: T = { ...next };
-  for (const key of secrets) {
-    const value = next[key] ?? before?.[key];
-    if (value) merged[key] = value;
-    else delete merged[key];
-  }
-  return merged;
 }

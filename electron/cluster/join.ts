@@ -2,11 +2,11 @@
 // the NATS client.
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
-import type { NodeEvent, ClusterRole, ClusterStatusView } from '../../shared/types.ts';
-import { connectCluster, type ClusterConnectOptions } from './connect.ts';
+import type { NodeEvent, ClusterRole, ClusterStatusView, NodeCard } from '../../shared/types.ts';
+import type { Envelope } from '../core/invoke.ts';
+import { connectCluster, type ClusterConnectOptions } from '../nats/connect.ts';
 import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
-import type { ClusterLink } from './host.ts';
 import { loadIdentity, parsePublicKey, type PublicKey } from './identity.ts';
 import { LinkState } from './link.ts';
 import { Member, type EventSource } from './member.ts';
@@ -14,8 +14,33 @@ import { Presence } from './presence.ts';
 import { RemoteEvents } from './remote-events.ts';
 import { Caller } from './request.ts';
 import { ClusterStore } from './store/cluster-store.ts';
+import type { Stores } from './store/home-stores.ts';
 import { inboxPrefixOf } from './subjects.ts';
 import { TrustList } from './trust.ts';
+
+/** A host's link to the cluster (made here: this module alone loads the NATS client). */
+export interface ClusterLink {
+  role: ClusterRole;
+  /** This machine's node id in the cluster. */
+  id: string;
+  /** Its name there. */
+  name: string;
+  heartbeatMs: number;
+  /** Serves this machine's node to the cluster (a node role). */
+  member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null } | null;
+  /** The cluster's durable state: desired versions, rollouts, each node's convergence. */
+  stores: Stores;
+  /** The members heard from (a viewer role). */
+  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean } | null;
+  /** How long a call to another node may take before it counts as unanswered. */
+  callTimeoutMs: number;
+  /** Sends one signed call to a node; rejects with a RequestFailure. */
+  request(id: string, data: string, timeoutMs: number): Promise<string>;
+  /** Other nodes' events and members' cards, as they are taken. */
+  on(event: 'event', listener: (e: NodeEvent) => void): unknown;
+  status(): ClusterStatusView;
+  close(): Promise<void>;
+}
 
 export interface LinkOptions extends ClusterConnectOptions {
   node: EventSource;

@@ -121,12 +121,16 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       variantChoices,
       digests: this.digests,
       snapshot,
-      processes: () => supervisor.list(),
+      processes: () => this.allProcesses(),
       emit,
     }));
     const sources = [...builtinSources, ociSource];
     const smokeStart = () => this.settingsStore.current().smokeStart;
-    this.swaps = new SwapJobs({ runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names, snapshot, smokeStart });
+    const coRunnerRespawn = () => this.settingsStore.current().localaiRespawn;
+    this.swaps = new SwapJobs({
+      runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names, snapshot, smokeStart,
+      coRunner: options.coRunner ?? null, coRunnerRespawn,
+    });
     supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
     supervisor.on('process-removed', (model: string) => this.emitEvent({ type: 'process-removed', node: this.id, model }));
     supervisor.on('log', (line: LogLine) => this.emitEvent({ type: 'log', node: this.id, line }));
@@ -146,6 +150,13 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const again = interrupted.flatMap((swap) => swap.note?.stopped.map((s) => s.model) ?? []);
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });
     await this.swaps.endInterrupted(interrupted);
+    this.options.coRunner?.attach({
+      node: this.id,
+      backendsDir: this.backendsDir,
+      ownPids: () => new Set(this.supervisor.list().map((p) => p.pid)),
+      respawnAfterSwap: () => this.settingsStore.current().localaiRespawn,
+      emit: (event) => this.emitEvent(event),
+    });
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
@@ -159,6 +170,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.liveSettings.close();
     this.galleries.close();
     this.store.unwatch();
+    await this.options.coRunner?.detach();
     await this.supervisor.close({ stopAll: options.stopBackends ?? !this.settingsStore.current().keepBackendsRunning });
     // Records that cannot be written must not block shutdown.
     await Promise.all([this.jobHistory.flush(), this.settingsStore.flush()].map((p) => p.catch(() => undefined)));
@@ -223,7 +235,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async processes(req: NodeRef): Promise<ProcessView[]> {
     this.check(req);
-    return this.supervisor.list();
+    return this.allProcesses();
+  }
+
+  /** The supervisor's processes, then the co-runner's models. */
+  private allProcesses(): ProcessView[] {
+    return [...this.supervisor.list(), ...(this.options.coRunner?.processes() ?? [])];
   }
 
   async jobs(req: NodeRef): Promise<JobView[]> {
@@ -311,13 +328,15 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async respawn(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
-    return this.locks.shared(process.backend, () => this.supervisor.respawn(req.model));
+    const coRunner = this.coRunnerOf(req.model);
+    return this.locks.shared(process.backend, () => (coRunner ? coRunner.respawn(req.model) : this.supervisor.respawn(req.model)));
   }
 
   async restart(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
-    return this.locks.shared(process.backend, () => this.supervisor.restart(req.model));
+    const coRunner = this.coRunnerOf(req.model);
+    return this.locks.shared(process.backend, () => (coRunner ? coRunner.respawn(req.model) : this.supervisor.restart(req.model)));
   }
 
   async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
@@ -329,13 +348,18 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async stop(req: ModelRef): Promise<void> {
     this.check(req);
     const process = this.processOf(req.model);
-    await this.locks.shared(process.backend, () => this.supervisor.stop(req.model));
+    const coRunner = this.coRunnerOf(req.model);
+    await this.locks.shared(process.backend, () => (coRunner ? coRunner.unload([req.model]) : this.supervisor.stop(req.model)));
   }
 
+  /** Frees the model's memory; a co-runner's model is stopped (LocalAI unloads a model only with its process). */
   async unload(req: ModelRef): Promise<ProcessView> {
     this.check(req);
     const process = this.processOf(req.model);
-    return this.locks.shared(process.backend, () => this.supervisor.unload(req.model));
+    const coRunner = this.coRunnerOf(req.model);
+    if (!coRunner) return this.locks.shared(process.backend, () => this.supervisor.unload(req.model));
+    await this.locks.shared(process.backend, () => coRunner.unload([req.model]));
+    return { ...process, state: 'exited', loaded: false, message: `unloaded by ${coRunner.name}` };
   }
 
   async stopProcess(req: NodeRef & { pid: number }): Promise<void> {
@@ -357,9 +381,15 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   }
 
   private processOf(model: string): ProcessView {
-    const process = this.supervisor.get(model);
+    const process = this.supervisor.get(model) ?? this.options.coRunner?.processes().find((p) => p.model === model);
     if (!process) throw new HangarError('not-found', `no process for model ${model}`);
     return process;
+  }
+
+  /** The co-runner, when `model` is its own and not the supervisor's. */
+  private coRunnerOf(model: string): NonNullable<LocalNodeOptions['coRunner']> | null {
+    const coRunner = this.options.coRunner;
+    return coRunner && !this.supervisor.get(model) && coRunner.owns(model) ? coRunner : null;
   }
 
   private async onGalleryChanged(): Promise<void> {

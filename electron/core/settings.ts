@@ -19,6 +19,7 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   labels: {},
   cordoned: false,
   smokeStart: true,
+  localaiRespawn: true,
 };
 
 export class SettingsStore {

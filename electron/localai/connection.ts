@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import type { LocalAiJoin, LocalAiSettingsView, LocalAiStatusView, NodeEvent } from '../../shared/types.ts';
-import { withSecretsKept } from '../cluster/cluster-settings.ts';
+import { withSecretsKept } from '../core/secrets.ts';
 import { oneLine } from '../core/jobs.ts';
 import { readJsonFile, writeFileAtomic } from '../core/state-file.ts';
 import type { HangarNodes, LocalAiLink } from './link.ts';

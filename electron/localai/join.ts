@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { NodeEvent } from '../../shared/types.ts';
-import { connectCluster } from '../cluster/connect.ts';
+import { connectCluster } from '../nats/connect.ts';
 import { FrontendClient } from './frontend-client.ts';
 import { LocalAiLink, type HangarNodes } from './link.ts';
 import type { WORKER_TIMEOUTS_MS } from './protocol.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { HangarError, hangarMethods, requestSchemas, type HangarApi, type HangarMethod } from '../../shared/index.ts';
 import { fixedClusterSettings } from '../cluster/cluster-settings.ts';
-import { createHost } from '../cluster/host.ts';
+import { createHost } from '../fleet/host.ts';
 import { LocalNode } from '../core/node.ts';
 import { APP_URL } from './app-protocol.ts';
 import { createRouter } from './router.ts';

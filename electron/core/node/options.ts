@@ -3,6 +3,7 @@ import type { GallerySpec } from '../gallery/index.ts';
 import type { ExtractLimits } from '../install/limits.ts';
 import type { TransferLimits } from '../net/guarded-fetch.ts';
 import type { SupervisorOptions } from '../supervisor/index.ts';
+import type { CoRunner } from './co-runner.ts';
 
 export interface LocalNodeOptions {
   id?: string;
@@ -32,4 +33,6 @@ export interface LocalNodeOptions {
   /** Where the GPU tools are looked for and how often they are asked (tests put fakes on PATH). */
   resources?: { env?: NodeJS.ProcessEnv; refreshMs?: number };
   supervisor?: Partial<Omit<SupervisorOptions, 'backendsDir' | 'modelsDir' | 'stateDir' | 'runtimeEnv'>>;
+  /** Another runtime on this machine that runs processes from the node's backend directories (a LocalAI server). */
+  coRunner?: CoRunner;
 }

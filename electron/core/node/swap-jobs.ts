@@ -1,7 +1,8 @@
 // Install, upgrade, rollback and delete as jobs: fetched with no lock held, then swapped under the backend's lock with
 // the replaced tree's processes stopped by directory identity first and respawned after, gated on Health (with none
-// to respawn, the new build is smoke-started instead). A swap a crash interrupted is told as its job's end. A leftover
-// working directory is restored or removed under the same lock.
+// to respawn, the new build is smoke-started instead). A co-runner's models (a LocalAI server's) that ran from the
+// replaced tree are brought back on the new one as part of the gate. A swap a crash interrupted is told as its job's
+// end. A leftover working directory is restored or removed under the same lock.
 import { HangarError } from '../../../shared/errors.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import type { JobKind, JobView } from '../../../shared/types.ts';
@@ -16,7 +17,9 @@ import { oneLine, type JobContext, type JobRunner } from '../jobs.ts';
 import type { DirectorySnapshot } from '../localai-rows.ts';
 import type { KeyedLock } from '../locks.ts';
 import type { DirectoryStop, Supervisor } from '../supervisor/index.ts';
+import { dirIdentity } from '../supervisor/identity.ts';
 import { keysOf, type Catalog } from './catalog.ts';
+import type { CoRunner } from './co-runner.ts';
 import type { BackendNames } from './names.ts';
 
 type Stopped = DirectoryStop['stopped'];
@@ -60,6 +63,15 @@ export interface SwapJobParts {
   snapshot(): Promise<DirectorySnapshot>;
   /** The node's setting: smoke-start a new build that no process of the old one runs to respawn from it. */
   smokeStart(): boolean;
+  coRunner: CoRunner | null;
+  /** The node's setting: bring the co-runner's models back on a new tree. */
+  coRunnerRespawn(): boolean;
+}
+
+/** What a swap stopped of its own, and which of the co-runner's models ran from the replaced tree. */
+interface Replaced {
+  stopped: Stopped;
+  coModels: string[];
 }
 
 export class SwapJobs {
@@ -115,11 +127,12 @@ export class SwapJobs {
         const backend = await store.get(name);
         if (!backend && !(await store.kept()).some((k) => k.name === name)) throw new HangarError('not-found', `backend ${name} is not installed`);
         ctx.phase('stopping');
-        await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => store.remove(name, hooks));
+        const { coModels } = await this.stoppingFirst(name, ctx, stopUnsupervised, (hooks) => store.remove(name, hooks));
+        await this.unloadCoModels(ctx, coModels);
         // As LocalAI: deleting a meta deletes its concrete build; deleting a build leaves no meta pointing at nothing.
         const concrete = backend?.metadata?.metaBackendFor;
         if (concrete && (await store.get(concrete))) {
-          await this.stoppingFirst(ctx, stopUnsupervised, (hooks) => store.remove(concrete, hooks));
+          await this.unloadCoModels(ctx, (await this.stoppingFirst(concrete, ctx, stopUnsupervised, (hooks) => store.remove(concrete, hooks))).coModels);
           await catalog.publishBackend(concrete);
         }
         for (const meta of (await snapshot()).metasOf(name)) {
@@ -273,10 +286,12 @@ export class SwapJobs {
     change: VersionChange,
     options: GateOptions,
   ): Promise<void> {
-    const { supervisor, store, catalog } = this.parts;
+    const { supervisor, store, catalog, coRunner } = this.parts;
     const { stopUnsupervised } = options;
     const about = { job: ctx.job, verb: change.verb, from: change.from, to: change.to };
-    const { result: pending, stopped } = await this.stoppingFirst(ctx, stopUnsupervised, swap, about);
+    const { result: pending, stopped, coModels } = await this.stoppingFirst(name, ctx, stopUnsupervised, swap, about);
+    const coReload = coRunner !== null && coModels.length > 0 && this.parts.coRunnerRespawn();
+    if (coRunner && coModels.length > 0 && !coReload) ctx.notice(`${coRunner.name} still runs ${coModels.join(', ')} from the replaced tree (the localai-respawn setting is off)`);
     // What else ran from the replaced tree is marked stale meanwhile: the respawn waits for nothing but its own start.
     const rechecked = supervisor.recheck();
     // The smoke-started process is stopped while the swap settles: the job ends once it is gone.
@@ -285,47 +300,69 @@ export class SwapJobs {
       if (stopped.length > 0) {
         ctx.phase('respawning');
         await supervisor.respawnAll(stopped);
-      } else if (options.smokeStart ?? this.parts.smokeStart()) {
+      } else if (!coReload && (options.smokeStart ?? this.parts.smokeStart())) {
         ctx.phase('smoke start');
         smoked = (await supervisor.smokeStart({ name, dir: store.liveDir(name) })).stopped;
+      }
+      // The co-runner's models coming back from the new tree are part of the gate (and prove the build starts).
+      if (coReload) {
+        ctx.phase(`reloading in ${coRunner.name}`);
+        ctx.notice(await coRunner.reload(name, coModels));
       }
     } catch (error) {
       await rechecked;
       ctx.phase('rolling back');
-      await supervisor.stopByDirectory(store.liveDir(name), { stopUnsupervised });
+      await supervisor.stopByDirectory(store.liveDir(name), { stopUnsupervised, spare: coRunner?.pids() ?? [] });
       await pending.undo();
       await supervisor.recheck();
       await supervisor.respawnAll(stopped).catch(() => undefined);
+      const coBack = coReload ? await coRunner.reload(name, coModels).then(() => '', (again: unknown) => `; ${coRunner.name} could not load ${coModels.join(', ')} from it either: ${oneLine(again)}`) : '';
       await catalog.publishBackend(name);
-      throw new HangarError('failed', gateFailure(name, change, oneLine(error)));
+      throw new HangarError('failed', gateFailure(name, change, oneLine(error)) + coBack);
     }
     await rechecked;
     await Promise.all([pending.settle().then(() => catalog.publishBackend(name)), smoked]);
+    // A running LocalAI registers backends only at its start (and after its own installs): a new name waits for it.
+    if (!change.replacing && coRunner?.knows(name) === false) ctx.notice(`${coRunner.name} will see ${name} after its restart (it registers backends only when it starts)`);
+  }
+
+  /** A deleted backend's models in the co-runner are stopped: there is no tree to bring them back on. */
+  private async unloadCoModels(ctx: JobContext, models: string[]): Promise<void> {
+    const { coRunner } = this.parts;
+    if (!coRunner || models.length === 0) return;
+    ctx.phase(`stopping in ${coRunner.name}`);
+    await coRunner.unload(models);
+    ctx.notice(`${coRunner.name}: stopped ${models.join(', ')} (their backend is deleted)`);
   }
 
   /**
    * Runs work whose beforeSwap hook stops, by directory identity, the supervised processes using the live
-   * directory (and the others only with stopUnsupervised); the job's notice names those it left running.
+   * directory (and the others only with stopUnsupervised, never the co-runner's, which it brings back itself); the
+   * job's notice names those it left running.
    */
   private async stoppingFirst<T>(
+    backend: string,
     ctx: JobContext,
     stopUnsupervised: boolean,
     work: (hooks: SwapHooks) => Promise<T>,
     about?: Omit<SwapNote, 'stopped'>,
-  ): Promise<{ result: T; stopped: Stopped }> {
-    const { supervisor } = this.parts;
+  ): Promise<{ result: T } & Replaced> {
+    const { supervisor, coRunner } = this.parts;
     let stopped: Stopped = [];
+    let coModels: string[] = [];
     try {
       const result = await work({
         beforeSwap: async (liveDir, noteKnown) => {
+          const identity = coRunner && (await dirIdentity(liveDir));
+          coModels = identity ? await coRunner.modelsIn(backend, identity) : [];
           const chosen = (list: Stopped) => ((stopped = list), noteKnown());
-          const outcome = await supervisor.stopByDirectory(liveDir, { stopUnsupervised, onChosen: chosen });
+          const outcome = await supervisor.stopByDirectory(liveDir, { stopUnsupervised, onChosen: chosen, spare: coRunner?.pids() ?? [] });
           stopped = outcome.stopped;
           if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },
         ...(about && { note: () => ({ ...about, stopped }) }),
       });
-      return { result, stopped };
+      return { result, stopped, coModels };
     } catch (error) {
       // Nothing was swapped: what was stopped goes back to the tree it ran from.
       if (stopped.length > 0) await supervisor.respawnAll(stopped).catch(() => undefined);

@@ -78,6 +78,12 @@ export class BackendClient {
     return toResult(await this.#call('LoadModel', options, timeoutMs));
   }
 
+  /** The text a backend answers a prompt with. */
+  async predict(prompt: string, timeoutMs: number): Promise<string> {
+    const reply = (await this.#call('Predict', { Prompt: prompt }, timeoutMs)) as { message: Uint8Array };
+    return Buffer.from(reply.message).toString('utf8');
+  }
+
   async status(timeoutMs: number): Promise<{ state: string }> {
     const response = (await this.#call('Status', {}, timeoutMs)) as { state: string };
     return { state: response.state };

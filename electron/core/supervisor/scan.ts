@@ -85,7 +85,7 @@ function cwdStatus(
   return 'ok';
 }
 
-function readCwd(pid: number): ScanDirectory | null {
+export function readCwd(pid: number): ScanDirectory | null {
   let link: string;
   try {
     link = readlinkSync(`/proc/${pid}/cwd`);
@@ -114,7 +114,7 @@ export function readCommand(pid: number): string {
  * Which backend a path under the backends dir belongs to, and whether it is aside (not the live tree):
  * `echo/sub` -> echo, live; `echo.install-backup/sub` and `.hangar/previous/echo/sub` -> echo, aside.
  */
-function placeOf(relative: string): { backend: string; aside: boolean } {
+export function placeOf(relative: string): { backend: string; aside: boolean } {
   const [first = '', , third = ''] = relative.split(sep);
   if (first === WORK_DIR) return { backend: third.replace(/\.[0-9a-f]{12}$/, ''), aside: true };
   return { backend: first.replace(SIDE_NAMES, ''), aside: SIDE_NAMES.test(first) };

@@ -19,6 +19,8 @@ export interface DirectoryStop {
 
 export interface DirectoryStopOptions {
   stopUnsupervised?: boolean;
+  /** Processes another runner (a LocalAI server) brings back itself: neither stopped nor reported as left running. */
+  spare?: number[];
   onChosen?(stopped: DirectoryStop['stopped']): void;
 }
 
@@ -74,7 +76,8 @@ export class Stopping {
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
     const ours = new Set(this.records.all().map((p) => p.pid));
     for (const p of supervised) for (const member of processTree(p)) ours.add(member.pid);
-    const strangers = [...running].filter((pid) => !ours.has(pid) && pid !== process.pid);
+    const spared = new Set(options.spare);
+    const strangers = [...running].filter((pid) => !ours.has(pid) && !spared.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
     const stopped = supervised.map((p) => ({ model: p.model, backend: p.backend }));
     options.onChosen?.(stopped);

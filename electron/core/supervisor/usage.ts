@@ -21,6 +21,19 @@ function system(): { ticks: number; page: number } {
 }
 
 const UNKNOWN: Usage = { cpu: null, rss: null };
+
+/** When a process this host did not start began (its start time since boot, field 22, plus the boot time). */
+export function processStartedAt(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))?.[1]);
+    const at = boot * 1000 + (ticks / system().ticks) * 1000;
+    return Number.isFinite(at) ? new Date(at).toISOString() : null;
+  } catch {
+    return null;
+  }
+}
 const MIN_INTERVAL_MS = 1000;
 
 /** Remembers each process's previous sample, so a reading is the recent CPU share and not a lifetime average. */

@@ -13,15 +13,17 @@ import { isEnded } from './ProcessState.tsx';
  * listed. Stopping a live process says first what it stops; removing an ended row stops nothing. On a LocalAI worker,
  * what needs Hangar on the machine stays in place, off, with the reason.
  */
-export function ProcessActions({ process }: { process: Pick<ProcessView, 'model' | 'state' | 'pid' | 'port' | 'backend' | 'loaded'> }) {
+export function ProcessActions({ process }: { process: Pick<ProcessView, 'model' | 'state' | 'pid' | 'port' | 'backend' | 'loaded' | 'runBy'> }) {
   const { model } = process;
   const ended = isEnded(process.state);
+  // A LocalAI server's model: respawned and unloaded through its API, its logs its own.
+  const byLocalAi = process.runBy === 'localai';
   const [confirmingStop, setConfirmingStop] = useState(false);
   const onWorker = useNodes(isWorkerSelected);
   const noRespawn = useRefusal(ended ? 'restart' : 'respawn');
-  const noLogs = useRefusal('logs');
+  const noLogs = useRefusal('logs') ?? (byLocalAi ? 'LocalAI keeps the logs of the models it runs' : null);
   const doStop = () => void attempt(`Stop ${model}`, () => stop(model));
-  const unloadable = process.state !== 'ready' ? 'Only a ready process can unload its model' : process.loaded ? null : 'No model is loaded in it';
+  const unloadable = byLocalAi ? null : process.state !== 'ready' ? 'Only a ready process can unload its model' : process.loaded ? null : 'No model is loaded in it';
   return (
     <>
       {ended ? (
@@ -50,6 +52,8 @@ export function ProcessActions({ process }: { process: Pick<ProcessView, 'model'
             lines={
               onWorker
                 ? [`Sends backend.stop: the LocalAI worker frees ${model} and stops its process.`, `LocalAI's frontend starts it again on its next request.`]
+                : byLocalAi
+                ? [`Asks LocalAI to stop ${model} (its /backend/shutdown): its process ends.`, `LocalAI loads it again on its next request.`]
                 : [`Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`, `Loading ${model} again starts a new process.`]
             }
           />

@@ -8,6 +8,7 @@ import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, u
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
 import { JoinField, requestFrom } from './join-form.tsx';
+import { LocalAiServerSection } from './LocalAiServerSettings.tsx';
 import { LocalAiSection } from './LocalAiSettings.tsx';
 import { useAction } from './useAction.ts';
 
@@ -20,7 +21,7 @@ export function SettingsView() {
   useEffect(() => void load.run(), [load.run]);
   const hostsOwn = useNodes((s) => s.selected) === LOCAL_NODE;
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
-  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch' | 'smokeStart', label: string, hint: string, testId: string) => (
+  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch' | 'smokeStart' | 'localaiRespawn', label: string, hint: string, testId: string) => (
     <Toggle
       label={label}
       hint={fixed(key) ? FIXED_REASON : hint}
@@ -70,6 +71,12 @@ export function SettingsView() {
               'When no process of a backend runs to be restarted from its new build, start the build once and wait for its Health answer before the install or upgrade is done; one that does not answer is rolled back.',
               'setting-smoke-start',
             )}
+            {toggle(
+              'localaiRespawn',
+              "Bring LocalAI's models back on the new build",
+              'After an upgrade (Hangar\'s or LocalAI\'s own), stop each model a linked LocalAI server runs from the replaced tree and load it again on the new one.',
+              'setting-localai-respawn',
+            )}
           </Section>
           <Section title="Backends">
             <PortRange view={view} disabled={change.pending || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
@@ -83,6 +90,7 @@ export function SettingsView() {
           </Section>
           <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
+          {hostsOwn && <LocalAiServerSection />}
           {hostsOwn && <LocalAiSection />}
         </div>
       )}

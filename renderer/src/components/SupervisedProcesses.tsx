@@ -29,15 +29,23 @@ export function SupervisedProcesses() {
   const onWorker = useNodes(isWorkerSelected);
   // A LocalAI worker has no Hangar to read its GPU tools.
   const vram = useProcessVram(onWorker ? null : USAGE_REFRESH_MS);
-  const rows = Object.values(processes).sort(byUrgency);
-  if (rows.length === 0) return null;
+  const all = Object.values(processes).sort(byUrgency);
   // A LocalAI worker runs its own processes and reports each model's address, not its pid, age or use.
-  const title = onWorker ? 'Running on the LocalAI worker' : 'Supervised by Hangar';
+  const groups = onWorker
+    ? [{ title: 'Running on the LocalAI worker', label: 'Processes on the LocalAI worker', rows: all, testId: 'supervised-table' }]
+    : [
+        { title: 'Supervised by Hangar', label: 'Processes supervised by Hangar', rows: all.filter((p) => p.runBy !== 'localai'), testId: 'supervised-table' },
+        { title: 'Run by LocalAI', label: 'Models the LocalAI server runs', rows: all.filter((p) => p.runBy === 'localai'), testId: 'localai-table' },
+      ];
+  return groups.map((group) => group.rows.length > 0 && <ProcessTable key={group.testId} {...group} onWorker={onWorker} vram={vram} />);
+}
+
+function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: string; label: string; rows: ProcessView[]; testId: string; onWorker: boolean; vram: Map<string, number> | null }) {
   return (
     <>
       <h2 className="section-title">{title}</h2>
       <div className="table-wrap fit">
-        <table className="table" aria-label={onWorker ? 'Processes on the LocalAI worker' : 'Processes supervised by Hangar'} data-testid="supervised-table">
+        <table className="table" aria-label={label} data-testid={testId}>
           <thead>
             <tr>
               <th scope="col" className="sticky-start">Model</th>

@@ -1,8 +1,9 @@
 """A LocalAI-style Python backend for tests (grpcio + protobuf from Debian, no generated stubs).
 
 LoadModel resolves the model path with os.path.abspath and reads ./VERSION, both relative to the working
-directory, like real Python backends. When a reinstall has swapped that directory away, Health still answers OK
-and LoadModel fails with FileNotFoundError, which is the failure Hangar has to detect and explain.
+directory, like real Python backends; Predict reads ./VERSION at each request. When a reinstall has swapped that
+directory away, Health still answers OK and LoadModel and Predict fail with FileNotFoundError, which is the failure
+Hangar has to detect and explain.
 """
 
 import argparse
@@ -29,6 +30,7 @@ def _messages():
         return msg
 
     message("HealthMessage")
+    message("PredictOptions", ("Prompt", 1, FieldProto.TYPE_STRING))
     message("Reply", ("message", 1, FieldProto.TYPE_BYTES))
     message(
         "ModelOptions",
@@ -66,6 +68,11 @@ class Backend:
         self.state = "READY"
         return M["Result"](success=True, message=f"loaded {request.Model} from {path} with pyecho {version}")
 
+    def Predict(self, request, _context):
+        with open("VERSION", encoding="utf-8") as file:
+            version = file.read().strip()
+        return M["Reply"](message=f"pyecho {version}: {request.Prompt}".encode())
+
     def Status(self, _request, _context):
         return M["StatusResponse"](state=self.state)
 
@@ -97,7 +104,9 @@ def main():
     address = parser.parse_args().addr
 
     backend = Backend()
-    requests = {"Health": "HealthMessage", "LoadModel": "ModelOptions", "Status": "HealthMessage", "Free": "HealthMessage"}
+    requests = {
+        "Health": "HealthMessage", "Predict": "PredictOptions", "LoadModel": "ModelOptions", "Status": "HealthMessage", "Free": "HealthMessage",
+    }
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(
             _guarded(getattr(backend, name)),

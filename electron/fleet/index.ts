@@ -2,15 +2,15 @@ import { LOCAL_NODE, type LocalAiJoinRequest } from '../../shared/api.ts';
 import type { ClusterRole } from '../../shared/types.ts';
 import { LocalAiConnection } from '../localai/connection.ts';
 import type { HangarNodes } from '../localai/link.ts';
-import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from './defaults.ts';
-import type { ClusterConnectOptions } from './connect.ts';
-import { fixedClusterSettings, type ClusterSettings } from './cluster-settings.ts';
-import { createHost, type Host } from './host.ts';
-import type { EventSource } from './member.ts';
+import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
+import type { ClusterConnectOptions } from '../nats/connect.ts';
+import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
+import { createHost, type Host, type LocalAiServerSettings } from './host.ts';
+import type { EventSource } from '../cluster/member.ts';
 
-export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from './defaults.ts';
+export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 export type { Host } from './host.ts';
-export { storedClusterSettings, type ClusterSettings } from './cluster-settings.ts';
+export { storedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
 
 export interface JoinOptions extends ClusterConnectOptions {
   /** node: serve this machine's node only; viewer: watch and call the nodes only; default both. */
@@ -32,6 +32,8 @@ export interface StartHostOptions {
   clusterSettings?: ClusterSettings;
   /** The LocalAI cluster whose workers the host manages: fixed by the command line, else kept in `stateDir`. */
   localai?: LocalAiHostOptions;
+  /** The LocalAI server beside the node (the node's co-runner), as Settings show and change it. */
+  localaiServer?: LocalAiServerSettings;
 }
 
 export interface LocalAiHostOptions {
@@ -62,9 +64,9 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
 }
 
 async function createClusterHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
-  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai });
+  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
   // The NATS client is loaded only by a host that joins a cluster.
-  const { joinCluster } = await import('./join.ts');
+  const { joinCluster } = await import('../cluster/join.ts');
   const cluster = await joinCluster({
     ...options.cluster,
     node: options.node,
@@ -74,5 +76,5 @@ async function createClusterHost(options: StartHostOptions, clusterSettings: Clu
     heartbeatMs: options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
   });
-  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai });
+  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
 }

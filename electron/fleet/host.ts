@@ -1,43 +1,25 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
-import { LOCAL_NODE, nodeMethods, type HangarApi, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
+import { LOCAL_NODE, nodeMethods, type HangarApi, type LocalAiServerRequest, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
 import { nodeResultSchemas } from '../../shared/result-schema.ts';
-import type { ClusterRole, ClusterStatusView, JobView, NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { ClusterStatusView, JobView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { ClusterLink } from '../cluster/join.ts';
 import type { Envelope } from '../core/invoke.ts';
-import type { ClusterSettings } from './cluster-settings.ts';
-import { Converger } from './converge.ts';
-import { DEFAULT_HEARTBEAT_MS } from './defaults.ts';
-import { DesiredState } from './desired.ts';
-import type { EventSource } from './member.ts';
-import { Rollouts } from './rollouts.ts';
-import { RequestFailure } from './request-failure.ts';
-import { HOME, homeStores, migrateRollouts, type Stores } from './store/home-stores.ts';
+import type { ClusterSettings } from '../cluster/cluster-settings.ts';
+import { Converger } from '../cluster/converge.ts';
+import { DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
+import { DesiredState } from '../cluster/desired.ts';
+import type { EventSource } from '../cluster/member.ts';
+import { Rollouts } from '../cluster/rollouts.ts';
+import { RequestFailure } from '../cluster/request-failure.ts';
+import { HOME, homeStores, migrateRollouts, type Stores } from '../cluster/store/home-stores.ts';
 import type { LocalAiConnection } from '../localai/connection.ts';
 import type { LocalAiLink } from '../localai/link.ts';
 
-/** A host's link to the cluster (made by join.ts, which alone loads the NATS client). */
-export interface ClusterLink {
-  role: ClusterRole;
-  /** This machine's node id in the cluster. */
-  id: string;
-  /** Its name there. */
-  name: string;
-  heartbeatMs: number;
-  /** Serves this machine's node to the cluster (a node role). */
-  member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null } | null;
-  /** The cluster's durable state: desired versions, rollouts, each node's convergence. */
-  stores: Stores;
-  /** The members heard from (a viewer role). */
-  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean } | null;
-  /** How long a call to another node may take before it counts as unanswered. */
-  callTimeoutMs: number;
-  /** Sends one signed call to a node; rejects with a RequestFailure. */
-  request(id: string, data: string, timeoutMs: number): Promise<string>;
-  /** Other nodes' events and members' cards, as they are taken. */
-  on(event: 'event', listener: (e: NodeEvent) => void): unknown;
-  status(): ClusterStatusView;
-  close(): Promise<void>;
+export interface LocalAiServerSettings {
+  view(): LocalAiServerView;
+  update(next: LocalAiServerRequest | null): Promise<LocalAiServerView>;
 }
 
 export interface HostOptions {
@@ -45,6 +27,8 @@ export interface HostOptions {
   cluster: ClusterLink | null;
   /** The LocalAI cluster whose workers this host manages as nodes of their own kind. */
   localai?: LocalAiConnection | null;
+  /** The LocalAI server beside this host's node, as Settings show and change it. */
+  localaiServer?: LocalAiServerSettings | null;
   /** Where a host in no cluster keeps its rollouts and desired versions (and whence they move into a cluster's). */
   stateDir: string;
   /** The cluster to join, as Settings show and change it. */
@@ -54,6 +38,7 @@ export interface HostOptions {
 /** Calls that do real work on the node (spawning, loading, upgrading everything) get this much longer. */
 const SLOW_METHODS: ReadonlySet<NodeMethod> = new Set(['load', 'respawn', 'respawnBackend', 'stop', 'upgradeAll', 'gallery', 'scan', 'installVersion', 'drain']);
 const SLOW_FACTOR = 6;
+const NO_SERVER = 'This host links no LocalAI server.';
 const TERMINAL_JOB_STATES = new Set(['done', 'failed', 'cancelled']);
 
 export type Host = HangarApi & {
@@ -184,6 +169,15 @@ export function createHost(options: HostOptions): Host {
       checkHost(req);
       if (!localai) throw new HangarError('conflict', 'This host manages no LocalAI cluster.');
       return localai.update(req.localai);
+    },
+    localaiServer: async (req) => {
+      checkHost(req);
+      return options.localaiServer?.view() ?? { url: null, hasApiKey: false, fixed: NO_SERVER, status: null };
+    },
+    updateLocalaiServer: async (req) => {
+      checkHost(req);
+      if (!options.localaiServer) throw new HangarError('conflict', NO_SERVER);
+      return options.localaiServer.update(req.server);
     },
     on: (event, listener) => events.on(event, listener),
     off: (event, listener) => events.off(event, listener),

@@ -1,0 +1,41 @@
+// Another runtime that starts processes from this node's backend directories: a LocalAI server that shares them. The
+// node does not supervise its processes, but shows them, lets people respawn and unload them, and makes every swap
+// bring them back on the new tree, as it does its own.
+import type { NodeEvent, ProcessView } from '../../../shared/types.ts';
+import type { DirIdentity } from '../supervisor/identity.ts';
+
+/** What the node gives a co-runner when it starts. */
+export interface CoRunnerContext {
+  /** The node's id, as its events name it. */
+  node: string;
+  backendsDir: string;
+  /** The pids of the processes the node supervises itself: never the co-runner's. */
+  ownPids(): Set<number>;
+  /** Whether a swap brings the co-runner's models back on the new tree (the node's `localaiRespawn` setting). */
+  respawnAfterSwap(): boolean;
+  emit(event: NodeEvent): void;
+}
+
+export interface CoRunner {
+  /** Who it is, in messages ("LocalAI"). */
+  readonly name: string;
+  attach(context: CoRunnerContext): void;
+  detach(): Promise<void>;
+  /** Its models, each with the process found on this machine (pid 0 when none is), as the views show them. */
+  processes(): ProcessView[];
+  owns(model: string): boolean;
+  /** The pids of its processes, which a swap leaves to it rather than naming them as left running. */
+  pids(): number[];
+  /** Its models whose processes run from the directory `identity` names: what a swap of `backend` replaces under them. */
+  modelsIn(backend: string, identity: DirIdentity): Promise<string[]>;
+  /**
+   * Brings these models back on the live tree of `backend`, one at a time (stopped, then loaded again), each proven
+   * by a process of it running from that tree; resolves with what it did, rejects at the first that does not come back.
+   */
+  reload(backend: string, models: string[]): Promise<string>;
+  /** Stops these models and loads nothing (their backend is gone). */
+  unload(models: string[]): Promise<void>;
+  respawn(model: string): Promise<ProcessView>;
+  /** Whether it runs a backend of this name now; null when it cannot tell (its link is down). */
+  knows(backend: string): boolean | null;
+}

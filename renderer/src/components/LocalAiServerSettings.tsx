@@ -1,0 +1,92 @@
+// Settings → LocalAI server: the `local-ai run` server that shares this node's backends directory. Hangar shows its
+// models beside its own processes and, after every swap, brings them back on the new tree through its API.
+import { useEffect, useState } from 'react';
+import type { LocalAiServerRequest } from '../../../shared/api.ts';
+import type { LocalAiServerView } from '../../../shared/types.ts';
+import { changeLocalAiServer, loadLocalAiServer, localaiServerProblem, useLocalAiServer } from '../state/localai-server.ts';
+import { JoinField, requestFrom } from './join-form.tsx';
+import { useAction } from './useAction.ts';
+
+export function LocalAiServerSection() {
+  const view = useLocalAiServer((s) => s.view);
+  const load = useAction(loadLocalAiServer);
+  useEffect(() => void load.run(), [load.run]);
+  if (!view) return load.error ? <p className="alert error">Could not read the LocalAI server: {load.error}</p> : null;
+  return (
+    <section className="card settings-section" aria-label="LocalAI server" data-testid="localai-server-settings">
+      <h2>LocalAI server</h2>
+      <p className="muted">
+        A LocalAI server (<code>local-ai run</code>) on this machine that uses this node&apos;s backends directory. Its models show under Processes;
+        after every upgrade, Hangar&apos;s or LocalAI&apos;s own, each one that ran from the replaced tree is stopped and loaded again on the new one.
+        Hangar calls only <code>/system</code>, <code>/backend/monitor</code>, <code>/backend/shutdown</code>, <code>/backend/load</code> and{' '}
+        <code>/version</code>.
+      </p>
+      <ServerState view={view} />
+      {view.fixed === null ? <ServerForm view={view} /> : <p className="muted">{view.fixed}</p>}
+    </section>
+  );
+}
+
+function ServerState({ view }: { view: LocalAiServerView }) {
+  const status = view.status;
+  if (!view.url) return <p data-testid="localai-server-state">No LocalAI server is linked.</p>;
+  if (!status) return <p data-testid="localai-server-state">Linking {view.url}…</p>;
+  const models = `${status.models} ${status.models === 1 ? 'model' : 'models'} loaded`;
+  return (
+    <>
+      <p data-testid="localai-server-state">
+        {status.connected ? `Linked to LocalAI ${status.version ?? ''} at ${view.url}: ${models}.` : `Not linked to ${view.url}: ${status.reason ?? 'linking…'}`}
+      </p>
+      {status.backendsNote && (
+        <p className="muted" data-testid="localai-server-note">
+          {status.backendsNote}
+        </p>
+      )}
+    </>
+  );
+}
+
+function ServerForm({ view }: { view: LocalAiServerView }) {
+  const change = useAction(changeLocalAiServer);
+  const [form, setForm] = useState({ url: view.url ?? '', apiKey: '', insecure: false });
+  useEffect(() => setForm({ url: view.url ?? '', apiKey: '', insecure: false }), [view.url]);
+  const request = requestFrom<LocalAiServerRequest>(form);
+  const problem = form.url === '' ? "Give the server's address." : localaiServerProblem(request);
+  return (
+    <>
+      <form
+        className="setting-row"
+        aria-label="LocalAI server to link"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!problem) void change.run(request);
+        }}
+      >
+        <JoinField label="Address" value={form.url} disabled={change.pending} onChange={(url) => setForm({ ...form, url })} testId="localai-server-url" placeholder="http://127.0.0.1:8080" grow />
+        <JoinField
+          label="API key"
+          type="password"
+          value={form.apiKey}
+          disabled={change.pending}
+          onChange={(apiKey) => setForm({ ...form, apiKey })}
+          testId="localai-server-api-key"
+          placeholder={view.hasApiKey ? 'kept' : ''}
+        />
+        <button type="submit" className="btn small primary" disabled={change.pending || problem !== null} data-testid="localai-server-save">
+          Link
+        </button>
+        {view.url && (
+          <button type="button" className="btn small" disabled={change.pending} onClick={() => void change.run(null)} data-testid="localai-server-forget">
+            Forget this server
+          </button>
+        )}
+        {problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
+      </form>
+      {change.error && (
+        <div className="alert error" role="alert">
+          {change.error}
+        </div>
+      )}
+    </>
+  );
+}
