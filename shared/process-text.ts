@@ -28,7 +28,8 @@ export interface CwdVerdict {
  * was started in (its identity at that path, and what /proc says); a process it did not start is judged by the scan.
  */
 export function cwdVerdict(entry: ScanEntry, supervised: readonly ProcessView[]): CwdVerdict {
-  const own = entry.supervised ? supervised.find((p) => p.pid === entry.pid) : undefined;
+  // A process Hangar supervises, or one a linked LocalAI server runs: its row's verdict, with its reason.
+  const own = supervised.find((p) => p.pid === entry.pid && (entry.supervised || p.runBy === 'localai'));
   if (own) return { status: own.cwd, reason: own.cwdReason };
   switch (entry.status) {
     case 'stale':

@@ -155,6 +155,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       backendsDir: this.backendsDir,
       ownPids: () => new Set(this.supervisor.list().map((p) => p.pid)),
       respawnAfterSwap: () => this.settingsStore.current().localaiRespawn,
+      shared: (backend, work) => this.locks.shared(backend, work),
       emit: (event) => this.emitEvent(event),
     });
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;

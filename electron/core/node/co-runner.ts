@@ -13,6 +13,8 @@ export interface CoRunnerContext {
   ownPids(): Set<number>;
   /** Whether a swap brings the co-runner's models back on the new tree (the node's `localaiRespawn` setting). */
   respawnAfterSwap(): boolean;
+  /** Runs `work` on one backend's models beside loads and stops, never during a swap of it (the node's backend lock). */
+  shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
   emit(event: NodeEvent): void;
 }
 

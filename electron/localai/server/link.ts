@@ -5,7 +5,6 @@
 // brings each model that ran from the replaced tree back on the live one: shutdown, then load, one at a time.
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
@@ -32,8 +31,6 @@ const DEFAULT_POLL_MS = 2000;
 const DEFAULT_LOAD_TIMEOUT_MS = 10 * 60_000;
 /** A swap's renames come in a burst: the tree is read once they are done. */
 const SETTLE_MS = 30;
-/** A backend a swap has in hand is left to it for at most this long. */
-const CLAIM_MS = 15 * 60_000;
 
 export class LocalAiServer implements CoRunner {
   readonly name = 'LocalAI';
@@ -49,8 +46,6 @@ export class LocalAiServer implements CoRunner {
   private readonly learned = new Map<number, string>();
   /** What Hangar last did to a model, shown on its row. */
   private readonly notes = new Map<string, { message: string | null; error: string | null }>();
-  /** Backends a swap has in hand: it brings their models back itself. */
-  private readonly claimed = new Map<string, number>();
   private serverPid: number | null = null;
   private timer: NodeJS.Timeout | undefined;
   private settle: NodeJS.Timeout | undefined;
@@ -111,30 +106,23 @@ export class LocalAiServer implements CoRunner {
     return this.system ? this.system.backends.includes(backend) : null;
   }
 
-  async modelsIn(backend: string, identity: DirIdentity): Promise<string[]> {
+  async modelsIn(_backend: string, identity: DirIdentity): Promise<string[]> {
     this.scan();
-    const models = [...this.rows.values()].filter((r) => r.process?.identity && sameInode(r.process.identity, identity)).map((r) => r.model);
-    if (models.length > 0) this.claimed.set(backend, Date.now());
-    return models;
+    return [...this.rows.values()].filter((r) => r.process?.identity && sameInode(r.process.identity, identity)).map((r) => r.model);
   }
 
   async reload(backend: string, models: string[]): Promise<string> {
-    this.claimed.set(backend, Date.now());
-    try {
-      const done: string[] = [];
-      for (const model of models) {
-        const started = Date.now();
-        await this.again(model);
-        const row = this.rows.get(model);
-        // Proven by its process, where one can be seen: running from the live tree.
-        if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
-        const version = backendVersion(this.backendsDir, row?.process?.backend ?? backend);
-        done.push(`${model} reloaded${version ? ` from ${version}` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      }
-      return `LocalAI: ${done.join('; ')}`;
-    } finally {
-      this.claimed.delete(backend);
+    const done: string[] = [];
+    for (const model of models) {
+      const started = Date.now();
+      await this.again(model);
+      const row = this.rows.get(model);
+      // Proven by its process, where one can be seen: running from the live tree.
+      if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
+      const version = backendVersion(this.backendsDir, row?.process?.backend ?? backend);
+      done.push(`${model} reloaded${version ? ` from ${version}` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     }
+    return `LocalAI: ${done.join('; ')}`;
   }
 
   async unload(models: string[]): Promise<void> {
@@ -249,14 +237,20 @@ export class LocalAiServer implements CoRunner {
     this.rows = assign(this.backendsDir, this.system, this.found, this.learned);
   }
 
-  /** A model left running from a replaced tree by a swap Hangar did not make (LocalAI's own upgrade): one at a time. */
+  /**
+   * A model left running from a replaced tree by a swap Hangar did not make (LocalAI's own upgrade): one at a time, each
+   * under its backend's lock, so a swap of Hangar's own brings its models back itself and this finds them fresh.
+   */
   private respawnStale(): Promise<void> {
     this.respawning ??= (async () => {
-      const now = Date.now();
-      for (const row of [...this.rows.values()]) {
-        if (!row.process?.stale || (this.claimed.get(row.process.backend) ?? 0) > now - CLAIM_MS) continue;
-        await this.respawn(row.model).catch(() => undefined);
-        await sleep(0);
+      for (const { model, process } of [...this.rows.values()]) {
+        if (!process?.stale || !this.context) continue;
+        await this.context
+          .shared(process.backend, async () => {
+            this.scan();
+            if (this.rows.get(model)?.process?.stale) await this.respawn(model);
+          })
+          .catch(() => undefined);
       }
     })().finally(() => (this.respawning = null));
     return this.respawning;

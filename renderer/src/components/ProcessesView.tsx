@@ -14,11 +14,14 @@ import { useAction } from './useAction.ts';
 
 const SUPERVISED_HINT = 'Respawn it from the Backends view to run the current install.';
 const UNSUPERVISED_HINT = 'Hangar did not start it: restart it yourself to run the current install.';
+const LOCALAI_HINT = 'The LocalAI server runs it: Respawn in its row above brings it back on the current install.';
 
 /** A scan entry with the one verdict its process gets everywhere (a supervised one's is its supervisor's). */
 interface Judged {
   entry: ScanEntry;
   verdict: CwdVerdict;
+  /** A linked LocalAI server runs it. */
+  byLocalAi: boolean;
 }
 
 /** Stale processes first, the rest by PID. */
@@ -39,7 +42,8 @@ export function ProcessesView() {
   const processes = useBackends((s) => s.processes);
   const entries = useMemo(() => {
     const supervised = Object.values(processes);
-    return found?.map((entry) => ({ entry, verdict: cwdVerdict(entry, supervised) })).sort(byUrgency) ?? null;
+    const localai = new Set(supervised.filter((p) => p.runBy === 'localai').map((p) => p.pid));
+    return found?.map((entry) => ({ entry, verdict: cwdVerdict(entry, supervised), byLocalAi: localai.has(entry.pid) })).sort(byUrgency) ?? null;
   }, [found, processes]);
   // A supervised process that starts or ends changes what runs from the backends directory: scan again.
   const livePids = useBackends((s) =>
@@ -104,8 +108,8 @@ export function ProcessesView() {
               </tr>
             </thead>
             <tbody>
-              {entries.map(({ entry, verdict }) => (
-                <ScanRow key={entry.pid} entry={entry} verdict={verdict} onStopped={rescan} />
+              {entries.map(({ entry, verdict, byLocalAi }) => (
+                <ScanRow key={entry.pid} entry={entry} verdict={verdict} byLocalAi={byLocalAi} onStopped={rescan} />
               ))}
             </tbody>
           </table>
@@ -115,8 +119,9 @@ export function ProcessesView() {
   );
 }
 
-function ScanRow({ entry, verdict, onStopped }: { entry: ScanEntry; verdict: CwdVerdict; onStopped: () => Promise<void> }) {
+function ScanRow({ entry, verdict, byLocalAi, onStopped }: { entry: ScanEntry; verdict: CwdVerdict; byLocalAi: boolean; onStopped: () => Promise<void> }) {
   const stale = verdict.status === 'stale';
+  const hint = entry.supervised ? SUPERVISED_HINT : byLocalAi ? LOCALAI_HINT : UNSUPERVISED_HINT;
   return (
     <tr className={stale ? 'row-stale' : undefined} data-testid={`scan-row-${entry.pid}`} data-status={verdict.status}>
       <td className="num mono sticky-start" data-testid="scan-pid">
@@ -136,16 +141,16 @@ function ScanRow({ entry, verdict, onStopped }: { entry: ScanEntry; verdict: Cwd
       </td>
       <td data-testid="scan-status">
         {stale ? (
-          <StaleBadge process={{ cwdReason: verdict.reason, procCwd: entry.cwd || null }} hint={entry.supervised ? SUPERVISED_HINT : UNSUPERVISED_HINT} />
+          <StaleBadge process={{ cwdReason: verdict.reason, procCwd: entry.cwd || null }} hint={hint} />
         ) : (
           <span className="muted" title={verdict.reason}>
             {verdict.status}
           </span>
         )}
       </td>
-      <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : 'not started by Hangar'}</td>
+      <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : byLocalAi ? 'run by LocalAI' : 'not started by Hangar'}</td>
       <td data-testid="scan-backend">{entry.backend ?? <span className="muted">—</span>}</td>
-      <td className="sticky-end">{stale && !entry.supervised && <StopProcess entry={entry} onStopped={onStopped} />}</td>
+      <td className="sticky-end">{stale && !entry.supervised && !byLocalAi && <StopProcess entry={entry} onStopped={onStopped} />}</td>
     </tr>
   );
 }
