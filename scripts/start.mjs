@@ -19,9 +19,10 @@ try {
 }
 if (start.note) console.log(start.note);
 
-// Its own process group, so a terminal's Ctrl-C reaches the child once: forwarded by us.
+// Its own process group, so a terminal's Ctrl-C reaches the child once: forwarded by us. So is the hangup of a
+// terminal that closes: the app or agent goes with it, rather than live on with no terminal.
 const child = spawn(start.command, start.args, { cwd: root, stdio: 'inherit', env: start.env, detached: true });
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
 child.on('error', (error) => {
   console.error(`hangar: could not start ${start.command}: ${error.message}`);
   process.exit(1);

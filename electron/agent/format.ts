@@ -10,7 +10,7 @@ import { named } from './nodes.ts';
 export const lsJson = (b: BackendView) => ({
   name: b.name, kind: b.kind, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
   installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, runs: b.runs, broken: b.broken,
-  localai: b.localai, leftover: b.leftover, kept: b.kept, processes: b.processes.map(psJson),
+  localai: b.localai, leftover: b.leftover, kept: b.kept, previous: b.previous, processes: b.processes.map(psJson),
 });
 export const galleryJson = (e: GalleryEntryView) => ({
   name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable,

@@ -21,6 +21,46 @@ async function stopAgent(agent: Agent): Promise<number | null> {
 }
 
 describe('the agent on a full disk', () => {
+  test('a reinstall with under 1 MiB free ends with the job, the live tree and the rollback target agreeing', async (t) => {
+    let agent: Agent | undefined;
+    t.after(async () => {
+      if (agent) await stopAgent(agent);
+    });
+    const root = await tempDir('full-disk-swap');
+    t.after(() => rm(root, { recursive: true, force: true }));
+    const [old, next] = [join(root, 'old.yaml'), join(root, 'new.yaml')];
+    await writeGallery(old, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
+    await writeGallery(next, [{ name: 'echo', uri: await echoSource(root, '2.0.0'), version: '2.0.0' }]);
+    const mounted = await tmpfsForTest(t, '16m');
+    if (!mounted) return;
+    const { dir: home, disk } = mounted;
+    agent = await startAgent(home, null, ['--gallery', `old=${old}`, '--gallery', `new=${next}`]);
+    assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
+    await json(agent, 'load', 'echo', 'm1');
+
+    await disk.leave(936 * 1024);
+    const reinstall = await hangar(agent, 'install', 'new@echo', '--force');
+    const echo = async () => (await json<Array<{ name: string; version: string; previous: { version: string } | null }>>(agent!, 'ls')).find((b) => b.name === 'echo')!;
+    const after = await echo();
+    if (reinstall.code === 0) {
+      assert.deepEqual([after.version, after.previous?.version], ['2.0.0', '1.0.0'], 'done: the new build is live, the old one kept to roll back to');
+    } else {
+      assert.match(reinstall.stderr, /failed/);
+      assert.equal(after.version, '1.0.0', `failed (${reinstall.stderr.trim()}): the old build is live`);
+    }
+    assert.equal((await json<Array<{ model: string; cwd: string }>>(agent, 'ps')).find((p) => p.model === 'm1')?.cwd, 'ok', 'm1 runs from the live tree');
+
+    // With room again, nothing was lost: the next install keeps the rollback target, and a rollback reaches it.
+    await disk.free();
+    if (reinstall.code === 0) {
+      assert.equal((await hangar(agent, 'rollback', 'echo')).code, 0);
+      assert.equal((await echo()).version, '1.0.0');
+    } else {
+      assert.equal((await hangar(agent, 'install', 'new@echo', '--force')).code, 0);
+      assert.deepEqual([(await echo()).version, (await echo()).previous?.version], ['2.0.0', '1.0.0']);
+    }
+  });
+
   test('a setting that cannot be written is refused and lost nothing; state files fail whole, said once; leftovers go at start', async (t) => {
     let agent: Agent | undefined;
     t.after(async () => {

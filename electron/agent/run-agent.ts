@@ -101,6 +101,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   };
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
+  // The terminal that ran it closed: it goes with it, as keep-running says, rather than live on under init.
+  process.on('SIGHUP', () => void stop());
 
   await writeFileAtomic(agentFile(options.home), JSON.stringify({ url: server.url, pid: process.pid }) + '\n', { mode: 0o600 }).catch((error: Error) =>
     process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),

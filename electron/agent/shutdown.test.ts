@@ -1,7 +1,9 @@
 // SIGTERM against an agent that still holds connections of every kind, the hostile ones included: it closes them
 // all, stops its backends and exits, within a few seconds.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { Agent as HttpAgent, get as httpGet, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
@@ -15,11 +17,11 @@ import { hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 const EXIT_WITHIN_MS = 5000;
 
-/** SIGTERM; resolves with the exit code and how long the agent took. */
-async function terminate(agent: Agent): Promise<{ code: number | null; ms: number }> {
+/** SIGTERM (or `signal`); resolves with the exit code and how long the agent took. */
+async function terminate(agent: Agent, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; ms: number }> {
   const started = Date.now();
   const exited = once(agent.child, 'exit') as Promise<[number | null]>;
-  agent.child.kill('SIGTERM');
+  agent.child.kill(signal);
   const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the agent did not exit within ${EXIT_WITHIN_MS * 2} ms of SIGTERM`)), EXIT_WITHIN_MS * 2).unref());
   const [code] = await Promise.race([exited, timeout]);
   return { code, ms: Date.now() - started };
@@ -52,6 +54,28 @@ describe('agent shutdown with connections still open', () => {
     assert.ok(ms < EXIT_WITHIN_MS, `the agent took ${ms} ms to exit`);
     assert.equal(isAlive(backendPid), false, 'its backend was stopped');
   }
+
+  test('SIGHUP (the terminal that ran it closed) stops it as SIGTERM does; with keep-running on, its backends stay for the next start', async () => {
+    const { code } = await terminate(agent, 'SIGHUP');
+    assert.equal(code, 0);
+    assert.equal(isAlive(backendPid), false, 'its backend was stopped');
+    agent = await startAgent(agent.home, null);
+    assert.equal((await hangar(agent, 'settings', 'keep-running', 'on')).code, 0);
+    const kept = (await json<{ pid: number }>(agent, 'load', 'echo', 'm2')).pid;
+    assert.equal((await terminate(agent, 'SIGHUP')).code, 0);
+    assert.equal(isAlive(kept), true, 'keep-running: its backend outlives it');
+    process.kill(kept, 'SIGKILL');
+  });
+
+  test("npm start's launcher passes a closing terminal's SIGHUP on: the agent it started stops", async () => {
+    assert.equal((await terminate(agent)).code, 0);
+    const launcher = spawn(process.execPath, ['scripts/start.mjs', '--home', agent.home, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = createInterface({ input: launcher.stdout! });
+    const started = await new Promise<string>((resolve) => lines.on('line', (line) => /listening on/.test(line) && resolve(line)));
+    assert.match(started, /^hangar agent listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const [code] = await Promise.all([once(launcher, 'exit').then(([c]) => c as number | null), Promise.resolve(launcher.kill('SIGHUP'))]);
+    assert.equal(code, 0, 'the agent stopped cleanly, and the launcher with it');
+  });
 
   test('a refused upgrade (foreign Host) that writes a frame after the 403 and leaves does not keep SIGTERM out', async () => {
     const socket = await rawSocket(agent.url, upgradeRequest('evil.example', WS_PROTOCOL));

@@ -15,11 +15,12 @@ export const DEFAULT_LIMITS: ExtractLimits = { maxEntries: 200_000, maxBytes: 32
 /** Small archives may be as compressible as they like: a whole archive's ratio says little below this size. */
 const RATIO_FLOOR = 64 * 1024 ** 2;
 /**
- * While an archive is still being read, its ratio so far is judged only past this much inflated output: a sparse
- * head (say 100 MiB of zeros before the real data) is then judged together with the data after it, and a bomb is
+ * While an archive is still being read, it may inflate this much more than the ratio allows for what was read so
+ * far: a sparse head (say 300 MiB of zeros before the real data) is then judged together with the data after it,
+ * however fast the source delivers (a download's compressed bytes arrive no faster than they inflate), and a bomb is
  * still cut off long before it fills a disk.
  */
-const RATIO_FLOOR_WHILE_READING = 256 * 1024 ** 2;
+const SPARSE_HEAD_MAX = 384 * 1024 ** 2;
 
 export function sizeText(bytes: number): string {
   return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
@@ -75,21 +76,19 @@ export class RatioWatch {
     this.compressed = bytes;
   }
 
-  /** The bytes inflated so far: throws once they plainly run ahead of what was read. */
+  /** The bytes inflated so far: throws once they run more than a sparse head's worth ahead of what was read. */
   inflatedTo(bytes: number): void {
     this.inflated = bytes;
-    this.check(RATIO_FLOOR_WHILE_READING, ' so far');
+    if (this.inflated > this.maxRatio * this.compressed + SPARSE_HEAD_MAX) this.refuse(' so far');
   }
 
   /** After the whole archive is read: throws when it expanded more than the ratio overall. */
   finish(): void {
-    this.check(RATIO_FLOOR, '');
+    if (this.inflated > RATIO_FLOOR && this.inflated > this.maxRatio * this.compressed) this.refuse('');
   }
 
-  private check(floor: number, soFar: string): void {
+  private refuse(soFar: string): never {
     const { inflated, compressed, maxRatio } = this;
-    if (inflated > floor && inflated > maxRatio * compressed) {
-      throw refused(`archive expands more than ${maxRatio} times its compressed size (${sizeText(inflated)} from ${sizeText(compressed)}${soFar}): refused as a compression bomb`);
-    }
+    throw refused(`archive expands more than ${maxRatio} times its compressed size (${sizeText(inflated)} from ${sizeText(compressed)}${soFar}): refused as a compression bomb`);
   }
 }

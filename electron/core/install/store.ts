@@ -70,6 +70,8 @@ export interface SwapHooks {
  * rollback target exactly as it was. Until it settles, a host that dies has the swap undone on its next start.
  */
 export interface PendingSwap {
+  /** Resolves once the journal says the health gate began; rejects when that cannot be written (undo, then). */
+  gated: Promise<void>;
   settle(): Promise<void>;
   undo(): Promise<void>;
 }
@@ -290,9 +292,11 @@ export class BackendStore {
     const backup = this.backupDir(name);
     const replacing = await isDir(live);
     const journal = (phase: JournalEntry['phase']) => this.journal.write({ name, swap: kind, phase, replacing, note: hooks.note?.() ?? null });
+    await this.journal.reserve();
     if (replacing) {
       await mkdir(join(this.work, 'backup'), { recursive: true });
-      await rm(backup, { recursive: true, force: true });
+      // A backup an earlier swap could not settle is the tree it replaced: the rollback target, not rubbish.
+      if (await isDir(backup)) await this.settleReplaced(name);
       await this.stopFirst(name, live, hooks, () => journal('swapping'));
     } else await journal('swapping');
     if (replacing) {
@@ -312,9 +316,12 @@ export class BackendStore {
     const gate = journal('gate').then(() => hooks.onStep?.('live-renamed'));
     gate.catch(() => undefined);
     return {
+      gated: gate,
       settle: async () => {
         await gate;
-        await journal('settling');
+        // Past the gate the new tree stays: a journal that cannot say so (a full disk) leaves it at 'gate', which a
+        // crash before the next step would undo; the settling goes on regardless.
+        await journal('settling').catch(() => undefined);
         if (replacing) await settleBackup();
         await this.journal.remove(name);
         this.index.touch(name, true);

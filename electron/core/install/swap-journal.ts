@@ -3,7 +3,7 @@
 // processes have not come back healthy is not a swap that happened, so a host that dies before the gate passes has
 // the old tree put back on its next start, however far the renames got. It also keeps what the swap was for (the
 // job, the versions, the models it stopped), so that start can say how the job ended and run those models again.
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JobKind } from '../../../shared/types.ts';
 import { readJsonFile, removeInterruptedWrites, writeJsonFile } from '../state-file.ts';
@@ -42,11 +42,32 @@ export interface InterruptedSwap {
   note: SwapNote | null;
 }
 
+/**
+ * Room kept for the journal: a full disk must not stop a swap between its renames. A write that finds no space frees
+ * it and tries once more; it is made again once the swap is over.
+ */
+const RESERVE_BYTES = 256 * 1024;
+
 export class SwapJournal {
   constructor(private readonly dir: string) {}
 
-  write(entry: JournalEntry): Promise<void> {
-    return writeJsonFile(this.path(entry.name), { version: 1, ...entry });
+  /** Keeps the journal's room taken (where there is room for it). */
+  async reserve(): Promise<void> {
+    await mkdir(this.dir, { recursive: true }).catch(() => undefined);
+    await writeFile(this.reservePath(), Buffer.alloc(RESERVE_BYTES), { flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') await rm(this.reservePath(), { force: true });
+    });
+  }
+
+  async write(entry: JournalEntry): Promise<void> {
+    const write = () => writeJsonFile(this.path(entry.name), { version: 1, ...entry });
+    try {
+      await write();
+    } catch (error) {
+      if (!isNoSpace(error)) throw error;
+      await rm(this.reservePath(), { force: true });
+      await write();
+    }
   }
 
   async read(name: string): Promise<JournalEntry | null> {
@@ -55,8 +76,9 @@ export class SwapJournal {
     return valid ? { name, swap: entry.swap!, phase: entry.phase!, replacing: entry.replacing === true, note: entry.note ?? null } : null;
   }
 
-  remove(name: string): Promise<void> {
-    return rm(this.path(name), { force: true });
+  async remove(name: string): Promise<void> {
+    await rm(this.path(name), { force: true });
+    await this.reserve();
   }
 
   /** The backends with a journal (a swap in flight, or one a crash interrupted); half-written files are removed. */
@@ -69,4 +91,14 @@ export class SwapJournal {
   private path(name: string): string {
     return join(this.dir, `${name}.json`);
   }
+
+  /** Beside the journal's entries, not among them. */
+  private reservePath(): string {
+    return join(this.dir, '..', 'journal-reserve');
+  }
+}
+
+function isNoSpace(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if ((e as NodeJS.ErrnoException).code === 'ENOSPC') return true;
+  return false;
 }

@@ -309,6 +309,8 @@ export class SwapJobs {
         ctx.phase(`reloading in ${coRunner.name}`);
         ctx.notice(await coRunner.reload(name, coModels));
       }
+      // So is the journal saying the gate began: a swap a crash could not undo is not one to keep (a full disk).
+      await pending.gated;
     } catch (error) {
       await rechecked;
       ctx.phase('rolling back');

@@ -1,7 +1,7 @@
 // A real small filesystem for the full-disk tests (tests only): a tmpfs mounted on a directory. Mounting needs root
 // (CI runs as root); anywhere else the caller is told so, loudly, and skips. As root, a mount that fails is a failure.
 import { execFileSync } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { tempDir } from './fixtures.ts';
@@ -9,6 +9,8 @@ import { tempDir } from './fixtures.ts';
 export interface Tmpfs {
   /** Takes every free byte left, with one file. */
   fill(): Promise<void>;
+  /** Takes all but about `bytes` of what is free, with that file. */
+  leave(bytes: number): Promise<void>;
   /** Gives that space back. */
   free(): Promise<void>;
   unmount(): void;
@@ -28,6 +30,10 @@ export function mountTmpfs(dir: string, size: string, test: string): Tmpfs | nul
       await writeFile(filler, Buffer.alloc(parseSize(size))).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOSPC') throw error;
       });
+    },
+    async leave(bytes) {
+      const { bavail, bsize } = await statfs(dir);
+      await writeFile(filler, Buffer.alloc(Math.max(0, bavail * bsize - bytes)));
     },
     free: () => writeFile(filler, ''),
     // Lazily: a process the test started may still hold a file there for a moment.

@@ -25,7 +25,12 @@ export interface LocalAiServerOptions {
   pollMs?: number;
   /** How long a model's load may take (a GPU build can take minutes). */
   loadTimeoutMs?: number;
+  /** Where a change of the link's state is said, in one line (default: the host's stderr). */
+  log?(line: string): void;
 }
+
+/** How the link stands, as the status tells it (the counts are read when it is shown). */
+type LinkState = Omit<LocalAiServerStatus, 'models' | 'backendsNote'>;
 
 const DEFAULT_POLL_MS = 2000;
 const DEFAULT_LOAD_TIMEOUT_MS = 10 * 60_000;
@@ -37,7 +42,7 @@ export class LocalAiServer implements CoRunner {
   private readonly settings: ServerSettings;
   private context: CoRunnerContext | null = null;
   private api: LocalAiServerApi | null = null;
-  private status: Omit<LocalAiServerStatus, 'models' | 'backendsNote'> | null = null;
+  private status: LinkState | null = null;
   private system: SystemInfo | null = null;
   private found: ServerProcess[] = [];
   private rows = new Map<string, ModelRow>();
@@ -51,6 +56,7 @@ export class LocalAiServer implements CoRunner {
   private settle: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | null = null;
   private respawning: Promise<void> | null = null;
+  private polling: Promise<void> | null = null;
   private generation = 0;
   /** The models the views were last told of. */
   private shown = new Set<string>();
@@ -193,23 +199,29 @@ export class LocalAiServer implements CoRunner {
       this.status = { connected: false, reason: oneLine(error), version: null, checkedAt: new Date().toISOString() };
       return;
     }
-    const port = Number(new URL(this.api.url).port || (this.api.url.startsWith('https') ? 443 : 80));
-    this.serverPid = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(this.api.url).hostname) ? listenerPid(port) : null;
+    this.serverPid = null;
     this.timer = setInterval(() => generation === this.generation && void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
     void this.poll();
   }
 
+  /** One read at a time: a LocalAI slow to answer (a health probe can take it minutes) is not asked again meanwhile. */
+  private poll(): Promise<void> {
+    this.polling ??= this.read().finally(() => (this.polling = null));
+    return this.polling;
+  }
+
   /** Reads what LocalAI has loaded (and, once, its version); a failure is said in the status, and tried again next time. */
-  private async poll(): Promise<void> {
+  private async read(): Promise<void> {
     const api = this.api;
     if (!api) return;
     const generation = this.generation;
     try {
       const system = await api.system();
+      this.serverPid ??= serverProcess(api.url);
       const version = this.status?.version ?? (await api.version().catch(() => null));
       if (generation !== this.generation) return;
       this.system = system;
-      this.status = { connected: true, reason: null, version, checkedAt: new Date().toISOString() };
+      this.setStatus({ connected: true, reason: null, version, checkedAt: new Date().toISOString() });
       await Promise.all(system.loaded.map(async (m) => {
         const bytes = await api.memory(m.id).catch(() => null);
         if (bytes === null) this.memory.delete(m.id);
@@ -217,9 +229,18 @@ export class LocalAiServer implements CoRunner {
       }));
     } catch (error) {
       if (generation !== this.generation) return;
-      this.status = { connected: false, reason: oneLine(error), version: this.status?.version ?? null, checkedAt: new Date().toISOString() };
+      this.setStatus({ connected: false, reason: oneLine(error), version: this.status?.version ?? null, checkedAt: new Date().toISOString() });
     }
     await this.refresh();
+  }
+
+  /** Keeps the link's state; a change (linked, or why not) is said once, never the API key. */
+  private setStatus(next: LinkState): void {
+    const before = this.status;
+    this.status = next;
+    if (before?.connected === next.connected && before.reason === next.reason) return;
+    const log = this.options.log ?? ((line: string) => process.stderr.write(`hangar: ${line}\n`));
+    log(next.connected ? `LocalAI server ${this.api?.url}: linked (${next.version ?? 'version unknown'})` : `LocalAI server: ${next.reason}; retrying`);
   }
 
   /** Reads the processes again, tells the views what changed, and brings back what a swap outside Hangar left stale. */
@@ -288,6 +309,13 @@ function assign(backendsDir: string, system: SystemInfo, found: ServerProcess[],
     rows.set(m.id, { model: m.id, backend: m.backend ?? mine?.backend ?? '', process: mine ?? null, guessed: !own && system.loaded.filter((o) => o.backend === m.backend).length > 1 });
   }
   return rows;
+}
+
+/** The process listening on a server address of this machine, or null (another machine, or not found). */
+function serverProcess(url: string): number | null {
+  const { hostname, port, protocol } = new URL(url);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(hostname)) return null;
+  return listenerPid(Number(port || (protocol === 'https:' ? 443 : 80)));
 }
 
 function processAlive(pid: number): boolean {

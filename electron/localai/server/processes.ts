@@ -2,8 +2,9 @@
 // 127.0.0.1:PORT` with its cwd the backend's directory, as a child of its own process (pkg/model/initializers.go,
 // process.go). A process is LocalAI's when Hangar does not supervise it, its command carries `--addr`, and its cwd is
 // one of this node's backend directories, live or replaced, told by the cwd's identity (so a LocalAI in a container
-// whose backends directory is a volume counts too) or by its path. When the server's own process is found (the one
-// listening on its port), only its children count.
+// whose backends directory is a volume counts too) or by its path. When the process listening on the server's port is
+// the parent of some of them, only its children count (behind a container's port mapping, the listener is a proxy
+// with no such children, and all of them count).
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { basename, join, relative, sep } from 'node:path';
 import { placeOf, readCommand, readCwd } from '../../core/supervisor/scan.ts';
@@ -38,11 +39,11 @@ export function findServerProcesses(backendsDir: string, own: Set<number>, serve
     if (!place) continue;
     const port = ADDR.exec(readCommand(pid))?.[1];
     const ppid = procStat(pid)?.ppid;
-    if (port === undefined || ppid === undefined || (serverPid !== null && ppid !== serverPid)) continue;
+    if (port === undefined || ppid === undefined) continue;
     const identity = cwd.stat && { dev: cwd.stat.dev, ino: cwd.stat.ino };
     found.push({ pid, ppid, backend: place.backend, port: Number(port), cwd: cwd.link, identity, stale: place.stale });
   }
-  return found;
+  return found.some((p) => p.ppid === serverPid) ? found.filter((p) => p.ppid === serverPid) : found;
 }
 
 interface Directory {
