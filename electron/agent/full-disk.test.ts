@@ -22,9 +22,10 @@ async function stopAgent(agent: Agent): Promise<number | null> {
 
 describe('the agent on a full disk', () => {
   test('a reinstall with under 1 MiB free ends with the job, the live tree and the rollback target agreeing', async (t) => {
-    let agent: Agent | undefined;
+    // Stopped before the tmpfs goes: its hook is registered first, so it runs first.
+    const running: { agent?: Agent } = {};
     t.after(async () => {
-      if (agent) await stopAgent(agent);
+      if (running.agent) await stopAgent(running.agent);
     });
     const root = await tempDir('full-disk-swap');
     t.after(() => rm(root, { recursive: true, force: true }));
@@ -34,13 +35,13 @@ describe('the agent on a full disk', () => {
     const mounted = await tmpfsForTest(t, '16m');
     if (!mounted) return;
     const { dir: home, disk } = mounted;
-    agent = await startAgent(home, null, ['--gallery', `old=${old}`, '--gallery', `new=${next}`]);
+    const agent = (running.agent = await startAgent(home, null, ['--gallery', `old=${old}`, '--gallery', `new=${next}`]));
     assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
     await json(agent, 'load', 'echo', 'm1');
 
     await disk.leave(936 * 1024);
     const reinstall = await hangar(agent, 'install', 'new@echo', '--force');
-    const echo = async () => (await json<Array<{ name: string; version: string; previous: { version: string } | null }>>(agent!, 'ls')).find((b) => b.name === 'echo')!;
+    const echo = async () => (await json<Array<{ name: string; version: string; previous: { version: string } | null }>>(agent, 'ls')).find((b) => b.name === 'echo')!;
     const after = await echo();
     if (reinstall.code === 0) {
       assert.deepEqual([after.version, after.previous?.version], ['2.0.0', '1.0.0'], 'done: the new build is live, the old one kept to roll back to');
