@@ -111,6 +111,8 @@ export const processSchema: z.ZodType<ProcessView> = z.object({
   exit: z.object({ code: z.number().int().nullable(), signal: nullableShort, at: short, tail: z.array(message).max(1000) }).nullable(),
   cpu: z.number().nullable(),
   rss: z.number().nullable(),
+  deadline: short.nullable().optional(),
+  longestMs: count.nullable().optional(),
   runBy: z.literal('localai').optional(),
 });
 

@@ -1,4 +1,5 @@
 // How every viewer words a process's end and its cwd verdict, so the CLI and the UI say the same thing.
+import { humanDuration } from './progress.ts';
 import type { CwdStatus, ProcessExit, ProcessView, ScanEntry } from './types.ts';
 
 /** "killed by SIGKILL at 12:04:05": `time` formats the moment (the CLI prints ISO, the UI the local clock). */
@@ -16,6 +17,17 @@ export function lastOutputText(exit: ProcessExit): string | null {
 /** "killed by SIGKILL at …; last output: …". */
 export function exitNote(exit: ProcessExit, time: (iso: string) => string): string {
   return [endedText(exit, time), lastOutputText(exit)].filter(Boolean).join('; ');
+}
+
+/**
+ * A row that starts or loads, with how long Hangar waits: "starting for 45s (longest start here 52s; gives up at
+ * 14:03:10)". Null for any other row.
+ */
+export function startingNote(p: ProcessView, now: number, time: (iso: string) => string): string | null {
+  if (!p.deadline || (p.state !== 'starting' && p.state !== 'loading')) return null;
+  const longest = p.longestMs ? `longest ${p.state === 'loading' ? 'load' : 'start'} here ${humanDuration(p.longestMs)}; ` : '';
+  const what = p.state === 'starting' ? `starting for ${humanDuration(now - Date.parse(p.startedAt))}` : 'loading the model';
+  return `${what} (${longest}gives up at ${time(p.deadline)})`;
 }
 
 export interface CwdVerdict {

@@ -100,6 +100,7 @@ export const nodeSettings = z.strictObject({
   cordoned: z.boolean(),
   smokeStart: z.boolean(),
   localaiRespawn: z.boolean(),
+  startTimeoutSec: z.number().int('Seconds are whole numbers').min(10, 'A start may take 10 s to a day').max(86_400, 'A start may take 10 s to a day'),
 });
 
 const text = z.string().max(1024);
@@ -159,6 +160,7 @@ export const requestSchemas = {
     restart: restartPolicy.optional(),
     restartDelayMs: z.number().int().min(0).max(3_600_000).optional(),
     maxRestarts: z.number().int().min(1).max(10_000).optional(),
+    startTimeoutMs: z.number().int().min(1000, 'A start may take at least a second').max(86_400_000, 'A start may take at most a day').optional(),
   }),
   respawn: modelRef,
   respawnBackend: backendRef,

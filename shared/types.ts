@@ -28,6 +28,8 @@ export interface RestartOptions {
   restartDelayMs?: number;
   /** This many ends within a minute leave the model crash-looping. */
   maxRestarts?: number;
+  /** How long its start (spawn to Health) and its LoadModel may take at least; the node's start-timeout otherwise. */
+  startTimeoutMs?: number;
 }
 
 /** How a process ended by itself. */
@@ -70,6 +72,10 @@ export interface ProcessView {
   cpu: number | null;
   /** Resident memory in bytes (null when unknown). */
   rss: number | null;
+  /** While it starts or loads: when Hangar gives up on it. */
+  deadline?: string | null;
+  /** The longest its backend's current phase (start, or load while loading) took on this node, in ms (null: none yet). */
+  longestMs?: number | null;
   /** Set for a model a linked LocalAI server runs (Hangar does not supervise its process). */
   runBy?: 'localai';
 }
@@ -282,6 +288,11 @@ export interface NodeSettings {
    * server runs from the replaced one (shutdown, then load).
    */
   localaiRespawn: boolean;
+  /**
+   * How long a backend's start (spawn to Health) and a model's LoadModel may take, in seconds; never less than twice the
+   * longest this node has seen that backend take.
+   */
+  startTimeoutSec: number;
 }
 
 export interface SettingsView {

@@ -44,7 +44,7 @@ describe('hangar agent + CLI', () => {
     assert.equal(install.code, 0, install.stderr);
     assert.match(install.stderr, /install echo: fetching/);
     const [echo] = await json<Array<Record<string, unknown>>>(agent, 'ls');
-    const keys = ['alias', 'broken', 'digest', 'dir', 'installedAt', 'kept', 'kind', 'leftover', 'localai', 'metaBackendFor', 'name', 'processes', 'runs', 'sha256', 'upgradable', 'uri', 'version'];
+    const keys = ['alias', 'broken', 'digest', 'dir', 'installedAt', 'kept', 'kind', 'leftover', 'localai', 'metaBackendFor', 'name', 'previous', 'processes', 'runs', 'sha256', 'upgradable', 'uri', 'version'];
     assert.deepEqual(Object.keys(echo!).sort(), keys);
     assert.deepEqual([echo!.metaBackendFor, echo!.broken, echo!.kind, echo!.runs, echo!.localai], [null, null, 'backend', 'echo', []]);
     assert.equal(echo!.version, '1.0.0');
@@ -166,14 +166,17 @@ describe('hangar agent + CLI', () => {
     assert.equal((await json<Row[]>(agent, 'ps')).find((p) => p.model === 'k1'), undefined);
   });
 
-  test('load --restart-delay and --max-restarts are kept for the model and shown in ps; bad values are refused', async () => {
+  test('load --restart-delay and --max-restarts are kept for the model and shown in ps; bad values (and a bad --start-timeout) are refused', async () => {
     const badDelay = await hangar(agent, 'load', 'echo', 'r1', '--restart-delay', 'soon');
     assert.notEqual(badDelay.code, 0);
     assert.match(badDelay.stderr, /--restart-delay wants a time such as 500ms or 2s, got "soon"/);
     const badLimit = await hangar(agent, 'load', 'echo', 'r1', '--max-restarts', '0');
     assert.notEqual(badLimit.code, 0);
     assert.match(badLimit.stderr, /maxRestarts/);
-    await json(agent, 'load', 'echo', 'r1', '--restart-delay', '250ms', '--max-restarts', '3');
+    const badStart = await hangar(agent, 'load', 'echo', 'r1', '--start-timeout', '0');
+    assert.notEqual(badStart.code, 0);
+    assert.match(badStart.stderr, /A start may take at least a second/);
+    await json(agent, 'load', 'echo', 'r1', '--restart-delay', '250ms', '--max-restarts', '3', '--start-timeout', '900');
     type Row = { model: string; policy: string; restartDelayMs: number; maxRestarts: number };
     const row = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'r1');
     assert.deepEqual([row?.policy, row?.restartDelayMs, row?.maxRestarts], ['on-failure', 250, 3]);
@@ -182,6 +185,15 @@ describe('hangar agent + CLI', () => {
     const again = (await json<Row[]>(agent, 'ps')).find((p) => p.model === 'r1');
     assert.deepEqual([again?.restartDelayMs, again?.maxRestarts], [2000, 3], 'a later load changes what it names and keeps the rest');
     assert.equal((await hangar(agent, 'stop', 'r1')).code, 0);
+  });
+
+  test('settings start-timeout takes 10 s to a day', async () => {
+    const tooShort = await hangar(agent, 'settings', 'start-timeout', '5');
+    assert.notEqual(tooShort.code, 0);
+    assert.match(tooShort.stderr, /A start may take 10 s to a day/);
+    assert.equal((await hangar(agent, 'settings', 'start-timeout', '1200')).code, 0);
+    assert.match((await hangar(agent, 'settings')).stdout, /start-timeout +1200 s/);
+    assert.equal((await hangar(agent, 'settings', 'start-timeout', '600')).code, 0);
   });
 
   test('SIGTERM stops the agent cleanly and leaves no backend running', async () => {

@@ -54,6 +54,7 @@ localaiOptions(program
   .option('--auto-upgrade', 'upgrade backends as soon as the gallery offers a newer version (default: the node\'s settings)', false)
   .option('--ports <from-to>', 'port range for backends (default 30100-30999)')
   .option('--max-install-size <size>', 'what one backend may hold on disk, e.g. 64G (default 32G)')
+  .option('--start-timeout <seconds>', 'how long a backend\'s start and a model\'s load may take, never less than twice the longest seen here (default: the node\'s settings, 600)')
   .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
   .option('--cluster <url>', 'join the NATS cluster at nats://HOST:PORT or tls://HOST:PORT')
   .option('--name <name>', 'this node\'s name in the cluster (default: the hostname)')
@@ -96,7 +97,7 @@ localaiOptions(program
 
 interface AgentCommandOptions extends LocalAiCommandOptions {
   home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
-  maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean; label: string[];
+  startTimeout?: string; maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean; label: string[];
   cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
   clusterCa?: string; insecure: boolean; clusterRole?: ClusterRole; insecureAnyCaller: boolean; heartbeat: number; callTimeout: number;
 }
@@ -300,6 +301,7 @@ interface LoadCommandOptions {
   restart?: string;
   restartDelay?: number;
   maxRestarts?: number;
+  startTimeout?: number;
 }
 
 client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (c) =>
@@ -308,7 +310,8 @@ client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (
     .argument('<model>')
     .option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always')
     .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start, doubling with each such end in a row (e.g. 500ms, 2s; default 1s); a process that ran longer restarts at once', parseDelay)
-    .option('--max-restarts <n>', 'ends within a minute that leave it crash-looping (default 5)', parseWhole))
+    .option('--max-restarts <n>', 'ends within a minute that leave it crash-looping (default 5)', parseWhole)
+    .option('--start-timeout <seconds>', 'how long its start and its load may take (default: the node\'s start-timeout); never less than twice the longest seen here', parseWhole))
   .action(withClient(async (c, backend: string, model: string, options: LoadCommandOptions) => {
     // The agent checks the policy and the numbers against the contract's schema, as every request.
     const result = await c.load({
@@ -318,6 +321,7 @@ client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (
       ...(options.restart !== undefined && { restart: options.restart as RestartPolicy }),
       ...(options.restartDelay !== undefined && { restartDelayMs: options.restartDelay }),
       ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
+      ...(options.startTimeout !== undefined && { startTimeoutMs: options.startTimeout * 1000 }),
     });
     print(options, result, () => `${result.message}\npid ${result.pid}, port ${result.port}${result.reused ? ' (reused)' : ''}\n`);
   }));

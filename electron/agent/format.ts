@@ -2,7 +2,7 @@ import { driftReason, driftText } from '../../shared/drift.ts';
 import { describeSelector } from '../../shared/selector.ts';
 import type { BackendView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
-import { cwdVerdict, exitNote } from '../../shared/process-text.ts';
+import { cwdVerdict, exitNote, startingNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 import { named } from './nodes.ts';
 
@@ -75,7 +75,7 @@ export function psRow(p: ProcessView, runBy = false): Record<string, unknown> {
     cpu: p.cpu === null || ended ? '-' : `${p.cpu}%`,
     mem: p.rss === null || ended ? '-' : iecBytes(p.rss),
     cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
-    note: p.error ?? (ended ? exitNote(p.exit!, (at) => at) : p.message) ?? '',
+    note: p.error ?? (ended ? exitNote(p.exit!, (at) => at) : (startingNote(p, Date.now(), (at) => at) ?? p.message)) ?? '',
   };
 }
 

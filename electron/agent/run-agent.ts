@@ -21,6 +21,7 @@ export interface AgentOptions {
   autoUpgrade: boolean;
   ports?: string | undefined;
   maxInstallSize?: string | undefined;
+  startTimeout?: string | undefined;
   stallTimeout?: string | undefined;
   /** Join this NATS cluster as a member. */
   cluster?: JoinOptions | undefined;
@@ -63,6 +64,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     supervisor: {
       grpcToken: process.env.LOCALAI_GRPC_AUTH_TOKEN || undefined,
       ...(ports !== undefined && { portRange: ports }),
+      ...(options.startTimeout !== undefined && { startTimeoutMs: startTimeout(options.startTimeout) }),
     },
     coRunner: localaiServer,
   });
@@ -151,6 +153,12 @@ function stallLimits(text: string): Partial<TransferLimits> {
   const ms = Number(text) * 1000;
   if (!(ms >= 1000)) throw new Error(`--stall-timeout wants seconds (at least 1), got "${text}"`);
   return { headersMs: ms, lowSpeedWindowMs: ms };
+}
+
+function startTimeout(text: string): number {
+  const seconds = Number(text);
+  if (!Number.isInteger(seconds) || seconds < 10 || seconds > 86_400) throw new Error(`--start-timeout wants whole seconds from 10 to 86400, got "${text}"`);
+  return seconds * 1000;
 }
 
 function parsePorts(ports: string): [number, number] {

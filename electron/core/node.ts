@@ -145,7 +145,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...done];
     this.store.watch();
     await this.settingsStore.load();
-    this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade']);
+    this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade', 'startTimeoutSec']);
     // What an interrupted swap stopped runs again, from whichever tree recovery left live.
     const again = interrupted.flatMap((swap) => swap.note?.stopped.map((s) => s.model) ?? []);
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });
@@ -321,8 +321,13 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async load(req: NodeRef & { backend: string; model: string } & RestartOptions): Promise<LoadResult> {
     this.check(req);
     const target = await this.names.target(req.backend);
-    const { restart, restartDelayMs, maxRestarts } = req;
-    const asked = { ...(restart && { restart }), ...(restartDelayMs !== undefined && { restartDelayMs }), ...(maxRestarts !== undefined && { maxRestarts }) };
+    const { restart, restartDelayMs, maxRestarts, startTimeoutMs } = req;
+    const asked = {
+      ...(restart && { restart }),
+      ...(restartDelayMs !== undefined && { restartDelayMs }),
+      ...(maxRestarts !== undefined && { maxRestarts }),
+      ...(startTimeoutMs !== undefined && { startTimeoutMs }),
+    };
     return this.locks.shared(target.name, () => this.supervisor.load(target, req.model, asked));
   }
 

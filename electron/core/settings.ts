@@ -20,6 +20,8 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   cordoned: false,
   smokeStart: true,
   localaiRespawn: true,
+  // Big GPU builds import torch or map a large model before they answer Health.
+  startTimeoutSec: 600,
 };
 
 export class SettingsStore {

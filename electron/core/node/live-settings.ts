@@ -11,12 +11,14 @@ const HOUR_MS = 60 * 60 * 1000;
 /** What the host's options fix for this run. */
 export function fixedSettings(options: LocalNodeOptions, galleryNames: string[]): Partial<NodeSettings> {
   const { galleries, autoUpgrade, startBackendsOnLaunch, supervisor, labels } = options;
+  const startTimeoutMs = supervisor?.startTimeoutMs;
   return {
     ...(galleries && { galleries: galleries.map((spec, i) => ({ name: galleryNames[i]!, location: spec.location, enabled: true })) }),
     ...(autoUpgrade !== undefined && { autoUpgrade }),
     ...(labels !== undefined && { labels }),
     ...(startBackendsOnLaunch !== undefined && { startBackendsOnLaunch }),
     ...(supervisor?.portRange && { portRange: supervisor.portRange }),
+    ...(startTimeoutMs !== undefined && { startTimeoutSec: Math.round(startTimeoutMs / 1000) }),
   };
 }
 
@@ -24,7 +26,7 @@ export interface LiveSettingsParts {
   options: Pick<LocalNodeOptions, 'galleries' | 'starterGallery'>;
   store: SettingsStore;
   galleries: Galleries;
-  supervisor: Pick<Supervisor, 'setPortRange'>;
+  supervisor: Pick<Supervisor, 'setPortRange' | 'setStartTimeout'>;
   /** What the auto-upgrade timer does each time it fires. */
   autoUpgrade(): void;
 }
@@ -43,6 +45,7 @@ export class LiveSettings {
       galleries.reconfigure(enabled.map((g) => ({ name: g.name, location: g.location === STARTER_LOCATION ? options.starterGallery! : g.location })));
     }
     if (changed.includes('portRange')) supervisor.setPortRange(settings.portRange);
+    if (changed.includes('startTimeoutSec')) supervisor.setStartTimeout(settings.startTimeoutSec * 1000);
     if (changed.includes('autoUpgrade') || changed.includes('autoUpgradeHours')) {
       clearInterval(this.autoUpgradeTimer);
       this.autoUpgradeTimer = settings.autoUpgrade ? setInterval(() => this.parts.autoUpgrade(), settings.autoUpgradeHours * HOUR_MS).unref() : undefined;

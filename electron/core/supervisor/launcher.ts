@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HangarError } from '../../../shared/index.ts';
+import { humanDuration } from '../../../shared/progress.ts';
 import { directoryEnv, hostBackendEnv } from './backend-env.ts';
 import type { Cgroups } from './cgroups.ts';
 import { stderrTail, type Endings } from './endings.ts';
@@ -16,6 +17,7 @@ import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessReco
 import { spawnBackend, type Spawned } from './spawn.ts';
 import type { Stopping } from './stopping.ts';
 import { killRemains } from './tree-stop.ts';
+import type { StartBudget } from './start-budget.ts';
 import { WarmShell } from './warm-shell.ts';
 
 const PORT_ATTEMPTS = 3;
@@ -31,6 +33,7 @@ export interface LaunchSettings {
 }
 
 export interface LaunchParts {
+  budget: StartBudget;
   records: ProcessRecords;
   logs: ModelLogs;
   ports: PortPool;
@@ -115,6 +118,7 @@ export class Launcher {
       loaded: false,
       message: moved,
     });
+    proc.deadline = Date.parse(startedAt) + this.parts.budget.allowed('start', target.name, spec.startTimeoutMs);
     this.parts.parent.watch(proc);
     records.put(proc);
     records.persist();
@@ -152,14 +156,20 @@ export class Launcher {
       if (proc.state !== 'starting') endings.ended(proc, how);
     });
     void spawned.result.then(() => endings.retire(proc));
+    const { budget } = this.parts;
+    const started = Date.parse(proc.startedAt);
+    const deadline = proc.deadline ?? started;
     try {
-      await waitReady(proc.port, proc.client, Date.now() + this.settings.startTimeoutMs, died.signal, output);
+      await waitReady(proc.port, proc.client, deadline, died.signal, output);
       // A Health answer that arrived after the process exited came from someone else on its port.
       died.signal.throwIfAborted();
+      budget.record('start', proc.backend, Date.now() - started);
     } catch (err) {
       if (!(err instanceof NotReadyError)) throw await deathWhileStarting(spawned, proc.port, () => stderrTail(proc), (exit) => startupDeath(proc, exit));
       await this.parts.stopping.process(proc, true);
-      throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${proc.model} within ${this.settings.startTimeoutMs} ms: ${err.lastAnswer}`);
+      throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${proc.model} within ${humanDuration(deadline - started)}: ${err.lastAnswer}`);
+    } finally {
+      proc.deadline = null;
     }
     proc.state = 'ready';
     this.parts.records.publish(proc);

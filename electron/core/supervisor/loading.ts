@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { HangarError } from '../../../shared/index.ts';
 import { BackendCallError, type LoadModelRequest } from './grpc-client.ts';
 import { oneLineOf, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import type { StartBudget } from './start-budget.ts';
 
 /** How long an unload waits for the backend's Free. */
 const FREE_LIMIT_MS = 5000;
@@ -12,7 +13,7 @@ export class Loader {
   constructor(
     private readonly records: ProcessRecords,
     private readonly modelsDir: string,
-    private readonly timeoutMs: number,
+    private readonly budget: StartBudget,
   ) {}
 
   /** What loading `model` asks of its backend: the model's file under the models directory. */
@@ -22,11 +23,16 @@ export class Loader {
 
   /** LoadModel with the row in state loading, then ready with the model loaded. */
   async into(proc: Proc, request: LoadModelRequest): Promise<string> {
+    const started = Date.now();
+    const allowed = this.budget.allowed('load', proc.backend, this.records.spec(proc.model)?.startTimeoutMs ?? null);
     proc.state = 'loading';
+    proc.deadline = started + allowed;
     this.records.publish(proc);
-    const result = await proc.client.loadModel(request, this.timeoutMs).finally(() => {
+    const result = await proc.client.loadModel(request, allowed).finally(() => {
+      proc.deadline = null;
       if (!proc.retired && proc.state === 'loading') proc.state = 'ready';
     });
+    this.budget.record('load', proc.backend, Date.now() - started);
     if (!result.success) throw new Error(result.message);
     proc.loaded = true;
     proc.error = null;

@@ -16,9 +16,8 @@ export interface SupervisorOptions {
   portRange?: [number, number];
   portQuarantineMs?: number;
   stopGraceMs?: number;
+  /** How long a start (spawn to Health) and a LoadModel may take at least (see start-budget.ts). */
   startTimeoutMs?: number;
-  /** The bound on one LoadModel call. */
-  loadTimeoutMs?: number;
   backstopMs?: number;
   /** How often every ready backend is asked for Health (and Status), each call bounded by healthTimeoutMs. */
   healthEveryMs?: number;
@@ -46,8 +45,7 @@ export function settingsOf(options: SupervisorOptions): SupervisorSettings {
     portRange: [30100, 30999],
     portQuarantineMs: 60_000,
     stopGraceMs: 3000,
-    startTimeoutMs: 60_000,
-    loadTimeoutMs: 5 * 60_000,
+    startTimeoutMs: 10 * 60_000,
     backstopMs: 15_000,
     healthEveryMs: 10_000,
     healthTimeoutMs: 2000,

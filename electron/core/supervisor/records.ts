@@ -7,6 +7,7 @@ import type { CwdReport } from './cwd-probe.ts';
 import type { BackendClient, LoadModelRequest } from './grpc-client.ts';
 import type { DirIdentity } from './identity.ts';
 import type { LogRing } from './log-ring.ts';
+import type { Phase } from './start-budget.ts';
 import { DEFAULT_RESTART_RULES, type RestartHistory, type RestartRules } from './restart-policy.ts';
 import type { ModelEntry, ProcessTable, TableEntry } from './table.ts';
 import type { UsageSampler } from './usage.ts';
@@ -43,6 +44,8 @@ export interface Proc {
   message: string | null;
   error: string | null;
   exit: ProcessExit | null;
+  /** While it starts or loads: when Hangar gives up on it (ms since the epoch). */
+  deadline: number | null;
 }
 
 /** What a model should run as, kept across its processes: what to load again, how to restart, where it listened. */
@@ -53,6 +56,8 @@ export interface ModelSpec {
   /** The load's --restart-delay and --max-restarts; null: the host's rule. */
   delayMs: number | null;
   maxRestarts: number | null;
+  /** The load's --start-timeout; null: the node's. */
+  startTimeoutMs: number | null;
   restarts: number;
   /** Its recent ends, for the backoff and the crash-loop rule. */
   history: RestartHistory;
@@ -82,6 +87,8 @@ export class ProcessRecords {
     private readonly events: SupervisorEvents,
     /** The host's restart rules: what a model that asks for none gets. */
     private readonly restartRules: RestartRules = DEFAULT_RESTART_RULES,
+    /** The longest start or load of a backend seen here, for the views. */
+    private readonly longest: (phase: Phase, backend: string) => number | null = () => null,
   ) {}
 
   get(model: string): Proc | undefined {
@@ -117,13 +124,14 @@ export class ProcessRecords {
   specFor(model: string, backend: string, asked: RestartOptions = {}): ModelSpec {
     let spec = this.specs.get(model);
     if (!spec) {
-      spec = { backend, load: null, policy: DEFAULT_POLICY, delayMs: null, maxRestarts: null, restarts: 0, history: freshHistory(), port: null };
+      spec = { backend, load: null, policy: DEFAULT_POLICY, delayMs: null, maxRestarts: null, startTimeoutMs: null, restarts: 0, history: freshHistory(), port: null };
       this.specs.set(model, spec);
     }
     spec.backend = backend;
     if (asked.restart) spec.policy = asked.restart;
     if (asked.restartDelayMs !== undefined) spec.delayMs = asked.restartDelayMs;
     if (asked.maxRestarts !== undefined) spec.maxRestarts = asked.maxRestarts;
+    if (asked.startTimeoutMs !== undefined) spec.startTimeoutMs = asked.startTimeoutMs;
     return spec;
   }
 
@@ -192,14 +200,16 @@ export class ProcessRecords {
       message: proc.message,
       error: proc.error,
       exit: proc.exit,
+      deadline: proc.deadline === null ? null : new Date(proc.deadline).toISOString(),
+      longestMs: this.longest(proc.state === 'loading' ? 'load' : 'start', proc.backend),
       ...usage,
     };
   }
 }
 
 /** A new row, starting, that has neither ended nor failed yet. */
-export function newRow(fields: Omit<Proc, 'state' | 'retired' | 'stopping' | 'error' | 'exit'>): Proc {
-  return { ...fields, state: 'starting', retired: false, stopping: false, error: null, exit: null };
+export function newRow(fields: Omit<Proc, 'state' | 'retired' | 'stopping' | 'error' | 'exit' | 'deadline'>): Proc {
+  return { ...fields, state: 'starting', retired: false, stopping: false, error: null, exit: null, deadline: null };
 }
 
 export function liveTarget(backendsDir: string, backend: string): BackendTarget {
@@ -213,6 +223,7 @@ export function specOf(entry: TableEntry | ModelEntry): ModelSpec {
     policy: entry.policy ?? DEFAULT_POLICY,
     delayMs: entry.restartDelayMs ?? null,
     maxRestarts: entry.maxRestarts ?? null,
+    startTimeoutMs: entry.startTimeoutMs ?? null,
     restarts: entry.restarts ?? 0,
     history: freshHistory(),
     port: entry.port,
@@ -224,12 +235,13 @@ export function freshHistory(): RestartHistory {
 }
 
 /** What the table keeps of how a model restarts. */
-function restartEntry(spec: ModelSpec): Pick<ModelEntry, 'policy' | 'restarts' | 'restartDelayMs' | 'maxRestarts'> {
+function restartEntry(spec: ModelSpec): Pick<ModelEntry, 'policy' | 'restarts' | 'restartDelayMs' | 'maxRestarts' | 'startTimeoutMs'> {
   return {
     policy: spec.policy,
     restarts: spec.restarts,
     ...(spec.delayMs !== null && { restartDelayMs: spec.delayMs }),
     ...(spec.maxRestarts !== null && { maxRestarts: spec.maxRestarts }),
+    ...(spec.startTimeoutMs !== null && { startTimeoutMs: spec.startTimeoutMs }),
   };
 }
 

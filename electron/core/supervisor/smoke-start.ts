@@ -3,6 +3,7 @@
 // start fails and is rolled back instead of the next load failing. No row, no model, no log file: a bare spawn to
 // Health, on a port of its own, watched by the reaper like any backend process, stopped with all it forked.
 import { HangarError } from '../../../shared/index.ts';
+import { humanDuration } from '../../../shared/progress.ts';
 import type { Cgroups } from './cgroups.ts';
 import { STDERR_TAIL_LINES } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
@@ -11,6 +12,7 @@ import type { PortPool } from './ports.ts';
 import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
 import type { BackendTarget } from './records.ts';
+import type { StartBudget } from './start-budget.ts';
 import { stopTree } from './tree-stop.ts';
 
 /** The model a smoke start's process is named for in what spawning it may say. */
@@ -22,7 +24,7 @@ export interface SmokeStartParts {
   parent: ParentWatch;
   cgroups: Cgroups;
   grpcToken?: string;
-  startTimeoutMs: number;
+  budget: StartBudget;
   stopGraceMs: number;
 }
 
@@ -46,7 +48,9 @@ export class SmokeStart {
   }
 
   private async once(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
-    const { launcher, ports, parent, cgroups, grpcToken, startTimeoutMs, stopGraceMs } = this.parts;
+    const { launcher, ports, parent, cgroups, grpcToken, budget, stopGraceMs } = this.parts;
+    const startTimeoutMs = budget.allowed('start', target.name, null);
+    const started = Date.now();
     const port = await ports.allocate();
     const stderr: string[] = [];
     const output = new OutputNudge();
@@ -82,13 +86,14 @@ export class SmokeStart {
     const died = new AbortController();
     void spawned.exit.then(() => died.abort());
     try {
-      await waitReady(port, client, Date.now() + startTimeoutMs, died.signal, output);
+      await waitReady(port, client, started + startTimeoutMs, died.signal, output);
       // A Health answer that arrived after the process exited came from someone else on its port.
       died.signal.throwIfAborted();
+      budget.record('start', target.name, Date.now() - started);
     } catch (err) {
       const error =
         err instanceof NotReadyError
-          ? new HangarError('failed', `the new build did not answer Health within ${startTimeoutMs} ms: ${err.lastAnswer}`)
+          ? new HangarError('failed', `the new build did not answer Health within ${humanDuration(startTimeoutMs)}: ${err.lastAnswer}`)
           : await deathWhileStarting(spawned, port, () => stderr, (exit) => {
               const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
               return new HangarError('failed', `the new build ${how} before it answered Health${stderr.length ? `: ${stderr.join(' | ')}` : ' (it said nothing on stderr)'}`);

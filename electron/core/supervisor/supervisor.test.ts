@@ -386,12 +386,12 @@ describe('supervisor', { concurrency: false }, () => {
 
   test('a backend that never answers Health is stopped at the start timeout', async (t) => {
     const { open, home } = ctx;
-    const supervisor = await open(t, { startTimeoutMs: 400, stateDir: join(home.root, 'state-timeout') });
+    const supervisor = await open(t, { startTimeoutMs: 1000, stateDir: join(home.root, 'state-timeout') });
     const dir = join(home.backendsDir, 'mute');
     writeScriptBackend(dir, 'exec sleep 300');
     let pid = 0;
     supervisor.on('process', (v) => void (pid ||= v.pid));
-    await assert.rejects(supervisor.ensureRunning({ name: 'mute', dir }, 'silent'), /^HangarError: backend mute did not become ready for model silent within 400 ms: port \d+ never accepted a connection$/);
+    await assert.rejects(supervisor.ensureRunning({ name: 'mute', dir }, 'silent'), /^HangarError: backend mute did not become ready for model silent within 1s: port \d+ never accepted a connection$/);
     assert.equal(await gone(pid), true);
     assert.equal(supervisor.get('silent'), null);
   });

@@ -33,6 +33,7 @@ import { SmokeStart } from './smoke-start.ts';
 import { Stopping, type DirectoryStop, type DirectoryStopOptions } from './stopping.ts';
 import { Strangers } from './strangers.ts';
 import { ProcessTable } from './table.ts';
+import { StartBudget } from './start-budget.ts';
 import { UsageSampler } from './usage.ts';
 
 export type { BackendTarget, DirectoryStop, ProcessTracking, SupervisorOptions };
@@ -63,6 +64,7 @@ export class Supervisor extends EventEmitter {
   private readonly cgroups: Cgroups;
   private readonly smoke: SmokeStart;
   private readonly strangers: Strangers;
+  private readonly budget: StartBudget;
   private reaper: Reaper | null = null;
   private closing: Promise<void> | null = null;
 
@@ -70,6 +72,7 @@ export class Supervisor extends EventEmitter {
     super();
     const o = (this.options = settingsOf(options));
     const { lock } = this;
+    const budget = (this.budget = new StartBudget(o.stateDir, o.startTimeoutMs));
     const ports = (this.ports = new PortPool(o.portRange, o.portQuarantineMs));
     this.table = new ProcessTable(o.stateDir);
     const usage = new UsageSampler();
@@ -79,19 +82,19 @@ export class Supervisor extends EventEmitter {
       const run = () => lock.run(model, work);
       return o.backendLock ? o.backendLock(backend, run) : run();
     };
-    const records = (this.records = new ProcessRecords(this.table, usage, this, o.restartRules));
+    const records = (this.records = new ProcessRecords(this.table, usage, this, o.restartRules, (phase, backend) => budget.last(phase, backend)));
     const logs = (this.modelLogs = new ModelLogs(records, this, o.logsDir, o.logMaxBytes));
     const restarts = new RestartScheduler(o.restartRules);
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
     const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, usage, restarts, selfStart, startAgain }));
     const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs));
-    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups }));
-    const loader = (this.loader = new Loader(records, o.modelsDir, o.loadTimeoutMs));
+    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, budget }));
+    const loader = (this.loader = new Loader(records, o.modelsDir, budget));
     this.rechecks = new Rechecks(records, endings);
     this.strangers = new Strangers(records, stopping, o.backendsDir);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
-    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, startTimeoutMs: o.startTimeoutMs, stopGraceMs: o.stopGraceMs });
+    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs });
     this.adoption = new Adoption({ records, logs, ports, parent, cgroups, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
   }
 
@@ -104,7 +107,7 @@ export class Supervisor extends EventEmitter {
   async start(options: { restore?: boolean; again?: string[] } = {}): Promise<void> {
     const restoreOnStart = options.restore ?? this.options.restoreOnStart;
     await mkdir(this.options.backendsDir, { recursive: true });
-    await this.cgroups.detect();
+    await Promise.all([this.cgroups.detect(), this.budget.ready()]);
     this.reaper = new Reaper(this.cgroups.root);
     const again = this.adoption.adoptSaved(await this.table.load(), restoreOnStart, new Set(options.again));
     await this.cgroups.sweep(new Set(this.records.all().map((p) => p.cgroup ?? '')));
@@ -145,6 +148,7 @@ export class Supervisor extends EventEmitter {
     await this.rechecks.idle();
     await this.table.flush();
     await this.modelLogs.flush();
+    await this.budget.flush();
   }
 
   /** How this host finds all of a backend's processes: a cgroup of each one's own, or its group and session. */
@@ -312,6 +316,11 @@ export class Supervisor extends EventEmitter {
   /** Stops one process Hangar did not start, once stoppable() vetted it. */
   stopStranger(pid: number): Promise<void> {
     return this.strangers.stop(pid);
+  }
+
+  /** How long a start and a LoadModel may take at least, from now on (the node's start-timeout setting). */
+  setStartTimeout(ms: number): void {
+    this.budget.setTimeout(ms);
   }
 
   /** Backends started from now on get ports from `range`; running ones keep theirs. */

@@ -23,6 +23,7 @@ export interface TableEntry {
   restarts?: number;
   restartDelayMs?: number;
   maxRestarts?: number;
+  startTimeoutMs?: number;
   load?: LoadModelRequest;
 }
 
@@ -34,6 +35,7 @@ export interface ModelEntry {
   restarts: number;
   restartDelayMs?: number;
   maxRestarts?: number;
+  startTimeoutMs?: number;
   port: number | null;
   load?: LoadModelRequest;
 }

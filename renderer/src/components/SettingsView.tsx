@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { galleryNameFor } from '../../../shared/gallery-name.ts';
 import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
 import { requestSchemas, STARTER_LOCATION } from '../../../shared/schemas.ts';
@@ -10,6 +10,7 @@ import { LabelsSetting } from './LabelsSetting.tsx';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { LocalAiServerSection } from './LocalAiServerSettings.tsx';
 import { LocalAiSection } from './LocalAiSettings.tsx';
+import { NumberSetting, Section, Toggle } from './SettingControls.tsx';
 import { useAction } from './useAction.ts';
 
 const FIXED_REASON = 'Set when this node was started; it can change after a restart.';
@@ -80,6 +81,15 @@ export function SettingsView() {
           </Section>
           <Section title="Backends">
             <PortRange view={view} disabled={change.pending || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
+            <NumberSetting
+              label="Give a start this long (seconds)"
+              value={view.settings.startTimeoutSec}
+              disabled={change.pending || fixed('startTimeoutSec')}
+              onSave={(startTimeoutSec) => void change.run({ startTimeoutSec })}
+              check={(startTimeoutSec) => settingsProblem({ startTimeoutSec })}
+              testId="setting-start-timeout"
+              hint="How long a backend may take to answer Health and to load its model; never less than twice the longest start seen here."
+            />
             {toggle('keepBackendsRunning', 'Keep backends running when Hangar quits', 'The next start takes them over again.', 'setting-keep-running')}
             {toggle(
               'startBackendsOnLaunch',
@@ -95,51 +105,6 @@ export function SettingsView() {
         </div>
       )}
     </section>
-  );
-}
-
-function Section({ title, fixedReason = null, children }: { title: string; fixedReason?: string | null; children: ReactNode }) {
-  return (
-    <section className="card settings-section" aria-label={title}>
-      <h2>{title}</h2>
-      {fixedReason && <p className="muted">{fixedReason}</p>}
-      {children}
-    </section>
-  );
-}
-
-function Toggle(props: { label: string; hint: string; checked: boolean; disabled: boolean; onChange(value: boolean): void; testId: string }) {
-  return (
-    <label className="setting-toggle">
-      <input type="checkbox" checked={props.checked} disabled={props.disabled} onChange={(e) => props.onChange(e.target.checked)} data-testid={props.testId} />
-      <span>
-        {props.label}
-        <span className="muted setting-hint">{props.hint}</span>
-      </span>
-    </label>
-  );
-}
-
-/** A number edited in place and saved with its button, refused in the form while it is not valid. */
-function NumberSetting(props: { label: string; value: number; disabled: boolean; onSave(value: number): void; check(value: number): string | null; testId: string }) {
-  const [text, setText] = useState(String(props.value));
-  useEffect(() => setText(String(props.value)), [props.value]);
-  const problem = props.check(Number(text));
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (!problem) props.onSave(Number(text));
-  };
-  return (
-    <form className="setting-row" onSubmit={submit}>
-      <label className="field">
-        {props.label}
-        <input type="number" value={text} disabled={props.disabled} onChange={(e) => setText(e.target.value)} data-testid={props.testId} />
-      </label>
-      <button type="submit" className="btn small" disabled={props.disabled || problem !== null || Number(text) === props.value}>
-        Apply
-      </button>
-      {problem && !props.disabled && <span className="muted setting-problem">{problem}</span>}
-    </form>
   );
 }
 

@@ -7,7 +7,9 @@ import { isWorkerSelected, useNodes } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { useProcessVram } from '../state/vram.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { exitNote } from '../../../shared/process-text.ts';
+import { exitNote, startingNote } from '../../../shared/process-text.ts';
+import { useStore } from 'zustand';
+import { clockStore } from '../state/clock.ts';
 import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
@@ -88,7 +90,8 @@ function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: s
  */
 function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; vram: number | null; onWorker: boolean }) {
   const ended = isEnded(p.state);
-  const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : p.message);
+  const starting = useStartingNote(p);
+  const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : (starting ?? p.message));
   return (
     <tr className={ended || isStale(p) ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={p.state}>
       <td className="sticky-start">
@@ -121,4 +124,11 @@ function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; v
       </td>
     </tr>
   );
+}
+
+/** A starting row's note on the shared clock; other rows do not re-render on its ticks. */
+function useStartingNote(p: ProcessView): string | null {
+  const waiting = Boolean(p.deadline) && (p.state === 'starting' || p.state === 'loading');
+  const now = useStore(clockStore, (s) => (waiting ? s.now : 0));
+  return waiting ? startingNote(p, now, clockTime) : null;
 }
