@@ -3,9 +3,11 @@
 //   the painted frame that shows it (median over real load/stop cycles). Baseline: the same with echo alone.
 // - badge_latency_ms: an out-of-band swap of a backend dir → the red "stale cwd" badge painted (median).
 // - ui_first_paint_ms: the URL opened → the Backends view painted with 500 backends (median of fresh pages).
+// - dir_change_to_view_ms: a backend tree copied in (cp -a) or removed (rm -rf) by hand → the Backends view's count
+//   painted (median of both ways), beside badge_latency_ms, the same path for a swap.
 // "Painted" is two animation frames after the DOM commit: the first callback runs before the frame that holds the
 // change is painted, the second once it has been.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -22,6 +24,7 @@ const BACKENDS = 500;
 const LOAD_CYCLES = 15;
 const SWAPS = 5;
 const FIRST_PAINTS = 5;
+const DIR_CHANGES = 5;
 
 /**
  * Injected before the app (test instrumentation, not part of the bundle): the first 'message' listener on every
@@ -122,6 +125,39 @@ async function badgeLatencies(page: Page, agent: RunningAgent): Promise<number[]
   return latencies;
 }
 
+/** In the page: stamps (epoch ms) the frame painted after `text` first shows. */
+function stampWhenShown(text: string): void {
+  const w = window as unknown as { __shownAt: number | null };
+  w.__shownAt = null;
+  const observer = new MutationObserver(() => {
+    if (!document.body.textContent?.includes(text)) return;
+    observer.disconnect();
+    requestAnimationFrame(() => requestAnimationFrame(() => (w.__shownAt = performance.timeOrigin + performance.now())));
+  });
+  observer.observe(document, { subtree: true, childList: true, characterData: true });
+}
+
+/** A stub tree copied in, then removed, out of band: each change to the count painted. */
+async function dirChangeLatencies(page: Page, agent: RunningAgent): Promise<number[]> {
+  const backendsDir = join(agent.home, 'backends');
+  const copy = join(backendsDir, 'copied');
+  const changes = [
+    { rows: BACKENDS + 1, make: () => cp(join(backendsDir, 'stub-000'), copy, { recursive: true, preserveTimestamps: true }) },
+    { rows: BACKENDS, make: () => rm(copy, { recursive: true }) },
+  ];
+  const latencies: number[] = [];
+  for (let i = 0; i < DIR_CHANGES; i++) {
+    for (const change of changes) {
+      await page.evaluate(stampWhenShown, `${change.rows} installed`);
+      const madeAt = performance.timeOrigin + performance.now();
+      await change.make();
+      await page.waitForFunction(() => (window as unknown as { __shownAt: number | null }).__shownAt !== null, undefined, { timeout: 30_000 });
+      latencies.push((await page.evaluate(() => (window as unknown as { __shownAt: number }).__shownAt)) - madeAt);
+    }
+  }
+  return latencies;
+}
+
 /** 499 minimal backend dirs (run.sh + metadata.json) beside an installed echo. */
 async function addStubBackends(backendsDir: string, count: number): Promise<void> {
   const echoMeta = JSON.parse(await readFile(join(backendsDir, 'echo', 'metadata.json'), 'utf8')) as Record<string, unknown>;
@@ -155,6 +191,7 @@ export default async function (): Promise<BenchFigure[]> {
     const page = await openPage(browser, agent, BACKENDS);
     const subject = await patchTimes(page, agent);
     const badges = await badgeLatencies(page, agent);
+    const dirChanges = await dirChangeLatencies(page, agent);
 
     return [
       {
@@ -177,6 +214,13 @@ export default async function (): Promise<BenchFigure[]> {
         unit: 'ms',
         goal: 50,
         note: `to the painted frame; ${SWAPS} out-of-band swaps with ${BACKENDS} backends listed; max ${Math.max(...badges).toFixed(0)} ms`,
+      },
+      {
+        name: 'dir_change_to_view_ms',
+        value: median(dirChanges),
+        unit: 'ms',
+        goal: 250,
+        note: `cp -a or rm -rf of a backend tree by hand -> the count painted; ${dirChanges.length} changes with ${BACKENDS} backends listed; max ${Math.max(...dirChanges).toFixed(0)} ms; badge_latency_ms beside it`,
       },
     ];
   } finally {

@@ -438,6 +438,11 @@ export interface NodeCard {
   localai?: LocalAiWorkerView;
   /** Set on a Hangar node that shares its machine and backends directory with a LocalAI worker: that worker's id. */
   pairedWorker?: string;
+  /**
+   * Set on this host's own machine when it joined the cluster as a viewer only: it is listed, but `--on all`, a label,
+   * a pin or a rollout never selects it, and it has no cordon or drain.
+   */
+  viewerOnly?: true;
 }
 
 /**

@@ -212,8 +212,17 @@ client('drain', 'cordon this node, then stop every process it supervises (Free, 
     print(options, { cordoned: true, stopped }, () => `drained: cordoned, ${stopped.length === 0 ? 'no process to stop' : `stopped ${stopped.join(', ')}`}\n`);
   }));
 
-client('gallery', 'list gallery entries', (c) => c.option('--refresh', 're-read galleries and registry digests'))
+client('gallery', 'list gallery entries (--on all --refresh: re-read every node\'s galleries)', (c) => c.option('--refresh', 're-read galleries and registry digests'), { sets: true })
   .action(withClient(async (c, options: { json?: boolean; refresh?: boolean }) => {
+    if (targets) {
+      const listed = await Promise.all(targets.map((t) => (t.card.status === 'online' ? c.gallery({ node: t.node, refresh: options.refresh === true }).catch((e: Error) => e) : null)));
+      const answers = targets.map((t, i) => ({ card: t.card, answer: listed[i] ?? null }));
+      const rows = answers.filter((a) => Array.isArray(a.answer)).map(({ card, answer }) => ({ node: card.name, entries: (answer as unknown[]).length, ...(options.refresh && { refreshed: 'now' }) }));
+      print(options, answers.map(({ card, answer }) => ({ node: card.id, name: card.name, entries: Array.isArray(answer) ? answer.map(galleryJson) : null, error: answer instanceof Error ? answer.message : null })),
+        () => table(rows, 'no node answered') + unansweredLines(answers));
+      if (answers.some((a) => !Array.isArray(a.answer))) process.exitCode = 1;
+      return;
+    }
     const entries = await c.gallery({ node, refresh: options.refresh === true });
     const { galleryProblems } = await c.info({ node });
     for (const problem of galleryProblems) process.stderr.write(`hangar: warning: ${problem.message}\n`);

@@ -192,7 +192,7 @@ export function nodesTable(cards: NodeCard[], selfNote = ''): string {
     drift: c.counts.drift,
     ...(c.localai ? { ...resourceCells(null), gpu: workerGpuText(c.localai) } : resourceCells(c.resources)),
     seen: c.status === 'online' ? 'now' : `${uptime(c.lastSeen)} ago`,
-    note: [c.cordoned && 'cordoned', (names.get(c.name) ?? 0) > 1 && sharedNameNote(c, cards), c.self && selfNote, pairingNote(c, cards)].filter(Boolean).join('; '),
+    note: [c.cordoned && 'cordoned', c.viewerOnly && 'viewer only: never in --on all, a pin or a rollout', (names.get(c.name) ?? 0) > 1 && sharedNameNote(c, cards), c.self && selfNote, pairingNote(c, cards)].filter(Boolean).join('; '),
   })), 'no nodes');
 }
 

@@ -36,10 +36,12 @@ export async function resolveNode(api: Pick<HangarApi, 'nodes' | 'clusterStatus'
 /** `--on all`, `--on label:gpu=nvidia` or `--on a,b`: every node named, once each, in the cluster's order. */
 export async function resolveTargets(api: Pick<HangarApi, 'nodes'>, on: string): Promise<Target[]> {
   const cards = await api.nodes({ node: LOCAL_NODE });
-  if (on === ALL_NODES) return cards.map(targetOf);
+  // A viewer-only host's own machine is named, never swept in.
+  const members = cards.filter((c) => !c.viewerOnly);
+  if (on === ALL_NODES) return members.map(targetOf);
   if (on.startsWith('label:')) {
     const selector = parseSelector(on);
-    const chosen = cards.filter((c) => selects(selector, c));
+    const chosen = members.filter((c) => selects(selector, c));
     if (chosen.length === 0) throw new Error(`no node has the label ${on.slice('label:'.length)} (see hangar nodes)`);
     return chosen.map(targetOf);
   }

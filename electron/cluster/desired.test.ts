@@ -147,6 +147,26 @@ describe('desired versions kept by the cluster', () => {
     assert.equal(again.stderr, 'hangar: echo has no desired version\n');
   });
 
+  test('a name or a version no node knows is refused with a non-zero exit, and nothing is recorded', async () => {
+    const typo = await hangar(agents[0]!, 'pin', 'nosuch', '9.9.9', '--on', 'all');
+    assert.equal(typo.code, 1);
+    assert.equal(typo.stderr, 'hangar: no node has nosuch installed or in a gallery (see hangar gallery --on all)\n');
+    const version = await hangar(agents[0]!, 'pin', 'echo', '9.9.9', '--on', 'd1,d2');
+    assert.equal(version.code, 1);
+    assert.equal(version.stderr, 'hangar: no node (2 nodes asked) offers echo 9.9.9: their galleries and installs have 2.0.0, 3.0.0, 4.0.0\n');
+    const upgrade = await hangar(agents[0]!, 'upgrade', 'nosuch', '--on', 'all');
+    assert.equal(upgrade.code, 1);
+    assert.equal(upgrade.stderr, 'hangar: no node has nosuch installed or in a gallery (see hangar gallery --on all)\n');
+    const to = await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--to', '9.9.9');
+    assert.equal(to.code, 1);
+    assert.match(to.stderr, /^hangar: no node offers echo 9\.9\.9: /);
+    assert.deepEqual((await desired()).desired, []);
+    assert.deepEqual(await json(agents[0]!, 'rollouts'), []);
+    const refreshed = await hangar(agents[0]!, 'gallery', '--refresh', '--on', 'all');
+    assert.equal(refreshed.code, 0, refreshed.stderr);
+    assert.match(refreshed.stdout, /^NODE +ENTRIES +REFRESHED\nd1 +1 +now\nd2 +1 +now\nd3 +1 +now\n$/);
+  });
+
   test('a pin from a key no node trusts, or forged into the bucket, is never acted on', async () => {
     const outsiderHome = join(root, 'outsider');
     const outsider = await startAgent(outsiderHome, galleries[0]!, ['--cluster', nats.url, '--name', 'outsider', '--cluster-role', 'viewer', '--heartbeat', String(HEARTBEAT_MS)]);
@@ -176,6 +196,15 @@ describe('desired versions kept by the cluster', () => {
     }
     await new Promise((r) => setTimeout(r, 1000));
     assert.deepEqual(await versions(), [['d1', '3.0.0'], ['d2', '2.0.0'], ['d3', '3.0.0']], 'no node moved');
+  });
+
+  test('a viewer-only host lists its own machine but never sweeps it into --on all', async () => {
+    const viewer = agents[3]!;
+    const own = (await json<NodeCard[]>(viewer, 'nodes')).find((c) => c.self)!;
+    assert.equal(own.viewerOnly, true);
+    assert.match((await hangar(viewer, 'nodes')).stdout, /viewer only: never in --on all, a pin or a rollout/);
+    const columns = await json<Column[]>(viewer, 'ls', '--on', 'all');
+    assert.deepEqual(columns.map((c) => c.name), ['d1', 'd2', 'd3']);
   });
 
   test('with nats-server down the host keeps its own node online and usable; back on the same store, every pin is there', async () => {

@@ -6,6 +6,7 @@ import { describeSelector, parseSelector, selects } from '../../shared/selector.
 import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../shared/types.ts';
 import { oneLine } from '../core/jobs.ts';
 import type { DesiredState } from './desired.ts';
+import { askOffers, checkOffered, type Offers } from './offers.ts';
 import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
@@ -82,7 +83,9 @@ export class Rollouts {
     const selector = parseSelector(on);
     const members = (await this.options.nodes()).filter((m) => selects(selector, m));
     if (members.length === 0) throw new HangarError('not-found', `no node is one of ${describeSelector(on)}`);
-    const version = options.version ?? (await this.offeredVersion(backend, members));
+    const offers = await askOffers(this.options.api, members, backend);
+    checkOffered(offers, backend, options.version ?? null, on);
+    const version = options.version ?? offeredVersion(offers, backend);
     const rollout: RolloutView = {
       id: randomUUID(),
       backend,
@@ -188,18 +191,6 @@ export class Rollouts {
    * The version the selected nodes' galleries offer. Null when none names one (a digest change, or no node this host
    * may ask offers an upgrade): each node then takes what its own gallery offers, and no desired version is recorded.
    */
-  private async offeredVersion(backend: string, members: NodeCard[]): Promise<string | null> {
-    const offers = new Map<string, string[]>();
-    await Promise.all(members.filter((m) => m.status === 'online' && m.access !== 'not-trusted').map(async (m) => {
-      const found = (await this.options.api.backends({ node: m.id }).catch(() => [])).find((b) => b.name === backend);
-      if (!found?.upgradable || found.availableVersion === null || found.availableVersion === found.version) return;
-      offers.set(found.availableVersion, [...(offers.get(found.availableVersion) ?? []), m.name]);
-    }));
-    if (offers.size <= 1) return offers.keys().next().value ?? null;
-    const list = [...offers].map(([version, names]) => `${version} on ${names.join(', ')}`).join('; ');
-    throw new HangarError('conflict', `the nodes' galleries offer different versions of ${backend} (${list}): name one with --to VERSION`);
-  }
-
   private async upgradeAll(run: Run, members: NodeCard[]): Promise<void> {
     const rollout = run.record.rollout;
     const queue = rollout.nodes.filter((n) => n.step === 'pending' || n.step === 'upgrading');
@@ -399,4 +390,11 @@ function checkConsistent(record: RolloutRecord): void {
 
 function jobFailure(job: JobView): string {
   return job.error ?? `${job.kind} ${job.state}`;
+}
+
+/** The one version the nodes' galleries offer as an upgrade (null: none does); several are a choice for the user. */
+function offeredVersion(offers: Offers, backend: string): string | null {
+  if (offers.upgrades.size <= 1) return offers.upgrades.keys().next().value ?? null;
+  const list = [...offers.upgrades].map(([version, names]) => `${version} on ${names.join(', ')}`).join('; ');
+  throw new HangarError('conflict', `the nodes' galleries offer different versions of ${backend} (${list}): name one with --to VERSION`);
 }

@@ -29,7 +29,11 @@ describe('an outsider on the NATS server', () => {
   /** Sends one call and waits for its answer; `headers` are fixed, or made for the reply subject chosen here. */
   const ask = async (subject: string, body: string | Buffer, headers?: MsgHdrs | ((reply: string) => MsgHdrs)) => {
     const inbox = `_INBOX.outsider.${Math.random().toString(36).slice(2)}`;
-    const answer = new Promise<Msg>((resolve) => nc.subscribe(inbox, { max: 1, callback: (_e, m) => resolve(m) }));
+    // An unanswered call fails the test instead of hanging it.
+    const answer = new Promise<Msg>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer on ${subject} within 10 s`)), 10_000);
+      nc.subscribe(inbox, { max: 1, callback: (_e, m) => (clearTimeout(timer), resolve(m)) });
+    });
     const h = typeof headers === 'function' ? headers(inbox) : headers;
     nc.publish(subject, body, { reply: inbox, ...(h && { headers: h }) });
     return JSON.parse((await answer).string()) as { ok: boolean; error?: { code: string; message: string } };

@@ -8,6 +8,8 @@ interface KeyState {
   /** `shared` work started since that `run` was queued. */
   readers: Set<Promise<void>>;
   pending: number;
+  /** `run` work queued or running. */
+  runs: number;
 }
 
 const settled = (p: Promise<unknown>): Promise<void> => p.then(
@@ -22,7 +24,8 @@ export class KeyedLock {
   run<T>(key: string, work: () => Promise<T>): Promise<T> {
     const state = this.enter(key);
     const before = Promise.all([state.tail, ...state.readers]);
-    const next = before.then(work);
+    state.runs++;
+    const next = before.then(work).finally(() => state.runs--);
     state.tail = settled(next);
     state.readers = new Set();
     return this.leave(key, state, next);
@@ -38,10 +41,15 @@ export class KeyedLock {
     return this.leave(key, state, next);
   }
 
+  /** Whether `run` work on `key` is queued or running. */
+  running(key: string): boolean {
+    return (this.keys.get(key)?.runs ?? 0) > 0;
+  }
+
   private enter(key: string): KeyState {
     let state = this.keys.get(key);
     if (!state) {
-      state = { tail: Promise.resolve(), readers: new Set(), pending: 0 };
+      state = { tail: Promise.resolve(), readers: new Set(), pending: 0, runs: 0 };
       this.keys.set(key, state);
     }
     state.pending++;

@@ -11,6 +11,15 @@ import { runJob, startTestNode, writeGallery, type TestNode } from './testing/fi
 
 const local = 'local';
 
+/** Waits for `seen` to hold, on the node's own events: 2 s is eight times the figure the bench measures. */
+async function until(seen: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (!seen()) {
+    if (Date.now() > deadline) throw new Error('the change did not reach the viewers within 2 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 
 describe('LocalNode', () => {
   let t: TestNode;
@@ -168,6 +177,27 @@ describe('LocalNode', () => {
     assert.notEqual(after.pid, before.pid);
     assert.equal(after.reused, false);
     assert.match(after.message, /with echo 9\.9\.9/);
+  });
+
+  test('a tree copied in or removed by hand reaches the viewers as a backend event and its removal', async () => {
+    const heard: string[] = [];
+    const onEvent = (event: NodeEvent) => {
+      if (event.type === 'backend' && event.backend.name === 'copied') heard.push(`backend ${event.backend.version}`);
+      if (event.type === 'backend-removed' && event.name === 'copied') heard.push('removed');
+    };
+    t.node.on('event', onEvent);
+    try {
+      const copied = join(t.node.backendsDir, 'copied');
+      execFileSync('cp', ['-a', join(t.node.backendsDir, 'echo'), copied]);
+      await until(() => heard.some((h) => h.startsWith('backend ')));
+      const listed = (await t.node.backends({ node: local })).find((b) => b.name === 'copied');
+      assert.equal(heard[0], `backend ${listed?.version ?? null}`, 'the event says what a listing says');
+      await rm(copied, { recursive: true });
+      await until(() => heard.at(-1) === 'removed');
+    } finally {
+      t.node.off('event', onEvent);
+      await rm(join(t.node.backendsDir, 'copied'), { recursive: true, force: true });
+    }
   });
 
   test('delete stops the processes and removes the backend', async () => {

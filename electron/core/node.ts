@@ -35,6 +35,7 @@ import { MachineResources } from './machine/resources.ts';
 import { machineAddresses } from './machine-addresses.ts';
 import { DEFAULT_TRANSFER, guardedFetch } from './net/guarded-fetch.ts';
 import { Catalog } from './node/catalog.ts';
+import { DirectoryChanges } from './node/directory-changes.ts';
 import { LiveSettings, fixedSettings } from './node/live-settings.ts';
 import { BackendNames } from './node/names.ts';
 import type { LocalNodeOptions } from './node/options.ts';
@@ -70,6 +71,10 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   private readonly liveSettings: LiveSettings;
   private readonly names: BackendNames;
   private readonly catalog: Catalog;
+  private readonly directoryChanges = new DirectoryChanges(
+    (name) => this.locks.shared(name, () => this.catalog.publishBackend(name)),
+    (name) => this.locks.running(name),
+  );
   private readonly swaps: SwapJobs;
   private readonly machine: MachineResources;
 
@@ -143,7 +148,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await Promise.all([this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
     const { done, interrupted } = await this.store.recover();
     const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...done];
-    this.store.watch();
+    this.store.watch((name) => this.directoryChanges.heard(name));
     await this.settingsStore.load();
     this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade', 'startTimeoutSec']);
     // What an interrupted swap stopped runs again, from whichever tree recovery left live.
@@ -171,6 +176,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.liveSettings.close();
     this.galleries.close();
     this.store.unwatch();
+    this.directoryChanges.close();
     await this.options.coRunner?.detach();
     await this.supervisor.close({ stopAll: options.stopBackends ?? !this.settingsStore.current().keepBackendsRunning });
     // Records that cannot be written must not block shutdown.

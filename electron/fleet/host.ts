@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type HangarApi, type LocalAiServerRequest, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
 import { nodeResultSchemas } from '../../shared/result-schema.ts';
+import { parseSelector, selects } from '../../shared/selector.ts';
 import type { ClusterStatusView, JobView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { ClusterLink } from '../cluster/join.ts';
 import type { Envelope } from '../core/invoke.ts';
@@ -11,6 +12,7 @@ import { Converger } from '../cluster/converge.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import { DesiredState } from '../cluster/desired.ts';
 import type { EventSource } from '../cluster/member.ts';
+import { askOffers, checkOffered } from '../cluster/offers.ts';
 import { Rollouts } from '../cluster/rollouts.ts';
 import { RequestFailure } from '../cluster/request-failure.ts';
 import { HOME, homeStores, migrateRollouts, type Stores } from '../cluster/store/home-stores.ts';
@@ -85,15 +87,16 @@ export function createHost(options: HostOptions): Host {
   const nodes = async (): Promise<NodeCard[]> => {
     const cards = cluster?.presence?.cards() ?? [];
     // A node-only host hears no cards, and a viewer-only one is no member: this machine is listed all the same.
-    if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? (await localCard(node, converger?.drift() ?? 0)));
+    if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? { ...(await localCard(node, converger?.drift() ?? 0)), ...(cluster && { viewerOnly: true as const }) });
     return withWorkers(cards, localai?.link() ?? null);
   };
   // A LocalAI worker on a Hangar node's machine and backends directory is rolled out as that node.
   const rolledOut = async () => (await nodes()).filter((card) => !card.localai?.pairedWith);
+  // A viewer-only host's own machine is no member: rollouts and pins go to the cluster's nodes.
+  const targets = async () => (cluster ? (await rolledOut()).filter((c) => c.id !== LOCAL_NODE) : rolledOut());
   const rollouts = new Rollouts({
     api,
-    // A viewer-only host's own machine is no member: rollouts go to the cluster's nodes.
-    nodes: async () => (cluster ? (await rolledOut()).filter((c) => c.id !== LOCAL_NODE) : rolledOut()),
+    nodes: targets,
     records: stores.rollouts,
     desired,
     emit,
@@ -133,6 +136,8 @@ export function createHost(options: HostOptions): Host {
       checkWriter(req);
       const running = (await rollouts.list()).find((r) => r.backend === req.name && (r.state === 'running' || r.state === 'rolling-back' || r.state === 'interrupted'));
       if (running) throw new HangarError('conflict', `rollout ${running.id} of ${req.name} is ${running.state}: it must end (resume it or roll it back) first`);
+      const selector = parseSelector(req.on);
+      checkOffered(await askOffers(api, (await targets()).filter((m) => selects(selector, m)), req.name), req.name, req.version, req.on);
       return desired.pin({ backend: req.name, version: req.version, on: req.on, installMissing: true, rollout: null });
     },
     unpin: async (req) => {

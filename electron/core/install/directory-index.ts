@@ -60,6 +60,8 @@ export class DirectoryIndex<T extends object> {
   private listed: { version: number; list: T[] } | null = null;
   private refreshing: Promise<void> | null = null;
   private watching = false;
+  /** Told each name fs.watch saw change, whoever changed it. */
+  private heard: (name: string) => void = () => undefined;
   /** Bumped on every change a listing can see (a kept tree too); the store's kept trees are cached on it. */
   generation = 0;
 
@@ -69,17 +71,23 @@ export class DirectoryIndex<T extends object> {
     return this.watching;
   }
 
-  /** Starts watching; until then (and after close) every listing reads every directory. */
-  start(): void {
+  /**
+   * Starts watching; until then (and after close) every listing reads every directory. `heard` is told each name
+   * whose directory (or rollback tree) an fs.watch event said changed.
+   */
+  start(heard: (name: string) => void = () => undefined): void {
     if (this.watching) return;
     const { dir, workDir } = this.options;
     this.watching = true;
+    this.heard = heard;
     this.everything = true;
     this.forgetChanges();
     this.top = this.watchDir(dir, (name) => {
       if (name === null) this.invalidateAll();
-      else if (name !== workDir) this.touch(name, true);
-      else this.watchWork();
+      else if (name !== workDir) {
+        this.touch(name, true);
+        this.heard(name);
+      } else this.watchWork();
     });
     this.watchWork();
     this.backstop = setInterval(() => void this.verify(), BACKSTOP_MS).unref();
@@ -216,7 +224,11 @@ export class DirectoryIndex<T extends object> {
   private watchChild(name: string): void {
     this.watchers.get(name)?.close();
     this.watchers.delete(name);
-    const watcher = this.watchDir(join(this.options.dir, name), (file) => (file === null || WATCHED_FILES.has(file)) && this.touch(name));
+    const watcher = this.watchDir(join(this.options.dir, name), (file) => {
+      if (file !== null && !WATCHED_FILES.has(file)) return;
+      this.touch(name);
+      this.heard(name);
+    });
     if (watcher) this.watchers.set(name, watcher);
   }
 
@@ -233,9 +245,11 @@ export class DirectoryIndex<T extends object> {
 
   private watchPrevious(): void {
     this.previous?.close();
-    this.previous = this.watchDir(join(this.options.dir, this.options.workDir, 'previous'), (name) =>
-      name === null ? this.invalidateAll() : this.touch(name),
-    );
+    this.previous = this.watchDir(join(this.options.dir, this.options.workDir, 'previous'), (name) => {
+      if (name === null) return this.invalidateAll();
+      this.touch(name);
+      this.heard(name);
+    });
   }
 
   /**

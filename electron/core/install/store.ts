@@ -157,10 +157,11 @@ export class BackendStore {
 
   /**
    * Keeps an index of the directory, updated by the store's own changes and by fs.watch events, so a listing reads
-   * only what changed since the last one. Without it every listing reads every directory.
+   * only what changed since the last one. Without it every listing reads every directory. `heard`: each name an
+   * fs.watch event said changed (LocalAI or a person at work in the directory, or Hangar itself).
    */
-  watch(): void {
-    this.index.start();
+  watch(heard?: (name: string) => void): void {
+    this.index.start(heard);
   }
 
   unwatch(): void {

@@ -23,7 +23,13 @@ export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; paire
         <span className={`dot ${away ? 'off' : 'ok'}`} role="img" aria-label={card.status} />
         <h2 title={card.self ? `${node.label} (this host)` : node.label}>{node.label}</h2>
         {card.cordoned && <span className="badge warn" data-testid="cordoned">cordoned</span>}
-        <NodeActions node={node} card={card} disabled={away !== null} />
+        {card.viewerOnly ? (
+          <span className="pill" data-testid="node-kind" title="This host joined the cluster as a viewer only: no rollout, pin or --on all touches it">
+            viewer only
+          </span>
+        ) : (
+          <NodeActions node={node} card={card} disabled={away !== null} />
+        )}
       </header>
       <div className="node-card-sub small">
         {card.localai && <span className="pill kind-worker" data-testid="node-kind">LocalAI worker</span>}
