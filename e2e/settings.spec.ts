@@ -89,6 +89,23 @@ test('a change made elsewhere shows here at once', async () => {
   await expect(page.getByTestId('setting-auto-upgrade-hours')).toBeEnabled();
 });
 
+test("a backend's own start timeout is added for an installed backend, changed, kept by the node and removed", async () => {
+  await agent.cli('install', 'echo');
+  await page.getByTestId('add-start-timeout-backend').selectOption('echo');
+  await page.getByTestId('add-start-timeout').click();
+  const own = page.getByTestId('setting-start-timeout-echo');
+  await expect(own).toHaveValue('600');
+  await own.fill('5');
+  await expect(page.getByTestId('backend-start-timeouts')).toContainText('A start may take 10 s to a day');
+  await own.fill('3600');
+  await own.press('Enter');
+  await expect.poll(async () => (await savedSettings()).backendStartTimeoutSec).toEqual({ echo: 3600 });
+  expect(await agent.cli('settings')).toMatch(/start-timeout --backend echo +3600 s/);
+  await page.getByTestId('remove-start-timeout-echo').click();
+  await expect(own).toHaveCount(0);
+  await expect.poll(async () => (await savedSettings()).backendStartTimeoutSec).toEqual({});
+});
+
 test("the cluster section says the agent runs on its own, and that an agent's cluster comes with its start: nothing to edit", async () => {
   const cluster = page.getByRole('region', { name: 'Cluster', exact: true });
   await expect(page.getByTestId('cluster-state')).toHaveText('This agent runs on its own: it was started in no cluster.');

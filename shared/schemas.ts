@@ -85,6 +85,9 @@ export const nodeLabels = z
 export const versionText = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+:~-]{0,127}$/, 'a version holds letters, digits and ".", "_", "+", ":", "~", "-"');
 export const selectorText = z.string().max(8192).refine(isSelector, 'nodes are selected by all, label:KEY=VALUE or nodes:ID,ID');
 
+const startSeconds = z.number().int('Seconds are whole numbers').min(10, 'A start may take 10 s to a day').max(86_400, 'A start may take 10 s to a day');
+const BACKEND_LIMITS_MAX = 256;
+
 /** Every field of NodeSettings, checked as strictly as a request: the settings file is read with it too. */
 export const nodeSettings = z.strictObject({
   galleries: z
@@ -100,7 +103,10 @@ export const nodeSettings = z.strictObject({
   cordoned: z.boolean(),
   smokeStart: z.boolean(),
   localaiRespawn: z.boolean(),
-  startTimeoutSec: z.number().int('Seconds are whole numbers').min(10, 'A start may take 10 s to a day').max(86_400, 'A start may take 10 s to a day'),
+  startTimeoutSec: startSeconds,
+  backendStartTimeoutSec: z
+    .record(backendName, startSeconds)
+    .refine((limits) => Object.keys(limits).length <= BACKEND_LIMITS_MAX, `At most ${BACKEND_LIMITS_MAX} backends have a start timeout of their own`),
 });
 
 const text = z.string().max(1024);

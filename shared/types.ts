@@ -293,6 +293,8 @@ export interface NodeSettings {
    * longest this node has seen that backend take.
    */
   startTimeoutSec: number;
+  /** A backend's own start timeout, in seconds, over startTimeoutSec (a model's `load --start-timeout` is over both). */
+  backendStartTimeoutSec: Record<string, number>;
 }
 
 export interface SettingsView {

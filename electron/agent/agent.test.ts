@@ -187,13 +187,21 @@ describe('hangar agent + CLI', () => {
     assert.equal((await hangar(agent, 'stop', 'r1')).code, 0);
   });
 
-  test('settings start-timeout takes 10 s to a day', async () => {
+  test('settings start-timeout takes 10 s to a day, for the node or one backend', async () => {
     const tooShort = await hangar(agent, 'settings', 'start-timeout', '5');
     assert.notEqual(tooShort.code, 0);
     assert.match(tooShort.stderr, /A start may take 10 s to a day/);
     assert.equal((await hangar(agent, 'settings', 'start-timeout', '1200')).code, 0);
     assert.match((await hangar(agent, 'settings')).stdout, /start-timeout +1200 s/);
     assert.equal((await hangar(agent, 'settings', 'start-timeout', '600')).code, 0);
+
+    assert.equal((await hangar(agent, 'settings', 'start-timeout', '1800', '--backend', 'echo')).code, 0);
+    assert.match((await hangar(agent, 'settings')).stdout, /start-timeout --backend echo +1800 s +over the node's for this backend/);
+    const badName = await hangar(agent, 'settings', 'start-timeout', '1800', '--backend', '../echo');
+    assert.notEqual(badName.code, 0, 'a backend name is checked as everywhere');
+    assert.match((await hangar(agent, 'settings', 'ports', '30100-30200', '--backend', 'echo')).stderr, /--backend goes with start-timeout only/);
+    assert.equal((await hangar(agent, 'settings', 'start-timeout', 'default', '--backend', 'echo')).code, 0);
+    assert.doesNotMatch((await hangar(agent, 'settings')).stdout, /--backend echo/);
   });
 
   test('SIGTERM stops the agent cleanly and leaves no backend running', async () => {

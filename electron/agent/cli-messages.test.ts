@@ -61,7 +61,8 @@ describe('what the CLI says', () => {
     assert.equal(install.code, 0, install.stderr);
     const fetched = install.stderr.split('\n').filter((line) => line.startsWith('install echo: fetching')).at(-1);
     assert.equal(fetched, `install echo: fetching ${iecBytes(await filesBytes(STARTER_ECHO))}`);
-    assert.equal(install.stdout, 'install echo: done\n');
+    assert.equal(install.stdout, 'installed echo 1.0.0\n');
+    assert.doesNotMatch(install.stderr, /done/, 'how it ended is said once, on stdout');
 
     const upToDate = await hangar(agent, 'upgrade', 'echo');
     assert.equal(upToDate.code, 0, upToDate.stderr);

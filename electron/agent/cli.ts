@@ -15,11 +15,11 @@ import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, write
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
-  desiredTable, galleryJson, infoText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, psJson, psRow, resourcesText, rolloutTable, runByText, scanJson, table,
+  desiredTable, galleryJson, infoText, jobEndText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, processVram, psJson, psRow, resourcesRow, resourcesText, rolloutTable, runByText, scanJson, table,
   unansweredLines, upgradeText,
 } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
-import { editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
+import { backendStartTimeoutPatch, editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
 
 /** The node the running command acts on, from `--on` (one command per process). */
 let node: string = LOCAL_NODE;
@@ -173,8 +173,8 @@ client('rollouts', 'list the cluster\'s rolling upgrades and what each did on ea
 client('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts)'))
   .action(withClient((c, options: { json?: boolean; rollout: string }) => followRollout(c, options, () => c.resumeRollout({ node: LOCAL_NODE, id: options.rollout }), upgradeFailed)));
 
-client('pin', 'record VERSION as the desired version of NAME on the nodes --on selects (default all): they install or move to it by themselves', (c) =>
-  c.argument('<name>').argument('<version>'), { sets: true })
+client('pin', 'record VERSION as the desired version of NAME on the nodes --on selects: they install or move to it by themselves', (c) =>
+  c.argument('<name>').argument('<version>'), { sets: true, onDefault: 'every node' })
   .action(withClient(async (c, name: string, version: string, options: { json?: boolean; on?: string }) => {
     const pinned = await c.pin({ node: LOCAL_NODE, name, version, on: await selectorOf(c, options.on) });
     print(options, pinned, () => `${name} ${version} is the desired version on ${pinned.on === 'all' ? 'every node' : pinned.on}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n`);
@@ -319,7 +319,7 @@ client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (
     .argument('<model>')
     .option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always')
     .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start, doubling with each such end in a row (e.g. 500ms, 2s; default 1s); a process that ran longer restarts at once', parseDelay)
-    .option('--max-restarts <n>', 'ends within a minute that leave it crash-looping (default 5)', parseWhole)
+    .option('--max-restarts <n>', 'ends within 10 s of a start, in a row, that leave it crash-looping (default 5)', parseWhole)
     .option('--start-timeout <seconds>', 'how long its start and its load may take (default: the node\'s start-timeout); never less than twice the longest seen here', parseWhole))
   .action(withClient(async (c, backend: string, model: string, options: LoadCommandOptions) => {
     // The agent checks the policy and the numbers against the contract's schema, as every request.
@@ -387,8 +387,14 @@ client('stop-process', 'stop one process a scan shows: supervised, or stale and 
 
 client('ps', 'list backend processes with their cwd status (--on all or --on A,B: every node\'s, in one table)', undefined, { sets: true })
   .action(withClient(async (c, options: { json?: boolean }) => {
+    // The VRAM column, where a node's tool reports GPU memory per process (the JSON has its own: hangar resources).
+    const vramOn = (n: string) => (options.json ? Promise.resolve(null) : c.resources({ node: n }).then(processVram, () => null));
     if (targets) {
-      const listed = await Promise.all(targets.map((t) => (t.card.status === 'online' ? c.processes({ node: t.node }).catch((e: Error) => e) : null)));
+      const online = (t: Target) => t.card.status === 'online';
+      const [listed, vrams] = await Promise.all([
+        Promise.all(targets.map((t) => (online(t) ? c.processes({ node: t.node }).catch((e: Error) => e) : null))),
+        Promise.all(targets.map((t) => (online(t) ? vramOn(t.node) : null))),
+      ]);
       const answers = targets.map((t, i) => ({ card: t.card, answer: listed[i] ?? null }));
       const json = answers.map(({ card, answer }) => ({
         node: card.id, name: card.name, status: card.status,
@@ -396,18 +402,27 @@ client('ps', 'list backend processes with their cwd status (--on all or --on A,B
         processes: Array.isArray(answer) ? answer.map(psJson) : null,
       }));
       const runBy = answers.some(({ answer }) => Array.isArray(answer) && answer.some((p) => p.runBy));
-      const rows = answers.flatMap(({ card, answer }) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p, runBy) })) : []));
+      const anyVram = vrams.some((v) => v !== null);
+      const rows = answers.flatMap(({ card, answer }, i) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p, runBy, anyVram ? vrams[i] : undefined) })) : []));
       return print(options, json, () => table(rows, 'no backend processes on any node') + unansweredLines(answers));
     }
-    const processes = await c.processes({ node });
+    const [processes, vram] = await Promise.all([c.processes({ node }), vramOn(node)]);
     const runBy = processes.some((p) => p.runBy);
-    print(options, processes.map(psJson), () => table(processes.map((p) => psRow(p, runBy)), 'no backend processes'));
+    print(options, processes.map(psJson), () => table(processes.map((p) => psRow(p, runBy, vram ?? undefined)), 'no backend processes'));
   }));
 
-client('resources', 'the node\'s CPUs, memory, disk and GPUs, and the GPU memory each supervised process holds').action(withClient(async (c, options: { json?: boolean }) => {
-  const r = await c.resources({ node });
-  print(options, r, () => resourcesText(r));
-}));
+client('resources', 'the node\'s CPUs, memory, disk and GPUs, and the GPU memory each supervised process holds (--on all: one table)', undefined, { sets: true })
+  .action(withClient(async (c, options: { json?: boolean }) => {
+    if (targets) {
+      const read = await Promise.all(targets.map((t) => (t.card.status === 'online' ? c.resources({ node: t.node }).catch((e: Error) => e) : null)));
+      const answers = targets.map((t, i) => ({ card: t.card, answer: read[i] ?? null }));
+      const json = answers.map(({ card, answer }) => ({ node: card.id, name: card.name, status: card.status, error: answer instanceof Error ? answer.message : null, resources: answer instanceof Error ? null : answer }));
+      const rows = answers.flatMap(({ card, answer }) => (answer && !(answer instanceof Error) ? [resourcesRow(card.name, answer)] : []));
+      return print(options, json, () => table(rows, 'no node answered') + unansweredLines(answers));
+    }
+    const r = await c.resources({ node });
+    print(options, r, () => resourcesText(r));
+  }));
 
 client('scan', 'find every process whose cwd is or was inside the backends directory').action(withClient(async (c, options: { json?: boolean }) => {
   const [found, supervised] = await Promise.all([c.scan({ node }), c.processes({ node })]);
@@ -415,12 +430,17 @@ client('scan', 'find every process whose cwd is or was inside the backends direc
   print(options, rows, () => table(rows, 'no process runs from the backends directory'));
 }));
 
-client('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) => c.argument('[key]').argument('[value]'))
-  .action(withClient(async (c, key: string | undefined, value: string | undefined, options: { json?: boolean }) => {
-    if (key !== undefined && value === undefined) throw new CommanderError(2, 'hangar.usage', `settings ${key} wants a value`);
-    const view = key === undefined ? await c.settings({ node }) : await c.updateSettings({ node, settings: settingPatch(key, value!) });
-    print(options, view, () => settingsTable(view));
-  }));
+client('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) =>
+  c.argument('[key]').argument('[value]').option('--backend <name>', 'start-timeout SECONDS for this backend only (default: back to the node\'s)'),
+).action(withClient(async (c, key: string | undefined, value: string | undefined, options: { json?: boolean; backend?: string }) => {
+  if (key !== undefined && value === undefined) throw new CommanderError(2, 'hangar.usage', `settings ${key} wants a value`);
+  if (options.backend !== undefined && key !== 'start-timeout') throw new CommanderError(2, 'hangar.usage', '--backend goes with start-timeout only');
+  const patch = async () => options.backend === undefined
+    ? settingPatch(key!, value!)
+    : backendStartTimeoutPatch((await c.settings({ node })).settings.backendStartTimeoutSec, options.backend, value!);
+  const view = key === undefined ? await c.settings({ node }) : await c.updateSettings({ node, settings: await patch() });
+  print(options, view, () => settingsTable(view));
+}));
 
 client('galleries', 'list the galleries this node reads, or change them: add LOCATION [NAME], remove, enable, disable, up, down NAME', (c) =>
   c.argument('[action]').argument('[args...]').option('--force', 'add a gallery even when it cannot be read now'),
@@ -468,10 +488,10 @@ client('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').
     if (options.follow) await c.closed;
   }));
 
-function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { sets?: boolean; parent?: Command } = {}): Command {
+function client(name: string, description: string, configure: (c: Command) => Command = (c) => c, options: { sets?: boolean; parent?: Command; onDefault?: string } = {}): Command {
   if (options.sets) acceptsSets.add(name);
   return configure((options.parent ?? program).command(name).description(description))
-    .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.sets ? ', all, or A,B' : ''} (default: this host's node)`)
+    .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.sets ? ', all, or A,B' : ''} (default: ${options.onDefault ?? "this host's node"})`)
     .option('--json', 'print JSON to stdout');
 }
 
@@ -575,7 +595,9 @@ async function runJob(c: WireClient, options: { json?: boolean }, start: () => P
     return;
   }
   if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
-  print(options, final, () => `${final.kind} ${final.backend}: ${final.phase}\n`);
+  const swapped = !options.json && final.phase === 'done' && final.kind !== 'delete';
+  const version = swapped ? ((await c.backends({ node })).find((b) => b.name === final.backend)?.version ?? null) : null;
+  print(options, final, () => `${jobEndText(final, version)}\n`);
 }
 
 /** One node: runJob. A set: the job on each online node in turn, past failures, then a line per node. */
@@ -610,6 +632,8 @@ async function followJob(c: WireClient, start: () => Promise<JobView>, on = node
   let presses = 0;
   let last = '';
   const show = (view: JobView) => {
+    // How it ended is the command's own last word, on stdout.
+    if (view.finishedAt !== null) return;
     const line = jobLine(view);
     if (line === last) return;
     last = line;

@@ -43,7 +43,7 @@ export async function writeNatsConfig(input: NatsConfigInput & { out: string }):
   const storeDir = resolve(input.storeDir);
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, natsConfig(machines, { listen: input.listen, storeDir }), { mode: 0o600 });
-  const steps = startCommands(machines, input.url);
+  const steps = startCommands(machines, input.url, dirname(out));
   const text = [
     `wrote ${out} (owner-only: it holds every password). Start the server with:`,
     `  nats-server -c ${out}`,

@@ -58,9 +58,9 @@ export function lsProcess(p: ProcessView): string {
 
 /**
  * One `ps` row: state, restarts (↺), uptime, CPU and memory, as PM2's list shows them; with `runBy` (some row is a
- * LocalAI server's), who runs it.
+ * LocalAI server's), who runs it; with `vram` (the node's tool reports GPU memory per process), the GPU memory each holds.
  */
-export function psRow(p: ProcessView, runBy = false): Record<string, unknown> {
+export function psRow(p: ProcessView, runBy = false, vram?: ProcessVramMap): Record<string, unknown> {
   const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);
   return {
     model: p.model,
@@ -74,9 +74,17 @@ export function psRow(p: ProcessView, runBy = false): Record<string, unknown> {
     up: ended ? '-' : uptime(p.startedAt),
     cpu: p.cpu === null || ended ? '-' : `${p.cpu}%`,
     mem: p.rss === null || ended ? '-' : iecBytes(p.rss),
+    ...(vram !== undefined && { vram: vram === null || ended ? '-' : iecBytes(vram.get(p.model) ?? 0) }),
     cwd: p.cwd === 'stale' ? `STALE: ${p.cwdReason}` : p.cwd,
     note: p.error ?? (ended ? exitNote(p.exit!, (at) => at) : (startingNote(p, Date.now(), (at) => at) ?? p.message)) ?? '',
   };
+}
+
+/** model -> GPU memory its process tree holds; null where the node's tool does not report it per process. */
+export type ProcessVramMap = Map<string, number> | null;
+
+export function processVram(r: ResourcesView): ProcessVramMap {
+  return r.gpuTools.includes('nvidia-smi') ? new Map(r.processes.map((p) => [p.model, p.vramBytes])) : null;
 }
 
 /** How the model restarts: "on-failure 1s ×5" (its policy, the first wait after a quick end, the crash-loop limit). */
@@ -145,6 +153,15 @@ export function jobLine(job: JobView): string {
   if (!meter) meters.set(job.id, (meter = createRateMeter()));
   const figures = progressText(job, movesBytes(job) ? meter.sample(job.bytes, Date.now()) : null);
   return `${job.kind} ${job.backend}: ${job.phase}${figures ? ` ${figures}` : ''}`;
+}
+
+const PAST: Record<JobView['kind'], string> = { install: 'installed', upgrade: 'upgraded', rollback: 'rolled back', delete: 'deleted' };
+
+/** How a job that went through ended: "upgraded echo to 2.0.0", "installed echo 1.0.0", "upgrade echo: up to date". */
+export function jobEndText(job: JobView, version: string | null): string {
+  if (job.phase !== 'done') return `${job.kind} ${job.backend}: ${job.phase}`;
+  if (version === null || job.kind === 'delete') return `${PAST[job.kind]} ${job.backend}`;
+  return `${PAST[job.kind]} ${job.backend}${job.kind === 'install' ? ' ' : ' to '}${version}`;
 }
 
 export function uptime(startedAt: string): string {
@@ -223,6 +240,12 @@ export function resourcesText(r: ResourcesView): string {
     : table(r.gpus.map((g) => ({ gpu: `${g.vendor} ${g.index}`, model: g.model, vram: iecOrUnknown(g.vramUsedBytes) + ' / ' + iecOrUnknown(g.vramTotalBytes), busy: g.utilization === null ? '-' : `${g.utilization}%` })), '');
   const processes = r.processes.length === 0 ? '' : table(r.processes.map((p) => ({ model: p.model, pid: p.pid, vram: iecBytes(p.vramBytes) })), '');
   return head + gpus + processes;
+}
+
+/** One node's line of `hangar resources --on all`: the machine, then the GPU memory its processes hold. */
+export function resourcesRow(name: string, r: ResourcesView): Record<string, unknown> {
+  const held = r.processes.reduce((sum, p) => sum + p.vramBytes, 0);
+  return { node: name, ...resourceCells(r), 'vram held': processVram(r) === null ? '-' : iecBytes(held) };
 }
 
 const iecOrUnknown = (bytes: number | null) => (bytes === null ? '?' : iecBytes(bytes));

@@ -8,7 +8,7 @@ import { parseLabel } from '../../shared/selector.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
 import { table } from './format.ts';
 
-type Scalar = Exclude<keyof NodeSettings, 'galleries'>;
+type Scalar = Exclude<keyof NodeSettings, 'galleries' | 'backendStartTimeoutSec'>;
 
 const KEYS: Record<string, { key: Scalar; parse(text: string): NodeSettings[Scalar]; show(value: NodeSettings[Scalar]): string }> = {
   'auto-upgrade': { key: 'autoUpgrade', parse: onOff, show: (v) => (v ? 'on' : 'off') },
@@ -57,13 +57,25 @@ export function settingPatch(name: string, value: string): Partial<NodeSettings>
   return { [setting.key]: setting.parse(value) };
 }
 
+/** `hangar settings start-timeout SECONDS|default --backend NAME`: the backends' own start timeouts after it. */
+export function backendStartTimeoutPatch(current: Record<string, number>, backend: string, value: string): Partial<NodeSettings> {
+  const { [backend]: _old, ...others } = current;
+  if (value === 'default') return { backendStartTimeoutSec: others };
+  return { backendStartTimeoutSec: { ...others, [backend]: Number(value) } };
+}
+
 export function settingsTable(view: SettingsView): string {
   const rows = Object.entries(KEYS).map(([name, { key, show }]) => ({
     setting: name,
     value: show(view.settings[key]),
     note: view.fixed.includes(key) ? 'fixed for this run by how the agent was started' : '',
   }));
-  return table(rows, '');
+  const own = Object.entries(view.settings.backendStartTimeoutSec).map(([backend, seconds]) => ({
+    setting: `start-timeout --backend ${backend}`,
+    value: `${seconds} s`,
+    note: 'over the node\'s for this backend',
+  }));
+  return table([...rows, ...own], '');
 }
 
 export function galleriesTable(view: SettingsView): string {

@@ -54,9 +54,13 @@ describe('a cluster set up with hangar cluster nats-config', () => {
   /** Runs one printed command on a machine: a `hangar cluster …` line there, or its agent. */
   async function runOn(machine: string, command: string): Promise<void> {
     const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
-    const words = (env ? env[2]! : command).split(' ');
+    let words = (env ? env[2]! : command).split(' ');
     assert.equal(words[0], 'hangar', command);
+    // Its URL is a loopback address: every machine is this one, each with a home of its own beside nats.conf.
+    assert.deepEqual(words.slice(1, 3), ['--home', homes[machine]], command);
+    words = ['hangar', ...words.slice(3)];
     if (words[1] === 'agent') {
+      assert.match(command, / --listen 127\.0\.0\.1:0 --ports 30[1-5]00-30[1-5]99$/, 'a port range of its own, not another agent\'s');
       passwords[machine] = env![1]!;
       agents[machine] = await startAgent(homes[machine]!, gallery, [...words.slice(2), '--ports', PORTS[machine]!, '--heartbeat', '300'], {
         ...process.env,

@@ -6,6 +6,8 @@
 // its own convergence status. No role may make a JetStream consumer (whose deliveries can be sent to any subject) or
 // reach any other JetStream API.
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { isLoopback } from '../nats/connect.ts';
 import { parsePublicKey } from './identity.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
@@ -152,18 +154,28 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
   ].join('\n');
 }
 
+/** Each agent on one machine takes its backends' ports from a range of its own, below Linux's ephemeral ports. */
+const FIRST_PORT = 30100;
+const PORTS_EACH = 100;
+
 /**
  * What to run on each machine, in order: the trust it needs, then its agent. Every machine trusts every viewer: a node
- * to act on its calls and pins, a viewer to take the rollouts and pins the others write.
+ * to act on its calls and pins, a viewer to take the rollouts and pins the others write. A loopback URL means every
+ * "machine" is this one: each then gets a home under `homesDir`, a free listening port and a port range of its own,
+ * or the second agent would find the first one's.
  */
-export function startCommands(machines: ClusterMachine[], url: string): Array<{ machine: string; commands: string[] }> {
+export function startCommands(machines: ClusterMachine[], url: string, homesDir: string): Array<{ machine: string; commands: string[] }> {
   const viewers = machines.filter((m) => m.viewer);
-  return machines.map((m) => {
+  const oneMachine = isLoopback(new URL(url).hostname);
+  return machines.map((m, i) => {
+    const home = oneMachine ? ['--home', join(homesDir, m.name)] : [];
+    const ports = oneMachine ? ['--listen', '127.0.0.1:0', '--ports', `${FIRST_PORT + i * PORTS_EACH}-${FIRST_PORT + (i + 1) * PORTS_EACH - 1}`] : [];
     const role = m.nodeId && m.viewer ? [] : ['--cluster-role', m.nodeId ? 'node' : 'viewer'];
     const trust = viewers
       .filter((v) => v.name !== m.name)
-      .map((v) => (v.viewerKey ? `hangar cluster trust ${v.viewerKey} --label ${v.name}` : `hangar cluster trust KEY_OF_${v.name} --label ${v.name}`));
-    const agent = ['hangar', 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role].join(' ');
+      .map((v) => ['hangar', ...home, 'cluster', 'trust', v.viewerKey ?? `KEY_OF_${v.name}`, '--label', v.name].join(' '));
+    const agent = ['hangar', ...home, 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role, ...ports].join(' ');
     return { machine: m.name, commands: [...trust, `HANGAR_CLUSTER_PASSWORD=${m.password} ${agent}`] };
   });
 }
+

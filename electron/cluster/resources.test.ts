@@ -62,6 +62,11 @@ describe('machines you can see', () => {
     const table = (await hangar(agents[1]!, 'nodes')).stdout;
     assert.match(table, /\nplain \(this host\) .* no GPU tool found /);
     assert.match(table, /\ngpu .* NVIDIA GeForce RTX 4090 1\.0G\/24\.0G 7%, Radeon RX 7900 XTX 2\.0G\/24\.0G 35% /);
+    const all = await hangar(agents[1]!, 'resources', '--on', 'all');
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /^NODE +CPU +RAM +DISK +GPU +VRAM HELD\n/);
+    assert.match(all.stdout, /\ngpu +\d+ × [\d.]+ .* NVIDIA GeForce RTX 4090 1\.0G\/24\.0G 7%.* 0 B\n/);
+    assert.match(all.stdout, /\nplain +.* no GPU tool found +-\n/);
   });
 
   test("the GPU memory a backend's process tree holds is shown against its model", async () => {
@@ -77,5 +82,11 @@ describe('machines you can see', () => {
     assert.deepEqual(resources.processes, [{ model: 'm-gpu', pid: loaded.pid, vramBytes: 512 * MiB }]);
     const human = await hangar(agents[1]!, 'resources', '--on', 'gpu');
     assert.match(human.stdout, new RegExp(`\\nm-gpu +${loaded.pid} +512 MiB\\n`));
+    const ps = (await hangar(agents[1]!, 'ps', '--on', 'gpu')).stdout;
+    assert.match(ps, /^MODEL +BACKEND +PID .* MEM +VRAM +CWD/);
+    assert.match(ps, new RegExp(`\\nm-gpu +tree +${loaded.pid} .* 512 MiB +ok\\b`), 'ps shows the GPU memory beside the memory');
+    const all = (await hangar(agents[1]!, 'ps', '--on', 'all')).stdout;
+    assert.match(all, /\ngpu +m-gpu .* 512 MiB +ok\b/);
+    assert.doesNotMatch((await hangar(agents[1]!, 'ps', '--on', 'plain')).stdout, /VRAM/, 'no column where no tool reports it');
   });
 });

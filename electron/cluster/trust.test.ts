@@ -218,7 +218,7 @@ describe('an outsider on the NATS server', () => {
       clearInterval(flood);
     }
     assert.equal(install.code, 0, install.stderr);
-    assert.match(install.stdout, /^install echo: done\n$/);
+    assert.match(install.stdout, /^installed echo 1\.0\.0\n$/);
     const started = Date.now();
     assert.deepEqual((await json<BackendView[]>(agents.viewer!, 'ls', '--on', beta)).map((b) => b.name), ['echo']);
     assert.ok(Date.now() - started < 2000, 'the viewer\'s NATS link was never cut');

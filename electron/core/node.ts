@@ -150,7 +150,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const recovered = [...(await removeInterruptedWrites(this.stateDir)), ...done];
     this.store.watch((name) => this.directoryChanges.heard(name));
     await this.settingsStore.load();
-    this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade', 'startTimeoutSec']);
+    this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade', 'startTimeoutSec', 'backendStartTimeoutSec']);
     // What an interrupted swap stopped runs again, from whichever tree recovery left live.
     const again = interrupted.flatMap((swap) => swap.note?.stopped.map((s) => s.model) ?? []);
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });

@@ -22,6 +22,7 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   localaiRespawn: true,
   // Big GPU builds import torch or map a large model before they answer Health.
   startTimeoutSec: 600,
+  backendStartTimeoutSec: {},
 };
 
 export class SettingsStore {

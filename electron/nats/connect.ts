@@ -63,7 +63,8 @@ function parseClusterUrl(text: string, flag: string): URL {
   return url;
 }
 
-function isLoopback(host: string): boolean {
+/** A host name that is this machine (`URL.hostname` spelling: IPv6 in brackets). */
+export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 

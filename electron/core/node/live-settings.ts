@@ -45,7 +45,10 @@ export class LiveSettings {
       galleries.reconfigure(enabled.map((g) => ({ name: g.name, location: g.location === STARTER_LOCATION ? options.starterGallery! : g.location })));
     }
     if (changed.includes('portRange')) supervisor.setPortRange(settings.portRange);
-    if (changed.includes('startTimeoutSec')) supervisor.setStartTimeout(settings.startTimeoutSec * 1000);
+    if (changed.includes('startTimeoutSec') || changed.includes('backendStartTimeoutSec')) {
+      const perBackend = Object.fromEntries(Object.entries(settings.backendStartTimeoutSec).map(([name, s]) => [name, s * 1000]));
+      supervisor.setStartTimeout(settings.startTimeoutSec * 1000, perBackend);
+    }
     if (changed.includes('autoUpgrade') || changed.includes('autoUpgradeHours')) {
       clearInterval(this.autoUpgradeTimer);
       this.autoUpgradeTimer = settings.autoUpgrade ? setInterval(() => this.parts.autoUpgrade(), settings.autoUpgradeHours * HOUR_MS).unref() : undefined;

@@ -7,6 +7,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import type { JobKind, JobView } from '../../../shared/types.ts';
 import type { Galleries, GalleryEntry, VariantChoices } from '../gallery/index.ts';
+import { compareVersions } from '../gallery/version.ts';
 import { stageBackend } from '../install/install.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from '../install/limits.ts';
 import type { SourceFactory } from '../install/source.ts';
@@ -205,7 +206,8 @@ export class SwapJobs {
         // Another job may have changed the backend while this one fetched.
         const now = await this.plan(entry, meta, mode);
         if (now.nothingToDo) return now.nothingToDo;
-        const change = { verb: mode.upgrade ? 'upgrade' : 'install', from: now.existing?.metadata?.version ?? null, to: staged.metadata.version, replacing: now.existing !== null };
+        const from = now.existing?.metadata?.version ?? null;
+        const change = { verb: verbOf(mode.upgrade, from, staged.metadata.version, now.existing !== null), from, to: staged.metadata.version, replacing: now.existing !== null };
         await this.swapGated(name, ctx, (hooks) => staged.commit(hooks), change, mode);
         if (meta) await this.writeMetaDir(meta, entry);
       });
@@ -371,6 +373,14 @@ export class SwapJobs {
       throw error;
     }
   }
+}
+
+/** What a swap does, in its failure's words: an install over an older build is an upgrade, over a newer a downgrade. */
+function verbOf(upgrade: boolean, from: string | null, to: string | null, replacing: boolean): string {
+  if (upgrade) return 'upgrade';
+  if (!replacing) return 'install';
+  if (from === null || to === null || from === to) return 'reinstall';
+  return compareVersions(to, from) > 0 ? 'upgrade' : 'downgrade';
 }
 
 /** "upgrade echo to 2.0.0 failed: WHY; rolled back to 1.0.0", or for a first install, that nothing is installed. */

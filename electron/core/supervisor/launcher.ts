@@ -13,7 +13,7 @@ import { reclaimPort } from './port-reuse.ts';
 import { portIsFree, type PortPool } from './ports.ts';
 import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
-import { newRow, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import { newRow, startCancelled, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
 import { spawnBackend, type Spawned } from './spawn.ts';
 import type { Stopping } from './stopping.ts';
 import { killRemains } from './tree-stop.ts';
@@ -88,11 +88,20 @@ export class Launcher {
     const { port, moved } = await this.portFor(spec, preferOldPort);
     const logs = new LogRing();
     const modelLog = modelLogs.of(model);
+    // What it prints before its start is logged waits for the start's separator line: the log reads in order.
+    let held: Array<['stdout' | 'stderr', string]> | null = [];
     const onLine = (stream: 'stdout' | 'stderr', text: string) => {
+      if (held) return void held.push([stream, text]);
       modelLogs.line(model, logs, stream, text);
       output.nudge();
     };
+    const release = () => {
+      const early = held ?? [];
+      held = null;
+      for (const [stream, text] of early) onLine(stream, text);
+    };
     const spawned = await this.start(target, model, port, onLine).catch((err: unknown) => {
+      release();
       ports.release(port);
       throw err;
     });
@@ -101,6 +110,7 @@ export class Launcher {
     spec.port = port;
     const startedAt = new Date().toISOString();
     modelLog.separator(`${restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
+    release();
     const proc = newRow({
       model,
       backend: target.name,
@@ -165,6 +175,7 @@ export class Launcher {
       died.signal.throwIfAborted();
       budget.record('start', proc.backend, Date.now() - started);
     } catch (err) {
+      if (proc.cancelled) throw startCancelled(proc);
       if (!(err instanceof NotReadyError)) throw await deathWhileStarting(spawned, proc.port, () => stderrTail(proc), (exit) => startupDeath(proc, exit));
       await this.parts.stopping.process(proc, true);
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${proc.model} within ${humanDuration(deadline - started)}: ${err.lastAnswer}`);

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/index.ts';
 import { BackendCallError, type LoadModelRequest } from './grpc-client.ts';
-import { oneLineOf, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import { oneLineOf, startCancelled, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
 import type { StartBudget } from './start-budget.ts';
 
 /** How long an unload waits for the backend's Free. */
@@ -28,7 +28,9 @@ export class Loader {
     proc.state = 'loading';
     proc.deadline = started + allowed;
     this.records.publish(proc);
-    const result = await proc.client.loadModel(request, allowed).finally(() => {
+    const result = await proc.client.loadModel(request, allowed).catch((error: unknown) => {
+      throw proc.cancelled ? startCancelled(proc) : error;
+    }).finally(() => {
       proc.deadline = null;
       if (!proc.retired && proc.state === 'loading') proc.state = 'ready';
     });

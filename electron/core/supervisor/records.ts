@@ -2,7 +2,8 @@
 // as, saved to the table on every change and shown to the world as ProcessViews.
 import { join } from 'node:path';
 import type { Result } from 'execa';
-import type { LogLine, ProcessExit, ProcessState, ProcessView, RestartOptions, RestartPolicy } from '../../../shared/index.ts';
+import { HangarError, type LogLine, type ProcessExit, type ProcessState, type ProcessView, type RestartOptions, type RestartPolicy } from '../../../shared/index.ts';
+import { humanDuration } from '../../../shared/progress.ts';
 import type { CwdReport } from './cwd-probe.ts';
 import type { BackendClient, LoadModelRequest } from './grpc-client.ts';
 import type { DirIdentity } from './identity.ts';
@@ -46,6 +47,8 @@ export interface Proc {
   exit: ProcessExit | null;
   /** While it starts or loads: when Hangar gives up on it (ms since the epoch). */
   deadline: number | null;
+  /** A stop ended it while it started or loaded (the state it was in then): its start fails saying so. */
+  cancelled: 'starting' | 'loading' | null;
 }
 
 /** What a model should run as, kept across its processes: what to load again, how to restart, where it listened. */
@@ -208,8 +211,14 @@ export class ProcessRecords {
 }
 
 /** A new row, starting, that has neither ended nor failed yet. */
-export function newRow(fields: Omit<Proc, 'state' | 'retired' | 'stopping' | 'error' | 'exit' | 'deadline'>): Proc {
-  return { ...fields, state: 'starting', retired: false, stopping: false, error: null, exit: null, deadline: null };
+export function newRow(fields: Omit<Proc, 'state' | 'retired' | 'stopping' | 'error' | 'exit' | 'deadline' | 'cancelled'>): Proc {
+  return { ...fields, state: 'starting', retired: false, stopping: false, error: null, exit: null, deadline: null, cancelled: null };
+}
+
+/** What a start or a LoadModel that a stop cut short fails with. */
+export function startCancelled(proc: Proc): HangarError {
+  const spawned = humanDuration(Date.now() - Date.parse(proc.startedAt));
+  return new HangarError('failed', `model ${proc.model}: a stop cancelled it while ${proc.cancelled ?? 'starting'} (pid ${proc.pid}, spawned ${spawned} before)`);
 }
 
 export function liveTarget(backendsDir: string, backend: string): BackendTarget {

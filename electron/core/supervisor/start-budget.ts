@@ -1,6 +1,6 @@
 // How long a backend's start (spawn to its first Health answer) and its model's LoadModel may take. A GPU build that
-// imports torch or maps a large model can take minutes: the node's setting (10 min by default), a model's own (`load
-// --start-timeout`), and never less than twice the longest this node has seen that backend take, kept across restarts
+// imports torch or maps a large model can take minutes: the node's setting (10 min by default), a backend's own over
+// it, a model's own (`load --start-timeout`) over both, and never less than twice the longest this node has seen that backend take, kept across restarts
 // in state/start-times.json, so a build that once needed five minutes is given ten whatever the setting says.
 import { join } from 'node:path';
 import { CoalescedFile } from '../coalesced-file.ts';
@@ -16,6 +16,7 @@ export class StartBudget {
   private longest: Longest = { start: {}, load: {} };
   private readonly file: CoalescedFile<Longest>;
   private readonly loaded: Promise<void>;
+  private perBackendMs: Record<string, number> = {};
 
   constructor(
     stateDir: string,
@@ -35,13 +36,14 @@ export class StartBudget {
     return this.loaded;
   }
 
-  setTimeout(ms: number): void {
+  setTimeout(ms: number, perBackendMs: Record<string, number>): void {
     this.timeoutMs = ms;
+    this.perBackendMs = perBackendMs;
   }
 
-  /** How long `phase` of `backend` may take: the model's own limit or the node's, and at least twice its longest. */
+  /** How long `phase` of `backend` may take: the model's limit, the backend's or the node's; at least twice its longest. */
   allowed(phase: Phase, backend: string, own: number | null): number {
-    return Math.max(own ?? this.timeoutMs, MARGIN * (this.longest[phase][backend] ?? 0));
+    return Math.max(own ?? this.perBackendMs[backend] ?? this.timeoutMs, MARGIN * (this.longest[phase][backend] ?? 0));
   }
 
   /** The longest `phase` of `backend` took here, or null when it never ran. */

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,10 +21,16 @@ before(async () => {
   const upstreamDir = join(home.root, 'upstream');
   await writeEcho(upstreamDir, 'upstream');
   upstream = await startEchoServer(upstreamDir);
-  slow = { name: 'slow', dir: join(home.backendsDir, 'slow') };
-  writeRelayBackend(slow.dir, upstream.address);
-  writeScriptBackend(slow.dir, `sleep ${SLEEP_S}\nRELAY_UPSTREAM=${upstream.address} exec perl "$(dirname "$0")/relay.pl" "$@"`);
+  slow = slowBackend('slow', SLEEP_S);
 });
+
+/** A backend that sleeps `seconds` before it listens, as a build importing torch would. */
+function slowBackend(name: string, seconds: number): { name: string; dir: string } {
+  const backend = { name, dir: join(home.backendsDir, name) };
+  writeRelayBackend(backend.dir, upstream.address);
+  writeScriptBackend(backend.dir, `sleep ${seconds}\nRELAY_UPSTREAM=${upstream.address} exec perl "$(dirname "$0")/relay.pl" "$@"`);
+  return backend;
+}
 
 after(async () => {
   await upstream.stop();
@@ -40,6 +46,9 @@ async function openSupervisor(): Promise<Supervisor> {
 test('a slow start is given the node\'s limit, remembered, and twice its length after a restart of the host', async () => {
   let supervisor = await openSupervisor();
   try {
+    supervisor.setStartTimeout(10 * 60_000, { slow: 1000 });
+    await assert.rejects(supervisor.load(slow, 'hasty'), /within 1s: /, "the backend's own limit is over the node's");
+    supervisor.setStartTimeout(10 * 60_000);
     await assert.rejects(
       supervisor.load(slow, 'hasty', { startTimeoutMs: 1000 }),
       /^HangarError: backend slow did not become ready for model hasty within 1s: port \d+ never accepted a connection$/,
@@ -73,6 +82,42 @@ test('a slow start is given the node\'s limit, remembered, and twice its length 
     assert.equal(starting.longestMs, kept.start.slow);
     assert.ok(Date.parse(starting.deadline!) - Date.parse(starting.startedAt) >= 2 * kept.start.slow!);
     assert.match(startingNote(starting, Date.parse(starting.startedAt) + 1000, (at) => at) ?? '', /^starting for 1s \(longest start here [23]s; gives up at /);
+  } finally {
+    await supervisor.close({ stopAll: true });
+  }
+});
+
+test('a stop cancels a start that would take minutes: the process goes and the load says a stop cancelled it', async () => {
+  const glacial = slowBackend('glacial', 300);
+  const supervisor = await openSupervisor();
+  try {
+    const starting = new Promise<ProcessView>((resolve) => {
+      supervisor.on('process', (view: ProcessView) => {
+        if (view.model === 'big' && view.state === 'starting') resolve(view);
+      });
+    });
+    const load = supervisor.load(glacial, 'big');
+    const loadFailed = assert.rejects(load, /^HangarError: model big: a stop cancelled it while starting \(pid \d+, spawned \d+s before\)$/);
+    const { pid } = await starting;
+    await supervisor.stop('big');
+    await loadFailed;
+    assert.throws(() => process.kill(pid, 0), /ESRCH/, 'the starting process is gone');
+    assert.equal(supervisor.get('big'), null, 'the row goes with it');
+  } finally {
+    await supervisor.close({ stopAll: true });
+  }
+});
+
+test("a model's LocalAI config gives it LocalAI's start limit: grpc.attempts × attempts_sleep_time", async () => {
+  const sleepy = slowBackend('sleepy', 300);
+  // As LocalAI reads them: any *.yaml in the models directory, a list of configs too, matched by name.
+  writeFileSync(join(home.modelsDir, 'several.yaml'), '- name: other\n  grpc: {attempts: 500}\n- name: quick\n  backend: sleepy\n  grpc:\n    attempts: 1\n    attempts_sleep_time: 1\n');
+  writeFileSync(join(home.modelsDir, '.quick.yaml'), 'name: quick\ngrpc: {attempts: 900}\n');
+  const supervisor = await openSupervisor();
+  try {
+    const started = Date.now();
+    await assert.rejects(supervisor.load(sleepy, 'quick'), /^HangarError: backend sleepy did not become ready for model quick within 1s: /);
+    assert.ok(Date.now() - started < 60_000);
   } finally {
     await supervisor.close({ stopAll: true });
   }

@@ -21,6 +21,7 @@ import { Endings, type SelfStart } from './endings.ts';
 import { HealthWatch } from './health-watch.ts';
 import { Launcher } from './launcher.ts';
 import { Loader, loadError } from './loading.ts';
+import { modelConfigStartLimitMs } from './model-config.ts';
 import { ModelLogs } from './model-logs.ts';
 import { settingsOf, type SupervisorOptions, type SupervisorSettings } from './options.ts';
 import { PortPool } from './ports.ts';
@@ -183,11 +184,13 @@ export class Supervisor extends EventEmitter {
 
   /**
    * ensureRunning + LoadModel; the load is remembered, so every later process of the model loads it again.
-   * Gate 6: a failure from a stale cwd is explained, respawned and retried once.
+   * Gate 6: a failure from a stale cwd is explained, respawned and retried once. Without a start timeout of its own,
+   * the model's LocalAI config in the models directory may give it one (grpc.attempts × attempts_sleep_time).
    */
   load(target: BackendTarget, model: string, options: RestartOptions = {}): Promise<LoadResult> {
     return this.lock.run(model, async () => {
-      const spec = this.records.specFor(model, target.name, options);
+      const configured = options.startTimeoutMs === undefined ? await modelConfigStartLimitMs(this.options.modelsDir, model) : null;
+      const spec = this.records.specFor(model, target.name, configured === null ? options : { ...options, startTimeoutMs: configured });
       const request = this.loader.request(model);
       const { proc, reused, replaced } = await this.ensureLocked(target, model);
       const said = (message: string) => (replaced ? `${replaced}; ${message}` : message);
@@ -282,7 +285,9 @@ export class Supervisor extends EventEmitter {
    * goes, and so does what the model should run as (a crashed row is only removed).
    */
   stop(model: string, options: { force?: boolean } = {}): Promise<void> {
+    const cancelling = this.cancelStart(model);
     return this.lock.run(model, async () => {
+      await cancelling;
       this.endings.cancelRestart(model);
       this.records.dropSpec(model);
       const proc = this.records.get(model);
@@ -291,6 +296,17 @@ export class Supervisor extends EventEmitter {
       else await this.stopping.process(proc, options.force ?? false);
       this.records.persist();
     });
+  }
+
+  /**
+   * A start or a LoadModel may take minutes, and holds the model's lock meanwhile: a stop does not wait behind it.
+   * The process ends now, and the start fails saying a stop cancelled it.
+   */
+  private cancelStart(model: string): Promise<void> | null {
+    const proc = this.records.get(model);
+    if (!proc || proc.retired || proc.deadline === null) return null;
+    proc.cancelled = proc.state === 'loading' ? 'loading' : 'starting';
+    return this.stopping.process(proc, true);
   }
 
   /** Free: the backend drops the model from memory and keeps running; the row says so until the next load. */
@@ -318,9 +334,9 @@ export class Supervisor extends EventEmitter {
     return this.strangers.stop(pid);
   }
 
-  /** How long a start and a LoadModel may take at least, from now on (the node's start-timeout setting). */
-  setStartTimeout(ms: number): void {
-    this.budget.setTimeout(ms);
+  /** How long a start and a LoadModel may take at least, from now on: the node's start-timeout, and backends' own. */
+  setStartTimeout(ms: number, perBackendMs: Record<string, number> = {}): void {
+    this.budget.setTimeout(ms, perBackendMs);
   }
 
   /** Backends started from now on get ports from `range`; running ones keep theirs. */

@@ -30,6 +30,7 @@ export function GalleryView() {
   const tags = useMemo(() => allTags(entries), [entries]);
   const refresh = useAction(() => fetchGallery(true));
   const problems = useNodes((s) => s.nodes.find((n) => n.id === s.selected)?.info?.galleryProblems ?? NO_PROBLEMS);
+  const unread = error !== null || problems.length > 0;
   return (
     <section className="view" aria-labelledby="gallery-title">
       <header className="view-header">
@@ -91,9 +92,9 @@ export function GalleryView() {
         <Loading what="the gallery" />
       ) : shown.length === 0 ? (
         <div className="empty">
-          <h2>{entries.length === 0 ? 'The gallery is empty' : 'Nothing matches'}</h2>
+          <h2>{entries.length > 0 ? 'Nothing matches' : unread ? 'No gallery could be read' : 'The gallery is empty'}</h2>
           <p className="muted">
-            {entries.length === 0 ? 'No gallery is configured on this node.' : 'Try another search or filter.'}
+            {entries.length > 0 ? 'Try another search or filter.' : unread ? 'See why above; Settings → Galleries changes them.' : 'No gallery of this node lists a backend (Settings → Galleries).'}
           </p>
         </div>
       ) : (

@@ -18,6 +18,8 @@ export function ProcessActions({ process }: { process: Pick<ProcessView, 'model'
   const ended = isEnded(process.state);
   // A LocalAI server's model: respawned and unloaded through its API, its logs its own.
   const byLocalAi = process.runBy === 'localai';
+  // A start may take minutes: its Stop cancels it rather than waiting for it.
+  const starting = !byLocalAi && (process.state === 'starting' || process.state === 'loading');
   const [confirmingStop, setConfirmingStop] = useState(false);
   const onWorker = useNodes(isWorkerSelected);
   const noRespawn = useRefusal(ended ? 'restart' : 'respawn');
@@ -41,19 +43,21 @@ export function ProcessActions({ process }: { process: Pick<ProcessView, 'model'
         </ActionButton>
       )}
       <ActionButton className="btn small" data-testid="process-stop" onAct={() => (ended ? doStop() : setConfirmingStop(true))}>
-        {ended ? 'Remove' : 'Stop'}
+        {ended ? 'Remove' : starting ? 'Cancel start' : 'Stop'}
       </ActionButton>
       <ActionButton className="btn small" unavailable={noLogs} data-testid="process-logs" onAct={() => void openLogs(model)}>
         Logs
       </ActionButton>
       {confirmingStop && (
-        <ConfirmDialog open title={`Stop ${model}?`} confirmLabel="Stop" onConfirm={doStop} onClose={() => setConfirmingStop(false)}>
+        <ConfirmDialog open title={starting ? `Cancel the start of ${model}?` : `Stop ${model}?`} confirmLabel={starting ? 'Cancel start' : 'Stop'} onConfirm={doStop} onClose={() => setConfirmingStop(false)}>
           <ImpactList
             lines={
               onWorker
                 ? [`Sends backend.stop: the LocalAI worker frees ${model} and stops its process.`, `LocalAI's frontend starts it again on its next request.`]
                 : byLocalAi
                 ? [`Asks LocalAI to stop ${model} (its /backend/shutdown): its process ends.`, `LocalAI loads it again on its next request.`]
+                : starting
+                ? [`Ends process PID ${process.pid} of ${process.backend} while it is ${process.state}: the load waiting for it fails.`, `Loading ${model} again starts a new process.`]
                 : [`Will stop 1 process (${model}, PID ${process.pid} on port ${process.port}) of ${process.backend}.`, `Loading ${model} again starts a new process.`]
             }
           />

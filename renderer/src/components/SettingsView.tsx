@@ -5,6 +5,7 @@ import { requestSchemas, STARTER_LOCATION } from '../../../shared/schemas.ts';
 import type { ClusterJoin, ClusterSettingsView, GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
 import { useNodes } from '../state/node.ts';
 import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
+import { BackendStartTimeouts } from './BackendStartTimeouts.tsx';
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
 import { JoinField, requestFrom } from './join-form.tsx';
@@ -89,6 +90,12 @@ export function SettingsView() {
               check={(startTimeoutSec) => settingsProblem({ startTimeoutSec })}
               testId="setting-start-timeout"
               hint="How long a backend may take to answer Health and to load its model; never less than twice the longest start seen here."
+            />
+            <BackendStartTimeouts
+              limits={view.settings.backendStartTimeoutSec}
+              nodeSeconds={view.settings.startTimeoutSec}
+              disabled={change.pending}
+              save={(backendStartTimeoutSec) => void change.run({ backendStartTimeoutSec })}
             />
             {toggle('keepBackendsRunning', 'Keep backends running when Hangar quits', 'The next start takes them over again.', 'setting-keep-running')}
             {toggle(
