@@ -26,7 +26,12 @@ export async function startAgent(home: string, gallery: string | null, extra: st
   if (openFiles !== undefined) command.unshift('prlimit', `--nofile=${openFiles}:${openFiles}`);
   const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
   const lines = createInterface({ input: child.stdout! });
-  const [first] = (await once(lines, 'line')) as [string];
+  // An agent that refuses its arguments exits without a line: that is said, not waited on for ever (its stderr is
+  // left for the test to read).
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    lines.once('close', () => reject(new Error(`the agent exited before it listened (${command.slice(1).join(' ')})`)));
+  });
   const match = /^hangar agent listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(first);
   assert.ok(match, `unexpected first line: ${first}`);
   return { child, url: match[1]!, home };

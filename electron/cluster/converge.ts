@@ -1,7 +1,8 @@
 // A node bringing itself to the cluster's desired versions. For each desired version in force that selects it (the
 // newest signed by a viewer it trusts), it installs, upgrades or downgrades to match (the same health-gated job as any
-// upgrade), unless it is cordoned or a rollout still has work to do on it. A failure is tried again after 1 s, doubling
-// up to 5 min, and given up after 5 tries with the reason kept. What it decides it says in the cluster's status
+// upgrade), unless it is cordoned or a rollout still has work to do on it. A failure to fetch is tried again after 1 s,
+// doubling up to 5 min, and given up after 5 tries with the reason kept. A build that failed its health gate here is
+// not tried again for that pin, after a restart neither: each try stopped and restarted the models the node runs. What it decides it says in the cluster's status
 // bucket. What it took last per backend it keeps on disk: a value older than that (a replayed pin over its unpin) is
 // never acted on, and a value erased from the bucket is still the one in force here.
 import { join } from 'node:path';
@@ -48,6 +49,8 @@ interface Taken {
   at: number;
   signer: string | null;
   body: DesiredBody | null;
+  /** Why this pin's build failed its health gate here: it is not tried again. */
+  buildFailed?: string;
 }
 
 interface Attempt {
@@ -180,6 +183,11 @@ export class Converger {
         report('waiting', rollout.waiting);
         continue;
       }
+      const buildFailed = this.taken[body.backend]?.buildFailed;
+      if (buildFailed !== undefined) {
+        report('failed', `its build failed here, not tried again until the pin changes: ${buildFailed}`, 1);
+        continue;
+      }
       const attempt = this.attemptFor(body, at);
       if (attempt.tries >= MAX_TRIES) {
         report('failed', `gave up after ${MAX_TRIES} tries: ${attempt.error}`, attempt.tries);
@@ -196,6 +204,11 @@ export class Converger {
       const outcome = await this.converge(body.backend, body.version);
       if (outcome.notOffered) {
         report('drifted', outcome.notOffered);
+      } else if (outcome.buildFailed) {
+        this.attempts.delete(body.backend);
+        this.taken = { ...this.taken, [body.backend]: { ...this.taken[body.backend]!, buildFailed: outcome.buildFailed } };
+        this.seen.save(this.taken);
+        report('failed', `its build failed here, not tried again until the pin changes: ${outcome.buildFailed}`, 1);
       } else if (outcome.error) {
         attempt.tries++;
         attempt.error = outcome.error;
@@ -268,12 +281,14 @@ export class Converger {
     return attempt;
   }
 
-  private async converge(backend: string, version: string): Promise<{ notOffered?: string; error?: string }> {
+  private async converge(backend: string, version: string): Promise<{ notOffered?: string; error?: string; buildFailed?: string }> {
     const { node } = this.options;
     try {
       const job = await node.installVersion({ node: LOCAL_NODE, name: backend, version });
       const final = await node.waitJob({ node: LOCAL_NODE, id: job.id });
-      return final.state === 'done' ? {} : { error: final.error ?? `${final.kind} ${final.state}` };
+      if (final.state === 'done') return {};
+      const error = final.error ?? `${final.kind} ${final.state}`;
+      return final.phase === 'rolled back' ? { buildFailed: error } : { error };
     } catch (error) {
       if (error instanceof HangarError && error.code === 'not-found') return { notOffered: error.message };
       return { error: oneLine(error) };

@@ -4,7 +4,7 @@
 // trusts (or forged into the bucket) never acted on, and a broker outage that leaves every pin in place.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
@@ -136,6 +136,30 @@ describe('desired versions kept by the cluster', () => {
     assert.equal((await json<Array<{ version: string }>>(agents[1]!, 'ls'))[0]!.version, '2.0.0', 'the failed upgrades were rolled back');
     const table = await hangar(agents[0]!, 'desired');
     assert.match(table.stdout, new RegExp(`\\n${d2} +echo +4\\.0\\.0 +2\\.0\\.0 +failed +gave up after 5 tries`));
+  });
+
+  test('a build that fails its health gate is tried once: the running model is not restarted again and again', async () => {
+    const broken = await echoSource(root, '5.0.0');
+    await writeFile(join(broken, 'run.sh'), '#!/bin/sh\necho "cannot start: missing libcuda.so" >&2\nexit 7\n', { mode: 0o755 });
+    await offer(2, '5.0.0', broken);
+    const d3 = await idOf('d3');
+    const restarts = async () => (await json<ProcessView[]>(agents[2]!, 'ps')).find((p) => p.model === 'm1')!.restarts;
+    const before = await restarts();
+    assert.equal((await hangar(agents[0]!, 'pin', 'echo', '5.0.0', '--on', 'd3')).code, 0);
+    const failed = await until('d3 gave up on the build', async () => {
+      const s = await said(d3);
+      return s?.state === 'failed' ? s : undefined;
+    }, 30_000);
+    assert.equal(failed.tries, 1);
+    assert.match(failed.reason ?? '', /^its build failed here, not tried again until the pin changes: upgrade echo to 5\.0\.0 failed: .*missing libcuda\.so.*; rolled back to 3\.0\.0/);
+    const afterOne = await restarts();
+    assert.ok(afterOne - before <= 2, `one try: m1 went down and came back once (↺ ${before} → ${afterOne})`);
+    // Past the 1 s and 2 s backoffs a retry would have waited.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    assert.equal(await restarts(), afterOne, 'no further try touched m1');
+    assert.equal((await said(d3))?.tries, 1);
+    assert.equal((await json<Array<{ version: string }>>(agents[2]!, 'ls'))[0]!.version, '3.0.0');
+    await offer(2, '3.0.0');
   });
 
   test('unpin: the nodes keep what they run, and no drift is left', async () => {

@@ -1,8 +1,10 @@
 // Rolling upgrades beyond one node at a time, on a real nats-server with three real agents: two nodes upgraded at
-// once with --max-parallel 2, and a node that is shut down passed by (and said so) while the others are upgraded.
+// once with --max-parallel 2, a node that is shut down passed by (and said so) while the others are upgraded, and a
+// broker outage in the middle of a step waited out.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
@@ -82,5 +84,30 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     const rollout = JSON.parse(run.stdout) as RolloutView;
     assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step]), [['p1', 'upgraded'], ['p2', 'skipped'], ['p3', 'upgraded']]);
     assert.match(rollout.nodes[1]!.reason ?? '', /^offline: /);
+  });
+
+  test('a broker outage during a step is waited out: the step ends as the node ended it, and the rollout goes on', async () => {
+    // A build that takes 3 s to answer Health: its smoke start is under way on p3 when the broker goes.
+    const slow = await echoSource(root, '1.3.0');
+    const runSh = join(slow, 'run.sh');
+    await writeFile(runSh, (await readFile(runSh, 'utf8')).replace(/^exec /m, 'sleep 3\nexec '));
+    for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: slow, version: '1.3.0' }]);
+    await upgradableEverywhere(2);
+    const run = hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--json');
+    await until('p3 upgrading', async () => {
+      const [rollout] = await json<RolloutView[]>(agents[0]!, 'rollouts');
+      return rollout?.version === '1.3.0' && rollout.nodes.find((n) => n.name === 'p3')?.step === 'upgrading' ? true : undefined;
+    }, 20_000);
+    const port = Number(new URL(nats.url).port);
+    await nats.stop({ keepStore: true });
+    await sleep(4000);
+    nats = await startNats([], port, nats.storeDir!);
+    const { code, stdout, stderr } = await run;
+    assert.equal(code, 0, stderr);
+    const rollout = JSON.parse(stdout) as RolloutView;
+    assert.equal(rollout.state, 'done', stderr);
+    assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step]), [['p1', 'upgraded'], ['p2', 'skipped'], ['p3', 'upgraded']]);
+    const p3 = (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(agents[0]!, 'ls', '--on', 'all')).find((c) => c.name === 'p3');
+    assert.equal(p3?.backends?.[0]?.version, '1.3.0');
   });
 });

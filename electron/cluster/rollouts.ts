@@ -7,6 +7,7 @@ import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../
 import { oneLine } from '../core/jobs.ts';
 import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
+import { untilReached, untilStored, type Patience } from './link-waits.ts';
 import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
@@ -204,8 +205,9 @@ export class Rollouts {
     await Promise.all(Array.from({ length: Math.min(rollout.maxParallel, queue.length) }, worker));
     if (run.lost) return this.release(run);
     for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: `halted: ${failed?.name ?? 'a node'} failed` });
-    // A halted rollout gives the desired version back before it says so: no node follows a version that failed.
-    if (failed) await this.options.desired.restore(rollout.backend, rollout.id, run.record.previous).catch(() => undefined);
+    // A halted rollout gives the desired version back before it says so: no node follows a version that failed. The
+    // store may be away as long as the broker is.
+    if (failed) await untilStored(() => this.options.desired.restore(rollout.backend, rollout.id, run.record.previous), this.patience(run));
     await this.finish(run, failed ? 'halted' : 'done');
   }
 
@@ -214,13 +216,15 @@ export class Rollouts {
     const rollout = run.record.rollout;
     // A node that is away, cordoned or not ours to act on is left as it is and said so; it is no failure of the version.
     if (!member) return this.mark(run, step, 'skipped', 'offline: no longer in the cluster');
-    if (member.status !== 'online') return this.mark(run, step, 'skipped', member.kind === 'localai-worker' ? (member.reason ?? member.status) : `${member.status}: ${member.reason ?? 'no heartbeat'}`);
+    // Unknown is this host's broker away, not the node: the step waits for the link (see reaching).
+    if (member.status === 'offline') return this.mark(run, step, 'skipped', member.kind === 'localai-worker' ? (member.reason ?? member.status) : `${member.status}: ${member.reason ?? 'no heartbeat'}`);
     if (member.cordoned) return this.mark(run, step, 'skipped', 'cordoned');
     if (member.access === 'not-trusted') return this.mark(run, step, 'skipped', 'not trusted by this node');
     const resumed = step.step === 'upgrading';
     const node = member.id;
+    const reaching = <T>(call: () => Promise<T>) => untilReached(call, this.patience(run));
     try {
-      const backend = (await api.backends({ node })).find((b) => b.name === rollout.backend);
+      const backend = (await reaching(() => api.backends({ node }))).find((b) => b.name === rollout.backend);
       if (!backend) return await this.mark(run, step, 'skipped', 'not installed');
       step.from ??= backend.version;
       const there = rollout.version === null ? !backend.upgradable : backend.version === rollout.version;
@@ -231,11 +235,12 @@ export class Rollouts {
       await this.mark(run, step, 'upgrading', null);
       await this.save(run);
       const models = backend.processes.map((p) => p.model);
-      const job = await this.startUpgrade(node, rollout);
+      const job = await reaching(() => this.startUpgrade(node, rollout));
       if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
-      const final = await api.waitJob({ node, id: job.id });
+      // The job goes on on the node whatever the link does: its end is read from the node once it answers.
+      const final = await reaching(() => api.waitJob({ node, id: job.id }));
       if (final.state !== 'done') return await this.mark(run, step, 'failed', jobFailure(final));
-      await this.waitReady(node, rollout.backend, models);
+      await this.waitReady(node, rollout.backend, models, reaching);
       await this.mark(run, step, 'upgraded', null);
     } catch (error) {
       await this.mark(run, step, 'failed', oneLine(error));
@@ -254,10 +259,10 @@ export class Rollouts {
   }
 
   /** The models the backend served before the upgrade are served again, each process ready (Health OK) and fresh. */
-  private async waitReady(node: string, backend: string, models: string[]): Promise<void> {
+  private async waitReady(node: string, backend: string, models: string[], reaching: <T>(call: () => Promise<T>) => Promise<T>): Promise<void> {
     const deadline = Date.now() + (this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
     for (;;) {
-      const processes = (await this.options.api.processes({ node })).filter((p) => p.backend === backend);
+      const processes = (await reaching(() => this.options.api.processes({ node }))).filter((p) => p.backend === backend);
       const missing = models.filter((m) => !processes.some((p) => p.model === m && p.state === 'ready' && p.cwd !== 'stale'));
       if (missing.length === 0) return;
       if (Date.now() > deadline) throw new Error(`upgraded, but ${missing.join(', ')} did not come back healthy`);
@@ -292,6 +297,11 @@ export class Rollouts {
     if (step.to === null) return false;
     const backend = (await this.options.api.backends({ node: step.id })).find((b) => b.name === rollout.backend);
     return backend?.version === step.to;
+  }
+
+  /** How long a step waits for a node the link cannot reach, while this host still runs the rollout. */
+  private patience(run: Run): Patience {
+    return { untilMs: Date.now() + (this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS), everyMs: READY_POLL_MS, stop: () => run.lost };
   }
 
   /** The end, written: the run is let go once its final record is in the store (the lease retries until it is). */

@@ -93,13 +93,16 @@ describe("the cluster's stored state, under the generated NATS configuration", (
     for (const { machine, commands } of steps.machines) {
       for (const command of commands.filter((c) => !c.includes('--label mallory'))) {
         const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
+        // Its URL is a loopback address: each machine's commands name its home, the one beside nats.conf.
+        const words = (env ? env[2]! : command).split(' ');
+        assert.deepEqual(words.slice(0, 3), ['hangar', '--home', homes[machine]], command);
         if (env) {
           passwords[machine] = env[1]!;
           if (machine === 'mallory') continue;
-          agentArgs[machine] = [...env[2]!.split(' ').slice(2), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
+          agentArgs[machine] = [...words.slice(4), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
           await start(machine);
         } else {
-          const result = await cli('--home', homes[machine]!, ...command.split(' ').slice(1));
+          const result = await cli(...words.slice(1));
           assert.equal(result.code, 0, result.stderr);
         }
       }

@@ -82,7 +82,8 @@ export class JobRunner {
         const cancelled = abort.signal.aborted;
         update({
           state: cancelled ? 'cancelled' : 'failed',
-          phase: cancelled ? 'cancelled' : 'failed',
+          // A swap whose new build failed its health gate ends rolled back: the build itself failed, not its fetch.
+          phase: cancelled ? 'cancelled' : view.phase === 'rolling back' ? 'rolled back' : 'failed',
           error: cancelled ? `${kind} of ${backend} was cancelled` : oneLine(error),
           finishedAt: new Date().toISOString(),
         });

@@ -14,7 +14,7 @@ import { DesiredState } from '../cluster/desired.ts';
 import type { EventSource } from '../cluster/member.ts';
 import { askOffers, checkOffered } from '../cluster/offers.ts';
 import { Rollouts } from '../cluster/rollouts.ts';
-import { RequestFailure } from '../cluster/request-failure.ts';
+import { NodeUnreachable, RequestFailure } from '../cluster/request-failure.ts';
 import { HOME, homeStores, migrateRollouts, type Stores } from '../cluster/store/home-stores.ts';
 import type { LocalAiConnection } from '../localai/connection.ts';
 import type { LocalAiLink } from '../localai/link.ts';
@@ -217,18 +217,16 @@ function checkHost(req: NodeRef): void {
 async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef): Promise<unknown> {
   if (!cluster.presence?.has(req.node)) throw new HangarError('not-found', `no node ${req.node} in the cluster`);
   const label = labelOf(cluster, req.node);
-  if (cluster.presence.card(req.node).status === 'unknown') throw new HangarError('failed', `node ${label} is unknown (no broker): this host lost its cluster connection`);
+  if (cluster.presence.card(req.node).status === 'unknown') throw new NodeUnreachable(`node ${label} is unknown (no broker): this host lost its cluster connection`);
   const timeoutMs = SLOW_METHODS.has(method) ? cluster.callTimeoutMs * SLOW_FACTOR : cluster.callTimeoutMs;
   let reply: string;
   try {
     reply = await cluster.request(req.node, JSON.stringify({ method, params: req }), timeoutMs);
   } catch (error) {
-    if (error instanceof RequestFailure && error.reason === 'timeout') {
-      throw new HangarError('failed', `node ${label} did not answer within ${formatSeconds(timeoutMs)} s`);
-    }
-    if (error instanceof RequestFailure && error.reason === 'no-responders') throw new HangarError('failed', `node ${label} is not connected to the cluster`);
+    if (error instanceof RequestFailure && error.reason === 'timeout') throw new NodeUnreachable(`node ${label} did not answer within ${formatSeconds(timeoutMs)} s`);
+    if (error instanceof RequestFailure && error.reason === 'no-responders') throw new NodeUnreachable(`node ${label} is not connected to the cluster`);
     if (error instanceof RequestFailure && error.reason === 'refused') throw new HangarError('forbidden', `the NATS server refused this host's call to node ${label}: ${error.message}`);
-    throw new HangarError('failed', `cannot reach node ${label}: ${(error as Error).message}`);
+    throw new NodeUnreachable(`cannot reach node ${label}: ${(error as Error).message}`);
   }
   let envelope: unknown;
   try {

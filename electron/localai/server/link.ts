@@ -69,7 +69,7 @@ export class LocalAiServer implements CoRunner {
     this.context = context;
     this.watcher = watchDirectory(context.backendsDir, () => {
       clearTimeout(this.settle);
-      this.settle = setTimeout(() => void this.refresh(), SETTLE_MS);
+      this.settle = setTimeout(() => this.refresh(), SETTLE_MS);
     });
     void this.settings.load().then(() => this.connect());
   }
@@ -231,7 +231,7 @@ export class LocalAiServer implements CoRunner {
       if (generation !== this.generation) return;
       this.setStatus({ connected: false, reason: oneLine(error), version: this.status?.version ?? null, checkedAt: new Date().toISOString() });
     }
-    await this.refresh();
+    this.refresh();
   }
 
   /** Keeps the link's state; a change (linked, or why not) is said once, never the API key. */
@@ -244,10 +244,12 @@ export class LocalAiServer implements CoRunner {
   }
 
   /** Reads the processes again, tells the views what changed, and brings back what a swap outside Hangar left stale. */
-  private async refresh(): Promise<void> {
+  private refresh(): void {
     this.scan();
     this.emitRows();
-    if (this.context?.respawnAfterSwap()) await this.respawnStale();
+    // Not waited on: a respawn waits for its backend's lock, which the job that asked for this read may hold (a delete
+    // unloading the backend's models reads LocalAI again under it).
+    if (this.context?.respawnAfterSwap()) void this.respawnStale();
   }
 
   private scan(): void {
