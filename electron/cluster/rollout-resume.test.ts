@@ -1,11 +1,12 @@
 // Rollouts that outlive their coordinator, on a real nats-server with JetStream: three nodes and two viewer-only
 // coordinators. Killed after its first node, a rollout is seen interrupted by every other viewer within 3 heartbeats,
 // its untouched nodes wait, one viewer resumes it (two at once: only one wins) and a later resume is refused; an
-// interrupted rollout rolls back what it upgraded; and every agent restarted, every viewer still lists them.
+// interrupted rollout rolls back what it upgraded, waiting for a step still in flight; and every agent restarted, every
+// viewer still lists them.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../shared/types.ts';
@@ -61,7 +62,7 @@ describe('rollouts that outlive their coordinator', () => {
     nats = await startNats();
     for (let i = 0; i < 3; i++) galleries[i] = join(root, `index-${i}.yaml`);
     await publish('1.0.0');
-    await trustingHomes([...NODES, 'v1', 'v2'].map(homeOf));
+    await trustingHomes([...NODES, 'v1', 'v2', 'v3'].map(homeOf));
     for (const [i, name] of NODES.entries()) await start(name, i);
     await until('three nodes online', async () => ((await json<NodeCard[]>(agents.r1!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
     assert.equal((await hangar(agents.r1!, 'install', 'echo', '--on', 'all')).code, 0);
@@ -148,9 +149,48 @@ describe('rollouts that outlive their coordinator', () => {
     }
   });
 
+  test('a rollback waits for a step still in flight when its coordinator died, and proves every node back', async () => {
+    const v3 = await start('v3', 6, ['--cluster-role', 'viewer']);
+    const watcher = await connect({ node: agents.r3!.url, home: agents.r3!.home });
+    try {
+      // A build whose start takes 3 s: r2's step is still under way when its coordinator dies.
+      const slow = await echoSource(root, '1.3.0');
+      await writeFile(join(slow, 'run.sh'), (await readFile(join(slow, 'run.sh'), 'utf8')).replace(/^exec /m, 'sleep 3\nexec '));
+      for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: slow, version: '1.3.0' }]);
+      await until('1.3.0 offered everywhere', async () => {
+        const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(v3, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
+        return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
+      }, 5000);
+      const killed = new Promise<string>((resolve) => {
+        const off = watcher.onEvent((e) => {
+          if (e.type === 'rollout' && e.rollout.state === 'running' && e.rollout.nodes[1]?.step === 'upgrading') {
+            v3.child.kill('SIGKILL');
+            off();
+            resolve(e.rollout.id);
+          }
+        });
+      });
+      await hangar(v3, 'upgrade', 'echo', '--on', 'all');
+      const id = await killed;
+      await until('interrupted', async () => ((await rolloutOf(agents.r3!, id))?.state === 'interrupted' ? true : undefined), 3 * HEARTBEAT_MS + 2000);
+      const rolledBack = await hangar(agents.r3!, 'rollback', '--rollout', id, '--json');
+      assert.equal(rolledBack.code, 0, rolledBack.stderr);
+      const final = JSON.parse(rolledBack.stdout) as RolloutView;
+      assert.equal(final.state, 'rolled-back');
+      assert.equal(final.nodes[0]!.step, 'rolled-back');
+      assert.ok(['rolled-back', 'skipped'].includes(final.nodes[1]!.step), JSON.stringify(final.nodes[1]));
+      // Proven when the command ends, and still so once the step that was in flight could have finished.
+      assert.deepEqual(await versions(agents.r3!), [['r1', '1.1.0'], ['r2', '1.1.0'], ['r3', '1.1.0']]);
+      await new Promise((r) => setTimeout(r, 4000));
+      assert.deepEqual(await versions(agents.r3!), [['r1', '1.1.0'], ['r2', '1.1.0'], ['r3', '1.1.0']]);
+    } finally {
+      watcher.close();
+    }
+  });
+
   test('every agent restarted, every viewer still lists the rollouts', async () => {
     const ids = (await json<RolloutView[]>(agents.r1!, 'rollouts')).map((r) => r.id);
-    assert.equal(ids.length, 2);
+    assert.equal(ids.length, 3);
     for (const [i, name] of NODES.entries()) {
       agents[name]!.child.kill('SIGTERM');
       await once(agents[name]!.child, 'exit');

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { NodeApi } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { describeSelector, parseSelector, selects } from '../../shared/selector.ts';
@@ -8,6 +7,7 @@ import { oneLine } from '../core/jobs.ts';
 import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
 import { untilReached, untilStored, type Patience } from './link-waits.ts';
+import { settleInFlight, startUpgrade, versionOn, waitReady } from './rollout-node.ts';
 import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
@@ -235,38 +235,15 @@ export class Rollouts {
       await this.mark(run, step, 'upgrading', null);
       await this.save(run);
       const models = backend.processes.map((p) => p.model);
-      const job = await reaching(() => this.startUpgrade(node, rollout));
+      const job = await reaching(() => startUpgrade(api, node, rollout));
       if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
       // The job goes on on the node whatever the link does: its end is read from the node once it answers.
       const final = await reaching(() => api.waitJob({ node, id: job.id }));
       if (final.state !== 'done') return await this.mark(run, step, 'failed', jobFailure(final));
-      await this.waitReady(node, rollout.backend, models, reaching);
+      await waitReady(api, { node, backend: rollout.backend, models, untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS }, reaching);
       await this.mark(run, step, 'upgraded', null);
     } catch (error) {
       await this.mark(run, step, 'failed', oneLine(error));
-    }
-  }
-
-  /** The node's job, or why it has none: its galleries do not offer the version (a drift, not a failure). */
-  private async startUpgrade(node: string, rollout: RolloutView): Promise<JobView | string> {
-    if (rollout.version === null) return this.options.api.upgrade({ node, name: rollout.backend });
-    try {
-      return await this.options.api.installVersion({ node, name: rollout.backend, version: rollout.version });
-    } catch (error) {
-      if (error instanceof HangarError && error.code === 'not-found') return error.message;
-      throw error;
-    }
-  }
-
-  /** The models the backend served before the upgrade are served again, each process ready (Health OK) and fresh. */
-  private async waitReady(node: string, backend: string, models: string[], reaching: <T>(call: () => Promise<T>) => Promise<T>): Promise<void> {
-    const deadline = Date.now() + (this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
-    for (;;) {
-      const processes = (await reaching(() => this.options.api.processes({ node }))).filter((p) => p.backend === backend);
-      const missing = models.filter((m) => !processes.some((p) => p.model === m && p.state === 'ready' && p.cwd !== 'stale'));
-      if (missing.length === 0) return;
-      if (Date.now() > deadline) throw new Error(`upgraded, but ${missing.join(', ')} did not come back healthy`);
-      await sleep(READY_POLL_MS);
     }
   }
 
@@ -275,33 +252,35 @@ export class Rollouts {
     for (const step of rollout.nodes.filter((n) => n.step === 'upgraded' || n.step === 'upgrading')) {
       if (run.lost) break;
       try {
-        // A node its coordinator was upgrading when it stopped is rolled back only if that upgrade went through.
-        if (step.step === 'upgrading' && !(await this.wentThrough(step, rollout))) {
+        // A node its coordinator was upgrading when it stopped may still be at it: that job ends (cancelled, or past
+        // the point where it can be) before the node's version is read. Only an upgrade that went through is undone.
+        if (step.step === 'upgrading') await settleInFlight(this.options.api, step.id, rollout.backend);
+        if (step.step === 'upgrading' && (await versionOn(this.options.api, step.id, rollout.backend)) !== step.to) {
           await this.mark(run, step, 'skipped', 'its upgrade did not go through');
           continue;
         }
         const job = await this.options.api.rollback({ node: step.id, name: rollout.backend });
         const final = await this.options.api.waitJob({ node: step.id, id: job.id });
         if (final.state !== 'done') throw new Error(jobFailure(final));
+        const now = await versionOn(this.options.api, step.id, rollout.backend);
+        if (now !== step.from) throw new Error(`it runs ${now ?? 'no build'} after its rollback, not ${step.from ?? 'the build before'}`);
         await this.mark(run, step, 'rolled-back', null);
       } catch (error) {
         await this.mark(run, step, 'upgraded', `rollback failed: ${oneLine(error)}`);
       }
     }
     if (run.lost) return this.release(run);
-    await this.finish(run, 'rolled-back');
-  }
-
-  /** Whether the node runs the version the step was taking it to. */
-  private async wentThrough(step: RolloutNode, rollout: RolloutView): Promise<boolean> {
-    if (step.to === null) return false;
-    const backend = (await this.options.api.backends({ node: step.id })).find((b) => b.name === rollout.backend);
-    return backend?.version === step.to;
+    // A node that did not come back keeps the rollout halted, so the rollback can be tried again; it is no rolled-back one.
+    await this.finish(run, rollout.nodes.some((n) => n.step === 'upgraded') ? 'halted' : 'rolled-back');
   }
 
   /** How long a step waits for a node the link cannot reach, while this host still runs the rollout. */
   private patience(run: Run): Patience {
-    return { untilMs: Date.now() + (this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS), everyMs: READY_POLL_MS, stop: () => run.lost };
+    return { untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS, stop: () => run.lost };
+  }
+
+  private readyTimeoutMs(): number {
+    return this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
   }
 
   /** The end, written: the run is let go once its final record is in the store (the lease retries until it is). */
