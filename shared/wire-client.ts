@@ -25,10 +25,12 @@ export function createWireClient(socket: SocketLike): WireClient {
   let nextId = 1;
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   const listeners = new Set<(event: NodeEvent) => void>();
+  /** Why the connection closed: a call made after that fails with it at once, instead of waiting for ever. */
+  let closedBy: HangarError | null = null;
 
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.addEventListener('close', ({ code, reason }) => {
-      const error = new HangarError('failed', code === 4401 ? 'the agent rejected the token' : `connection to the agent closed (${code}${reason ? `: ${reason}` : ''})`);
+      const error = (closedBy = new HangarError('failed', code === 4401 ? 'the agent rejected the token' : `connection to the agent closed (${code}${reason ? `: ${reason}` : ''})`));
       for (const call of pending.values()) call.reject(error);
       pending.clear();
       resolve({ code, reason });
@@ -51,6 +53,7 @@ export function createWireClient(socket: SocketLike): WireClient {
 
   const call = (method: WireRequest['method'], params: unknown) =>
     new Promise<unknown>((resolve, reject) => {
+      if (closedBy) return reject(closedBy);
       const id = nextId++;
       pending.set(id, { resolve, reject });
       socket.send(JSON.stringify({ id, method, params } satisfies WireRequest));

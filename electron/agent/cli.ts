@@ -15,7 +15,7 @@ import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, write
 import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
-  desiredTable, galleryJson, infoText, jobEndText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, processVram, psJson, psRow, resourcesRow, resourcesText, rolloutTable, runByText, scanJson, table,
+  desiredTable, galleryJson, infoText, jobEndText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, processVram, psJson, psRow, resourcesRow, resourcesText, rolloutTable, runByText, scanJson, staleStoreNote, table,
   unansweredLines, upgradeText,
 } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
@@ -167,7 +167,7 @@ client('nodes', 'list the cluster\'s nodes: status, access, labels, counts, drif
 
 client('rollouts', 'list the cluster\'s rolling upgrades and what each did on each node').action(withClient(async (c, options: { json?: boolean }) => {
   const [rollouts, status] = await Promise.all([c.rollouts({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
-  print(options, rollouts, () => (rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n') + untrustedLines(status, 'rollouts'));
+  print(options, rollouts, () => staleStoreNote(status) + (rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n') + untrustedLines(status, 'rollouts'));
 }));
 
 client('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts)'))
@@ -187,8 +187,8 @@ client('unpin', 'clear the desired version of NAME: nodes keep what they run', (
   }));
 
 client('desired', 'the cluster\'s desired versions, and each node that is not there yet and why').action(withClient(async (c, options: { json?: boolean }) => {
-  const [view, status] = await Promise.all([c.desired({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
-  print(options, view, () => desiredTable(view) + untrustedLines(status, 'desired'));
+  const [view, status, cards] = await Promise.all([c.desired({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE }), c.nodes({ node: LOCAL_NODE })]);
+  print(options, view, () => staleStoreNote(status) + desiredTable(view, cards) + untrustedLines(status, 'desired'));
 }));
 
 client('cordon', 'keep every rollout and convergence off this node (see uncordon)').action(withClient(async (c, options: { json?: boolean }) => {
@@ -749,6 +749,13 @@ async function followRollout(c: WireClient, options: { json?: boolean }, start: 
     };
     follow = seen;
     early.forEach(seen);
+    // The rollout runs in the agent: an agent that dies takes it with it, and a viewer can resume it.
+    void c.closed.then(({ code }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(new Error(`the agent closed its connection (${code}) while it ran rollout ${started.id}: another viewer can see it interrupted and resume or roll it back (hangar rollouts)`));
+    });
     // Events carry the progress; a slow look at the record backs them up.
     const poll = () => c.rollouts({ node: LOCAL_NODE }).then((all) => {
       const r = all.find((x) => x.id === started.id);

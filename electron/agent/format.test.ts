@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JobView } from '../../shared/types.ts';
-import { jobLine } from './format.ts';
+import type { DesiredStateView, JobView, NodeCard } from '../../shared/types.ts';
+import { jobEndText, jobLine, matrix } from './format.ts';
 
 const job = (patch: Partial<JobView>): JobView => ({
   id: 'j1', node: 'local', kind: 'install', backend: 'echo', state: 'running', phase: 'fetching', bytes: 0, totalBytes: null,
@@ -12,4 +12,20 @@ test('the CLI progress line speaks IEC units with percent, and no bytes for phas
   assert.equal(jobLine(job({ bytes: 3 * 1024 * 1024, totalBytes: 12 * 1024 * 1024 })), 'install echo: fetching 3.0 MiB of 12 MiB · 25%');
   assert.equal(jobLine(job({ id: 'j2', bytes: 1536 })), 'install echo: fetching 1.5 KiB');
   assert.equal(jobLine(job({ id: 'j3', kind: 'rollback', phase: 'rolling back' })), 'rollback echo: rolling back');
+});
+
+test('a job that went through says what it did and to which version; one with nothing to do says what it found', () => {
+  assert.equal(jobEndText(job({ kind: 'upgrade', state: 'done', phase: 'done' }), '2.0.0'), 'upgraded echo to 2.0.0');
+  assert.equal(jobEndText(job({ kind: 'install', state: 'done', phase: 'done' }), '1.0.0'), 'installed echo 1.0.0');
+  assert.equal(jobEndText(job({ kind: 'rollback', state: 'done', phase: 'done' }), '1.0.0'), 'rolled back echo to 1.0.0');
+  assert.equal(jobEndText(job({ kind: 'delete', state: 'done', phase: 'done' }), null), 'deleted echo');
+  assert.equal(jobEndText(job({ kind: 'upgrade', state: 'done', phase: 'up to date' }), null), 'upgrade echo: up to date');
+});
+
+test('a matrix no node answered says so, not that nothing is installed', () => {
+  const card = (name: string) => ({ id: `${name}-id`, name, status: 'unknown', reason: 'no broker' }) as unknown as NodeCard;
+  const none: DesiredStateView = { available: true, reason: null, desired: [], nodes: [] } as unknown as DesiredStateView;
+  assert.match(matrix([{ card: card('a'), backends: null }, { card: card('b'), backends: new Error('not trusted') }], none), /^no node answered\n/);
+  assert.match(matrix([{ card: card('a'), backends: [] }, { card: card('b'), backends: null }], none), /^no backends installed on the 1 of 2 nodes that answered\n/);
+  assert.match(matrix([{ card: card('a'), backends: [] }], none), /^no backends installed on any node\n/);
 });

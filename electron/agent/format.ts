@@ -1,6 +1,6 @@
 import { driftReason, driftText } from '../../shared/drift.ts';
 import { describeSelector } from '../../shared/selector.ts';
-import type { BackendView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import type { BackendView, ClusterStatusView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote, startingNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
@@ -294,7 +294,9 @@ export function matrix(columns: MatrixColumn[], desired: DesiredStateView): stri
     const reason = cellDrift(c, name, desired) && driftReason(desired.nodes, c.card.id, name);
     return reason ? [`${c.card.name} (${c.card.id}): ${name}: ${reason}\n`] : [];
   }));
-  return table(rows, 'no backends installed on any node') + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join('');
+  const answered = columns.filter((c) => Array.isArray(c.backends)).length;
+  const empty = answered === 0 ? 'no node answered' : answered === columns.length ? 'no backends installed on any node' : `no backends installed on the ${answered} of ${columns.length} nodes that answered`;
+  return table(rows, empty) + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join('');
 }
 
 /** A line for each node that is offline or did not answer, under a table across nodes. */
@@ -337,7 +339,7 @@ export function matrixJson(columns: MatrixColumn[], desired: DesiredStateView) {
 
 export function rolloutTable(r: RolloutView): string {
   const target = `${r.backend}${r.version ? ` → ${r.version}` : ''} on ${describeSelector(r.on)}`;
-  const head = `rollout ${r.id}: ${target}, ${r.state}, started ${r.startedAt} by ${r.coordinator.name}${r.maxParallel > 1 ? `, ${r.maxParallel} at a time` : ''}\n`;
+  const head = `rollout ${r.id}: ${target}, ${r.state}, started ${r.startedAt}, run by ${r.coordinator.name}${r.maxParallel > 1 ? `, ${r.maxParallel} at a time` : ''}\n`;
   const interrupted = r.interrupted ? `interrupted while ${r.interrupted.while}: ${r.interrupted.reason} (hangar resume --rollout ${r.id}, or hangar rollback --rollout ${r.id})\n` : '';
   return head + interrupted + table(r.nodes.map((n) => ({
     node: n.name, id: n.id, result: n.step, from: n.from, to: n.to, reason: n.reason ?? '',
@@ -345,11 +347,20 @@ export function rolloutTable(r: RolloutView): string {
 }
 
 /** `hangar desired`: each desired version, where it applies, and each node that is not there yet and why. */
-export function desiredTable(view: DesiredStateView): string {
+export function desiredTable(view: DesiredStateView, cards: NodeCard[]): string {
   if (!view.available) return `the cluster keeps no desired versions: ${view.reason}\n`;
+  const nameOf = (id: string) => cards.find((c) => c.id === id)?.name ?? id;
+  const on = (selector: string) => (selector.startsWith('nodes:') ? selector.slice('nodes:'.length).split(',').map(nameOf).join(', ') : describeSelector(selector));
   const pins = table(view.desired.map((d) => ({
-    backend: d.backend, version: d.version, on: describeSelector(d.on), kind: d.rollout ? `rollout ${d.rollout}` : 'pin', by: d.by, at: d.at,
+    backend: d.backend, version: d.version, on: on(d.on), kind: d.rollout ? `rollout ${d.rollout}` : 'pin', by: d.by, at: d.at,
   })), 'no desired versions (hangar pin NAME VERSION --on NODES records one)');
   const behind = view.nodes.filter((n) => n.state !== 'converged');
-  return pins + (behind.length === 0 ? '' : '\n' + table(behind.map((n) => ({ node: n.node, backend: n.backend, wanted: n.wanted, runs: n.version, state: n.state, reason: n.reason ?? '' })), ''));
+  const rows = behind.map((n) => ({ node: nameOf(n.node), id: n.node, backend: n.backend, wanted: n.wanted, runs: n.version, state: n.state, reason: n.reason ?? '' }));
+  return pins + (behind.length === 0 ? '' : '\n' + table(rows, ''));
+}
+
+/** Over what the cluster's store holds, while the link is down: what is shown is what this host last read. */
+export function staleStoreNote(status: ClusterStatusView): string {
+  if (status.role === null || status.link.connected) return '';
+  return `cluster connection lost since ${status.link.since} (${status.link.reason ?? 'no broker'}): shown as this host last read it\n`;
 }

@@ -135,7 +135,7 @@ describe('desired versions kept by the cluster', () => {
     assert.ok(tookMs >= 15_000, `gave up after ${tookMs} ms`);
     assert.equal((await json<Array<{ version: string }>>(agents[1]!, 'ls'))[0]!.version, '2.0.0', 'the failed upgrades were rolled back');
     const table = await hangar(agents[0]!, 'desired');
-    assert.match(table.stdout, new RegExp(`\\n${d2} +echo +4\\.0\\.0 +2\\.0\\.0 +failed +gave up after 5 tries`));
+    assert.match(table.stdout, new RegExp(`\\nd2 +${d2} +echo +4\\.0\\.0 +2\\.0\\.0 +failed +gave up after 5 tries`), "a node is named, its id beside it");
   });
 
   test('a build that fails its health gate is tried once: the running model is not restarted again and again', async () => {
@@ -243,6 +243,8 @@ describe('desired versions kept by the cluster', () => {
     const table = await hangar(agents[0]!, 'nodes');
     assert.match(table.stdout, /\nd2 +[0-9a-f]{16} +unknown \(no broker\) /);
     assert.match(table.stdout, /cluster connection lost: the NATS server at 127\.0\.0\.1:\d+ cannot be reached, retrying/);
+    assert.match((await hangar(agents[0]!, 'desired')).stdout, /^cluster connection lost since \S+ \(.*\): shown as this host last read it\n/);
+    assert.match((await hangar(agents[0]!, 'rollouts')).stdout, /^cluster connection lost since /);
     const call = await hangar(agents[0]!, 'ls', '--on', 'd2');
     assert.match(call.stderr, /^hangar: node d2 \([0-9a-f]{16}\) is unknown \(no broker\): this host lost its cluster connection\n$/);
     assert.equal((await hangar(agents[0]!, 'load', 'echo', 'm9')).code, 0, "the host's own node is usable");

@@ -54,6 +54,7 @@ describe('rollouts that outlive their coordinator', () => {
     });
     const started = await hangar(coordinator, 'upgrade', 'echo', '--on', 'all');
     assert.notEqual(started.code, 0, 'the coordinator died during its rollout');
+    assert.match(started.stderr, /hangar: the agent closed its connection \(\d+\) while it ran rollout \S+: another viewer can see it interrupted and resume or roll it back \(hangar rollouts\)\n$/);
     return killed;
   }
 
@@ -138,6 +139,7 @@ describe('rollouts that outlive their coordinator', () => {
       const final = JSON.parse(rolledBack.stdout) as RolloutView;
       assert.equal(final.state, 'rolled-back');
       assert.equal(final.nodes[0]!.step, 'rolled-back');
+      assert.deepEqual([final.nodes[2]!.step, final.nodes[2]!.reason], ['skipped', 'rolled back before it reached this node'], 'no node is left pending');
       await until('every node at 1.1.0 again', async () => {
         const now = await versions(agents.r2!);
         return now.every(([, v]) => v === '1.1.0') ? true : undefined;

@@ -270,6 +270,7 @@ export class Rollouts {
       }
     }
     if (run.lost) return this.release(run);
+    for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: 'rolled back before it reached this node' });
     // A node that did not come back keeps the rollout halted, so the rollback can be tried again; it is no rolled-back one.
     await this.finish(run, rollout.nodes.some((n) => n.step === 'upgraded') ? 'halted' : 'rolled-back');
   }
