@@ -318,7 +318,7 @@ client('load', 'ensure a fresh process for MODEL on backend NAME and load it', (
     .argument('<name>')
     .argument('<model>')
     .option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always')
-    .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start, doubling with each such end in a row (e.g. 500ms, 2s; default 1s); a process that ran longer restarts at once', parseDelay)
+    .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start twice in a row, doubling with each further one (e.g. 500ms, 2s; default 1s); the first such end, and a process that ran longer, restart at once', parseDelay)
     .option('--max-restarts <n>', 'ends within 10 s of a start, in a row, that leave it crash-looping (default 5)', parseWhole)
     .option('--start-timeout <seconds>', 'how long its start and its load may take (default: the node\'s start-timeout); never less than twice the longest seen here', parseWhole))
   .action(withClient(async (c, backend: string, model: string, options: LoadCommandOptions) => {

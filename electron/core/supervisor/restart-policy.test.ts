@@ -49,19 +49,21 @@ function setUp(given: Partial<RestartRules> = {}, asked: Omit<ModelRestart, 'pol
 }
 
 describe('restart scheduler', () => {
-  test('an end soon after the start waits baseMs, doubling with each such end in a row up to maxMs; the restart fires when it has passed', () => {
+  test('a first end soon after the start restarts at once, as PM2; the next in a row wait baseMs, doubling up to maxMs; the restart fires when it has passed', () => {
     const { clock, crash, restarted } = setUp();
     const backoffs: number[] = [];
     for (let i = 0; i < 4; i++) {
       const verdict = crash();
       assert.ok(verdict && 'restartInMs' in verdict);
       backoffs.push(verdict.restartInMs);
-      clock.advance(verdict.restartInMs - 1);
-      assert.equal(restarted(), i, 'not before its backoff');
-      clock.advance(1);
+      if (verdict.restartInMs > 0) {
+        clock.advance(verdict.restartInMs - 1);
+        assert.equal(restarted(), i, 'not before its backoff');
+      }
+      clock.advance(verdict.restartInMs > 0 ? 1 : 0);
       assert.equal(restarted(), i + 1);
     }
-    assert.deepEqual(backoffs, [1000, 2000, 4000, 4000]);
+    assert.deepEqual(backoffs, [0, 1000, 2000, 4000]);
   });
 
   test('a process that ran quickMs or longer is restarted at once, as PM2 restarts it, and the wait and the count start over', () => {
@@ -69,13 +71,15 @@ describe('restart scheduler', () => {
     assert.deepEqual(crash(60_000), { restartInMs: 0 }, 'the first end after a healthy run');
     clock.advance(0);
     assert.equal(restarted(), 1, 'restarted with no wait');
-    assert.deepEqual(crash(200), { restartInMs: 1000 }, 'it ended again right after its start');
+    assert.deepEqual(crash(200), { restartInMs: 0 }, 'it ended right after its start: once is restarted at once');
+    assert.deepEqual(crash(200), { restartInMs: 1000 }, 'twice in a row waits');
     clock.advance(1000);
     assert.deepEqual(crash(9_999), { restartInMs: 2000 }, 'just under quickMs is still quick');
     clock.advance(2000);
     assert.deepEqual(crash(10_000), { restartInMs: 0 }, 'quickMs or longer: at once again');
     assert.deepEqual(history, { quickEnds: 0, backoffMs: 0 });
-    assert.deepEqual(crash(100), { restartInMs: 1000 }, 'the wait starts over from baseMs');
+    assert.deepEqual(crash(100), { restartInMs: 0 }, 'the count starts over');
+    assert.deepEqual(crash(100), { restartInMs: 1000 }, 'and the wait from baseMs');
   });
 
   test('ends after runs that lasted never make a crash loop, however many', () => {
@@ -84,12 +88,13 @@ describe('restart scheduler', () => {
   });
 
   test("a model's own delay and restart limit replace the host's", () => {
-    const { clock, crash } = setUp({}, { delayMs: 250, maxRestarts: 3 });
+    const { clock, crash } = setUp({}, { delayMs: 250, maxRestarts: 4 });
+    assert.deepEqual(crash(), { restartInMs: 0 });
     assert.deepEqual(crash(), { restartInMs: 250 });
     clock.advance(250);
     assert.deepEqual(crash(), { restartInMs: 500 });
     clock.advance(500);
-    assert.deepEqual(crash(), { stay: 'loop', ends: 3 });
+    assert.deepEqual(crash(), { stay: 'loop', ends: 4 });
     const none = setUp({}, { delayMs: 0 });
     assert.deepEqual(none.crash(), { restartInMs: 0 }, 'a delay of 0: every restart at once');
     assert.deepEqual(none.crash(), { restartInMs: 0 });
@@ -98,9 +103,9 @@ describe('restart scheduler', () => {
   test('loopLimit quick ends in a row leave the model crash-looping, with no restart scheduled', () => {
     const { clock, scheduler, crash, restarted } = setUp({ loopLimit: 3 });
     crash();
-    clock.advance(1000);
+    clock.advance(0);
     crash();
-    clock.advance(2000);
+    clock.advance(1000);
     assert.deepEqual(crash(), { stay: 'loop', ends: 3 });
     assert.equal(clock.pending, 0);
     clock.advance(60_000);
@@ -115,7 +120,7 @@ describe('restart scheduler', () => {
     assert.deepEqual(end('never', true), { stay: 'policy' });
     assert.deepEqual(end('on-failure', false), { stay: 'policy' });
     assert.deepEqual(history, { quickEnds: 0, backoffMs: 0 }, 'an end the policy leaves alone does not count toward a loop');
-    assert.deepEqual(end('always', false), { restartInMs: 1000 });
+    assert.deepEqual(end('always', false), { restartInMs: 0 });
     assert.equal(clock.pending, 1);
   });
 
