@@ -111,8 +111,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
-  // Serving already: what the first load needs is loaded now, on an idle turn, not when a user waits for it.
-  setImmediate(() => void warmUp().catch(() => undefined));
+  // Serving already: the gallery the app asks for first, then what the first load needs, are made ready now, on idle
+  // turns, not when a user waits for them.
+  setImmediate(() => void node.gallery({ node: 'local' }).catch(() => undefined).then(() => warmUp()).catch(() => undefined));
   // The token goes only to a person's terminal, never into a log file that captured stderr.
   const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;
   process.stderr.write(`hangar: open ${opening}\n`);

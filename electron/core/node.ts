@@ -87,7 +87,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.stateDir = join(options.home, 'state');
     const capability = (this.capability = options.capability ?? detectCapability());
     const fetch = guardedFetch(options.fetch ?? globalThis.fetch, { ...DEFAULT_TRANSFER, ...options.transfer });
-    const galleries = (this.galleries = new Galleries({ specs: options.galleries ?? [], fetch }));
+    const galleries = (this.galleries = new Galleries({ specs: options.galleries ?? [], fetch, parseCacheDir: join(options.home, 'state', 'gallery-parses') }));
     this.settingsStore = new SettingsStore(this.stateDir, fixedSettings(options, galleries.names()));
     this.digests = new DigestResolver({ fetch, ttlMs: DIGEST_REFRESH_MS });
     const store = (this.store = new BackendStore(this.backendsDir));

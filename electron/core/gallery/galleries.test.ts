@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -253,3 +253,39 @@ test('a remote gallery that streams without end is cut off at 16 MiB', async () 
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+test("an index's parse is kept on disk and read back at the next start; a changed text is parsed anew", async () => {
+  const dir = join(root, 'cached');
+  mkdirSync(dir);
+  const index = write(join(dir, 'index.yaml'), ['- name: echo', '  version: 1.0.0', '  description: from the yaml']);
+  const cache = join(dir, 'parses');
+  const first = new Galleries({ specs: [{ location: index }], parseCacheDir: cache });
+  assert.equal((await first.entries())[0]?.description, 'from the yaml');
+  first.close();
+  const kept = await until(() => readdirSync(cache).filter((f) => f.endsWith('.json')));
+  assert.equal(kept.length, 1);
+  // The next start reads what was kept, not the YAML: a kept parse edited on disk shows through.
+  const file = join(cache, kept[0]!);
+  writeFileSync(file, readFileSync(file, 'utf8').replace('from the yaml', 'from the kept parse'));
+  const second = new Galleries({ specs: [{ location: index }], parseCacheDir: cache });
+  assert.equal((await second.entries())[0]?.description, 'from the kept parse');
+  second.close();
+  write(index, ['- name: echo', '  version: 2.0.0']);
+  const third = new Galleries({ specs: [{ location: index }], parseCacheDir: cache });
+  assert.equal((await third.entries())[0]?.version, '2.0.0');
+  third.close();
+});
+
+/** What `probe` returns once it is not empty, asked every 10 ms for up to 2 s. */
+async function until<T>(probe: () => T[]): Promise<T[]> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const found = probe();
+      if (found.length > 0) return found;
+    } catch {
+      // not there yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('nothing appeared within 2 s');
+}

@@ -1,4 +1,5 @@
 // Several galleries at once, in order. Names are `name` (first gallery that lists it) or `gallery@name`.
+import { cachedParser, type IndexParser } from './parse-cache.ts';
 import { EventEmitter } from 'node:events';
 import { HangarError } from '../../../shared/errors.ts';
 import { FileGallery } from './file-gallery.ts';
@@ -29,8 +30,12 @@ export class Galleries extends EventEmitter {
   /** The entries of the last snapshots: the same array while no gallery changed. */
   private lastEntries: { snapshots: Snapshot[]; entries: GalleryEntry[] } | null = null;
 
-  constructor(opts: { specs: GallerySpec[]; fetch?: typeof fetch }) {
+  private readonly parse: IndexParser | undefined;
+
+  /** `parseCacheDir`: where parses of index texts are kept for the next start (see parse-cache.ts). */
+  constructor(opts: { specs: GallerySpec[]; fetch?: typeof fetch; parseCacheDir?: string }) {
     super();
+    this.parse = opts.parseCacheDir === undefined ? undefined : cachedParser(opts.parseCacheDir);
     this.fetchImpl = opts.fetch ?? globalThis.fetch;
     this.sources = this.sourcesFor(opts.specs, []);
   }
@@ -52,7 +57,7 @@ export class Galleries extends EventEmitter {
       const where = location.kind === 'file' ? location.path : location.url;
       const kept = reusable.find((source) => source.name === name && source.location === where);
       if (kept) return kept;
-      return location.kind === 'file' ? new FileGallery(name, location.path, changed) : new UrlGallery(name, location.url, this.fetchImpl, changed);
+      return location.kind === 'file' ? new FileGallery(name, location.path, changed, this.parse) : new UrlGallery(name, location.url, this.fetchImpl, changed, this.parse);
     });
   }
 

@@ -1,4 +1,5 @@
 // What one gallery holds after a load: its entries, a by-name index, and the problems the load ran into.
+import type { IndexParser } from './parse-cache.ts';
 import { parseGalleryIndex } from './parse.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
 
@@ -25,9 +26,9 @@ export interface GallerySource {
   close(): void;
 }
 
-export function snapshotFromText(text: string, source: IndexSource): Snapshot {
+export function snapshotFromText(text: string, source: IndexSource, parse: IndexParser = parseGalleryIndex): Snapshot {
   try {
-    const { entries, errors } = parseGalleryIndex(text, source);
+    const { entries, errors } = parse(text, source);
     const byName = new Map<string, GalleryEntry>();
     for (const entry of entries) {
       const key = entry.name.toLowerCase();
