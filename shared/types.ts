@@ -43,11 +43,15 @@ export interface ProcessExit {
 
 export interface ProcessView {
   model: string;
+  /** '' where its node does not say (a LocalAI worker, for a model not named like its backend). */
   backend: string;
+  /** 0 where its node reports none (a LocalAI worker). */
   pid: number;
+  /** 0 where its node reports none. */
   port: number;
   /** The backend directory the process was spawned in ('' for a legacy entry). */
   dir: string;
+  /** '' where its node reports none (a LocalAI worker). */
   startedAt: string;
   state: ProcessState;
   cwd: CwdStatus;

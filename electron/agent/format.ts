@@ -2,7 +2,7 @@ import { driftReason, driftText } from '../../shared/drift.ts';
 import { describeSelector } from '../../shared/selector.ts';
 import type { BackendView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
-import { cwdVerdict, exitNote, startingNote } from '../../shared/process-text.ts';
+import { cwdVerdict, exitNote, reportedNumber, startingNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 import { named } from './nodes.ts';
 
@@ -17,7 +17,7 @@ export const galleryJson = (e: GalleryEntryView) => ({
   compatible: e.compatible, meta: e.meta,
 });
 export const psJson = (p: ProcessView) => ({
-  model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, state: p.state, loaded: p.loaded,
+  model: p.model, backend: p.backend || null, pid: reportedNumber(p.pid), port: reportedNumber(p.port), dir: p.dir, startedAt: p.startedAt || null, state: p.state, loaded: p.loaded,
   policy: p.policy, restarts: p.restarts, restartDelayMs: p.restartDelayMs, maxRestarts: p.maxRestarts, cpu: p.cpu, rss: p.rss, message: p.message, error: p.error, exit: p.exit, cwd: p.cwd,
   cwdReason: p.cwdReason, runBy: p.runBy ?? 'hangar',
 });
@@ -51,9 +51,10 @@ export function lsStatus(b: BackendView): string {
   return processesStatus(b.processes);
 }
 
-/** A process in `ls`: "m1:1234 ↺2 (CRASHED)". */
+/** A process in `ls`: "m1:1234 ↺2 (CRASHED)"; the model alone where its node reports no pid. */
 export function lsProcess(p: ProcessView): string {
-  return `${p.model}:${p.pid}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
+  const pid = reportedNumber(p.pid);
+  return `${p.model}${pid === null ? '' : `:${pid}`}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
 }
 
 /**
@@ -64,10 +65,10 @@ export function psRow(p: ProcessView, runBy = false, vram?: ProcessVramMap): Rec
   const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);
   return {
     model: p.model,
-    backend: p.backend,
+    backend: p.backend || null,
     ...(runBy && { 'run by': runByText(p) }),
-    pid: p.pid,
-    port: p.port,
+    pid: reportedNumber(p.pid),
+    port: reportedNumber(p.port),
     state: p.state,
     '↺': p.restarts,
     restart: restartText(p),
@@ -164,8 +165,11 @@ export function jobEndText(job: JobView, version: string | null): string {
   return `${PAST[job.kind]} ${job.backend}${job.kind === 'install' ? ' ' : ' to '}${version}`;
 }
 
+/** How long since `startedAt`; '-' where the node reports no time. */
 export function uptime(startedAt: string): string {
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(startedAt)) / 1000));
+  const at = Date.parse(startedAt);
+  if (Number.isNaN(at)) return '-';
+  const s = Math.max(0, Math.round((Date.now() - at) / 1000));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${s % 60}s`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;

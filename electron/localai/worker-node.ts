@@ -95,7 +95,10 @@ export class WorkerNode {
 
   /** Reads the worker's backends and models again and publishes what changed; the counts for its card. */
   async refresh(): Promise<{ backends: BackendView[]; processes: ProcessView[] }> {
-    const [backends, processes] = await Promise.all([this.backends(), this.processes()]);
+    const [rows, running] = await Promise.all([this.rows(), this.running()]);
+    const processes = this.publishProcesses(processViews(running, rows));
+    const backends = await backendViews(rows, processes, this.options.galleries);
+    this.publishChanges('backends', backends, (v) => v.name, (backend) => ({ type: 'backend', node: this.id, backend }), (name) => ({ type: 'backend-removed', node: this.id, name }));
     return { backends, processes };
   }
 
@@ -128,13 +131,15 @@ export class WorkerNode {
   }
 
   private async backends(): Promise<BackendView[]> {
-    const views = await backendViews(await this.rows(), this.options.galleries);
-    this.publishChanges('backends', views, (v) => v.name, (backend) => ({ type: 'backend', node: this.id, backend }), (name) => ({ type: 'backend-removed', node: this.id, name }));
-    return views;
+    return (await this.refresh()).backends;
   }
 
   private async processes(): Promise<ProcessView[]> {
-    const views = processViews(await this.running());
+    const [rows, running] = await Promise.all([this.rows(), this.running()]);
+    return this.publishProcesses(processViews(running, rows));
+  }
+
+  private publishProcesses(views: ProcessView[]): ProcessView[] {
     this.publishChanges('processes', views, (v) => v.model, (process) => ({ type: 'process', node: this.id, process }), (model) => ({ type: 'process-removed', node: this.id, model }));
     return views;
   }
@@ -248,12 +253,13 @@ export class WorkerNode {
 
   /** model.unload at the model's own address (its first replica's): the backend's Free, the process kept. */
   private async unload(model: string): Promise<ProcessView> {
-    const replicas = (await this.running()).filter((m) => m.model_id === model);
+    const [rows, running] = await Promise.all([this.rows(), this.running()]);
+    const replicas = running.filter((m) => m.model_id === model);
     if (replicas.length === 0) throw new HangarError('not-found', `no process runs for model ${model} on this worker`);
     for (const replica of replicas) {
       await this.options.client.unload(this.identity.localaiId, model, replica.address).catch(this.failure(`unload ${model}`));
     }
-    const view = processViews(replicas)[0]!;
+    const view = processViews(replicas, rows)[0]!;
     return { ...view, loaded: false, message: `model unloaded (Free): the process keeps running; ${view.message}` };
   }
 

@@ -1,0 +1,88 @@
+// The CLI's commands on LocalAI workers, as a user types them, against stand-ins that do what LocalAI's frontend and
+// worker do: what each command shows of a worker and what it sends it. One real nats-server, a real `hangar agent`,
+// real backend processes.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NodeCard } from '../../shared/types.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { startNats, type NatsServer } from '../cluster/test-nats.ts';
+import { tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { workerSubjects } from './protocol.ts';
+import { startGalleryServer, type GalleryServer } from './testing/gallery-server.ts';
+import { startStandInFrontend, type StandInFrontend } from './testing/standin-frontend.ts';
+import { StandInWorker } from './testing/standin-worker.ts';
+
+const API_KEY = 'admin-key-0123456789';
+const TOKEN = 'registration-token-0123456789';
+
+describe('hangar commands on LocalAI workers', () => {
+  let nats: NatsServer;
+  let gallery: GalleryServer;
+  let frontend: StandInFrontend;
+  let nc: NatsConnection;
+  let agent: Agent;
+  const workers: Record<string, StandInWorker> = {};
+
+  const run = (...args: string[]) => hangar(agent, ...args);
+  /** What LocalAI's frontend sends to install a backend on a worker, or to load a model on it. */
+  const frontendInstalls = async (worker: string, backend: string, model?: string) => {
+    const request = { backend, ...(model && { model_id: model }), backend_galleries: JSON.stringify([{ url: gallery.indexUrl, name: 'localai' }]) };
+    const reply = await nc.request(workerSubjects.install(workers[worker]!.id), JSON.stringify(request), { timeout: 10_000 });
+    assert.equal(reply.json<{ success: boolean }>().success, true, reply.string());
+  };
+
+  before(async () => {
+    const root = await tempDir('localai-commands');
+    nats = await startNats();
+    gallery = await startGalleryServer([{ name: 'echo', version: '1.0.0' }]);
+    frontend = await startStandInFrontend({ apiKey: API_KEY, registrationToken: TOKEN, galleries: [{ url: gallery.indexUrl, name: 'localai' }], staleMs: 1000, checkMs: 100 });
+    const options = { nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, heartbeatMs: 200, indexCacheMs: 0 };
+    workers['w-new'] = new StandInWorker({ ...options, name: 'w-new', backendsDir: join(root, 'w-new'), basePort: 25500 });
+    for (const worker of Object.values(workers)) await worker.start();
+    nc = await connect({ servers: nats.url.replace('nats://', '') });
+    // Installed as an admin installs it from LocalAI's own pages: the process it starts is named like the backend.
+    await frontendInstalls('w-new', 'echo');
+
+    const keyFile = join(root, 'api-key');
+    await writeFile(keyFile, `${API_KEY}\n`, { mode: 0o600 });
+    const hubGallery = join(root, 'hub-index.yaml');
+    await writeGallery(hubGallery, []);
+    agent = await startAgent(join(root, 'hub'), hubGallery, [
+      '--name', 'hub', '--ports', '24400-24499',
+      '--localai-frontend', frontend.url, '--localai-api-key-file', keyFile, '--localai-nats', nats.url, '--localai-poll', '200', '--localai-reload-wait', '300',
+    ]);
+    await until('every worker online', async () => {
+      const cards = (await json<NodeCard[]>(agent, 'nodes')).filter((c) => c.kind === 'localai-worker');
+      return cards.length === Object.keys(workers).length && cards.every((c) => c.status === 'online') ? true : undefined;
+    }, 15_000);
+  });
+
+  after(async () => {
+    agent?.child.kill('SIGKILL');
+    await nc?.close();
+    for (const worker of Object.values(workers)) await worker.stop();
+    await frontend?.close();
+    await gallery?.close();
+    await nats?.stop();
+  });
+
+  test('ps and ls show what the worker reports of its processes, and - for what it does not: no pid, start time or backend made up', async () => {
+    await frontendInstalls('w-new', 'echo', 'm1');
+    const ps = await run('ps', '--on', 'w-new');
+    assert.equal(ps.code, 0, ps.stderr);
+    assert.doesNotMatch(ps.stdout, /NaN/);
+    const rows = ps.stdout.trimEnd().split('\n').map((line) => line.split(/ {2,}/));
+    assert.deepEqual(rows.map((r) => r.slice(0, 8)), [
+      ['MODEL', 'BACKEND', 'PID', 'PORT', 'STATE', '↺', 'RESTART', 'UP'],
+      ['echo', 'echo', '-', '25500', 'ready', '0', 'never', '-'],
+      // models.running does not say which backend runs m1.
+      ['m1', '-', '-', '25501', 'ready', '0', 'never', '-'],
+    ]);
+    const [, m1] = await json<{ backend: string | null; pid: number | null; startedAt: string | null }[]>(agent, 'ps', '--on', 'w-new');
+    assert.deepEqual([m1!.backend, m1!.pid, m1!.startedAt], [null, null, null]);
+    assert.equal((await run('ls', '--on', 'w-new')).stdout, 'NAME  VERSION  PROCESSES  STATUS\necho  1.0.0    echo       ok\n');
+  });
+});
