@@ -27,6 +27,7 @@ describe('hangar commands on LocalAI workers', () => {
   const workers: Record<string, StandInWorker> = {};
 
   const run = (...args: string[]) => hangar(agent, ...args);
+  const received = (worker: string, subject: string) => workers[worker]!.received.filter((r) => r.subject === subject).map((r) => r.body);
   /** What LocalAI's frontend sends to install a backend on a worker, or to load a model on it. */
   const frontendInstalls = async (worker: string, backend: string, model?: string) => {
     const request = { backend, ...(model && { model_id: model }), backend_galleries: JSON.stringify([{ url: gallery.indexUrl, name: 'localai' }]) };
@@ -41,10 +42,12 @@ describe('hangar commands on LocalAI workers', () => {
     frontend = await startStandInFrontend({ apiKey: API_KEY, registrationToken: TOKEN, galleries: [{ url: gallery.indexUrl, name: 'localai' }], staleMs: 1000, checkMs: 100 });
     const options = { nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, heartbeatMs: 200, indexCacheMs: 0 };
     workers['w-new'] = new StandInWorker({ ...options, name: 'w-new', backendsDir: join(root, 'w-new'), basePort: 25500 });
+    // A worker from before model.stop.
+    workers['w-old'] = new StandInWorker({ ...options, name: 'w-old', backendsDir: join(root, 'w-old'), basePort: 25520, modelStopHandler: false });
     for (const worker of Object.values(workers)) await worker.start();
     nc = await connect({ servers: nats.url.replace('nats://', '') });
     // Installed as an admin installs it from LocalAI's own pages: the process it starts is named like the backend.
-    await frontendInstalls('w-new', 'echo');
+    for (const name of ['w-new', 'w-old']) await frontendInstalls(name, 'echo');
 
     const keyFile = join(root, 'api-key');
     await writeFile(keyFile, `${API_KEY}\n`, { mode: 0o600 });
@@ -84,5 +87,26 @@ describe('hangar commands on LocalAI workers', () => {
     const [, m1] = await json<{ backend: string | null; pid: number | null; startedAt: string | null }[]>(agent, 'ps', '--on', 'w-new');
     assert.deepEqual([m1!.backend, m1!.pid, m1!.startedAt], [null, null, null]);
     assert.equal((await run('ls', '--on', 'w-new')).stdout, 'NAME  VERSION  PROCESSES  STATUS\necho  1.0.0    echo       ok\n');
+  });
+
+  test('stop MODEL stops that model alone: model.stop with its process key, as the frontend stops a replica', async () => {
+    const stop = await run('stop', 'echo', '--on', 'w-new');
+    assert.equal(stop.code, 0, stop.stderr);
+    assert.equal(stop.stdout, 'stopped echo\n');
+    assert.deepEqual(received('w-new', 'model.stop'), [{ model_name: 'echo', process_key: 'echo#0', expected_address: '127.0.0.1:25500' }]);
+    assert.deepEqual(received('w-new', 'backend.stop'), []);
+    assert.deepEqual(workers['w-new']!.running(), ['m1#0']);
+  });
+
+  test('a worker from before model.stop: backend.stop for a model, refused for one named like a backend (it would stop them all)', async () => {
+    await frontendInstalls('w-old', 'echo', 'm2');
+    const refused = await run('stop', 'echo', '--on', 'w-old');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /LocalAI worker w-old could not stop echo: it predates model\.stop, and its backend\.stop of echo would stop every process of backend echo as well/);
+    assert.deepEqual(received('w-old', 'backend.stop'), []);
+    const stop = await run('stop', 'm2', '--on', 'w-old');
+    assert.equal(stop.stdout, 'stopped m2\n', stop.stderr);
+    assert.deepEqual(received('w-old', 'backend.stop'), [{ backend: 'm2' }]);
+    assert.deepEqual(workers['w-old']!.running(), ['echo#0']);
   });
 });

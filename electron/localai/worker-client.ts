@@ -7,6 +7,7 @@ import {
   deleteReplySchema,
   installReplySchema,
   listReplySchema,
+  modelStopReplySchema,
   progressEventSchema,
   runningReplySchema,
   unloadReplySchema,
@@ -14,6 +15,7 @@ import {
   WORKER_TIMEOUTS_MS,
   workerSubjects,
   type InstallRequest,
+  type ModelStopRequest,
   type ProgressEvent,
   type RunningModel,
   type UpgradeRequest,
@@ -100,6 +102,12 @@ export class WorkerClient {
   async stop(id: string, target: string): Promise<void> {
     this.nc.publish(workerSubjects.stop(id), JSON.stringify({ backend: target }));
     await this.nc.flush();
+  }
+
+  /** model.stop: frees and stops exactly one process; the reply comes once it has exited (or was not there). */
+  async stopModel(id: string, request: ModelStopRequest): Promise<void> {
+    const reply = await this.request(workerSubjects.modelStop(id), request, this.timeouts.modelStop, modelStopReplySchema);
+    if (!reply.terminated) throw new WorkerFailure('other', reply.error || 'it did not stop the process, and did not say why');
   }
 
   /** model.unload: the backend's Free at `address`; the process keeps running. */

@@ -11,6 +11,7 @@ import type { ClusterGalleries } from './cluster-galleries.ts';
 import { INDEX_FRESH_MS } from './cluster-galleries.ts';
 import { parseLocalAiSize, parseProcessKey, type ProgressEvent, type RunningModel, type WorkerBackend } from './protocol.ts';
 import { WorkerFailure, type WorkerClient } from './worker-client.ts';
+import { stopModel } from './worker-stop.ts';
 import { backendViews, galleryViews, isWorkerRowUpgradable, processViews } from './worker-views.ts';
 
 export interface WorkerIdentity {
@@ -35,8 +36,6 @@ export interface WorkerNodeOptions {
   pollMs?: number;
 }
 
-/** How long a stop waits for the worker to drop the process (backend.stop has no reply). */
-const STOP_WAIT_MS = 20_000;
 const DEFAULT_POLL_MS = 250;
 
 export class WorkerNode {
@@ -52,6 +51,10 @@ export class WorkerNode {
 
   get id(): string {
     return this.identity.node;
+  }
+
+  private get pollMs(): number {
+    return this.options.pollMs ?? DEFAULT_POLL_MS;
   }
 
   /** The frontend's registry changed what it says of the worker (its name, its capability). */
@@ -238,16 +241,10 @@ export class WorkerNode {
     });
   }
 
-  /** backend.stop, fire-and-forget as LocalAI sends it; done once models.running no longer lists the model. */
+  /** model.stop for each replica, as LocalAI's frontend stops one (backend.stop on a worker from before it). */
   private async stop(model: string): Promise<void> {
-    const running = await this.running();
-    if (!running.some((m) => m.model_id === model)) throw new HangarError('not-found', `no process runs for model ${model} on this worker`);
-    await this.options.client.stop(this.identity.localaiId, model).catch(this.failure(`stop ${model}`));
-    const deadline = Date.now() + STOP_WAIT_MS;
-    while ((await this.running()).some((m) => m.model_id === model)) {
-      if (Date.now() > deadline) throw new HangarError('failed', `the worker still runs ${model} ${STOP_WAIT_MS / 1000} s after backend.stop`);
-      await sleep(this.options.pollMs ?? DEFAULT_POLL_MS);
-    }
+    const ctx = { client: this.options.client, localaiId: this.identity.localaiId, running: () => this.running(), rows: () => this.rows(), pollMs: this.pollMs };
+    await stopModel(ctx, model).catch(this.failure(`stop ${model}`));
     await this.processes();
   }
 
@@ -283,7 +280,7 @@ export class WorkerNode {
       const running = new Set((await this.running()).map((m) => m.model_id));
       missing = models.filter((m) => !running.has(m));
       if (missing.length === 0 || Date.now() >= deadline) break;
-      await sleep(this.options.pollMs ?? DEFAULT_POLL_MS);
+      await sleep(this.pollMs);
     }
     const back = models.filter((m) => !missing.includes(m));
     if (back.length > 0) ctx.notice(`${back.join(', ')} running again`);

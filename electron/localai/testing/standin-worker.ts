@@ -3,7 +3,8 @@
 // sends heartbeats, answers its NATS subjects with LocalAI's JSON shapes, installs from the gallery as its
 // WorkerGallery does, and starts a backend process per model as LocalAI's supervisor starts one (`run.sh --addr
 // HOST:PORT`, ports upward from its base port), reported only once its gRPC Health answers OK (LocalAI waits up to
-// 30 s, then fails the install). `upgradeHandler: false` is a worker from before backend.upgrade existed.
+// 30 s, then fails the install). `upgradeHandler: false` is a worker from before backend.upgrade existed,
+// `modelStopHandler: false` one from before model.stop.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { BackendClient } from '../../core/supervisor/grpc-client.ts';
 import { waitReady } from '../../core/supervisor/readiness.ts';
-import { sanitizeSubjectToken, type InstallRequest } from '../protocol.ts';
+import { sanitizeSubjectToken, type InstallRequest, type ModelStopRequest } from '../protocol.ts';
 import { ProgressPublisher, WorkerGallery } from './standin-worker-gallery.ts';
 
 export interface StandInWorkerOptions {
@@ -33,6 +34,8 @@ export interface StandInWorkerOptions {
   heartbeatMs?: number;
   /** false: a worker older than backend.upgrade, which only answers backend.install (with force). */
   upgradeHandler?: boolean;
+  /** false: a worker older than model.stop, which stops processes only by backend.stop. */
+  modelStopHandler?: boolean;
   /** How long a gallery index is kept (LocalAI: one hour). */
   indexCacheMs?: number;
   /** How long a stopped process takes to go (LocalAI: a bounded Free, then the kill). */
@@ -130,6 +133,7 @@ export class StandInWorker {
     reply('backend.delete', (body) => this.delete((body as { backend: string }).backend));
     reply('models.running', () => ({ models: this.running().map((key) => ({ model_id: key.slice(0, key.lastIndexOf('#')), replica_index: Number(key.slice(key.lastIndexOf('#') + 1)), address: this.processes.get(key)!.address })) }));
     reply('model.unload', (body) => this.unload((body as { address?: string } | null)?.address ?? ''));
+    if (this.options.modelStopHandler !== false) reply('model.stop', (body) => this.stopModel(body as ModelStopRequest));
     nc.subscribe(`${node}.backend.stop`, {
       callback: (_error, msg) => {
         const body = msg.data.length === 0 ? null : (JSON.parse(msg.string()) as { backend?: string } | null);
@@ -207,6 +211,28 @@ export class StandInWorker {
       client.close();
     }
     return { success: true };
+  }
+
+  /**
+   * stopModelExact: only the process under exactly this key, and only while it still has the address the frontend
+   * knows; Free (bounded) first, then the stop, and the reply once it has exited. A key it does not run is stopped.
+   */
+  private async stopModel(request: ModelStopRequest): Promise<object> {
+    const key = request.process_key;
+    const reply = { matched: false, freed: false, terminated: false, process_key: key };
+    const proc = this.processes.get(key);
+    if (!proc) return { ...reply, terminated: true };
+    const matched = { ...reply, matched: true, address: proc.address };
+    if (proc.address !== request.expected_address) {
+      return { ...matched, error: `address mismatch for process ${key}: recorded ${JSON.stringify(proc.address)}, expected ${JSON.stringify(request.expected_address)}` };
+    }
+    if (proc.stopping) return { ...matched, error: `process ${key} is already stopping` };
+    proc.stopping = true;
+    const client = new BackendClient(proc.address);
+    const failed = await client.free(FREE_MS).then(() => null, (error: Error) => error);
+    client.close();
+    await this.stopProcess(key);
+    return { ...matched, terminated: true, ...(failed ? { error: `freeing process ${key}: ${failed.message}` } : { freed: true }) };
   }
 
   private async delete(backend: string): Promise<object> {
