@@ -131,7 +131,12 @@ export function infoText(info: NodeInfo): string {
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}\n`).join('');
 }
 
-export function table(rows: Record<string, unknown>[], empty: string): string {
+/** `notes`: lines about the table, printed under it after a blank line so that none reads as one of its rows. */
+export function table(rows: Record<string, unknown>[], empty: string, notes = ''): string {
+  return notes ? `${rowsText(rows, empty)}\n${notes}` : rowsText(rows, empty);
+}
+
+function rowsText(rows: Record<string, unknown>[], empty: string): string {
   if (rows.length === 0) return empty + '\n';
   const headers = Object.keys(rows[0]!);
   const cells = rows.map((r) => headers.map((h) => cell(r[h])));
@@ -298,7 +303,7 @@ export function matrix(columns: MatrixColumn[], desired: DesiredStateView): stri
     const reason = cellDrift(c, name, desired) && driftReason(desired.nodes, c.card.id, name);
     return reason ? [`${c.card.name} (${c.card.id}): ${name}: ${reason}\n`] : [];
   }));
-  return table(rows, 'no backends installed on any node') + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join('');
+  return table(rows, 'no backends installed on any node', unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join(''));
 }
 
 /** A line for each node that is offline or did not answer, under a table across nodes. */

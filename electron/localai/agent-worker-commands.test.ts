@@ -27,6 +27,7 @@ describe('hangar commands on LocalAI workers', () => {
   const workers: Record<string, StandInWorker> = {};
 
   const run = (...args: string[]) => hangar(agent, ...args);
+  const card = async (name: string) => (await json<NodeCard[]>(agent, 'nodes')).find((c) => c.name === name)!;
   const received = (worker: string, subject: string) => workers[worker]!.received.filter((r) => r.subject === subject).map((r) => r.body);
   /** What LocalAI's frontend sends to install a backend on a worker, or to load a model on it. */
   const frontendInstalls = async (worker: string, backend: string, model?: string) => {
@@ -44,6 +45,7 @@ describe('hangar commands on LocalAI workers', () => {
     workers['w-new'] = new StandInWorker({ ...options, name: 'w-new', backendsDir: join(root, 'w-new'), basePort: 25500 });
     // A worker from before model.stop.
     workers['w-old'] = new StandInWorker({ ...options, name: 'w-old', backendsDir: join(root, 'w-old'), basePort: 25520, modelStopHandler: false });
+    workers['w-gone'] = new StandInWorker({ ...options, name: 'w-gone', backendsDir: join(root, 'w-gone'), basePort: 25540 });
     for (const worker of Object.values(workers)) await worker.start();
     nc = await connect({ servers: nats.url.replace('nats://', '') });
     // Installed as an admin installs it from LocalAI's own pages: the process it starts is named like the backend.
@@ -108,5 +110,21 @@ describe('hangar commands on LocalAI workers', () => {
     assert.equal(stop.stdout, 'stopped m2\n', stop.stderr);
     assert.deepEqual(received('w-old', 'backend.stop'), [{ backend: 'm2' }]);
     assert.deepEqual(workers['w-old']!.running(), ['echo#0']);
+  });
+
+  test('a worker Hangar cannot reach is named once in its status and refusals; notes stand apart from the ls --on all table', async () => {
+    await workers['w-gone']!.leaveNats();
+    const gone = await until('w-gone failing', async () => {
+      const c = await card('w-gone');
+      return c.status === 'offline' && c.reason?.startsWith('failing: ') ? c : undefined;
+    }, 10_000);
+    const cause = /could not list its (backends|models): it is not connected to NATS \(no responders\)/;
+    assert.match(gone.reason!, new RegExp(`^failing: ${cause.source}$`));
+    const install = await run('install', 'echo', '--on', 'w-gone');
+    assert.notEqual(install.code, 0);
+    assert.match(install.stderr, new RegExp(`^hangar: LocalAI worker w-gone is failing: ${cause.source}\\n$`));
+    const matrix = await run('ls', '--on', 'all');
+    // The table, a blank line, then what it does not say.
+    assert.match(matrix.stdout, new RegExp(`\\necho +- +offline +\\S.*\\n\\nw-gone \\(${gone.id}\\): failing: ${cause.source}\\n`));
   });
 });

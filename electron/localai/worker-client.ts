@@ -3,6 +3,7 @@
 import { errors, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { HangarError } from '../../shared/errors.ts';
 import {
   deleteReplySchema,
   installReplySchema,
@@ -34,6 +35,17 @@ export class WorkerFailure extends Error {
   }
 }
 
+/** What Hangar could not do on a worker, and why, as one sentence: "LocalAI worker gpu-b could not list its backends: …". */
+export class WorkerCallError extends HangarError {
+  /** The sentence without its subject: "could not list its backends: …". */
+  readonly predicate: string;
+
+  constructor(worker: string, what: string, reason: string) {
+    super('failed', `LocalAI worker ${worker} could not ${what}: ${reason}`);
+    this.predicate = `could not ${what}: ${reason}`;
+  }
+}
+
 export type UpgradeReply = z.infer<typeof upgradeReplySchema>;
 
 export interface UpgradeOutcome {
@@ -53,13 +65,13 @@ export class WorkerClient {
 
   async list(id: string): Promise<WorkerBackend[]> {
     const reply = await this.request(workerSubjects.list(id), {}, this.timeouts.list, listReplySchema);
-    if (reply.error) throw new WorkerFailure('other', `the worker could not list its backends: ${reply.error}`);
+    if (reply.error) throw new WorkerFailure('other', `it says: ${reply.error}`);
     return reply.backends;
   }
 
   async running(id: string): Promise<RunningModel[]> {
     const reply = await this.request(workerSubjects.running(id), {}, this.timeouts.running, runningReplySchema);
-    if (reply.error) throw new WorkerFailure('other', `the worker could not list its models: ${reply.error}`);
+    if (reply.error) throw new WorkerFailure('other', `it says: ${reply.error}`);
     return reply.models;
   }
 
@@ -68,7 +80,7 @@ export class WorkerClient {
     const reply = await this.withProgress(id, onProgress, (opId) =>
       this.request(workerSubjects.install(id), { ...request, ...opField(opId) }, this.timeouts.install, installReplySchema),
     );
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the install failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the install failed, and not why');
     return { address: reply.address };
   }
 
@@ -88,13 +100,13 @@ export class WorkerClient {
         return { success: install.success, error: install.error, stopped_process_keys: [], reports_stopped_processes: false };
       }
     });
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the upgrade failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the upgrade failed, and not why');
     return { reply, via };
   }
 
   async delete(id: string, backend: string): Promise<UpgradeReply> {
     const reply = await this.request(workerSubjects.delete(id), { backend }, this.timeouts.delete, deleteReplySchema);
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the delete failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the delete failed, and not why');
     return reply;
   }
 
@@ -113,7 +125,7 @@ export class WorkerClient {
   /** model.unload: the backend's Free at `address`; the process keeps running. */
   async unload(id: string, model: string, address: string): Promise<void> {
     const reply = await this.request(workerSubjects.unload(id), { model_name: model, ...(address && { address }) }, this.timeouts.unload, unloadReplySchema);
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the unload failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the unload failed, and not why');
   }
 
   /**

@@ -10,7 +10,7 @@ import { oneLine, JobRunner, type JobContext } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import { INDEX_FRESH_MS } from './cluster-galleries.ts';
 import { parseLocalAiSize, parseProcessKey, type ProgressEvent, type RunningModel, type WorkerBackend } from './protocol.ts';
-import { WorkerFailure, type WorkerClient } from './worker-client.ts';
+import { WorkerCallError, WorkerFailure, type WorkerClient } from './worker-client.ts';
 import { stopModel } from './worker-stop.ts';
 import { backendViews, galleryViews, isWorkerRowUpgradable, processViews } from './worker-views.ts';
 
@@ -306,8 +306,7 @@ export class WorkerNode {
   private failure(what: string): (error: unknown) => never {
     return (error) => {
       if (error instanceof HangarError) throw error;
-      const reason = error instanceof WorkerFailure ? error.message : oneLine(error);
-      throw new HangarError('failed', `LocalAI worker ${this.identity.name} could not ${what}: ${reason}`);
+      throw new WorkerCallError(this.identity.name, what, error instanceof WorkerFailure ? error.message : oneLine(error));
     };
   }
 

@@ -99,6 +99,12 @@ export class StandInWorker {
     for (const key of [...this.processes.keys()]) await this.stopProcess(key);
   }
 
+  /** A worker whose NATS connection is gone while its heartbeats still reach the frontend: LocalAI calls it healthy. */
+  async leaveNats(): Promise<void> {
+    await this.nc?.close();
+    this.nc = null;
+  }
+
   /** A worker whose machine hangs: no more heartbeats, and requests are taken but never answered. */
   freeze(): void {
     clearInterval(this.heartbeat);
