@@ -100,6 +100,31 @@ describe('hangar commands on LocalAI workers', () => {
     assert.deepEqual(workers['w-new']!.running(), ['m1#0']);
   });
 
+  test('install of a backend a worker has sends backend.install, which starts its stopped process again, as LocalAI does', async () => {
+    const again = await run('install', 'echo', '--on', 'w-new');
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^install echo: already installed; the worker started its process again at 127\.0\.0\.1:\d+, as LocalAI's backend\.install does when none runs\n$/);
+    assert.deepEqual(workers['w-new']!.running().sort(), ['echo#0', 'm1#0']);
+    assert.equal((await run('install', 'echo', '--on', 'w-new')).stdout, 'install echo: already installed; its process runs\n');
+  });
+
+  test('a failed upgrade says which processes the worker stopped before it failed', async () => {
+    gallery.publish([{ name: 'echo', version: '2.0.0' }]);
+    assert.equal((await run('gallery', '--refresh', '--on', 'w-new')).code, 0);
+    workers['w-new']!.gallery.failDownloads('the registry refused the pull');
+    try {
+      const upgrade = await run('upgrade', 'echo', '--on', 'w-new');
+      assert.notEqual(upgrade.code, 0);
+      assert.match(
+        upgrade.stderr,
+        /LocalAI worker w-new could not upgrade echo: upgrading backend from gallery: failed to download backend "[^"]+": the registry refused the pull; the worker had stopped echo, m1 first: LocalAI's frontend starts them again on the next request/,
+      );
+      assert.deepEqual(workers['w-new']!.running(), []);
+    } finally {
+      workers['w-new']!.gallery.failDownloads(null);
+    }
+  });
+
   test('a worker from before model.stop: backend.stop for a model, refused for one named like a backend (it would stop them all)', async () => {
     await frontendInstalls('w-old', 'echo', 'm2');
     const refused = await run('stop', 'echo', '--on', 'w-old');

@@ -86,7 +86,8 @@ export class WorkerClient {
 
   /**
    * backend.upgrade, and LocalAI's fallback for a worker that does not subscribe to it (no responders):
-   * backend.install with force. Both stream progress on the same per-operation subject.
+   * backend.install with force. Both stream progress on the same per-operation subject. A reply that says the upgrade
+   * failed is returned as it is: it still names the processes the worker stopped before it failed.
    */
   async upgrade(id: string, request: Omit<UpgradeRequest, 'op_id'>, onProgress?: (event: ProgressEvent) => void): Promise<UpgradeOutcome> {
     let via: UpgradeOutcome['via'] = 'upgrade';
@@ -100,7 +101,6 @@ export class WorkerClient {
         return { success: install.success, error: install.error, stopped_process_keys: [], reports_stopped_processes: false };
       }
     });
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the upgrade failed, and not why');
     return { reply, via };
   }
 

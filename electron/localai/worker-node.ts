@@ -10,8 +10,9 @@ import { oneLine, JobRunner, type JobContext } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import { INDEX_FRESH_MS } from './cluster-galleries.ts';
 import { parseLocalAiSize, parseProcessKey, type ProgressEvent, type RunningModel, type WorkerBackend } from './protocol.ts';
-import { WorkerCallError, WorkerFailure, type WorkerClient } from './worker-client.ts';
+import { WorkerCallError, WorkerFailure, type UpgradeReply, type WorkerClient } from './worker-client.ts';
 import { stopModel } from './worker-stop.ts';
+import { stoppedNote, upgradeProblem, type UpgradeTarget } from './upgrade-outcome.ts';
 import { backendViews, galleryViews, isWorkerRowUpgradable, processViews } from './worker-views.ts';
 
 export interface WorkerIdentity {
@@ -151,13 +152,23 @@ export class WorkerNode {
     return this.options.client.running(this.identity.localaiId).catch(this.failure('list its models'));
   }
 
+  /**
+   * backend.install, also of a backend the worker has: as LocalAI's fast path, the worker then starts the backend's own
+   * process again when it is not running, and leaves it be when it is.
+   */
   private async install(name: string): Promise<JobView> {
     return this.jobs.start('install', name, async (ctx) => {
-      const before = await this.rows();
-      if (before.some((r) => r.name === name)) return 'installed already: nothing to do';
+      const [before, running] = await Promise.all([this.rows(), this.running()]);
+      const ran = running.some((m) => m.model_id === name && m.replica_index === 0);
       ctx.phase('sending backend.install to the worker');
       const galleries = await this.options.galleries.json();
-      await this.options.client.install(this.identity.localaiId, { backend: name, backend_galleries: galleries }, this.progress(ctx)).catch(this.failure(`install ${name}`));
+      const { address } = await this.options.client
+        .install(this.identity.localaiId, { backend: name, backend_galleries: galleries }, this.progress(ctx))
+        .catch(this.failure(`install ${name}`));
+      if (before.some((r) => r.name === name)) {
+        await this.refresh();
+        return ran ? 'already installed; its process runs' : `already installed; the worker started its process again at ${address}, as LocalAI's backend.install does when none runs`;
+      }
       const after = await this.rows();
       const row = after.find((r) => r.name === name);
       if (!row) throw new Error(`the worker said ${name} was installed, but its backend.list does not have it`);
@@ -191,16 +202,15 @@ export class WorkerNode {
         .upgrade(this.identity.localaiId, { backend: name, backend_galleries: galleries }, this.progress(ctx))
         .catch(this.failure(`upgrade ${name}`));
       if (outcome.via === 'install') ctx.notice('the worker has no backend.upgrade handler: upgraded with backend.install and force, as LocalAI does for such a worker');
+      const stopped = await this.stoppedBy(outcome.reply, running);
+      if (!outcome.reply.success) throw new WorkerCallError(this.identity.name, `upgrade ${name}`, (outcome.reply.error || 'it said the upgrade failed, and not why') + stoppedNote(stopped));
 
       ctx.phase('checking the version the worker reports');
       const after = (await this.rows()).find((r) => r.name === name);
       const problem = upgradeProblem(row, after, target);
       if (problem) throw new Error(problem);
 
-      const stopped = outcome.reply.reports_stopped_processes
-        ? outcome.reply.stopped_process_keys.flatMap((key) => parseProcessKey(key)?.model ?? [])
-        : running.map((m) => m.model_id);
-      await this.waitForModels([...new Set(stopped)], ctx);
+      await this.waitForModels(stopped, ctx);
       await this.refresh();
       return after?.version ? `upgraded to ${after.version}` : 'upgraded';
     });
@@ -258,6 +268,16 @@ export class WorkerNode {
     }
     const view = processViews(replicas, rows)[0]!;
     return { ...view, loaded: false, message: `model unloaded (Free): the process keeps running; ${view.message}` };
+  }
+
+  /**
+   * The models an upgrade stopped: those the worker names, or, from a worker that does not (backend.install with
+   * force), those that ran before and run no more.
+   */
+  private async stoppedBy(reply: UpgradeReply, before: RunningModel[]): Promise<string[]> {
+    if (reply.reports_stopped_processes) return [...new Set(reply.stopped_process_keys.flatMap((key) => parseProcessKey(key)?.model ?? []))].sort();
+    const now = new Set((await this.running()).map((m) => m.model_id));
+    return [...new Set(before.map((m) => m.model_id))].filter((model) => !now.has(model)).sort();
   }
 
   /** What the gallery offers now: its version, or for a versionless OCI entry the tag's digest. */
@@ -327,27 +347,6 @@ export class WorkerNode {
     for (const name of before.keys()) if (!now.has(name)) this.options.emit(removed(name));
     this.published = { ...this.published, [kind]: now };
   }
-}
-
-interface UpgradeTarget {
-  version: string | null;
-  digest: string | null;
-}
-
-/** Why the worker's row after an upgrade is not what the gallery offered, or null when it is. */
-export function upgradeProblem(before: WorkerBackend, after: WorkerBackend | undefined, target: UpgradeTarget): string | null {
-  if (!after) return `the worker said the upgrade succeeded, but its backend.list no longer has ${before.name}`;
-  const got = (row: WorkerBackend) => (target.version !== null ? row.version : row.digest) || null;
-  const wanted = target.version ?? target.digest;
-  if (wanted === null || got(after) === wanted) return null;
-  const said = (value: string | null) => value ?? 'no version';
-  if (got(after) === got(before)) {
-    return (
-      `the worker said the upgrade succeeded but still reports ${said(got(after))}, not ${wanted}: LocalAI's worker reads its gallery ` +
-      'index from a cache it keeps for up to an hour, so it reinstalled what it had; upgrade again later, or restart the worker'
-    );
-  }
-  return `the worker said the upgrade succeeded but reports ${said(got(after))}, not ${wanted}`;
 }
 
 /** A worker installs a name from all its galleries, first match, as LocalAI asks it: no `gallery@name` choice. */
