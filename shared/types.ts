@@ -143,6 +143,8 @@ export interface BackendView {
   /** Why the backend cannot be used (corrupt metadata.json, missing run.sh), or null. */
   broken: string | null;
   processes: ProcessView[];
+  /** Why no upgrade is known for it: its galleries could not be listed (a LocalAI worker's, from its frontend). */
+  upgradesUnknown?: string;
 }
 
 /** One build a meta backend lists: its capability key and the concrete backend it names. */

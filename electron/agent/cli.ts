@@ -16,7 +16,7 @@ import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
   desiredTable, galleryJson, infoText, jobEndText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, processVram, psJson, psRow, resourcesRow, resourcesText, rolloutTable, runByText, scanJson, table,
-  unansweredLines, upgradeText,
+  unansweredLines, upgradesUnknownLines, upgradeText,
 } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { backendStartTimeoutPatch, editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
@@ -261,7 +261,7 @@ client('ls', 'list installed backends (--on all or --on A,B: a backend × node m
       version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
       processes: b.processes.map(lsProcess).join(' ') || '-',
       status: lsStatus(b),
-    })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),
+    })), 'no backends installed (try: hangar gallery, then hangar install NAME)', upgradesUnknownLines(backends)),
   );
 }));
 

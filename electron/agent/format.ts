@@ -11,6 +11,7 @@ export const lsJson = (b: BackendView) => ({
   name: b.name, kind: b.kind, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
   installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, runs: b.runs, broken: b.broken,
   localai: b.localai, leftover: b.leftover, kept: b.kept, previous: b.previous, processes: b.processes.map(psJson),
+  upgradesUnknown: b.upgradesUnknown ?? null,
 });
 export const galleryJson = (e: GalleryEntryView) => ({
   name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable,
@@ -303,7 +304,13 @@ export function matrix(columns: MatrixColumn[], desired: DesiredStateView): stri
     const reason = cellDrift(c, name, desired) && driftReason(desired.nodes, c.card.id, name);
     return reason ? [`${c.card.name} (${c.card.id}): ${name}: ${reason}\n`] : [];
   }));
-  return table(rows, 'no backends installed on any node', unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join(''));
+  const upgradesUnknown = columns.map((c) => (Array.isArray(c.backends) ? upgradesUnknownLines(c.backends, `${c.card.name} (${c.card.id}): `) : '')).join('');
+  return table(rows, 'no backends installed on any node', unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + upgradesUnknown + reasons.join(''));
+}
+
+/** Why no upgrade is known for some of a node's backends, once per reason; `who` names the node in a table of several. */
+export function upgradesUnknownLines(backends: BackendView[], who = ''): string {
+  return [...new Set(backends.flatMap((b) => b.upgradesUnknown ?? []))].map((reason) => `${who}upgrades unknown: ${reason}\n`).join('');
 }
 
 /** A line for each node that is offline or did not answer, under a table across nodes. */
@@ -336,7 +343,7 @@ export function matrixJson(columns: MatrixColumn[], desired: DesiredStateView) {
     error: c.backends instanceof Error ? c.backends.message : null,
     backends: Array.isArray(c.backends)
       ? c.backends.filter((b) => b.kind === 'backend').map((b) => ({
-        name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion,
+        name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion, upgradesUnknown: b.upgradesUnknown ?? null,
         stale: b.processes.filter((p) => p.cwd === 'stale').length,
         wanted: cellDrift(c, b.name, desired)?.replace(/ wanted$/, '') ?? null,
       }))

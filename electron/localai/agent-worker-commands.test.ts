@@ -51,6 +51,7 @@ describe('hangar commands on LocalAI workers', () => {
     // Installed as an admin installs it from LocalAI's own pages: the process it starts is named like the backend.
     for (const name of ['w-new', 'w-old']) await frontendInstalls(name, 'echo');
 
+    frontend.failGalleries(500);
     const keyFile = join(root, 'api-key');
     await writeFile(keyFile, `${API_KEY}\n`, { mode: 0o600 });
     const hubGallery = join(root, 'hub-index.yaml');
@@ -72,6 +73,25 @@ describe('hangar commands on LocalAI workers', () => {
     await frontend?.close();
     await gallery?.close();
     await nats?.stop();
+  });
+
+  test("with the frontend's gallery list failing, ls lists a worker's backends without upgrades and says why", async () => {
+    const why = `the LocalAI frontend at ${frontend.url} answered /backends/galleries with 500: upstream unavailable`;
+    const ls = await run('ls', '--on', 'w-new');
+    assert.equal(ls.code, 0, ls.stderr);
+    // The process LocalAI's backend.install started is the backend's own: it is keyed by the backend's name.
+    assert.equal(ls.stdout, `NAME  VERSION  PROCESSES  STATUS\necho  1.0.0    echo       ok\n\nupgrades unknown: ${why}\n`);
+    const matrix = await run('ls', '--on', 'all');
+    assert.equal(matrix.code, 0, matrix.stderr);
+    assert.match(matrix.stdout, /^BACKEND +THIS MACHINE +W-GONE +W-NEW +W-OLD\necho +- +- +1\.0\.0 +1\.0\.0\n\n/);
+    assert.ok(matrix.stdout.includes(`\nw-new (${(await card('w-new')).id}): upgrades unknown: ${why}\n`), matrix.stdout);
+    const all = await run('upgrade', '--all', '--on', 'w-new');
+    assert.notEqual(all.code, 0);
+    assert.match(all.stderr, /which backends have an upgrade is unknown: the LocalAI frontend at .* answered \/backends\/galleries with 500/);
+
+    frontend.failGalleries(null);
+    assert.equal((await run('gallery', '--refresh', '--on', 'w-new')).code, 0);
+    assert.doesNotMatch((await run('ls', '--on', 'w-new')).stdout, /upgrades unknown/);
   });
 
   test('ps and ls show what the worker reports of its processes, and - for what it does not: no pid, start time or backend made up', async () => {

@@ -233,8 +233,11 @@ export class WorkerNode {
   }
 
   private async upgradeAll(): Promise<UpgradeAllResult[]> {
+    const backends = await this.backends();
+    const unknown = backends.find((b) => b.upgradesUnknown)?.upgradesUnknown;
+    if (unknown) throw new HangarError('failed', `LocalAI worker ${this.identity.name}: which backends have an upgrade is unknown: ${unknown}`);
     const results: UpgradeAllResult[] = [];
-    for (const backend of (await this.backends()).filter((b) => b.upgradable)) {
+    for (const backend of backends.filter((b) => b.upgradable)) {
       const job = await this.jobs.wait((await this.upgrade(backend.name, false)).id);
       results.push({ backend: backend.name, ok: job.state === 'done', error: job.error, job });
     }

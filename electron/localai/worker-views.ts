@@ -6,6 +6,7 @@ import type { BackendView, GalleryEntryView, ProcessView } from '../../shared/ty
 import { followedByName } from '../../shared/gallery-sources.ts';
 import { entryFacts, isEntryCompatible, isMeta, metaResolution, upgradeOffered, type GalleryEntry } from '../core/gallery/index.ts';
 import { DEVELOPMENT_SUFFIX } from '../core/gallery/localai-listing.ts';
+import { oneLine } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import type { RunningModel, WorkerBackend } from './protocol.ts';
 
@@ -26,8 +27,16 @@ export async function isWorkerRowUpgradable(row: WorkerBackend, entry: GalleryEn
   return upgradeOffered(installed, entry, (uri) => galleries.isOci(uri), (uri) => galleries.remoteDigest(uri));
 }
 
+/**
+ * The worker's rows with what the cluster's galleries say of them; where the frontend's list of galleries cannot be
+ * read, the rows as the worker reports them, each saying why no upgrade is known.
+ */
 export async function backendViews(rows: WorkerBackend[], processes: ProcessView[], galleries: ClusterGalleries): Promise<BackendView[]> {
-  const byName = followedByName(await galleries.entries());
+  const listed = await galleries.entries().then(
+    (entries) => ({ byName: followedByName(entries), problem: null }),
+    (error: unknown) => ({ byName: new Map<string, GalleryEntry>(), problem: oneLine(error) }),
+  );
+  const { byName } = listed;
   const names = new Set(rows.map((r) => r.name));
   const sorted = [...rows].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
   return Promise.all(
@@ -59,6 +68,7 @@ export async function backendViews(rows: WorkerBackend[], processes: ProcessView
         previous: null,
         broken: null,
         processes: processes.filter((p) => p.backend === row.name),
+        ...(listed.problem !== null && { upgradesUnknown: listed.problem }),
       };
     }),
   );
