@@ -137,6 +137,7 @@ export const backendSchema: z.ZodType<BackendView> = z.object({
   previous: z.object({ version: nullableShort, installedAt: nullableShort }).nullable(),
   broken: message.nullable(),
   processes: z.array(processSchema).max(10_000),
+  upgradesUnknown: message.optional(),
 });
 
 export const jobSchema: z.ZodType<JobView> = z.object({

@@ -2,6 +2,11 @@
 import { humanDuration } from './progress.ts';
 import type { CwdStatus, ProcessExit, ProcessView, ScanEntry } from './types.ts';
 
+/** A row's pid or port, or null where its node reports none (a row carries 0 there: a LocalAI worker reports no pid). */
+export function reportedNumber(value: number): number | null {
+  return value > 0 ? value : null;
+}
+
 /** "killed by SIGKILL at 12:04:05": `time` formats the moment (the CLI prints ISO, the UI the local clock). */
 export function endedText(exit: ProcessExit, time: (iso: string) => string): string {
   const how = exit.signal ? `killed by ${exit.signal}` : exit.code !== null ? `exit code ${exit.code}` : 'exit status unknown';

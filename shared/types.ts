@@ -43,11 +43,15 @@ export interface ProcessExit {
 
 export interface ProcessView {
   model: string;
+  /** '' where its node does not say (a LocalAI worker, for a model not named like its backend). */
   backend: string;
+  /** 0 where its node reports none (a LocalAI worker). */
   pid: number;
+  /** 0 where its node reports none. */
   port: number;
   /** The backend directory the process was spawned in ('' for a legacy entry). */
   dir: string;
+  /** '' where its node reports none (a LocalAI worker). */
   startedAt: string;
   state: ProcessState;
   cwd: CwdStatus;
@@ -139,6 +143,8 @@ export interface BackendView {
   /** Why the backend cannot be used (corrupt metadata.json, missing run.sh), or null. */
   broken: string | null;
   processes: ProcessView[];
+  /** Why no upgrade is known for it: its galleries could not be listed (a LocalAI worker's, from its frontend). */
+  upgradesUnknown?: string;
 }
 
 /** One build a meta backend lists: its capability key and the concrete backend it names. */

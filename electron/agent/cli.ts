@@ -16,7 +16,7 @@ import { connect } from './connect.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import {
   desiredTable, galleryJson, infoText, jobEndText, jobLine, jobsTable, lsJson, lsProcess, lsStatus, matrix, matrixJson, nodesTable, processVram, psJson, psRow, resourcesRow, resourcesText, rolloutTable, runByText, scanJson, staleStoreNote, table,
-  unansweredLines, upgradeText,
+  unansweredLines, upgradesUnknownLines, upgradeText,
 } from './format.ts';
 import { DEFAULT_LISTEN, homeDir } from './paths.ts';
 import { backendStartTimeoutPatch, editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from './settings-cli.ts';
@@ -219,7 +219,7 @@ client('gallery', 'list gallery entries (--on all --refresh: re-read every node\
       const answers = targets.map((t, i) => ({ card: t.card, answer: listed[i] ?? null }));
       const rows = answers.filter((a) => Array.isArray(a.answer)).map(({ card, answer }) => ({ node: card.name, entries: (answer as unknown[]).length, ...(options.refresh && { refreshed: 'now' }) }));
       print(options, answers.map(({ card, answer }) => ({ node: card.id, name: card.name, entries: Array.isArray(answer) ? answer.map(galleryJson) : null, error: answer instanceof Error ? answer.message : null })),
-        () => table(rows, 'no node answered') + unansweredLines(answers));
+        () => table(rows, 'no node answered', unansweredLines(answers)));
       if (answers.some((a) => !Array.isArray(a.answer))) process.exitCode = 1;
       return;
     }
@@ -261,7 +261,7 @@ client('ls', 'list installed backends (--on all or --on A,B: a backend × node m
       version: b.upgradable ? upgradeText(b.version, b.availableVersion) : b.version,
       processes: b.processes.map(lsProcess).join(' ') || '-',
       status: lsStatus(b),
-    })), 'no backends installed (try: hangar gallery, then hangar install NAME)'),
+    })), 'no backends installed (try: hangar gallery, then hangar install NAME)', upgradesUnknownLines(backends)),
   );
 }));
 
@@ -404,7 +404,7 @@ client('ps', 'list backend processes with their cwd status (--on all or --on A,B
       const runBy = answers.some(({ answer }) => Array.isArray(answer) && answer.some((p) => p.runBy));
       const anyVram = vrams.some((v) => v !== null);
       const rows = answers.flatMap(({ card, answer }, i) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p, runBy, anyVram ? vrams[i] : undefined) })) : []));
-      return print(options, json, () => table(rows, 'no backend processes on any node') + unansweredLines(answers));
+      return print(options, json, () => table(rows, 'no backend processes on any node', unansweredLines(answers)));
     }
     const [processes, vram] = await Promise.all([c.processes({ node }), vramOn(node)]);
     const runBy = processes.some((p) => p.runBy);
@@ -418,7 +418,7 @@ client('resources', 'the node\'s CPUs, memory, disk and GPUs, and the GPU memory
       const answers = targets.map((t, i) => ({ card: t.card, answer: read[i] ?? null }));
       const json = answers.map(({ card, answer }) => ({ node: card.id, name: card.name, status: card.status, error: answer instanceof Error ? answer.message : null, resources: answer instanceof Error ? null : answer }));
       const rows = answers.flatMap(({ card, answer }) => (answer && !(answer instanceof Error) ? [resourcesRow(card.name, answer)] : []));
-      return print(options, json, () => table(rows, 'no node answered') + unansweredLines(answers));
+      return print(options, json, () => table(rows, 'no node answered', unansweredLines(answers)));
     }
     const r = await c.resources({ node });
     print(options, r, () => resourcesText(r));

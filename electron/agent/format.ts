@@ -2,7 +2,7 @@ import { driftReason, driftText } from '../../shared/drift.ts';
 import { describeSelector } from '../../shared/selector.ts';
 import type { BackendView, ClusterStatusView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
-import { cwdVerdict, exitNote, startingNote } from '../../shared/process-text.ts';
+import { cwdVerdict, exitNote, reportedNumber, startingNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
 import { named } from './nodes.ts';
 
@@ -11,13 +11,14 @@ export const lsJson = (b: BackendView) => ({
   name: b.name, kind: b.kind, alias: b.alias, version: b.version, digest: b.digest, sha256: b.sha256, uri: b.uri, dir: b.dir,
   installedAt: b.installedAt, upgradable: b.upgradable, metaBackendFor: b.metaBackendFor, runs: b.runs, broken: b.broken,
   localai: b.localai, leftover: b.leftover, kept: b.kept, previous: b.previous, processes: b.processes.map(psJson),
+  upgradesUnknown: b.upgradesUnknown ?? null,
 });
 export const galleryJson = (e: GalleryEntryView) => ({
   name: e.name, gallery: e.gallery, version: e.version, uri: e.uri, installed: e.installed, upgradable: e.upgradable,
   compatible: e.compatible, meta: e.meta,
 });
 export const psJson = (p: ProcessView) => ({
-  model: p.model, backend: p.backend, pid: p.pid, port: p.port, dir: p.dir, startedAt: p.startedAt, state: p.state, loaded: p.loaded,
+  model: p.model, backend: p.backend || null, pid: reportedNumber(p.pid), port: reportedNumber(p.port), dir: p.dir, startedAt: p.startedAt || null, state: p.state, loaded: p.loaded,
   policy: p.policy, restarts: p.restarts, restartDelayMs: p.restartDelayMs, maxRestarts: p.maxRestarts, cpu: p.cpu, rss: p.rss, message: p.message, error: p.error, exit: p.exit, cwd: p.cwd,
   cwdReason: p.cwdReason, runBy: p.runBy ?? 'hangar',
 });
@@ -51,9 +52,10 @@ export function lsStatus(b: BackendView): string {
   return processesStatus(b.processes);
 }
 
-/** A process in `ls`: "m1:1234 ↺2 (CRASHED)". */
+/** A process in `ls`: "m1:1234 ↺2 (CRASHED)"; the model alone where its node reports no pid. */
 export function lsProcess(p: ProcessView): string {
-  return `${p.model}:${p.pid}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
+  const pid = reportedNumber(p.pid);
+  return `${p.model}${pid === null ? '' : `:${pid}`}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
 }
 
 /**
@@ -64,10 +66,10 @@ export function psRow(p: ProcessView, runBy = false, vram?: ProcessVramMap): Rec
   const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);
   return {
     model: p.model,
-    backend: p.backend,
+    backend: p.backend || null,
     ...(runBy && { 'run by': runByText(p) }),
-    pid: p.pid,
-    port: p.port,
+    pid: reportedNumber(p.pid),
+    port: reportedNumber(p.port),
     state: p.state,
     '↺': p.restarts,
     restart: restartText(p),
@@ -130,7 +132,12 @@ export function infoText(info: NodeInfo): string {
   return rows.map(([label, value]) => `${label.padEnd(width)}  ${value}\n`).join('');
 }
 
-export function table(rows: Record<string, unknown>[], empty: string): string {
+/** `notes`: lines about the table, printed under it after a blank line so that none reads as one of its rows. */
+export function table(rows: Record<string, unknown>[], empty: string, notes = ''): string {
+  return notes ? `${rowsText(rows, empty)}\n${notes}` : rowsText(rows, empty);
+}
+
+function rowsText(rows: Record<string, unknown>[], empty: string): string {
   if (rows.length === 0) return empty + '\n';
   const headers = Object.keys(rows[0]!);
   const cells = rows.map((r) => headers.map((h) => cell(r[h])));
@@ -164,8 +171,11 @@ export function jobEndText(job: JobView, version: string | null): string {
   return `${PAST[job.kind]} ${job.backend}${job.kind === 'install' ? ' ' : ' to '}${version}`;
 }
 
+/** How long since `startedAt`; '-' where the node reports no time. */
 export function uptime(startedAt: string): string {
-  const s = Math.max(0, Math.round((Date.now() - Date.parse(startedAt)) / 1000));
+  const at = Date.parse(startedAt);
+  if (Number.isNaN(at)) return '-';
+  const s = Math.max(0, Math.round((Date.now() - at) / 1000));
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${s % 60}s`;
   return `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`;
@@ -296,7 +306,13 @@ export function matrix(columns: MatrixColumn[], desired: DesiredStateView): stri
   }));
   const answered = columns.filter((c) => Array.isArray(c.backends)).length;
   const empty = answered === 0 ? 'no node answered' : answered === columns.length ? 'no backends installed on any node' : `no backends installed on the ${answered} of ${columns.length} nodes that answered`;
-  return table(rows, empty) + unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + reasons.join('');
+  const upgradesUnknown = columns.map((c) => (Array.isArray(c.backends) ? upgradesUnknownLines(c.backends, `${c.card.name} (${c.card.id}): `) : '')).join('');
+  return table(rows, empty, unansweredLines(columns.map((c) => ({ card: c.card, answer: c.backends }))) + upgradesUnknown + reasons.join(''));
+}
+
+/** Why no upgrade is known for some of a node's backends, once per reason; `who` names the node in a table of several. */
+export function upgradesUnknownLines(backends: BackendView[], who = ''): string {
+  return [...new Set(backends.flatMap((b) => b.upgradesUnknown ?? []))].map((reason) => `${who}upgrades unknown: ${reason}\n`).join('');
 }
 
 /** A line for each node that is offline or did not answer, under a table across nodes. */
@@ -329,7 +345,7 @@ export function matrixJson(columns: MatrixColumn[], desired: DesiredStateView) {
     error: c.backends instanceof Error ? c.backends.message : null,
     backends: Array.isArray(c.backends)
       ? c.backends.filter((b) => b.kind === 'backend').map((b) => ({
-        name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion,
+        name: b.name, version: b.version, upgradable: b.upgradable, availableVersion: b.availableVersion, upgradesUnknown: b.upgradesUnknown ?? null,
         stale: b.processes.filter((p) => p.cwd === 'stale').length,
         wanted: cellDrift(c, b.name, desired)?.replace(/ wanted$/, '') ?? null,
       }))

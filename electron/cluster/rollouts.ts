@@ -234,7 +234,8 @@ export class Rollouts {
       // Written before the node is touched: a viewer that resumes it knows this node may have moved.
       await this.mark(run, step, 'upgrading', null);
       await this.save(run);
-      const models = backend.processes.map((p) => p.model);
+      // A LocalAI worker's upgrade starts no process again: its frontend does, on each model's next request.
+      const models = member.kind === 'localai-worker' ? [] : backend.processes.map((p) => p.model);
       const job = await reaching(() => startUpgrade(api, node, rollout));
       if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
       // The job goes on on the node whatever the link does: its end is read from the node once it answers.

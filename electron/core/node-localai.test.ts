@@ -6,7 +6,7 @@
 // (run.sh with no execute bit is made 0700), isBackendRunnable (a meta whose build is gone is not runnable).
 import assert from 'node:assert/strict';
 import { chmod, mkdir, readFile, readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { BackendView } from '../../shared/types.ts';
@@ -294,7 +294,7 @@ describe('4, 5, 6, 10: directories LocalAI writes or leaves, read as LocalAI rea
     assert.ok(!(await readdir(node.backendsDir)).includes('thing.backup'));
   });
 
-  test('10. an install writes LocalAI\'s layout: 0750 directories, installed_at as LocalAI formats it, its key order', async () => {
+  test('10. an install writes LocalAI\'s layout: 0750 directories, installed_at as LocalAI formats it, a file gallery\'s file:// URL, its key order', async () => {
     const n = await startTestNode({ capability: 'default' });
     try {
       const src = await echoSource(n.root, '1.0.0');
@@ -306,6 +306,8 @@ describe('4, 5, 6, 10: directories LocalAI writes or leaves, read as LocalAI rea
         assert.ok(!text.endsWith('\n'), 'no trailing newline, as Go writes it');
         const metadata = JSON.parse(text) as Record<string, string>;
         assert.match(metadata.installed_at!, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/);
+        // LocalAI records the URL its config names, and names a file only as file://PATH.
+        assert.equal(metadata.gallery_url, `file://${resolve(n.gallery)}`, dir);
         const order = ['alias', 'meta_backend_for', 'name', 'gallery_url', 'installed_at', 'version', 'uri', 'digest', 'sha256'];
         const keys = Object.keys(metadata);
         assert.deepEqual(keys, order.filter((k) => keys.includes(k)), dir);

@@ -13,7 +13,7 @@ import { ClusterGalleries } from './cluster-galleries.ts';
 import { FrontendClient, type FrontendNode } from './frontend-client.ts';
 import { addressHost, sameDirectory, sameMachine } from './pairing.ts';
 import { WORKER_TIMEOUTS_MS } from './protocol.ts';
-import { WorkerClient } from './worker-client.ts';
+import { WorkerCallError, WorkerClient } from './worker-client.ts';
 import { WorkerNode, type WorkerRequest } from './worker-node.ts';
 
 /** Hangar's node id for LocalAI worker `id`: never one of Hangar's own (16 hex digits, or `local`). */
@@ -194,7 +194,8 @@ export class LocalAiLink extends EventEmitter<{ event: [NodeEvent] }> {
         const { backends, processes } = await worker.refresh();
         counts = { ...countsOf(backends), drift: 0, processes: processes.length, stale: 0 };
       } catch (error) {
-        reason = oneLine(error);
+        // Read after "LocalAI worker NAME is", as LocalAI's own reasons are.
+        reason = `failing: ${error instanceof WorkerCallError ? error.predicate : oneLine(error)}`;
       }
     }
     return {

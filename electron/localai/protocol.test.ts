@@ -74,7 +74,7 @@ describe('a worker that answers badly', () => {
     nats = await startNats();
     worker = await connect({ servers: nats.url.replace('nats://', '') });
     nc = await connect({ servers: nats.url.replace('nats://', '') });
-    client = new WorkerClient(nc, { install: 2000, upgrade: 2000, list: 500, running: 500, delete: 500, unload: 500 });
+    client = new WorkerClient(nc, { install: 2000, upgrade: 2000, list: 500, running: 500, delete: 500, unload: 500, modelStop: 500 });
     answer(workerSubjects.list('empty'), () => '{"backends":null}');
     answer(workerSubjects.running('empty'), () => '{"models":[]}');
     answer(workerSubjects.list('broken'), () => '{"backends":"nope"}');
@@ -111,7 +111,7 @@ describe('a worker that answers badly', () => {
       assert.rejects(work, (error: WorkerFailure) => error instanceof WorkerFailure && error.reason === reason && message.test(error.message));
     await fails(client.list('broken'), 'malformed', /is not LocalAI's/);
     await fails(client.running('broken'), 'malformed', /is not LocalAI's/);
-    await fails(client.list('failing'), 'other', /could not list its backends: metadata\.json: unexpected end/);
+    await fails(client.list('failing'), 'other', /^it says: metadata\.json: unexpected end/);
     await fails(client.delete('failing', 'x'), 'other', /internal marshal error/);
     await fails(client.list('silent'), 'timeout', /did not answer within 1 s/);
     await fails(client.list('nobody'), 'no-responders', /not connected to NATS/);

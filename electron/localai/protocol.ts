@@ -1,5 +1,5 @@
 // LocalAI's worker control protocol, as its frontend speaks it (core/services/messaging/subjects.go,
-// backend_install_progress.go; core/services/nodes/unloader.go): core-NATS request/reply on subjects under the
+// backend_install_progress.go; core/services/nodes/unloader.go; pkg/model's process keys): core-NATS request/reply on subjects under the
 // worker's node id, JSON bodies with LocalAI's field names, and the frontend's own time limits. Replies are
 // validated here before anything reads them: a worker is another program on the network.
 import { z } from 'zod';
@@ -19,6 +19,8 @@ export const workerSubjects = {
   delete: (id: string) => `${node(id)}.backend.delete`,
   /** Fire-and-forget: no reply. */
   stop: (id: string) => `${node(id)}.backend.stop`,
+  /** One process, by its key; the reply comes once it has exited. */
+  modelStop: (id: string) => `${node(id)}.model.stop`,
   running: (id: string) => `${node(id)}.models.running`,
   unload: (id: string) => `${node(id)}.model.unload`,
 };
@@ -31,6 +33,7 @@ export const WORKER_TIMEOUTS_MS = {
   running: 10_000,
   delete: 2 * 60_000,
   unload: 30_000,
+  modelStop: 10_000,
 };
 
 /** The body of `backend.install` (BackendInstallRequest); LocalAI omits empty fields. */
@@ -57,18 +60,35 @@ const name = z.string().max(1024);
 /** Go's encoding/json leaves out an empty omitempty field; a missing string reads as "". */
 const optionalText = text.optional().transform((v) => v ?? '');
 
-/** A reply LocalAI could not marshal is `{"error":"internal marshal error"}`: no success, no list. */
-const success = z.boolean().optional().transform((v) => v === true);
+/** A reply LocalAI could not marshal is `{"error":"internal marshal error"}`: every flag false, no list. */
+const flag = z.boolean().optional().transform((v) => v === true);
 
-export const installReplySchema = z.object({ success, address: optionalText, error: optionalText });
+export const installReplySchema = z.object({ success: flag, address: optionalText, error: optionalText });
 export const upgradeReplySchema = z.object({
-  success,
+  success: flag,
   error: optionalText,
   stopped_process_keys: z.array(name).max(10_000).nullable().optional().transform((v) => v ?? []),
   reports_stopped_processes: z.boolean().optional().transform((v) => v ?? false),
 });
 export const deleteReplySchema = upgradeReplySchema;
-export const unloadReplySchema = z.object({ success, error: optionalText });
+export const unloadReplySchema = z.object({ success: flag, error: optionalText });
+
+/** The body of `model.stop` (ModelStopRequest): the process by its key, and the address it must still have. */
+export interface ModelStopRequest {
+  model_name: string;
+  process_key: string;
+  expected_address: string;
+}
+
+/** ModelStopReply: `terminated` also for a key the worker does not run; an `error` beside it is a failed Free. */
+export const modelStopReplySchema = z.object({
+  matched: flag,
+  freed: flag,
+  terminated: flag,
+  process_key: optionalText,
+  address: optionalText,
+  error: optionalText,
+});
 
 const backendInfo = z.object({
   name,
@@ -107,6 +127,11 @@ export const progressEventSchema = z.object({
   phase: optionalText,
 });
 export type ProgressEvent = z.infer<typeof progressEventSchema>;
+
+/** The key the worker keeps a model's replica under (BackendProcessKey). */
+export function processKey(model: string, replica: number): string {
+  return `${model}#${replica}`;
+}
 
 /** A process key the worker reports: `modelID#replica`, split on the last "#". */
 export function parseProcessKey(key: string): { model: string; replica: number } | null {

@@ -3,10 +3,12 @@
 import { errors, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { HangarError } from '../../shared/errors.ts';
 import {
   deleteReplySchema,
   installReplySchema,
   listReplySchema,
+  modelStopReplySchema,
   progressEventSchema,
   runningReplySchema,
   unloadReplySchema,
@@ -14,6 +16,7 @@ import {
   WORKER_TIMEOUTS_MS,
   workerSubjects,
   type InstallRequest,
+  type ModelStopRequest,
   type ProgressEvent,
   type RunningModel,
   type UpgradeRequest,
@@ -29,6 +32,17 @@ export class WorkerFailure extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** What Hangar could not do on a worker, and why, as one sentence: "LocalAI worker gpu-b could not list its backends: …". */
+export class WorkerCallError extends HangarError {
+  /** The sentence without its subject: "could not list its backends: …". */
+  readonly predicate: string;
+
+  constructor(worker: string, what: string, reason: string) {
+    super('failed', `LocalAI worker ${worker} could not ${what}: ${reason}`);
+    this.predicate = `could not ${what}: ${reason}`;
   }
 }
 
@@ -51,13 +65,13 @@ export class WorkerClient {
 
   async list(id: string): Promise<WorkerBackend[]> {
     const reply = await this.request(workerSubjects.list(id), {}, this.timeouts.list, listReplySchema);
-    if (reply.error) throw new WorkerFailure('other', `the worker could not list its backends: ${reply.error}`);
+    if (reply.error) throw new WorkerFailure('other', `it says: ${reply.error}`);
     return reply.backends;
   }
 
   async running(id: string): Promise<RunningModel[]> {
     const reply = await this.request(workerSubjects.running(id), {}, this.timeouts.running, runningReplySchema);
-    if (reply.error) throw new WorkerFailure('other', `the worker could not list its models: ${reply.error}`);
+    if (reply.error) throw new WorkerFailure('other', `it says: ${reply.error}`);
     return reply.models;
   }
 
@@ -66,13 +80,14 @@ export class WorkerClient {
     const reply = await this.withProgress(id, onProgress, (opId) =>
       this.request(workerSubjects.install(id), { ...request, ...opField(opId) }, this.timeouts.install, installReplySchema),
     );
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the install failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the install failed, and not why');
     return { address: reply.address };
   }
 
   /**
    * backend.upgrade, and LocalAI's fallback for a worker that does not subscribe to it (no responders):
-   * backend.install with force. Both stream progress on the same per-operation subject.
+   * backend.install with force. Both stream progress on the same per-operation subject. A reply that says the upgrade
+   * failed is returned as it is: it still names the processes the worker stopped before it failed.
    */
   async upgrade(id: string, request: Omit<UpgradeRequest, 'op_id'>, onProgress?: (event: ProgressEvent) => void): Promise<UpgradeOutcome> {
     let via: UpgradeOutcome['via'] = 'upgrade';
@@ -86,13 +101,12 @@ export class WorkerClient {
         return { success: install.success, error: install.error, stopped_process_keys: [], reports_stopped_processes: false };
       }
     });
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the upgrade failed, and not why');
     return { reply, via };
   }
 
   async delete(id: string, backend: string): Promise<UpgradeReply> {
     const reply = await this.request(workerSubjects.delete(id), { backend }, this.timeouts.delete, deleteReplySchema);
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the delete failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the delete failed, and not why');
     return reply;
   }
 
@@ -102,10 +116,16 @@ export class WorkerClient {
     await this.nc.flush();
   }
 
+  /** model.stop: frees and stops exactly one process; the reply comes once it has exited (or was not there). */
+  async stopModel(id: string, request: ModelStopRequest): Promise<void> {
+    const reply = await this.request(workerSubjects.modelStop(id), request, this.timeouts.modelStop, modelStopReplySchema);
+    if (!reply.terminated) throw new WorkerFailure('other', reply.error || 'it did not stop the process, and did not say why');
+  }
+
   /** model.unload: the backend's Free at `address`; the process keeps running. */
   async unload(id: string, model: string, address: string): Promise<void> {
     const reply = await this.request(workerSubjects.unload(id), { model_name: model, ...(address && { address }) }, this.timeouts.unload, unloadReplySchema);
-    if (!reply.success) throw new WorkerFailure('other', reply.error || 'the worker said the unload failed, and not why');
+    if (!reply.success) throw new WorkerFailure('other', reply.error || 'it said the unload failed, and not why');
   }
 
   /**

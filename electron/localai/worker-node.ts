@@ -10,7 +10,9 @@ import { oneLine, JobRunner, type JobContext } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import { INDEX_FRESH_MS } from './cluster-galleries.ts';
 import { parseLocalAiSize, parseProcessKey, type ProgressEvent, type RunningModel, type WorkerBackend } from './protocol.ts';
-import { WorkerFailure, type WorkerClient } from './worker-client.ts';
+import { WorkerCallError, WorkerFailure, type UpgradeReply, type WorkerClient } from './worker-client.ts';
+import { stopModel } from './worker-stop.ts';
+import { stoppedNote, upgradeProblem, type UpgradeTarget } from './upgrade-outcome.ts';
 import { backendViews, galleryViews, isWorkerRowUpgradable, processViews } from './worker-views.ts';
 
 export interface WorkerIdentity {
@@ -35,8 +37,6 @@ export interface WorkerNodeOptions {
   pollMs?: number;
 }
 
-/** How long a stop waits for the worker to drop the process (backend.stop has no reply). */
-const STOP_WAIT_MS = 20_000;
 const DEFAULT_POLL_MS = 250;
 
 export class WorkerNode {
@@ -52,6 +52,10 @@ export class WorkerNode {
 
   get id(): string {
     return this.identity.node;
+  }
+
+  private get pollMs(): number {
+    return this.options.pollMs ?? DEFAULT_POLL_MS;
   }
 
   /** The frontend's registry changed what it says of the worker (its name, its capability). */
@@ -95,7 +99,10 @@ export class WorkerNode {
 
   /** Reads the worker's backends and models again and publishes what changed; the counts for its card. */
   async refresh(): Promise<{ backends: BackendView[]; processes: ProcessView[] }> {
-    const [backends, processes] = await Promise.all([this.backends(), this.processes()]);
+    const [rows, running] = await Promise.all([this.rows(), this.running()]);
+    const processes = this.publishProcesses(processViews(running, rows));
+    const backends = await backendViews(rows, processes, this.options.galleries);
+    this.publishChanges('backends', backends, (v) => v.name, (backend) => ({ type: 'backend', node: this.id, backend }), (name) => ({ type: 'backend-removed', node: this.id, name }));
     return { backends, processes };
   }
 
@@ -128,13 +135,15 @@ export class WorkerNode {
   }
 
   private async backends(): Promise<BackendView[]> {
-    const views = await backendViews(await this.rows(), this.options.galleries);
-    this.publishChanges('backends', views, (v) => v.name, (backend) => ({ type: 'backend', node: this.id, backend }), (name) => ({ type: 'backend-removed', node: this.id, name }));
-    return views;
+    return (await this.refresh()).backends;
   }
 
   private async processes(): Promise<ProcessView[]> {
-    const views = processViews(await this.running());
+    const [rows, running] = await Promise.all([this.rows(), this.running()]);
+    return this.publishProcesses(processViews(running, rows));
+  }
+
+  private publishProcesses(views: ProcessView[]): ProcessView[] {
     this.publishChanges('processes', views, (v) => v.model, (process) => ({ type: 'process', node: this.id, process }), (model) => ({ type: 'process-removed', node: this.id, model }));
     return views;
   }
@@ -143,13 +152,23 @@ export class WorkerNode {
     return this.options.client.running(this.identity.localaiId).catch(this.failure('list its models'));
   }
 
+  /**
+   * backend.install, also of a backend the worker has: as LocalAI's fast path, the worker then starts the backend's own
+   * process again when it is not running, and leaves it be when it is.
+   */
   private async install(name: string): Promise<JobView> {
     return this.jobs.start('install', name, async (ctx) => {
-      const before = await this.rows();
-      if (before.some((r) => r.name === name)) return 'installed already: nothing to do';
+      const [before, running] = await Promise.all([this.rows(), this.running()]);
+      const ran = running.some((m) => m.model_id === name && m.replica_index === 0);
       ctx.phase('sending backend.install to the worker');
       const galleries = await this.options.galleries.json();
-      await this.options.client.install(this.identity.localaiId, { backend: name, backend_galleries: galleries }, this.progress(ctx)).catch(this.failure(`install ${name}`));
+      const { address } = await this.options.client
+        .install(this.identity.localaiId, { backend: name, backend_galleries: galleries }, this.progress(ctx))
+        .catch(this.failure(`install ${name}`));
+      if (before.some((r) => r.name === name)) {
+        await this.refresh();
+        return ran ? 'already installed; its process runs' : `already installed; the worker started its process again at ${address}, as LocalAI's backend.install does when none runs`;
+      }
       const after = await this.rows();
       const row = after.find((r) => r.name === name);
       if (!row) throw new Error(`the worker said ${name} was installed, but its backend.list does not have it`);
@@ -183,16 +202,15 @@ export class WorkerNode {
         .upgrade(this.identity.localaiId, { backend: name, backend_galleries: galleries }, this.progress(ctx))
         .catch(this.failure(`upgrade ${name}`));
       if (outcome.via === 'install') ctx.notice('the worker has no backend.upgrade handler: upgraded with backend.install and force, as LocalAI does for such a worker');
+      const stopped = await this.stoppedBy(outcome.reply, running);
+      if (!outcome.reply.success) throw new WorkerCallError(this.identity.name, `upgrade ${name}`, (outcome.reply.error || 'it said the upgrade failed, and not why') + stoppedNote(stopped));
 
       ctx.phase('checking the version the worker reports');
       const after = (await this.rows()).find((r) => r.name === name);
       const problem = upgradeProblem(row, after, target);
       if (problem) throw new Error(problem);
 
-      const stopped = outcome.reply.reports_stopped_processes
-        ? outcome.reply.stopped_process_keys.flatMap((key) => parseProcessKey(key)?.model ?? [])
-        : running.map((m) => m.model_id);
-      await this.waitForModels([...new Set(stopped)], ctx);
+      await this.waitForModels(stopped, ctx);
       await this.refresh();
       return after?.version ? `upgraded to ${after.version}` : 'upgraded';
     });
@@ -215,8 +233,11 @@ export class WorkerNode {
   }
 
   private async upgradeAll(): Promise<UpgradeAllResult[]> {
+    const backends = await this.backends();
+    const unknown = backends.find((b) => b.upgradesUnknown)?.upgradesUnknown;
+    if (unknown) throw new HangarError('failed', `LocalAI worker ${this.identity.name}: which backends have an upgrade is unknown: ${unknown}`);
     const results: UpgradeAllResult[] = [];
-    for (const backend of (await this.backends()).filter((b) => b.upgradable)) {
+    for (const backend of backends.filter((b) => b.upgradable)) {
       const job = await this.jobs.wait((await this.upgrade(backend.name, false)).id);
       results.push({ backend: backend.name, ok: job.state === 'done', error: job.error, job });
     }
@@ -233,28 +254,33 @@ export class WorkerNode {
     });
   }
 
-  /** backend.stop, fire-and-forget as LocalAI sends it; done once models.running no longer lists the model. */
+  /** model.stop for each replica, as LocalAI's frontend stops one (backend.stop on a worker from before it). */
   private async stop(model: string): Promise<void> {
-    const running = await this.running();
-    if (!running.some((m) => m.model_id === model)) throw new HangarError('not-found', `no process runs for model ${model} on this worker`);
-    await this.options.client.stop(this.identity.localaiId, model).catch(this.failure(`stop ${model}`));
-    const deadline = Date.now() + STOP_WAIT_MS;
-    while ((await this.running()).some((m) => m.model_id === model)) {
-      if (Date.now() > deadline) throw new HangarError('failed', `the worker still runs ${model} ${STOP_WAIT_MS / 1000} s after backend.stop`);
-      await sleep(this.options.pollMs ?? DEFAULT_POLL_MS);
-    }
+    const ctx = { client: this.options.client, localaiId: this.identity.localaiId, running: () => this.running(), rows: () => this.rows(), pollMs: this.pollMs };
+    await stopModel(ctx, model).catch(this.failure(`stop ${model}`));
     await this.processes();
   }
 
   /** model.unload at the model's own address (its first replica's): the backend's Free, the process kept. */
   private async unload(model: string): Promise<ProcessView> {
-    const replicas = (await this.running()).filter((m) => m.model_id === model);
+    const [rows, running] = await Promise.all([this.rows(), this.running()]);
+    const replicas = running.filter((m) => m.model_id === model);
     if (replicas.length === 0) throw new HangarError('not-found', `no process runs for model ${model} on this worker`);
     for (const replica of replicas) {
       await this.options.client.unload(this.identity.localaiId, model, replica.address).catch(this.failure(`unload ${model}`));
     }
-    const view = processViews(replicas)[0]!;
+    const view = processViews(replicas, rows)[0]!;
     return { ...view, loaded: false, message: `model unloaded (Free): the process keeps running; ${view.message}` };
+  }
+
+  /**
+   * The models an upgrade stopped: those the worker names, or, from a worker that does not (backend.install with
+   * force), those that ran before and run no more.
+   */
+  private async stoppedBy(reply: UpgradeReply, before: RunningModel[]): Promise<string[]> {
+    if (reply.reports_stopped_processes) return [...new Set(reply.stopped_process_keys.flatMap((key) => parseProcessKey(key)?.model ?? []))].sort();
+    const now = new Set((await this.running()).map((m) => m.model_id));
+    return [...new Set(before.map((m) => m.model_id))].filter((model) => !now.has(model)).sort();
   }
 
   /** What the gallery offers now: its version, or for a versionless OCI entry the tag's digest. */
@@ -277,7 +303,7 @@ export class WorkerNode {
       const running = new Set((await this.running()).map((m) => m.model_id));
       missing = models.filter((m) => !running.has(m));
       if (missing.length === 0 || Date.now() >= deadline) break;
-      await sleep(this.options.pollMs ?? DEFAULT_POLL_MS);
+      await sleep(this.pollMs);
     }
     const back = models.filter((m) => !missing.includes(m));
     if (back.length > 0) ctx.notice(`${back.join(', ')} running again`);
@@ -303,8 +329,7 @@ export class WorkerNode {
   private failure(what: string): (error: unknown) => never {
     return (error) => {
       if (error instanceof HangarError) throw error;
-      const reason = error instanceof WorkerFailure ? error.message : oneLine(error);
-      throw new HangarError('failed', `LocalAI worker ${this.identity.name} could not ${what}: ${reason}`);
+      throw new WorkerCallError(this.identity.name, what, error instanceof WorkerFailure ? error.message : oneLine(error));
     };
   }
 
@@ -325,27 +350,6 @@ export class WorkerNode {
     for (const name of before.keys()) if (!now.has(name)) this.options.emit(removed(name));
     this.published = { ...this.published, [kind]: now };
   }
-}
-
-interface UpgradeTarget {
-  version: string | null;
-  digest: string | null;
-}
-
-/** Why the worker's row after an upgrade is not what the gallery offered, or null when it is. */
-export function upgradeProblem(before: WorkerBackend, after: WorkerBackend | undefined, target: UpgradeTarget): string | null {
-  if (!after) return `the worker said the upgrade succeeded, but its backend.list no longer has ${before.name}`;
-  const got = (row: WorkerBackend) => (target.version !== null ? row.version : row.digest) || null;
-  const wanted = target.version ?? target.digest;
-  if (wanted === null || got(after) === wanted) return null;
-  const said = (value: string | null) => value ?? 'no version';
-  if (got(after) === got(before)) {
-    return (
-      `the worker said the upgrade succeeded but still reports ${said(got(after))}, not ${wanted}: LocalAI's worker reads its gallery ` +
-      'index from a cache it keeps for up to an hour, so it reinstalled what it had; upgrade again later, or restart the worker'
-    );
-  }
-  return `the worker said the upgrade succeeded but reports ${said(got(after))}, not ${wanted}`;
 }
 
 /** A worker installs a name from all its galleries, first match, as LocalAI asks it: no `gallery@name` choice. */

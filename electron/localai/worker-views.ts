@@ -1,11 +1,12 @@
 // A LocalAI worker's backends, models and gallery as Hangar's views show them, from what its protocol reports:
 // backend.list rows (name, version, uri, digest, installed_at, meta, system) and models.running rows (model, replica,
-// address). What the protocol does not carry (directories, pids, cwd) is shown as unknown, never made up.
+// address). What the protocol does not carry (directories, pids, start times, cwd) is left unknown, never made up.
 import { NEEDS_HANGAR_AGENT } from '../../shared/localai-worker.ts';
 import type { BackendView, GalleryEntryView, ProcessView } from '../../shared/types.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
 import { entryFacts, isEntryCompatible, isMeta, metaResolution, upgradeOffered, type GalleryEntry } from '../core/gallery/index.ts';
 import { DEVELOPMENT_SUFFIX } from '../core/gallery/localai-listing.ts';
+import { oneLine } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import type { RunningModel, WorkerBackend } from './protocol.ts';
 
@@ -26,8 +27,16 @@ export async function isWorkerRowUpgradable(row: WorkerBackend, entry: GalleryEn
   return upgradeOffered(installed, entry, (uri) => galleries.isOci(uri), (uri) => galleries.remoteDigest(uri));
 }
 
-export async function backendViews(rows: WorkerBackend[], galleries: ClusterGalleries): Promise<BackendView[]> {
-  const byName = followedByName(await galleries.entries());
+/**
+ * The worker's rows with what the cluster's galleries say of them; where the frontend's list of galleries cannot be
+ * read, the rows as the worker reports them, each saying why no upgrade is known.
+ */
+export async function backendViews(rows: WorkerBackend[], processes: ProcessView[], galleries: ClusterGalleries): Promise<BackendView[]> {
+  const listed = await galleries.entries().then(
+    (entries) => ({ byName: followedByName(entries), problem: null }),
+    (error: unknown) => ({ byName: new Map<string, GalleryEntry>(), problem: oneLine(error) }),
+  );
+  const { byName } = listed;
   const names = new Set(rows.map((r) => r.name));
   const sorted = [...rows].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
   return Promise.all(
@@ -58,14 +67,20 @@ export async function backendViews(rows: WorkerBackend[], galleries: ClusterGall
         availableVersion: upgradable ? (entry?.version ?? null) : null,
         previous: null,
         broken: null,
-        processes: [],
+        processes: processes.filter((p) => p.backend === row.name),
+        ...(listed.problem !== null && { upgradesUnknown: listed.problem }),
       };
     }),
   );
 }
 
-/** One row per model: LocalAI keys its processes by model and replica, Hangar's rows by model. */
-export function processViews(models: RunningModel[]): ProcessView[] {
+/**
+ * One row per model: LocalAI keys its processes by model and replica, Hangar's rows by model. models.running does not
+ * say which backend runs a model, with one exception: the process backend.install starts with no model is keyed by
+ * the backend's own name (buildProcessKey), so a model named like an installed backend is that backend's process.
+ */
+export function processViews(models: RunningModel[], backends: WorkerBackend[]): ProcessView[] {
+  const installed = new Set(backends.map((b) => b.name));
   const byModel = new Map<string, RunningModel[]>();
   for (const m of models) byModel.set(m.model_id, [...(byModel.get(m.model_id) ?? []), m]);
   return [...byModel.entries()]
@@ -75,7 +90,7 @@ export function processViews(models: RunningModel[]): ProcessView[] {
       const where = replicas.map((r) => `replica ${r.replica_index}${r.address ? ` at ${r.address}` : ''}`).join(', ');
       return {
         model,
-        backend: '',
+        backend: installed.has(model) ? model : '',
         pid: 0,
         port: portOf(replicas[0]!.address),
         dir: '',

@@ -65,9 +65,14 @@ export class Galleries extends EventEmitter {
     return this.sources.map((source) => source.name);
   }
 
-  /** The path or URL gallery `name` reads. */
-  locationOf(name: string): string | null {
-    return this.sources.find((source) => source.name === name)?.location ?? null;
+  /**
+   * Gallery `name` as LocalAI records it in metadata.json (gallery_url, the URL its config names): a file as `file://`
+   * and its path, which LocalAI reads by cutting the prefix off, undecoded; a URL as it is.
+   */
+  galleryUrlOf(name: string): string | null {
+    const source = this.sources.find((s) => s.name === name);
+    if (!source) return null;
+    return source instanceof FileGallery ? `file://${source.location}` : source.location;
   }
 
   /** Every entry of every gallery, galleries in order; a gallery that failed to load contributes what it still has. */

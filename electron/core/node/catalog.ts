@@ -122,8 +122,8 @@ export class Catalog {
     });
   }
 
-  galleryLocation(entry: GalleryEntry): string | null {
-    return this.parts.galleries.locationOf(entry.gallery);
+  galleryUrl(entry: GalleryEntry): string | null {
+    return this.parts.galleries.galleryUrlOf(entry.gallery);
   }
 
   /**

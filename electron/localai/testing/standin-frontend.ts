@@ -54,6 +54,8 @@ export interface StandInFrontend {
   nodes(): Node[];
   /** What the admin UI does: approve a pending node, drain or resume one. */
   setStatus(id: string, status: 'healthy' | 'draining'): void;
+  /** GET /backends/galleries answers `status` from now on, as a proxy in front of a struggling frontend does; null: it answers again. */
+  failGalleries(status: number | null): void;
   /** Requests seen, by path (to check that Hangar only reads). */
   requests: { method: string; path: string; authorized: boolean }[];
   close(): Promise<void>;
@@ -65,6 +67,7 @@ export async function startStandInFrontend(options: StandInFrontendOptions): Pro
   const nodes = new Map<string, Node>();
   const requests: StandInFrontend['requests'] = [];
   const staleMs = options.staleMs ?? 60_000;
+  let galleriesStatus: number | null = null;
 
   const health = setInterval(() => {
     for (const node of nodes.values()) {
@@ -105,7 +108,9 @@ export async function startStandInFrontend(options: StandInFrontendOptions): Pro
       res.setHeader('WWW-Authenticate', 'Bearer');
       return json(res, 401, { error: { code: 401, message: 'An authentication key is required', type: 'invalid_request_error' } });
     }
-    if (method === 'GET' && path === '/backends/galleries') return json(res, 200, options.galleries);
+    if (method === 'GET' && path === '/backends/galleries') {
+      return galleriesStatus === null ? json(res, 200, options.galleries) : json(res, galleriesStatus, { error: { code: galleriesStatus, message: 'upstream unavailable', type: 'server_error' } });
+    }
     if (method === 'GET' && path === '/api/nodes') return json(res, 200, [...nodes.values()].sort((a, b) => a.name.localeCompare(b.name)).map(withExtras));
     const one = /^\/api\/nodes\/([^/]+)(?:\/(approve|drain|resume))?$/.exec(path);
     const node = one && nodes.get(one[1]!);
@@ -168,6 +173,7 @@ export async function startStandInFrontend(options: StandInFrontendOptions): Pro
       const node = nodes.get(id);
       if (node) node.status = status;
     },
+    failGalleries: (status) => (galleriesStatus = status),
     requests,
     close: async () => {
       clearInterval(health);

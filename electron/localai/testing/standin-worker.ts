@@ -1,23 +1,20 @@
 // A stand-in for `local-ai worker`, written from LocalAI's code (core/services/worker/: lifecycle.go, install.go,
-// models_running.go, registration.go; core/services/messaging/; core/services/nodes/install_progress_publisher.go;
-// core/gallery/gallery.go's index cache). It registers with the frontend and sends heartbeats, answers its NATS
-// subjects with LocalAI's JSON shapes, downloads an artifact from the gallery with debounced progress events (the last
-// one flushed right before the reply), and installs `<backends>/<name>/` with metadata.json. What it installs is a real
-// gRPC backend (the echo backend the build writes to dist/backends/echo; the downloaded bytes stand for its image),
-// started per model as LocalAI's supervisor starts one (`run.sh --addr HOST:PORT`, ports upward from its base port) and
-// reported only once its gRPC Health answers OK (LocalAI waits up to 30 s, then fails the install). It keeps each gallery index for an hour, as LocalAI does, so an upgrade right after a gallery change
-// reinstalls the old version. `upgradeHandler: false` is a worker from before backend.upgrade existed.
+// supervisor.go, models_running.go, registration.go; core/services/messaging/). It registers with the frontend and
+// sends heartbeats, answers its NATS subjects with LocalAI's JSON shapes, installs from the gallery as its
+// WorkerGallery does, and starts a backend process per model as LocalAI's supervisor starts one (`run.sh --addr
+// HOST:PORT`, ports upward from its base port), reported only once its gRPC Health answers OK (LocalAI waits up to
+// 30 s, then fails the install). `upgradeHandler: false` is a worker from before backend.upgrade existed,
+// `modelStopHandler: false` one from before model.stop.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import { parse } from 'yaml';
-import { localaiTimestamp } from '../../core/install/metadata.ts';
 import { BackendClient } from '../../core/supervisor/grpc-client.ts';
 import { waitReady } from '../../core/supervisor/readiness.ts';
-import { formatLocalAiSize, sanitizeSubjectToken, type InstallRequest } from '../protocol.ts';
+import { sanitizeSubjectToken, type InstallRequest, type ModelStopRequest } from '../protocol.ts';
+import { ProgressPublisher, WorkerGallery } from './standin-worker-gallery.ts';
 
 export interface StandInWorkerOptions {
   name: string;
@@ -37,10 +34,10 @@ export interface StandInWorkerOptions {
   heartbeatMs?: number;
   /** false: a worker older than backend.upgrade, which only answers backend.install (with force). */
   upgradeHandler?: boolean;
+  /** false: a worker older than model.stop, which stops processes only by backend.stop. */
+  modelStopHandler?: boolean;
   /** How long a gallery index is kept (LocalAI: one hour). */
   indexCacheMs?: number;
-  /** Every install and upgrade fails with this error, as a worker whose gallery cannot be read. */
-  failInstalls?: string;
   /** How long a stopped process takes to go (LocalAI: a bounded Free, then the kill). */
   stopDelayMs?: number;
 }
@@ -52,15 +49,10 @@ interface Proc {
   stopping: boolean;
 }
 
-/** LocalAI's leading-edge debounce for progress events. */
-const PROGRESS_DEBOUNCE_MS = 250;
-const INDEX_CACHE_MS = 60 * 60_000;
 /** How long LocalAI's supervisor waits for a started backend's Health before it fails the install. */
 const READINESS_MS = 30_000;
 /** LocalAI's bound on the Free a model.unload makes. */
 const FREE_MS = 5_000;
-/** The real gRPC backend every install puts in place (built by `npm run build`). */
-const BACKEND_SOURCE = resolve('dist/backends/echo');
 
 export class StandInWorker {
   id = '';
@@ -68,7 +60,8 @@ export class StandInWorker {
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly processes = new Map<string, Proc>();
   private readonly locks = new Map<string, Promise<void>>();
-  private readonly indexCache = new Map<string, { text: string; at: number }>();
+  /** Its gallery installs: `gallery.failDownloads(reason)` makes them fail as LocalAI's do. */
+  readonly gallery: WorkerGallery;
   private frozen = false;
   /** LocalAI hands backend processes ports upward from its base port. */
   private nextPort: number;
@@ -77,6 +70,7 @@ export class StandInWorker {
 
   constructor(readonly options: StandInWorkerOptions) {
     this.nextPort = options.basePort;
+    this.gallery = new WorkerGallery(options);
   }
 
   async start(): Promise<void> {
@@ -103,6 +97,12 @@ export class StandInWorker {
     await this.nc?.close();
     this.nc = null;
     for (const key of [...this.processes.keys()]) await this.stopProcess(key);
+  }
+
+  /** A worker whose NATS connection is gone while its heartbeats still reach the frontend: LocalAI calls it healthy. */
+  async leaveNats(): Promise<void> {
+    await this.nc?.close();
+    this.nc = null;
   }
 
   /** A worker whose machine hangs: no more heartbeats, and requests are taken but never answered. */
@@ -139,6 +139,7 @@ export class StandInWorker {
     reply('backend.delete', (body) => this.delete((body as { backend: string }).backend));
     reply('models.running', () => ({ models: this.running().map((key) => ({ model_id: key.slice(0, key.lastIndexOf('#')), replica_index: Number(key.slice(key.lastIndexOf('#') + 1)), address: this.processes.get(key)!.address })) }));
     reply('model.unload', (body) => this.unload((body as { address?: string } | null)?.address ?? ''));
+    if (this.options.modelStopHandler !== false) reply('model.stop', (body) => this.stopModel(body as ModelStopRequest));
     nc.subscribe(`${node}.backend.stop`, {
       callback: (_error, msg) => {
         const body = msg.data.length === 0 ? null : (JSON.parse(msg.string()) as { backend?: string } | null);
@@ -183,7 +184,7 @@ export class StandInWorker {
         for (const stop of [...this.processKeysOf(body.backend), key]) await this.stopProcess(stop);
       }
       try {
-        if (force || !(await this.installed(body.backend))) await this.fromGallery(body);
+        if (force || !(await this.installed(body.backend))) await this.fromGallery(body, 'installing');
         return { success: true, address: await this.startProcess(key, body.backend) };
       } catch (error) {
         return { success: false, error: (error as Error).message };
@@ -199,7 +200,7 @@ export class StandInWorker {
         stopped.push(key);
       }
       try {
-        await this.fromGallery(body);
+        await this.fromGallery(body, 'upgrading');
       } catch (error) {
         return { success: false, error: (error as Error).message, stopped_process_keys: stopped, reports_stopped_processes: true };
       }
@@ -218,6 +219,28 @@ export class StandInWorker {
     return { success: true };
   }
 
+  /**
+   * stopModelExact: only the process under exactly this key, and only while it still has the address the frontend
+   * knows; Free (bounded) first, then the stop, and the reply once it has exited. A key it does not run is stopped.
+   */
+  private async stopModel(request: ModelStopRequest): Promise<object> {
+    const key = request.process_key;
+    const reply = { matched: false, freed: false, terminated: false, process_key: key };
+    const proc = this.processes.get(key);
+    if (!proc) return { ...reply, terminated: true };
+    const matched = { ...reply, matched: true, address: proc.address };
+    if (proc.address !== request.expected_address) {
+      return { ...matched, error: `address mismatch for process ${key}: recorded ${JSON.stringify(proc.address)}, expected ${JSON.stringify(request.expected_address)}` };
+    }
+    if (proc.stopping) return { ...matched, error: `process ${key} is already stopping` };
+    proc.stopping = true;
+    const client = new BackendClient(proc.address);
+    const failed = await client.free(FREE_MS).then(() => null, (error: Error) => error);
+    client.close();
+    await this.stopProcess(key);
+    return { ...matched, terminated: true, ...(failed ? { error: `freeing process ${key}: ${failed.message}` } : { freed: true }) };
+  }
+
   private async delete(backend: string): Promise<object> {
     const stopped: string[] = [];
     for (const key of this.processKeysOf(backend)) {
@@ -232,71 +255,12 @@ export class StandInWorker {
     return { success: true, stopped_process_keys: stopped, reports_stopped_processes: true };
   }
 
-  /** The gallery install: the index (cached an hour), the entry (a meta resolved by this worker's capability), the download. */
-  private async fromGallery(body: InstallRequest): Promise<void> {
-    if (this.options.failInstalls) throw new Error(this.options.failInstalls);
-    const galleries = body.backend_galleries ? (JSON.parse(body.backend_galleries) as { url: string; name: string }[]) : (this.options.galleries ?? []);
-    const found = await this.findEntry(galleries, body.backend);
-    if (!found) throw new Error(`installing backend from gallery: no backend found with name "${body.backend}"`);
-    const { entry } = found;
-    if (entry.capabilities) {
-      const capability = this.options.capability ?? 'default';
-      const build = entry.capabilities[capability] ?? entry.capabilities.default ?? entry.capabilities.cpu;
-      const concrete = build ? await this.findEntry(galleries, build) : null;
-      if (!concrete) throw new Error(`installing backend from gallery: no build of "${body.backend}" for ${capability}`);
-      await this.download(body, concrete.entry, concrete.gallery);
-      await this.writeBackend(entry.name, { name: entry.name, meta_backend_for: concrete.entry.name, gallery_url: found.gallery.url, installed_at: localaiTimestamp(), version: concrete.entry.version }, false);
-      return;
-    }
-    await this.download(body, entry, found.gallery);
-  }
-
-  private async findEntry(galleries: { url: string; name: string }[], name: string): Promise<{ entry: IndexEntry; gallery: { url: string; name: string } } | null> {
-    for (const gallery of galleries) {
-      const cacheKey = `${gallery.name}-${gallery.url}`;
-      let cached = this.indexCache.get(cacheKey);
-      if (!cached || Date.now() - cached.at > (this.options.indexCacheMs ?? INDEX_CACHE_MS)) {
-        const response = await fetch(gallery.url);
-        if (!response.ok) throw new Error(`installing backend from gallery: failed to read gallery elements: HTTP ${response.status}`);
-        cached = { text: await response.text(), at: Date.now() };
-        this.indexCache.set(cacheKey, cached);
-      }
-      const entry = ((parse(cached.text) as IndexEntry[] | null) ?? []).find((e) => e.name.toLowerCase() === name.toLowerCase());
-      if (entry) return { entry, gallery };
-    }
-    return null;
-  }
-
-  /** Streams the artifact, publishing LocalAI's progress events (leading-edge debounce, the last one flushed). */
-  private async download(body: InstallRequest, entry: IndexEntry, gallery: { url: string; name: string }): Promise<void> {
-    const response = await fetch(entry.uri!);
-    if (!response.ok || !response.body) throw new Error(`installing backend from gallery: HTTP ${response.status} for ${entry.uri}`);
-    const total = Number(response.headers.get('content-length')) || 0;
+  /** The gallery install, its errors wrapped as installBackend and upgradeBackend wrap them. */
+  private async fromGallery(body: InstallRequest, doing: 'installing' | 'upgrading'): Promise<void> {
     const publisher = body.op_id && this.nc ? new ProgressPublisher(this.nc, this.id, body.op_id, body.backend) : null;
-    let written = 0;
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        written += chunk.byteLength;
-        if (total > 0) publisher?.tick(entry.uri!, formatLocalAiSize(written), formatLocalAiSize(total), (written / total) * 100);
-      }
-    } finally {
-      publisher?.flush();
-    }
-    await this.writeBackend(entry.name, { name: entry.name, gallery_url: gallery.url, installed_at: localaiTimestamp(), version: entry.version, uri: entry.uri }, true);
-  }
-
-  private async writeBackend(name: string, md: Record<string, string | undefined>, runnable: boolean): Promise<void> {
-    const dir = join(this.options.backendsDir, name);
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true, mode: 0o750 });
-    if (runnable) {
-      for (const file of ['run.sh', 'server.cjs']) await cp(join(BACKEND_SOURCE, file), join(dir, file));
-      // The echo backend names this in its LoadModel reply: the version the worker installed.
-      await writeFile(join(dir, 'VERSION'), `${md.version ?? 'none'}\n`);
-    }
-    const keys = ['alias', 'meta_backend_for', 'name', 'gallery_url', 'installed_at', 'version', 'uri', 'digest'];
-    const ordered = Object.fromEntries(keys.filter((k) => md[k]).map((k) => [k, md[k]]));
-    await writeFile(join(dir, 'metadata.json'), JSON.stringify(ordered, null, 2));
+    await this.gallery.install(body, publisher).catch((error: Error) => {
+      throw new Error(`${doing} backend from gallery: ${error.message}`);
+    });
   }
 
   private async installed(backend: string): Promise<boolean> {
@@ -373,61 +337,6 @@ export class StandInWorker {
   }
 }
 
-interface IndexEntry {
-  name: string;
-  uri?: string;
-  version?: string;
-  capabilities?: Record<string, string>;
-}
-
 function respond(msg: Msg, value: object): void {
   if (msg.reply) msg.respond(JSON.stringify(value));
-}
-
-/** LocalAI's DebouncedInstallProgressPublisher: the first tick at once, then at most one per window, the last on flush. */
-class ProgressPublisher {
-  private last = 0;
-  private pending: object | null = null;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly subject: string;
-
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly nodeId: string,
-    private readonly opId: string,
-    private readonly backend: string,
-  ) {
-    this.subject = `nodes.${sanitizeSubjectToken(nodeId)}.backend.install.${sanitizeSubjectToken(opId)}.progress`;
-  }
-
-  tick(file: string, current: string, total: string, percentage: number): void {
-    const event = { op_id: this.opId, node_id: this.nodeId, backend: this.backend, file_name: file, current, total, percentage, phase: 'downloading' };
-    const now = Date.now();
-    if (now - this.last >= PROGRESS_DEBOUNCE_MS) {
-      this.last = now;
-      this.pending = null;
-      return this.publish(event);
-    }
-    this.pending = event;
-    this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      const pending = this.pending;
-      this.pending = null;
-      if (pending) {
-        this.last = Date.now();
-        this.publish(pending);
-      }
-    }, PROGRESS_DEBOUNCE_MS - (now - this.last));
-  }
-
-  flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.pending) this.publish(this.pending);
-    this.pending = null;
-  }
-
-  private publish(event: object): void {
-    this.nc.publish(this.subject, JSON.stringify(event));
-  }
 }

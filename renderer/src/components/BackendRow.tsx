@@ -68,6 +68,11 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
         {backend.kind !== 'backend' && backend.kept && <KeptActions backend={backend} busy={busy} />}
       </header>
       <Source backend={backend} />
+      {backend.upgradesUnknown && (
+        <p className="muted small" data-testid="backend-upgrades-unknown">
+          Upgrades unknown: {backend.upgradesUnknown}
+        </p>
+      )}
       {backend.broken && (
         <p className="alert error" role="alert" data-testid="backend-broken">
           <strong>Broken:</strong> {backend.broken}

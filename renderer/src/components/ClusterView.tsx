@@ -114,6 +114,7 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
     offline: node.card !== null && !node.card.self && awayText(node.card) !== null,
     untrusted: node.card?.access === 'not-trusted',
     backends: known?.backends ?? null,
+    worker: node.card?.kind === 'localai-worker',
   };
 }
 

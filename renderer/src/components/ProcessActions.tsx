@@ -53,7 +53,7 @@ export function ProcessActions({ process }: { process: Pick<ProcessView, 'model'
           <ImpactList
             lines={
               onWorker
-                ? [`Sends backend.stop: the LocalAI worker frees ${model} and stops its process.`, `LocalAI's frontend starts it again on its next request.`]
+                ? [`Sends model.stop: the LocalAI worker frees ${model} and stops its process, no other.`, `LocalAI's frontend starts it again on its next request.`]
                 : byLocalAi
                 ? [`Asks LocalAI to stop ${model} (its /backend/shutdown): its process ends.`, `LocalAI loads it again on its next request.`]
                 : starting

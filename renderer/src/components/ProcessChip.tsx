@@ -2,7 +2,7 @@ import { memo } from 'react';
 import { useBackends } from '../state/backends.ts';
 import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { endedText } from '../../../shared/process-text.ts';
+import { endedText, reportedNumber } from '../../../shared/process-text.ts';
 import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
@@ -22,13 +22,17 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
       data-cwd={process.cwd}
     >
       <span className="chip-model">{model}</span>
-      <span className="chip-field">
-        PID <b data-testid="process-pid">{process.pid}</b>
-      </span>
-      <span className="chip-field">
-        port <b>{process.port}</b>
-      </span>
-      {!ended && <Uptime since={process.startedAt} />}
+      {reportedNumber(process.pid) !== null && (
+        <span className="chip-field">
+          PID <b data-testid="process-pid">{process.pid}</b>
+        </span>
+      )}
+      {reportedNumber(process.port) !== null && (
+        <span className="chip-field">
+          port <b>{process.port}</b>
+        </span>
+      )}
+      {!ended && process.startedAt && <Uptime since={process.startedAt} />}
       {process.restarts > 0 && (
         <span className="chip-field" title="Restarts">
           ↺ <b>{process.restarts}</b>

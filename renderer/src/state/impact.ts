@@ -158,10 +158,17 @@ export interface NodeSide {
   /** The node refuses this host's calls (its trust list does not hold this host's key). */
   untrusted: boolean;
   backends: readonly BackendView[] | null;
+  /** Set for a LocalAI worker: its upgrade stops the backend's processes and starts none. */
+  worker?: boolean;
 }
 
-function restarts(backend: BackendView | undefined): string {
+/** What a version change does to the backend's processes on a node. */
+function restarts(backend: BackendView | undefined, node?: NodeSide): string {
   const models = backend?.processes.map((p) => p.model) ?? [];
+  if (node?.worker) {
+    if (models.length === 0) return 'no process to stop';
+    return `stops ${models.join(', ')} (LocalAI's frontend starts ${models.length === 1 ? 'it' : 'them'} again on the next request)`;
+  }
   return models.length === 0 ? 'no process to restart' : `restarts ${models.join(', ')}`;
 }
 
@@ -174,7 +181,7 @@ export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact 
     if (node.backends === null) return `${node.label}: not read yet; upgraded if ${name} has an upgrade there.`;
     if (!backend) return `${node.label}: ${name} is not installed, left alone.`;
     if (!backend.upgradable) return `${node.label}: already ${version(backend.version)}, left alone.`;
-    return `${node.label}: ${version(backend.version)} → ${version(backend.availableVersion)}, ${restarts(backend)}.`;
+    return `${node.label}: ${version(backend.version)} → ${version(backend.availableVersion)}, ${restarts(backend, node)}.`;
   });
   const upgraded = nodes.filter((n) => !n.offline && !n.untrusted && n.backends?.some((b) => b.name === name && b.upgradable)).length;
   return {
@@ -214,7 +221,7 @@ export function resumeImpact(rollout: RolloutView, nodes: readonly NodeSide[]): 
     if (node?.offline) return `${label}: away, passed by.`;
     const backend = node?.backends?.find((b) => b.name === rollout.backend);
     if (backend && backend.version === rollout.version) return `${label}: already ${version(backend.version)}, left as it is.`;
-    return `${label}: ${version(backend?.version)} → ${version(rollout.version ?? backend?.availableVersion)}, ${restarts(backend)}.`;
+    return `${label}: ${version(backend?.version)} → ${version(rollout.version ?? backend?.availableVersion)}, ${restarts(backend, node)}.`;
   });
   return {
     title: `Resume the rollout of ${rollout.backend} on ${left.length} node${left.length === 1 ? '' : 's'}?`,
@@ -233,7 +240,7 @@ export function pinImpact(name: string, wanted: string, selected: readonly NodeS
     if (node.backends === null) return `${node.label}: not read yet; it follows by itself.`;
     if (!backend) return `${node.label}: installs ${name} ${wanted}.`;
     if (backend.version === wanted) return `${node.label}: already ${wanted}.`;
-    return `${node.label}: ${version(backend.version)} → ${wanted}, ${restarts(backend)}.`;
+    return `${node.label}: ${version(backend.version)} → ${wanted}, ${restarts(backend, node)}.`;
   });
   return {
     title: `Pin ${name} ${wanted} on ${selected.length} node${selected.length === 1 ? '' : 's'}?`,
