@@ -20,7 +20,8 @@ const usage = new UsageSampler();
 
 export function modelView(row: ModelRow, backendsDir: string, memory: number | null, note: { message: string | null; error: string | null } | null): ProcessView {
   const p = row.process;
-  const startedAt = (p && processStartedAt(p.pid)) ?? new Date(0).toISOString();
+  // No process of it on this machine (LocalAI elsewhere): no start time to tell, as a worker's row says ('').
+  const startedAt = (p && processStartedAt(p.pid)) ?? '';
   const sampled = p ? usage.sample(p.pid, startedAt) : { cpu: null, rss: null };
   return {
     model: row.model,
