@@ -44,7 +44,7 @@ describe('hangar agent + CLI', () => {
     assert.equal(install.code, 0, install.stderr);
     assert.match(install.stderr, /install echo: fetching/);
     const [echo] = await json<Array<Record<string, unknown>>>(agent, 'ls');
-    const keys = ['alias', 'broken', 'digest', 'dir', 'installedAt', 'kept', 'kind', 'leftover', 'localai', 'metaBackendFor', 'name', 'previous', 'processes', 'runs', 'sha256', 'upgradable', 'uri', 'version'];
+    const keys = ['alias', 'broken', 'digest', 'dir', 'installedAt', 'kept', 'kind', 'leftover', 'localai', 'metaBackendFor', 'name', 'previous', 'processes', 'runs', 'sha256', 'upgradable', 'upgradesUnknown', 'uri', 'version'];
     assert.deepEqual(Object.keys(echo!).sort(), keys);
     assert.deepEqual([echo!.metaBackendFor, echo!.broken, echo!.kind, echo!.runs, echo!.localai], [null, null, 'backend', 'echo', []]);
     assert.equal(echo!.version, '1.0.0');
