@@ -1,5 +1,6 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { readFile } from 'node:fs/promises';
+import { isLoopback } from './loopback.ts';
 
 /** How a node reaches the cluster's NATS server. */
 export interface ClusterConnectOptions {
@@ -63,10 +64,6 @@ function parseClusterUrl(text: string, flag: string): URL {
   return url;
 }
 
-/** A host name that is this machine (`URL.hostname` spelling: IPv6 in brackets). */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
-}
 
 async function readCreds(file: string): Promise<Uint8Array> {
   return readFile(file).catch((error: NodeJS.ErrnoException) => {
