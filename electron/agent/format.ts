@@ -60,7 +60,8 @@ export function lsProcess(p: ProcessView): string {
 
 /**
  * One `ps` row: state, restarts (↺), uptime, CPU and memory, as PM2's list shows them; with `runBy` (some row is a
- * LocalAI server's), who runs it; with `vram` (the node's tool reports GPU memory per process), the GPU memory each holds.
+ * LocalAI server's), who runs it; with `vram` (the node's tool reports GPU memory per process), the GPU memory each
+ * holds.
  */
 export function psRow(p: ProcessView, runBy = false, vram?: ProcessVramMap): Record<string, unknown> {
   const ended = p.exit !== null && ['exited', 'crashed', 'crash-looping'].includes(p.state);

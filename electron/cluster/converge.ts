@@ -2,9 +2,10 @@
 // newest signed by a viewer it trusts), it installs, upgrades or downgrades to match (the same health-gated job as any
 // upgrade), unless it is cordoned or a rollout still has work to do on it. A failure to fetch is tried again after 1 s,
 // doubling up to 5 min, and given up after 5 tries with the reason kept. A build that failed its health gate here is
-// not tried again for that pin, after a restart neither: each try stopped and restarted the models the node runs. What it decides it says in the cluster's status
-// bucket. What it took last per backend it keeps on disk: a value older than that (a replayed pin over its unpin) is
-// never acted on, and a value erased from the bucket is still the one in force here.
+// not tried again for that pin, after a restart neither: each try stopped and restarted the models the node runs.
+// What it decides it says in the cluster's status bucket. What it took last per backend it keeps on disk: a value
+// older than that (a replayed pin over its unpin) is never acted on, and a value erased from the bucket is still the
+// one in force here.
 import { join } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';

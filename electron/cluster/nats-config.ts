@@ -7,7 +7,7 @@
 // reach any other JetStream API.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { isLoopback } from '../nats/loopback.ts';
+import { isLoopback } from '../core/net/loopback.ts';
 import { parsePublicKey } from './identity.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,

@@ -216,7 +216,7 @@ export class Rollouts {
     const rollout = run.record.rollout;
     // A node that is away, cordoned or not ours to act on is left as it is and said so; it is no failure of the version.
     if (!member) return this.mark(run, step, 'skipped', 'offline: no longer in the cluster');
-    // Unknown is this host's broker away, not the node: the step waits for the link (see reaching).
+    // Unknown is this host's broker away, not the node: the step waits for the link (link-waits.ts).
     if (member.status === 'offline') return this.mark(run, step, 'skipped', member.kind === 'localai-worker' ? (member.reason ?? member.status) : `${member.status}: ${member.reason ?? 'no heartbeat'}`);
     if (member.cordoned) return this.mark(run, step, 'skipped', 'cordoned');
     if (member.access === 'not-trusted') return this.mark(run, step, 'skipped', 'not trusted by this node');
@@ -272,7 +272,7 @@ export class Rollouts {
     }
     if (run.lost) return this.release(run);
     for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: 'rolled back before it reached this node' });
-    // A node that did not come back keeps the rollout halted, so the rollback can be tried again; it is no rolled-back one.
+    // A node that did not come back keeps the rollout halted, so the rollback can be tried again.
     await this.finish(run, rollout.nodes.some((n) => n.step === 'upgraded') ? 'halted' : 'rolled-back');
   }
 

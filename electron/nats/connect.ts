@@ -1,6 +1,6 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { readFile } from 'node:fs/promises';
-import { isLoopback } from './loopback.ts';
+import { isLoopback } from '../core/net/loopback.ts';
 
 /** How a node reaches the cluster's NATS server. */
 export interface ClusterConnectOptions {

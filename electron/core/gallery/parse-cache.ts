@@ -2,7 +2,8 @@
 // every agent start, for a text that rarely changes. The parse of each text is kept on disk, named by the SHA-256 of
 // the text and where it came from, and read back (a JSON.parse) the next time the same text is read.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../state-file.ts';
 import { parseGalleryIndex } from './parse.ts';
@@ -41,10 +42,11 @@ function readKept(file: string): ReturnType<IndexParser> | null {
 
 async function keep(dir: string, file: string, parsed: ReturnType<IndexParser>): Promise<void> {
   try {
-    mkdirSync(dir, { recursive: true });
+    await mkdir(dir, { recursive: true });
     await writeFileAtomic(file, JSON.stringify(parsed));
-    const files = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => ({ f, at: statSync(join(dir, f)).mtimeMs }));
-    for (const { f } of files.sort((a, b) => b.at - a.at).slice(KEPT)) rmSync(join(dir, f), { force: true });
+    const names = (await readdir(dir)).filter((f) => f.endsWith('.json'));
+    const files = await Promise.all(names.map(async (f) => ({ f, at: (await stat(join(dir, f))).mtimeMs })));
+    await Promise.all(files.sort((a, b) => b.at - a.at).slice(KEPT).map(({ f }) => rm(join(dir, f), { force: true })));
   } catch {
     // A cache that cannot be written only costs the next start its parse.
   }

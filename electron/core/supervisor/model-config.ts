@@ -1,6 +1,6 @@
 // A model's LocalAI config in the models directory may say how long its backend takes to start: LocalAI waits
-// `grpc.attempts` Health checks `grpc.attempts_sleep_time` seconds apart (20 × 2 s when unset; core/backend/options.go,
-// pkg/model/initializers.go). A model LocalAI was told needs longer gets as long here. Configs are the models
+// `grpc.attempts` Health checks `grpc.attempts_sleep_time` seconds apart (20 × 2 s when unset;
+// core/backend/options.go, pkg/model/initializers.go). A model LocalAI was told needs longer gets as long here. Configs are the models
 // directory's *.yaml and *.yml files that are not dotfiles, each one config or a list of them, named by `name:`.
 import { open, readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';

@@ -59,7 +59,7 @@ export interface ModelSpec {
   /** The load's --restart-delay and --max-restarts; null: the host's rule. */
   delayMs: number | null;
   maxRestarts: number | null;
-  /** The load's --start-timeout; null: the node's. */
+  /** The load's --start-timeout (or its LocalAI config's); null: the backend's or the node's. */
   startTimeoutMs: number | null;
   restarts: number;
   /** Its recent ends, for the backoff and the crash-loop rule. */

@@ -1,8 +1,8 @@
 // What happens after a process ends by itself: a restart, or nothing (the policy says so), or "crash-looping". As PM2
 // with exp_backoff_restart_delay and max_restarts: a process that ran a while is restarted at once, and so is the
 // first one in a row that ends soon after its start; each further such end in a row (an unstable run) waits a delay
-// that grows, and so many of those in a row leave it stopped; a run that lasted starts both over. The scheduler keeps each model's pending restart on a
-// clock it is given.
+// that grows, and so many of those in a row leave it stopped; a run that lasted starts both over. The scheduler keeps
+// each model's pending restart on a clock it is given.
 import type { RestartPolicy } from '../../../shared/index.ts';
 
 export interface RestartRules {

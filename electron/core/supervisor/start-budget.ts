@@ -1,7 +1,8 @@
 // How long a backend's start (spawn to its first Health answer) and its model's LoadModel may take. A GPU build that
 // imports torch or maps a large model can take minutes: the node's setting (10 min by default), a backend's own over
-// it, a model's own (`load --start-timeout`) over both, and never less than twice the longest this node has seen that backend take, kept across restarts
-// in state/start-times.json, so a build that once needed five minutes is given ten whatever the setting says.
+// it, a model's own (`load --start-timeout`, or its LocalAI config) over both, and never less than twice the longest
+// this node has seen that backend take, kept across restarts in state/start-times.json, so a build that once needed
+// five minutes is given ten whatever the setting says.
 import { join } from 'node:path';
 import { CoalescedFile } from '../coalesced-file.ts';
 

@@ -10,6 +10,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
 import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
 import { oneLine } from '../../core/jobs.ts';
+import { isLoopback } from '../../core/net/loopback.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
 import { parseLocalAiUrl } from '../http.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
@@ -316,7 +317,7 @@ function assign(backendsDir: string, system: SystemInfo, found: ServerProcess[],
 /** The process listening on a server address of this machine, or null (another machine, or not found). */
 function serverProcess(url: string): number | null {
   const { hostname, port, protocol } = new URL(url);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(hostname)) return null;
+  if (!isLoopback(hostname)) return null;
   return listenerPid(Number(port || (protocol === 'https:' ? 443 : 80)));
 }
 
