@@ -41,6 +41,13 @@ describe('rollouts that outlive their coordinator', () => {
   const versions = async (via: Agent) => (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(via, 'ls', '--on', 'all')).map((c) => [c.name, c.backends?.[0]?.version]);
   const rolloutOf = async (via: Agent, id: string) => (await json<RolloutView[]>(via, 'rollouts')).find((r) => r.id === id);
 
+  /** Waits until every node's gallery, as `via` sees it, offers `version` as an upgrade. */
+  const offeredEverywhere = (via: Agent, version: string) =>
+    until(`${version} offered everywhere`, async () => {
+      const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(via, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
+      return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
+    }, 5000);
+
   /** Starts a rollout on `coordinator` and SIGKILLs it as soon as its first node is upgraded; returns the rollout as last seen. */
   async function killAfterFirstNode(coordinator: Agent, watcher: WireClient): Promise<RolloutView & { killedAt: number }> {
     const killed = new Promise<RolloutView & { killedAt: number }>((resolve) => {
@@ -81,10 +88,7 @@ describe('rollouts that outlive their coordinator', () => {
     const watcher = await connect({ node: agents.r1!.url, home: agents.r1!.home });
     try {
       await publish('1.1.0');
-      await until('1.1.0 offered everywhere', async () => {
-        const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(v1, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
-        return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
-      }, 5000);
+      await offeredEverywhere(v1, '1.1.0');
       const { id, killedAt } = await killAfterFirstNode(v1, watcher);
       const interrupted = await until('r1 sees it interrupted', async () => {
         const r = await rolloutOf(agents.r1!, id);
@@ -128,10 +132,7 @@ describe('rollouts that outlive their coordinator', () => {
     const watcher = await connect({ node: agents.r2!.url, home: agents.r2!.home });
     try {
       await publish('1.2.0');
-      await until('1.2.0 offered everywhere', async () => {
-        const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(v2, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
-        return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
-      }, 5000);
+      await offeredEverywhere(v2, '1.2.0');
       const { id } = await killAfterFirstNode(v2, watcher);
       await until('interrupted', async () => ((await rolloutOf(agents.r2!, id))?.state === 'interrupted' ? true : undefined), 3 * HEARTBEAT_MS + 2000);
       const rolledBack = await hangar(agents.r2!, 'rollback', '--rollout', id, '--json');
@@ -159,10 +160,7 @@ describe('rollouts that outlive their coordinator', () => {
       const slow = await echoSource(root, '1.3.0');
       await writeFile(join(slow, 'run.sh'), (await readFile(join(slow, 'run.sh'), 'utf8')).replace(/^exec /m, 'sleep 3\nexec '));
       for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: slow, version: '1.3.0' }]);
-      await until('1.3.0 offered everywhere', async () => {
-        const columns = (await json<Array<{ name: string; backends: Array<{ upgradable: boolean }> }>>(v3, 'ls', '--on', 'all')).filter((c) => NODES.includes(c.name));
-        return columns.length === 3 && columns.every((c) => c.backends?.[0]?.upgradable) ? true : undefined;
-      }, 5000);
+      await offeredEverywhere(v3, '1.3.0');
       const killed = new Promise<string>((resolve) => {
         const off = watcher.onEvent((e) => {
           if (e.type === 'rollout' && e.rollout.state === 'running' && e.rollout.nodes[1]?.step === 'upgrading') {
