@@ -1,0 +1,112 @@
+// `hangar cluster …` and the commands that read or steer the cluster as a whole: nodes, rollouts, desired versions,
+// and a node's cordon and drain.
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { LOCAL_NODE } from '../../../shared/api.ts';
+import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';
+import { desiredTable, nodesTable, rolloutTable, staleStoreNote } from '../format.ts';
+import { selectorOf } from '../nodes.ts';
+import { homeDir } from '../paths.ts';
+import { collect, type CliContext } from './context.ts';
+import { followRollout, upgradeFailed } from './follow-rollout.ts';
+import { confirm, print } from './terminal.ts';
+
+export function registerClusterCommands(context: CliContext): void {
+  const home = () => homeDir(context.globals().home);
+  const cluster = context.program.command('cluster').description('this host\'s cluster key and trust list, a nats-server configuration, and the link\'s status');
+
+  cluster.command('key').description('print this home\'s node id and public key (made on first use)').option('--json', 'print JSON to stdout')
+    .action(async (options: { json?: boolean }) => printed(options, await showKey(home())));
+
+  cluster.command('trust').description('list the viewer keys this node acts for, or add one').argument('[key]', 'a key `hangar cluster key` printed on the viewer')
+    .option('--label <name>', 'a name to know the key by').option('--json', 'print JSON to stdout')
+    .action(async (key: string | undefined, options: { json?: boolean; label?: string }) =>
+      printed(options, await trust(home(), key, options.label)));
+
+  cluster.command('untrust').description('stop acting for a viewer key').argument('<key>', 'the key, its id or its label').option('--json', 'print JSON to stdout')
+    .action(async (which: string, options: { json?: boolean }) => printed(options, await untrust(home(), which)));
+
+  cluster.command('nats-config').description('write a nats-server configuration for the cluster and print how to start each agent')
+    .requiredOption('--node <name=key>', 'a node: its name and the key (or node id) `hangar cluster key` printed there (repeatable)', collect, [])
+    .option('--viewer <name[=key]>', 'a machine that calls the nodes, with its key to have each node trust it (repeatable; a node may be one too)', collect, [])
+    .option('--out <file>', 'where to write the configuration', 'nats.conf')
+    .option('--listen <host:port>', 'where nats-server listens', '0.0.0.0:4222')
+    .option('--url <url>', 'the address the agents join (default: nats://THIS_HOST:PORT)')
+    .option('--store-dir <dir>', 'JetStream\'s directory (default: nats-store beside --out)')
+    .option('--json', 'print JSON to stdout')
+    .action(async (options: { node: string[]; viewer: string[]; out: string; listen: string; url?: string; storeDir?: string; json?: boolean }) => {
+      const port = /:(\d+)$/.exec(options.listen)?.[1] ?? '4222';
+      printed(options, await writeNatsConfig({
+        nodes: options.node,
+        viewers: options.viewer,
+        out: options.out,
+        listen: options.listen,
+        url: options.url ?? `nats://${hostname()}:${port}`,
+        storeDir: options.storeDir ?? join(dirname(resolve(options.out)), 'nats-store'),
+      }));
+    });
+
+  context.clientCommand('status', 'what this host\'s cluster link dropped, refused, or was refused by the NATS server', (c) => c, { parent: cluster })
+    .action(context.withClient(async (c, options: { json?: boolean }) => {
+      const status = await c.clusterStatus({ node: LOCAL_NODE });
+      print(options, status, () => statusText(status));
+    }));
+
+  context.clientCommand('nodes', 'list the cluster\'s nodes: status, access, labels, counts, drift, resources, last seen').action(context.withClient(async (c, options: { json?: boolean }) => {
+    const [cards, status] = await Promise.all([c.nodes({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
+    const lost = status.role !== null && !status.link.connected ? `cluster connection lost: ${status.link.reason ?? 'no answer'}, retrying` : '';
+    const refused = status.violations.at(-1) ? `the NATS server refused this host: ${status.violations.at(-1)!.message}` : '';
+    print(options, cards, () => nodesTable(cards, [lost, refused].filter(Boolean).join('; ')) + statusNotes(status));
+  }));
+
+  context.clientCommand('rollouts', 'list the cluster\'s rolling upgrades and what each did on each node').action(context.withClient(async (c, options: { json?: boolean }) => {
+    const [rollouts, status] = await Promise.all([c.rollouts({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
+    print(options, rollouts, () => staleStoreNote(status) + (rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n') + untrustedLines(status, 'rollouts'));
+  }));
+
+  context.clientCommand('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts)'))
+    .action(context.withClient((c, options: { json?: boolean; rollout: string }) => followRollout(c, options, () => c.resumeRollout({ node: LOCAL_NODE, id: options.rollout }), upgradeFailed)));
+
+  context.clientCommand('pin', 'record VERSION as the desired version of NAME on the nodes --on selects: they install or move to it by themselves', (c) =>
+    c.argument('<name>').argument('<version>'), { sets: true, onDefault: 'every node' })
+    .action(context.withClient(async (c, name: string, version: string, options: { json?: boolean; on?: string }) => {
+      const pinned = await c.pin({ node: LOCAL_NODE, name, version, on: await selectorOf(c, options.on) });
+      print(options, pinned, () => `${name} ${version} is the desired version on ${pinned.on === 'all' ? 'every node' : pinned.on}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n`);
+    }));
+
+  context.clientCommand('unpin', 'clear the desired version of NAME: nodes keep what they run', (c) => c.argument('<name>'))
+    .action(context.withClient(async (c, name: string, options: { json?: boolean }) => {
+      await c.unpin({ node: LOCAL_NODE, name });
+      print(options, { unpinned: name }, () => `${name} has no desired version any more\n`);
+    }));
+
+  context.clientCommand('desired', 'the cluster\'s desired versions, and each node that is not there yet and why').action(context.withClient(async (c, options: { json?: boolean }) => {
+    const [view, status, cards] = await Promise.all([c.desired({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE }), c.nodes({ node: LOCAL_NODE })]);
+    print(options, view, () => staleStoreNote(status) + desiredTable(view, cards) + untrustedLines(status, 'desired'));
+  }));
+
+  context.clientCommand('cordon', 'keep every rollout and convergence off this node (see uncordon)').action(context.withClient(async (c, options: { json?: boolean }) => {
+    const view = await c.updateSettings({ node: context.node, settings: { cordoned: true } });
+    print(options, view.settings, () => 'cordoned: no rollout or convergence touches this node until hangar uncordon\n');
+  }));
+
+  context.clientCommand('uncordon', 'let rollouts and convergence touch this node again').action(context.withClient(async (c, options: { json?: boolean }) => {
+    const view = await c.updateSettings({ node: context.node, settings: { cordoned: false } });
+    print(options, view.settings, () => 'uncordoned: rollouts and convergence touch this node again\n');
+  }));
+
+  context.clientCommand('drain', 'cordon this node, then stop every process it supervises (Free, then stop); lists them and asks first', (c) =>
+    c.option('-y, --yes', 'do not ask for confirmation'))
+    .action(context.withClient(async (c, options: { json?: boolean; yes?: boolean }) => {
+      const running = await c.processes({ node: context.node });
+      for (const p of running) process.stderr.write(`will stop ${p.model} (${p.backend}, pid ${p.pid}, ${p.state})\n`);
+      const what = running.length === 0 ? 'cordon this node (it runs no process)' : `cordon this node and stop ${running.length} process${running.length === 1 ? '' : 'es'}`;
+      if (!options.yes && !(await confirm(`${what}? [y/N] `))) throw new Error('not drained');
+      const stopped = await c.drain({ node: context.node });
+      print(options, { cordoned: true, stopped }, () => `drained: cordoned, ${stopped.length === 0 ? 'no process to stop' : `stopped ${stopped.join(', ')}`}\n`);
+    }));
+}
+
+function printed(options: { json?: boolean }, result: Printed): void {
+  print(options, result.json, () => result.text);
+}
