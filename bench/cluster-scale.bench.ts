@@ -4,13 +4,19 @@
 //   matrix asked in process (every node's backends() and the desired versions over one open WebSocket);
 // - rollout_overhead_ratio: a rolling upgrade of echo across the 3 nodes labelled ring=rollout, each with a loaded
 //   model, against the sum of the same 3 upgrades run one node at a time by hand (each node's job, request to done);
-//   each round upgrades once each way, taking turns going first, to a version of its own.
+//   each round upgrades once each way, taking turns going first, to a version of its own;
+// - presence_recv_bytes_per_agent_s_20 / presence_server_out_ratio_20: with the 20 matrix nodes idle and one client on
+//   the first (the one viewer), what each other node receives from the server a second, and all the server sends
+//   against what one node publishes, from the server's own counts (its /connz); beside them, the same with a client on
+//   every node (each one watched).
 import { execFileSync } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { connect } from '../electron/agent/connect.ts';
 import { startAgent, type Agent } from '../electron/agent/test-agent.ts';
+import { DEFAULT_HEARTBEAT_MS } from '../electron/cluster/defaults.ts';
+import { WATCH_LINGER_HEARTBEATS } from '../electron/cluster/presence.ts';
 import { trustingHomes } from '../electron/cluster/test-cluster.ts';
 import { startNats } from '../electron/cluster/test-nats.ts';
 import { echoSource, installedBackends, tempDir, writeGallery } from '../electron/core/testing/fixtures.ts';
@@ -23,6 +29,8 @@ const ROLLOUT_ROUNDS = 5;
 const BACKENDS = 50;
 const MATRIX_RUNS = 20;
 const CLI_RUNS = 7;
+const TRAFFIC_WINDOWS = 5;
+const TRAFFIC_WINDOW_MS = 4_000;
 
 async function members(client: WireClient, count: number): Promise<NodeCard[]> {
   for (;;) {
@@ -68,6 +76,63 @@ async function matrixMs(root: string, nats: string, agents: Agent[]): Promise<{ 
     return { cli: median(cli), ps: median(ps), inProcess: median(samples) };
   } finally {
     client.close();
+  }
+}
+
+interface Traffic {
+  /** Bytes a second the server sent to each node's connection, and received from it, by node name. */
+  received: Map<string, number>;
+  published: Map<string, number>;
+  serverOut: number;
+}
+
+async function connections(monitor: string): Promise<{ name: string; in_bytes: number; out_bytes: number }[]> {
+  const reply = (await (await fetch(`${monitor}/connz?limit=4096`)).json()) as { connections: { name: string; in_bytes: number; out_bytes: number }[] };
+  return reply.connections;
+}
+
+async function trafficWindow(monitor: string): Promise<Traffic> {
+  const before = new Map((await connections(monitor)).map((c) => [c.name, c]));
+  await new Promise((r) => setTimeout(r, TRAFFIC_WINDOW_MS));
+  const after = await connections(monitor);
+  const perSecond = (bytes: number) => bytes / (TRAFFIC_WINDOW_MS / 1000);
+  const traffic: Traffic = { received: new Map(), published: new Map(), serverOut: 0 };
+  for (const c of after) {
+    const was = before.get(c.name) ?? { in_bytes: 0, out_bytes: 0 };
+    traffic.received.set(c.name, perSecond(c.out_bytes - was.out_bytes));
+    traffic.published.set(c.name, perSecond(c.in_bytes - was.in_bytes));
+    traffic.serverOut += perSecond(c.out_bytes - was.out_bytes);
+  }
+  return traffic;
+}
+
+/** The idle matrix's presence traffic: one client on m0, then one on every node; medians of windows. */
+async function presenceTraffic(monitor: string, agents: Agent[]): Promise<{ nodeReceived: number; viewerReceived: number; published: number; serverOut: number; allWatched: number }> {
+  const measure = async () => {
+    const windows: Traffic[] = [];
+    for (let i = 0; i < TRAFFIC_WINDOWS; i++) windows.push(await trafficWindow(monitor));
+    const of = (pick: (t: Traffic) => number) => median(windows.map(pick));
+    const others = (t: Traffic) => median(Array.from({ length: NODES - 1 }, (_, i) => t.received.get(`m${i + 1}`) ?? 0));
+    return {
+      nodeReceived: of(others),
+      viewerReceived: of((t) => t.received.get('m0') ?? 0),
+      published: of((t) => median(Array.from({ length: NODES }, (_, i) => t.published.get(`m${i}`) ?? 0))),
+      serverOut: of((t) => t.serverOut),
+    };
+  };
+  const viewer = await connect({ node: agents[0]!.url, home: agents[0]!.home });
+  try {
+    await members(viewer, NODES);
+    const oneViewer = await measure();
+    const everyone = await Promise.all(agents.slice(1, NODES).map((a) => connect({ node: a.url, home: a.home })));
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      return { ...oneViewer, allWatched: (await measure()).nodeReceived };
+    } finally {
+      for (const client of everyone) client.close();
+    }
+  } finally {
+    viewer.close();
   }
 }
 
@@ -134,12 +199,15 @@ async function rolloutRatio(root: string, nats: string, agents: Agent[]): Promis
 
 export default async function (): Promise<BenchFigure[]> {
   const root = await tempDir('bench-cluster-scale');
-  const nats = await startNats();
+  const nats = await startNats(['-m', '-1']);
   const agents: Agent[] = [];
   try {
     // The rollout goes to every member, the matrix's nodes too: each node trusts every other's key.
     await trustingHomes([...matrixHomes(root), ...rolloutHomes(root)]);
     const matrix = await matrixMs(root, nats.url, agents);
+    // The matrix's client has gone: its node stops watching after its linger, and the traffic settles to what it costs.
+    await new Promise((r) => setTimeout(r, WATCH_LINGER_HEARTBEATS * DEFAULT_HEARTBEAT_MS + 1000));
+    const presence = await presenceTraffic(nats.monitor!, agents);
     const rollout = await rolloutRatio(root, nats.url, agents);
     return [
       {
@@ -148,6 +216,20 @@ export default async function (): Promise<BenchFigure[]> {
         unit: 'ms',
         goal: matrix.ps + 150,
         note: `hangar ls --on all --json: ${NODES} nodes with ${BACKENDS} backends each, median of ${CLI_RUNS}; goal: hangar ps --json (one node, ${matrix.ps.toFixed(0)} ms) + 150 ms; the same matrix and the desired versions in process over an open WebSocket ${matrix.inProcess.toFixed(1)} ms (median of ${MATRIX_RUNS})`,
+      },
+      {
+        name: `presence_recv_bytes_per_agent_s_${NODES}`,
+        value: presence.nodeReceived,
+        unit: 'B/s',
+        goal: 1024,
+        note: `what each of ${NODES - 1} idle nodes receives from the NATS server a second while one client watches the cluster through m0 (which receives ${presence.viewerReceived.toFixed(0)} B/s); with a client on every node, each receives ${presence.allWatched.toFixed(0)} B/s; medians of ${TRAFFIC_WINDOWS} windows of ${TRAFFIC_WINDOW_MS / 1000} s`,
+      },
+      {
+        name: `presence_server_out_ratio_${NODES}`,
+        value: presence.serverOut / presence.published,
+        unit: 'x',
+        goal: NODES,
+        note: `all the server sends a second (${presence.serverOut.toFixed(0)} B/s) against what one node publishes (${presence.published.toFixed(0)} B/s: its card every heartbeat, signed), ${NODES} nodes and one viewer`,
       },
       {
         name: 'rollout_overhead_ratio',

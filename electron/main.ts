@@ -100,6 +100,8 @@ async function start(): Promise<void> {
     console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
     return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer });
   });
+  // The app's window shows the cluster for as long as the app runs.
+  host.watch();
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
   quitStopsBackends(node, host);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });

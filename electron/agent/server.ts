@@ -15,7 +15,7 @@ import { ConnectionGuard, preAuthLimits } from './connection-guard.ts';
 import { dispatch } from './dispatch.ts';
 
 export interface AgentServerOptions {
-  node: HangarApi & { on(event: 'event', listener: (e: NodeEvent) => void): unknown; off(event: 'event', listener: (e: NodeEvent) => void): unknown };
+  node: HangarApi & { watch(): () => void; on(event: 'event', listener: (e: NodeEvent) => void): unknown; off(event: 'event', listener: (e: NodeEvent) => void): unknown };
   token: string;
   host: string;
   port: number;
@@ -163,7 +163,12 @@ function isWebSocketPath(req: IncomingMessage): boolean {
 
 function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: Set<WebSocket>): void {
   viewers.add(ws);
-  ws.on('close', () => viewers.delete(ws));
+  // A peer sees the cluster's events as they come, so the cluster is watched while it is connected.
+  const unwatch = node.watch();
+  ws.on('close', () => {
+    viewers.delete(ws);
+    unwatch();
+  });
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
     dispatch(node, data.toString())

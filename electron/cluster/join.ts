@@ -30,8 +30,11 @@ export interface ClusterLink {
   member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null } | null;
   /** The cluster's durable state: desired versions, rollouts, each node's convergence. */
   stores: Stores;
-  /** The members heard from (a viewer role). */
-  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean } | null;
+  /**
+   * The members heard from (a viewer role), while the table is watched: `look` makes it live and waits for its first
+   * round of cards; `watch` keeps it live until released (a viewer-only host's always is).
+   */
+  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean; look(): Promise<void>; watch(): () => void } | null;
   /** How long a call to another node may take before it counts as unanswered. */
   callTimeoutMs: number;
   /** Sends one signed call to a node; rejects with a RequestFailure. */
@@ -97,7 +100,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   }
   const checkMs = Math.max(10, Math.min(250, Math.floor(options.heartbeatMs / 4)));
   const presence = views
-    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, health, selfCard: () => member?.current() ?? null })
+    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, selfCard: () => member?.current() ?? null })
     : null;
   const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit) : null;
   const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
@@ -115,6 +118,8 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const statusChanged = () => emit({ type: 'cluster-status', node: 'local', status: status() });
   presence?.on('member', (card) => emit({ type: 'member', node: card.id, member: card }));
   presence?.on('removed', (id) => emit({ type: 'member-removed', node: id }));
+  // The other nodes' events concern whoever watches the cluster through this host, and no one else.
+  presence?.on('watching', (watching) => (watching ? events?.start() : events?.close()));
   link.on('change', (view) => {
     presence?.setLinked(view.connected);
     // Writes made while the link was down were not heard.
@@ -130,9 +135,8 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
     }, VIOLATION_COALESCE_MS);
   });
   store.on('availability', statusChanged);
-  // Listening first, so this node's own first heartbeat already lands in its table.
-  presence?.start();
-  events?.start();
+  // A host that is no node is there to watch; a node's own first heartbeat lands in its table when it is watched.
+  if (!member) presence?.watch();
   store.start();
   try {
     await member?.start();

@@ -39,7 +39,7 @@ export interface MemberOptions {
 /** Events that change what the card says (counts, labels, cordon). */
 const CARD_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'process', 'process-removed', 'settings']);
 const COUNT_DEBOUNCE_MS = 100;
-/** Presence queries are answered with one heartbeat per this long, however many arrive. */
+/** Presence queries are answered with at most one heartbeat per this long, however many arrive: the first at once. */
 const QUERY_COALESCE_MS = 50;
 /** Gallery entries go out in events of at most this many. */
 const ENTRIES_PER_EVENT = 500;
@@ -57,6 +57,7 @@ export class Member {
   private readonly guard: CallGuard;
   private timer: NodeJS.Timeout | undefined;
   private queryTimer: NodeJS.Timeout | undefined;
+  private lastAnswerAt = 0;
   private heartbeat: Heartbeat | undefined;
   private refreshing = false;
   private refreshTimer: NodeJS.Timeout | undefined;
@@ -161,10 +162,13 @@ export class Member {
   }
 
   private answerQuery(): void {
-    this.queryTimer ??= setTimeout(() => {
+    if (this.queryTimer) return;
+    const wait = this.lastAnswerAt + QUERY_COALESCE_MS - Date.now();
+    this.queryTimer = setTimeout(() => {
       this.queryTimer = undefined;
+      this.lastAnswerAt = Date.now();
       void this.beat();
-    }, QUERY_COALESCE_MS);
+    }, Math.max(0, wait));
   }
 
   /** Sends the card with what is known now, then refreshes it and the trust list for the next one. */

@@ -11,6 +11,8 @@ interface Seen {
   heartbeat: Heartbeat;
   at: number;
   offline: string | null;
+  /** Heard since this host last began watching: one not heard yet may have gone while no one watched. */
+  heard: boolean;
   /** The sequence of the last card taken: a card is taken only above it. */
   sequence: number;
 }
@@ -24,6 +26,20 @@ const CARD_MAX_BYTES = 64 * 1024;
  */
 const MEMBERS_KEPT = 1024;
 const STRANGERS_KEPT = 64;
+/**
+ * A host that is also a node watches the cluster only while someone looks through it, and this many heartbeats after
+ * the last look (30 s at the default 2 s): cards go to the hosts that show them, so the server's traffic grows with
+ * the nodes, not with their square.
+ */
+export const WATCH_LINGER_HEARTBEATS = 15;
+/**
+ * The first round of cards once watching begins. Every member answers the query at once (or within its coalescing,
+ * 50 ms, when it was just asked): the round ends when the members known before have answered and no card came for ROUND_QUIET_MS, not before
+ * ROUND_MIN_MS (a table with no members known yet), and at the latest at ROUND_MAX_MS (a known member gone meanwhile).
+ */
+const ROUND_QUIET_MS = 25;
+const ROUND_MIN_MS = 100;
+const ROUND_MAX_MS = 500;
 
 export interface PresenceOptions {
   nc: NatsConnection;
@@ -34,6 +50,7 @@ export interface PresenceOptions {
   /** Whether this host's trust list holds the key of node `id`. */
   trusted(id: string): boolean;
   checkMs: number;
+  heartbeatMs: number;
   health: ClusterHealth;
   /** This host's own card as its member has it now: it is online to its own viewers whatever the link does. */
   selfCard(): Heartbeat | null;
@@ -41,28 +58,91 @@ export interface PresenceOptions {
 
 /** What a viewer that lost the NATS server says of the other nodes: it cannot tell. */
 export const NO_BROKER = 'no broker';
+const NOT_HEARD = 'not heard since this host began watching the cluster';
+
+interface Round {
+  done: Promise<void>;
+  /** A card was heard: the round ends once the members known before are in and the cards stop. */
+  heard(id: string): void;
+}
 
 /**
- * A viewer's table of the cluster's members, kept from their heartbeats. A card is taken only from its own presence
- * subject, signed by the key its id derives from, newer than the last one taken, and valid by the schema; anything
- * else is dropped and counted. A member goes offline when MISSED_HEARTBEATS of its heartbeats in a row are missing.
- * While the link to the server is down the others are `unknown`, not offline, and this host's own node stays online.
+ * A viewer's table of the cluster's members, kept from their heartbeats while it watches (see `watch` and `look`). A
+ * card is taken only from its own presence subject, signed by the key its id derives from, newer than the last one
+ * taken, and valid by the schema; anything else is dropped and counted. A member goes offline when MISSED_HEARTBEATS
+ * of its heartbeats in a row are missing. While the link to the server is down the others are `unknown`, not offline,
+ * and this host's own node stays online.
  */
-export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [string] }> {
+export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [string]; watching: [boolean] }> {
   private readonly seen = new Map<string, Seen>();
   private subscription: Subscription | undefined;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   private linked = true;
+  private watchers = 0;
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private round: Round | null = null;
+  /** Since when silence counts: the start of watching, or the link's return. */
+  private listeningSince = 0;
 
   constructor(private readonly options: PresenceOptions) {
     super();
-    this.timer = setInterval(() => this.expire(), options.checkMs);
   }
 
-  start(): void {
-    const { nc, health } = this.options;
+  /** Keeps the table live until the returned function is called, and a linger after. */
+  watch(): () => void {
+    this.watchers++;
+    this.begin();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.watchers--;
+      this.linger();
+    };
+  }
+
+  /** Makes the table live for a linger more; resolves once the first round of cards since it began is in. */
+  async look(): Promise<void> {
+    this.begin();
+    this.linger();
+    await this.round?.done;
+  }
+
+  get watching(): boolean {
+    return this.subscription !== undefined;
+  }
+
+  private begin(): void {
+    if (this.subscription) return;
+    const { nc, health, checkMs } = this.options;
     this.subscription = nc.subscribe(PRESENCE_ALL, { callback: health.guard('cards', (msg) => this.hear(msg)) });
+    this.timer = setInterval(() => this.expire(), checkMs);
+    this.listeningSince = Date.now();
+    const awaited = new Set<string>();
+    for (const seen of this.seen.values()) {
+      if (seen.heartbeat.id === this.options.selfId) continue;
+      seen.heard = false;
+      if (seen.offline !== null) continue;
+      awaited.add(seen.heartbeat.id);
+      this.emit('member', this.card(seen));
+    }
+    this.round = firstRound(awaited);
+    this.emit('watching', true);
     nc.publish(PRESENCE_QUERY);
+  }
+
+  private linger(): void {
+    clearTimeout(this.lingerTimer);
+    this.lingerTimer = setTimeout(() => this.watchers === 0 && this.end(), WATCH_LINGER_HEARTBEATS * this.options.heartbeatMs);
+    this.lingerTimer.unref();
+  }
+
+  private end(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    clearInterval(this.timer);
+    this.round = null;
+    this.emit('watching', false);
   }
 
   cards(): NodeCard[] {
@@ -80,7 +160,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   private status(seen: Seen, self: boolean): Pick<NodeCard, 'status' | 'reason'> {
     if (self) return { status: 'online', reason: null };
     if (seen.offline !== null) return { status: 'offline', reason: seen.offline };
-    return this.linked ? { status: 'online', reason: null } : { status: 'unknown', reason: NO_BROKER };
+    if (!this.linked) return { status: 'unknown', reason: NO_BROKER };
+    return seen.heard ? { status: 'online', reason: null } : { status: 'unknown', reason: NOT_HEARD };
   }
 
   /**
@@ -90,9 +171,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   setLinked(linked: boolean): void {
     if (linked === this.linked) return;
     this.linked = linked;
-    const now = Date.now();
-    if (linked) {
-      for (const seen of this.seen.values()) if (seen.offline === null) seen.at = now;
+    if (linked && this.watching) {
+      this.listeningSince = Date.now();
       this.options.nc.publish(PRESENCE_QUERY);
     }
     for (const seen of this.seen.values()) this.emit('member', this.card(seen));
@@ -109,8 +189,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   }
 
   close(): void {
-    clearInterval(this.timer);
-    this.subscription?.unsubscribe();
+    clearTimeout(this.lingerTimer);
+    if (this.watching) this.end();
   }
 
   private hear(msg: Msg): void {
@@ -135,6 +215,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     if (!Number.isSafeInteger(sequence) || sequence <= (known?.sequence ?? 0)) return drop('replayed');
     if (!known && !this.makeRoom(this.isMember(parsed.data))) return drop('too many nodes');
     this.record(parsed.data, sequence);
+    this.round?.heard(id);
   }
 
   private isMember(heartbeat: Heartbeat): boolean {
@@ -167,9 +248,9 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
 
   private record(heartbeat: Heartbeat, sequence: number): void {
     const before = this.seen.get(heartbeat.id);
-    const seen: Seen = { heartbeat, at: Date.now(), offline: heartbeat.leaving ? 'it shut down' : null, sequence };
+    const seen: Seen = { heartbeat, at: Date.now(), offline: heartbeat.leaving ? 'it shut down' : null, sequence, heard: true };
     this.seen.set(heartbeat.id, seen);
-    const changed = !before || before.offline !== seen.offline || JSON.stringify(before.heartbeat) !== JSON.stringify(heartbeat);
+    const changed = !before?.heard || before.offline !== seen.offline || JSON.stringify(before.heartbeat) !== JSON.stringify(heartbeat);
     if (changed) this.emit('member', this.card(seen));
   }
 
@@ -179,8 +260,9 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     const now = Date.now();
     for (const seen of [...this.seen.values()]) {
       if (seen.heartbeat.id === this.options.selfId) continue;
+      // A member gets its full MISSED_HEARTBEATS from when this host could hear it again.
+      if (now - Math.max(seen.at, this.listeningSince) < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
       const silentMs = now - seen.at;
-      if (silentMs < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
       if (!this.isMember(seen.heartbeat)) {
         this.forget(seen.heartbeat.id);
         continue;
@@ -190,6 +272,36 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
       this.emit('member', this.card(seen));
     }
   }
+}
+
+/** The round that begins with a query: it ends as the constants above say. */
+function firstRound(awaited: Set<string>): Round {
+  const started = Date.now();
+  let quiet: NodeJS.Timeout | undefined;
+  let latest: NodeJS.Timeout | undefined;
+  let over = false;
+  let finish = () => undefined as void;
+  const done = new Promise<void>((resolve) => {
+    finish = () => {
+      over = true;
+      clearTimeout(quiet);
+      clearTimeout(latest);
+      resolve();
+    };
+  });
+  latest = setTimeout(finish, ROUND_MAX_MS);
+  const settle = () => {
+    clearTimeout(quiet);
+    if (awaited.size === 0) quiet = setTimeout(finish, Math.max(ROUND_QUIET_MS, started + ROUND_MIN_MS - Date.now()));
+  };
+  settle();
+  return {
+    done,
+    heard: (id) => {
+      if (over || (!awaited.delete(id) && awaited.size > 0)) return;
+      settle();
+    },
+  };
 }
 
 function byName(a: NodeCard, b: NodeCard): number {

@@ -36,6 +36,7 @@ export class RemoteEvents {
   }
 
   start(): void {
+    if (this.subscription) return;
     this.subscription = this.nc.subscribe(EVENTS_ALL, {
       callback: this.health.guard('events', (msg) => {
         const id = subjectNode(msg.subject);
@@ -52,6 +53,7 @@ export class RemoteEvents {
 
   close(): void {
     this.subscription?.unsubscribe();
+    this.subscription = undefined;
   }
 
   /** A node sends few compressed events (a gallery's entries when it changes): so many a second, in bursts of so many. */

@@ -105,7 +105,7 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     const { code, stdout, stderr } = await run;
     assert.equal(code, 0, stderr);
     const rollout = JSON.parse(stdout) as RolloutView;
-    assert.equal(rollout.state, 'done', stderr);
+    assert.equal(rollout.state, 'done', `${stderr} ${JSON.stringify(rollout.interrupted)}`);
     assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step]), [['p1', 'upgraded'], ['p2', 'skipped'], ['p3', 'upgraded']]);
     const p3 = (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(agents[0]!, 'ls', '--on', 'all')).find((c) => c.name === 'p3');
     assert.equal(p3?.backends?.[0]?.version, '1.3.0');

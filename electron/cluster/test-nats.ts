@@ -10,6 +10,8 @@ import { createInterface } from 'node:readline';
 export interface NatsServer {
   child: ChildProcess;
   url: string;
+  /** The monitoring endpoint's base URL, when started with `-m -1`. */
+  monitor: string | null;
   /** JetStream's directory: a server started again on it finds the cluster's state. */
   storeDir: string | null;
   /** Stops the server; its store is removed unless `keepStore` (to start it again on the same store). */
@@ -37,10 +39,13 @@ export async function startNats(args: string[] = [], port = -1, storeDir?: strin
 export async function runNats(args: string[]): Promise<NatsServer> {
   const child = spawn('nats-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const lines = createInterface({ input: child.stderr! });
+  let monitor: string | null = null;
   const url = await new Promise<string>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`nats-server exited with ${code}`)));
     lines.on('line', (line) => {
+      const monitoring = /Starting http monitor on (127\.0\.0\.1:\d+)/.exec(line);
+      if (monitoring) monitor = `http://${monitoring[1]}`;
       const match = /Listening for client connections on (127\.0\.0\.1:\d+)/.exec(line);
       if (match) resolve(`nats://${match[1]}`);
     });
@@ -48,6 +53,7 @@ export async function runNats(args: string[]): Promise<NatsServer> {
   return {
     child,
     url,
+    monitor,
     storeDir: null,
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;

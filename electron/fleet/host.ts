@@ -44,6 +44,8 @@ const NO_SERVER = 'This host links no LocalAI server.';
 const TERMINAL_JOB_STATES = new Set(['done', 'failed', 'cancelled']);
 
 export type Host = HangarApi & {
+  /** Someone watches the cluster through this host (a window, a connected client) until the returned function is called. */
+  watch(): () => void;
   on(event: 'event', listener: (e: NodeEvent) => void): unknown;
   off(event: 'event', listener: (e: NodeEvent) => void): unknown;
   close(): Promise<void>;
@@ -85,6 +87,7 @@ export function createHost(options: HostOptions): Host {
     : new Converger({ node, id: LOCAL_NODE, ...stores, trusts: async () => true, stateDir: options.stateDir, onDrift: () => undefined });
   void converger?.start();
   const nodes = async (): Promise<NodeCard[]> => {
+    await cluster?.presence?.look();
     const cards = cluster?.presence?.cards() ?? [];
     // A node-only host hears no cards, and a viewer-only one is no member: this machine is listed all the same.
     if (!cards.some((c) => c.self)) cards.unshift(cluster?.member?.card() ?? { ...(await localCard(node, converger?.drift() ?? 0)), ...(cluster && { viewerOnly: true as const }) });
@@ -184,6 +187,7 @@ export function createHost(options: HostOptions): Host {
       if (!options.localaiServer) throw new HangarError('conflict', NO_SERVER);
       return options.localaiServer.update(req.server);
     },
+    watch: () => cluster?.presence?.watch() ?? (() => undefined),
     on: (event, listener) => events.on(event, listener),
     off: (event, listener) => events.off(event, listener),
     close: async () => {
@@ -215,6 +219,7 @@ function checkHost(req: NodeRef): void {
 }
 
 async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef): Promise<unknown> {
+  await cluster.presence?.look();
   if (!cluster.presence?.has(req.node)) throw new HangarError('not-found', `no node ${req.node} in the cluster`);
   const label = labelOf(cluster, req.node);
   if (cluster.presence.card(req.node).status === 'unknown') throw new NodeUnreachable(`node ${label} is unknown (no broker): this host lost its cluster connection`);
