@@ -16,13 +16,20 @@ const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8'));
 const agentExternal = [...Object.keys(dependencies).filter((name) => !cliBundled.includes(name)), 'bufferutil', 'utf-8-validate'];
 
 await Promise.all([
-  build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external' }),
+  build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external',
+    // What finds a file beside its bundle by import.meta.url (the gallery parse worker) finds it beside main.cjs.
+    define: { 'import.meta.url': 'hangarImportMetaUrl' },
+    banner: { js: "const hangarImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" } }),
   // A sandboxed preload cannot require node_modules: bundle all of it.
   build({ ...node, entryPoints: ['electron/preload.ts'], outfile: `${dist}/electron/preload.cjs`, format: 'cjs', external: ['electron'] }),
   // Split so what the agent imports lazily (gRPC, the backend protocol) stays out of an idle agent's memory.
   build({ ...node, entryPoints: ['electron/agent/cli.ts'], outdir: `${dist}/agent`, format: 'esm', splitting: true, external: agentExternal,
     // Bundled CommonJS requires Node's built-ins by name; an ES module has no `require` of its own.
     banner: { js: "import { createRequire as hangarCreateRequire } from 'node:module'; const require = hangarCreateRequire(import.meta.url);" } }),
+  // The thread a large gallery is parsed in (electron/core/gallery/index-parser.ts), beside each bundle that starts it;
+  // self-contained, so a worker in the app's main process reads no more than this file from app.asar.
+  ...['agent', 'electron'].map((bundle) =>
+    build({ ...node, entryPoints: ['electron/core/gallery/parse-worker.ts'], outfile: `${dist}/${bundle}/gallery-parse-worker.cjs`, format: 'cjs' })),
   ...starterBackends(),
 ]);
 

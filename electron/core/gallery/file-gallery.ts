@@ -4,7 +4,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
-import type { IndexParser } from './parse-cache.ts';
+import type { IndexParser } from './index-parser.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
 
 const debounceMs = 100;
@@ -85,7 +85,7 @@ export class FileGallery implements GallerySource {
       const cause = code === 'ENOENT' ? 'no such file' : (code ?? (error as Error).message);
       return this.snapshot.set(`failure:${cause}`, () => failedSnapshot(`gallery "${this.name}": cannot read ${this.path}: ${cause}`));
     }
-    this.snapshot.set(`text:${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: dirname(this.path), baseUrl: null }, this.parse));
+    await this.snapshot.set(`text:${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: dirname(this.path), baseUrl: null }, this.parse));
   }
 
 

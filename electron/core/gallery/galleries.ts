@@ -1,5 +1,5 @@
 // Several galleries at once, in order. Names are `name` (first gallery that lists it) or `gallery@name`.
-import { cachedParser, type IndexParser } from './parse-cache.ts';
+import { cachedParser, type IndexParser } from './index-parser.ts';
 import { EventEmitter } from 'node:events';
 import { HangarError } from '../../../shared/errors.ts';
 import { FileGallery } from './file-gallery.ts';

@@ -6,41 +6,35 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../state-file.ts';
-import { parseGalleryIndex } from './parse.ts';
+import type { ParsedIndex } from './parse.ts';
 import type { IndexSource } from './types.ts';
 
-export type IndexParser = typeof parseGalleryIndex;
-
-/** Bumped whenever parseGalleryIndex's output changes shape or meaning: a parse kept by another format is not used. */
+/** Bumped whenever the parse's output changes shape or meaning: a parse kept by another format is not used. */
 const FORMAT = 1;
 /** The last parses kept: one per gallery text in use, and a few before. */
 const KEPT = 16;
 
-export function cachedParser(dir: string): IndexParser {
-  return (text, source) => {
-    const file = join(dir, `${keyOf(text, source)}.json`);
-    const kept = readKept(file);
-    if (kept) return kept;
-    const parsed = parseGalleryIndex(text, source);
-    void keep(dir, file, parsed);
-    return parsed;
-  };
+/** Where the parse of one text is kept: `file`, in the folder `dir` of kept parses. */
+export interface KeptParse {
+  dir: string;
+  file: string;
 }
 
-function keyOf(text: string, source: IndexSource): string {
-  return createHash('sha256').update(JSON.stringify([FORMAT, source])).update('\0').update(text).digest('hex');
+export function keptParse(dir: string, text: string, source: IndexSource): KeptParse {
+  const key = createHash('sha256').update(JSON.stringify([FORMAT, source])).update('\0').update(text).digest('hex');
+  return { dir, file: join(dir, `${key}.json`) };
 }
 
-function readKept(file: string): ReturnType<IndexParser> | null {
+export function readKept({ file }: KeptParse): ParsedIndex | null {
   try {
     const kept = JSON.parse(readFileSync(file, 'utf8')) as { entries?: unknown; errors?: unknown };
-    return Array.isArray(kept.entries) && Array.isArray(kept.errors) ? (kept as ReturnType<IndexParser>) : null;
+    return Array.isArray(kept.entries) && Array.isArray(kept.errors) ? (kept as ParsedIndex) : null;
   } catch {
     return null;
   }
 }
 
-async function keep(dir: string, file: string, parsed: ReturnType<IndexParser>): Promise<void> {
+export async function keep({ dir, file }: KeptParse, parsed: ParsedIndex): Promise<void> {
   try {
     await mkdir(dir, { recursive: true });
     await writeFileAtomic(file, JSON.stringify(parsed));

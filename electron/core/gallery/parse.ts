@@ -16,7 +16,12 @@ const listFields = ['mirrors', 'tags', 'urls'] as const;
 
 type EntryFields = Omit<GalleryEntry, 'gallery' | 'baseDir' | 'baseUrl'>;
 
-export function parseGalleryIndex(text: string, source: IndexSource): { entries: GalleryEntry[]; errors: string[] } {
+export interface ParsedIndex {
+  entries: GalleryEntry[];
+  errors: string[];
+}
+
+export function parseGalleryIndex(text: string, source: IndexSource): ParsedIndex {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { ...yamlOptions, lineCounter });
   const syntaxError = doc.errors[0];

@@ -1,6 +1,5 @@
 // What one gallery holds after a load: its entries, a by-name index, and the problems the load ran into.
-import type { IndexParser } from './parse-cache.ts';
-import { parseGalleryIndex } from './parse.ts';
+import { parseIndex, type IndexParser } from './index-parser.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
 
 export interface Snapshot {
@@ -26,9 +25,9 @@ export interface GallerySource {
   close(): void;
 }
 
-export function snapshotFromText(text: string, source: IndexSource, parse: IndexParser = parseGalleryIndex): Snapshot {
+export async function snapshotFromText(text: string, source: IndexSource, parse: IndexParser = parseIndex): Promise<Snapshot> {
   try {
-    const { entries, errors } = parse(text, source);
+    const { entries, errors } = await parse(text, source);
     const byName = new Map<string, GalleryEntry>();
     for (const entry of entries) {
       const key = entry.name.toLowerCase();
@@ -52,11 +51,13 @@ export class SnapshotSlot {
 
   constructor(private readonly onChange: () => void) {}
 
-  set(contentKey: string, build: () => Snapshot): void {
+  /** Its sources call one set at a time: each awaits its load before the next starts. */
+  async set(contentKey: string, build: () => Snapshot | Promise<Snapshot>): Promise<void> {
     if (contentKey === this.contentKey && this.value) return;
     const first = this.value === null;
+    const value = await build();
     this.contentKey = contentKey;
-    this.value = build();
+    this.value = value;
     if (!first) this.onChange();
   }
 }

@@ -1,7 +1,7 @@
 // A gallery index served over http(s). Fetched on first use, kept in memory, fetched again on refresh().
 // A failed refresh keeps serving the last good copy and reports the failure.
 import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
-import type { IndexParser } from './parse-cache.ts';
+import type { IndexParser } from './index-parser.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
 
 const fetchTimeoutMs = 30_000;
@@ -68,6 +68,6 @@ export class UrlGallery implements GallerySource {
       const cause = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
       return this.snapshot.set(`failure:${cause}`, () => failedSnapshot(`gallery "${this.name}": cannot fetch ${this.url}: ${cause}`, this.snapshot.value));
     }
-    this.snapshot.set(`text:${baseUrl}\n${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: null, baseUrl }, this.parse));
+    await this.snapshot.set(`text:${baseUrl}\n${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: null, baseUrl }, this.parse));
   }
 }
