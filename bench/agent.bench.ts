@@ -1,5 +1,7 @@
-// The agent as users run it (the built bundle):
-// - agent_rss_mb: resident memory when idle on the starter gallery, and with LocalAI's real index loaded;
+// The agent as users run it (the built bundle, started by plain `node`: no V8 flags, as the app's main process and
+// `node bin/hangar.js agent` run it):
+// - agent_rss_mb: resident memory when idle on the starter gallery, and with LocalAI's real index loaded, in an agent
+//   restarted on its home and in the home's first agent, which parsed the YAML;
 // - gallery_first_ms: the first gallery() on LocalAI's index in a fresh agent, from its "listening" line through a
 //   client's connection to the parsed reply, as the app opening on a fresh agent meets it;
 // - first_load_ms: the first load in a fresh agent (it warms what a load needs on an idle turn once it listens),
@@ -26,11 +28,19 @@ async function rssMb(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1]) / 1024;
 }
 
+/** Plain `node` (how the figures are taken), or `hangar agent` through bin/hangar.js, whose sh line adds a V8 flag. */
+type Start = 'node' | 'launcher';
+
 /** Runs `work` on a fresh agent, in a fresh home unless `kept` names one that an earlier agent used. */
-async function withAgent<T>(galleries: string[], work: (pid: number, url: string, home: string) => Promise<T>, kept?: string): Promise<T> {
+async function withAgent<T>(
+  galleries: string[],
+  work: (pid: number, url: string, home: string) => Promise<T>,
+  { kept, start = 'node' }: { kept?: string; start?: Start } = {},
+): Promise<T> {
   const home = kept ?? (await mkdtemp(join(tmpdir(), 'hangar-bench-agent-')));
-  const args = ['bin/hangar.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', ...galleries.flatMap((g) => ['--gallery', g])];
-  const child = spawn(args[0]!, args.slice(1), { stdio: ['ignore', 'pipe', 'ignore'] });
+  const args = ['agent', '--home', home, '--listen', '127.0.0.1:0', ...galleries.flatMap((g) => ['--gallery', g])];
+  const [command, ...argv] = start === 'node' ? [process.execPath, 'dist/agent/cli.js', ...args] : ['bin/hangar.js', ...args];
+  const child = spawn(command!, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     const line = (await once(createInterface({ input: child.stdout }), 'line'))[0] as string;
     return await work(child.pid!, /listening on (\S+)/.exec(line)![1]!, home);
@@ -41,14 +51,18 @@ async function withAgent<T>(galleries: string[], work: (pid: number, url: string
   }
 }
 
-async function idleStarter(): Promise<number> {
-  return withAgent([], async (pid) => {
-    await delay(SETTLE_MS);
-    return rssMb(pid);
-  });
+async function idleStarter(start: Start): Promise<number> {
+  return withAgent(
+    [],
+    async (pid) => {
+      await delay(SETTLE_MS);
+      return rssMb(pid);
+    },
+    { start },
+  );
 }
 
-/** `home`: one an agent on LocalAI's index ran in before, as a user's restarted agent finds its home. */
+/** In `home`: fresh for a first agent, or where one ran before and kept the parse, as a restarted agent finds it. */
 async function localAiIndex(home: string): Promise<{ rss: number; firstMs: number; replyKiB: number }> {
   return withAgent([LOCALAI_INDEX], async (pid, url) => {
     const start = performance.now();
@@ -62,7 +76,7 @@ async function localAiIndex(home: string): Promise<{ rss: number; firstMs: numbe
     } finally {
       client.close();
     }
-  }, home);
+  }, { kept: home });
 }
 
 async function firstLoad(): Promise<{ first: number; second: number }> {
@@ -89,26 +103,30 @@ export default async function (): Promise<BenchFigure[]> {
     throw new Error(`bench: ${LOCALAI_INDEX} is missing: gallery_first_ms and agent_rss_localai_mb need LocalAI's index`);
   });
   const idle: number[] = [];
+  const idleLauncher: number[] = [];
+  const firsts: Awaited<ReturnType<typeof localAiIndex>>[] = [];
   const loaded: Awaited<ReturnType<typeof localAiIndex>>[] = [];
   const loads: Awaited<ReturnType<typeof firstLoad>>[] = [];
-  const restarted = await mkdtemp(join(tmpdir(), 'hangar-bench-agent-'));
-  let firstEver: number;
-  try {
-    // The home's first agent parses LocalAI's index and keeps the parse; the measured ones are restarts.
-    firstEver = (await localAiIndex(restarted)).firstMs;
-    for (let i = 0; i < AGENTS; i++) {
-      idle.push(await idleStarter());
-      loaded.push(await localAiIndex(restarted));
-      loads.push(await firstLoad());
+  for (let i = 0; i < AGENTS; i++) {
+    idle.push(await idleStarter('node'));
+    idleLauncher.push(await idleStarter('launcher'));
+    // A home's first agent parses LocalAI's index and keeps the parse; the next one, restarted there, reads it back.
+    const home = await mkdtemp(join(tmpdir(), 'hangar-bench-agent-'));
+    try {
+      firsts.push(await localAiIndex(home));
+      loaded.push(await localAiIndex(home));
+    } finally {
+      await rm(home, { recursive: true, force: true });
     }
-  } finally {
-    await rm(restarted, { recursive: true, force: true });
+    loads.push(await firstLoad());
   }
   const reply = loaded[0]!.replyKiB.toFixed(0);
   const second = median(loads.map((l) => l.second));
+  const firstEverMs = median(firsts.map((l) => l.firstMs));
   return [
-    { name: 'agent_rss_mb', value: median(idle), unit: 'MB', goal: 80, note: `VmRSS of an idle agent on the starter gallery (warmed up), ${SETTLE_MS / 1000} s after ready, median of ${AGENTS}` },
-    { name: 'agent_rss_localai_mb', value: median(loaded.map((l) => l.rss)), unit: 'MB', goal: 100, note: `VmRSS with LocalAI's real index loaded, ${SETTLE_MS / 1000} s after the first gallery(), median of ${AGENTS}` },
+    { name: 'agent_rss_mb', value: median(idle), unit: 'MB', goal: 80, note: `VmRSS of an idle agent on the starter gallery (warmed up), ${SETTLE_MS / 1000} s after ready, median of ${AGENTS}; \`hangar agent\` through bin/hangar.js (--max-semi-space-size=2): ${median(idleLauncher).toFixed(1)} MB` },
+    { name: 'agent_rss_localai_mb', value: median(loaded.map((l) => l.rss)), unit: 'MB', goal: 100, note: `VmRSS with LocalAI's real index loaded, in an agent restarted on its home (the parse read back), ${SETTLE_MS / 1000} s after the first gallery(), median of ${AGENTS}` },
+    { name: 'agent_rss_localai_first_mb', value: median(firsts.map((l) => l.rss)), unit: 'MB', goal: 100, note: `the same in a home's first agent, which parsed the YAML (in a worker thread), median of ${AGENTS}` },
     {
       name: 'first_load_ms',
       value: median(loads.map((l) => l.first)),
@@ -116,6 +134,6 @@ export default async function (): Promise<BenchFigure[]> {
       goal: 1.3 * second,
       note: `the first load in a fresh agent ${IDLE_MS} ms after its install; a second model's load in the same agent ${second.toFixed(0)} ms (goal 1.3x); median of ${AGENTS} agents`,
     },
-    { name: 'gallery_first_ms', value: median(loaded.map((l) => l.firstMs)), unit: 'ms', goal: 300, note: `first gallery() on LocalAI's index (bench/fixtures) in a restarted agent (its home's first agent kept the parse), from its "listening" line through a new client's connection to the parsed reply (${reply} KiB), median of ${AGENTS}; the home's first agent, which parsed the YAML: ${firstEver.toFixed(0)} ms` },
+    { name: 'gallery_first_ms', value: median(loaded.map((l) => l.firstMs)), unit: 'ms', goal: 300, note: `first gallery() on LocalAI's index (bench/fixtures) in a restarted agent (its home's first agent kept the parse), from its "listening" line through a new client's connection to the parsed reply (${reply} KiB), median of ${AGENTS}; a home's first agent, which parsed the YAML: ${firstEverMs.toFixed(0)} ms` },
   ];
 }
