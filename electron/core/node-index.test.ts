@@ -86,6 +86,28 @@ test('an unchanged directory hands out the same views; a change of Hangar\'s own
   assert.equal((await row(n.node, 'echo'))?.previous, null, 'a rollback tree removed by another process');
 });
 
+test('a change makes again only the views of the rows it changed, as a whole listing shows them', async (t) => {
+  const n = await startTestNode();
+  t.after(() => n.close());
+  const dir = n.node.backendsDir;
+  for (const name of ['kept', 'edited', 'gone']) outOfBand(dir, `mkdir ${name} && printf "#!/bin/sh\\n" > ${name}/run.sh && chmod 755 ${name}/run.sh && cat > ${name}/metadata.json`, metadata(name, '1.0.0'));
+  outOfBand(dir, 'mkdir gone.install-backup && cp -p gone/* gone.install-backup/');
+  const first = await n.node.backends({ node: local });
+  assert.equal(first.find((b) => b.name === 'gone.install-backup')?.leftover?.restorable, false);
+  outOfBand(dir, 'cat > edited/metadata.json && rm -rf gone', metadata('edited', '1.0.1'));
+  const next = await n.node.backends({ node: local });
+  const byName = (list: BackendView[], name: string) => list.find((b) => b.name === name);
+  assert.equal(byName(next, 'kept'), byName(first, 'kept'), 'an unchanged row keeps its view');
+  assert.equal(byName(next, 'edited')?.version, '1.0.1');
+  assert.equal(byName(next, 'gone'), undefined);
+  // A row whose own directory did not change, while what it shows did: the backup can now be put back.
+  assert.equal(byName(next, 'gone.install-backup')?.leftover?.restorable, true);
+  const whole = new LocalNode({ home: join(n.root, 'home'), galleries: [{ name: 'test', location: n.gallery }], runtimeEnv: {} });
+  await whole.start();
+  t.after(() => whole.close({ stopBackends: false }));
+  assert.deepEqual(next, await whole.backends({ node: local }));
+});
+
 /** A node's first listing on `home`, and the node closed (which writes the listing kept for the next start). */
 async function firstListing(home: string): Promise<BackendView[]> {
   const node = new LocalNode({ home, galleries: [], runtimeEnv: {}, capability: 'default' });
