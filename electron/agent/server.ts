@@ -167,13 +167,19 @@ function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: S
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
     dispatch(node, data.toString())
-      .then((response) => sendText(ws, responseText(response)))
+      .then((response) => sendText(ws, responseData(response)))
       .catch(() => ws.terminate());
   });
 }
 
-/** The JSON of frozen values: a node hands out the same frozen views while nothing in them changed. */
+/**
+ * The JSON of frozen values: a node hands out the same frozen views while nothing in them changed, and the same frozen
+ * views in a new list when only some of them changed (a listing after a delete), so each is made once; a frozen list's
+ * is kept encoded, ready to send.
+ */
 const frozenTexts = new WeakMap<object, string>();
+const frozenLists = new WeakMap<object, Buffer>();
+const CLOSE = Buffer.from('}');
 
 function jsonOf(value: unknown): string {
   if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value);
@@ -182,12 +188,21 @@ function jsonOf(value: unknown): string {
   return text;
 }
 
-/** Exactly JSON.stringify(response); the text of a frozen result, or of a list's frozen items, is made once. */
-function responseText(response: WireResponse): string {
+function listBytes(list: unknown[]): Buffer {
+  let bytes = frozenLists.get(list);
+  if (bytes === undefined) {
+    bytes = Buffer.from(`[${list.map((item) => jsonOf(item ?? null)).join(',')}]`);
+    if (Object.isFrozen(list)) frozenLists.set(list, bytes);
+  }
+  return bytes;
+}
+
+/** Exactly JSON.stringify(response). */
+function responseData(response: WireResponse): string | Buffer {
   if (!('result' in response)) return JSON.stringify(response);
   const { id, result } = response;
-  const text = Array.isArray(result) && !Object.isFrozen(result) ? `[${result.map((item) => jsonOf(item ?? null)).join(',')}]` : jsonOf(result);
-  return `{"id":${id},"result":${text}}`;
+  if (!Array.isArray(result)) return `{"id":${id},"result":${jsonOf(result)}}`;
+  return Buffer.concat([Buffer.from(`{"id":${id},"result":`), listBytes(result), CLOSE]);
 }
 
 /** Peers on this machine: compressing for them costs both ends CPU and saves no network. */
@@ -197,11 +212,12 @@ function onThisMachine(address: string | undefined): boolean {
   return address === '::1' || /^(::ffff:)?127\./.test(address ?? '');
 }
 
-function sendText(ws: WebSocket, text: string): void {
+/** A text frame, whether its JSON comes as a string or already encoded. */
+function sendText(ws: WebSocket, text: string | Buffer): void {
   if (ws.readyState !== ws.OPEN) return;
   // A peer that stopped reading would make the agent hold every event and reply for it.
   if (ws.bufferedAmount > MAX_QUEUED_BYTES) return ws.terminate();
-  ws.send(text, { compress: !uncompressed.has(ws) });
+  ws.send(text, { binary: false, compress: !uncompressed.has(ws) });
 }
 
 function presentedToken(req: IncomingMessage): string | null {
