@@ -363,7 +363,7 @@ function* stamped<T>(entries: Map<string, Entry<T>>): Iterable<[string, KeptEntr
 }
 
 /** `work` on each item, in slices of blocking work, letting the event loop run between them. */
-async function inSlices<I>(items: Iterable<I>, work: (item: I) => void): Promise<void> {
+export async function inSlices<I>(items: Iterable<I>, work: (item: I) => void): Promise<void> {
   let until = performance.now() + SLICE_MS;
   for (const item of items) {
     work(item);

@@ -4,9 +4,10 @@
 // truth: missing, unreadable, or made for another directory or by another reader, it is ignored.
 import { readFile } from 'node:fs/promises';
 import { warnWriteFailed, writeFileAtomic } from '../state-file.ts';
+import { inSlices } from './directory-index.ts';
 
-/** A burst of changes (an install, a first listing) costs one write. */
-const SAVE_DELAY_MS = 2000;
+/** A burst of changes (a first listing, a rollout) costs one write; a file some changes behind costs only their reads. */
+const SAVE_DELAY_MS = 10_000;
 
 export interface KeptEntry<T> {
   stamp: string;
@@ -65,10 +66,13 @@ export class ListingFile<T> {
   }
 
   private async write(source: () => Iterable<[string, KeptEntry<T>]>): Promise<void> {
-    const entries: OnDisk['entries'] = [];
-    for (const [name, { stamp, value }] of source()) entries.push([name, stamp, value]);
+    // Thousands of entries: made into JSON a slice at a time (each entry is believed on its own stamp, so entries
+    // changed meanwhile may be of a later moment than others).
+    const entries: string[] = [];
+    await inSlices(source(), ([name, { stamp, value }]) => entries.push(JSON.stringify([name, stamp, value])));
+    const { dir, by } = this.header;
     try {
-      await writeFileAtomic(this.path, JSON.stringify({ ...this.header, entries } satisfies OnDisk));
+      await writeFileAtomic(this.path, `{"dir":${JSON.stringify(dir)},"by":${JSON.stringify(by)},"entries":[${entries.join(',')}]}`);
       this.failed = false;
     } catch (error) {
       // Only the next start is slower: it reads every directory.
