@@ -72,7 +72,7 @@ export class DirectoryIndex<T extends object> {
   private everything = true;
   private previousAppeared = false;
   /** The last run's listing, until the first listing has used it. */
-  private keptLoad: Promise<Map<string, KeptEntry<T>>> | null = null;
+  private keptLoaded: Map<string, KeptEntry<T>> | null = null;
   private top: FSWatcher | null = null;
   private work: FSWatcher | null = null;
   private previous: FSWatcher | null = null;
@@ -104,7 +104,7 @@ export class DirectoryIndex<T extends object> {
     this.heard = heard;
     this.everything = true;
     this.forgetChanges();
-    this.keptLoad = this.options.kept?.load() ?? null;
+    this.keptLoaded = this.options.kept?.load() ?? null;
     this.top = this.watchDir(dir, (name) => {
       if (name === null) this.invalidateAll();
       else if (name !== workDir) {
@@ -228,8 +228,8 @@ export class DirectoryIndex<T extends object> {
       this.watchPrevious();
       for (const name of await readdir(join(this.options.dir, this.options.workDir, 'previous')).catch(() => [])) read.add(name);
     }
-    const kept = this.keptLoad && (await this.keptLoad);
-    this.keptLoad = null;
+    const kept = this.keptLoaded;
+    this.keptLoaded = null;
     const reader = await this.options.reader();
     const changed: string[] = [];
     let unsaved = false;

@@ -2,7 +2,7 @@
 // the directories that changed while no Hangar watched (LocalAI installing, a person editing a metadata.json). An
 // entry is believed only while its directory's stamp is the one it was read with; the file is a cache, never the
 // truth: missing, unreadable, or made for another directory or by another reader, it is ignored.
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { warnWriteFailed, writeFileAtomic } from '../state-file.ts';
 import { inSlices } from './directory-index.ts';
 
@@ -33,10 +33,11 @@ export class ListingFile<T> {
     private readonly header: { dir: string; by: string },
   ) {}
 
-  async load(): Promise<Map<string, KeptEntry<T>>> {
+  /** Read in one go at the start: in pieces through the thread pool, each piece would wait on the start's other work. */
+  load(): Map<string, KeptEntry<T>> {
     let parsed: Partial<OnDisk> | null;
     try {
-      parsed = JSON.parse(await readFile(this.path, 'utf8')) as Partial<OnDisk> | null;
+      parsed = JSON.parse(readFileSync(this.path, 'utf8')) as Partial<OnDisk> | null;
     } catch {
       return new Map();
     }
