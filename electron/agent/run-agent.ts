@@ -111,9 +111,17 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
-  // Serving already: the gallery the app asks for first, then what the first load needs, are made ready now, on idle
-  // turns, not when a user waits for them.
-  setImmediate(() => void node.gallery({ node: 'local' }).catch(() => undefined).then(() => warmUp()).catch(() => undefined));
+  // Serving already: what the app asks for first (its Backends view, then its gallery), then what the first load
+  // needs, are made ready now, on idle turns, not when a user waits for them. The backends go first: their listing is
+  // what a client (the app, `hangar ls`) waits on, and made after the gallery's views it would wait for those too.
+  setImmediate(() =>
+    void node
+      .backends({ node: 'local' })
+      .then(() => node.gallery({ node: 'local' }))
+      .catch(() => undefined)
+      .then(() => warmUp())
+      .catch(() => undefined),
+  );
   // The token goes only to a person's terminal, never into a log file that captured stderr.
   const opening = process.stderr.isTTY ? `${server.url}/#token=${token}` : `${server.url} (token in ${tokenSource(options)})`;
   process.stderr.write(`hangar: open ${opening}\n`);

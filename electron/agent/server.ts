@@ -172,27 +172,47 @@ function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: S
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
     dispatch(node, data.toString())
-      .then((response) => sendText(ws, responseText(response)))
+      .then((response) => sendText(ws, responseData(response)))
       .catch(() => ws.terminate());
   });
 }
 
-/** The JSON of frozen values: a node hands out the same frozen views while nothing in them changed. */
-const frozenTexts = new WeakMap<object, string>();
+/**
+ * The encoded JSON of frozen values: a node hands out the same frozen views while nothing in them changed, and the
+ * same frozen views in a new list when only some of them changed (a listing after a delete), so each is made once.
+ */
+const frozenBytes = new WeakMap<object, Buffer>();
+const [OPEN_LIST, COMMA, CLOSE_LIST, CLOSE] = [0x5b, 0x2c, 0x5d, 0x7d];
 
-function jsonOf(value: unknown): string {
-  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return JSON.stringify(value);
-  let text = frozenTexts.get(value);
-  if (text === undefined) frozenTexts.set(value, (text = JSON.stringify(value)));
-  return text;
+function jsonBytes(value: unknown): Buffer {
+  if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return Buffer.from(JSON.stringify(value));
+  let bytes = frozenBytes.get(value);
+  if (bytes === undefined) frozenBytes.set(value, (bytes = Buffer.from(JSON.stringify(value))));
+  return bytes;
 }
 
-/** Exactly JSON.stringify(response); the text of a frozen result, or of a list's frozen items, is made once. */
-function responseText(response: WireResponse): string {
+/**
+ * Exactly JSON.stringify(response). A list's bytes are copied from its items' into one buffer: thousands of views make
+ * megabytes, and each buffer as large as the reply is memory the kernel hands over page by page.
+ */
+function responseData(response: WireResponse): string | Buffer {
   if (!('result' in response)) return JSON.stringify(response);
   const { id, result } = response;
-  const text = Array.isArray(result) && !Object.isFrozen(result) ? `[${result.map((item) => jsonOf(item ?? null)).join(',')}]` : jsonOf(result);
-  return `{"id":${id},"result":${text}}`;
+  const head = `{"id":${id},"result":`;
+  if (!Array.isArray(result)) return Buffer.concat([Buffer.from(head), jsonBytes(result), Buffer.of(CLOSE)]);
+  const items = result.map((item: unknown) => jsonBytes(item ?? null));
+  // The head, "[", the items with a comma between each two, "]}".
+  const size = head.length + 1 + items.reduce((sum, item) => sum + item.length, 0) + Math.max(items.length - 1, 0) + 2;
+  const bytes = Buffer.allocUnsafe(size);
+  let at = bytes.write(head);
+  bytes[at++] = OPEN_LIST;
+  for (const [i, item] of items.entries()) {
+    if (i > 0) bytes[at++] = COMMA;
+    at += item.copy(bytes, at);
+  }
+  bytes[at++] = CLOSE_LIST;
+  bytes[at] = CLOSE;
+  return bytes;
 }
 
 /** Peers on this machine: compressing for them costs both ends CPU and saves no network. */
@@ -202,11 +222,12 @@ function onThisMachine(address: string | undefined): boolean {
   return address === '::1' || /^(::ffff:)?127\./.test(address ?? '');
 }
 
-function sendText(ws: WebSocket, text: string): void {
+/** A text frame, whether its JSON comes as a string or already encoded. */
+function sendText(ws: WebSocket, text: string | Buffer): void {
   if (ws.readyState !== ws.OPEN) return;
   // A peer that stopped reading would make the agent hold every event and reply for it.
   if (ws.bufferedAmount > MAX_QUEUED_BYTES) return ws.terminate();
-  ws.send(text, { compress: !uncompressed.has(ws) });
+  ws.send(text, { binary: false, compress: !uncompressed.has(ws) });
 }
 
 function presentedToken(req: IncomingMessage): string | null {

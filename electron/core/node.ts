@@ -90,7 +90,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     const galleries = (this.galleries = new Galleries({ specs: options.galleries ?? [], fetch, parseCacheDir: join(options.home, 'state', 'gallery-parses') }));
     this.settingsStore = new SettingsStore(this.stateDir, fixedSettings(options, galleries.names()));
     this.digests = new DigestResolver({ fetch, ttlMs: DIGEST_REFRESH_MS });
-    const store = (this.store = new BackendStore(this.backendsDir));
+    const store = (this.store = new BackendStore(this.backendsDir, join(this.stateDir, 'backends-listing.json')));
     const variantChoices = new VariantChoices(join(this.stateDir, 'variants.json'));
     const supervisor = (this.supervisor = new Supervisor({
       ...options.supervisor,
@@ -175,12 +175,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async close(options: { stopBackends?: boolean } = {}): Promise<void> {
     this.liveSettings.close();
     this.galleries.close();
-    this.store.unwatch();
+    const unwatched = this.store.unwatch();
     this.directoryChanges.close();
     await this.options.coRunner?.detach();
     await this.supervisor.close({ stopAll: options.stopBackends ?? !this.settingsStore.current().keepBackendsRunning });
     // Records that cannot be written must not block shutdown.
-    await Promise.all([this.jobHistory.flush(), this.settingsStore.flush()].map((p) => p.catch(() => undefined)));
+    await Promise.all([this.jobHistory.flush(), this.settingsStore.flush(), unwatched].map((p) => p.catch(() => undefined)));
   }
 
   async settings(req: NodeRef): Promise<SettingsView> {

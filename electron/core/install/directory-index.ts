@@ -3,21 +3,36 @@
 // a directory that appeared or vanished, or whose metadata.json or run.sh changed (in place, by a rename, by chmod).
 // Watches: the backends directory (entries appearing, vanishing, renamed), each directory in it (its files), and
 // `.hangar` with `.hangar/previous` (rollback trees, which a listing shows). Before it answers, a listing lets the
-// event loop read every event the kernel already queued, so a change made before the call is in the answer. The
-// kernel drops events when its queue overflows, unseen by fs.watch: a slow backstop compares what each directory's
-// files are now with what was read, off the call path. Each change makes a new version of the listing, and says
-// which names it changed, so what is made from a listing can be brought up to date from only those.
+// event loop read every event the kernel already queued, so a change made before the call is in the answer.
+// Each directory's entry carries a stamp of what its read depended on (its files' identity, size, mode and change
+// time): a start believes the listing kept from the last run where the stamps still match, and reads the rest. A
+// directory whose watch cannot be set (out of watches) has its stamp checked by every listing instead. The kernel
+// drops events when its queue overflows, unseen by fs.watch: a slow backstop checks every stamp, off the call path.
+// Each change makes a new version of the listing, and says which names it changed, so what is made from a listing
+// can be brought up to date from only those.
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PersistentMap } from '../persistent-map.ts';
+import type { KeptEntry, ListingFile } from './listing-file.ts';
 
 /** The files of a directory a listing reads. */
 const WATCHED_FILES = new Set(['metadata.json', 'run.sh']);
 const BACKSTOP_MS = 60_000;
 /** How many versions back the index can say what changed; a listing older than that is made whole again. */
 const CHANGES_KEPT = 256;
+/** The longest the index holds the event loop with its blocking reads before it lets other work run. */
+const SLICE_MS = 4;
+
+/** Reads for one pass over many names, with blocking calls (the index makes them a slice at a time). */
+export interface DirectoryReader<T> {
+  /** What a read of `name` depends on; null when no stamp can vouch for a read (a file changed a moment ago). */
+  stamp(name: string): string | null;
+  /** One directory, null when it is not one (any more), with its stamp taken before the read. */
+  read(name: string): { value: T | null; stamp: string | null };
+}
 
 export interface DirectoryIndexOptions<T extends object> {
   dir: string;
@@ -25,10 +40,9 @@ export interface DirectoryIndexOptions<T extends object> {
   workDir: string;
   /** Every directory name in `dir` but workDir. */
   names(): Promise<string[]>;
-  /** Reads one directory; null when it is not one (any more). */
-  read(name: string): Promise<T | null>;
-  /** What `read` depends on, cheaply (the backstop compares it). */
-  stamp(name: string): Promise<string>;
+  reader(): Promise<DirectoryReader<T>>;
+  /** Where the listing is kept between runs (null: it is not). */
+  kept: ListingFile<T> | null;
 }
 
 /** Every directory at one moment, unchanged by what changes after. */
@@ -40,25 +54,33 @@ export interface Directories<T> {
   changedSince(since: number): string[] | null;
 }
 
+type Entry<T> = { value: T; stamp: string | null };
+
 export class DirectoryIndex<T extends object> {
-  private readonly entries = new Map<string, { value: T; stamp: string }>();
+  private readonly entries = new Map<string, Entry<T>>();
   /** The entries' values as they stand (while watching), their version, and the names each recent version changed. */
   private current = PersistentMap.of<string, T>();
   private version = 0;
   private changes: { version: number; names: string[] }[] = [];
   private readonly watchers = new Map<string, FSWatcher>();
+  /** Entries whose directory has no watch (none could be set): each listing checks their stamps. */
+  private readonly unwatched = new Set<string>();
   /** Names to read again; `renamed` ones are watched again too (a watch follows the directory it was set on). */
   private readonly dirty = new Set<string>();
   private readonly renamed = new Set<string>();
-  /** Read every name again: the first listing, a watcher that failed, an event without a name. */
+  /** Check every name: the first listing, a watcher that failed, an event without a name. */
   private everything = true;
   private previousAppeared = false;
+  /** The last run's listing, until the first listing has used it. */
+  private keptLoaded: Map<string, KeptEntry<T>> | null = null;
   private top: FSWatcher | null = null;
   private work: FSWatcher | null = null;
   private previous: FSWatcher | null = null;
   private backstop: NodeJS.Timeout | null = null;
   private listed: { version: number; list: T[] } | null = null;
   private refreshing: Promise<void> | null = null;
+  /** How many refreshes have begun. */
+  private refreshes = 0;
   private watching = false;
   /** Told each name fs.watch saw change, whoever changed it. */
   private heard: (name: string) => void = () => undefined;
@@ -82,6 +104,7 @@ export class DirectoryIndex<T extends object> {
     this.heard = heard;
     this.everything = true;
     this.forgetChanges();
+    this.keptLoaded = this.options.kept?.load() ?? null;
     this.top = this.watchDir(dir, (name) => {
       if (name === null) this.invalidateAll();
       else if (name !== workDir) {
@@ -93,14 +116,17 @@ export class DirectoryIndex<T extends object> {
     this.backstop = setInterval(() => void this.verify(), BACKSTOP_MS).unref();
   }
 
-  close(): void {
+  /** Stops watching; resolves once the listing kept for the next run is written. */
+  async close(): Promise<void> {
     this.watching = false;
     for (const watcher of [this.top, this.work, this.previous, ...this.watchers.values()]) watcher?.close();
     this.watchers.clear();
+    this.unwatched.clear();
     this.top = this.work = this.previous = null;
     if (this.backstop) clearInterval(this.backstop);
     this.invalidateAll();
     this.forgetChanges();
+    await this.options.kept?.flush();
   }
 
   /** `name` changed (by Hangar, or an event said so): the next listing reads it again. */
@@ -140,7 +166,7 @@ export class DirectoryIndex<T extends object> {
 
   /** One directory, read again unless the index knows it is unchanged. */
   async get(name: string): Promise<T | null> {
-    if (!this.watching) return this.options.read(name);
+    if (!this.watching) return (await this.options.reader()).read(name).value;
     await this.settle();
     return this.current.get(name) ?? null;
   }
@@ -150,8 +176,14 @@ export class DirectoryIndex<T extends object> {
     // Two turns of the loop: the second starts with a poll that reads every event queued before this call.
     await nextTurn();
     await nextTurn();
-    while (this.refreshing) await this.refreshing;
-    if (!this.everything && this.dirty.size === 0 && !this.previousAppeared) return;
+    const begun = this.refreshes;
+    while (this.refreshing) {
+      await this.refreshing;
+      // Begun after this call's events were let in, that refresh answered for them (and for the stamps it checked).
+      if (this.refreshes > begun) return;
+    }
+    if (!this.everything && this.dirty.size === 0 && !this.previousAppeared && this.unwatched.size === 0) return;
+    this.refreshes++;
     this.refreshing = this.refresh().finally(() => (this.refreshing = null));
     await this.refreshing;
   }
@@ -172,28 +204,43 @@ export class DirectoryIndex<T extends object> {
   /** Every directory read now, by name in order. */
   private async readAll(): Promise<Map<string, T>> {
     const names = (await this.options.names()).sort();
-    const found: (T | null)[] = await Promise.all(names.map((name) => this.options.read(name)));
+    const reader = await this.options.reader();
     const byName = new Map<string, T>();
-    names.forEach((name, i) => found[i] && byName.set(name, found[i]));
+    await inSlices(names, (name) => {
+      const { value } = reader.read(name);
+      if (value) byName.set(name, value);
+    });
     return byName;
   }
 
   private async refresh(): Promise<void> {
-    const names = new Set(this.dirty);
+    const read = new Set(this.dirty);
     this.dirty.clear();
+    // Names a stamp may vouch for: on a first listing, every one (the last run's listing says what they were).
+    const check = new Set(this.everything ? [] : this.unwatched);
     if (this.everything) {
       this.everything = false;
-      for (const name of await this.options.names()) names.add(name);
-      for (const name of this.entries.keys()) names.add(name);
-      for (const name of this.watchers.keys()) this.renamed.add(name);
-      for (const name of names) this.renamed.add(name);
+      for (const name of await this.options.names()) check.add(name);
+      for (const name of this.entries.keys()) check.add(name);
     }
     if (this.previousAppeared) {
       this.previousAppeared = false;
       this.watchPrevious();
-      for (const name of await readdir(join(this.options.dir, this.options.workDir, 'previous')).catch(() => [])) names.add(name);
+      for (const name of await readdir(join(this.options.dir, this.options.workDir, 'previous')).catch(() => [])) read.add(name);
     }
-    const changed = (await Promise.all([...names].map(async (name) => ((await this.reread(name)) ? [name] : [])))).flat();
+    const kept = this.keptLoaded;
+    this.keptLoaded = null;
+    const reader = await this.options.reader();
+    const changed: string[] = [];
+    let unsaved = false;
+    await inSlices(new Set([...read, ...check]), (name) => {
+      const outcome = this.update(name, reader, read.has(name), kept);
+      kept?.delete(name);
+      if (outcome === 'restamped' || outcome === 'changed') unsaved = true;
+      if (outcome === 'adopted' || outcome === 'changed') changed.push(name);
+    });
+    // What the last run kept of directories gone since then leaves the file too.
+    if (unsaved || (kept && kept.size > 0)) this.options.kept?.save(() => stamped(this.entries));
     if (changed.length === 0) return;
     this.current = this.current.with(changed.map((name) => [name, this.entries.get(name)?.value]));
     this.version++;
@@ -201,35 +248,63 @@ export class DirectoryIndex<T extends object> {
     if (this.changes.length > CHANGES_KEPT) this.changes.shift();
   }
 
-  /** True when what the listing shows of `name` changed. */
-  private async reread(name: string): Promise<boolean> {
-    // Watched first, read after: a change after the read is an event, one before it is in the read.
-    if (this.renamed.delete(name)) this.watchChild(name);
-    const [value, stamp] = await Promise.all([this.options.read(name), this.options.stamp(name)]);
+  /**
+   * Brings the entry of `name` up to date: believed where its stamp still matches (`kept` offers last run's), else
+   * read. 'same': nothing a listing shows changed, nor the stamp; 'restamped': only the stamp changed.
+   */
+  private update(name: string, reader: DirectoryReader<T>, mustRead: boolean, kept: Map<string, KeptEntry<T>> | null): 'same' | 'restamped' | 'adopted' | 'changed' {
     const before = this.entries.get(name);
+    // Watched first, stamped or read after: a change after that is an event, one before it is in the stamp or read.
+    const watchFirst = this.renamed.delete(name) || !this.watchers.has(name);
+    if (watchFirst) this.watchChild(name);
+    if (!mustRead) {
+      const known = before ?? kept?.get(name);
+      if (known?.stamp != null && reader.stamp(name) === known.stamp) {
+        if (before) return 'same';
+        this.entries.set(name, { value: known.value, stamp: known.stamp });
+        return 'adopted';
+      }
+      // Changed unseen: a directory replaced keeps the old one's watch.
+      if (!watchFirst) this.watchChild(name);
+    }
+    const { value, stamp } = reader.read(name);
     if (value === null) {
       this.entries.delete(name);
       this.watchers.get(name)?.close();
       this.watchers.delete(name);
-      return before !== undefined;
+      this.unwatched.delete(name);
+      return before === undefined ? 'same' : 'changed';
     }
     if (before && JSON.stringify(before.value) === JSON.stringify(value)) {
+      const restamped = before.stamp !== stamp;
       before.stamp = stamp;
-      return false;
+      return restamped ? 'restamped' : 'same';
     }
     this.entries.set(name, { value, stamp });
-    return true;
+    return 'changed';
   }
 
   private watchChild(name: string): void {
+    if (!this.watching) return;
     this.watchers.get(name)?.close();
     this.watchers.delete(name);
-    const watcher = this.watchDir(join(this.options.dir, name), (file) => {
-      if (file !== null && !WATCHED_FILES.has(file)) return;
-      this.touch(name);
-      this.heard(name);
-    });
-    if (watcher) this.watchers.set(name, watcher);
+    const watcher = this.watchDir(
+      join(this.options.dir, name),
+      (file) => {
+        if (file !== null && !WATCHED_FILES.has(file)) return;
+        this.touch(name);
+        this.heard(name);
+      },
+      // Its stamp is checked on every listing until a watch is set again.
+      () => {
+        this.watchers.delete(name);
+        this.unwatched.add(name);
+      },
+    );
+    if (watcher) {
+      this.watchers.set(name, watcher);
+      this.unwatched.delete(name);
+    } else this.unwatched.add(name);
   }
 
   /** `.hangar`: its `previous` folder replaced or made, kept.json written. */
@@ -253,20 +328,20 @@ export class DirectoryIndex<T extends object> {
   }
 
   /**
-   * A watcher on `path` that reports the changed entry's name (null: unknown). A directory that cannot be watched
-   * (gone already, or out of watches) is read on every listing instead: correct, only slower.
+   * A watcher on `path` that reports the changed entry's name (null: unknown); `failed` when it stops or cannot be
+   * set (out of watches): by default every directory is checked at the next listing. A path that is gone has none.
    */
-  private watchDir(path: string, changed: (name: string | null) => unknown): FSWatcher | null {
+  private watchDir(path: string, changed: (name: string | null) => unknown, failed = () => this.invalidateAll()): FSWatcher | null {
     try {
       const watcher = watch(path, { persistent: false }, (_event, name) => changed(name === null ? null : String(name)));
       watcher.on('error', () => {
         watcher.close();
-        this.invalidateAll();
+        failed();
       });
       return watcher;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.invalidateAll();
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') failed();
       return null;
     }
   }
@@ -275,14 +350,25 @@ export class DirectoryIndex<T extends object> {
   private async verify(): Promise<void> {
     const names = new Set(await this.options.names().catch(() => [] as string[]));
     if (names.size !== this.entries.size || [...names].some((n) => !this.entries.has(n))) return this.invalidateAll();
-    for (const [name, entry] of this.entries) {
-      if ((await this.options.stamp(name)) !== entry.stamp) this.touch(name, true);
-    }
+    const reader = await this.options.reader();
+    await inSlices([...this.entries], ([name, entry]) => {
+      if (entry.stamp === null || reader.stamp(name) !== entry.stamp) this.touch(name, true);
+    });
   }
 }
 
-/** Identity, mode, size and change time of a path, or '-' when it is missing. */
-export async function pathStamp(path: string): Promise<string> {
-  const s = await stat(path).catch(() => null);
-  return s ? `${s.ino}.${s.mode}.${s.size}.${s.ctimeMs}` : '-';
+/** The entries a stamp vouches for, as the listing kept for the next run. */
+function* stamped<T>(entries: Map<string, Entry<T>>): Iterable<[string, KeptEntry<T>]> {
+  for (const [name, { value, stamp }] of entries) if (stamp !== null) yield [name, { value, stamp }];
+}
+
+/** `work` on each item, in slices of blocking work, letting the event loop run between them. */
+export async function inSlices<I>(items: Iterable<I>, work: (item: I) => void): Promise<void> {
+  let until = performance.now() + SLICE_MS;
+  for (const item of items) {
+    work(item);
+    if (performance.now() < until) continue;
+    await nextTurn();
+    until = performance.now() + SLICE_MS;
+  }
 }

@@ -1,7 +1,7 @@
 // run.sh as LocalAI starts it (pkg/model/process.go startProcess): a run.sh with no execute bit for anyone is made
 // 0700 first; one with any execute bit is started as it is, and fails if that bit is not this user's.
-import { constants, type Stats } from 'node:fs';
-import { access, chmod, stat } from 'node:fs/promises';
+import { accessSync, constants, type Stats } from 'node:fs';
+import { chmod, stat } from 'node:fs/promises';
 
 export const RUN_SH = 'run.sh';
 const LOCALAI_RUN_MODE = 0o700;
@@ -17,7 +17,7 @@ export async function makeRunnable(runSh: string): Promise<void> {
 }
 
 /** Why this process cannot start the run.sh whose stats these are, even after makeRunnable; null when it can. */
-export async function whyNotRunnable(runSh: string, stats: Stats): Promise<string | null> {
+export function whyNotRunnable(runSh: string, stats: Stats): string | null {
   if (process.platform === 'win32') return null;
   const mode = `mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')}, owner uid ${stats.uid}`;
   if (lacksExecuteBits(stats)) {
@@ -25,7 +25,7 @@ export async function whyNotRunnable(runSh: string, stats: Stats): Promise<strin
     return uid === 0 || uid === stats.uid ? null : `${RUN_SH} is not executable, and this user (uid ${uid}) cannot make it so (${mode})`;
   }
   try {
-    await access(runSh, constants.X_OK);
+    accessSync(runSh, constants.X_OK);
     return null;
   } catch {
     return `${RUN_SH} is not executable by this user (${mode})`;

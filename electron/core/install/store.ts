@@ -4,45 +4,26 @@
 // LocalAI treats every subdirectory with a run.sh as a backend, and `.hangar` has none, so it never sees a
 // rollback tree as a runnable backend, while every move stays a rename on the same filesystem.
 import { randomBytes } from 'node:crypto';
-import { lstat, mkdir, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
-import { statSync, type Stats } from 'node:fs';
-import { DirectoryIndex, pathStamp, type Directories } from './directory-index.ts';
+import { lstat, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import { WORKING_SUFFIXES, backendName } from '../../../shared/schemas.ts';
-import type { DirectoryFacts, RunShState } from '../gallery/localai-listing.ts';
+import type { RunShState } from '../gallery/localai-listing.ts';
 import { removeInterruptedWrites } from '../state-file.ts';
+import { DirectoryIndex, type Directories, type DirectoryReader } from './directory-index.ts';
+import { readDirectory, readMetadata, runShState, stampOf, type DirectoryKind, type InstalledBackend, type ReadContext } from './directory-read.ts';
 import { KeptTrees, type KeptTree } from './kept.ts';
-import { METADATA_FILE, localaiTimestamp, parseMetadata, writeMetadataFile, type BackendMetadata } from './metadata.ts';
-import { RUN_SH, lacksExecuteBits, makeRunnable, whyNotRunnable } from './run-file.ts';
+import { ListingFile } from './listing-file.ts';
+import { writeMetadataFile, type BackendMetadata } from './metadata.ts';
+import { RUN_SH, makeRunnable } from './run-file.ts';
 import { SwapJournal, type InterruptedSwap, type JournalEntry, type SwapNote } from './swap-journal.ts';
 
 export type { BackendMetadata } from './metadata.ts';
+export type { DirectoryKind, InstalledBackend } from './directory-read.ts';
 export type { KeptTree } from './kept.ts';
 export type { InterruptedSwap, SwapNote } from './swap-journal.ts';
-
-/**
- * backend: a directory of a name Hangar manages. leftover: a working directory LocalAI (or Hangar 0.1) left behind,
- * `<name>.install-tmp` and the like. foreign: any other name (a space in it, say), which only LocalAI runs.
- */
-export type DirectoryKind = 'backend' | 'leftover' | 'foreign';
-
-export interface InstalledBackend {
-  name: string;
-  dir: string;
-  kind: DirectoryKind;
-  metadata: BackendMetadata | null;
-  /** What LocalAI reads of the directory. */
-  facts: DirectoryFacts;
-  /** Why the backend cannot run, e.g. 'metadata.json is corrupt: <cause>' or 'run.sh is missing'. */
-  broken: string | null;
-  /** run.sh has no execute bit: it is made 0700 right before it starts, as LocalAI does. */
-  madeRunnableOnStart: boolean;
-  /** Metadata of the rollback tree, if there is one. */
-  previous: BackendMetadata | null;
-  hasPrevious: boolean;
-}
 
 /** A working directory: which backend it belongs to, and by which suffix. */
 export interface Leftover {
@@ -84,6 +65,8 @@ const LEGACY_PREVIOUS_SUFFIX = '.previous';
 export const LOCALAI_DIR_MODE = 0o750;
 
 export const WORK_DIR = '.hangar';
+/** What the kept listing was made by: bump it when what a read makes of a directory changes. */
+const LISTING_FORMAT = 1;
 const IN_USE_CODES = new Set(['EBUSY', 'EACCES', 'EPERM']);
 const IN_USE_RETRIES = 10;
 const IN_USE_DELAY_MS = 200;
@@ -142,16 +125,22 @@ export class BackendStore {
   private readonly keptTrees: KeptTrees;
   private keptCache: { generation: number; until: number; trees: KeptTree[] } | null = null;
 
-  constructor(readonly dir: string) {
+  /** `listingFile`: where the listing is kept between runs, so a start reads only what changed meanwhile. */
+  constructor(
+    readonly dir: string,
+    listingFile?: string,
+  ) {
     this.work = join(dir, WORK_DIR);
     this.journal = new SwapJournal(join(this.work, 'journal'));
     this.keptTrees = new KeptTrees(join(this.work, 'previous'), join(this.work, 'kept.json'), (name) => isDir(this.liveDir(name)));
+    // Whether run.sh is runnable depends on who asks: another user's listing is not believed.
+    const by = `${LISTING_FORMAT}.${process.getuid?.() ?? ''}`;
     this.index = new DirectoryIndex({
       dir,
       workDir: WORK_DIR,
       names: () => this.directoryNames(),
-      read: (name) => this.read(name),
-      stamp: (name) => this.stamp(name),
+      reader: () => this.reader(),
+      kept: listingFile === undefined ? null : new ListingFile(listingFile, { dir, by }),
     });
   }
 
@@ -164,8 +153,9 @@ export class BackendStore {
     this.index.start(heard);
   }
 
-  unwatch(): void {
-    this.index.close();
+  /** Stops watching; resolves once the listing kept for the next start is written. */
+  unwatch(): Promise<void> {
+    return this.index.close();
   }
 
   liveDir(name: string): string {
@@ -530,40 +520,13 @@ export class BackendStore {
     return join(this.work, kind, `${name}.${randomBytes(6).toString('hex')}`);
   }
 
-  /** What a listing of `name` depends on, for the index's backstop. */
-  private async stamp(name: string): Promise<string> {
-    const live = join(this.dir, name);
-    const stamps = await Promise.all([join(live, METADATA_FILE), join(live, RUN_SH), join(this.work, 'previous', name, METADATA_FILE)].map(pathStamp));
-    return stamps.join('|');
+  /** Reads for one pass of the index over many names: the rollback trees' names are read once for all of them. */
+  private async reader(): Promise<DirectoryReader<InstalledBackend>> {
+    const previousRoot = join(this.work, 'previous');
+    const previousNames = new Set(await names(previousRoot).catch(() => []));
+    const context: ReadContext = { backendsDir: this.dir, previousRoot, previousNames, kindOf, startedAt: Date.now() };
+    return { stamp: (name) => stampOf(context, name), read: (name) => readDirectory(context, name) };
   }
-
-  private async read(name: string): Promise<InstalledBackend | null> {
-    const live = join(this.dir, name);
-    if (!(await stat(live).then((s) => s.isDirectory(), () => false))) return null;
-    const kind = kindOf(name);
-    const previousDir = kind === 'backend' ? this.previousDir(name) : null;
-    const runShPath = join(live, RUN_SH);
-    const [current, hasPrevious, runSh] = await Promise.all([
-      readMetadata(live, name),
-      previousDir ? isDir(previousDir) : false,
-      stat(runShPath).catch(() => undefined),
-    ]);
-    const facts: DirectoryFacts = { dir: name, runSh: runShState(runSh), metadata: current.localai, error: current.broken };
-    let broken = current.broken;
-    if (broken === null && !current.metadata?.metaBackendFor) {
-      if (facts.runSh === 'missing') broken = `${RUN_SH} is missing`;
-      else if (facts.runSh === 'directory') broken = `${RUN_SH} is a directory, not a script`;
-      else if (runSh) broken = await whyNotRunnable(runShPath, runSh);
-    }
-    const madeRunnableOnStart = broken === null && runSh?.isFile() === true && lacksExecuteBits(runSh);
-    const previous = previousDir && hasPrevious ? (await readMetadata(previousDir, name)).metadata : null;
-    return { name, dir: live, kind, metadata: current.metadata, facts, broken, madeRunnableOnStart, previous, hasPrevious };
-  }
-}
-
-function runShState(stats: Stats | undefined): RunShState {
-  if (!stats) return 'missing';
-  return stats.isDirectory() ? 'directory' : 'file';
 }
 
 /** Same version: equal versions, or no versions and an equal digest or sha256. Unknown is never the same. */
@@ -578,33 +541,6 @@ async function names(dir: string): Promise<string[]> {
     if (errno(err) === 'ENOENT') return [];
     throw err;
   });
-}
-
-interface ReadMetadata {
-  metadata: BackendMetadata | null;
-  /** The fields LocalAI's listing reads, as it reads them: a file without a name has the name "". */
-  localai: DirectoryFacts['metadata'];
-  broken: string | null;
-}
-
-async function readMetadata(dir: string, name: string): Promise<ReadMetadata> {
-  const path = join(dir, METADATA_FILE);
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if (errno(err) === 'ENOENT') return { metadata: null, localai: null, broken: null };
-    return { metadata: null, localai: null, broken: `${METADATA_FILE} is unreadable: ${errno(err) ?? String(err)}` };
-  }
-  try {
-    const metadata = parseMetadata(text, '', '');
-    const localai = { name: metadata.name, alias: metadata.alias ?? '', metaBackendFor: metadata.metaBackendFor ?? '' };
-    metadata.name ||= name;
-    if (metadata.installedAt === '') metadata.installedAt = localaiTimestamp((await stat(path)).mtime);
-    return { metadata, localai, broken: null };
-  } catch (err) {
-    return { metadata: null, localai: null, broken: `${METADATA_FILE} is corrupt: ${err instanceof Error ? err.message : String(err)}` };
-  }
 }
 
 /** Why an interrupted swap was undone, as its job says it. */

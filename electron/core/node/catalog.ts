@@ -60,6 +60,8 @@ class Memo<V extends object[]> {
 export class Catalog {
   private readonly entryViewsMemo = new Memo<GalleryEntryView[]>();
   private readonly rowViewsMemo = new Memo<BackendView[]>();
+  /** The last rows' views by name, and what else they were made from: a row that is the same again keeps its view. */
+  private lastRowViews: { inputs: unknown[]; until: number; byName: Map<string, RowView> } | null = null;
   private entryIndexMemo: { entries: GalleryEntry[]; index: EntryIndex } | null = null;
 
   constructor(private readonly parts: CatalogParts) {}
@@ -99,10 +101,32 @@ export class Catalog {
     const [snapshot, entries, picks] = await Promise.all([this.parts.snapshot(), this.parts.galleries.entries(), this.parts.variantChoices.all()]);
     const { byName } = this.entryIndex(entries);
     const views = await this.rowViewsMemo.get([snapshot, entries, picks, this.parts.digests.generation], (validity) =>
-      Promise.all(snapshot.rows(picks).map((row) => this.view(row, snapshot, byName.get(row.name.toLowerCase()), [], validity))),
+      this.rowViews(snapshot, picks, byName, [entries, picks, this.parts.digests.generation], validity),
     );
     const processes = this.processesByBackend();
     return processes.size === 0 ? views : views.map((view) => (processes.has(view.name) ? { ...view, processes: processes.get(view.name)! } : view));
+  }
+
+  /**
+   * The view of each row, made again only where the row differs from the last one of its name (a listing after a
+   * delete or an install makes a few): a view is a function of its row, its gallery entry and LocalAI's upgrade check.
+   */
+  private async rowViews(snapshot: DirectorySnapshot, picks: ReadonlyMap<string, string>, byName: Map<string, GalleryEntry>, inputs: unknown[], validity: Validity): Promise<BackendView[]> {
+    const last = this.lastRowViews;
+    const reusable = last && Date.now() < last.until && last.inputs.every((input, i) => input === inputs[i]) ? last.byName : null;
+    if (reusable) validity.until = last!.until;
+    const made = snapshot.rows(picks).map((row): RowView | Promise<RowView> => {
+      const skip = snapshot.upgradeSkip(row.name);
+      const before = reusable?.get(row.name);
+      if (before && before.skip === skip && sameRow(before.row, row)) return { row, skip, view: before.view };
+      return this.view(row, snapshot, byName.get(row.name.toLowerCase()), [], validity).then((view) => ({ row, skip, view }));
+    });
+    // Only the views made again are awaited: a listing after one change does not wait on thousands of promises.
+    const making = made.flatMap((m, i) => (m instanceof Promise ? [m.then((rowView) => void (made[i] = rowView))] : []));
+    if (making.length > 0) await Promise.all(making);
+    const rowViews = made as RowView[];
+    this.lastRowViews = { inputs, until: validity.until, byName: new Map(rowViews.map((m) => [m.row.name, m])) };
+    return rowViews.map((m) => m.view);
   }
 
   /** What a cluster card counts, from the same views (made again only when something changed). */
@@ -270,6 +294,29 @@ export class Catalog {
     }
     return byBackend;
   }
+}
+
+interface RowView {
+  row: Row;
+  skip: string | null;
+  view: BackendView;
+}
+
+/**
+ * Rows that show the same: the same directory (its entry is the same object while the directory is unchanged), the same
+ * kept tree, the same notes.
+ */
+function sameRow(a: Row, b: Row): boolean {
+  return (
+    a.kind === b.kind &&
+    a.backend === b.backend &&
+    a.kept === b.kept &&
+    a.runs === b.runs &&
+    a.broken === b.broken &&
+    a.leftover?.restorable === b.leftover?.restorable &&
+    a.localai.length === b.localai.length &&
+    a.localai.every((note, i) => note === b.localai[i])
+  );
 }
 
 /** The names LocalAI listed a directory under besides its own: its alias, and a meta's own name. */
