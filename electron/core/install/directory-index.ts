@@ -13,18 +13,16 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PersistentMap } from '../persistent-map.ts';
 import type { KeptEntry, ListingFile } from './listing-file.ts';
+import { inSlices } from './slices.ts';
 
 /** The files of a directory a listing reads. */
 const WATCHED_FILES = new Set(['metadata.json', 'run.sh']);
 const BACKSTOP_MS = 60_000;
 /** How many versions back the index can say what changed; a listing older than that is made whole again. */
 const CHANGES_KEPT = 256;
-/** The longest the index holds the event loop with its blocking reads before it lets other work run. */
-const SLICE_MS = 4;
 
 /** Reads for one pass over many names, with blocking calls (the index makes them a slice at a time). */
 export interface DirectoryReader<T> {
@@ -360,15 +358,4 @@ export class DirectoryIndex<T extends object> {
 /** The entries a stamp vouches for, as the listing kept for the next run. */
 function* stamped<T>(entries: Map<string, Entry<T>>): Iterable<[string, KeptEntry<T>]> {
   for (const [name, { value, stamp }] of entries) if (stamp !== null) yield [name, { value, stamp }];
-}
-
-/** `work` on each item, in slices of blocking work, letting the event loop run between them. */
-export async function inSlices<I>(items: Iterable<I>, work: (item: I) => void): Promise<void> {
-  let until = performance.now() + SLICE_MS;
-  for (const item of items) {
-    work(item);
-    if (performance.now() < until) continue;
-    await nextTurn();
-    until = performance.now() + SLICE_MS;
-  }
 }

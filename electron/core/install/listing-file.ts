@@ -4,7 +4,7 @@
 // truth: missing, unreadable, or made for another directory or by another reader, it is ignored.
 import { readFileSync } from 'node:fs';
 import { warnWriteFailed, writeFileAtomic } from '../state-file.ts';
-import { inSlices } from './directory-index.ts';
+import { inSlices } from './slices.ts';
 
 /** A burst of changes (a first listing, a rollout) costs one write; a file some changes behind costs only their reads. */
 const SAVE_DELAY_MS = 10_000;
