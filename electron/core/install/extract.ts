@@ -66,7 +66,8 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       tally.add(size);
       expanded += size;
-      await writer.apply(header, body);
+      const applying = writer.apply(header, body);
+      if (applying) await applying;
     }
     await writer.finish();
     return { entries: tally.entries - entriesBefore, bytes: expanded };
