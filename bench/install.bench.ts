@@ -108,10 +108,9 @@ async function archive(root: string, payload: Payload): Promise<{ path: string; 
   return { path, sha256: await sha256Of(path), bytes: size };
 }
 
+/** Started as users start it: `hangar agent` chooses the agent's V8 flags. */
 async function startAgent(home: string, gallery: string) {
-  const child = spawn(process.execPath, ['dist/agent/cli.js', 'agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const child = spawn('bin/hangar.js', ['agent', '--home', home, '--gallery', gallery, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const line = (await once(createInterface({ input: child.stdout }), 'line'))[0] as string;
   const url = /listening on (\S+)/.exec(line)![1]!;
   const client = await connect({ home, node: url });
