@@ -37,7 +37,16 @@ export async function timed(action: () => unknown): Promise<number> {
 
 /** Runs a shell script to its end, failing on a non-zero exit; never blocks this process (it may be serving the script). */
 export async function shell(script: string): Promise<void> {
-  const child = spawn('sh', ['-c', script], { stdio: 'inherit' });
+  await run('sh', ['-c', script], script);
+}
+
+/** The same in bash, for process substitution; a pipeline fails when any of its commands does. */
+export async function bash(script: string): Promise<void> {
+  await run('bash', ['-o', 'pipefail', '-c', script], script);
+}
+
+async function run(command: string, args: string[], script: string): Promise<void> {
+  const child = spawn(command, args, { stdio: 'inherit' });
   const [code] = (await once(child, 'exit')) as [number | null];
   if (code !== 0) throw new Error(`${script} failed (${code})`);
 }

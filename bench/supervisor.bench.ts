@@ -1,6 +1,7 @@
 // Supervisor figures, measured with real backend processes on loopback:
 // - readiness_ms: the backend's port answers -> the supervisor marks it ready;
 // - stale_detect_ms: an out-of-band swap of the backend's directory -> the 'process' event saying 'stale';
+// - load_to_ready_ms: a model's load request to Health OK, spawn included, beside a bare spawn to Health OK;
 // - respawn_overhead_ms: a forced respawn to ready, minus a bare spawn to the first Health OK of the same backend;
 // - scan_ms_200: a full scan() with 200 live supervised processes.
 import { readdirSync } from 'node:fs';
@@ -13,6 +14,11 @@ import { median, type BenchFigure } from './figure.ts';
 import { bareSpawnToHealth } from './spawn-floor.ts';
 
 const RUNS = 15;
+/**
+ * What a load may add to a bare start. A latency, not a difference: a load starts from a shell forked ahead (the
+ * fork and the move into its cgroup paid before the request), so it can come in under a floor that forks.
+ */
+const LOAD_MARGIN_MS = 30;
 
 export default async function (): Promise<BenchFigure[]> {
   const home = makeHome();
@@ -47,11 +53,11 @@ export default async function (): Promise<BenchFigure[]> {
         note: `first rename of the swap -> 'process' event with cwd stale, median of ${RUNS}`,
       },
       {
-        name: 'load_to_ready_overhead_ms',
-        value: median(loads.load) - median(loads.floor),
+        name: 'load_to_ready_ms',
+        value: median(loads.load),
         unit: 'ms',
-        goal: 30,
-        note: `echo backend: load request -> Health OK ${median(loads.load).toFixed(1)} ms, floor (spawn -> its listening line -> one Health) ${median(loads.floor).toFixed(1)} ms, interleaved, median of ${RUNS}`,
+        goal: median(loads.floor) + LOAD_MARGIN_MS,
+        note: `echo backend: load request -> Health OK; floor (spawn -> its listening line -> one Health) ${median(loads.floor).toFixed(1)} ms, goal floor + ${LOAD_MARGIN_MS} ms; interleaved, median of ${RUNS}`,
       },
       {
         name: 'respawn_overhead_ms',

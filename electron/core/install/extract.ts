@@ -22,8 +22,11 @@ export interface ExtractStats {
   bytes: number;
 }
 
-/** Large inflate chunks: fewer chunks to pass along, and most small files arrive inside one. */
-const INFLATE_CHUNK = 1024 * 1024;
+/**
+ * Inflate chunks large enough that most small files arrive inside one, and small enough to be dropped young: with
+ * chunks of 1 MiB, the agent's heap went through full collections one after another while an install streamed.
+ */
+const INFLATE_CHUNK = 256 * 1024;
 
 /** Counts the bytes passing and lets `onCount` see the running total. */
 class ByteCounter extends Transform {
@@ -66,7 +69,8 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       tally.add(size);
       expanded += size;
-      await writer.apply(header, body);
+      const applying = writer.apply(header, body);
+      if (applying) await applying;
     }
     await writer.finish();
     return { entries: tally.entries - entriesBefore, bytes: expanded };

@@ -10,7 +10,8 @@ import { OwnTreeGuard } from './own-trees.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
-const READ_CHUNK = 1 << 20;
+/** As the inflate chunks (extract.ts): each read is dropped before the next scavenge. */
+const READ_CHUNK = 256 << 10;
 
 class LocalSource implements BackendSource {
   constructor(

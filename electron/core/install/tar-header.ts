@@ -38,6 +38,21 @@ function number(block: Buffer, start: number, length: number): number {
     for (let i = start + 1; i < start + length; i++) value = value * 256 + block[i]!;
     return value;
   }
+  return plainOctal(block, start, start + length) ?? spelledNumber(block, start, length);
+}
+
+/** The usual spelling, read without making a string (three fields of every entry): spaces, digits, then padding. */
+function plainOctal(block: Buffer, start: number, end: number): number | null {
+  let i = start;
+  while (i < end && block[i] === 0x20) i++;
+  let value = 0;
+  for (; i < end && block[i]! >= 0x30 && block[i]! <= 0x37; i++) value = value * 8 + (block[i]! - 0x30);
+  for (; i < end; i++) if (block[i] !== 0 && block[i] !== 0x20) return null;
+  return value;
+}
+
+/** Any other spelling: what is left once the padding is trimmed must be octal digits. */
+function spelledNumber(block: Buffer, start: number, length: number): number {
   const field = block.toString('latin1', start, start + length).replace(/[\0 ]+$/, '').trim();
   if (field === '') return 0;
   if (!/^[0-7]+$/.test(field)) throw corrupt(`a header field holds "${field}", not an octal number`);
@@ -49,6 +64,12 @@ export function isZeroBlock(block: Buffer): boolean {
   return true;
 }
 
+const USTAR = Buffer.from('ustar\0', 'latin1');
+
+function isPosixUstar(block: Buffer): boolean {
+  return block.compare(USTAR, 0, USTAR.length, 257, 263) === 0;
+}
+
 /** Throws on a header whose checksum does not match: what follows it cannot be trusted to be an archive. */
 export function decodeHeader(block: Buffer, offset: number): RawHeader {
   let sum = 8 * 0x20; // the checksum field counts as eight spaces
@@ -57,11 +78,11 @@ export function decodeHeader(block: Buffer, offset: number): RawHeader {
   if (sum !== number(block, 148, 8)) throw corrupt(`the header at byte ${offset} has a bad checksum`);
   let name = text(block, 0, 100);
   // Only POSIX ustar has a name prefix; GNU's "ustar  " keeps access and change times in the same place.
-  if (block.toString('latin1', 257, 263) === 'ustar\0') {
+  if (isPosixUstar(block)) {
     const prefix = text(block, 345, 155);
     if (prefix !== '') name = `${prefix}/${name}`;
   }
-  const typeflag = block.toString('latin1', 156, 157).replace('\0', '');
+  const typeflag = block[156] === 0 ? '' : String.fromCharCode(block[156]!);
   return { name, typeflag, linkname: text(block, 157, 100), size: number(block, 124, 12), mode: number(block, 100, 8) };
 }
 

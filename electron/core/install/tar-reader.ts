@@ -136,7 +136,7 @@ export async function* readTar(input: AsyncIterable<Buffer>, options: TarReadOpt
         size,
         mode: raw.mode,
       };
-      pax = new Map();
+      if (pax.size > 0) pax = new Map();
       longName = longLink = undefined;
 
       if (size <= options.wholeUpTo) {

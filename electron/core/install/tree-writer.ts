@@ -53,8 +53,11 @@ export class TreeWriter {
     private readonly whiteouts: boolean,
   ) {}
 
-  /** Applies one entry; `body` is its content (read for files only). */
-  async apply(header: EntryHeader, body: EntryBody): Promise<void> {
+  /**
+   * Applies one entry; `body` is its content (read for files only). A small file in a directory already known is
+   * written at once, with no promise: the promises of a tree of 50,000 small files took a sixth of the agent's user time.
+   */
+  apply(header: EntryHeader, body: EntryBody): void | Promise<void> {
     const rel = safeEntryPath(header.name);
     if (this.whiteouts && baseOf(rel).startsWith(WHITEOUT)) return this.whiteout(rel);
     if (rel === '') {
@@ -112,10 +115,20 @@ export class TreeWriter {
     }
   }
 
-  private async writeSmallFile(rel: string, mode: number, chunks: Buffer[]): Promise<void> {
-    await this.ensureParent(rel);
+  private writeSmallFile(rel: string, mode: number, chunks: Buffer[]): void | Promise<void> {
+    if (!this.realDirs.has(parentOf(rel))) return this.ensureParent(rel).then(() => this.writeSmallFile(rel, mode, chunks));
     const path = this.abs(rel);
-    const fd = await this.create(rel, async () => openSync(path, CREATE_NEW, mode));
+    let fd: number;
+    try {
+      fd = openSync(path, CREATE_NEW, mode);
+    } catch (err) {
+      if (errno(err) !== 'EEXIST') throw err;
+      return this.replace(rel).then(() => this.fillSmallFile(rel, mode, chunks, openSync(path, CREATE_NEW, mode)));
+    }
+    this.fillSmallFile(rel, mode, chunks, fd);
+  }
+
+  private fillSmallFile(rel: string, mode: number, chunks: Buffer[], fd: number): void {
     this.written.set(rel, 'file');
     try {
       if (umaskAlters(mode)) fchmodSync(fd, mode);
