@@ -278,18 +278,16 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
 function firstRound(awaited: Set<string>): Round {
   const started = Date.now();
   let quiet: NodeJS.Timeout | undefined;
-  let latest: NodeJS.Timeout | undefined;
   let over = false;
-  let finish = () => undefined as void;
-  const done = new Promise<void>((resolve) => {
-    finish = () => {
-      over = true;
-      clearTimeout(quiet);
-      clearTimeout(latest);
-      resolve();
-    };
-  });
-  latest = setTimeout(finish, ROUND_MAX_MS);
+  let end = () => undefined as void;
+  const done = new Promise<void>((resolve) => (end = resolve));
+  const finish = () => {
+    over = true;
+    clearTimeout(quiet);
+    clearTimeout(latest);
+    end();
+  };
+  const latest = setTimeout(finish, ROUND_MAX_MS);
   const settle = () => {
     clearTimeout(quiet);
     if (awaited.size === 0) quiet = setTimeout(finish, Math.max(ROUND_QUIET_MS, started + ROUND_MIN_MS - Date.now()));
