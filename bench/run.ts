@@ -24,7 +24,8 @@ const files = readdirSync('bench')
   .sort();
 
 const work = mkdtempSync(join(tmpdir(), 'hangar-bench-'));
-const figures: BenchFigure[] = [];
+const started = Date.now();
+const figures: (BenchFigure & { file: string })[] = [];
 const failed: string[] = [];
 try {
   for (const name of files) {
@@ -32,7 +33,7 @@ try {
     const result = join(work, `${name}.json`);
     const run = spawnSync(process.execPath, [...process.execArgv, 'bench/run.ts', '--one', name, result], { stdio: 'inherit' });
     // A bench that fails loses its own figures only; the run goes on, and ends saying so.
-    if (run.status === 0) figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]));
+    if (run.status === 0) figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]).map((f) => ({ ...f, file: name })));
     else failed.push(`${name} (${run.signal ?? `exit code ${run.status}`})`);
   }
 } finally {
@@ -48,7 +49,18 @@ const rows = figures.map((f) => ({
 }));
 console.table(rows);
 writeFileSync('bench-results.json', JSON.stringify(Object.fromEntries(figures.map((f) => [f.name, f])), null, 2) + '\n');
-console.log('wrote bench-results.json');
+// The same figures as a Markdown table, as the README shows a run.
+const minutes = Math.round((Date.now() - started) / 60_000);
+const cell = (text: string) => text.replaceAll('|', '\\|');
+const markdown = [
+  `${files.length} bench files, ${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${minutes} minutes`,
+  '',
+  '| figure | value | goal | met | what it measures, against what (file) |',
+  '| --- | --- | --- | --- | --- |',
+  ...figures.map((f) => `| \`${f.name}\` | ${+f.value.toPrecision(3)} ${f.unit} | ≤ ${+f.goal.toPrecision(3)} ${f.unit} | ${f.value <= f.goal ? 'yes' : '**missed**'} | ${cell(f.note ?? '')} (\`${f.file}\`) |`),
+];
+writeFileSync('bench-results.md', markdown.join('\n') + '\n');
+console.log('wrote bench-results.json and bench-results.md');
 if (failed.length > 0) {
   console.error(`bench: FAILED, no figures from: ${failed.join(', ')}`);
   process.exitCode = 1;
