@@ -15,7 +15,9 @@ import { Kvm } from '@nats-io/kv';
 import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { connect as connectAgent } from '../agent/connect.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign } from './signed.ts';
 import { seal } from './store/sealed.ts';
@@ -34,6 +36,8 @@ describe('what hostile input costs the cluster', () => {
   let nc: NatsConnection;
   let viewer: Agent;
   let beta: Agent;
+  /** A client on the viewer all along, as the app is: the cluster is watched through it. */
+  let watching: WireClient;
   let betaCard: Record<string, unknown>;
   let sequence = Date.now() * 1000;
 
@@ -64,6 +68,7 @@ describe('what hostile input costs the cluster', () => {
     await addTrust(join(root, 'viewer'), betaKey.publicKey, 'beta');
     viewer = await startAgent(join(root, 'viewer'), gallery, args('viewer', '23740-23749'));
     beta = await startAgent(join(root, 'beta'), gallery, args('beta', '23750-23759'));
+    watching = await connectAgent({ node: viewer.url, home: viewer.home });
     nc = await connect({ servers: nats.url.replace('nats://', '') });
     const caught = new Promise<Msg>((resolve) => nc.subscribe(presenceSubject(betaKey.id), { max: 1, callback: (_e, m) => resolve(m) }));
     betaCard = JSON.parse((await caught).string()) as Record<string, unknown>;
@@ -72,6 +77,7 @@ describe('what hostile input costs the cluster', () => {
   });
 
   after(async () => {
+    watching?.close();
     await nc?.close();
     for (const agent of [viewer, beta]) agent?.child.kill('SIGKILL');
     await nats.stop();

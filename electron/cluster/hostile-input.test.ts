@@ -1,6 +1,7 @@
 // Hostile NATS traffic against real agents on an open loopback server: a few thousand calls, cards and events that
 // are malformed, misshapen, forged, oversized, unsigned or replayed. Every one must be refused or dropped and
-// counted; no agent may crash or lose its link, and nothing a node keeps may change.
+// counted; no agent may crash or lose its link, and nothing a node keeps may change. The viewer is watched all along
+// (a client stays connected, as the app does), so cards and events reach it.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -9,7 +10,9 @@ import { connect, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/t
 import { after, before, describe, test } from 'node:test';
 import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { connect as connectAgent } from '../agent/connect.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
 import { sign, type SignedKind } from './signed.ts';
@@ -33,6 +36,7 @@ describe('the cluster against hostile NATS traffic', () => {
   let nc: NatsConnection;
   let outsider: ClusterIdentity;
   let viewer: Agent;
+  let watching: WireClient;
   let beta: Agent;
   let betaId: string;
   const stderr: string[] = [];
@@ -53,12 +57,14 @@ describe('the cluster against hostile NATS traffic', () => {
     viewer = await startAgent(join(root, 'viewer'), gallery, ['--cluster', nats.url, '--name', 'viewer', '--ports', '23720-23729', '--heartbeat', '300']);
     beta = await startAgent(join(root, 'beta'), gallery, ['--cluster', nats.url, '--name', 'beta', '--ports', '23730-23739', '--heartbeat', '300']);
     for (const agent of [viewer, beta]) agent.child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+    watching = await connectAgent({ node: viewer.url, home: viewer.home });
     betaId = (await until('beta online', async () => (await json<NodeCard[]>(viewer, 'nodes')).find((c) => c.name === 'beta' && c.status === 'online'), 3000)).id;
     nc = await connect({ servers: nats.url.replace('nats://', '') });
     outsider = await loadIdentity(join(root, 'outsider'));
   });
 
   after(async () => {
+    watching?.close();
     await nc?.close();
     for (const agent of [viewer, beta]) agent?.child.kill('SIGKILL');
     await nats.stop();

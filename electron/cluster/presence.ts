@@ -105,7 +105,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   async look(): Promise<void> {
     this.begin();
     this.linger();
-    await this.round?.done;
+    // Without the server no card can come: the table says so (`unknown`, no broker) at once.
+    if (this.linked) await this.round?.done;
   }
 
   get watching(): boolean {
@@ -260,8 +261,10 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     const now = Date.now();
     for (const seen of [...this.seen.values()]) {
       if (seen.heartbeat.id === this.options.selfId) continue;
-      // A member gets its full MISSED_HEARTBEATS from when this host could hear it again.
-      if (now - Math.max(seen.at, this.listeningSince) < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
+      // A member gets its full MISSED_HEARTBEATS from when this host could hear it again, but one asked for its card
+      // that did not answer within the round is silent since its last card.
+      const asked = !seen.heard && now - this.listeningSince >= ROUND_MAX_MS;
+      if (now - (asked ? seen.at : Math.max(seen.at, this.listeningSince)) < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
       const silentMs = now - seen.at;
       if (!this.isMember(seen.heartbeat)) {
         this.forget(seen.heartbeat.id);

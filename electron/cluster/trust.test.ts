@@ -9,7 +9,9 @@ import { connect, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/t
 import { after, before, describe, test } from 'node:test';
 import type { BackendView, ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { connect as connectAgent } from '../agent/connect.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign, type SignedKind } from './signed.ts';
 import { callSubject, eventsSubject, presenceSubject } from './subjects.ts';
@@ -23,6 +25,8 @@ describe('an outsider on the NATS server', () => {
   let nc: NatsConnection;
   let outsider: ClusterIdentity;
   const agents: Record<string, Agent> = {};
+  /** A client on the viewer all along, as the app is: the cluster is watched through it. */
+  let watching: WireClient;
   const ids: Record<string, string> = {};
 
   const status = (agent: Agent) => json<ClusterStatusView>(agent, 'cluster', 'status');
@@ -52,6 +56,7 @@ describe('an outsider on the NATS server', () => {
       if (name !== 'viewer') await addTrust(join(root, name), viewer.publicKey, 'viewer');
       agents[name] = await startAgent(join(root, name), gallery, ['--cluster', nats.url, '--name', name, '--ports', ports[name]!, '--heartbeat', '300', '--call-timeout', '1500']);
     }
+    watching = await connectAgent({ node: agents.viewer!.url, home: agents.viewer!.home });
     const cards = await until('alpha and beta online', async () => {
       const all = await json<NodeCard[]>(agents.viewer!, 'nodes');
       return all.filter((c) => c.status === 'online').length === 3 ? all : undefined;
@@ -63,6 +68,7 @@ describe('an outsider on the NATS server', () => {
   });
 
   after(async () => {
+    watching?.close();
     await nc?.close();
     for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
     await nats.stop();
