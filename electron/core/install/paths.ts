@@ -10,7 +10,7 @@ const HOST_FLAVOR: PathFlavor = process.platform === 'win32' ? 'windows' : 'posi
 const WINDOWS_FORBIDDEN = /[\\:*?"<>|]|[^ -\uffff]/;
 
 export function segmentsOf(path: string, flavor: PathFlavor = HOST_FLAVOR): string[] {
-  return path.split(flavor === 'windows' ? /[\\/]+/ : /\/+/).filter((s) => s !== '' && s !== '.');
+  return path.split(flavor === 'windows' ? /[\\/]/ : '/').filter((s) => s !== '' && s !== '.');
 }
 
 export function isAbsolutePath(path: string, flavor: PathFlavor = HOST_FLAVOR): boolean {

@@ -25,6 +25,8 @@ const MAX_META_ENTRY = 1024 * 1024;
 /** The bytes read and not yet taken, as the chunks they came in. */
 class ByteQueue {
   private chunks: Buffer[] = [];
+  /** Where the unread bytes of the first chunk start: taking from it moves this on rather than slicing it again. */
+  private head = 0;
   private length = 0;
   private total = 0;
   private ended = false;
@@ -33,6 +35,11 @@ class ByteQueue {
     private readonly source: AsyncIterator<Buffer>,
     private readonly options: TarReadOptions,
   ) {}
+
+  /** Whether `count` bytes are queued already: most entries of a tree of small files need no await at all. */
+  holds(count: number): boolean {
+    return this.length >= count;
+  }
 
   /** Reads until `count` bytes are queued; false if the input ends first. */
   async fill(count: number): Promise<boolean> {
@@ -58,14 +65,14 @@ class ByteQueue {
     const out: Buffer[] = [];
     while (count > 0) {
       const first = this.chunks[0]!;
-      if (first.length <= count) {
-        out.push(first);
-        this.chunks.shift();
-        count -= first.length;
-        this.length -= first.length;
+      const unread = first.length - this.head;
+      if (unread <= count) {
+        out.push(this.head === 0 ? first : first.subarray(this.head));
+        this.dropFirst();
+        count -= unread;
       } else {
-        out.push(first.subarray(0, count));
-        this.chunks[0] = first.subarray(count);
+        out.push(first.subarray(this.head, this.head + count));
+        this.head += count;
         this.length -= count;
         count = 0;
       }
@@ -73,22 +80,45 @@ class ByteQueue {
     return out;
   }
 
+  /** Drops `count` queued bytes (padding), making no slices of them. */
+  skip(count: number): void {
+    while (count > 0) {
+      const unread = this.chunks[0]!.length - this.head;
+      if (unread > count) {
+        this.head += count;
+        this.length -= count;
+        return;
+      }
+      this.dropFirst();
+      count -= unread;
+    }
+  }
+
   takeContiguous(count: number): Buffer {
-    const slices = this.take(count);
-    return slices.length === 1 ? slices[0]! : Buffer.concat(slices, count);
+    const first = this.chunks[0]!;
+    if (first.length - this.head < count) return Buffer.concat(this.take(count), count);
+    const out = first.subarray(this.head, this.head + count);
+    this.skip(count);
+    return out;
   }
 
   /** Takes what the first queued chunk holds, up to `max` bytes. */
   takeSome(max: number): Buffer {
-    return this.take(Math.min(max, this.chunks[0]!.length))[0]!;
+    return this.take(Math.min(max, this.chunks[0]!.length - this.head))[0]!;
+  }
+
+  private dropFirst(): void {
+    this.length -= this.chunks[0]!.length - this.head;
+    this.chunks.shift();
+    this.head = 0;
   }
 
   async drain(): Promise<void> {
     this.chunks = [];
-    this.length = 0;
+    this.head = this.length = 0;
     while (await this.fill(1)) {
       this.chunks = [];
-      this.length = 0;
+      this.head = this.length = 0;
     }
   }
 }
@@ -108,7 +138,7 @@ export async function* readTar(input: AsyncIterable<Buffer>, options: TarReadOpt
   let offset = 0;
   try {
     for (;;) {
-      if (!(await queue.fill(BLOCK))) throw new HangarError('bad-input', 'archive is truncated: it ends without an end-of-archive marker');
+      if (!queue.holds(BLOCK) && !(await queue.fill(BLOCK))) throw new HangarError('bad-input', 'archive is truncated: it ends without an end-of-archive marker');
       const block = queue.takeContiguous(BLOCK);
       if (isZeroBlock(block)) break;
       const raw = decodeHeader(block, offset);
@@ -120,7 +150,7 @@ export async function* readTar(input: AsyncIterable<Buffer>, options: TarReadOpt
         if (size > MAX_META_ENTRY) throw corrupt(`a ${raw.typeflag} header entry of ${size} bytes`);
         await queue.need(size + padding(size));
         const body = queue.takeContiguous(size);
-        queue.take(padding(size));
+        queue.skip(padding(size));
         if (raw.typeflag === 'x') pax = parsePax(body);
         else if (raw.typeflag === 'g') for (const [key, value] of parsePax(body)) globalPax.set(key, value);
         else if (raw.typeflag === 'L') longName = body.toString('utf8').replace(/\0+$/, '');
@@ -140,9 +170,9 @@ export async function* readTar(input: AsyncIterable<Buffer>, options: TarReadOpt
       longName = longLink = undefined;
 
       if (size <= options.wholeUpTo) {
-        await queue.need(size + padding(size));
+        if (!queue.holds(size + padding(size))) await queue.need(size + padding(size));
         const body = queue.take(size);
-        queue.take(padding(size));
+        queue.skip(padding(size));
         yield { header, body };
         continue;
       }
@@ -161,7 +191,7 @@ export async function* readTar(input: AsyncIterable<Buffer>, options: TarReadOpt
         left -= queue.takeSome(left).length;
       }
       await queue.need(padding(size));
-      queue.take(padding(size));
+      queue.skip(padding(size));
     }
     // The rest (a second zero block, a blocking factor's padding) is read too: a digest covers the whole input.
     await queue.drain();

@@ -2,7 +2,7 @@
 // It keeps a cache of directories known to be real (not symlinks) so the common case costs no extra syscalls.
 import { chmodSync, closeSync, constants, fchmodSync, mkdirSync, openSync, writevSync, type Stats } from 'node:fs';
 import { chmod, link, lstat, mkdir, open, readdir, rm, symlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import { checkLinksStayInside, checkLinkTarget, lstatOrNull } from './link-rules.ts';
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
@@ -48,10 +48,17 @@ export class TreeWriter {
   /** Symlinks this extraction created, by relative path, with their targets as written. */
   private readonly symlinks = new Map<string, string>();
 
+  private readonly root: string;
+  /** The root and a separator: what every path written starts with. */
+  private readonly prefix: string;
+
   constructor(
-    private readonly root: string,
+    root: string,
     private readonly whiteouts: boolean,
-  ) {}
+  ) {
+    this.root = resolve(root);
+    this.prefix = this.root.endsWith(sep) ? this.root : this.root + sep;
+  }
 
   /**
    * Applies one entry; `body` is its content (read for files only). A small file in a directory already known is
@@ -88,8 +95,10 @@ export class TreeWriter {
     await checkLinksStayInside(this.root, [...this.symlinks.keys()].filter((rel) => this.written.get(rel) === 'symlink'));
   }
 
+  /** `rel` is already plain (safeEntryPath): on POSIX it is appended as it is, not normalized again for every entry. */
   private abs(rel: string): string {
-    return rel === '' ? this.root : join(this.root, rel);
+    if (rel === '') return this.root;
+    return sep === '/' ? this.prefix + rel : join(this.root, rel);
   }
 
   private async writeFile(rel: string, mode: number, body: AsyncIterable<Buffer>): Promise<void> {
@@ -264,17 +273,11 @@ export class TreeWriter {
 
 /** Writes every chunk at once (one writev, no copy into one buffer), and again from where a short write stopped. */
 function writeAll(fd: number, chunks: Buffer[]): void {
-  let left = chunks.filter((c) => c.length > 0);
+  let left = chunks;
   while (left.length > 0) {
     let written = writevSync(fd, left);
-    const rest: Buffer[] = [];
-    for (const chunk of left) {
-      if (written >= chunk.length) written -= chunk.length;
-      else {
-        rest.push(chunk.subarray(written));
-        written = 0;
-      }
-    }
-    left = rest;
+    let done = 0;
+    while (done < left.length && written >= left[done]!.length) written -= left[done++]!.length;
+    left = done === left.length ? [] : [left[done]!.subarray(written), ...left.slice(done + 1)];
   }
 }
