@@ -8,6 +8,7 @@ import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
 import { untilReached, untilStored, type Patience } from './link-waits.ts';
 import { settleInFlight, startUpgrade, versionOn, waitReady } from './rollout-node.ts';
+import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './defaults.ts';
 import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
@@ -143,10 +144,14 @@ export class Rollouts {
     while (this.working.size > 0) await Promise.all(this.working);
   }
 
-  /** The link to the server went down or came back; back, every coordinator gets a fresh 3 heartbeats. */
+  /**
+   * The link to the server went down or came back. Back, every coordinator gets a fresh 3 heartbeats from when its own
+   * link may be back too: it tries to reconnect on its own clock, up to a wait and its jitter after this host did.
+   */
   setLinked(linked: boolean): void {
     this.linked = linked;
-    if (linked) for (const key of this.lastChange.keys()) this.lastChange.set(key, Date.now());
+    const from = Date.now() + RECONNECT_WAIT_MS + RECONNECT_JITTER_MS;
+    if (linked) for (const key of this.lastChange.keys()) this.lastChange.set(key, from);
   }
 
   close(): void {

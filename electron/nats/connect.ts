@@ -1,5 +1,6 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { readFile } from 'node:fs/promises';
+import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../cluster/defaults.ts';
 import { isLoopback } from '../core/net/loopback.ts';
 
 /** How a node reaches the cluster's NATS server. */
@@ -35,7 +36,8 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     servers: `${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port || 4222}`,
     name: options.name,
     maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
+    reconnectTimeWait: RECONNECT_WAIT_MS,
+    reconnectJitter: RECONNECT_JITTER_MS,
     // A server that refuses the credentials after a restart (its configuration changed) is asked again, not given up on.
     ignoreAuthErrorAbort: true,
     pingInterval: 10_000,
