@@ -1,7 +1,7 @@
 // Builds everything into dist/: the Electron main + preload, the agent/CLI, the starter backends
 // (self-contained: no node_modules beside them) and the renderer.
 import { build } from 'esbuild';
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { build as viteBuild } from 'vite';
 
@@ -9,11 +9,10 @@ const dist = 'dist';
 rmSync(dist, { recursive: true, force: true });
 
 const node = { platform: 'node', target: 'node20', bundle: true, sourcemap: true, logLevel: 'warning' };
-// What every client command loads is bundled in, so it starts without resolving and wrapping CommonJS packages
-// (a third of `hangar ps` was spent there); the rest stays in node_modules. ws's optional native helpers stay out.
-const cliBundled = ['commander', 'ws', 'env-paths'];
-const { dependencies } = JSON.parse(readFileSync('package.json', 'utf8'));
-const agentExternal = [...Object.keys(dependencies).filter((name) => !cliBundled.includes(name)), 'bufferutil', 'utf-8-validate'];
+// The agent and the CLI bundle their packages: loaded from node_modules, each is files to resolve and compile (execa
+// alone is a hundred), which slowed every start. gRPC stays out: a bundled CommonJS package imported lazily loses its
+// named exports, and it loads once, on an idle turn. ws's optional native helpers stay out.
+const agentExternal = ['@grpc/grpc-js', '@grpc/proto-loader', 'bufferutil', 'utf-8-validate'];
 
 await Promise.all([
   build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external',

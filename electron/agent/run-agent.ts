@@ -114,11 +114,13 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   // Serving already: what the app asks for first (its Backends view, then its gallery), then what the first load
   // needs, are made ready now, on idle turns, not when a user waits for them. The backends go first: their listing is
   // what a client (the app, `hangar ls`) waits on, and made after the gallery's views it would wait for those too.
+  // Loading gRPC blocks the agent for a few hundred ms: it waits until the calls of a client just connected are done.
   setImmediate(() =>
     void node
       .backends({ node: 'local' })
       .then(() => node.gallery({ node: 'local' }))
       .catch(() => undefined)
+      .then(() => server.quiet(WARM_UP_QUIET_MS))
       .then(() => warmUp())
       .catch(() => undefined),
   );
@@ -128,6 +130,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
 }
 
 const SHUTDOWN_LIMIT_MS = 30_000;
+/** Calls a client makes on connecting come back to back; this long without one, it has what it asked for. */
+const WARM_UP_QUIET_MS = 150;
 
 /** Runs one step of the shutdown; a failure is said on stderr and the shutdown goes on. */
 async function step(what: string, work: () => Promise<unknown>): Promise<boolean> {

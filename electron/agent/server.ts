@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { performance } from 'node:perf_hooks';
 import { hostname, networkInterfaces } from 'node:os';
 import { extname, join, normalize, sep } from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -25,6 +26,8 @@ export interface AgentServerOptions {
 
 export interface AgentServer {
   url: string;
+  /** Resolves once no call has arrived and no reply has gone for `ms`. */
+  quiet(ms: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -100,6 +103,8 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   };
   options.node.on('event', broadcast);
 
+  const calls = new CallActivity();
+
   // A peer that breaks the protocol (bad frame, oversized message, reset) costs only its own connection.
   wss.on('error', () => undefined);
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -117,7 +122,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
           return;
         }
         if (onThisMachine(req.socket.remoteAddress)) uncompressed.add(ws);
-        serveSocket(ws, options.node, viewers);
+        serveSocket(ws, options.node, viewers, calls);
       });
     } catch {
       socket.destroy();
@@ -137,6 +142,7 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Age
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
     url: `http://${host}:${address.port}`,
+    quiet: (ms) => calls.quiet(ms),
     close: () =>
       new Promise<void>((resolve) => {
         options.node.off('event', broadcast);
@@ -161,7 +167,27 @@ function isWebSocketPath(req: IncomingMessage): boolean {
   }
 }
 
-function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: Set<WebSocket>): void {
+/** When the last call arrived or was answered, so work nobody waits for can keep out of the way of calls. */
+class CallActivity {
+  private last = performance.now();
+
+  seen(): void {
+    this.last = performance.now();
+  }
+
+  quiet(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const left = this.last + ms - performance.now();
+        if (left <= 0) resolve();
+        else setTimeout(check, left).unref();
+      };
+      check();
+    });
+  }
+}
+
+function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: Set<WebSocket>, calls: CallActivity): void {
   viewers.add(ws);
   // A peer sees the cluster's events as they come, so the cluster is watched while it is connected.
   const unwatch = node.watch();
@@ -171,8 +197,12 @@ function serveSocket(ws: WebSocket, node: AgentServerOptions['node'], viewers: S
   });
   ws.on('message', (data, isBinary) => {
     if (isBinary) return ws.close(CLOSE_UNSUPPORTED, 'text frames only');
+    calls.seen();
     dispatch(node, data.toString())
-      .then((response) => sendText(ws, responseData(response)))
+      .then((response) => {
+        calls.seen();
+        sendText(ws, responseData(response));
+      })
       .catch(() => ws.terminate());
   });
 }
