@@ -11,6 +11,7 @@ import { existsSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 
 import { mkdir, watch } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { readKernelFile } from './kernel-file.ts';
 
 const SUBTREE = 'hangar';
 /** How long a release waits for a killed cgroup's processes to be gone before it leaves the empty-to-be cgroup. */
@@ -122,7 +123,7 @@ export class Cgroups {
 export function members(path: string | null): number[] {
   if (!path) return [];
   try {
-    return readFileSync(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    return readKernelFile(join(path, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
   }
@@ -131,7 +132,7 @@ export function members(path: string | null): number[] {
 /** The cgroup (v2) path of a process, relative to the hierarchy's root, or null. */
 export function cgroupOf(pid: number | 'self'): string | null {
   try {
-    const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'));
+    const line = readKernelFile(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'));
     return line ? line.slice(3) : null;
   } catch {
     return null;
@@ -210,7 +211,7 @@ function unescape(field: string): string {
 async function untilEmpty(path: string, ms: number): Promise<void> {
   const populated = () => {
     try {
-      return /^populated 1$/m.test(readFileSync(join(path, 'cgroup.events'), 'utf8'));
+      return /^populated 1$/m.test(readKernelFile(join(path, 'cgroup.events'), 'utf8'));
     } catch {
       return false;
     }

@@ -1,6 +1,6 @@
 // Directory and process identity: what "the same directory" and "the same process" mean to the supervisor.
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { readKernelFile } from './kernel-file.ts';
 
 /** A directory's identity: the path it was seen at plus its device and inode (bigint: exact on every filesystem). */
 export interface DirIdentity {
@@ -47,7 +47,7 @@ export interface ProcStat {
 export function procStat(pid: number): ProcStat | null {
   let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    text = readKernelFile(`/proc/${pid}/stat`);
   } catch {
     return null;
   }

@@ -3,9 +3,10 @@
 // BEFORE any signal: a signalled parent's orphans are re-parented and no walk can find them afterwards.
 // Every signal goes to a process only while it is still the one recorded (pid + start time): a pid the OS gave to
 // an unrelated process meanwhile is never signalled, nor the group or session that pid would name.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { members } from './cgroups.ts';
 import { isSameProcess, ownership, parseStat, type ProcStat } from './identity.ts';
+import { readKernelFile } from './kernel-file.ts';
 
 /** A backend process as recorded at its spawn: the leader of its process group and session, and its cgroup. */
 export interface Leader {
@@ -81,7 +82,7 @@ function readTable(): Map<number, ProcStat> {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
     try {
-      const stat = parseStat(readFileSync(`/proc/${pid}/stat`, 'latin1'));
+      const stat = parseStat(readKernelFile(`/proc/${pid}/stat`));
       if (stat) table.set(pid, stat);
     } catch {
       // exited meanwhile

@@ -2,11 +2,12 @@
 // (including ` (deleted)` and backup names) and by the cwd's identity. Blocking calls on purpose: /proc is served
 // from memory, and a readlink and a stat take microseconds, far less than as many promises. A full scan yields to
 // the event loop every SCAN_SLICE processes, so a machine with thousands of them never stalls the host.
-import { readFileSync, readdirSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
+import { readdirSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { join, sep } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import type { CwdStatus, ScanEntry } from '../../../shared/index.ts';
 import type { DirIdentity } from './identity.ts';
+import { readKernelFile } from './kernel-file.ts';
 
 const DELETED = ' (deleted)';
 /** Names LocalAI (and Hangar 0.1) give a backend's directory beside the live one while it is not live. */
@@ -104,7 +105,7 @@ export function readCwd(pid: number): ScanDirectory | null {
 /** The process's command line, arguments joined by spaces ('' when unreadable). */
 export function readCommand(pid: number): string {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    return readKernelFile(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
   } catch {
     return '';
   }

@@ -1,7 +1,7 @@
 // CPU and memory of one process from /proc/PID/stat (utime + stime, fields 14-15) and /proc/PID/statm (resident
 // pages), as `ps`/`top` read them. CPU is the share of one core since the previous sample of the same process.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readKernelFile } from './kernel-file.ts';
 
 export interface Usage {
   cpu: number | null;
@@ -25,9 +25,9 @@ const UNKNOWN: Usage = { cpu: null, rss: null };
 /** When a process this host did not start began (its start time since boot, field 22, plus the boot time). */
 export function processStartedAt(pid: number): string | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const stat = readKernelFile(`/proc/${pid}/stat`);
     const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]);
-    const boot = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'latin1'))?.[1]);
+    const boot = Number(/^btime (\d+)$/m.exec(readKernelFile('/proc/stat'))?.[1]);
     const at = boot * 1000 + (ticks / system().ticks) * 1000;
     return Number.isFinite(at) ? new Date(at).toISOString() : null;
   } catch {
@@ -45,8 +45,8 @@ export class UsageSampler {
     let stat: string;
     let statm: string;
     try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      statm = readFileSync(`/proc/${pid}/statm`, 'latin1');
+      stat = readKernelFile(`/proc/${pid}/stat`);
+      statm = readKernelFile(`/proc/${pid}/statm`);
     } catch {
       this.previous.delete(pid);
       return UNKNOWN;
