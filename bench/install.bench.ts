@@ -117,6 +117,7 @@ async function startAgent(home: string, gallery: string) {
   const client = await connect({ home, node: url });
   return {
     client,
+    home,
     async stop() {
       client.close();
       child.kill('SIGTERM');
@@ -151,8 +152,9 @@ async function installsVsTar(root: string): Promise<BenchFigure[]> {
       const ours: number[] = [];
       const floor: number[] = [];
       for (let run = 0; run < RUNS; run++) {
-        const out = join(root, `tar-${payload.name}-${run}`);
-        await mkdir(out);
+        // Beside the agent's backends directory: new files there get inodes from the same part of the disk.
+        const out = join(agent.home, 'floor', `${payload.name}-${run}`);
+        await mkdir(out, { recursive: true });
         const measureFloor = () => floor.push(timedSync(() => oneTarPass(path, out, sha256)));
         const measureOurs = async () => void ours.push(await timedInstall(agent.client, `${payload.name}-${run}`));
         await inTurns(run, [measureFloor, measureOurs]);
