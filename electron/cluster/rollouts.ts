@@ -236,8 +236,9 @@ export class Rollouts {
       // A node this rollout was upgrading when it was interrupted may be there already: its doing.
       if (there) return await this.mark(run, step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
       step.to = rollout.version ?? backend.availableVersion;
-      // Written before the node is touched: a viewer that resumes it knows this node may have moved.
-      await this.mark(run, step, 'upgrading', null);
+      // Written, and waited for, before the node is touched: a viewer that resumes it knows this node may have moved.
+      // One write: a mark would start its own behind this one, each heard and checked by every member.
+      Object.assign(step, { step: 'upgrading', reason: null });
       await this.save(run);
       // A LocalAI worker's upgrade starts no process again: its frontend does, on each model's next request.
       const models = member.kind === 'localai-worker' ? [] : backend.processes.map((p) => p.model);
