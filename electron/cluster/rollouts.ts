@@ -45,6 +45,7 @@ interface Run {
   dirty: boolean;
   /** The writes under way, or null. */
   writing: Promise<void> | null;
+  /** Writes the record a heartbeat after its last write: a step's write counts as one. */
   lease: NodeJS.Timeout;
 }
 
@@ -306,7 +307,9 @@ export class Rollouts {
   /**
    * Writes the run's record at the revision this host last wrote, one write at a time, the newest record each time
    * (changes made meanwhile go in one write). A revision that moved on means another viewer took the rollout over,
-   * and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat.
+   * and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat. Each
+   * write puts the lease's next one a heartbeat later: the record is still never silent longer than a heartbeat and
+   * a write, with no write that says nothing new while steps keep it changing.
    */
   private save(run: Run): Promise<void> {
     run.dirty = true;
@@ -317,6 +320,7 @@ export class Rollouts {
         try {
           run.revision = await this.options.records.update(record.rollout.id, structuredClone(record), run.revision);
           run.record.beat = record.beat;
+          run.lease.refresh();
         } catch (error) {
           if (error instanceof RecordConflict) run.lost = true;
           else run.dirty = true;
