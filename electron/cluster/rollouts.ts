@@ -314,6 +314,8 @@ export class Rollouts {
   private save(run: Run): Promise<void> {
     run.dirty = true;
     run.writing ??= (async () => {
+      // What changes in the same turn (the last step's outcome and the rollout's end) goes in one write.
+      await new Promise(setImmediate);
       while (run.dirty && !run.lost) {
         run.dirty = false;
         const record = { ...run.record, beat: run.record.beat + 1 };
