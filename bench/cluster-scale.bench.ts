@@ -31,6 +31,8 @@ const MATRIX_RUNS = 20;
 const CLI_RUNS = 7;
 const TRAFFIC_WINDOWS = 5;
 const TRAFFIC_WINDOW_MS = 4_000;
+/** How often a rollout followed by its events is also looked at, as the CLI does. */
+const ROLLOUT_LOOK_MS = 2_000;
 
 async function members(client: WireClient, count: number): Promise<NodeCard[]> {
   for (;;) {
@@ -136,11 +138,33 @@ async function presenceTraffic(monitor: string, agents: Agent[]): Promise<{ node
   }
 }
 
-async function waitRollout(client: WireClient, started: RolloutView): Promise<RolloutView> {
-  for (;;) {
-    const found = (await client.rollouts({ node: 'local' })).find((r) => r.id === started.id);
-    if (found?.finishedAt) return found;
-    await new Promise((r) => setTimeout(r, 20));
+/**
+ * The rollout `start` begins, followed to its end as `hangar upgrade --on` follows it: by its events, with a slow look
+ * at the record behind them (as the upgrades by hand are waited for by their jobs' events, not asked after).
+ */
+async function rolledOut(client: WireClient, start: () => Promise<RolloutView>): Promise<RolloutView> {
+  const ended = new Map<string, RolloutView>();
+  let wake = () => {};
+  const off = client.onEvent((e) => {
+    if (e.type !== 'rollout' || e.rollout.finishedAt === null) return;
+    ended.set(e.rollout.id, e.rollout);
+    wake();
+  });
+  try {
+    const { id } = await start();
+    for (;;) {
+      const done = ended.get(id) ?? (await client.rollouts({ node: 'local' })).find((r) => r.id === id && r.finishedAt !== null);
+      if (done) return done;
+      await new Promise<void>((resolve) => {
+        const look = setTimeout(resolve, ROLLOUT_LOOK_MS);
+        wake = () => {
+          clearTimeout(look);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    off();
   }
 }
 
@@ -185,7 +209,7 @@ async function rolloutRatio(root: string, nats: string, agents: Agent[]): Promis
     const rolling = async () => {
       await publishNext();
       const start = performance.now();
-      const finished = await waitRollout(client, await client.rollout({ node: 'local', name: 'echo', on: 'label:ring=rollout' }));
+      const finished = await rolledOut(client, () => client.rollout({ node: 'local', name: 'echo', on: 'label:ring=rollout' }));
       rollouts.push(performance.now() - start);
       if (finished.nodes.length !== 3 || finished.nodes.some((n) => n.step !== 'upgraded')) throw new Error(`rollout: ${JSON.stringify(finished.nodes)}`);
     };

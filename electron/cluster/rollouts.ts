@@ -45,6 +45,7 @@ interface Run {
   dirty: boolean;
   /** The writes under way, or null. */
   writing: Promise<void> | null;
+  /** Writes the record a heartbeat after its last write: a step's write counts as one. */
   lease: NodeJS.Timeout;
 }
 
@@ -236,8 +237,9 @@ export class Rollouts {
       // A node this rollout was upgrading when it was interrupted may be there already: its doing.
       if (there) return await this.mark(run, step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
       step.to = rollout.version ?? backend.availableVersion;
-      // Written before the node is touched: a viewer that resumes it knows this node may have moved.
-      await this.mark(run, step, 'upgrading', null);
+      // Written, and waited for, before the node is touched: a viewer that resumes it knows this node may have moved.
+      // One write: a mark would start its own behind this one, each heard and checked by every member.
+      Object.assign(step, { step: 'upgrading', reason: null });
       await this.save(run);
       // A LocalAI worker's upgrade starts no process again: its frontend does, on each model's next request.
       const models = member.kind === 'localai-worker' ? [] : backend.processes.map((p) => p.model);
@@ -305,17 +307,22 @@ export class Rollouts {
   /**
    * Writes the run's record at the revision this host last wrote, one write at a time, the newest record each time
    * (changes made meanwhile go in one write). A revision that moved on means another viewer took the rollout over,
-   * and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat.
+   * and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat. Each
+   * write puts the lease's next one a heartbeat later: the record is still never silent longer than a heartbeat and
+   * a write, with no write that says nothing new while steps keep it changing.
    */
   private save(run: Run): Promise<void> {
     run.dirty = true;
     run.writing ??= (async () => {
+      // What changes in the same turn (the last step's outcome and the rollout's end) goes in one write.
+      await new Promise(setImmediate);
       while (run.dirty && !run.lost) {
         run.dirty = false;
         const record = { ...run.record, beat: run.record.beat + 1 };
         try {
           run.revision = await this.options.records.update(record.rollout.id, structuredClone(record), run.revision);
           run.record.beat = record.beat;
+          run.lease.refresh();
         } catch (error) {
           if (error instanceof RecordConflict) run.lost = true;
           else run.dirty = true;
