@@ -153,7 +153,9 @@ async function rolledOut(client: WireClient, start: () => Promise<RolloutView>):
   try {
     const { id } = await start();
     for (;;) {
-      const done = ended.get(id) ?? (await client.rollouts({ node: 'local' })).find((r) => r.id === id && r.finishedAt !== null);
+      const looked = ended.has(id) ? undefined : (await client.rollouts({ node: 'local' })).find((r) => r.id === id && r.finishedAt !== null);
+      // Its end may have been told while the record was asked for: looked at again before waiting for the next.
+      const done = ended.get(id) ?? looked;
       if (done) return done;
       await new Promise<void>((resolve) => {
         const look = setTimeout(resolve, ROLLOUT_LOOK_MS);
