@@ -1,8 +1,39 @@
 import js from '@eslint/js';
+import boundaries from 'eslint-plugin-boundaries';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const electronOnlyHere = ['electron/main.ts', 'electron/preload.ts', 'electron/ipc.ts'];
+
+/**
+ * The layers, lowest first: a layer may import itself and any layer before it, never one after it, and the layers that
+ * share a row never import each other (the cluster's code and LocalAI's meet only in fleet/). The renderer sees the
+ * contract alone.
+ */
+const LAYERS = [
+  ['shared'],
+  ['backends'],
+  ['core'],
+  ['nats'],
+  ['cluster', 'localai'],
+  ['fleet'],
+  ['agent', 'shell'],
+  ['app'],
+];
+const ELEMENTS = [
+  { type: 'shared', pattern: 'shared' },
+  { type: 'backends', pattern: 'backends' },
+  ...['core', 'nats', 'cluster', 'localai', 'fleet', 'agent', 'shell'].map((type) => ({ type, pattern: `electron/${type}` })),
+  { type: 'renderer', pattern: 'renderer' },
+  // What is left in electron/ (main.ts, preload.ts, ipc.ts): the desktop app that composes the rest.
+  { type: 'app', pattern: 'electron' },
+];
+const below = (row) => LAYERS.slice(0, row).flat();
+const allow = (type, to) => ({ from: { element: { type } }, allow: { to: { element: { types: { anyOf: to } } } } });
+const layerPolicies = [
+  ...LAYERS.flatMap((types, row) => types.map((type) => allow(type, [type, ...below(row)]))),
+  allow('renderer', ['renderer', 'shared']),
+];
 
 export default tseslint.config(
   { ignores: ['dist/', 'release/', 'artifacts/', 'test-results/', 'node_modules/'] },
@@ -19,4 +50,12 @@ export default tseslint.config(
     },
   },
   { files: electronOnlyHere, rules: { 'no-restricted-imports': 'off' } },
+  {
+    // Sources only: tests, the stand-ins they run and the benches reach across layers to set a scene.
+    files: ['shared/**/*.ts', 'backends/**/*.ts', 'electron/**/*.ts', 'renderer/**/*.{ts,tsx}'],
+    ignores: ['**/*.test.ts', '**/testing/**', '**/testdata/**', '**/test-*.ts'],
+    plugins: { boundaries },
+    settings: { 'boundaries/elements': ELEMENTS, 'boundaries/include': ['shared/**', 'backends/**', 'electron/**', 'renderer/**'] },
+    rules: { 'boundaries/dependencies': ['error', { default: 'disallow', policies: layerPolicies }] },
+  },
 );

@@ -2,6 +2,3 @@
 export const DEFAULT_HEARTBEAT_MS = 2000;
 /** How long a call to another node may take before it counts as unanswered. */
 export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
-/** How long the NATS client waits before each try to reconnect, and the most it adds at random to spread them. */
-export const RECONNECT_WAIT_MS = 500;
-export const RECONNECT_JITTER_MS = 100;

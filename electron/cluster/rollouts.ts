@@ -8,7 +8,7 @@ import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
 import { untilReached, untilStored, type Patience } from './link-waits.ts';
 import { settleInFlight, startUpgrade, versionOn, waitReady } from './rollout-node.ts';
-import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './defaults.ts';
+import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../nats/reconnect.ts';
 import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';

@@ -1,13 +1,11 @@
-// The core's import graph, read from the sources: no cycle, no part reaching back up to the file that composes it
-// (supervisor/ to supervisor.ts, node/ to node.ts), and nothing in the core reaching a host (agent, cluster, shell,
-// Electron's main, preload or ipc).
+// The core's import graph, read from the sources: no cycle, and no part reaching back up to the file that composes it
+// (supervisor/ to supervisor.ts, node/ to node.ts). Which layer may import which is ESLint's rule (eslint.config.js).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 
 const core = import.meta.dirname;
-const electron = dirname(core);
 const IMPORT = /(?:import|export)\s[^'"]*?from\s*'([^']+)'|import\('([^']+)'\)/g;
 
 function* sources(dir: string): Generator<string> {
@@ -30,14 +28,6 @@ function graph(): Map<string, string[]> {
 }
 
 const name = (file: string) => relative(core, file);
-
-test('the core imports no host: not the agent, the cluster, the shell, nor Electron', () => {
-  const hosts = ['agent', 'cluster', 'shell', 'main.ts', 'preload.ts', 'ipc.ts'].map((h) => join(electron, h));
-  for (const [file, imports] of graph()) {
-    for (const target of imports) assert.ok(!hosts.some((h) => target === h || target.startsWith(`${h}/`)), `${name(file)} imports ${relative(electron, target)}`);
-    assert.doesNotMatch(readFileSync(file, 'utf8'), /from ["']electron["']/, `${name(file)} imports electron`);
-  }
-});
 
 test('no part imports the file that composes it', () => {
   const rules = [

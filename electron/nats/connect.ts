@@ -1,7 +1,7 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { readFile } from 'node:fs/promises';
-import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../cluster/defaults.ts';
 import { isLoopback } from '../core/net/loopback.ts';
+import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
 
 /** How a node reaches the cluster's NATS server. */
 export interface ClusterConnectOptions {
