@@ -18,7 +18,7 @@ import { buildMetadata, metaMetadata, writeLocalAiDir, type RunShKind } from './
 import { echoSource, runJob, startTestNode, tempDir, writeGallery, type TestNode } from './testing/fixtures.ts';
 
 const local = 'local';
-const fixture = fileURLToPath(new URL('../../../bench/fixtures/localai-backend-index.yaml', import.meta.url));
+const fixture = fileURLToPath(new URL('../../bench/fixtures/localai-backend-index.yaml', import.meta.url));
 const CAPABILITIES = [
   'default', 'nvidia', 'nvidia-cuda-12', 'nvidia-cuda-13', 'nvidia-l4t', 'nvidia-l4t-cuda-12', 'nvidia-l4t-cuda-13',
   'amd', 'intel', 'vulkan', 'metal', 'darwin-x86', 'disable',

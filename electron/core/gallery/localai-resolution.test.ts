@@ -10,7 +10,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import { Galleries } from './galleries.ts';
 import { isEntryCompatible } from './meta.ts';
 
-const fixture = fileURLToPath(new URL('../../../../bench/fixtures/localai-backend-index.yaml', import.meta.url));
+const fixture = fileURLToPath(new URL('../../../bench/fixtures/localai-backend-index.yaml', import.meta.url));
 const galleries = new Galleries({ specs: [{ name: 'localai', location: fixture }] });
 after(() => galleries.close());
 

@@ -6,7 +6,7 @@ import { detectCapability } from './capability.ts';
 import { isMeta, resolveMetaKey } from './meta.ts';
 import { parseGalleryIndex } from './parse.ts';
 
-const fixturePath = new URL('../../../../bench/fixtures/localai-backend-index.yaml', import.meta.url);
+const fixturePath = new URL('../../../bench/fixtures/localai-backend-index.yaml', import.meta.url);
 const source = { gallery: 'localai', baseDir: '/srv/gallery', baseUrl: null };
 const fixtureText = readFileSync(fixturePath, 'utf8');
 const fixture = parseGalleryIndex(fixtureText, source);
