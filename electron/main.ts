@@ -18,9 +18,8 @@ import {
 import { LOCAL_NODE } from '../shared/api.ts';
 import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
-import { startHost, storedClusterSettings, type Host, type JoinOptions } from './fleet/index.ts';
-import { LocalNode } from './core/node.ts';
-import { LocalAiServer } from './localai/server/link.ts';
+import type { LocalNode } from './core/node.ts';
+import { startHost, startNode, storedClusterSettings, type Host, type JoinOptions } from './fleet/start.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
@@ -81,10 +80,8 @@ async function start(): Promise<void> {
   protocol.handle(APP_SCHEME, serveRenderer);
 
   // Settings → LocalAI server links one at once, kept in the home's state.
-  const localaiServer = new LocalAiServer({ stateDir: join(userData, 'state'), fixed: null });
-  const node = new LocalNode({
+  const { node, localaiServer, recovered } = await startNode({
     home: userData,
-    coRunner: localaiServer,
     ...(desktop.cluster && { name: clusterOf(desktop)!.name }),
     starterGallery,
     // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
@@ -92,7 +89,7 @@ async function start(): Promise<void> {
     // Chromium's network stack: system proxy settings and certificate store.
     fetch: ((input, init) => net.fetch(input instanceof URL ? input.href : input, init)) as typeof fetch,
   });
-  for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
+  for (const line of recovered) console.log(`hangar: recovered: ${line}`);
 
   const joining = clusterOf(desktop);
   const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer }).catch((error: unknown) => {

@@ -6,11 +6,6 @@ import type { NodeCard, NodeKind } from './types.ts';
 /** What a LocalAI worker's actions need that its protocol does not give: Hangar on its machine. */
 export const NEEDS_HANGAR_AGENT = 'run a Hangar agent beside this worker to get them';
 
-/** The node methods a LocalAI worker answers: listing, install, upgrade, delete, stopping and unloading models. */
-export const WORKER_METHODS: ReadonlySet<NodeMethod> = new Set<NodeMethod>([
-  'info', 'gallery', 'backends', 'processes', 'jobs', 'install', 'upgrade', 'installVersion', 'upgradeAll', 'delete', 'waitJob', 'stop', 'unload',
-]);
-
 /** What each method that needs Hangar on the machine is, in words, for its refusal. */
 const NEEDS_AGENT_WHAT: Partial<Record<NodeMethod, string>> = {
   rollback: 'Rollback',
@@ -29,13 +24,23 @@ const NEEDS_AGENT_WHAT: Partial<Record<NodeMethod, string>> = {
   resources: "Reading the machine's resources",
 };
 
-/** Why `method` is off on a LocalAI worker, or null when the worker answers it. */
-export function workerRefusal(method: NodeMethod): string | null {
-  if (WORKER_METHODS.has(method)) return null;
+/** Why `method`, which a LocalAI worker does not answer (it is not in its card's `can`), is off there. */
+export function workerRefusal(method: NodeMethod): string {
   if (method === 'cancelJob') return "LocalAI's worker protocol cannot cancel an install once it is sent";
   // Draining is LocalAI's own (its registry decides where requests go), and Hangar never writes to it.
   if (method === 'drain') return "A LocalAI worker is drained in LocalAI: its frontend's admin pages (Hangar never changes LocalAI's registry)";
   return `${NEEDS_AGENT_WHAT[method] ?? 'This'} needs Hangar on the worker's machine: ${NEEDS_HANGAR_AGENT}`;
+}
+
+/** Whether the node `card` describes answers `method`. */
+export function canDo(card: Pick<NodeCard, 'can'>, method: NodeMethod): boolean {
+  return !card.can || card.can.includes(method);
+}
+
+/** Why `method` is off on the node `card` describes, or null when the node answers it. */
+export function refusalOf(card: Pick<NodeCard, 'can' | 'kind' | 'name'> | null | undefined, method: NodeMethod): string | null {
+  if (!card || canDo(card, method)) return null;
+  return nodeKind(card) === 'localai-worker' ? workerRefusal(method) : `${card.name} does not answer ${method}`;
 }
 
 export function nodeKind(card: Pick<NodeCard, 'kind'> | null | undefined): NodeKind {

@@ -1,6 +1,8 @@
 // DTOs that cross every transport (Electron IPC, WebSocket). Plain JSON only: no bigint, no Date.
 
 export type CwdStatus = 'ok' | 'stale' | 'unknown';
+import type { NodeMethod } from './api.ts';
+
 /**
  * starting: spawned, not answering Health yet. loading: LoadModel under way. ready: answers Health (and, when a model
  * was loaded, Status says so). unresponsive: stopped answering Health. stale: its directory was replaced. stopping: on
@@ -442,6 +444,8 @@ export interface NodeCard {
   resources: NodeResources | null;
   /** What the node is; absent: a Hangar node. */
   kind?: NodeKind;
+  /** The node methods it answers; absent: every one (a Hangar node). The UI and the CLI turn the rest off. */
+  can?: NodeMethod[];
   /** Set on a LocalAI worker: what LocalAI's frontend says of it. */
   localai?: LocalAiWorkerView;
   /** Set on a Hangar node that shares its machine and backends directory with a LocalAI worker: that worker's id. */

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { LocalAiJoinRequest, LocalAiServerRequest } from '../../shared/api.ts';
-import type { LocalAiHostOptions } from '../fleet/index.ts';
+import type { LocalAiHostOptions } from '../fleet/start.ts';
 
 export interface LocalAiCommandOptions {
   localaiUrl?: string;

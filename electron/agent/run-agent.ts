@@ -1,10 +1,7 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { parseSize } from '../core/install/limits.ts';
 import type { TransferLimits } from '../core/net/guarded-fetch.ts';
-import { startHost, type Host, type JoinOptions, type LocalAiHostOptions } from '../fleet/index.ts';
-import { LocalNode } from '../core/node.ts';
-import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/link.ts';
+import { startHost, startNode, type Host, type JoinOptions, type LocalAiHostOptions, type NodeSetup } from '../fleet/start.ts';
 import { warmUp } from '../core/supervisor/index.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
@@ -28,7 +25,7 @@ export interface AgentOptions {
   /** The LocalAI cluster whose workers it manages. */
   localai?: LocalAiHostOptions | undefined;
   /** The LocalAI server beside its node. */
-  localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs'> | undefined;
+  localaiServer?: NodeSetup['localaiServer'];
   restoreBackends?: boolean;
   /** Fixes the node's labels for this run (--label KEY=VALUE). */
   labels?: Record<string, string> | undefined;
@@ -47,9 +44,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   process.on('warning', (warning) => process.stderr.write(`hangar: warning: ${warning.message}\n`));
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.map(gallerySpec);
-  const localaiServer = new LocalAiServer({ stateDir: join(options.home, 'state'), fixed: null, ...options.localaiServer });
   // What the command line gives is fixed for this run; the rest comes from the node's settings.
-  const node = new LocalNode({
+  const { node, localaiServer, recovered } = await startNode({
     home: options.home,
     ...(options.cluster && { name: options.cluster.name }),
     ...(galleries.length > 0 && { galleries }),
@@ -66,9 +62,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
       ...(ports !== undefined && { portRange: ports }),
       ...(options.startTimeout !== undefined && { startTimeoutMs: startTimeout(options.startTimeout) }),
     },
-    coRunner: localaiServer,
+    localaiServer: options.localaiServer,
   });
-  for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
+  for (const line of recovered) process.stderr.write(`hangar: recovered: ${line}\n`);
   const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster, localai: options.localai, localaiServer }).catch(async (error: unknown) => {
     await node.close({ stopBackends: false });
     throw error;

@@ -13,7 +13,7 @@ import { selects } from '../../shared/selector.ts';
 import type { NodeConvergence, NodeEvent } from '../../shared/types.ts';
 import { CoalescedFile } from '../core/coalesced-file.ts';
 import { oneLine } from '../core/jobs.ts';
-import type { EventSource } from './member.ts';
+import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { inForce } from './desired.ts';
 import { backendOfKey, touches, type DesiredBody, type RolloutRecord, type StatusBody } from './store/bodies.ts';
 import type { RecordEntry, Records } from './store/records.ts';
@@ -29,7 +29,7 @@ const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-re
 
 export interface ConvergerOptions {
   /** This machine's node, which knows itself as `local`. */
-  node: EventSource;
+  node: LocalNodeApi;
   /** Its id in the cluster: the key its status is kept under. */
   id: string;
   /** The desired versions this node takes (signed by a key it trusts); the others are listed as untrusted. */

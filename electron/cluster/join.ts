@@ -9,7 +9,8 @@ import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
 import { loadIdentity, parsePublicKey, type PublicKey } from './identity.ts';
 import { LinkState } from './link.ts';
-import { Member, type EventSource } from './member.ts';
+import type { LocalNodeApi } from '../core/local-node-api.ts';
+import { Member } from './member.ts';
 import { Presence } from './presence.ts';
 import { RemoteEvents } from './remote-events.ts';
 import { Caller } from './request.ts';
@@ -46,7 +47,7 @@ export interface ClusterLink {
 }
 
 export interface LinkOptions extends ClusterConnectOptions {
-  node: EventSource;
+  node: LocalNodeApi;
   home: string;
   role: ClusterRole;
   /** --insecure-any-caller: act on every call, signed or not. */

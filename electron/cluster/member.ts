@@ -1,9 +1,10 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { hostname } from 'node:os';
-import { LOCAL_NODE, nodeMethods, type NodeApi } from '../../shared/api.ts';
+import { LOCAL_NODE, nodeMethods } from '../../shared/api.ts';
 import { LOG_TEXT_MAX } from '../../shared/event-schema.ts';
-import type { NodeCard, NodeCounts, NodeEvent, NodeResources } from '../../shared/types.ts';
+import type { NodeCard, NodeEvent, NodeResources } from '../../shared/types.ts';
 import { invokeNode, type Envelope } from '../core/invoke.ts';
+import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { CallGuard } from './call-guard.ts';
 import type { ClusterHealth } from './health.ts';
 import { TRUSTS_LISTED, type Heartbeat } from './heartbeat.ts';
@@ -12,17 +13,10 @@ import { NodeSender } from './sender.ts';
 import { callSubject, eventsSubject, isInboxSubject, presenceSubject, PRESENCE_QUERY } from './subjects.ts';
 import type { TrustList } from './trust.ts';
 
-export type EventSource = NodeApi & {
-  /** What the card counts (but the drift, which the cluster knows), from the node's index: a heartbeat never lists backends. */
-  counts(): Promise<Omit<NodeCounts, 'drift'>>;
-  on(event: 'event', listener: (e: NodeEvent) => void): unknown;
-  off(event: 'event', listener: (e: NodeEvent) => void): unknown;
-};
-
 export interface MemberOptions {
   nc: NatsConnection;
   /** This machine's node, which knows itself as `local`. */
-  node: EventSource;
+  node: LocalNodeApi;
   identity: ClusterIdentity;
   trust: TrustList;
   /** --insecure-any-caller: act on every call, signed or not. */

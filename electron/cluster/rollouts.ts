@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NodeApi } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
+import { canDo } from '../../shared/localai-worker.ts';
 import { describeSelector, parseSelector, selects } from '../../shared/selector.ts';
 import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../shared/types.ts';
 import { oneLine } from '../core/jobs.ts';
@@ -241,8 +242,8 @@ export class Rollouts {
       // One write: a mark would start its own behind this one, each heard and checked by every member.
       Object.assign(step, { step: 'upgrading', reason: null });
       await this.save(run);
-      // A LocalAI worker's upgrade starts no process again: its frontend does, on each model's next request.
-      const models = member.kind === 'localai-worker' ? [] : backend.processes.map((p) => p.model);
+      // A node that respawns nothing (a LocalAI worker, whose frontend starts each model on its next request) is not asked to.
+      const models = canDo(member, 'respawn') ? backend.processes.map((p) => p.model) : [];
       const job = await reaching(() => startUpgrade(api, node, rollout));
       if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
       // The job goes on on the node whatever the link does: its end is read from the node once it answers.

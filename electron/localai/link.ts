@@ -219,6 +219,7 @@ export class LocalAiLink extends EventEmitter<{ event: [NodeEvent] }> {
       // LocalAI reports a worker's VRAM, not its CPU or disks: what it reports is on the worker's own view.
       resources: null,
       kind: 'localai-worker',
+      can: worker.can,
       localai: {
         id: node.id,
         status: node.status,

@@ -65,37 +65,32 @@ export class WorkerNode {
 
   /** Answers `method`; what needs Hangar on the machine is refused with the reason. */
   async call(method: NodeMethod, req: WorkerRequest): Promise<unknown> {
-    switch (method) {
-      case 'info':
-        return this.info();
-      case 'gallery':
-        return this.gallery(req.refresh === true);
-      case 'backends':
-        return this.backends();
-      case 'processes':
-        return this.processes();
-      case 'jobs':
-        return this.jobs.list();
-      case 'waitJob':
-        return this.jobs.wait(String(req.id));
-      case 'install':
-        return req.force === true ? this.upgrade(plainName(req.name), true) : this.install(plainName(req.name));
-      case 'upgrade':
-        return this.upgrade(plainName(req.name), false);
-      case 'installVersion':
-        return this.installVersion(plainName(req.name), String(req.version));
-      case 'upgradeAll':
-        return this.upgradeAll();
-      case 'delete':
-        return this.delete(plainName(req.name));
-      case 'stop':
-        return this.stop(String(req.model));
-      case 'unload':
-        return this.unload(String(req.model));
-      default:
-        throw new HangarError('conflict', workerRefusal(method) ?? `${method} is not available on a LocalAI worker`);
-    }
+    const answer = this.answers[method];
+    if (!answer) throw new HangarError('conflict', workerRefusal(method));
+    return answer(req);
   }
+
+  /** The methods it answers: its card's `can`. */
+  get can(): NodeMethod[] {
+    return Object.keys(this.answers) as NodeMethod[];
+  }
+
+  /** What a worker answers over LocalAI's own protocol: listing, install, upgrade, delete, stopping and unloading models. */
+  private readonly answers: Partial<Record<NodeMethod, (req: WorkerRequest) => Promise<unknown>>> = {
+    info: async () => this.info(),
+    gallery: (req) => this.gallery(req.refresh === true),
+    backends: () => this.backends(),
+    processes: () => this.processes(),
+    jobs: async () => this.jobs.list(),
+    waitJob: (req) => this.jobs.wait(String(req.id)),
+    install: (req) => (req.force === true ? this.upgrade(plainName(req.name), true) : this.install(plainName(req.name))),
+    upgrade: (req) => this.upgrade(plainName(req.name), false),
+    installVersion: (req) => this.installVersion(plainName(req.name), String(req.version)),
+    upgradeAll: () => this.upgradeAll(),
+    delete: (req) => this.delete(plainName(req.name)),
+    stop: (req) => this.stop(String(req.model)),
+    unload: (req) => this.unload(String(req.model)),
+  };
 
   /** Reads the worker's backends and models again and publishes what changed; the counts for its card. */
   async refresh(): Promise<{ backends: BackendView[]; processes: ProcessView[] }> {
@@ -358,3 +353,4 @@ function plainName(name: string | undefined): string {
   if (name.includes('@')) throw new HangarError('bad-input', `a LocalAI worker takes a backend by name from the cluster's galleries in order; "${name}" names one gallery`);
   return name;
 }
+

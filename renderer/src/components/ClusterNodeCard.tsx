@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { NEEDS_HANGAR_AGENT, workerRefusal } from '../../../shared/localai-worker.ts';
+import { NEEDS_HANGAR_AGENT, refusalOf } from '../../../shared/localai-worker.ts';
 import type { GpuView, LocalAiWorkerView, NodeCard, NodeResources, ProcessView } from '../../../shared/types.ts';
 import { bytesOf, humanBytes } from '../format.ts';
 import { drainNode, setCordoned } from '../state/cluster.ts';
@@ -170,7 +170,7 @@ function Bar({ label, used, total, text, full }: { label: string; used: number; 
 
 function NodeActions({ node, card, disabled }: { node: NodeEntry; card: NodeCard; disabled: boolean }) {
   // A LocalAI worker is cordoned and drained in LocalAI, never by Hangar.
-  const refused = card.localai ? workerRefusal('drain') : null;
+  const refused = refusalOf(card, 'drain');
   const cordon = useAction(setCordoned);
   const drain = useAction(drainNode);
   const [draining, setDraining] = useState<ProcessView[] | null>(null);

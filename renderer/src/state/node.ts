@@ -1,7 +1,7 @@
 import { createStore, useStore } from 'zustand';
 import type { GalleryProblem, NodeCard, NodeInfo } from '../../../shared/types.ts';
 import { LOCAL_NODE, type NodeMethod } from '../../../shared/api.ts';
-import { nodeKind, workerRefusal } from '../../../shared/localai-worker.ts';
+import { nodeKind, refusalOf } from '../../../shared/localai-worker.ts';
 
 /** One entry of the nodes sidebar: this host's own node (`local`) and every other member of its cluster. */
 export interface NodeEntry {
@@ -80,7 +80,7 @@ export function isWorkerSelected(state: NodeState): boolean {
 
 /** Why `method` is off on the selected node because of what it is (a LocalAI worker), or null. */
 export function useRefusal(method: NodeMethod): string | null {
-  return useNodes((s) => (isWorkerSelected(s) ? workerRefusal(method) : null));
+  return useNodes((s) => refusalOf(selectedCard(s), method));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { LOCAL_NODE, type LocalAiJoinRequest } from '../../shared/api.ts';
 import type { ClusterRole } from '../../shared/types.ts';
 import { LocalAiConnection } from '../localai/connection.ts';
@@ -5,8 +6,11 @@ import type { HangarNodes } from '../localai/link.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import type { ClusterConnectOptions } from '../nats/connect.ts';
 import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
+import type { LocalNodeApi } from '../core/local-node-api.ts';
+import { LocalNode } from '../core/node.ts';
+import type { LocalNodeOptions } from '../core/node/options.ts';
+import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/link.ts';
 import { createHost, type Host, type LocalAiServerSettings } from './host.ts';
-import type { EventSource } from '../cluster/member.ts';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 export type { Host } from './host.ts';
@@ -22,8 +26,24 @@ export interface JoinOptions extends ClusterConnectOptions {
   callTimeoutMs?: number | undefined;
 }
 
+export interface NodeSetup extends Omit<LocalNodeOptions, 'coRunner'> {
+  /** The LocalAI server beside the node: fixed by the command line, else linked in Settings. */
+  localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs'> | undefined;
+}
+
+/**
+ * This machine's node with the LocalAI server beside it (the node's co-runner: every swap keeps its models on the
+ * live tree), made here for both the desktop app and the agent. Resolves with what the start recovered.
+ */
+export async function startNode(setup: NodeSetup): Promise<{ node: LocalNode; localaiServer: LocalAiServer; recovered: string[] }> {
+  const { localaiServer: server, ...options } = setup;
+  const localaiServer = new LocalAiServer({ stateDir: join(options.home, 'state'), fixed: null, ...server });
+  const node = new LocalNode({ ...options, coRunner: localaiServer });
+  return { node, localaiServer, recovered: await node.start() };
+}
+
 export interface StartHostOptions {
-  node: EventSource;
+  node: LocalNodeApi;
   home: string;
   stateDir: string;
   /** Absent: a host of this machine alone. */
@@ -58,12 +78,12 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
     ...(options.localai?.pollMs !== undefined && { pollMs: options.localai.pollMs }),
     ...(options.localai?.reloadWaitMs !== undefined && { reloadWaitMs: options.localai.reloadWaitMs }),
   });
-  const host = await createClusterHost(options, clusterSettings, localai);
+  const host = await createJoinedHost(options, clusterSettings, localai);
   await localai.start();
   return host;
 }
 
-async function createClusterHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
+async function createJoinedHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
   if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
   // The NATS client is loaded only by a host that joins a cluster.
   const { joinCluster } = await import('../cluster/join.ts');
