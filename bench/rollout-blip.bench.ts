@@ -16,7 +16,7 @@ import type { NodeCard, RolloutView } from '../shared/types.ts';
 import type { WireClient } from '../shared/wire-client.ts';
 import { median, type BenchFigure } from './figure.ts';
 
-const ROUNDS = 3;
+const ROUNDS = 5;
 const OUTAGE_MS = 8000;
 
 export default async function (): Promise<BenchFigure[]> {

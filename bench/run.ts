@@ -1,8 +1,12 @@
 // `npm run bench`: runs every bench/*.bench.ts, prints a table, writes bench-results.json. Each file runs in a process
 // of its own: what one bench leaves behind (a heap grown by thousands of backends makes every fork of the process
-// slower; timers, sockets) must not weigh on the next, whose host may be this process.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// slower; timers, sockets) must not weigh on the next, whose host may be this process. It runs in a process group and
+// a temp folder of its own, both removed when it ends, however it ended: an agent a failed bench started does not
+// run on into the next.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -10,8 +14,14 @@ import type { BenchFigure } from './figure.ts';
 
 const [flag, file, out] = process.argv.slice(2);
 if (flag === '--one') {
-  const mod = (await import(pathToFileURL(join('bench', file!)).href)) as { default: () => Promise<BenchFigure[]> };
-  writeFileSync(out!, JSON.stringify(await mod.default()));
+  try {
+    const mod = (await import(pathToFileURL(join('bench', file!)).href)) as { default: () => Promise<BenchFigure[]> };
+    writeFileSync(out!, JSON.stringify(await mod.default()));
+  } catch (error) {
+    // The reason goes into the run's own summary, not only into output that may have scrolled away.
+    writeFileSync(`${out!}.error`, error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exit(1);
+  }
   // Every figure is in: a handle the bench's peer left open (a client library of PM2, NATS or a browser) must not
   // keep the process from ending.
   process.exit(0);
@@ -31,13 +41,48 @@ try {
   for (const name of files) {
     process.stderr.write(`bench: ${name}\n`);
     const result = join(work, `${name}.json`);
-    const run = spawnSync(process.execPath, [...process.execArgv, 'bench/run.ts', '--one', name, result], { stdio: 'inherit' });
-    // A bench that fails loses its own figures only; the run goes on, and ends saying so.
-    if (run.status === 0) figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]).map((f) => ({ ...f, file: name })));
-    else failed.push(`${name} (${run.signal ?? `exit code ${run.status}`})`);
+    const ended = await runAlone(name, result, join(work, `${name}.tmp`));
+    // A bench that fails loses its own figures only; the run goes on, and ends saying so, and why.
+    if (ended === null) figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]).map((f) => ({ ...f, file: name })));
+    else {
+      const why = existsSync(`${result}.error`) ? readFileSync(`${result}.error`, 'utf8') : 'it printed its reason above, if any';
+      process.stderr.write(`bench: ${name} FAILED (${ended}): ${why}\n`);
+      failed.push(`${name} (${ended}: ${why.split('\n')[0]})`);
+    }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * Runs one bench file in a process group and a temp folder of its own; once it ends, whatever it left running in its
+ * group is stopped (TERM, then KILL) and its temp folder goes with the run's. Resolves null, or how it failed.
+ */
+async function runAlone(name: string, result: string, tmp: string): Promise<string | null> {
+  mkdirSync(tmp);
+  const child = spawn(process.execPath, [...process.execArgv, 'bench/run.ts', '--one', name, result], {
+    stdio: 'inherit',
+    detached: true,
+    env: { ...process.env, TMPDIR: tmp },
+  });
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  for (const [sent, wait] of [['SIGTERM', 5000], ['SIGKILL', 0]] as const) {
+    if (!groupAlive(child.pid!)) break;
+    process.stderr.write(`bench: ${name} left processes running: ${sent}\n`);
+    process.kill(-child.pid!, sent);
+    for (let waited = 0; waited < wait && groupAlive(child.pid!); waited += 100) await sleep(100);
+  }
+  return code === 0 ? null : (signal ?? `exit code ${code}`);
+}
+
+/** Whether any process of the group `pgid` is alive. */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const rows = figures.map((f) => ({
