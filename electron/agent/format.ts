@@ -113,7 +113,7 @@ export function jobsTable(jobs: JobView[]): string {
     started: j.startedAt,
     note: j.error ?? j.notice ?? '',
   }));
-  return table(rows, 'no jobs since the agent started');
+  return table(rows, 'no jobs yet');
 }
 
 /** A plain aligned table; an empty list prints a hint instead. */
