@@ -9,16 +9,16 @@ const pin = (patch: Partial<DesiredVersion> = {}): DesiredVersion => ({ backend:
 const said = (node: NodeCard, patch: Partial<NodeConvergence>): NodeConvergence => ({ node: node.id, backend: 'echo', wanted: '2.0.0', version: '2.0.0', state: 'converged', reason: null, tries: 0, at: '', ...patch });
 
 test('desired lists an offline node as not there yet, with why, unless it was seen there', () => {
-  const [n1, n2, n3] = [card('n1', { self: true }), card('n2', { status: 'offline', reason: 'no heartbeat for 3 s' }), card('n3', { status: 'offline', reason: 'no heartbeat for 9 s' })];
+  const [n1, n2, n3] = [card('n1', { self: true }), card('n2', { status: 'offline', reason: 'no heartbeat since 2026-01-01T00:00:03.000Z' }), card('n3', { status: 'offline', reason: 'no heartbeat since 2026-01-01T00:00:09.000Z' })];
   const view: DesiredStateView = { available: true, reason: null, desired: [pin()], nodes: [said(n1, {}), said(n2, { wanted: '1.0.0', version: '1.0.0' }), said(n3, {})] };
   const rows = desiredTable(view, [n1, n2, n3]).split('\n').filter((line) => line.startsWith('n'));
   assert.equal(rows.length, 1, 'n1 and n3 run it');
-  assert.match(rows[0]!, /^n2 +n2-0123456789ab +echo +2\.0\.0 +1\.0\.0 +not there yet +offline: no heartbeat for 3 s: it converges when it is back$/);
+  assert.match(rows[0]!, /^n2 +n2-0123456789ab +echo +2\.0\.0 +1\.0\.0 +not there yet +offline: no heartbeat since 2026-01-01T00:00:03.000Z: it converges when it is back$/);
 
   const silent: DesiredStateView = { ...view, nodes: [said(n1, {})] };
-  assert.match(desiredTable(silent, [n1, n2]), /^n2 +\S+ +echo +2\.0\.0 +\? +not there yet +offline: no heartbeat for 3 s/m, 'a node that never said anything of it');
+  assert.match(desiredTable(silent, [n1, n2]), /^n2 +\S+ +echo +2\.0\.0 +\? +not there yet +offline: no heartbeat since 2026-01-01T00:00:03.000Z/m, 'a node that never said anything of it');
   const stuck: DesiredStateView = { ...view, nodes: [said(n2, { state: 'failed', version: '1.0.0', reason: 'sha256 mismatch' })] };
-  assert.match(desiredTable(stuck, [n1, n2]), /^n2 +\S+ +echo +2\.0\.0 +1\.0\.0 +failed +sha256 mismatch; offline: no heartbeat for 3 s$/m, 'what it said, and that it is away');
+  assert.match(desiredTable(stuck, [n1, n2]), /^n2 +\S+ +echo +2\.0\.0 +1\.0\.0 +failed +sha256 mismatch; offline: no heartbeat since 2026-01-01T00:00:03.000Z$/m, 'what it said, and that it is away');
   assert.doesNotMatch(desiredTable({ ...view, desired: [pin({ on: 'nodes:n1-0123456789ab' })] }, [n1, n2]), /^n2 /m, 'a node the pin does not select');
 });
 
