@@ -1,6 +1,6 @@
 // The Cluster view on a viewer-only host, against two real agents on a real nats-server: the viewer has its card but
-// is no node (not counted, no column of the matrix), a node cordoned during a rollout shows skipped, cordoned (never
-// pending), and a pin on one node is labelled with its name.
+// is no node (not counted, no column of the matrix), a cordoned node is said to be passed by when a rollout asks
+// first and shows skipped, cordoned (never pending) while it runs, and a pin on one node is labelled with its name.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -72,7 +72,9 @@ test('a cordoned node shows skipped, cordoned, through a rollout, never pending'
     new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
   });
   await row.getByTestId('rollout-echo').click();
-  await page.getByRole('dialog', { name: /^Upgrade echo on / }).getByRole('button', { name: 'Upgrade on all nodes' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Upgrade echo on 1 node?' });
+  await expect(dialog.getByTestId('impact').getByRole('listitem')).toHaveText(['n1: 1.0.0 → 1.1.0, no process to restart.', 'n2: cordoned, passed by.']);
+  await dialog.getByRole('button', { name: 'Upgrade on all nodes' }).click();
   await expect(row.getByTestId('rollout-step')).toHaveText(['upgraded', 'skipped'], { timeout: 60_000 });
   await expect(row.locator('td').nth(1).getByTestId('rollout-reason')).toHaveText('cordoned');
   expect(await page.evaluate(() => (window as unknown as { __n2Steps: string[] }).__n2Steps)).toEqual(['skipped']);

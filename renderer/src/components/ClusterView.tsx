@@ -126,6 +126,7 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
     untrusted: node.card?.access === 'not-trusted',
     backends: known?.backends ?? null,
     worker: node.card?.kind === 'localai-worker',
+    cordoned: node.card?.cordoned === true,
   };
 }
 
