@@ -51,10 +51,17 @@ export function selects(selector: Selector | string, node: { id: string; labels:
   return s.ids.includes(node.id);
 }
 
-/** A selector as people read it: "all nodes", "nodes labelled gpu=nvidia", "2 nodes". */
-export function describeSelector(text: string): string {
+/** More nodes than this are counted, not named, where a selector is said in a line. */
+const NAMED_MAX = 5;
+
+/**
+ * A selector as people read it: "every node", "nodes labelled gpu=nvidia", "node n2", "nodes n1, n2". Nodes are
+ * named by `nameOf` (their names as the cluster knows them); an id it does not know is shown as it is.
+ */
+export function describeSelector(text: string, nameOf: (id: string) => string | undefined = () => undefined): string {
   const s = parseSelector(text);
   if (s.kind === 'all') return 'every node';
   if (s.kind === 'label') return `nodes labelled ${s.key}=${s.value}`;
-  return s.ids.length === 1 ? `node ${s.ids[0]}` : `${s.ids.length} nodes`;
+  const names = s.ids.map((id) => nameOf(id) ?? id);
+  return names.length === 1 ? `node ${names[0]}` : names.length <= NAMED_MAX ? `nodes ${names.join(', ')}` : `${names.length} nodes`;
 }

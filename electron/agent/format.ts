@@ -1,10 +1,8 @@
 import { driftReason, driftText } from '../../shared/drift.ts';
-import { describeSelector } from '../../shared/selector.ts';
-import type { BackendView, ClusterStatusView, DesiredStateView, GalleryEntryView, JobView, LocalAiWorkerView, NodeAccess, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, RolloutView, ScanEntry } from '../../shared/types.ts';
+import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote, reportedNumber, startingNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../core/gallery/version.ts';
-import { named } from './nodes.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
@@ -113,7 +111,7 @@ export function jobsTable(jobs: JobView[]): string {
     started: j.startedAt,
     note: j.error ?? j.notice ?? '',
   }));
-  return table(rows, 'no jobs since the agent started');
+  return table(rows, 'no jobs yet');
 }
 
 /** A plain aligned table; an empty list prints a hint instead. */
@@ -188,9 +186,6 @@ export function upgradeText(installed: string | null, available: string | null):
   return installed && available && compareVersions(available, installed) < 0 ? `${text} (gallery went back)` : text;
 }
 
-/** Whether this host may act on a node, as `hangar nodes` says it. */
-const ACCESS_WORDS: Record<NodeAccess, string> = { self: 'this host', trusted: 'trusted', open: 'open to any caller', 'not-trusted': 'not trusted by this node' };
-
 /** "online", "offline: why", or "unknown (no broker)". */
 export function nodeStatusText(card: NodeCard): string {
   if (card.status === 'online') return 'online';
@@ -199,39 +194,8 @@ export function nodeStatusText(card: NodeCard): string {
   return card.status === 'unknown' ? `unknown (${card.reason ?? 'no broker'})` : `offline: ${card.reason ?? 'no heartbeat'}`;
 }
 
-/** `selfNote`: what to say on this host's own row (what the NATS server refused it). */
-export function nodesTable(cards: NodeCard[], selfNote = ''): string {
-  const names = new Map<string, number>();
-  for (const c of cards) names.set(c.name, (names.get(c.name) ?? 0) + 1);
-  return table(cards.map((c) => ({
-    name: c.self ? `${c.name} (this host)` : c.kind === 'localai-worker' ? `${c.name} (LocalAI worker)` : c.name,
-    id: c.id,
-    status: nodeStatusText(c),
-    access: ACCESS_WORDS[c.access],
-    labels: Object.entries(c.labels).map(([k, v]) => `${k}=${v}`).join(',') || '-',
-    host: c.host,
-    os: c.platform ? `${c.platform}/${c.arch}` : '-',
-    capability: c.capability,
-    version: c.version || '-',
-    backends: c.counts.backends,
-    processes: c.counts.processes,
-    stale: c.counts.stale,
-    upgradable: c.counts.upgradable,
-    drift: c.counts.drift,
-    ...(c.localai ? { ...resourceCells(null), gpu: workerGpuText(c.localai) } : resourceCells(c.resources)),
-    seen: c.status === 'online' ? 'now' : `${uptime(c.lastSeen)} ago`,
-    note: [c.cordoned && 'cordoned', c.viewerOnly && 'viewer only: never in --on all, a pin or a rollout', (names.get(c.name) ?? 0) > 1 && sharedNameNote(c, cards), c.self && selfNote, pairingNote(c, cards)].filter(Boolean).join('; '),
-  })), 'no nodes');
-}
-
-function sharedNameNote(card: NodeCard, cards: NodeCard[]): string {
-  const meant = named(cards, card.name);
-  if (meant.length !== 1) return 'name shared: tell apart by id';
-  return meant[0] === card ? `name shared: --on ${card.name} means this one` : `name shared: --on ${card.name} means ${meant[0]!.id}`;
-}
-
 /** CPU, memory, disk and GPUs in a few characters each. */
-function resourceCells(r: NodeResources | null): Record<string, string> {
+export function resourceCells(r: NodeResources | null): Record<string, string> {
   if (!r) return { cpu: '-', ram: '-', disk: '-', gpu: '-' };
   const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)}G`;
   return {
@@ -266,21 +230,6 @@ export function gpuText(r: NodeResources): string {
   if (r.gpus.length === 0) return r.gpuProblem ?? (r.gpuTools.length === 0 ? 'no GPU tool found' : 'no GPU');
   const gib = (bytes: number | null) => (bytes === null ? '?' : `${(bytes / 1024 ** 3).toFixed(1)}G`);
   return r.gpus.map((g) => `${g.model} ${gib(g.vramUsedBytes)}/${gib(g.vramTotalBytes)}${g.utilization === null ? '' : ` ${g.utilization}%`}`).join(', ');
-}
-
-/** A LocalAI worker's GPU as its frontend reports it: the vendor, VRAM used of its total. */
-function workerGpuText(worker: LocalAiWorkerView): string {
-  if (!worker.gpuVendor && worker.totalVramBytes === 0) return '-';
-  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)}G`;
-  return `${worker.gpuVendor ?? 'GPU'} ${gib(worker.totalVramBytes - worker.availableVramBytes)}/${gib(worker.totalVramBytes)}`;
-}
-
-/** A worker and a Hangar node on one machine and backends directory are one machine: each names the other. */
-function pairingNote(card: NodeCard, cards: NodeCard[]): string {
-  const other = card.localai?.pairedWith ?? card.pairedWorker;
-  if (!other) return '';
-  const name = cards.find((c) => c.id === other)?.name ?? other;
-  return card.kind === 'localai-worker' ? `same machine and backends as ${name}: Hangar's actions apply there` : `also LocalAI worker ${name}`;
 }
 
 export interface MatrixColumn {
@@ -354,30 +303,3 @@ export function matrixJson(columns: MatrixColumn[], desired: DesiredStateView) {
   }));
 }
 
-export function rolloutTable(r: RolloutView): string {
-  const target = `${r.backend}${r.version ? ` → ${r.version}` : ''} on ${describeSelector(r.on)}`;
-  const head = `rollout ${r.id}: ${target}, ${r.state}, started ${r.startedAt}, run by ${r.coordinator.name}${r.maxParallel > 1 ? `, ${r.maxParallel} at a time` : ''}\n`;
-  const interrupted = r.interrupted ? `interrupted while ${r.interrupted.while}: ${r.interrupted.reason} (hangar resume --rollout ${r.id}, or hangar rollback --rollout ${r.id})\n` : '';
-  return head + interrupted + table(r.nodes.map((n) => ({
-    node: n.name, id: n.id, result: n.step, from: n.from, to: n.to, reason: n.reason ?? '',
-  })), 'no nodes');
-}
-
-/** `hangar desired`: each desired version, where it applies, and each node that is not there yet and why. */
-export function desiredTable(view: DesiredStateView, cards: NodeCard[]): string {
-  if (!view.available) return `the cluster keeps no desired versions: ${view.reason}\n`;
-  const nameOf = (id: string) => cards.find((c) => c.id === id)?.name ?? id;
-  const on = (selector: string) => (selector.startsWith('nodes:') ? selector.slice('nodes:'.length).split(',').map(nameOf).join(', ') : describeSelector(selector));
-  const pins = table(view.desired.map((d) => ({
-    backend: d.backend, version: d.version, on: on(d.on), kind: d.rollout ? `rollout ${d.rollout}` : 'pin', by: d.by, at: d.at,
-  })), 'no desired versions (hangar pin NAME VERSION --on NODES records one)');
-  const behind = view.nodes.filter((n) => n.state !== 'converged');
-  const rows = behind.map((n) => ({ node: nameOf(n.node), id: n.node, backend: n.backend, wanted: n.wanted, runs: n.version, state: n.state, reason: n.reason ?? '' }));
-  return pins + (behind.length === 0 ? '' : '\n' + table(rows, ''));
-}
-
-/** Over what the cluster's store holds, while the link is down: what is shown is what this host last read. */
-export function staleStoreNote(status: ClusterStatusView): string {
-  if (status.role === null || status.link.connected) return '';
-  return `cluster connection lost since ${status.link.since} (${status.link.reason ?? 'no broker'}): shown as this host last read it\n`;
-}

@@ -7,6 +7,7 @@ import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
 import { writeFileAtomic } from '../core/state-file.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
+import { logClusterLink } from './link-log.ts';
 import { startAgentServer } from './server.ts';
 
 export interface AgentOptions {
@@ -76,6 +77,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     throw error;
   });
   if (options.cluster) await sayClusterTrust(hangar);
+  logClusterLink(hangar, (line) => process.stderr.write(line));
   lock.serving(server.url);
 
   let stopping = false;

@@ -177,7 +177,7 @@ describe('desired versions kept by the cluster', () => {
     assert.equal(typo.stderr, 'hangar: no node has nosuch installed or in a gallery (see hangar gallery --on all)\n');
     const version = await hangar(agents[0]!, 'pin', 'echo', '9.9.9', '--on', 'd1,d2');
     assert.equal(version.code, 1);
-    assert.equal(version.stderr, 'hangar: no node (2 nodes asked) offers echo 9.9.9: their galleries and installs have 2.0.0, 3.0.0, 4.0.0\n');
+    assert.equal(version.stderr, 'hangar: no node (nodes d1, d2 asked) offers echo 9.9.9: their galleries and installs have 2.0.0, 3.0.0, 4.0.0\n');
     const upgrade = await hangar(agents[0]!, 'upgrade', 'nosuch', '--on', 'all');
     assert.equal(upgrade.code, 1);
     assert.equal(upgrade.stderr, 'hangar: no node has nosuch installed or in a gallery (see hangar gallery --on all)\n');

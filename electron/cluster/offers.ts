@@ -15,10 +15,12 @@ export interface Offers {
   versions: Set<string>;
   /** The version each node's gallery offers it as an upgrade: the names of the nodes by version. */
   upgrades: Map<string, string[]>;
+  /** The selected nodes' names by id, to name them in a refusal. */
+  names: Map<string, string>;
 }
 
 export async function askOffers(api: NodeApi, members: NodeCard[], backend: string): Promise<Offers> {
-  const offers: Offers = { asked: 0, known: false, versions: new Set(), upgrades: new Map() };
+  const offers: Offers = { asked: 0, known: false, versions: new Set(), upgrades: new Map(), names: new Map(members.map((m) => [m.id, m.name])) };
   const reachable = members.filter((m) => m.status === 'online' && m.access !== 'not-trusted');
   await Promise.all(reachable.map(async (m) => {
     const answer = await Promise.all([api.gallery({ node: m.id, refresh: true }), api.backends({ node: m.id })]).catch(() => null);
@@ -46,7 +48,7 @@ export async function askOffers(api: NodeApi, members: NodeCard[], backend: stri
  */
 export function checkOffered(offers: Offers, backend: string, version: string | null, on: string): void {
   if (offers.asked === 0) return;
-  const asked = on === 'all' ? '' : ` (${describeSelector(on)} asked)`;
+  const asked = on === 'all' ? '' : ` (${describeSelector(on, (id) => offers.names.get(id))} asked)`;
   if (!offers.known) throw new HangarError('not-found', `no node${asked} has ${backend} installed or in a gallery (see hangar gallery --on all)`);
   if (version !== null && !offers.versions.has(version)) {
     const listed = [...offers.versions].sort();

@@ -265,13 +265,13 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
       // that did not answer within the round is silent since its last card.
       const asked = !seen.heard && now - this.listeningSince >= ROUND_MAX_MS;
       if (now - (asked ? seen.at : Math.max(seen.at, this.listeningSince)) < MISSED_HEARTBEATS * seen.heartbeat.heartbeatMs) continue;
-      const silentMs = now - seen.at;
       if (!this.isMember(seen.heartbeat)) {
         this.forget(seen.heartbeat.id);
         continue;
       }
       if (seen.offline !== null) continue;
-      seen.offline = `no heartbeat for ${(silentMs / 1000).toFixed(1)} s`;
+      // Read for as long as the member stays away: a time stays true, an age would not.
+      seen.offline = `no heartbeat since ${new Date(seen.at).toISOString()}`;
       this.emit('member', this.card(seen));
     }
   }

@@ -101,7 +101,8 @@ export class Rollouts {
       finishedAt: null,
       coordinator: this.options.self,
       interrupted: null,
-      nodes: members.map((m) => ({ id: m.id, name: m.name, step: 'pending', reason: null, from: null, to: null })),
+      // A cordoned node is passed by from the start, and shown so while the rollout runs.
+      nodes: members.map((m) => ({ id: m.id, name: m.name, step: m.cordoned ? 'skipped' : 'pending', reason: m.cordoned ? 'cordoned' : null, from: null, to: null })),
     };
     const record: RolloutRecord = { rollout, heartbeatMs: this.options.heartbeatMs, previous: desired.current(backend), beat: 0 };
     const run = this.own(record, await records.create(rollout.id, record));
@@ -361,11 +362,12 @@ export class Rollouts {
       const r = entry.value.rollout;
       if ((r.state !== 'running' && r.state !== 'rolling-back') || this.runs.has(r.id)) continue;
       const mine = r.coordinator.id === this.options.self.id;
-      const silentMs = now - (this.lastChange.get(entry.key) ?? now);
-      if (!mine && silentMs < MISSED_HEARTBEATS * entry.value.heartbeatMs) continue;
+      const heardAt = this.lastChange.get(entry.key) ?? now;
+      if (!mine && now - heardAt < MISSED_HEARTBEATS * entry.value.heartbeatMs) continue;
+      // Kept in the record and read long after: a time, not an age that would be stale by then.
       const reason = mine
         ? 'this host stopped while it ran it'
-        : `its coordinator ${r.coordinator.name} (${r.coordinator.id}) stopped updating it ${(silentMs / 1000).toFixed(1)} s ago`;
+        : `its coordinator ${r.coordinator.name} (${r.coordinator.id}) stopped updating it after ${new Date(heardAt).toISOString()}`;
       const rollout: RolloutView = { ...r, state: 'interrupted', interrupted: { while: r.state, at: new Date(now).toISOString(), reason } };
       // Several viewers may see it at once: the first write wins, the others find the record moved on.
       await this.options.records.update(entry.key, { ...entry.value, rollout, beat: entry.value.beat + 1 }, entry.revision).catch(() => undefined);

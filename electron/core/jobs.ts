@@ -60,7 +60,10 @@ export class JobRunner {
       phase: (phase) => {
         if (unsent && phase !== view.phase) this.publish({ ...view });
         unsent = false;
+        const moved = phase !== view.phase;
         update({ phase, state: 'running' });
+        // Kept as it goes: a host that dies now is followed by one that says where the job stopped.
+        if (moved) void this.history?.record({ ...view });
       },
       notice: (text) => update({ notice: view.notice ? `${view.notice}; ${text}` : text }),
       progress: (bytes, totalBytes) => {
@@ -94,7 +97,22 @@ export class JobRunner {
     })();
     this.jobs.set(view.id, { view, done, abort });
     this.publish({ ...view });
+    void this.history?.record({ ...view });
     return { ...view };
+  }
+
+  /**
+   * The jobs a previous host run kept, listed again (the newest FINISHED_KEPT), one it left running as interrupted.
+   * Called once, as the host starts.
+   */
+  async restore(): Promise<void> {
+    if (!this.history) return;
+    const kept = await this.history.restore(new Set(this.jobs.keys()));
+    const newest = kept.sort((a, b) => a.startedAt.localeCompare(b.startedAt)).slice(-FINISHED_KEPT);
+    const live = [...this.jobs];
+    this.jobs.clear();
+    for (const view of newest) this.jobs.set(view.id, { view, done: Promise.resolve({ ...view }), abort: new AbortController() });
+    for (const [id, job] of live) this.jobs.set(id, job);
   }
 
   /** A job a previous host run did not live to end, as its next start ended it: listed, kept and published. */

@@ -142,7 +142,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     galleries.on('changed', () => void this.onGalleryChanged());
   }
 
-  /** Creates the home layout, finishes interrupted swaps, re-adopts live backends. */
+  /** Creates the home layout, finishes interrupted swaps, re-adopts live backends, lists the jobs kept. */
   async start(): Promise<string[]> {
     await mkdir(this.backendsDir, { recursive: true, mode: LOCALAI_DIR_MODE });
     await Promise.all([this.modelsDir, this.stateDir].map((d) => mkdir(d, { recursive: true })));
@@ -154,6 +154,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     // What an interrupted swap stopped runs again, from whichever tree recovery left live.
     const again = interrupted.flatMap((swap) => swap.note?.stopped.map((s) => s.model) ?? []);
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });
+    // The jobs of the last run are listed again; an interrupted swap's own then says how its recovery ended it.
+    await this.jobRunner.restore();
     await this.swaps.endInterrupted(interrupted);
     this.options.coRunner?.attach({
       node: this.id,

@@ -7,7 +7,7 @@ import { galleryJson, infoText, lsJson, lsProcess, lsStatus, matrix, matrixJson,
 import { selectorOf } from '../nodes.ts';
 import type { CliContext } from './context.ts';
 import { runJob, runJobs } from './follow-job.ts';
-import { followRollout, rollbackFailed, upgradeFailed } from './follow-rollout.ts';
+import { followRollout, rollbackFailed, rolloutId, upgradeFailed } from './follow-rollout.ts';
 import { print } from './terminal.ts';
 
 export function registerBackendCommands(context: CliContext): void {
@@ -94,9 +94,12 @@ export function registerBackendCommands(context: CliContext): void {
     }));
 
   context.clientCommand('rollback', 'swap back to the previous version (--rollout ID: on every node that rollout upgraded)', (c) =>
-    gated(swapping(c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded'))))
+    gated(swapping(c.argument('[name]').option('--rollout <id>', 'roll back the nodes a rolling upgrade upgraded (its id, or the first characters of it)'))))
     .action(context.withClient(async (c, name: string | undefined, options: SwapCommandOptions & { rollout?: string }) => {
-      if (options.rollout) return followRollout(c, options, () => c.rollbackRollout({ node: LOCAL_NODE, id: options.rollout! }), rollbackFailed);
+      if (options.rollout) {
+        const id = await rolloutId(c, options.rollout);
+        return followRollout(c, options, () => c.rollbackRollout({ node: LOCAL_NODE, id }), rollbackFailed);
+      }
       if (!name) throw new CommanderError(2, 'hangar.usage', 'rollback needs a NAME or --rollout ID');
       await runJob(context, c, options, () => c.rollback({ node: context.node, name, ...swapOptions(options) }));
     }));

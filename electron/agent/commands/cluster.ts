@@ -4,11 +4,11 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';
-import { desiredTable, nodesTable, rolloutTable, staleStoreNote } from '../format.ts';
+import { desiredTable, nodesTable, pinSentence, rolloutTable, staleStoreNote } from '../format-cluster.ts';
 import { selectorOf } from '../nodes.ts';
 import { homeDir } from '../paths.ts';
 import { collect, type CliContext } from './context.ts';
-import { followRollout, upgradeFailed } from './follow-rollout.ts';
+import { followRollout, rolloutId, upgradeFailed } from './follow-rollout.ts';
 import { confirm, print } from './terminal.ts';
 
 export function registerClusterCommands(context: CliContext): void {
@@ -60,18 +60,22 @@ export function registerClusterCommands(context: CliContext): void {
   }));
 
   context.clientCommand('rollouts', 'list the cluster\'s rolling upgrades and what each did on each node').action(context.withClient(async (c, options: { json?: boolean }) => {
-    const [rollouts, status] = await Promise.all([c.rollouts({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
-    print(options, rollouts, () => staleStoreNote(status) + (rollouts.map(rolloutTable).join('\n') || 'no rollouts yet\n') + untrustedLines(status, 'rollouts'));
+    const [rollouts, status, cards] = await Promise.all([c.rollouts({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE }), c.nodes({ node: LOCAL_NODE })]);
+    print(options, rollouts, () => staleStoreNote(status) + (rollouts.map((r) => rolloutTable(r, cards)).join('\n') || 'no rollouts yet\n') + untrustedLines(status, 'rollouts'));
   }));
 
-  context.clientCommand('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts)'))
-    .action(context.withClient((c, options: { json?: boolean; rollout: string }) => followRollout(c, options, () => c.resumeRollout({ node: LOCAL_NODE, id: options.rollout }), upgradeFailed)));
+  context.clientCommand('resume', 'take over an interrupted rolling upgrade and go on where it stopped', (c) => c.requiredOption('--rollout <id>', 'the rollout (see hangar rollouts), or the first characters of its id'))
+    .action(context.withClient(async (c, options: { json?: boolean; rollout: string }) => {
+      const id = await rolloutId(c, options.rollout);
+      await followRollout(c, options, () => c.resumeRollout({ node: LOCAL_NODE, id }), upgradeFailed);
+    }));
 
   context.clientCommand('pin', 'record VERSION as the desired version of NAME on the nodes --on selects: they install or move to it by themselves', (c) =>
     c.argument('<name>').argument('<version>'), { sets: true, onDefault: 'every node' })
     .action(context.withClient(async (c, name: string, version: string, options: { json?: boolean; on?: string }) => {
       const pinned = await c.pin({ node: LOCAL_NODE, name, version, on: await selectorOf(c, options.on) });
-      print(options, pinned, () => `${name} ${version} is the desired version on ${pinned.on === 'all' ? 'every node' : pinned.on}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n`);
+      const cards = await c.nodes({ node: LOCAL_NODE });
+      print(options, pinned, () => `${pinSentence(pinned, cards)}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n`);
     }));
 
   context.clientCommand('unpin', 'clear the desired version of NAME: nodes keep what they run', (c) => c.argument('<name>'))

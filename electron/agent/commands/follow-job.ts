@@ -3,6 +3,7 @@ import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { JobView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import { jobEndText, jobLine, table } from '../format.ts';
+import { pickId } from '../id-prefix.ts';
 import type { CliContext } from './context.ts';
 import { print } from './terminal.ts';
 
@@ -124,11 +125,7 @@ function leftRunningText(job: JobView, on: string): string {
   return `left the ${job.kind} of ${job.backend} running (job ${job.id}): \`hangar wait ${job.id}${where}\` follows it, \`hangar cancel ${job.id}${where}\` cancels it`;
 }
 
-/** A job id from `hangar jobs`, or the first characters of one; a job from before the agent's restart by its full id. */
+/** A job id from `hangar jobs`, or the first characters of one; a job pruned from the list by its full id. */
 export async function jobId(c: WireClient, node: string, text: string): Promise<string> {
-  const jobs = await c.jobs({ node });
-  if (jobs.some((j) => j.id === text)) return text;
-  const matching = jobs.filter((j) => j.id.startsWith(text));
-  if (matching.length > 1) throw new Error(`${matching.length} jobs start with "${text}": give more of the id (see hangar jobs)`);
-  return matching[0]?.id ?? text;
+  return pickId((await c.jobs({ node })).map((j) => j.id), text, { plural: 'jobs', list: 'hangar jobs' });
 }

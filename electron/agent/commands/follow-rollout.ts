@@ -2,7 +2,8 @@
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { RolloutNode, RolloutView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
-import { rolloutTable } from '../format.ts';
+import { rolloutTable } from '../format-cluster.ts';
+import { pickId } from '../id-prefix.ts';
 import { print } from './terminal.ts';
 
 export const upgradeFailed = (n: RolloutNode) => n.step === 'failed';
@@ -59,8 +60,14 @@ export async function followRollout(c: WireClient, options: { json?: boolean }, 
     void poll();
   });
   off();
-  print(options, final, () => rolloutTable(final));
+  const cards = options.json ? [] : await c.nodes({ node: LOCAL_NODE });
+  print(options, final, () => rolloutTable(final, cards));
   if (final.nodes.some(failed)) process.exitCode = 1;
+}
+
+/** The rollout `text` names: its id, or the first characters of one (as jobs take them). */
+export async function rolloutId(c: WireClient, text: string): Promise<string> {
+  return pickId((await c.rollouts({ node: LOCAL_NODE })).map((r) => r.id), text, { plural: 'rollouts', list: 'hangar rollouts' });
 }
 
 function stepLine(n: RolloutNode): string {

@@ -78,12 +78,15 @@ interface Replaced {
 export class SwapJobs {
   constructor(private readonly parts: SwapJobParts) {}
 
-  install(name: string, options: GateOptions & { force: boolean }): JobView {
+  async install(name: string, options: GateOptions & { force: boolean }): Promise<JobView> {
+    // A name no gallery has (a typo) is refused to whoever asked, not made a failed job every viewer is told of.
+    await this.parts.galleries.find(name);
     const mode = { ...options, upgrade: false };
     return this.start('install', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
   }
 
-  upgrade(name: string, options: GateOptions): JobView {
+  async upgrade(name: string, options: GateOptions): Promise<JobView> {
+    await this.parts.galleries.find(name);
     const mode = { ...options, force: true, upgrade: true };
     return this.start('upgrade', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
   }
@@ -105,9 +108,10 @@ export class SwapJobs {
     });
   }
 
-  rollback(requested: string, options: GateOptions): JobView {
+  async rollback(requested: string, options: GateOptions): Promise<JobView> {
     const { store, locks, names } = this.parts;
     const name = names.plain(requested);
+    await this.refuseUnknown(name, false);
     return this.start('rollback', name, (ctx) =>
       locks.run(name, async () => {
         const backend = await store.get(name);
@@ -119,9 +123,10 @@ export class SwapJobs {
     );
   }
 
-  delete(requested: string, options: { stopUnsupervised: boolean }): JobView {
+  async delete(requested: string, options: { stopUnsupervised: boolean }): Promise<JobView> {
     const { store, locks, names, supervisor, catalog, snapshot } = this.parts;
     const name = names.plain(requested);
+    await this.refuseUnknown(name, true);
     const { stopUnsupervised } = options;
     return this.start('delete', name, (ctx) =>
       locks.run(name, async () => {
@@ -158,6 +163,18 @@ export class SwapJobs {
       await supervisor.recheck();
       await catalog.publishBackend(name, [leftover.of, ...keysOf(before)]);
     });
+  }
+
+  /**
+   * A name that is not installed (nor, for a delete, kept), with no job under way that could install it, is refused
+   * at once; the job checks again under the backend's lock.
+   */
+  private async refuseUnknown(name: string, kept: boolean): Promise<void> {
+    const { store, runner } = this.parts;
+    if (await store.get(name)) return;
+    if (kept && (await store.kept()).some((k) => k.name === name)) return;
+    if (runner.list().some((job) => job.backend === name && job.finishedAt === null)) return;
+    throw new HangarError('not-found', `backend ${name} is not installed`);
   }
 
   private start(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<string | void>): JobView {

@@ -15,13 +15,18 @@ import { useAction } from './useAction.ts';
 
 const UNDER_WAY: Partial<Record<RolloutView['state'], string>> = { running: 'Upgrading…', 'rolling-back': 'Rolling back…' };
 
+type NameOf = (id: string) => string | undefined;
+
 /** An action waiting for its confirmation: what it will do, and doing it. */
 type Asking = { impact: Impact; act: () => void } | null;
 
 /** The cluster at a glance: a card per node, the rollouts that wait for someone, and every backend on every node. */
 export function ClusterView() {
   const all = useNodes((s) => s.nodes);
-  const nodes = machines(all);
+  // A viewer-only host is a machine of the cluster, not one of its nodes: it has its card, no count or column.
+  const nodes = machines(all).filter((n) => !n.card?.viewerOnly);
+  const viewers = all.filter((n) => n.card?.viewerOnly);
+  const nameOf = nodeNames(all);
   const byNode = useCluster((s) => s.byNode);
   const rollouts = useCluster((s) => s.rollouts);
   const desired = useCluster((s) => s.desired);
@@ -47,9 +52,9 @@ export function ClusterView() {
             The cluster keeps no desired versions or rollouts right now: {desired.reason}
           </p>
         )}
-        <AwaitingRollouts rollouts={rollouts} sides={sides} ask={setAsking} />
+        <AwaitingRollouts rollouts={rollouts} sides={sides} nameOf={nameOf} ask={setAsking} />
         <div className="node-grid" data-testid="node-grid">
-          {nodes.map((n) => (
+          {[...nodes, ...viewers].map((n) => (
             <ClusterNodeCard key={n.id} node={n} pairedWorker={pairedWorkerLabel(all, n)} />
           ))}
         </div>
@@ -79,7 +84,7 @@ export function ClusterView() {
                   </tr>
                 )}
                 {names.map((name) => (
-                  <BackendMatrixRow key={name} name={name} nodes={nodes} sides={sides} rollout={latest(name)} desired={desired} ask={setAsking} />
+                  <BackendMatrixRow key={name} name={name} nodes={nodes} sides={sides} rollout={latest(name)} desired={desired} nameOf={nameOf} ask={setAsking} />
                 ))}
               </tbody>
             </table>
@@ -107,6 +112,12 @@ export function ClusterView() {
   );
 }
 
+/** A node's name by its cluster id, as the cards know it: what a pin or a rollout on chosen nodes is labelled with. */
+function nodeNames(all: NodeEntry[]): NameOf {
+  const names = new Map(all.flatMap((n) => (n.card ? [[n.card.id, n.label] as const] : [])));
+  return (id) => names.get(id);
+}
+
 function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
   return {
     id: node.card?.id ?? node.id,
@@ -115,11 +126,12 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
     untrusted: node.card?.access === 'not-trusted',
     backends: known?.backends ?? null,
     worker: node.card?.kind === 'localai-worker',
+    cordoned: node.card?.cordoned === true,
   };
 }
 
 /** Rollouts whose coordinator stopped: any viewer resumes one, or rolls back what it upgraded. */
-function AwaitingRollouts({ rollouts, sides, ask }: { rollouts: RolloutView[]; sides: NodeSide[]; ask: (asking: Asking) => void }) {
+function AwaitingRollouts({ rollouts, sides, nameOf, ask }: { rollouts: RolloutView[]; sides: NodeSide[]; nameOf: NameOf; ask: (asking: Asking) => void }) {
   const waiting = rollouts.filter((r) => r.state === 'interrupted');
   const resume = useAction(resumeRollout);
   const rollBack = useAction(rollBackRollout);
@@ -132,7 +144,7 @@ function AwaitingRollouts({ rollouts, sides, ask }: { rollouts: RolloutView[]; s
           <span>
             <b>
               Rollout of {r.backend}
-              {r.version ? ` to ${r.version}` : ''} on {describeSelector(r.on)} interrupted
+              {r.version ? ` to ${r.version}` : ''} on {describeSelector(r.on, nameOf)} interrupted
             </b>
             : {r.interrupted?.reason}. {summary(r)}
           </span>
@@ -179,10 +191,11 @@ interface RowProps {
   sides: NodeSide[];
   rollout: RolloutView | undefined;
   desired: DesiredStateView | null;
+  nameOf: NameOf;
   ask: (asking: Asking) => void;
 }
 
-function BackendMatrixRow({ name, nodes, sides, rollout, desired, ask }: RowProps) {
+function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }: RowProps) {
   const upgrade = useAction(startRollout);
   const rollBack = useAction(rollBackRollout);
   const unpin = useAction(unpinVersion);
@@ -198,7 +211,7 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, ask }: RowProp
         <span className="name">{name}</span>
         {pin && (
           <span className="badge neutral pin" title={`pinned by key ${pin.by} at ${pin.at}`} data-testid="pinned">
-            {pin.version} on {describeSelector(pin.on)}
+            {pin.version} on {describeSelector(pin.on, nameOf)}
           </span>
         )}
         <div className="matrix-actions">

@@ -60,7 +60,7 @@ test('what LocalAI left behind: a restore renames it back, a delete removes only
   assert.deepEqual(kept.lines, ['Removes echo 1.0.0 (3.0 MiB), kept from a backend that was deleted outside Hangar. This cannot be undone.']);
 });
 
-test('a rolling upgrade names each node with its version change and restarts (a LocalAI worker\'s stops), the ones left alone and why, and the halt rule', () => {
+test('a rolling upgrade names each node with its version change and restarts (a LocalAI worker\'s stops), the ones left alone or passed by (cordoned) and why, and the halt rule', () => {
   const backend = (patch: Partial<BackendView>): BackendView => ({ ...echo, processes: [], ...patch });
   const m1 = { model: 'm1' } as ProcessView;
   const impact = rolloutImpact('echo', [
@@ -70,6 +70,7 @@ test('a rolling upgrade names each node with its version change and restarts (a 
     { id: 'e', label: 'n5', offline: false, untrusted: true, backends: null },
     { id: 'd', label: 'n4', offline: true, untrusted: false, backends: [backend({})] },
     { id: 'w', label: 'w1', offline: false, untrusted: false, backends: [backend({ processes: [m1] })], worker: true },
+    { id: 'f', label: 'n6', offline: false, untrusted: false, backends: [backend({})], cordoned: true },
   ]);
   assert.equal(impact.title, 'Upgrade echo on 2 nodes?');
   assert.deepEqual(impact.lines, [
@@ -80,6 +81,7 @@ test('a rolling upgrade names each node with its version change and restarts (a 
     'n4: offline, passed by.',
     // A LocalAI worker's upgrade starts nothing again.
     "w1: 1.0.0 → 1.1.0, stops m1 (LocalAI's frontend starts it again on the next request).",
+    'n6: cordoned, passed by.',
   ]);
   assert.match(impact.rule!, /stops at the first node that fails/);
 });

@@ -160,6 +160,8 @@ export interface NodeSide {
   backends: readonly BackendView[] | null;
   /** Set for a LocalAI worker: its upgrade stops the backend's processes and starts none. */
   worker?: boolean;
+  /** Set for a cordoned node: no rollout touches it. */
+  cordoned?: boolean;
 }
 
 /** What a version change does to the backend's processes on a node. */
@@ -177,13 +179,14 @@ export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact 
   const lines = nodes.map((node) => {
     if (node.offline) return `${node.label}: offline, passed by.`;
     if (node.untrusted) return `${node.label}: does not trust this host, passed by.`;
+    if (node.cordoned) return `${node.label}: cordoned, passed by.`;
     const backend = node.backends?.find((b) => b.name === name);
     if (node.backends === null) return `${node.label}: not read yet; upgraded if ${name} has an upgrade there.`;
     if (!backend) return `${node.label}: ${name} is not installed, left alone.`;
     if (!backend.upgradable) return `${node.label}: already ${version(backend.version)}, left alone.`;
     return `${node.label}: ${version(backend.version)} → ${version(backend.availableVersion)}, ${restarts(backend, node)}.`;
   });
-  const upgraded = nodes.filter((n) => !n.offline && !n.untrusted && n.backends?.some((b) => b.name === name && b.upgradable)).length;
+  const upgraded = nodes.filter((n) => !n.offline && !n.untrusted && !n.cordoned && n.backends?.some((b) => b.name === name && b.upgradable)).length;
   return {
     title: `Upgrade ${name} on ${upgraded} node${upgraded === 1 ? '' : 's'}?`,
     confirmLabel: 'Upgrade on all nodes',
