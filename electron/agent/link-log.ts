@@ -1,6 +1,6 @@
 // The agent's stderr on its cluster link: a line when the NATS server is lost, one when it is back; not one per retry.
 import type { ClusterStatusView, NodeEvent } from '../../shared/types.ts';
-import type { Host } from '../fleet/index.ts';
+import type { Host } from '../fleet/start.ts';
 
 type Link = ClusterStatusView['link'];
 
