@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { NodeEvent, ClusterRole, ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import type { Envelope } from '../core/invoke.ts';
 import { connectCluster, type ClusterConnectOptions } from '../nats/connect.ts';
+import { clusterOf } from './cluster-id.ts';
 import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
 import { loadIdentity, parsePublicKey, type PublicKey } from './identity.ts';
@@ -71,7 +72,8 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const emit = (event: NodeEvent) => emitter.emit('event', event);
   // What a node acts on and what a viewer shows are decided by the same list: the keys this home trusts.
   const trusts = async (signer: PublicKey) => options.anyCaller || (await trust.holds(signer));
-  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
+  const cluster = clusterOf(nc.info);
+  const store = new ClusterStore({ nc, identity, cluster, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
   trust.on('change', () => store.reread());
   const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 
