@@ -22,8 +22,11 @@ import type { RecordEntry, Records } from './store/records.ts';
 export const MAX_TRIES = 5;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 5 * 60_000;
-/** A desired version that names a rollout this node has not heard of is said to wait for it this long, then to miss it. */
-const UNKNOWN_ROLLOUT_GRACE_MS = 30_000;
+/**
+ * A desired version that names a rollout this node has no record of is said to wait for it this many of the cluster's
+ * heartbeats (30 s at the default), then to miss it: a running rollout's record is written every heartbeat.
+ */
+const UNKNOWN_ROLLOUT_GRACE_HEARTBEATS = 15;
 const EVALUATE_DEBOUNCE_MS = 50;
 /** Node events after which what the node runs, offers or is may differ. */
 const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'gallery-changed', 'settings']);
@@ -40,6 +43,8 @@ export interface ConvergerOptions {
   /** Whether a desired version signed by this key may still make the node act (a key untrusted since it was taken). */
   trusts(signer: string): Promise<boolean>;
   stateDir: string;
+  /** The cluster's heartbeat, which paces how long a rollout's record is waited for. */
+  heartbeatMs: number;
   /** How many backends differ from what they should be, each time it changes. */
   onDrift(count: number): void;
 }
@@ -281,7 +286,7 @@ export class Converger {
     if (this.options.rollouts.isRemoved(id)) return 'applies';
     const since = this.missingSince.get(revision) ?? Date.now();
     this.missingSince.set(revision, since);
-    const left = since + UNKNOWN_ROLLOUT_GRACE_MS - Date.now();
+    const left = since + UNKNOWN_ROLLOUT_GRACE_HEARTBEATS * this.options.heartbeatMs - Date.now();
     if (left > 0) return { waiting: `rollout ${id} not heard of yet`, lookAgainMs: left };
     return { waiting: `rollout ${id} is not in the cluster's store (erased?): not acted on until its record is back or the desired version changes` };
   }

@@ -92,6 +92,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
       rollouts: store.rollouts,
       status: store.status,
       stateDir: join(options.home, 'state'),
+      heartbeatMs: options.heartbeatMs,
       trusts: async (signer) => {
         if (signer === identity.publicKey) return true;
         const key = parsePublicKey(signer);

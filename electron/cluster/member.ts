@@ -147,7 +147,7 @@ export class Member {
     if (!admitted.ok) {
       this.options.health.refuse(admitted.reason);
       if (admitted.unanswered) return;
-      return this.sender.reply(msg.reply, { ok: false, error: { code: 'forbidden', message: admitted.message } });
+      return this.sender.reply(msg.reply, { ok: false, error: { code: admitted.failed ? 'failed' : 'forbidden', message: admitted.message } });
     }
     let request: unknown;
     try {
