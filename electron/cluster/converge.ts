@@ -5,8 +5,8 @@
 // not tried again for that pin, after a restart neither: each try stopped and restarted the models the node runs.
 // What it decides it says in the cluster's status bucket. What it took last per backend it keeps on disk, with the
 // store's revision of it: a value the store took before that is never acted on, and a value erased from the bucket is
-// still the one in force here. A pin a rollout recorded is acted on only once that rollout's record is seen (or its
-// signed removal): a record erased, or not yet read, never lets a node follow a version its rollout may have halted.
+// still the one in force here. A pin a rollout recorded is acted on only while that rollout's record is seen: a record
+// erased, or not yet read, never lets a node follow a version its rollout may have halted.
 import { join } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
@@ -282,8 +282,6 @@ export class Converger {
       this.missingSince.delete(revision);
       return own.state === 'halted' || own.state === 'rolled-back' ? 'void' : 'applies';
     }
-    // Removed by its coordinator's kind, signed: it ended and was pruned, as any finished rollout is in time.
-    if (this.options.rollouts.isRemoved(id)) return 'applies';
     const since = this.missingSince.get(revision) ?? Date.now();
     this.missingSince.set(revision, since);
     const left = since + UNKNOWN_ROLLOUT_GRACE_HEARTBEATS * this.options.heartbeatMs - Date.now();

@@ -245,6 +245,8 @@ export class Rollouts {
       // One write: a mark would start its own behind this one, each heard and checked by every member.
       Object.assign(step, { step: 'upgrading', reason: null });
       await run.save();
+      // A record lost meanwhile: no node is touched in its name (the step is passed by with the rest).
+      if (run.lost) return void Object.assign(step, { step: 'pending', to: null });
       // A LocalAI worker's upgrade starts no process again: its frontend does, on each model's next request.
       const models = member.kind === 'localai-worker' ? [] : backend.processes.map((p) => p.model);
       const job = await reaching(() => startUpgrade(api, node, rollout));
@@ -332,9 +334,10 @@ export class Rollouts {
     }
   }
 
-  /** Keeps the newest KEPT rollouts; an active one is never removed. */
+  /** Keeps the newest KEPT rollouts; an active one is never removed, nor one whose pin is in force (nodes act on it only while they see it). */
   private async prune(): Promise<void> {
-    const finished = this.options.records.all().filter((e) => !isActive(e.value.rollout)).sort((a, b) => b.value.rollout.startedAt.localeCompare(a.value.rollout.startedAt));
+    const pinned = (rollout: RolloutView) => this.options.desired.current(rollout.backend)?.rollout === rollout.id;
+    const finished = this.options.records.all().filter((e) => !isActive(e.value.rollout) && !pinned(e.value.rollout)).sort((a, b) => b.value.rollout.startedAt.localeCompare(a.value.rollout.startedAt));
     for (const old of finished.slice(KEPT)) await this.options.records.remove(old.key).catch(() => undefined);
   }
 }

@@ -13,7 +13,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import type { ClusterHealth } from '../health.ts';
 import type { ClusterIdentity, PublicKey } from '../identity.ts';
 import type { BucketSource, StoredValue } from './bucket-source.ts';
-import { RecordConflict, RecordMap, type RecordEntry, type Records, type UntrustedRecord } from './records.ts';
+import { RecordConflict, RecordMap, type Records, type UntrustedRecord } from './records.ts';
 import { seal, unseal, type RecordKind } from './sealed.ts';
 import type { SeenMarks } from './seen-marks.ts';
 
@@ -69,8 +69,6 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   /** The revision the bucket holds under each key now, whatever it holds. */
   private readonly heads = new Map<string, number>();
   private readonly untrustedByKey = new Map<string, UntrustedRecord<T>>();
-  /** Keys whose record a key this host trusts removed, with a signed removal. */
-  private readonly removedKeys = new Set<string>();
   /** Keys being read back, and those written to again meanwhile. */
   private readonly reading = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
@@ -113,10 +111,6 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   reread(): Promise<void> {
     this.rereading ??= this.readAll().finally(() => (this.rereading = null));
     return this.rereading;
-  }
-
-  isRemoved(key: string): boolean {
-    return this.removedKeys.has(key);
   }
 
   /** Writes a key that holds no record this host takes (whatever untrusted value or marker it holds is written over). */
@@ -186,8 +180,8 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
     // Readers of this host see what it wrote at once; reading it back brings the same revision again.
     this.options.marks.raise(this.options.source.name, key, revision);
     this.noteHead(key, revision);
-    if (value === undefined) this.removeTaken(key);
-    else this.taken({ key, value, revision, signer: this.options.identity.publicKey, by: this.options.identity.id, at });
+    if (value === undefined) this.drop(key);
+    else this.take({ key, value, revision, signer: this.options.identity.publicKey, by: this.options.identity.id, at });
     return revision;
   }
 
@@ -262,18 +256,8 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
     }
     this.unlist(key);
     this.options.marks.raise(bucket, key, stored.revision);
-    if (value === null) this.removeTaken(key);
-    else this.taken({ key, value, revision: stored.revision, signer: opened.signer.text, by: opened.signer.id, at: opened.at });
-  }
-
-  private taken(entry: RecordEntry<T>): void {
-    this.removedKeys.delete(entry.key);
-    this.take(entry);
-  }
-
-  private removeTaken(key: string): void {
-    this.removedKeys.add(key);
-    this.drop(key);
+    if (value === null) this.drop(key);
+    else this.take({ key, value, revision: stored.revision, signer: opened.signer.text, by: opened.signer.id, at: opened.at });
   }
 
   private noteHead(key: string, revision: number): void {

@@ -48,8 +48,6 @@ export interface Records<T> {
   /** Writes a key over whatever it holds now; the record written is the store's newest. */
   put(key: string, value: T): Promise<number>;
   remove(key: string): Promise<void>;
-  /** Whether the key's record was removed by a writer this host takes (not merely never heard of). */
-  isRemoved(key: string): boolean;
   /** The values signed by keys this host does not trust. */
   untrusted(): UntrustedRecord<T>[];
   on(event: 'change', listener: (key: string, entry: RecordEntry<T> | undefined) => void): unknown;
@@ -91,7 +89,6 @@ export class RecordMap<T> extends EventEmitter<{ change: [string, RecordEntry<T>
 export class FileRecords<T> extends RecordMap<T> implements Records<T> {
   private readonly file: CoalescedFile<T[]>;
   private revision = 0;
-  private readonly removed = new Set<string>();
   private readonly loaded: Promise<void>;
 
   constructor(
@@ -139,21 +136,16 @@ export class FileRecords<T> extends RecordMap<T> implements Records<T> {
 
   async remove(key: string): Promise<void> {
     await this.loaded;
-    this.removed.add(key);
     this.drop(key);
     this.save();
   }
 
-  isRemoved(key: string): boolean {
-    return this.removed.has(key);
-  }
 
   flush(): Promise<void> {
     return this.file.flush();
   }
 
   private write(key: string, value: T): number {
-    this.removed.delete(key);
     const entry = this.entry(key, value);
     this.take(entry);
     this.save();
