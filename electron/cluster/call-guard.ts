@@ -26,6 +26,8 @@ export interface CallGuardOptions {
   /** --insecure-any-caller: every call is acted on, signed or not. */
   anyCaller: boolean;
   stateDir: string;
+  /** The cluster calls are signed for. */
+  cluster: string;
 }
 
 export class CallGuard {
@@ -50,7 +52,7 @@ export class CallGuard {
     if (!this.options.trust.hasText(signingKey(msg)) && !this.takeStrangerToken()) {
       return { ok: false, reason: 'untrusted callers over their rate', message: '', unanswered: true };
     }
-    const checked = check(msg, 'call', this.options.id);
+    const checked = check(msg, 'call', this.options.id, this.options.cluster);
     if (!checked.ok) {
       return checked.reason === 'unsigned'
         ? this.refuse('unsigned', `node ${this.options.name} acts only on calls signed by a viewer it trusts`)

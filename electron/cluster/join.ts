@@ -59,12 +59,14 @@ export interface LinkOptions extends ClusterConnectOptions {
 const VIOLATION_COALESCE_MS = 1000;
 
 export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
-  const identity = await loadIdentity(options.home);
+  const key = await loadIdentity(options.home);
   const serves = options.role !== 'viewer';
   const views = options.role !== 'node';
   const health = new ClusterHealth();
   const inboxPrefix = inboxPrefixOf(options.user);
   const nc = await connectCluster({ ...options, inboxPrefix });
+  // Everything this host signs from here on is for the cluster its server names.
+  const identity = { ...key, cluster: clusterOf(nc.info) };
   const link = new LinkState();
   void link.follow(nc.status(), health);
   const trust = new TrustList(options.home);
@@ -72,8 +74,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const emit = (event: NodeEvent) => emitter.emit('event', event);
   // What a node acts on and what a viewer shows are decided by the same list: the keys this home trusts.
   const trusts = async (signer: PublicKey) => options.anyCaller || (await trust.holds(signer));
-  const cluster = clusterOf(nc.info);
-  const store = new ClusterStore({ nc, identity, cluster, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
+  const store = new ClusterStore({ nc, identity, cluster: identity.cluster, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
   trust.on('change', () => store.reread());
   const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 
@@ -103,9 +104,9 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   }
   const checkMs = Math.max(10, Math.min(250, Math.floor(options.heartbeatMs / 4)));
   const presence = views
-    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, selfCard: () => member?.current() ?? null })
+    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, cluster: identity.cluster, selfCard: () => member?.current() ?? null })
     : null;
-  const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit) : null;
+  const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit, identity.cluster) : null;
   const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
   const status = (): ClusterStatusView => ({
     role: options.role,

@@ -71,7 +71,7 @@ export class Member {
 
   constructor(private readonly options: MemberOptions) {
     this.sender = new NodeSender(options.nc, options.identity, options.health);
-    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller, stateDir: options.stateDir });
+    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller, stateDir: options.stateDir, cluster: options.identity.cluster ?? '' });
   }
 
   get id(): string {

@@ -5,12 +5,13 @@
 // whose clock runs ahead, a replay after a node lost its state, a pin naming a rollout no one can see, and a full
 // disk: none may move a node or break a view.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, DesiredStateView, NodeCard, NodeConvergence, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { mountTmpfs, type Tmpfs } from '../core/testing/tmpfs.ts';
@@ -18,7 +19,8 @@ import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-
 import { clusterOf } from './cluster-id.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { seal } from './store/sealed.ts';
-import { BUCKETS, kvSubject } from './subjects.ts';
+import { sign } from './signed.ts';
+import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
 import { madeUpKey, writeSigned } from './test-cluster.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
@@ -250,6 +252,28 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     await quietly(1000);
     assert.deepEqual((await desired()).desired.map((d) => [d.backend, d.version]), [['echo', '1.0.0']]);
     assert.deepEqual((await Promise.all(['n1', 'n2'].map(said))).map((s) => s?.wanted), ['1.0.0', '1.0.0'], 'every node still takes 1.0.0');
+  });
+
+  test("desk's call signed for another cluster is refused by the node it names; the same call signed for this one is answered", async () => {
+    const mallory = await asUser('mallory');
+    try {
+      const answer = async (cluster: string) => {
+        const subject = callSubject(keys.n1!.id);
+        const reply = `_INBOX_mallory.${randomBytes(8).toString('hex')}`;
+        const body = Buffer.from(JSON.stringify({ method: 'info', params: { node: keys.n1!.id } }));
+        const stamp = { at: String(Date.now()), nonce: randomBytes(18).toString('base64url') };
+        const answered = new Promise<Msg>((resolve) => mallory.subscribe(reply, { max: 1, callback: (_e, m) => resolve(m) }));
+        await mallory.flush();
+        mallory.publish(subject, body, { reply, headers: sign({ ...desk, cluster }, 'call', subject, keys.n1!.id, reply, stamp, body) });
+        return JSON.parse((await answered).string()) as { ok: boolean; error?: { message: string } };
+      };
+      const elsewhere = await answer(`hangar-${'cd'.repeat(12)}`);
+      assert.equal(elsewhere.ok, false);
+      assert.equal(elsewhere.error?.message, "the call's signature does not check (bad signature)");
+      assert.equal((await answer(clusterOf(mallory.info))).ok, true);
+    } finally {
+      await mallory.close();
+    }
   });
 
   test('a pin signed by a clock 10 minutes ahead, or at the end of time, freezes nothing: a later pin or unpin is in force at once', async () => {
