@@ -232,6 +232,7 @@ export class Converger {
       }
     }
     for (const backend of this.attempts.keys()) if (!reports.has(backend)) this.attempts.delete(backend);
+    for (const revision of this.missingSince.keys()) if (!wanted.some((w) => w.revision === revision)) this.missingSince.delete(revision);
     await this.publish(reports);
     clearTimeout(this.retry);
     if (nextRetry !== Infinity) this.retry = setTimeout(() => this.evaluateSoon(), nextRetry);
