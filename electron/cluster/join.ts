@@ -74,7 +74,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const emit = (event: NodeEvent) => emitter.emit('event', event);
   // What a node acts on and what a viewer shows are decided by the same list: the keys this home trusts.
   const trusts = async (signer: PublicKey) => options.anyCaller || (await trust.holds(signer));
-  const store = new ClusterStore({ nc, identity, cluster: identity.cluster, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
+  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
   trust.on('change', () => store.reread());
   const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 

@@ -2,8 +2,8 @@
 // `hangar cluster nats-config` writes: two nodes and a trusted viewer (desk) set up from its printed commands, a third
 // node (n3) whose home is a small real disk, and mallory, a viewer in the configuration whom no one trusts. A bare
 // delete marker on a running rollout, records with unbounded times, a record signed for another cluster, a viewer
-// whose clock runs ahead, a replay after a node lost its state, a pin naming a rollout no one can see, and a full
-// disk: none may move a node or break a view.
+// whose clock runs ahead, a replay after a node lost its state, a pin naming a rollout no one can see, a record
+// removed under its coordinator, and a full disk: none may move a node or break a view.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -199,6 +199,41 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     await bothWant('1.0.0');
     await quietly(2000);
     assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']], 'no node took the failed build');
+    await offer('1.0.0');
+  });
+
+  test("a coordinator whose record is removed under it (signed with its own key, from its stolen password) says so, touches no further node, and gives the pin back", async () => {
+    await offer('2.0.0');
+    for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+    const thief = await asUser('desk');
+    const removed = new Set<string>();
+    try {
+      const kv = await bucketAs(thief, BUCKETS.rollouts);
+      const cluster = clusterOf(thief.info);
+      thief.subscribe(kvSubject(BUCKETS.rollouts, '>'), {
+        callback: (_error, msg) => {
+          const id = msg.subject.slice(kvSubject(BUCKETS.rollouts, '').length);
+          if (removed.has(id)) return;
+          removed.add(id);
+          void (async () => {
+            for (let tries = 0; tries < 5; tries++) {
+              if (await writeSigned(kv, cluster, desk, 'rollout', id, undefined).then(() => true, () => false)) return;
+            }
+          })();
+        },
+      });
+      await thief.flush();
+      const run = await hangar(agents.desk!, 'upgrade', 'echo', '--on', 'n1,n2', '--to', '2.0.0', '--json');
+      const rollout = JSON.parse(run.stdout) as RolloutView;
+      assert.equal(rollout.state, 'halted', run.stderr);
+      assert.deepEqual(rollout.nodes[1], { ...rollout.nodes[1]!, step: 'skipped', reason: "halted: its record was lost from the cluster's store" });
+      assert.match(run.stderr, /n2 \([0-9a-f]{16}\): skipped: halted: its record was lost from the cluster's store/);
+      assert.equal((await json<RolloutView[]>(agents.desk!, 'rollouts')).find((r) => r.id === rollout.id)?.state, 'halted', 'its record is written again, halted');
+    } finally {
+      await thief.close();
+    }
+    assert.deepEqual((await desired()).desired.map((d) => [d.backend, d.version, d.rollout]), [['echo', '1.0.0', null]], 'the pin before the rollout is in force again');
+    await until('both on 1.0.0', async () => ((await versions()).every(([, v]) => v === '1.0.0') ? true : undefined), 20_000);
     await offer('1.0.0');
   });
 

@@ -22,9 +22,8 @@ const BUCKET_LIMITS = { history: 1, maxValueSize: RECORD_MAX_BYTES, max_bytes: 6
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
+  /** This host's key, with the cluster it joined (cluster-id.ts): every record is signed for that cluster. */
   identity: ClusterIdentity;
-  /** The cluster this host is in (cluster-id.ts): every record is signed for it. */
-  cluster: string;
   health: ClusterHealth;
   /** A viewer makes the buckets and reads the nodes' status; a node only opens what it reads and writes. */
   viewer: boolean;
@@ -63,7 +62,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     this.marks = new SeenMarks(options.stateDir);
     const own = options.identity.id;
     const trusts = async (signer: PublicKey) => signer.id === own || (await options.trusts(signer));
-    const common = { identity: options.identity, cluster: options.cluster, health: options.health, marks: this.marks, trusts };
+    const common = { identity: options.identity, cluster: options.identity.cluster ?? '', health: options.health, marks: this.marks, trusts };
     const source = (name: BucketName) => new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
     this.desired = new KvRecords({
       ...common,
