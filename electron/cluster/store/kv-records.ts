@@ -105,8 +105,8 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   }
 
   /**
-   * Reads every key again (after the link came back, or when the trust list changed), until one read succeeds; keys
-   * the bucket no longer holds are dropped.
+   * Reads every key again (after the link came back, or when the trust list changed), until one read succeeds; the
+   * listings of untrusted keys the bucket no longer holds are dropped.
    */
   reread(): Promise<void> {
     this.rereading ??= this.readAll().finally(() => (this.rereading = null));
