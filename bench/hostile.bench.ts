@@ -16,10 +16,10 @@ import { Kvm } from '@nats-io/kv';
 import { connect as natsConnect, type Msg } from '@nats-io/transport-node';
 import type { ClusterStatusView, NodeCard } from '../shared/types.ts';
 import { connect } from '../electron/agent/connect.ts';
-import { madeUpKey, trustingHomes } from '../electron/cluster/test-cluster.ts';
+import { madeUpKey, trustingHomes, writeSigned } from '../electron/cluster/test-cluster.ts';
 import { startNats } from '../electron/cluster/test-nats.ts';
 import { sign } from '../electron/cluster/signed.ts';
-import { seal } from '../electron/cluster/store/sealed.ts';
+import { clusterOf } from '../electron/cluster/cluster-id.ts';
 import { BUCKETS, callSubject, eventsSubject, presenceSubject } from '../electron/cluster/subjects.ts';
 import { startAgent } from '../e2e/fixtures/agent.ts';
 import { copyStarterGallery } from '../e2e/fixtures/gallery.ts';
@@ -112,7 +112,7 @@ export default async function (): Promise<BenchFigure[]> {
       return { rollout: { id, backend: 'echo', version: '9.9.9', on: 'all', maxParallel: 1, state: 'halted', startedAt: at, finishedAt: at, coordinator: { id: outsider.id, name: 'x' }, interrupted: null, nodes }, heartbeatMs: 2000, previous: null, beat: 0 };
     };
     // The bucket itself takes only so many (64 MiB): the ones past it are refused by the server.
-    const writes = Promise.allSettled(Array.from({ length: RECORDS }, (_, i) => kv.put(`flood-${i}`, seal(outsider, 'rollout', `flood-${i}`, large(`flood-${i}`)))));
+    const writes = Promise.allSettled(Array.from({ length: RECORDS }, (_, i) => writeSigned(kv, clusterOf(nc.info), outsider, 'rollout', `flood-${i}`, large(`flood-${i}`))));
     let stored = 0;
     const recordsPeak = await peakRss(viewer.pid(), async () => {
       stored = (await writes).filter((w) => w.status === 'fulfilled').length;

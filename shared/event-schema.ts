@@ -30,6 +30,19 @@ const message = z.string().max(16 * 1024);
 const count = z.number().int().min(0);
 const nullableShort = short.nullable();
 
+/** Times are kept between these (ms since 1970): a time outside has no date, and one record with it would fail a whole view. */
+export const TIME_MIN_MS = Date.UTC(2000, 0, 1);
+export const TIME_MAX_MS = Date.UTC(2200, 0, 1);
+/** A time as an ISO string (what `Date#toISOString` writes), within the bounds above. */
+const isoTime = z
+  .string()
+  .max(30)
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/)
+  .refine((text) => {
+    const ms = Date.parse(text);
+    return ms >= TIME_MIN_MS && ms < TIME_MAX_MS;
+  }, 'a time between 2000 and 2200');
+
 export const nodeCountsSchema: z.ZodType<NodeCounts> = z.object({ backends: count, processes: count, stale: count, upgradable: count, drift: count });
 
 const bytes = z.number().min(0).max(2 ** 60);
@@ -62,10 +75,10 @@ export const rolloutSchema: z.ZodType<RolloutView> = z.object({
   on: selectorText,
   maxParallel: z.number().int().min(1).max(1000),
   state: z.enum(['running', 'done', 'halted', 'rolling-back', 'rolled-back', 'interrupted']),
-  startedAt: short,
-  finishedAt: nullableShort,
+  startedAt: isoTime,
+  finishedAt: isoTime.nullable(),
   coordinator: z.object({ id: nodeId, name: short }),
-  interrupted: z.object({ while: z.enum(['running', 'rolling-back']), at: short, reason: message }).nullable(),
+  interrupted: z.object({ while: z.enum(['running', 'rolling-back']), at: isoTime, reason: message }).nullable(),
   nodes: z.array(z.object({ id: nodeId, name: short, step: rolloutStep, reason: message.nullable(), from: nullableShort, to: nullableShort })).max(1000),
 });
 
@@ -76,7 +89,7 @@ export const desiredVersionSchema: z.ZodType<DesiredVersion> = z.object({
   installMissing: z.boolean(),
   rollout: nullableShort,
   by: short,
-  at: short,
+  at: isoTime,
 });
 
 export const nodeConvergenceSchema: z.ZodType<NodeConvergence> = z.object({
@@ -87,7 +100,7 @@ export const nodeConvergenceSchema: z.ZodType<NodeConvergence> = z.object({
   state: z.enum(['converged', 'converging', 'waiting', 'drifted', 'failed']),
   reason: message.nullable(),
   tries: count,
-  at: short,
+  at: isoTime,
 });
 
 export const processSchema: z.ZodType<ProcessView> = z.object({

@@ -16,7 +16,8 @@ const NONCES_KEPT = 200_000;
 const STRANGER_RATE_PER_S = 20;
 const STRANGER_BURST = 40;
 
-export type Admission = { ok: true; caller: string } | { ok: false; reason: string; message: string; unanswered?: true };
+/** `failed`: the node would act on the call but cannot (its own trouble, not the caller's); otherwise it is refused. */
+export type Admission = { ok: true; caller: string } | { ok: false; reason: string; message: string; unanswered?: true; failed?: true };
 
 export interface CallGuardOptions {
   id: string;
@@ -25,6 +26,8 @@ export interface CallGuardOptions {
   /** --insecure-any-caller: every call is acted on, signed or not. */
   anyCaller: boolean;
   stateDir: string;
+  /** The cluster calls are signed for. */
+  cluster: string;
 }
 
 export class CallGuard {
@@ -49,7 +52,7 @@ export class CallGuard {
     if (!this.options.trust.hasText(signingKey(msg)) && !this.takeStrangerToken()) {
       return { ok: false, reason: 'untrusted callers over their rate', message: '', unanswered: true };
     }
-    const checked = check(msg, 'call', this.options.id);
+    const checked = check(msg, 'call', this.options.id, this.options.cluster);
     if (!checked.ok) {
       return checked.reason === 'unsigned'
         ? this.refuse('unsigned', `node ${this.options.name} acts only on calls signed by a viewer it trusts`)
@@ -69,7 +72,14 @@ export class CallGuard {
     if (!nonce || !NONCE.test(nonce)) return this.refuse('no nonce', 'the call carries no nonce');
     if (this.nonces.has(nonce)) return this.refuse('replayed', 'this call was already answered (a replay)');
     if (this.nonces.size >= NONCES_KEPT) return this.refuse('busy', 'too many calls in the last minute; try again');
-    await this.nonces.add(nonce, at + CALL_WINDOW_MS);
+    try {
+      await this.nonces.add(nonce, at + CALL_WINDOW_MS);
+    } catch (error) {
+      // Not acted on: without its nonce kept, the call could be played again after a restart. Said, not kept silent.
+      const code = (error as NodeJS.ErrnoException).code;
+      const why = code === 'ENOSPC' ? 'disk full' : (code ?? (error instanceof Error ? error.message : String(error)));
+      return { ok: false, reason: 'state not written', message: `this node cannot write its state (${why})`, failed: true };
+    }
     return { ok: true, caller: checked.key.id };
   }
 

@@ -3,9 +3,10 @@
 // upgrade), unless it is cordoned or a rollout still has work to do on it. A failure to fetch is tried again after 1 s,
 // doubling up to 5 min, and given up after 5 tries with the reason kept. A build that failed its health gate here is
 // not tried again for that pin, after a restart neither: each try stopped and restarted the models the node runs.
-// What it decides it says in the cluster's status bucket. What it took last per backend it keeps on disk: a value
-// older than that (a replayed pin over its unpin) is never acted on, and a value erased from the bucket is still the
-// one in force here.
+// What it decides it says in the cluster's status bucket. What it took last per backend it keeps on disk, with the
+// store's revision of it: a value the store took before that is never acted on, and a value erased from the bucket is
+// still the one in force here. A pin a rollout recorded is acted on only while that rollout's record is seen: a record
+// erased, or not yet read, never lets a node follow a version its rollout may have halted.
 import { join } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
@@ -21,8 +22,11 @@ import type { RecordEntry, Records } from './store/records.ts';
 export const MAX_TRIES = 5;
 const FIRST_RETRY_MS = 1000;
 const MAX_RETRY_MS = 5 * 60_000;
-/** A desired version that names a rollout this node has not heard of yet waits this long for its record. */
-const UNKNOWN_ROLLOUT_GRACE_MS = 30_000;
+/**
+ * A desired version that names a rollout this node has no record of is said to wait for it this many of the cluster's
+ * heartbeats (30 s at the default), then to miss it: a running rollout's record is written every heartbeat.
+ */
+const UNKNOWN_ROLLOUT_GRACE_HEARTBEATS = 15;
 const EVALUATE_DEBOUNCE_MS = 50;
 /** Node events after which what the node runs, offers or is may differ. */
 const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'gallery-changed', 'settings']);
@@ -39,15 +43,17 @@ export interface ConvergerOptions {
   /** Whether a desired version signed by this key may still make the node act (a key untrusted since it was taken). */
   trusts(signer: string): Promise<boolean>;
   stateDir: string;
+  /** The cluster's heartbeat, which paces how long a rollout's record is waited for. */
+  heartbeatMs: number;
   /** How many backends differ from what they should be, each time it changes. */
   onDrift(count: number): void;
 }
 
 type Pinned = DesiredBody & { version: string };
 
-/** The desired version a node last took for a backend: its sequence, its signer and the value (null: known only by its sequence). */
+/** The desired version a node last took for a backend: the store's revision of it, its signer and the value. */
 interface Taken {
-  at: number;
+  revision: number;
   signer: string | null;
   body: DesiredBody | null;
   /** Why this pin's build failed its health gate here: it is not tried again. */
@@ -75,6 +81,8 @@ export class Converger {
   private taken: Record<string, Taken> = {};
   /** What each rollout last said that matters here: its state and this node's step in it. */
   private readonly rolloutSeen = new Map<string, string>();
+  /** When this node first saw each pin that names a rollout it has no record of (its own clock), by the pin's revision. */
+  private readonly missingSince = new Map<number, number>();
   private readonly onDesired = () => this.evaluateSoon();
   /** A rollout's record changes with every step on every node and every heartbeat: only a change that matters here counts. */
   private readonly onRollout = (key: string, entry: RecordEntry<RolloutRecord> | undefined) => {
@@ -164,7 +172,7 @@ export class Converger {
       reporter(body)('drifted', `not acted on: key ${by} signed it, and this node does not trust it`);
     }
     let nextRetry = Infinity;
-    for (const { body, at } of wanted) {
+    for (const { body, revision } of wanted) {
       if (!selects(body.on, self)) continue;
       const installed = backends.find((b) => b.name === body.backend);
       if (!installed && !body.installMissing) continue;
@@ -174,8 +182,9 @@ export class Converger {
         report('converged', null);
         continue;
       }
-      const rollout = this.rolloutVerdict(body.backend, body.rollout, at);
+      const rollout = this.rolloutVerdict(body.backend, body.rollout, revision);
       if (rollout === 'void') continue;
+      if (rollout !== 'applies' && rollout.lookAgainMs !== undefined) nextRetry = Math.min(nextRetry, rollout.lookAgainMs);
       if (settings.settings.cordoned) {
         report('drifted', 'cordoned: no rollout or convergence touches it');
         continue;
@@ -189,7 +198,7 @@ export class Converger {
         report('failed', `its build failed here, not tried again until the pin changes: ${buildFailed}`, 1);
         continue;
       }
-      const attempt = this.attemptFor(body, at);
+      const attempt = this.attemptFor(body, revision);
       if (attempt.tries >= MAX_TRIES) {
         report('failed', `gave up after ${MAX_TRIES} tries: ${attempt.error}`, attempt.tries);
         continue;
@@ -223,28 +232,29 @@ export class Converger {
       }
     }
     for (const backend of this.attempts.keys()) if (!reports.has(backend)) this.attempts.delete(backend);
+    for (const revision of this.missingSince.keys()) if (!wanted.some((w) => w.revision === revision)) this.missingSince.delete(revision);
     await this.publish(reports);
     clearTimeout(this.retry);
     if (nextRetry !== Infinity) this.retry = setTimeout(() => this.evaluateSoon(), nextRetry);
   }
 
   /**
-   * The pin in force for each backend, as this node takes it: the newest value in the bucket, unless it is older than
-   * the one taken before (a replay), or gone (erased): then the one taken before, while its signer is still trusted.
-   * Unpins are taken too, so an older pin written back after one is never followed.
+   * The pin in force for each backend, as this node takes it: the newest value in the bucket, unless the store took
+   * it before the one taken here before, or it is gone (erased): then the one taken before, while its signer is still
+   * trusted. Unpins are taken too, so an older pin written back after one is never followed.
    */
-  private async wanted(): Promise<Array<{ body: Pinned; at: number }>> {
+  private async wanted(): Promise<Array<{ body: Pinned; revision: number }>> {
     let changed = false;
     for (const [backend, entry] of inForce(this.options.desired)) {
-      if (entry.at <= (this.taken[backend]?.at ?? 0)) continue;
-      this.taken = { ...this.taken, [backend]: { at: entry.at, signer: entry.signer, body: entry.value } };
+      if (entry.revision <= (this.taken[backend]?.revision ?? 0)) continue;
+      this.taken = { ...this.taken, [backend]: { revision: entry.revision, signer: entry.signer, body: entry.value } };
       changed = true;
     }
     if (changed) this.seen.save(this.taken);
     const wanted = [];
-    for (const { at, signer, body } of Object.values(this.taken)) {
+    for (const { revision, signer, body } of Object.values(this.taken)) {
       if (body?.version == null || signer === null || !(await this.options.trusts(signer))) continue;
-      wanted.push({ body: body as Pinned, at });
+      wanted.push({ body: body as Pinned, revision });
     }
     return wanted;
   }
@@ -261,19 +271,27 @@ export class Converger {
 
   /**
    * Whether a desired version may move this node now. A rollout with work left on the node makes it wait; the
-   * version a halted or rolled-back rollout recorded is void (its coordinator gives the previous one back).
+   * version a halted or rolled-back rollout recorded is void (its coordinator gives the previous one back). A rollout
+   * this node cannot see (not read yet, or erased) makes it wait too, with a look again when what it says changes.
    */
-  private rolloutVerdict(backend: string, id: string | null, at: number): 'applies' | 'void' | { waiting: string } {
+  private rolloutVerdict(backend: string, id: string | null, revision: number): 'applies' | 'void' | { waiting: string; lookAgainMs?: number } {
     const busy = this.options.rollouts.all().find((r) => r.value.rollout.backend === backend && touches(r.value.rollout, this.options.id));
     if (busy) return { waiting: `rollout ${busy.key} has it in hand (${busy.value.rollout.state})` };
     if (id === null) return 'applies';
     const own = this.options.rollouts.get(id)?.value.rollout;
-    if (!own) return Date.now() - at < UNKNOWN_ROLLOUT_GRACE_MS ? { waiting: `rollout ${id} not heard of yet` } : 'applies';
-    return own.state === 'halted' || own.state === 'rolled-back' ? 'void' : 'applies';
+    if (own) {
+      this.missingSince.delete(revision);
+      return own.state === 'halted' || own.state === 'rolled-back' ? 'void' : 'applies';
+    }
+    const since = this.missingSince.get(revision) ?? Date.now();
+    this.missingSince.set(revision, since);
+    const left = since + UNKNOWN_ROLLOUT_GRACE_HEARTBEATS * this.options.heartbeatMs - Date.now();
+    if (left > 0) return { waiting: `rollout ${id} not heard of yet`, lookAgainMs: left };
+    return { waiting: `rollout ${id} is not in the cluster's store (erased?): not acted on until its record is back or the desired version changes` };
   }
 
-  private attemptFor(body: DesiredBody, at: number): Attempt {
-    const key = `${body.version}@${at}`;
+  private attemptFor(body: DesiredBody, revision: number): Attempt {
+    const key = `${body.version}@${revision}`;
     let attempt = this.attempts.get(body.backend);
     if (attempt?.for !== key) {
       attempt = { for: key, tries: 0, nextAt: 0, error: null };
@@ -314,13 +332,15 @@ export class Converger {
 }
 
 
-/** What an earlier pass took, as kept on disk (an earlier Hangar kept each backend's sequence alone). */
+/**
+ * What an earlier pass took, as kept on disk. An earlier Hangar kept signing times, which order nothing now: those are
+ * left out, and the store's own order (its revisions, checked by the server) keeps a replay out meanwhile.
+ */
 function readTaken(raw: unknown): Record<string, Taken> {
   if (typeof raw !== 'object' || raw === null) return {};
   const taken: Record<string, Taken> = {};
   for (const [backend, value] of Object.entries(raw)) {
-    if (typeof value === 'number') taken[backend] = { at: value, signer: null, body: null };
-    else if (typeof value === 'object' && value !== null && typeof (value as Taken).at === 'number') taken[backend] = value as Taken;
+    if (typeof value === 'object' && value !== null && Number.isSafeInteger((value as Taken).revision)) taken[backend] = value as Taken;
   }
   return taken;
 }

@@ -15,6 +15,7 @@ import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity } from './identity.ts';
 import { seal } from './store/sealed.ts';
+import { clusterOf } from './cluster-id.ts';
 import { BUCKETS } from './subjects.ts';
 import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
@@ -210,7 +211,7 @@ describe('desired versions kept by the cluster', () => {
       const kv = await new Kvm(jetstream(nc)).open(BUCKETS.desired);
       const forged = { backend: 'echo', version: '1.0.0', on: 'all', installMissing: false, rollout: null };
       await kv.put('echo', JSON.stringify(forged));
-      await kv.put('echo', seal(await loadIdentity(join(root, 'home-1')), 'desired', 'not-echo', forged));
+      await kv.put('echo', seal(await loadIdentity(join(root, 'home-1')), 'desired', 'not-echo', { cluster: clusterOf(nc.info), after: 0 }, forged));
       await until('both dropped by a viewer', async () => {
         const status = await json<{ dropped: { records: Record<string, number> } }>(agents[0]!, 'cluster', 'status');
         return (status.dropped.records.unsigned ?? 0) >= 1 && (status.dropped.records['bad signature'] ?? 0) >= 1 ? true : undefined;

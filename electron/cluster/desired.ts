@@ -2,6 +2,7 @@
 // cluster's store (signed by the viewer that wrote it), the newest one this host takes in force; with what each node
 // last said of its own convergence.
 import type { ClusterStatusView, DesiredStateView, DesiredVersion, NodeEvent } from '../../shared/types.ts';
+import { HangarError } from '../../shared/errors.ts';
 import { backendOfKey, desiredKey, type DesiredBody, type StatusBody } from './store/bodies.ts';
 import type { RecordEntry, Records } from './store/records.ts';
 
@@ -16,13 +17,13 @@ export interface DesiredStateOptions {
   emit(event: NodeEvent): void;
 }
 
-/** The value in force for each backend: of those taken, the one signed last (its sequence is past every older one). */
+/** The value in force for each backend: of those taken, the one the store took last (its revision is the highest). */
 export function inForce(records: Records<DesiredBody>): Map<string, RecordEntry<DesiredBody>> {
   const newest = new Map<string, RecordEntry<DesiredBody>>();
   for (const entry of records.all()) {
     const backend = backendOfKey(entry.key);
     const known = newest.get(backend);
-    if (!known || entry.at > known.at) newest.set(backend, entry);
+    if (!known || entry.revision > known.revision) newest.set(backend, entry);
   }
   return newest;
 }
@@ -72,11 +73,17 @@ export class DesiredState {
     this.options.status.off('change', this.changed);
   }
 
-  /** Under this host's own key, signed past the one in force, so every reader that took that one takes this. */
+  /**
+   * Under this host's own key; the store gives it a revision past every value written before, so every reader takes
+   * it as the one in force. Should another writer's value already be heard past it, the write is said to have lost.
+   */
   private async write(body: DesiredBody): Promise<RecordEntry<DesiredBody>> {
     const key = desiredKey(body.backend, this.options.writer);
-    await this.options.records.put(key, body, inForce(this.options.records).get(body.backend)?.at ?? 0);
-    return this.options.records.get(key)!;
+    await this.options.records.put(key, body);
+    const written = this.options.records.get(key)!;
+    const newest = inForce(this.options.records).get(body.backend)!;
+    if (newest.key !== key) throw new HangarError('conflict', `${body.backend}: a later desired version by key ${newest.by} is in force; this one is not`);
+    return written;
   }
 
   private snapshot(): DesiredStateView {

@@ -20,9 +20,9 @@ import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent
 import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign } from './signed.ts';
-import { seal } from './store/sealed.ts';
+import { clusterOf } from './cluster-id.ts';
 import { BUCKETS, callSubject, eventsSubject, presenceSubject } from './subjects.ts';
-import { madeUpKey } from './test-cluster.ts';
+import { madeUpKey, writeSigned } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 import { addTrust } from './trust.ts';
 
@@ -214,8 +214,9 @@ describe('what hostile input costs the cluster', () => {
       return { rollout: { id, backend: 'echo', version: '9.9.9', on: 'all', maxParallel: 1, state: 'halted', startedAt: at, finishedAt: at, coordinator: { id: outsider.id, name: 'x' }, interrupted: null, nodes }, heartbeatMs: 2000, previous: null, beat: 0 };
     };
     let refusedBySize = 0;
-    for (let i = 0; i < 60; i++) await kv.put(`flood-${i}`, seal(outsider, 'rollout', `flood-${i}`, large(`flood-${i}`, 400))).catch(() => refusedBySize++);
-    await kv.put('too-large', seal(outsider, 'rollout', 'too-large', large('too-large', 600))).catch(() => refusedBySize++);
+    const cluster = clusterOf(nc.info);
+    for (let i = 0; i < 60; i++) await writeSigned(kv, cluster, outsider, 'rollout', `flood-${i}`, large(`flood-${i}`, 400)).catch(() => refusedBySize++);
+    await writeSigned(kv, cluster, outsider, 'rollout', 'too-large', large('too-large', 600)).catch(() => refusedBySize++);
     assert.equal(refusedBySize, 1, 'the bucket refuses a value over its limit');
     await until('every one listed as untrusted', async () => ((await status(viewer)).untrusted.filter((r) => r.bucket === 'rollouts').length >= 60 ? true : undefined), 10_000);
     const listed = await hangar(viewer, 'rollouts');

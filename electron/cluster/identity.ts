@@ -21,6 +21,8 @@ export interface ClusterIdentity {
   /** The public key as a trust list holds it. */
   publicKey: string;
   sign(data: Buffer): Buffer;
+  /** The cluster its messages are signed for (cluster-id.ts), once joined; none: '' (an unnamed cluster). */
+  cluster?: string;
 }
 
 /** Reads the home's key, making it on first use; a key file others can read is tightened to 600. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { NodeEvent, ClusterRole, ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import type { Envelope } from '../core/invoke.ts';
 import { connectCluster, type ClusterConnectOptions } from '../nats/connect.ts';
+import { clusterOf } from './cluster-id.ts';
 import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
 import { loadIdentity, parsePublicKey, type PublicKey } from './identity.ts';
@@ -59,12 +60,14 @@ export interface LinkOptions extends ClusterConnectOptions {
 const VIOLATION_COALESCE_MS = 1000;
 
 export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
-  const identity = await loadIdentity(options.home);
+  const key = await loadIdentity(options.home);
   const serves = options.role !== 'viewer';
   const views = options.role !== 'node';
   const health = new ClusterHealth();
   const inboxPrefix = inboxPrefixOf(options.user);
   const nc = await connectCluster({ ...options, inboxPrefix });
+  // Everything this host signs from here on is for the cluster its server names.
+  const identity = { ...key, cluster: clusterOf(nc.info) };
   const link = new LinkState();
   void link.follow(nc.status(), health);
   const trust = new TrustList(options.home);
@@ -91,6 +94,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
       rollouts: store.rollouts,
       status: store.status,
       stateDir: join(options.home, 'state'),
+      heartbeatMs: options.heartbeatMs,
       trusts: async (signer) => {
         if (signer === identity.publicKey) return true;
         const key = parsePublicKey(signer);
@@ -101,9 +105,9 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   }
   const checkMs = Math.max(10, Math.min(250, Math.floor(options.heartbeatMs / 4)));
   const presence = views
-    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, selfCard: () => member?.current() ?? null })
+    ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, cluster: identity.cluster, selfCard: () => member?.current() ?? null })
     : null;
-  const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit) : null;
+  const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit, identity.cluster) : null;
   const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
   const status = (): ClusterStatusView => ({
     role: options.role,

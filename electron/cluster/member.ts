@@ -65,7 +65,7 @@ export class Member {
 
   constructor(private readonly options: MemberOptions) {
     this.sender = new NodeSender(options.nc, options.identity, options.health);
-    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller, stateDir: options.stateDir });
+    this.guard = new CallGuard({ id: options.identity.id, name: options.name, trust: options.trust, anyCaller: options.anyCaller, stateDir: options.stateDir, cluster: options.identity.cluster ?? '' });
   }
 
   get id(): string {
@@ -141,7 +141,7 @@ export class Member {
     if (!admitted.ok) {
       this.options.health.refuse(admitted.reason);
       if (admitted.unanswered) return;
-      return this.sender.reply(msg.reply, { ok: false, error: { code: 'forbidden', message: admitted.message } });
+      return this.sender.reply(msg.reply, { ok: false, error: { code: admitted.failed ? 'failed' : 'forbidden', message: admitted.message } });
     }
     let request: unknown;
     try {

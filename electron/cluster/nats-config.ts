@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isLoopback } from '../core/net/loopback.ts';
+import { newClusterName } from './cluster-id.ts';
 import { parsePublicKey } from './identity.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
@@ -141,6 +142,9 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
     '# its own keys (hangar cluster key, hangar cluster trust): these permissions are the second line.',
     '',
     `listen: ${JSON.stringify(input.listen)}`,
+    '',
+    "# The cluster's name: every Hangar record and call is signed for it, so none is taken in another cluster.",
+    `server_name: ${JSON.stringify(newClusterName())}`,
     '',
     '# The cluster\'s durable state: desired versions, rollouts and convergence, in key-value buckets.',
     `jetstream { store_dir: ${JSON.stringify(input.storeDir)} }`,

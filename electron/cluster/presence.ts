@@ -52,6 +52,8 @@ export interface PresenceOptions {
   checkMs: number;
   heartbeatMs: number;
   health: ClusterHealth;
+  /** The cluster cards are signed for. */
+  cluster: string;
   /** This host's own card as its member has it now: it is online to its own viewers whatever the link does. */
   selfCard(): Heartbeat | null;
 }
@@ -199,7 +201,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     if (msg.data.length > CARD_MAX_BYTES) return drop('too large');
     const id = subjectNode(msg.subject);
     if (!nodeId.safeParse(id).success) return drop('bad subject');
-    const checked = check(msg, 'card', id);
+    const checked = check(msg, 'card', id, this.options.cluster);
     if (!checked.ok) return drop(checked.reason);
     if (checked.key.id !== id) return drop("signed by another node's key");
     if (checked.stamp.encoding !== undefined) return drop('compressed');

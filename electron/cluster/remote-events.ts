@@ -28,6 +28,8 @@ export class RemoteEvents {
     private readonly members: { listensTo(id: string): boolean; on(event: 'removed', listener: (id: string) => void): unknown },
     private readonly health: ClusterHealth,
     private readonly emit: (event: NodeOwnEvent) => void,
+    /** The cluster the events are signed for. */
+    private readonly cluster: string,
   ) {
     members.on('removed', (id) => {
       this.sequences.delete(id);
@@ -71,7 +73,7 @@ export class RemoteEvents {
   private async hear(msg: Msg): Promise<void> {
     const drop = (reason: string) => this.health.drop('events', reason, msg.subject);
     const id = subjectNode(msg.subject);
-    const checked = check(msg, 'event', id);
+    const checked = check(msg, 'event', id, this.cluster);
     if (!checked.ok) return drop(checked.reason);
     if (checked.key.id !== id) return drop("signed by another node's key");
     let value: unknown;

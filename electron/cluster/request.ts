@@ -96,7 +96,7 @@ export class Caller {
       return;
     }
     const drop = (reason: string) => this.health.drop('replies', reason, call.subject);
-    const checked = check(msg, 'reply', call.node);
+    const checked = check(msg, 'reply', call.node, this.identity.cluster ?? '');
     if (!checked.ok) return drop(checked.reason);
     // A reply signed by any key but the node's own is another client answering in its name.
     if (checked.key.id !== call.node) return drop("signed by another node's key");

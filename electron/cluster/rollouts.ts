@@ -12,6 +12,7 @@ import { settleInFlight, startUpgrade, versionOn, waitReady } from './rollout-no
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../nats/reconnect.ts';
 import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
+import { RolloutRun } from './rollout-run.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
 
 export interface RolloutsOptions {
@@ -36,20 +37,6 @@ const KEPT = 50;
 const READY_POLL_MS = 250;
 const DEFAULT_READY_TIMEOUT_MS = 120_000;
 
-/** A rollout this host runs now: the record as it last wrote it, and the revision that write got. */
-interface Run {
-  record: RolloutRecord;
-  revision: number;
-  /** Another viewer took the record over (or marked it interrupted): this host stops working on it. */
-  lost: boolean;
-  /** The record changed since it was last written. */
-  dirty: boolean;
-  /** The writes under way, or null. */
-  writing: Promise<void> | null;
-  /** Writes the record a heartbeat after its last write: a step's write counts as one. */
-  lease: NodeJS.Timeout;
-}
-
 /**
  * Rolling upgrades: one node (or maxParallel) at a time, each node's processes back and healthy before the next, a
  * halt at the first failure with the rest untouched. The record lives in the cluster's store, where every viewer
@@ -57,7 +44,7 @@ interface Run {
  * interrupted. Any viewer can then resume it or roll it back; the record's revision decides who does (compare-and-set).
  */
 export class Rollouts {
-  private readonly runs = new Map<string, Run>();
+  private readonly runs = new Map<string, RolloutRun>();
   private readonly working = new Set<Promise<void>>();
   /** When this host last saw each record change (its own clock: no two machines' clocks are compared). */
   private readonly lastChange = new Map<string, number>();
@@ -122,9 +109,9 @@ export class Rollouts {
       throw new HangarError('conflict', running ? `rollout ${id} is ${r.state}, run by ${r.coordinator.name} (${r.coordinator.id}): it is not interrupted` : `rollout ${id} is ${r.state}: there is nothing to resume`);
     }
     const run = await this.takeOver(entry, { ...r, state: r.interrupted.while, finishedAt: null, coordinator: this.options.self, interrupted: null });
-    if (run.record.rollout.state === 'rolling-back') this.track(this.rollBackAll(run));
+    if (run.rollout.state === 'rolling-back') this.track(this.rollBackAll(run));
     else this.track(this.upgradeAll(run, await this.options.nodes()));
-    return structuredClone(run.record.rollout);
+    return structuredClone(run.rollout);
   }
 
   async rollBack(id: string): Promise<RolloutView> {
@@ -139,7 +126,7 @@ export class Rollouts {
     // The version it recorded goes first, so no node converges back to it meanwhile.
     await this.options.desired.restore(r.backend, id, entry.value.previous).catch(() => undefined);
     this.track(this.rollBackAll(run));
-    return structuredClone(run.record.rollout);
+    return structuredClone(run.rollout);
   }
 
   /** Resolves when no rollout is running here (the host waits for it before closing). */
@@ -170,7 +157,7 @@ export class Rollouts {
   }
 
   /** Writes the record as this host's, at the revision it was read: only one viewer can win that. */
-  private async takeOver(entry: RecordEntry<RolloutRecord>, rollout: RolloutView): Promise<Run> {
+  private async takeOver(entry: RecordEntry<RolloutRecord>, rollout: RolloutView): Promise<RolloutRun> {
     const record = { ...entry.value, rollout, heartbeatMs: this.options.heartbeatMs, beat: entry.value.beat + 1 };
     try {
       return this.own(record, await this.options.records.update(entry.key, record, entry.revision));
@@ -180,15 +167,32 @@ export class Rollouts {
     }
   }
 
-  private own(record: RolloutRecord, revision: number): Run {
-    const run: Run = { record, revision, lost: false, dirty: false, writing: null, lease: setInterval(() => void this.save(run), this.options.heartbeatMs) };
-    this.runs.set(record.rollout.id, run);
+  private own(record: RolloutRecord, revision: number): RolloutRun {
+    const id = record.rollout.id;
+    const run: RolloutRun = new RolloutRun(record, revision, {
+      records: this.options.records,
+      heartbeatMs: this.options.heartbeatMs,
+      onRelease: () => this.runs.get(id) === run && this.runs.delete(id),
+    });
+    this.runs.set(id, run);
     return run;
   }
 
-  private release(run: Run): void {
-    clearInterval(run.lease);
-    this.runs.delete(run.record.rollout.id);
+  /**
+   * A run whose record moved on without it. Taken over by another viewer, the rollout is theirs now. Lost (erased, or
+   * written over in a way this host does not take), it ends here as a halt: no further node is touched, whoever
+   * follows it is told, its desired version is given back, and its record is written again as halted.
+   */
+  private async lose(run: RolloutRun): Promise<void> {
+    run.release();
+    if (run.takenOver()) return;
+    const rollout = run.rollout;
+    for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: "halted: its record was lost from the cluster's store" });
+    Object.assign(rollout, { state: 'halted', finishedAt: new Date().toISOString() });
+    this.options.emit({ type: 'rollout', node: 'local', rollout: structuredClone(rollout) });
+    const patience = { untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS, stop: () => false };
+    await untilStored(() => this.options.desired.restore(rollout.backend, rollout.id, run.record.previous), patience);
+    await untilStored(() => this.options.records.put(rollout.id, { ...run.record, beat: run.record.beat + 1 }), patience);
   }
 
   private track(work: Promise<void>): void {
@@ -200,8 +204,8 @@ export class Rollouts {
    * The version the selected nodes' galleries offer. Null when none names one (a digest change, or no node this host
    * may ask offers an upgrade): each node then takes what its own gallery offers, and no desired version is recorded.
    */
-  private async upgradeAll(run: Run, members: NodeCard[]): Promise<void> {
-    const rollout = run.record.rollout;
+  private async upgradeAll(run: RolloutRun, members: NodeCard[]): Promise<void> {
+    const rollout = run.rollout;
     const queue = rollout.nodes.filter((n) => n.step === 'pending' || n.step === 'upgrading');
     let failed: RolloutNode | undefined;
     const worker = async () => {
@@ -211,54 +215,56 @@ export class Rollouts {
       }
     };
     await Promise.all(Array.from({ length: Math.min(rollout.maxParallel, queue.length) }, worker));
-    if (run.lost) return this.release(run);
+    if (run.lost) return this.lose(run);
     for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: `halted: ${failed?.name ?? 'a node'} failed` });
     // A halted rollout gives the desired version back before it says so: no node follows a version that failed. The
     // store may be away as long as the broker is.
     if (failed) await untilStored(() => this.options.desired.restore(rollout.backend, rollout.id, run.record.previous), this.patience(run));
-    await this.finish(run, failed ? 'halted' : 'done');
+    await run.finish(failed ? 'halted' : 'done');
   }
 
-  private async upgradeNode(run: Run, step: RolloutNode, member: NodeCard | undefined): Promise<void> {
+  private async upgradeNode(run: RolloutRun, step: RolloutNode, member: NodeCard | undefined): Promise<void> {
     const { api } = this.options;
-    const rollout = run.record.rollout;
+    const rollout = run.rollout;
     // A node that is away, cordoned or not ours to act on is left as it is and said so; it is no failure of the version.
-    if (!member) return this.mark(run, step, 'skipped', 'offline: no longer in the cluster');
+    if (!member) return run.mark(step, 'skipped', 'offline: no longer in the cluster');
     // Unknown is this host's broker away, not the node: the step waits for the link (link-waits.ts).
-    if (member.status === 'offline') return this.mark(run, step, 'skipped', member.kind === 'localai-worker' ? (member.reason ?? member.status) : `${member.status}: ${member.reason ?? 'no heartbeat'}`);
-    if (member.cordoned) return this.mark(run, step, 'skipped', 'cordoned');
-    if (member.access === 'not-trusted') return this.mark(run, step, 'skipped', 'not trusted by this node');
+    if (member.status === 'offline') return run.mark(step, 'skipped', member.kind === 'localai-worker' ? (member.reason ?? member.status) : `${member.status}: ${member.reason ?? 'no heartbeat'}`);
+    if (member.cordoned) return run.mark(step, 'skipped', 'cordoned');
+    if (member.access === 'not-trusted') return run.mark(step, 'skipped', 'not trusted by this node');
     const resumed = step.step === 'upgrading';
     const node = member.id;
     const reaching = <T>(call: () => Promise<T>) => untilReached(call, this.patience(run));
     try {
       const backend = (await reaching(() => api.backends({ node }))).find((b) => b.name === rollout.backend);
-      if (!backend) return await this.mark(run, step, 'skipped', 'not installed');
+      if (!backend) return run.mark(step, 'skipped', 'not installed');
       step.from ??= backend.version;
       const there = rollout.version === null ? !backend.upgradable : backend.version === rollout.version;
       // A node this rollout was upgrading when it was interrupted may be there already: its doing.
-      if (there) return await this.mark(run, step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
+      if (there) return run.mark(step, resumed ? 'upgraded' : 'unchanged', resumed ? null : 'up to date');
       step.to = rollout.version ?? backend.availableVersion;
       // Written, and waited for, before the node is touched: a viewer that resumes it knows this node may have moved.
       // One write: a mark would start its own behind this one, each heard and checked by every member.
       Object.assign(step, { step: 'upgrading', reason: null });
-      await this.save(run);
+      await run.save();
+      // A record lost meanwhile: no node is touched in its name (the step is passed by with the rest).
+      if (run.lost) return void Object.assign(step, { step: 'pending', to: null });
       // A node that respawns nothing (a LocalAI worker, whose frontend starts each model on its next request) is not asked to.
       const models = canDo(member, 'respawn') ? backend.processes.map((p) => p.model) : [];
       const job = await reaching(() => startUpgrade(api, node, rollout));
-      if (typeof job === 'string') return await this.mark(run, step, 'skipped', job);
+      if (typeof job === 'string') return run.mark(step, 'skipped', job);
       // The job goes on on the node whatever the link does: its end is read from the node once it answers.
       const final = await reaching(() => api.waitJob({ node, id: job.id }));
-      if (final.state !== 'done') return await this.mark(run, step, 'failed', jobFailure(final));
+      if (final.state !== 'done') return run.mark(step, 'failed', jobFailure(final));
       await waitReady(api, { node, backend: rollout.backend, models, untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS }, reaching);
-      await this.mark(run, step, 'upgraded', null);
+      run.mark(step, 'upgraded', null);
     } catch (error) {
-      await this.mark(run, step, 'failed', oneLine(error));
+      run.mark(step, 'failed', oneLine(error));
     }
   }
 
-  private async rollBackAll(run: Run): Promise<void> {
-    const rollout = run.record.rollout;
+  private async rollBackAll(run: RolloutRun): Promise<void> {
+    const rollout = run.rollout;
     for (const step of rollout.nodes.filter((n) => n.step === 'upgraded' || n.step === 'upgrading')) {
       if (run.lost) break;
       try {
@@ -266,7 +272,7 @@ export class Rollouts {
         // the point where it can be) before the node's version is read. Only an upgrade that went through is undone.
         if (step.step === 'upgrading') await settleInFlight(this.options.api, step.id, rollout.backend);
         if (step.step === 'upgrading' && (await versionOn(this.options.api, step.id, rollout.backend)) !== step.to) {
-          await this.mark(run, step, 'skipped', 'its upgrade did not go through');
+          run.mark(step, 'skipped', 'its upgrade did not go through');
           continue;
         }
         const job = await this.options.api.rollback({ node: step.id, name: rollout.backend });
@@ -274,67 +280,24 @@ export class Rollouts {
         if (final.state !== 'done') throw new Error(jobFailure(final));
         const now = await versionOn(this.options.api, step.id, rollout.backend);
         if (now !== step.from) throw new Error(`it runs ${now ?? 'no build'} after its rollback, not ${step.from ?? 'the build before'}`);
-        await this.mark(run, step, 'rolled-back', null);
+        run.mark(step, 'rolled-back', null);
       } catch (error) {
-        await this.mark(run, step, 'upgraded', `rollback failed: ${oneLine(error)}`);
+        run.mark(step, 'upgraded', `rollback failed: ${oneLine(error)}`);
       }
     }
-    if (run.lost) return this.release(run);
+    if (run.lost) return this.lose(run);
     for (const step of rollout.nodes.filter((n) => n.step === 'pending')) Object.assign(step, { step: 'skipped', reason: 'rolled back before it reached this node' });
     // A node that did not come back keeps the rollout halted, so the rollback can be tried again.
-    await this.finish(run, rollout.nodes.some((n) => n.step === 'upgraded') ? 'halted' : 'rolled-back');
+    await run.finish(rollout.nodes.some((n) => n.step === 'upgraded') ? 'halted' : 'rolled-back');
   }
 
   /** How long a step waits for a node the link cannot reach, while this host still runs the rollout. */
-  private patience(run: Run): Patience {
+  private patience(run: RolloutRun): Patience {
     return { untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS, stop: () => run.lost };
   }
 
   private readyTimeoutMs(): number {
     return this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
-  }
-
-  /** The end, written: the run is let go once its final record is in the store (the lease retries until it is). */
-  private async finish(run: Run, state: RolloutView['state']): Promise<void> {
-    Object.assign(run.record.rollout, { state, finishedAt: new Date().toISOString() });
-    await this.save(run);
-  }
-
-  /** A step's outcome is written behind the work: the next node does not wait for the store. */
-  private async mark(run: Run, step: RolloutNode, to: RolloutNode['step'], reason: string | null): Promise<void> {
-    Object.assign(step, { step: to, reason });
-    void this.save(run);
-  }
-
-  /**
-   * Writes the run's record at the revision this host last wrote, one write at a time, the newest record each time
-   * (changes made meanwhile go in one write). A revision that moved on means another viewer took the rollout over,
-   * and this host stops. A write that fails otherwise (the store out of reach) is tried again next heartbeat. Each
-   * write puts the lease's next one a heartbeat later: the record is still never silent longer than a heartbeat and
-   * a write, with no write that says nothing new while steps keep it changing.
-   */
-  private save(run: Run): Promise<void> {
-    run.dirty = true;
-    run.writing ??= (async () => {
-      // What changes in the same turn (the last step's outcome and the rollout's end) goes in one write.
-      await new Promise(setImmediate);
-      while (run.dirty && !run.lost) {
-        run.dirty = false;
-        const record = { ...run.record, beat: run.record.beat + 1 };
-        try {
-          run.revision = await this.options.records.update(record.rollout.id, structuredClone(record), run.revision);
-          run.record.beat = record.beat;
-          run.lease.refresh();
-        } catch (error) {
-          if (error instanceof RecordConflict) run.lost = true;
-          else run.dirty = true;
-          break;
-        }
-      }
-      run.writing = null;
-      if (run.lost || (!run.dirty && run.record.rollout.finishedAt !== null)) this.release(run);
-    })();
-    return run.writing;
   }
 
   /** A record heard (this host's own writes too): its time is noted, and the UI told when more than its beat changed. */
@@ -374,9 +337,10 @@ export class Rollouts {
     }
   }
 
-  /** Keeps the newest KEPT rollouts; an active one is never removed. */
+  /** Keeps the newest KEPT rollouts; an active one is never removed, nor one whose pin is in force (nodes act on it only while they see it). */
   private async prune(): Promise<void> {
-    const finished = this.options.records.all().filter((e) => !isActive(e.value.rollout)).sort((a, b) => b.value.rollout.startedAt.localeCompare(a.value.rollout.startedAt));
+    const pinned = (rollout: RolloutView) => this.options.desired.current(rollout.backend)?.rollout === rollout.id;
+    const finished = this.options.records.all().filter((e) => !isActive(e.value.rollout) && !pinned(e.value.rollout)).sort((a, b) => b.value.rollout.startedAt.localeCompare(a.value.rollout.startedAt));
     for (const old of finished.slice(KEPT)) await this.options.records.remove(old.key).catch(() => undefined);
   }
 }

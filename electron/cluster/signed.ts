@@ -1,8 +1,9 @@
 // Signed NATS messages. Every call a viewer sends, and every card, event and reply a node sends, carries its
-// sender's public key and an ed25519 signature in headers. What is signed names the kind of message, the subject it
-// was published on, the node it is for or from, the reply subject (a call's answer goes nowhere else), its time or
-// part, a nonce and the body's SHA-256: a captured message cannot be replayed as another kind, sent to another
-// node, or have its answer redirected.
+// sender's public key and an ed25519 signature in headers. What is signed names the cluster, the kind of message, the
+// subject it was published on, the node it is for or from, the reply subject (a call's answer goes nowhere else), its
+// time or part, a nonce and the body's SHA-256: a captured message cannot be replayed as another kind, in another
+// cluster, sent to another node, or have its answer redirected. In a cluster with no name (cluster-id.ts) the bytes
+// are those an earlier Hangar signed, so the two still speak to each other there.
 import { createHash } from 'node:crypto';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from './identity.ts';
@@ -26,24 +27,25 @@ const STAMP_FIELDS = ['at', 'nonce', 'part', 'encoding'] as const;
 /** Header values a peer sends are read only this far: nothing signed here is longer. */
 const HEADER_VALUE_MAX = 128;
 
-function signedBytes(kind: SignedKind, subject: string, node: string, reply: string, stamp: Stamp, body: Uint8Array): Buffer {
+function signedBytes(cluster: string, kind: SignedKind, subject: string, node: string, reply: string, stamp: Stamp, body: Uint8Array): Buffer {
   const digest = createHash('sha256').update(body).digest('base64url');
-  return Buffer.from(['hangar/1', kind, subject, node, reply, ...STAMP_FIELDS.map((f) => stamp[f] ?? ''), digest].join('\n'));
+  const scheme = cluster === '' ? ['hangar/1'] : ['hangar/2', cluster];
+  return Buffer.from([...scheme, kind, subject, node, reply, ...STAMP_FIELDS.map((f) => stamp[f] ?? ''), digest].join('\n'));
 }
 
-/** The headers that sign `body` as `kind`, published on `subject` about `node` (with `reply` for a call). */
+/** The headers that sign `body` as `kind` in the identity's cluster, published on `subject` about `node` (with `reply` for a call). */
 export function sign(identity: ClusterIdentity, kind: SignedKind, subject: string, node: string, reply: string, stamp: Stamp, body: Uint8Array): MsgHdrs {
   const h = natsHeaders();
   h.set(HEADER.key, identity.publicKey);
-  h.set(HEADER.sig, identity.sign(signedBytes(kind, subject, node, reply, stamp, body)).toString('base64url'));
+  h.set(HEADER.sig, identity.sign(signedBytes(identity.cluster ?? '', kind, subject, node, reply, stamp, body)).toString('base64url'));
   for (const field of STAMP_FIELDS) if (stamp[field] !== undefined) h.set(HEADER[field], stamp[field]);
   return h;
 }
 
 export type Checked = { ok: true; key: PublicKey; stamp: Stamp } | { ok: false; reason: string };
 
-/** Checks a message's signature as `kind` about `node`; who may have signed it is the caller's question. */
-export function check(msg: Msg, kind: SignedKind, node: string): Checked {
+/** Checks a message's signature as `kind` in `cluster` about `node`; who may have signed it is the caller's question. */
+export function check(msg: Msg, kind: SignedKind, node: string, cluster: string): Checked {
   const h = msg.headers;
   const keyText = header(h, HEADER.key);
   const sig = header(h, HEADER.sig);
@@ -55,7 +57,7 @@ export function check(msg: Msg, kind: SignedKind, node: string): Checked {
     const value = header(h, HEADER[field]);
     if (value) stamp[field] = value;
   }
-  const bytes = signedBytes(kind, msg.subject, node, kind === 'call' ? (msg.reply ?? '') : '', stamp, msg.data);
+  const bytes = signedBytes(cluster, kind, msg.subject, node, kind === 'call' ? (msg.reply ?? '') : '', stamp, msg.data);
   if (!verifySignature(key, bytes, Buffer.from(sig, 'base64url'))) return { ok: false, reason: 'bad signature' };
   return { ok: true, key, stamp };
 }

@@ -16,8 +16,9 @@ import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign } from './signed.ts';
-import { seal } from './store/sealed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
+import { clusterOf } from './cluster-id.ts';
+import { writeSigned } from './test-cluster.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -153,7 +154,7 @@ describe("the cluster's stored state, under the generated NATS configuration", (
         previous: { backend: 'echo', version: '0.0.1', on: 'all', installMissing: false, rollout: null },
         beat: 1,
       };
-      await (await bucketAs(mallory, BUCKETS.rollouts)).put(id, seal(outsider, 'rollout', id, forged));
+      await writeSigned(await bucketAs(mallory, BUCKETS.rollouts), clusterOf(mallory.info), outsider, 'rollout', id, forged);
     } finally {
       await mallory.close();
     }
@@ -180,8 +181,9 @@ describe("the cluster's stored state, under the generated NATS configuration", (
     try {
       const kv = await bucketAs(mallory, BUCKETS.desired);
       const pin = { backend: 'echo', version: '0.0.1', on: 'all', installMissing: true, rollout: null };
-      await kv.put(`echo.${keys.mallory!.id}`, seal(await loadIdentity(homes.mallory!), 'desired', `echo/${keys.mallory!.id}`, pin));
-      await assert.rejects(kv.put(`echo.${keys.desk!.id}`, seal(outsider, 'desired', `echo/${keys.desk!.id}`, pin)), /Permissions Violation/);
+      const cluster = clusterOf(mallory.info);
+      await writeSigned(kv, cluster, await loadIdentity(homes.mallory!), 'desired', `echo/${keys.mallory!.id}`, pin, `echo.${keys.mallory!.id}`);
+      await assert.rejects(writeSigned(kv, cluster, outsider, 'desired', `echo/${keys.desk!.id}`, pin, `echo.${keys.desk!.id}`), /Permissions Violation/);
     } finally {
       await mallory.close();
     }

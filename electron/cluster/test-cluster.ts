@@ -1,8 +1,10 @@
 // Cluster homes for tests, set up as a user does it, and what "nothing changed on disk" compares.
+import type { KV } from '@nats-io/kv';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatPublicKey, keyId, loadIdentity, type ClusterIdentity } from './identity.ts';
+import { seal, type RecordKind } from './store/sealed.ts';
 import { addTrust } from './trust.ts';
 
 /** Each home's key made (`hangar cluster key`), each trusting the others' (`hangar cluster trust KEY`). */
@@ -19,6 +21,15 @@ export function madeUpKey(): ClusterIdentity {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const raw = (publicKey.export({ type: 'spki', format: 'der' }) as Buffer).subarray(12);
   return { id: keyId(raw), publicKey: formatPublicKey(raw), sign: (data) => sign(null, data, privateKey) };
+}
+
+/**
+ * `body` signed by `identity` as a `kind` record of `cluster` under `key`, written over what the bucket holds under
+ * `storedKey` now, as a Hangar writer does it: valid in every way but who signed it. Undefined `body` removes.
+ */
+export async function writeSigned(kv: KV, cluster: string, identity: ClusterIdentity, kind: RecordKind, key: string, body: unknown, storedKey = key): Promise<number> {
+  const head = (await kv.get(storedKey))?.revision ?? 0;
+  return kv.put(storedKey, seal(identity, kind, key, { cluster, after: head }, body), { previousSeq: head });
 }
 
 /** Every file under `dir` with its size and content hash: what "nothing changed on disk" compares. */

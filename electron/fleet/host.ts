@@ -72,7 +72,7 @@ export function createHost(options: HostOptions): Host {
   // A host in no cluster is a cluster of one: its own node follows the desired versions kept in its home.
   converger = cluster
     ? null
-    : new Converger({ node, id: LOCAL_NODE, ...stores, trusts: async () => true, stateDir: options.stateDir, onDrift: () => undefined });
+    : new Converger({ node, id: LOCAL_NODE, ...stores, trusts: async () => true, stateDir: options.stateDir, heartbeatMs: DEFAULT_HEARTBEAT_MS, onDrift: () => undefined });
   void converger?.start();
   const nodes = (): Promise<NodeCard[]> => cardsOf(providers);
   // A LocalAI worker on a Hangar node's machine and backends directory is rolled out as that node.

@@ -3,7 +3,7 @@
 // A consumer may name any deliver subject, so a role allowed to make one could have the server deliver into another
 // node's call subject; reading this way needs no such right.
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import type { KV, KvEntry } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { BucketName } from '../subjects.ts';
 
@@ -12,6 +12,16 @@ export interface BucketSourceOptions {
   name: BucketName;
   /** The bucket, made (a viewer) or opened (a node); rejects while it cannot be had. */
   open(): Promise<KV>;
+}
+
+/** A key's last value or marker as the bucket holds it. */
+export interface StoredValue {
+  revision: number;
+  /** PUT for a value; DEL or PURGE for a marker anyone with a right to the key can write. */
+  operation: string;
+  value: Uint8Array;
+  /** The revision the server checked this value was written over (its writer named it), or null when none was named. */
+  expected: number | null;
 }
 
 export class BucketSource {
@@ -36,9 +46,19 @@ export class BucketSource {
     return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
-  /** What the bucket holds under `storedKey` now: its last value or delete marker, or null when it never held one. */
-  async get(storedKey: string): Promise<KvEntry | null> {
-    return (await this.kv()).get(storedKey);
+  /** What the bucket holds under `storedKey` now: its last value or marker, or null when it holds none. */
+  async get(storedKey: string): Promise<StoredValue | null> {
+    await this.kv();
+    const jsm = await this.manager();
+    const msg = await jsm.direct.getMessage(`KV_${this.options.name}`, { last_by_subj: `${this.subjectPrefix()}${storedKey}` });
+    if (!msg) return null;
+    const expected = msg.header.get('Nats-Expected-Last-Subject-Sequence');
+    return {
+      revision: msg.seq,
+      operation: msg.header.get('KV-Operation') || 'PUT',
+      value: msg.data,
+      expected: /^\d{1,16}$/.test(expected) ? Number(expected) : null,
+    };
   }
 
   /** Calls `onKey` with the stored key of every write heard (accepted by the bucket or not: read it back to know). */

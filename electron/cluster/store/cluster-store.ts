@@ -22,6 +22,7 @@ const BUCKET_LIMITS = { history: 1, maxValueSize: RECORD_MAX_BYTES, max_bytes: 6
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
+  /** This host's key, with the cluster it joined (cluster-id.ts): every record is signed for that cluster. */
   identity: ClusterIdentity;
   health: ClusterHealth;
   /** A viewer makes the buckets and reads the nodes' status; a node only opens what it reads and writes. */
@@ -61,7 +62,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     this.marks = new SeenMarks(options.stateDir);
     const own = options.identity.id;
     const trusts = async (signer: PublicKey) => signer.id === own || (await options.trusts(signer));
-    const common = { identity: options.identity, health: options.health, marks: this.marks, trusts };
+    const common = { identity: options.identity, cluster: options.identity.cluster ?? '', health: options.health, marks: this.marks, trusts };
     const source = (name: BucketName) => new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
     this.desired = new KvRecords({
       ...common,
@@ -70,7 +71,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       source: source(BUCKETS.desired),
       keys: desiredKeys,
       // A viewer writes only under its own id; a record of an earlier Hangar names none.
-      accept: (key, signer, value) => value.backend === backendOfKey(key) && [signer.id, ''].includes(writerOfKey(key)),
+      accept: (key, signer, value) => (value === null || value.backend === backendOfKey(key)) && [signer.id, ''].includes(writerOfKey(key)),
       onAvailability: this.availability(BUCKETS.desired),
     });
     this.rollouts = new KvRecords({ ...common, kind: 'rollout', schema: rolloutRecordSchema, source: source(BUCKETS.rollouts), onAvailability: this.availability(BUCKETS.rollouts) });
@@ -81,7 +82,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       kind: 'status',
       schema: statusBodySchema,
       source: source(BUCKETS.status),
-      accept: (key, signer, value) => signer.id === key && value.node === key,
+      accept: (key, signer, value) => signer.id === key && (value === null || value.node === key),
       onAvailability: this.availability(BUCKETS.status),
     });
   }

@@ -1,16 +1,18 @@
-// Records in a JetStream key-value bucket on the cluster's nats-server: every value signed by its writer (sealed.ts),
-// read back key by key (bucket-source.ts) and checked (signature, kind, key, schema, who may write it, and that it is
-// no older than one taken before) before it is taken. What fails is counted and never shown or acted on. A value
-// signed by a key this host does not trust is listed as such, never taken; and a bad or untrusted value written over
-// a good one does not erase it here: the good one stays until a value this host takes replaces it, or a delete.
-import type { KvEntry } from '@nats-io/kv';
+// Records in a JetStream key-value bucket on the cluster's nats-server: every value signed by its writer for this
+// cluster (sealed.ts), read back key by key (bucket-source.ts) and checked (signature, cluster, kind, key, schema, who
+// may write it, and that it was written right over the revision it names, at or past the last one taken) before it is
+// taken. What fails is counted and never shown or acted on. A value signed by a key this host does not trust is
+// listed as such, never taken; and a bad or untrusted value, or a bare delete or purge marker, written over a good
+// one does not erase it here: the good one stays until a value this host takes replaces it, or a signed removal.
+// Every write names the revision it replaces and the server refuses it if the key moved on: the store's order, not a
+// clock, says which value is newer.
 import type { Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ClusterHealth } from '../health.ts';
 import type { ClusterIdentity, PublicKey } from '../identity.ts';
-import type { BucketSource } from './bucket-source.ts';
+import type { BucketSource, StoredValue } from './bucket-source.ts';
 import { RecordConflict, RecordMap, type Records, type UntrustedRecord } from './records.ts';
 import { seal, unseal, type RecordKind } from './sealed.ts';
 import type { SeenMarks } from './seen-marks.ts';
@@ -26,8 +28,8 @@ const READS_AT_ONCE = 8;
 const UNTRUSTED_LISTED = 256;
 /** An untrusted value is kept beside its listing only up to this size (a desired version is well under it). */
 const UNTRUSTED_VALUE_MAX_BYTES = 4096;
-/** A value signed further ahead of this host's clock than this does not set the sequence its next write follows. */
-const FUTURE_SLACK_MS = 5 * 60_000;
+/** A write at a key's head that finds it moved on reads it again and tries again, this many times in all. */
+const PUT_TRIES = 3;
 
 /** How a record's key is spelled in the bucket. */
 export interface KeyCodec {
@@ -40,12 +42,14 @@ export interface KvRecordsOptions<T> {
   kind: RecordKind;
   schema: z.ZodType<T>;
   identity: ClusterIdentity;
+  /** The cluster this host is in, signed into every record it writes and checked in every record it reads. */
+  cluster: string;
   health: ClusterHealth;
   source: BucketSource;
   /** Whether this host takes values signed by `signer`: its own key, and the keys it trusts. */
   trusts(signer: PublicKey): Promise<boolean>;
-  /** Whether `signer` may have written this value under `key` at all (a node's status only under its own id). */
-  accept?(key: string, signer: PublicKey, value: T): boolean;
+  /** Whether `signer` may have written this value (null: removed the record) under `key` at all (a node's status only under its own id). */
+  accept?(key: string, signer: PublicKey, value: T | null): boolean;
   marks: SeenMarks;
   keys?: KeyCodec;
   /** Says whether the bucket can be read, and why not. */
@@ -101,71 +105,83 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   }
 
   /**
-   * Reads every key again (after the link came back, or when the trust list changed), until one read succeeds; keys
-   * the bucket no longer holds are dropped.
+   * Reads every key again (after the link came back, or when the trust list changed), until one read succeeds; the
+   * listings of untrusted keys the bucket no longer holds are dropped.
    */
   reread(): Promise<void> {
     this.rereading ??= this.readAll().finally(() => (this.rereading = null));
     return this.rereading;
   }
 
+  /** Writes a key that holds no record this host takes (whatever untrusted value or marker it holds is written over). */
   async create(key: string, value: T): Promise<number> {
-    return this.write(key, value, 0, (kv, data) => kv.create(this.keys.toStored(key), data));
+    for (let tries = 1; ; tries++) {
+      if (this.get(key)) throw new RecordConflict();
+      try {
+        return await this.write(key, value, this.heads.get(key) ?? 0);
+      } catch (error) {
+        if (!(error instanceof RecordConflict) || tries >= PUT_TRIES) throw error;
+        await this.refresh(key);
+      }
+    }
   }
 
-  /** Writes over the revision named, or over whatever untrusted value was written after it. */
+  /** Writes over the revision named, or over whatever untrusted value or marker was written after it. */
   async update(key: string, value: T, revision: number): Promise<number> {
-    const stored = this.keys.toStored(key);
     const over = () => {
       const head = this.heads.get(key) ?? revision;
       return this.get(key)?.revision === revision && head > revision ? head : revision;
     };
     try {
-      return await this.write(key, value, 0, (kv, data) => kv.update(stored, data, over()));
+      return await this.write(key, value, over());
     } catch (error) {
       if (!(error instanceof RecordConflict)) throw error;
       // Perhaps only an untrusted value came in between, not yet heard: read it, and write over it once.
       await this.refresh(key);
       if (this.get(key)?.revision !== revision) throw error;
-      return this.write(key, value, 0, (kv, data) => kv.update(stored, data, over()));
+      return this.write(key, value, over());
     }
   }
 
-  async put(key: string, value: T, after = 0): Promise<number> {
-    return this.write(key, value, after, (kv, data) => kv.put(this.keys.toStored(key), data));
+  /** Writes over whatever the key holds now, read again when another write came first. */
+  async put(key: string, value: T): Promise<number> {
+    return this.atHead(key, (head) => this.write(key, value, head));
   }
 
+  /** A signed removal: readers that trust this host drop the record, and nothing older can come back over it. */
   async remove(key: string): Promise<void> {
-    const kv = await this.bucket();
-    await kv.delete(this.keys.toStored(key)).catch((error: unknown) => {
-      throw storeError(error);
-    });
-    this.drop(key);
+    await this.atHead(key, (head) => this.write(key, undefined, head));
   }
 
-  /**
-   * The sequence a new value of `key` carries: the clock, but always past what was taken before under that key and
-   * `after`, so a reader that took the older one takes this one.
-   */
-  private nextAt(key: string, after: number): number {
-    const known = Math.max(this.options.marks.get(this.options.source.name, key), this.get(key)?.at ?? 0, after);
-    const now = Date.now();
-    return known > now + FUTURE_SLACK_MS ? now : Math.max(now, known + 1);
+  /** The store says where the key is when a write finds it moved on (a node may not read its own status back). */
+  private async atHead(key: string, write: (head: number) => Promise<number>): Promise<number> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await write(this.heads.get(key) ?? 0);
+      } catch (error) {
+        if (!(error instanceof RecordConflict) || tries >= PUT_TRIES) throw error;
+        if (error.head !== null) this.noteHead(key, error.head);
+        else await this.refresh(key);
+      }
+    }
   }
 
-  private async write(key: string, value: T, after: number, send: (kv: Awaited<ReturnType<BucketSource['kv']>>, data: Uint8Array) => Promise<number>): Promise<number> {
+  /** Writes `value` (undefined: the record's removal) over revision `after`, which the server checks is the key's last. */
+  private async write(key: string, value: T | undefined, after: number): Promise<number> {
     const kv = await this.bucket();
-    const at = this.nextAt(key, after);
+    const at = Date.now();
+    const data = seal(this.options.identity, this.options.kind, key, { cluster: this.options.cluster, after }, value, at);
     let revision: number;
     try {
-      revision = await send(kv, seal(this.options.identity, this.options.kind, key, value, at));
+      revision = await kv.put(this.keys.toStored(key), data, { previousSeq: after });
     } catch (error) {
       throw storeError(error);
     }
     // Readers of this host see what it wrote at once; reading it back brings the same revision again.
-    this.options.marks.raise(this.options.source.name, key, at);
+    this.options.marks.raise(this.options.source.name, key, revision);
     this.noteHead(key, revision);
-    this.take({ key, value, revision, signer: this.options.identity.publicKey, by: this.options.identity.id, at });
+    if (value === undefined) this.drop(key);
+    else this.take({ key, value, revision, signer: this.options.identity.publicKey, by: this.options.identity.id, at });
     return revision;
   }
 
@@ -185,7 +201,9 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
         await Promise.all(Array.from({ length: READS_AT_ONCE }, async () => {
           for (let key = queue.shift(); key !== undefined; key = queue.shift()) await this.refresh(key);
         }));
-        for (const known of [...this.all().map((e) => e.key), ...this.untrustedByKey.keys()]) if (!keys.has(known)) this.forget(known);
+        // A key gone from the bucket was erased outside Hangar (no writer of it removes a record that way): what was
+        // taken stays; only a listing of what was never taken goes.
+        for (const known of [...this.untrustedByKey.keys()]) if (!keys.has(known)) this.unlist(known);
         this.options.onAvailability(true, null);
         this.readDone();
         return;
@@ -215,25 +233,31 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
     return read;
   }
 
-  private async hear(key: string, entry: KvEntry): Promise<void> {
-    if ((this.heads.get(key) ?? 0) > entry.revision) return;
-    this.noteHead(key, entry.revision);
-    if (entry.operation !== 'PUT') return this.forget(key);
+  private async hear(key: string, stored: StoredValue): Promise<void> {
+    await this.options.marks.ready();
+    if ((this.heads.get(key) ?? 0) > stored.revision) return;
+    this.noteHead(key, stored.revision);
     const bucket = this.options.source.name;
-    const drop = (reason: string) => this.options.health.drop('records', reason, `${entry.bucket}.${entry.key}`);
-    const opened = unseal(entry.value, this.options.kind, key);
+    const drop = (reason: string) => this.options.health.drop('records', reason, `${bucket}.${this.keys.toStored(key)}`);
+    if (stored.operation !== 'PUT') return drop(`a ${stored.operation} marker, signed by no one (the record stays)`);
+    const opened = unseal(stored.value, this.options.kind, key, this.options.cluster);
     if (!opened.ok) return drop(opened.reason);
-    const parsed = this.options.schema.safeParse(opened.body);
-    if (!parsed.success) return drop(`not a ${this.options.kind} record`);
-    if (this.options.accept && !this.options.accept(key, opened.signer, parsed.data)) return drop('signed by a key that may not write it');
-    if (opened.at < this.options.marks.get(bucket, key)) return drop('older than one taken before');
+    const parsed = opened.removed ? null : this.options.schema.safeParse(opened.body);
+    if (parsed && !parsed.success) return drop(`not a ${this.options.kind} record`);
+    const value = parsed ? parsed.data! : null;
+    if (this.options.accept && !this.options.accept(key, opened.signer, value)) return drop('signed by a key that may not write it');
+    // The server checked the revision its writer named; a copy or a replay is stored over another one.
+    if (stored.expected !== opened.after) return drop('not written over the revision it names (a copy or a replay)');
+    const mark = this.options.marks.get(bucket, key);
+    if (opened.after < mark && stored.revision !== mark) return drop('older than one taken before');
     if (!(await this.options.trusts(opened.signer))) {
-      this.listUntrusted({ key, by: opened.signer.id, at: opened.at, value: entry.value.length <= UNTRUSTED_VALUE_MAX_BYTES ? parsed.data : null });
+      this.listUntrusted({ key, by: opened.signer.id, at: opened.at, value: stored.value.length <= UNTRUSTED_VALUE_MAX_BYTES ? value : null });
       return drop('signed by a key this host does not trust');
     }
     this.unlist(key);
-    this.options.marks.raise(bucket, key, opened.at);
-    this.take({ key, value: parsed.data, revision: entry.revision, signer: opened.signer.text, by: opened.signer.id, at: opened.at });
+    this.options.marks.raise(bucket, key, stored.revision);
+    if (value === null) this.drop(key);
+    else this.take({ key, value, revision: stored.revision, signer: opened.signer.text, by: opened.signer.id, at: opened.at });
   }
 
   private noteHead(key: string, revision: number): void {
@@ -249,11 +273,6 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   private unlist(key: string): void {
     if (this.untrustedByKey.delete(key)) this.emit('untrusted', key);
   }
-
-  private forget(key: string): void {
-    this.unlist(key);
-    this.drop(key);
-  }
 }
 
 /** What went wrong with the store, in words; a lost conditional write is a RecordConflict. */
@@ -261,6 +280,8 @@ export function storeError(error: unknown): HangarError {
   if (error instanceof HangarError) return error;
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message.split('\n')[0]! : String(error);
+  const head = /wrong last sequence: (\d{1,16})/i.exec(message);
+  if (head) return new RecordConflict(undefined, Number(head[1]));
   if (typeof code === 'number' && WRONG_LAST_SEQUENCE.includes(code)) return new RecordConflict();
   if (/wrong last sequence/i.test(message)) return new RecordConflict();
   if (/jetstream is not enabled/i.test(message)) {

@@ -7,12 +7,12 @@ import { CoalescedFile } from '../../core/coalesced-file.ts';
 export interface RecordEntry<T> {
   key: string;
   value: T;
-  /** Changes with every write; a conditional write names the one it read. */
+  /** Changes with every write, and grows across the whole store: the later of two records is the one with the higher. */
   revision: number;
   /** The key that signed it, and its id (this host's own for a record kept in the home). */
   signer: string;
   by: string;
-  /** When it was signed, in ms: also its sequence, always past the value it replaced, so an older one is known. */
+  /** When it was signed, in ms, by its writer's clock: shown, never used to order records. */
   at: number;
 }
 
@@ -27,8 +27,12 @@ export interface UntrustedRecord<T = unknown> {
 
 /** A conditional write found another revision than the one it named: someone else wrote first. */
 export class RecordConflict extends HangarError {
-  constructor(message = 'changed meanwhile') {
+  /** The key's revision the store holds now, when it said. */
+  readonly head: number | null;
+
+  constructor(message = 'changed meanwhile', head: number | null = null) {
     super('conflict', message);
+    this.head = head;
   }
 }
 
@@ -41,8 +45,8 @@ export interface Records<T> {
   create(key: string, value: T): Promise<number>;
   /** Writes a key still at `revision`; RecordConflict if it moved on. */
   update(key: string, value: T, revision: number): Promise<number>;
-  /** Writes a key; its sequence is past `after` (another key's, when several keys hold one logical record). */
-  put(key: string, value: T, after?: number): Promise<number>;
+  /** Writes a key over whatever it holds now; the record written is the store's newest. */
+  put(key: string, value: T): Promise<number>;
   remove(key: string): Promise<void>;
   /** The values signed by keys this host does not trust. */
   untrusted(): UntrustedRecord<T>[];
@@ -136,6 +140,7 @@ export class FileRecords<T> extends RecordMap<T> implements Records<T> {
     this.save();
   }
 
+
   flush(): Promise<void> {
     return this.file.flush();
   }
@@ -148,8 +153,7 @@ export class FileRecords<T> extends RecordMap<T> implements Records<T> {
   }
 
   private entry(key: string, value: T): RecordEntry<T> {
-    const at = Math.max(Date.now(), (this.entries.get(key)?.at ?? 0) + 1);
-    return { key, value, revision: ++this.revision, signer: this.owner.publicKey, by: this.owner.id, at };
+    return { key, value, revision: ++this.revision, signer: this.owner.publicKey, by: this.owner.id, at: Date.now() };
   }
 
   private save(): void {

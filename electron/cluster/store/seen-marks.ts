@@ -1,6 +1,7 @@
-// The newest sequence this host has taken for each key of each bucket, kept on disk: a value written back older than
-// one taken before (a captured record replayed, an old pin over its unpin) is never taken again, also after a restart.
-// A key deleted keeps its mark, so a replay cannot bring back a record that was removed.
+// The revision of the last record this host took under each key of each bucket, kept on disk: a record must name it
+// (or a later one) as the revision it was written over, so one written before it is never taken again, also after a
+// restart. The server's check of that revision is the first guard (sealed.ts); this one holds should a key's history
+// ever be erased. (An earlier Hangar kept signing times in cluster-seen.json: they order nothing now.)
 import { join } from 'node:path';
 import { CoalescedFile } from '../../core/coalesced-file.ts';
 
@@ -15,7 +16,7 @@ export class SeenMarks {
   private readonly loaded: Promise<void>;
 
   constructor(stateDir: string) {
-    this.file = new CoalescedFile(join(stateDir, 'cluster-seen.json'));
+    this.file = new CoalescedFile(join(stateDir, 'cluster-revisions.json'));
     this.loaded = this.file.read().then((raw) => {
       if (typeof raw !== 'object' || raw === null) return;
       for (const [bucket, keys] of Object.entries(raw)) {
@@ -33,11 +34,11 @@ export class SeenMarks {
     return this.marks[bucket]?.[key] ?? 0;
   }
 
-  /** Notes `at` for the key when it is newer than its mark. */
-  raise(bucket: string, key: string, at: number): void {
+  /** Notes `revision` for the key when it is past its mark. */
+  raise(bucket: string, key: string, revision: number): void {
     const keys = (this.marks[bucket] ??= {});
-    if ((keys[key] ?? 0) >= at) return;
-    keys[key] = at;
+    if ((keys[key] ?? 0) >= revision) return;
+    keys[key] = revision;
     if (Object.keys(keys).length > KEPT_PER_BUCKET) {
       const oldest = Object.entries(keys).sort((a, b) => a[1] - b[1]).slice(0, Object.keys(keys).length - KEPT_PER_BUCKET);
       for (const [old] of oldest) delete keys[old];

@@ -1,0 +1,420 @@
+// The cluster's stored records against the attacks of issue 39, on Debian's nats-server 2.9 running the configuration
+// `hangar cluster nats-config` writes: two nodes and a trusted viewer (desk) set up from its printed commands, a third
+// node (n3) whose home is a small real disk, and mallory, a viewer in the configuration whom no one trusts. A bare
+// delete marker on a running rollout, records with unbounded times, a record signed for another cluster, a viewer
+// whose clock runs ahead, a replay after a node lost its state, a pin naming a rollout no one can see, a record
+// removed under its coordinator, and a full disk: none may move a node or break a view.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { jetstream } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import type { ClusterStatusView, DesiredStateView, NodeCard, NodeConvergence, RolloutView } from '../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { mountTmpfs, type Tmpfs } from '../core/testing/tmpfs.ts';
+import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { clusterOf } from './cluster-id.ts';
+import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { seal } from './store/sealed.ts';
+import { sign } from './signed.ts';
+import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
+import { madeUpKey, writeSigned } from './test-cluster.ts';
+import { runNats, type NatsServer } from './test-nats.ts';
+
+/** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
+const NATS_PORT = 27400;
+const PORTS: Record<string, string> = { n1: '27410-27419', n2: '27420-27429', n3: '27430-27439', desk: '27440-27449' };
+const HEARTBEAT_MS = 300;
+/** What a node waits for a rollout's record it has not heard of: 15 heartbeats (converge.ts). */
+const ROLLOUT_WAIT_MS = 15 * HEARTBEAT_MS;
+
+interface Steps {
+  config: string;
+  machines: Array<{ machine: string; commands: string[] }>;
+}
+
+describe("the cluster's stored records: ordered by the store, bound to the cluster", () => {
+  let root: string;
+  let gallery: string;
+  let nats: NatsServer;
+  let steps: Steps;
+  let desk: ClusterIdentity;
+  let disk: Tmpfs | null = null;
+  const homes: Record<string, string> = {};
+  const keys: Record<string, { id: string; key: string }> = {};
+  const passwords: Record<string, string> = {};
+  const agentArgs: Record<string, string[]> = {};
+  const agents: Record<string, Agent> = {};
+  const sources: Record<string, string> = {};
+
+  const asUser = (user: string): Promise<NatsConnection> =>
+    connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]!, inboxPrefix: `_INBOX_${user}` });
+  const bucketAs = (nc: NatsConnection, bucket: string): Promise<KV> => new Kvm(jetstream(nc)).open(bucket, { allow_direct: true });
+  const status = (machine: string) => json<ClusterStatusView>(agents[machine]!, 'cluster', 'status');
+  const desired = () => json<DesiredStateView>(agents.desk!, 'desired');
+  const deskPinKey = () => `echo.${keys.desk!.id}`;
+  const versions = async () =>
+    (await json<Array<{ name: string; backends: Array<{ name: string; version: string }> | null }>>(agents.desk!, 'ls', '--on', 'n1,n2')).map((c) => [
+      c.name,
+      c.backends?.find((b) => b.name === 'echo')?.version ?? null,
+    ]);
+  /** What each of n1 and n2 says it takes as the desired version of echo, and how it stands. */
+  const said = async (node: string): Promise<NodeConvergence | undefined> => (await desired()).nodes.find((n) => n.node === keys[node]!.id && n.backend === 'echo');
+  const offer = (version: string, uri = sources[version]!) => writeGallery(gallery, [{ name: 'echo', uri, version }]);
+  const ok = async (machine: string, ...args: string[]) => {
+    const result = await hangar(agents[machine]!, ...args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    return result;
+  };
+  const start = async (machine: string) => {
+    agents[machine] = await startAgent(homes[machine]!, gallery, agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: passwords[machine]! });
+  };
+  const stop = async (machine: string) => {
+    agents[machine]!.child.kill('SIGKILL');
+    await new Promise((resolve) => agents[machine]!.child.once('exit', resolve));
+  };
+  const online = (machine: string) =>
+    until(`${machine} online`, async () => ((await json<NodeCard[]>(agents.desk!, 'nodes')).find((c) => c.name === machine && c.status === 'online') ? true : undefined), 10_000);
+  const dropped = async (machine: string, reason: RegExp) => Object.entries((await status(machine)).dropped.records).filter(([r]) => reason.test(r)).reduce((n, [, c]) => n + c, 0);
+  const quietly = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Both nodes take desk's pin of `version` as the one in force. */
+  const bothWant = (version: string) =>
+    until(`n1 and n2 want ${version}`, async () => {
+      const both = await Promise.all(['n1', 'n2'].map(said));
+      return both.every((s) => s?.wanted === version) ? both : undefined;
+    }, 10_000);
+
+  before(async () => {
+    root = await tempDir('stored-order');
+    gallery = join(root, 'index.yaml');
+    for (const version of ['1.0.0', '2.0.0']) sources[version] = await echoSource(root, version);
+    await offer('1.0.0');
+    for (const name of ['n1', 'n2', 'n3', 'desk', 'mallory']) {
+      homes[name] = join(root, name);
+      if (name === 'n3') {
+        await mkdir(homes[name], { recursive: true });
+        disk = mountTmpfs(homes.n3!, '16m', 'the full-disk case of stored-order.test.ts');
+      }
+      const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
+      assert.equal(key.code, 0, key.stderr);
+      keys[name] = JSON.parse(key.stdout) as { id: string; key: string };
+    }
+    desk = await loadIdentity(homes.desk!);
+    const generated = await cli(
+      'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.key}`, '--node', `n3=${keys.n3!.key}`,
+      '--viewer', `desk=${keys.desk!.key}`, '--viewer', `mallory=${keys.mallory!.key}`,
+      '--listen', `127.0.0.1:${NATS_PORT}`, '--url', `nats://127.0.0.1:${NATS_PORT}`, '--out', join(root, 'nats.conf'), '--json',
+    );
+    assert.equal(generated.code, 0, generated.stderr);
+    steps = JSON.parse(generated.stdout) as Steps;
+    nats = await runNats(['-c', steps.config]);
+    for (const { machine, commands } of steps.machines) {
+      for (const command of commands.filter((c) => !c.includes('--label mallory'))) {
+        const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
+        const words = (env ? env[2]! : command).split(' ');
+        if (env) {
+          passwords[machine] = env[1]!;
+          if (machine === 'mallory') continue;
+          agentArgs[machine] = [...words.slice(4), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
+          await start(machine);
+        } else {
+          const result = await cli(...words.slice(1));
+          assert.equal(result.code, 0, result.stderr);
+        }
+      }
+    }
+    await until('the three nodes online and trusting desk', async () => {
+      const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
+      return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 3 ? true : undefined;
+    }, 10_000);
+    await ok('desk', 'install', 'echo', '--on', 'n1,n2');
+    await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
+    await bothWant('1.0.0');
+  });
+
+  after(async () => {
+    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
+    await Promise.all(Object.values(agents).map((a) => (a.child.exitCode === null && a.child.signalCode === null ? new Promise((r) => a.child.once('exit', r)) : null)));
+    disk?.unmount();
+    await nats?.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test("the configuration names the cluster, and every member reads that name from the server, not from the store", async () => {
+    const name = /\nserver_name: "(hangar-[0-9a-f]{24})"\n/.exec(await readFile(steps.config, 'utf8'))?.[1];
+    assert.ok(name, 'the generated configuration names the server');
+    const nc = await asUser('n1');
+    try {
+      assert.equal(clusterOf(nc.info), name);
+    } finally {
+      await nc.close();
+    }
+    const other = await cli('cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--listen', '127.0.0.1:4222', '--url', 'nats://127.0.0.1:4222', '--out', join(root, 'other.conf'), '--json');
+    assert.equal(other.code, 0, other.stderr);
+    assert.notEqual(/\nserver_name: "(\S+)"\n/.exec(await readFile(join(root, 'other.conf'), 'utf8'))?.[1], name, 'each configuration names a cluster of its own');
+  });
+
+  test("a bare delete or purge marker on a running rollout's record ends nothing: it halts at the failure, the pin is given back, and the node it spared never takes the failed build", async () => {
+    await offer('3.0.0', join(root, 'no-such-build'));
+    for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+    const mallory = await asUser('mallory');
+    const marked = new Set<string>();
+    try {
+      // As soon as the record appears, mallory puts a delete marker, then a purge marker, over it.
+      mallory.subscribe(kvSubject(BUCKETS.rollouts, '>'), {
+        callback: (_error, msg) => {
+          if (msg.headers?.get('KV-Operation') || marked.has(msg.subject)) return;
+          marked.add(msg.subject);
+          for (const operation of ['DEL', 'PURGE']) {
+            const h = headers();
+            h.set('KV-Operation', operation);
+            if (operation === 'PURGE') h.set('Nats-Rollup', 'sub');
+            mallory.publish(msg.subject, new Uint8Array(), { headers: h });
+          }
+        },
+      });
+      await mallory.flush();
+      const run = await hangar(agents.desk!, 'upgrade', 'echo', '--on', 'n1,n2', '--to', '3.0.0', '--json');
+      assert.equal(run.code, 1, run.stderr);
+      const rollout = JSON.parse(run.stdout) as RolloutView;
+      assert.equal(marked.size, 1, 'the record was marked deleted while the rollout ran');
+      assert.equal(rollout.state, 'halted');
+      assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step]), [['n1', 'failed'], ['n2', 'skipped']]);
+      assert.equal(rollout.nodes[1]!.reason, 'halted: n1 failed');
+    } finally {
+      await mallory.close();
+    }
+    assert.ok((await dropped('desk', /^a (DEL|PURGE) marker/)) >= 1, 'the markers were heard and not taken');
+    const shown = await desired();
+    assert.deepEqual(shown.desired.map((d) => [d.backend, d.version, d.rollout]), [['echo', '1.0.0', null]], 'the pin before the rollout is in force again');
+    assert.equal((await json<RolloutView[]>(agents.desk!, 'rollouts')).find((r) => r.version === '3.0.0')?.state, 'halted', 'every view still lists it, halted');
+    // Past the wait for a rollout's record, and with n2 reading the store afresh after a restart.
+    await quietly(ROLLOUT_WAIT_MS + 1000);
+    await stop('n2');
+    await start('n2');
+    await online('n2');
+    await bothWant('1.0.0');
+    await quietly(2000);
+    assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']], 'no node took the failed build');
+    await offer('1.0.0');
+  });
+
+  test("a coordinator whose record is removed under it (signed with its own key, from its stolen password) says so, touches no further node, and gives the pin back", async () => {
+    await offer('2.0.0');
+    for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+    const thief = await asUser('desk');
+    const removed = new Set<string>();
+    try {
+      const kv = await bucketAs(thief, BUCKETS.rollouts);
+      const cluster = clusterOf(thief.info);
+      thief.subscribe(kvSubject(BUCKETS.rollouts, '>'), {
+        callback: (_error, msg) => {
+          const id = msg.subject.slice(kvSubject(BUCKETS.rollouts, '').length);
+          if (removed.has(id)) return;
+          removed.add(id);
+          void (async () => {
+            for (let tries = 0; tries < 5; tries++) {
+              if (await writeSigned(kv, cluster, desk, 'rollout', id, undefined).then(() => true, () => false)) return;
+            }
+          })();
+        },
+      });
+      await thief.flush();
+      const run = await hangar(agents.desk!, 'upgrade', 'echo', '--on', 'n1,n2', '--to', '2.0.0', '--json');
+      const rollout = JSON.parse(run.stdout) as RolloutView;
+      assert.equal(rollout.state, 'halted', run.stderr);
+      assert.deepEqual(rollout.nodes[1], { ...rollout.nodes[1]!, step: 'skipped', reason: "halted: its record was lost from the cluster's store" });
+      assert.match(run.stderr, /n2 \([0-9a-f]{16}\): skipped: halted: its record was lost from the cluster's store/);
+      assert.equal((await json<RolloutView[]>(agents.desk!, 'rollouts')).find((r) => r.id === rollout.id)?.state, 'halted', 'its record is written again, halted');
+    } finally {
+      await thief.close();
+    }
+    assert.deepEqual((await desired()).desired.map((d) => [d.backend, d.version, d.rollout]), [['echo', '1.0.0', null]], 'the pin before the rollout is in force again');
+    // A node it reached before the record went follows the pin given back, once its gallery offers that version.
+    await offer('1.0.0');
+    for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+    await until('both on 1.0.0', async () => ((await versions()).every(([, v]) => v === '1.0.0') ? true : undefined), 20_000);
+  });
+
+  test('records with unbounded or impossible times, from a key no one trusts, break no view on any host', async () => {
+    const mallory = await asUser('mallory');
+    const forger = madeUpKey();
+    const cluster = clusterOf(mallory.info);
+    try {
+      const rollouts = await bucketAs(mallory, BUCKETS.rollouts);
+      const now = new Date().toISOString();
+      const record = (id: string, startedAt: string) => ({
+        rollout: {
+          id, backend: 'echo', version: '0.0.1', on: 'all', maxParallel: 1, state: 'halted', startedAt, finishedAt: now,
+          coordinator: { id: forger.id, name: 'x' }, interrupted: null, nodes: [],
+        },
+        heartbeatMs: 2000, previous: null, beat: 1,
+      });
+      // Signed at 8.7e15 ms (year 277,000), well formed otherwise.
+      await rollouts.put('far-signed', seal(forger, 'rollout', 'far-signed', { cluster, after: 0 }, record('far-signed', now), 8.7e15), { previousSeq: 0 });
+      // Signed now, but started in a year no date can show.
+      await writeSigned(rollouts, cluster, forger, 'rollout', 'far-started', record('far-started', '+275760-09-13T00:00:00.000Z'));
+      await writeSigned(rollouts, cluster, forger, 'rollout', 'listed', record('listed', now));
+      const pins = await bucketAs(mallory, BUCKETS.desired);
+      const pin = { backend: 'echo', version: '0.0.1', on: 'all', installMissing: false, rollout: null };
+      const own = `echo/${keys.mallory!.id}`;
+      await pins.put(`echo.${keys.mallory!.id}`, seal(await loadIdentity(homes.mallory!), 'desired', own, { cluster, after: 0 }, pin, 8.7e15), { previousSeq: 0 });
+    } finally {
+      await mallory.close();
+    }
+    await until('the sound one listed as untrusted', async () => ((await status('desk')).untrusted.some((r) => r.name === 'listed') ? true : undefined), 5000);
+    for (const [machine, views] of [['desk', ['nodes', 'desired', 'rollouts', 'cluster status']], ['n1', ['nodes', 'desired', 'rollouts', 'cluster status']]] as const) {
+      for (const view of views) await ok(machine, ...view.split(' '));
+    }
+    const listed = (await status('desk')).untrusted.map((r) => r.name);
+    assert.ok(!listed.includes('far-signed') && !listed.includes('far-started'), 'the impossible ones are dropped, not listed');
+    assert.deepEqual((await desired()).desired.map((d) => [d.backend, d.version, d.by]), [['echo', '1.0.0', keys.desk!.id]]);
+  });
+
+  test("desk's own pin signed for another cluster, copied into this one where it names its key and revision, is refused", async () => {
+    const stolen = await asUser('desk');
+    const elsewhere = `hangar-${'ab'.repeat(12)}`;
+    try {
+      assert.notEqual(clusterOf(stolen.info), elsewhere);
+      const kv = await bucketAs(stolen, BUCKETS.desired);
+      const pin = { backend: 'echo', version: '2.0.0', on: 'all', installMissing: false, rollout: null };
+      await writeSigned(kv, elsewhere, desk, 'desired', `echo/${keys.desk!.id}`, pin, deskPinKey());
+    } finally {
+      await stolen.close();
+    }
+    await until('n1 dropped it', async () => ((await dropped('n1', /^signed for another cluster$/)) >= 1 ? true : undefined), 5000);
+    await quietly(1000);
+    assert.deepEqual((await desired()).desired.map((d) => [d.backend, d.version]), [['echo', '1.0.0']]);
+    assert.deepEqual((await Promise.all(['n1', 'n2'].map(said))).map((s) => s?.wanted), ['1.0.0', '1.0.0'], 'every node still takes 1.0.0');
+  });
+
+  test("desk's call signed for another cluster is refused by the node it names; the same call signed for this one is answered", async () => {
+    const mallory = await asUser('mallory');
+    try {
+      const answer = async (cluster: string) => {
+        const subject = callSubject(keys.n1!.id);
+        const reply = `_INBOX_mallory.${randomBytes(8).toString('hex')}`;
+        const body = Buffer.from(JSON.stringify({ method: 'info', params: { node: keys.n1!.id } }));
+        const stamp = { at: String(Date.now()), nonce: randomBytes(18).toString('base64url') };
+        const answered = new Promise<Msg>((resolve) => mallory.subscribe(reply, { max: 1, callback: (_e, m) => resolve(m) }));
+        await mallory.flush();
+        mallory.publish(subject, body, { reply, headers: sign({ ...desk, cluster }, 'call', subject, keys.n1!.id, reply, stamp, body) });
+        return JSON.parse((await answered).string()) as { ok: boolean; error?: { message: string } };
+      };
+      const elsewhere = await answer(`hangar-${'cd'.repeat(12)}`);
+      assert.equal(elsewhere.ok, false);
+      assert.equal(elsewhere.error?.message, "the call's signature does not check (bad signature)");
+      assert.equal((await answer(clusterOf(mallory.info))).ok, true);
+    } finally {
+      await mallory.close();
+    }
+  });
+
+  test('a pin signed by a clock 10 minutes ahead, or at the end of time, freezes nothing: a later pin or unpin is in force at once', async () => {
+    const stolen = await asUser('desk');
+    const cluster = clusterOf(stolen.info);
+    const kv = await bucketAs(stolen, BUCKETS.desired);
+    /** desk's own pin, as its agent writes it, but signed at `at`. */
+    const aheadPin = async (version: string, at: number) => {
+      const head = (await kv.get(deskPinKey()))!.revision;
+      const body = { backend: 'echo', version, on: 'nodes:' + [keys.n1!.id, keys.n2!.id].join(','), installMissing: false, rollout: null };
+      await kv.put(deskPinKey(), seal(desk, 'desired', `echo/${keys.desk!.id}`, { cluster, after: head }, body, at), { previousSeq: head });
+    };
+    try {
+      await aheadPin('2.0.0', Date.now() + 10 * 60_000);
+      await bothWant('2.0.0');
+      await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
+      await bothWant('1.0.0');
+      await aheadPin('2.0.0', Date.UTC(2199, 11, 31));
+      await bothWant('2.0.0');
+      await ok('desk', 'unpin', 'echo');
+      assert.deepEqual((await desired()).desired, [], 'the unpin is in force');
+      await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
+      await bothWant('1.0.0');
+    } finally {
+      await stolen.close();
+    }
+    assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']]);
+  });
+
+  test('a node that lost what it has seen (cluster-revisions.json gone, desired-seen.json corrupt) takes no replayed pin', async () => {
+    await offer('2.0.0');
+    for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+    const on = async (version: string) => {
+      await until(`both on ${version}`, async () => ((await versions()).every(([, v]) => v === version) ? true : undefined), 20_000);
+      await until(`both converged on ${version}`, async () => ((await Promise.all(['n1', 'n2'].map(said))).every((s) => s?.wanted === version && s.state === 'converged') ? true : undefined), 5000);
+    };
+    await ok('desk', 'pin', 'echo', '2.0.0', '--on', 'n1,n2');
+    await on('2.0.0');
+    const thief = await asUser('desk');
+    try {
+      const kv = await bucketAs(thief, BUCKETS.desired);
+      const saved = (await kv.get(deskPinKey()))!.value;
+      await offer('1.0.0');
+      for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+      await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
+      await on('1.0.0');
+      await offer('2.0.0');
+      await ok('desk', 'gallery', '--refresh', '--on', 'n1');
+
+      await stop('n1');
+      await rm(join(homes.n1!, 'state', 'cluster-revisions.json'), { force: true });
+      await writeFile(join(homes.n1!, 'state', 'desired-seen.json'), '{"echo": {not json');
+      // Played back as it was, and with the key's current revision named as the one it replaces.
+      await kv.put(deskPinKey(), saved);
+      const head = (await kv.get(deskPinKey()))!.revision;
+      await kv.put(deskPinKey(), saved, { previousSeq: head });
+      await start('n1');
+      await online('n1');
+      await until('n1 dropped the replays', async () => ((await dropped('n1', /^not written over the revision it names/)) >= 1 ? true : undefined), 5000);
+    } finally {
+      await thief.close();
+    }
+    await quietly(2000);
+    assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']], 'no node went back to 2.0.0');
+    assert.deepEqual((await desired()).desired.map((d) => d.version), ['1.0.0'], 'desk keeps its own pin in force');
+  });
+
+  test("a pin naming a rollout no one can see: the node waits, then says the record is missing, with no event to wake it; it never acts", async () => {
+    const stolen = await asUser('desk');
+    const id = '0b8e9a51-0000-4000-8000-00000000f00d';
+    try {
+      const kv = await bucketAs(stolen, BUCKETS.desired);
+      const body = { backend: 'echo', version: '2.0.0', on: `nodes:${keys.n1!.id}`, installMissing: false, rollout: id };
+      await writeSigned(kv, clusterOf(stolen.info), desk, 'desired', `echo/${keys.desk!.id}`, body, deskPinKey());
+    } finally {
+      await stolen.close();
+    }
+    const waiting = await until('n1 waits for the rollout', async () => ((await said('n1'))?.state === 'waiting' ? (await said('n1'))! : undefined), 5000);
+    assert.equal(waiting.reason, `rollout ${id} not heard of yet`);
+    const missing = await until('n1 says it is missing', async () => {
+      const s = await said('n1');
+      return s?.reason?.includes('is not in the cluster') ? s : undefined;
+    }, ROLLOUT_WAIT_MS + 3000);
+    assert.equal(missing.reason, `rollout ${id} is not in the cluster's store (erased?): not acted on until its record is back or the desired version changes`);
+    assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']]);
+    await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
+    await bothWant('1.0.0');
+  });
+
+  test('a node whose state disk is full answers every call, saying it cannot write its state', async (t) => {
+    if (!disk) return t.skip('mounting a tmpfs needs root');
+    await disk.fill();
+    try {
+      // The nonce file's last page may hold a few more lines: calls go on until one needs a page the disk lacks.
+      let answer = '';
+      for (let i = 0; i < 200 && !answer.includes('cannot write its state'); i++) {
+        const call = await hangar(agents.desk!, 'ls', '--on', 'n3');
+        assert.doesNotMatch(call.stderr, /did not answer/);
+        answer = call.stderr;
+      }
+      assert.match(answer, /this node cannot write its state \(disk full\)/);
+    } finally {
+      await disk.free();
+    }
+    await ok('desk', 'ls', '--on', 'n3');
+  });
+});
