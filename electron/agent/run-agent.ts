@@ -28,7 +28,7 @@ export interface AgentOptions {
   /** The LocalAI cluster whose workers it manages. */
   localai?: LocalAiHostOptions | undefined;
   /** The LocalAI server beside its node. */
-  localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs'> | undefined;
+  localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs' | 'loadTimeoutMs' | 'insecure'> | undefined;
   restoreBackends?: boolean;
   /** Fixes the node's labels for this run (--label KEY=VALUE). */
   labels?: Record<string, string> | undefined;

@@ -32,9 +32,11 @@ export interface CoRunner {
   modelsIn(backend: string, identity: DirIdentity): Promise<string[]>;
   /**
    * Brings these models back on the live tree of `backend`, one at a time (stopped, then loaded again), each proven
-   * by a process of it running from that tree; resolves with what it did, rejects at the first that does not come back.
+   * by a process of it running from that tree, then any other of its processes still on the replaced tree (a model
+   * loaded meanwhile); resolves with what it did ('' for nothing), rejects at the first that does not come back, and
+   * at once when `signal` aborts.
    */
-  reload(backend: string, models: string[]): Promise<string>;
+  reload(backend: string, models: string[], signal?: AbortSignal): Promise<string>;
   /** Stops these models and loads nothing (their backend is gone). */
   unload(models: string[]): Promise<void>;
   respawn(model: string): Promise<ProcessView>;

@@ -1,0 +1,180 @@
+// Brings LocalAI's models back on a backend's live tree: shutdown, then load (LocalAI starts it from the live tree),
+// one at a time, each proven by its process where one can be seen. After a swap it looks again, fresh, for any process
+// of LocalAI's still on the replaced tree (a model loaded meanwhile, or loading as the swap ran) until there is none.
+// Models it could not reach LocalAI for are kept, shown stale, and reloaded when the link returns.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HangarError } from '../../../shared/errors.ts';
+import type { ProcessView } from '../../../shared/types.ts';
+import { oneLine } from '../../core/jobs.ts';
+import { LocalAiUnreachable } from '../http.ts';
+import type { LocalAiServerApi } from './api.ts';
+import { concreteBackend } from './backend-names.ts';
+import type { ServerProcess } from './processes.ts';
+import { backendVersion, type ModelRow } from './views.ts';
+
+/** What the reloader needs of the link. */
+export interface ReloadHost {
+  readonly backendsDir: string;
+  row(model: string): ModelRow | undefined;
+  allRows(): ModelRow[];
+  serverProcesses(): ServerProcess[];
+  readFresh(): Promise<boolean>;
+  scan(): void;
+  learn(pid: number, model: string): void;
+  note(model: string, message: string | null, error: string | null): void;
+  emitRows(): void;
+  viewOf(row: ModelRow): ProcessView;
+  requireApi(verb: string, models: string[]): LocalAiServerApi;
+  shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
+  respawnAfterSwap(): boolean;
+  downWords(): string | null;
+}
+
+/** Rounds of looking again after a swap: LocalAI loading from the replaced tree this often is a fight, said as one. */
+const MAX_ROUNDS = 20;
+const LOOK_AGAIN_MS = 100;
+
+export class Reloader {
+  /** Model → why it still runs from a replaced tree: LocalAI could not be reached to reload it. */
+  private readonly pending = new Map<string, { backend: string; why: string }>();
+  private respawning: Promise<void> | null = null;
+
+  constructor(
+    private readonly host: ReloadHost,
+    private readonly options: { loadTimeoutMs: number; log(line: string): void },
+  ) {}
+
+  notReloaded(model: string): string | null {
+    return this.pending.get(model)?.why ?? null;
+  }
+
+  forget(): void {
+    this.pending.clear();
+  }
+
+  async idle(): Promise<void> {
+    await this.respawning;
+  }
+
+  /** After a swap of `backend`: these models, then any other LocalAI process still on the replaced tree. */
+  async reload(backend: string, models: string[], signal?: AbortSignal): Promise<string> {
+    const done: string[] = [];
+    const unreached: string[] = [];
+    let todo = models;
+    for (let round = 1; ; round++) {
+      for (const model of todo) {
+        signal?.throwIfAborted();
+        try {
+          done.push(await this.reloadOne(backend, model, signal));
+        } catch (error) {
+          if (!(error instanceof LocalAiUnreachable) && !this.host.downWords()) throw error;
+          unreached.push(model);
+          this.pending.set(model, { backend, why: `not reloaded after the swap of ${backend}: ${oneLine(error)}; it runs from the replaced tree until Hangar reaches LocalAI again, then Hangar reloads it` });
+        }
+      }
+      if (unreached.length > 0) break;
+      todo = await this.stillOnReplaced(backend, signal);
+      if (todo.length === 0) break;
+      if (round === MAX_ROUNDS) throw new Error(`LocalAI keeps starting ${todo.join(', ')} from the replaced tree of ${backend}`);
+    }
+    this.host.emitRows();
+    const parts = [...done];
+    if (unreached.length > 0) parts.push(`could not reload ${unreached.join(', ')} (${this.host.downWords() ?? 'LocalAI could not be reached'}): they run from the replaced tree, shown stale, and are reloaded when LocalAI answers again`);
+    return parts.length > 0 ? `LocalAI: ${parts.join('; ')}` : '';
+  }
+
+  /** A person's respawn: shutdown, then load; the pid said is the process that started for it. */
+  async respawn(model: string): Promise<ProcessView> {
+    const before = this.host.row(model)?.process?.pid ?? null;
+    let started: number | null;
+    try {
+      started = await this.again(model);
+    } catch (error) {
+      if (!(error instanceof HangarError && error.code === 'conflict')) this.host.note(model, null, `respawn through LocalAI failed: ${oneLine(error)}`);
+      this.host.emitRows();
+      throw error;
+    }
+    const row = this.host.row(model);
+    if (!row) throw new HangarError('failed', `LocalAI does not list ${model} as loaded after its load`);
+    const now = row.process?.pid ?? null;
+    if (now !== null && now === before) throw new HangarError('failed', `LocalAI answered the load of ${model}, but no new process of it started: pid ${now} runs on, and is not one LocalAI started`);
+    const after = row.process ? `pid ${before ?? '?'} → ${started ?? `${now} (a guess: LocalAI does not say which process is whose)`}, from ${join(this.host.backendsDir, row.process.backend)}` : 'its process is not visible on this machine';
+    this.pending.delete(model);
+    this.host.note(model, `respawned through LocalAI (shutdown, then load): ${after}`, null);
+    this.host.emitRows();
+    return this.host.viewOf(this.host.row(model) ?? row);
+  }
+
+  /** The link is back: models a swap could not reload while it was down are reloaded now, each under its backend's lock. */
+  linkReturned(): void {
+    if (this.pending.size > 0 && this.host.respawnAfterSwap()) void this.respawnStale();
+  }
+
+  /**
+   * A model left on a replaced tree by a swap Hangar did not make (LocalAI's own upgrade), or that a swap could not
+   * reload: one at a time, each under its backend's lock, so a swap of Hangar's own brings its models back itself.
+   */
+  respawnStale(): Promise<void> {
+    this.respawning ??= (async () => {
+      const stale = this.host.allRows().filter((r) => r.process?.stale || this.pending.has(r.model));
+      for (const { model, process } of stale) {
+        const backend = process?.backend ?? this.pending.get(model)?.backend ?? '';
+        await this.host
+          .shared(backend, async () => {
+            this.host.scan();
+            const row = this.host.row(model);
+            if (!row || !(row.process?.stale || this.pending.has(model))) return;
+            const view = await this.respawn(model);
+            this.options.log(`LocalAI's ${model} ran from a replaced tree of ${backend}: ${view.message}`);
+          })
+          .catch(() => undefined);
+      }
+    })().finally(() => (this.respawning = null));
+    return this.respawning;
+  }
+
+  private async reloadOne(backend: string, model: string, signal?: AbortSignal): Promise<string> {
+    const started = Date.now();
+    await this.again(model, signal);
+    const row = this.host.row(model);
+    // Proven by its process, where one can be seen: running from the live tree.
+    if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
+    this.pending.delete(model);
+    const version = backendVersion(this.host.backendsDir, row?.process?.backend ?? backend);
+    return `${model} reloaded${version ? ` from ${version}` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`;
+  }
+
+  /** Shutdown, then load; what it runs is read again after. The pid of the process that started for it, when one can be told. */
+  private async again(model: string, signal?: AbortSignal): Promise<number | null> {
+    const api = this.host.requireApi('reload', [model]);
+    const before = new Set(this.host.serverProcesses().map((p) => p.pid));
+    await api.shutdown(model, signal);
+    await api.load(model, this.options.loadTimeoutMs, signal);
+    await this.host.readFresh();
+    const configured = this.host.row(model)?.backend || null;
+    const dir = configured && concreteBackend(this.host.backendsDir, configured);
+    const started = this.host.serverProcesses().filter((p) => !before.has(p.pid) && (dir === null || p.backend === dir));
+    if (started.length === 1) this.host.learn(started[0]!.pid, model);
+    this.host.emitRows();
+    return started.length === 1 ? started[0]!.pid : null;
+  }
+
+  /**
+   * LocalAI's models whose processes still run from a replaced tree of `backend`, read fresh. A process of LocalAI's
+   * there that it does not list yet is a load under way: waited for until LocalAI lists it or it is gone.
+   */
+  private async stillOnReplaced(backend: string, signal?: AbortSignal): Promise<string[]> {
+    const deadline = Date.now() + this.options.loadTimeoutMs;
+    for (;;) {
+      signal?.throwIfAborted();
+      if (!(await this.host.readFresh())) return [];
+      const stale = this.host.serverProcesses().filter((p) => p.stale && p.backend === backend);
+      if (stale.length === 0) return [];
+      const models = this.host.allRows().filter((r) => r.process && stale.includes(r.process)).map((r) => r.model);
+      if (models.length > 0) return models;
+      if (Date.now() > deadline) throw new Error(`LocalAI's process ${stale.map((p) => `pid ${p.pid}`).join(', ')} still runs from a replaced tree of ${backend}, for no model it lists`);
+      await sleep(LOOK_AGAIN_MS, undefined, signal ? { signal } : {});
+    }
+  }
+}
