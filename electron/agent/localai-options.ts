@@ -4,7 +4,7 @@
 // come as for Hangar's own cluster.
 import { readFile, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { LocalAiJoinRequest, LocalAiServerRequest } from '../../shared/api.ts';
+import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { LocalAiHostOptions } from '../fleet/index.ts';
 import { apiKeyProblem } from '../localai/http.ts';
 import type { LocalAiServerOptions } from '../localai/server/link.ts';

@@ -42,7 +42,6 @@ export function parseLocalAiUrl(text: string, what: string): URL {
  */
 export function apiKeyProblem(key: string): string | null {
   if (key.length > 4096) return 'the LocalAI API key is longer than 4096 characters';
-  // eslint-disable-next-line no-control-regex
   return /[^\x21-\x7e]/.test(key) ? 'the LocalAI API key holds a space, a line break or a character outside ASCII: give the key alone, on one line' : null;
 }
 
