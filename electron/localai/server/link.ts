@@ -198,6 +198,10 @@ export class LocalAiServer implements CoRunner {
     return this.found;
   }
 
+  serverPidKnown(): boolean {
+    return this.serverPid !== null;
+  }
+
   viewOf(row: ModelRow): ProcessView {
     const note = this.notes.get(row.model);
     const current = note && note.pid === (row.process?.pid ?? 0) ? note : null;

@@ -19,6 +19,8 @@ export interface ReloadHost {
   row(model: string): ModelRow | undefined;
   allRows(): ModelRow[];
   serverProcesses(): ServerProcess[];
+  /** Whether LocalAI's own pid is known: then every process found is one of its children. */
+  serverPidKnown(): boolean;
   readFresh(): Promise<boolean>;
   scan(): void;
   learn(pid: number, model: string): void;
@@ -89,7 +91,7 @@ export class Reloader {
     const before = this.host.row(model)?.process?.pid ?? null;
     let started: number | null;
     try {
-      started = await this.again(model);
+      started = await this.again(model, 'respawn');
     } catch (error) {
       if (!(error instanceof HangarError && error.code === 'conflict')) this.host.note(model, null, `respawn through LocalAI failed: ${oneLine(error)}`);
       this.host.emitRows();
@@ -136,7 +138,7 @@ export class Reloader {
 
   private async reloadOne(backend: string, model: string, signal?: AbortSignal): Promise<string> {
     const started = Date.now();
-    await this.again(model, signal);
+    await this.again(model, 'reload', signal);
     const row = this.host.row(model);
     // Proven by its process, where one can be seen: running from the live tree.
     if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
@@ -146,8 +148,8 @@ export class Reloader {
   }
 
   /** Shutdown, then load; what it runs is read again after. The pid of the process that started for it, when one can be told. */
-  private async again(model: string, signal?: AbortSignal): Promise<number | null> {
-    const api = this.host.requireApi('reload', [model]);
+  private async again(model: string, verb: string, signal?: AbortSignal): Promise<number | null> {
+    const api = this.host.requireApi(verb, [model]);
     const before = new Set(this.host.serverProcesses().map((p) => p.pid));
     await api.shutdown(model, signal);
     await api.load(model, this.options.loadTimeoutMs, signal);
@@ -173,6 +175,7 @@ export class Reloader {
       if (stale.length === 0) return [];
       const models = this.host.allRows().filter((r) => r.process && stale.includes(r.process)).map((r) => r.model);
       if (models.length > 0) return models;
+      if (!this.host.serverPidKnown()) return [];
       if (Date.now() > deadline) throw new Error(`LocalAI's process ${stale.map((p) => `pid ${p.pid}`).join(', ')} still runs from a replaced tree of ${backend}, for no model it lists`);
       await sleep(LOOK_AGAIN_MS, undefined, signal ? { signal } : {});
     }
