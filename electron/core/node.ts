@@ -162,6 +162,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       respawnAfterSwap: () => this.settingsStore.current().localaiRespawn,
       shared: (backend, work) => this.locks.shared(backend, work),
       emit: (event) => this.emitEvent(event),
+      interruptedReloads: interrupted.flatMap((swap) => (swap.note?.coModels ?? []).map((model) => ({ model, backend: swap.name }))),
     });
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }

@@ -16,6 +16,8 @@ export interface CoRunnerContext {
   /** Runs `work` on one backend's models beside loads and stops, never during a swap of it (the node's backend lock). */
   shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
   emit(event: NodeEvent): void;
+  /** Its models a swap was reloading when the host stopped (from the swaps' journals): loaded again if it lost them. */
+  interruptedReloads: Array<{ model: string; backend: string }>;
 }
 
 export interface CoRunner {

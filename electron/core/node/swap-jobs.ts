@@ -366,7 +366,7 @@ export class SwapJobs {
           stopped = outcome.stopped;
           if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },
-        ...(about && { note: () => ({ ...about, stopped }) }),
+        ...(about && { note: () => ({ ...about, stopped, coModels }) }),
       });
       return { result, stopped, coModels };
     } catch (error) {

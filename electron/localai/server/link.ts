@@ -79,6 +79,7 @@ export class LocalAiServer implements CoRunner {
 
   attach(context: CoRunnerContext): void {
     this.context = context;
+    this.reloader.interrupted(context.interruptedReloads);
     this.watcher = watchDirectory(context.backendsDir, () => {
       clearTimeout(this.settle);
       this.settle = setTimeout(() => this.refresh(), SETTLE_MS);
@@ -287,6 +288,7 @@ export class LocalAiServer implements CoRunner {
       for (const model of this.notes.keys()) if (!loaded.has(model)) this.notes.delete(model);
       this.memory?.sample(system.loaded.map((m) => m.id));
       if (wasDown) this.reloader.linkReturned();
+      this.reloader.finishInterrupted(new Set(system.loaded.map((m) => m.id)));
     } catch (error) {
       if (generation !== this.generation) return;
       this.setStatus({ connected: false, reason: oneLine(error), version: this.status?.version ?? null, checkedAt: new Date().toISOString() });

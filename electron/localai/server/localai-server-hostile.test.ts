@@ -18,6 +18,7 @@ import { HostileLocalAi } from '../testing/hostile-localai.ts';
 import { StandInServer } from '../testing/standin-server.ts';
 
 const RELOAD_WAIT_MS = 8000;
+const agentArgs = ['--ports', '24340-24359', '--localai-poll', '500', '--localai-reload-wait', String(RELOAD_WAIT_MS)];
 
 describe('Hangar linked to a hostile LocalAI', () => {
   let root: string;
@@ -59,7 +60,7 @@ describe('Hangar linked to a hostile LocalAI', () => {
     const home = join(root, 'home');
     gallery = join(root, 'index.yaml');
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
-    agent = await startAgent(home, gallery, ['--ports', '24340-24359', '--localai-poll', '500', '--localai-reload-wait', String(RELOAD_WAIT_MS)]);
+    agent = await startAgent(home, gallery, agentArgs);
     agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
     await ok('install', 'echo');
     localai = new StandInServer({ backendsDir: join(home, 'backends'), models: { m1: 'echo' }, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0 });
@@ -117,6 +118,23 @@ describe('Hangar linked to a hostile LocalAI', () => {
     assert.equal(ended.state, 'cancelled');
     assert.ok(Date.now() - asked < RELOAD_WAIT_MS / 2, `the cancel took ${Date.now() - asked} ms`);
     await until('m1 back', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 15_000);
+  });
+
+  test('an agent killed while LocalAI reloads: its next start loads again what the swap had stopped', async () => {
+    await linkedToHostile();
+    await newBuild();
+    hostile.spoil('/backend/load', { kind: 'hang' }, 1);
+    const held = hostile.spoiled.get('/backend/load') ?? 0;
+    await withClient((c) => c.upgrade({ node: 'local', name: 'echo' }));
+    await until('the reload waiting on a load LocalAI never answers', async () => ((hostile.spoiled.get('/backend/load') ?? 0) > held ? true : undefined), 20_000);
+    assert.equal(localai.pids().get('m1'), undefined, 'm1 was shut down for its reload');
+    const exited = once(agent.child, 'exit');
+    agent.child.kill('SIGKILL');
+    await exited;
+    agent = await startAgent(agent.home, gallery, agentArgs);
+    agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
+    await until('m1 loaded again', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 20_000);
+    assert.match(agentLog, /LocalAI: loaded m1 again, which a swap of echo was reloading when Hangar stopped/);
   });
 
   test('100,000 loaded models, or a 4.4 MB /system, are refused by count and by size; the agent answers meanwhile', async () => {

@@ -41,6 +41,9 @@ export class Reloader {
   /** Model → why it still runs from a replaced tree: LocalAI could not be reached to reload it. */
   private readonly pending = new Map<string, { backend: string; why: string }>();
   private respawning: Promise<void> | null = null;
+  /** Model → backend: what swaps interrupted by the host's stop were reloading. */
+  private readonly unfinished = new Map<string, string>();
+  private finishing: Promise<void> | null = null;
 
   constructor(
     private readonly host: ReloadHost,
@@ -56,7 +59,7 @@ export class Reloader {
   }
 
   async idle(): Promise<void> {
-    await this.respawning;
+    await Promise.all([this.respawning, this.finishing]);
   }
 
   /** After a swap of `backend`: these models, then any other LocalAI process still on the replaced tree. */
@@ -106,6 +109,30 @@ export class Reloader {
     this.host.note(model, `respawned through LocalAI (shutdown, then load): ${after}`, null);
     this.host.emitRows();
     return this.host.viewOf(this.host.row(model) ?? row);
+  }
+
+  /** Models a swap was reloading when the host stopped: loaded again, once LocalAI answers, if it lost them. */
+  interrupted(models: Array<{ model: string; backend: string }>): void {
+    for (const entry of models) this.unfinished.set(entry.model, entry.backend);
+  }
+
+  /** Loads, one at a time under its backend's lock, each model an interrupted swap left unloaded (`loaded`: what LocalAI lists). */
+  finishInterrupted(loaded: Set<string>): void {
+    if (this.unfinished.size === 0 || this.finishing) return;
+    const todo = [...this.unfinished];
+    this.unfinished.clear();
+    this.finishing = (async () => {
+      for (const [model, backend] of todo) {
+        if (loaded.has(model)) continue;
+        await this.host
+          .shared(backend, async () => {
+            await this.host.requireApi('reload', [model]).load(model, this.options.loadTimeoutMs);
+            this.options.log(`LocalAI: loaded ${model} again, which a swap of ${backend} was reloading when Hangar stopped`);
+          })
+          .catch((error: unknown) => this.options.log(`LocalAI: could not load ${model} again after the interrupted swap of ${backend}: ${oneLine(error)}`));
+      }
+      await this.host.readFresh();
+    })().finally(() => (this.finishing = null));
   }
 
   /** The link is back: models a swap could not reload while it was down are reloaded now, each under its backend's lock. */
