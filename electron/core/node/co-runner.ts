@@ -1,7 +1,7 @@
 // Another runtime that starts processes from this node's backend directories: a LocalAI server that shares them. The
 // node does not supervise its processes, but shows them, lets people respawn and unload them, and makes every swap
 // bring them back on the new tree, as it does its own.
-import type { NodeEvent, ProcessView } from '../../../shared/types.ts';
+import type { JobKind, NodeEvent, ProcessView } from '../../../shared/types.ts';
 import type { DirIdentity } from '../supervisor/identity.ts';
 
 /** What the node gives a co-runner when it starts. */
@@ -16,6 +16,8 @@ export interface CoRunnerContext {
   /** Runs `work` on one backend's models beside loads and stops, never during a swap of it (the node's backend lock). */
   shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
   emit(event: NodeEvent): void;
+  /** Records, as a finished job of this node (listed, notified, kept), what it did about a swap Hangar did not make. */
+  recordJob(job: { kind: JobKind; backend: string; startedAt: string; error: string | null; notice: string | null }): void;
   /** Its models a swap was reloading when the host stopped (from the swaps' journals): loaded again if it lost them. */
   interruptedReloads: Array<{ model: string; backend: string }>;
 }

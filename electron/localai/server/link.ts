@@ -237,6 +237,10 @@ export class LocalAiServer implements CoRunner {
     return this.context.shared(backend, work);
   }
 
+  recordJob(job: Parameters<CoRunnerContext['recordJob']>[0]): void {
+    this.context?.recordJob(job);
+  }
+
   respawnAfterSwap(): boolean {
     return this.context?.respawnAfterSwap() ?? false;
   }

@@ -23,10 +23,12 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
   let gate: TcpGate;
   let backendsDir: string;
   let gallery: string;
+  /** LocalAI's own backend gallery. */
+  let localaiGallery: string;
   let version = 1;
   /** Model configs: names in other cases and by LocalAI's alias, and models loaded around swaps. */
   const models = { m1: 'echo', late: 'echo', mid: 'echo', up: 'ECHO', al: 'llama' };
-  const standIn = (port?: number): StandInServerOptions => ({ backendsDir, models, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0, ...(port !== undefined && { port }) });
+  const standIn = (port?: number): StandInServerOptions => ({ backendsDir, models, gallery: localaiGallery, indexCacheMs: 0, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0, ...(port !== undefined && { port }) });
 
   const offer = async (echo: string, llama: string) => writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, echo), version: echo }, { name: 'llama-cpp', uri: await echoSource(root, llama), version: llama }]);
   const ok = async (...args: string[]) => {
@@ -58,6 +60,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     const home = join(root, 'home');
     backendsDir = join(home, 'backends');
     gallery = join(root, 'index.yaml');
+    localaiGallery = join(root, 'localai-index.yaml');
     await offer('1.0.0', 'llama-1');
     agent = await startAgent(home, gallery, ['--ports', '24320-24339', '--localai-poll', '5000']);
     await ok('install', 'echo');
@@ -146,6 +149,22 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     } finally {
       process.kill(strayPid, 'SIGKILL');
     }
+  });
+
+  test("LocalAI's own upgrade becomes a job saying what was reloaded; LocalAI putting back an older build than Hangar's is named, with the way out", async () => {
+    await newBuilds();
+    const ours = `${version}.0.0`;
+    await upgrade('echo');
+    await writeGallery(localaiGallery, [{ name: 'echo', uri: await echoSource(root, '0.9.0'), version: '0.9.0' }]);
+    const since = new Date().toISOString();
+    const started = (await (await fetch(`${localai.url}/backends/upgrade/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { id: string };
+    await until("LocalAI's upgrade done", async () => (((await (await fetch(`${localai.url}/backends/jobs/${started.id}`)).json()) as { processed: boolean }).processed ? true : undefined), 20_000);
+    const job = await until("a job for LocalAI's own swap", async () => (await json<JobView[]>(agent, 'jobs')).find((j) => j.startedAt >= since && j.backend === 'echo' && j.finishedAt !== null), 20_000);
+    assert.equal(job.state, 'done', job.error ?? '');
+    assert.match(job.notice ?? '', /^LocalAI: (\w+ reloaded in \d+\.\d s; )*m1 reloaded in \d+\.\d s(; \w+ reloaded in \d+\.\d s)* after a swap of echo Hangar did not make \(LocalAI's backends page or its auto-upgrade\), now 0\.9\.0; /);
+    assert.ok(job.notice!.includes(`LocalAI replaced echo ${ours}, which Hangar installed, with the older 0.9.0`), job.notice!);
+    assert.match(job.notice!, /Turn LocalAI's auto-upgrade off, or give LocalAI the gallery Hangar uses \(--backend-galleries\)/);
+    assert.ok(await fromLiveTree('m1', 'echo'));
   });
 
   test('a swap while LocalAI cannot be reached says which models it could not reload, shows them stale, and reloads them when LocalAI answers', async () => {

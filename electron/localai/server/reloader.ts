@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ProcessView } from '../../../shared/types.ts';
+import { compareVersions } from '../../core/gallery/version.ts';
 import { oneLine } from '../../core/jobs.ts';
 import { LocalAiUnreachable } from '../http.ts';
 import type { LocalAiServerApi } from './api.ts';
@@ -31,6 +32,7 @@ export interface ReloadHost {
   shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
   respawnAfterSwap(): boolean;
   downWords(): string | null;
+  recordJob(job: { kind: 'upgrade'; backend: string; startedAt: string; error: string | null; notice: string | null }): void;
 }
 
 /** Rounds of looking again after a swap: LocalAI loading from the replaced tree this often is a fight, said as one. */
@@ -44,6 +46,10 @@ export class Reloader {
   /** Model → backend: what swaps interrupted by the host's stop were reloading. */
   private readonly unfinished = new Map<string, string>();
   private finishing: Promise<void> | null = null;
+  /** `model:pid` of stale processes a respawn was tried for. */
+  private readonly gaveUp = new Set<string>();
+  /** Backend → the version Hangar's last swap of it made live. */
+  private readonly installedByHangar = new Map<string, string>();
 
   constructor(
     private readonly host: ReloadHost,
@@ -64,6 +70,8 @@ export class Reloader {
 
   /** After a swap of `backend`: these models, then any other LocalAI process still on the replaced tree. */
   async reload(backend: string, models: string[], signal?: AbortSignal): Promise<string> {
+    const installed = backendVersion(this.host.backendsDir, backend);
+    if (installed) this.installedByHangar.set(backend, installed);
     const done: string[] = [];
     const unreached: string[] = [];
     let todo = models;
@@ -143,24 +151,53 @@ export class Reloader {
   /**
    * A model left on a replaced tree by a swap Hangar did not make (LocalAI's own upgrade), or that a swap could not
    * reload: one at a time, each under its backend's lock, so a swap of Hangar's own brings its models back itself.
+   * What was done for each backend is recorded as a job of the node.
    */
   respawnStale(): Promise<void> {
     this.respawning ??= (async () => {
-      const stale = this.host.allRows().filter((r) => r.process?.stale || this.pending.has(r.model));
-      for (const { model, process } of stale) {
-        const backend = process?.backend ?? this.pending.get(model)?.backend ?? '';
-        await this.host
-          .shared(backend, async () => {
-            this.host.scan();
-            const row = this.host.row(model);
-            if (!row || !(row.process?.stale || this.pending.has(model))) return;
-            const view = await this.respawn(model);
-            this.options.log(`LocalAI's ${model} ran from a replaced tree of ${backend}: ${view.message}`);
-          })
-          .catch(() => undefined);
+      const byBackend = new Map<string, string[]>();
+      for (const r of this.host.allRows()) {
+        if ((!r.process?.stale && !this.pending.has(r.model)) || this.gaveUp.has(`${r.model}:${r.process?.pid ?? 0}`)) continue;
+        const backend = r.process?.backend ?? this.pending.get(r.model)?.backend ?? '';
+        byBackend.set(backend, [...(byBackend.get(backend) ?? []), r.model]);
       }
+      for (const [backend, models] of byBackend) await this.respawnBackend(backend, models);
     })().finally(() => (this.respawning = null));
     return this.respawning;
+  }
+
+  private async respawnBackend(backend: string, models: string[]): Promise<void> {
+    const startedAt = new Date().toISOString();
+    const afterLinkDown = models.some((m) => this.pending.has(m));
+    const done: string[] = [];
+    let error: string | null = null;
+    await this.host
+      .shared(backend, async () => {
+        for (const model of models) {
+          this.host.scan();
+          const row = this.host.row(model);
+          if (!row || !(row.process?.stale || this.pending.has(model))) continue;
+          const started = Date.now();
+          // Tried once for this process: a respawn that fails is recorded, not retried at every read.
+          this.gaveUp.add(`${model}:${row.process?.pid ?? 0}`);
+          await this.respawn(model);
+          done.push(`${model} reloaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        }
+      })
+      .catch((failure: unknown) => (error = oneLine(failure)));
+    if (done.length === 0 && error === null) return;
+    const version = backendVersion(this.host.backendsDir, backend);
+    const why = afterLinkDown ? `once LocalAI answered again after a swap of ${backend}` : `after a swap of ${backend} Hangar did not make (LocalAI's backends page or its auto-upgrade)${version ? `, now ${version}` : ''}`;
+    const notice = [`LocalAI: ${done.join('; ') || 'nothing reloaded'} ${why}`, this.fight(backend, version)].filter(Boolean).join('; ');
+    this.options.log(error ? `${notice}; failed: ${error}` : notice);
+    this.host.recordJob({ kind: 'upgrade', backend, startedAt, notice, error: error && `LocalAI could not reload ${models.join(', ')} ${why}: ${error}` });
+  }
+
+  /** LocalAI putting back an older build than the one Hangar installed: named, with the way out. */
+  private fight(backend: string, now: string | null): string | null {
+    const ours = this.installedByHangar.get(backend);
+    if (!ours || !now || compareVersions(now, ours) >= 0) return null;
+    return `LocalAI replaced ${backend} ${ours}, which Hangar installed, with the older ${now}: its own backend gallery offers ${now}, and its auto-upgrade (--auto-upgrade-backends, LOCALAI_AUTO_UPGRADE_BACKENDS) or its backends page installs it. Turn LocalAI's auto-upgrade off, or give LocalAI the gallery Hangar uses (--backend-galleries), or the two will keep replacing each other's build`;
   }
 
   private async reloadOne(backend: string, model: string, signal?: AbortSignal): Promise<string> {
