@@ -14,7 +14,9 @@ export class TcpGate {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Listens (again, on the same port once it has one); nothing when it listens already. */
   async open(): Promise<void> {
+    if (this.server) return;
     const server = (this.server = createServer((client) => {
       const upstream = createConnection(this.targetPort, '127.0.0.1');
       for (const socket of [client, upstream]) {
