@@ -142,6 +142,8 @@ export class SwapJobs {
         }
         await supervisor.recheck();
         await catalog.publishBackend(name, keysOf(backend));
+        const { coRunner } = this.parts;
+        if (coRunner?.knows(name)) ctx.notice(`${coRunner.name} still lists ${name} until its restart (it registers backends only when it starts): a load of a model on ${name} waits out its health attempts, about 40 s, then fails`);
       }),
     );
   }

@@ -11,7 +11,7 @@ import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
 import { oneLine } from '../../core/jobs.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
-import { concreteBackend } from './backend-names.ts';
+import { concreteBackend, installed } from './backend-names.ts';
 import { checkTarget, type LocalAiTarget } from './target.ts';
 import { MemorySampler } from './memory.ts';
 import { findServerProcesses, processAlive, serverPidOf, type ServerProcess } from './processes.ts';
@@ -71,6 +71,8 @@ export class LocalAiServer implements CoRunner {
   /** The models the views were last told of. */
   private shown = new Set<string>();
   private readonly reloader: Reloader;
+  /** The backends installed here at some read: one LocalAI lists that is gone was deleted. */
+  private readonly seenInstalled = new Set<string>();
 
   constructor(private readonly options: LocalAiServerOptions) {
     this.settings = new ServerSettings(options.stateDir, options.fixed);
@@ -286,6 +288,7 @@ export class LocalAiServer implements CoRunner {
       const version = this.status?.version ?? (await api.version().catch(() => null));
       if (generation !== this.generation) return;
       this.system = system;
+      for (const name of installed(this.backendsDir)) this.seenInstalled.add(name);
       const wasDown = this.downSince !== null;
       this.setStatus({ connected: true, reason: null, version, checkedAt: new Date().toISOString() });
       const loaded = new Set(system.loaded.map((m) => m.id));
@@ -333,7 +336,9 @@ export class LocalAiServer implements CoRunner {
   }
 
   private backendsNote(): string | null {
-    return this.system && this.context ? directoryNote(this.backendsDir, this.system.backends) : null;
+    if (!this.system || !this.context) return null;
+    for (const name of installed(this.backendsDir)) this.seenInstalled.add(name);
+    return directoryNote(this.backendsDir, this.system.backends, this.seenInstalled);
   }
 }
 

@@ -167,6 +167,22 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     assert.ok(await fromLiveTree('m1', 'echo'));
   });
 
+  test('a backend deleted while LocalAI still lists it says so, in the job and in the link\'s status', async () => {
+    await until('al listed', async () => ((await row('al'))?.cwd === 'ok' ? true : undefined), 10_000);
+    const job = JSON.parse((await ok('delete', 'llama-cpp', '--json')).stdout) as JobView;
+    assert.match(job.notice ?? '', /LocalAI: stopped al \(their backend is deleted\)/);
+    assert.match(job.notice ?? '', /LocalAI still lists llama-cpp until its restart \(it registers backends only when it starts\): a load of a model on llama-cpp waits out its health attempts, about 40 s, then fails/);
+    const client = await connect({ node: agent.url, home: agent.home });
+    try {
+      const view = await client.localaiServer({ node: 'local' });
+      assert.match(view.status?.backendsNote ?? '', /^LocalAI still lists llama-cpp, deleted from .*: a load of a model on it waits out its health attempts \(about 40 s\), then fails, until LocalAI restarts$/);
+    } finally {
+      client.close();
+    }
+    const loaded = await fetch(`${localai.url}/backend/load`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'al' }) });
+    assert.equal(loaded.status, 500, 'LocalAI dials the deleted run file as an address, and gives up after its health attempts');
+  });
+
   test('a swap while LocalAI cannot be reached says which models it could not reload, shows them stale, and reloads them when LocalAI answers', async () => {
     await gate.cut();
     try {

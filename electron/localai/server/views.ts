@@ -81,16 +81,21 @@ export function backendVersion(backendsDir: string, dir: string): string | null 
 
 /**
  * Where LocalAI's backends and this directory differ: names installed here it does not list (it registers backends
- * only at its start and after its own installs), or nothing in common at all (another directory). Null when they agree.
+ * only at its start and after its own installs), names it lists that were deleted here (`seen`: installed here once),
+ * or nothing in common at all (another directory). Null when they agree.
  */
-export function directoryNote(backendsDir: string, listed: string[]): string | null {
+export function directoryNote(backendsDir: string, listed: string[], seen: ReadonlySet<string>): string | null {
   const here = installed(backendsDir);
   const known = new Set(listed);
   if (here.length > 0 && listed.length > 0 && !here.some((name) => known.has(name))) {
     return `LocalAI's backends are not this node's backends directory: it lists ${sample(listed)}; ${backendsDir} holds ${sample(here)}`;
   }
+  const notes: string[] = [];
+  const deleted = [...known].filter((name) => seen.has(name) && !here.includes(name));
+  if (deleted.length > 0) notes.push(`LocalAI still lists ${sample(deleted)}, deleted from ${backendsDir}: a load of a model on ${deleted.length === 1 ? 'it' : 'them'} waits out its health attempts (about 40 s), then fails, until LocalAI restarts`);
   const unseen = here.filter((name) => !known.has(name));
-  return unseen.length > 0 ? `LocalAI does not list ${sample(unseen)} yet: it registers backends only when it starts, and sees ${unseen.length === 1 ? 'it' : 'them'} after its restart` : null;
+  if (unseen.length > 0) notes.push(`LocalAI does not list ${sample(unseen)} yet: it registers backends only when it starts, and sees ${unseen.length === 1 ? 'it' : 'them'} after its restart`);
+  return notes.length > 0 ? notes.join('; ') : null;
 }
 
 function sample(names: string[]): string {
