@@ -54,6 +54,8 @@ export class LocalAiServer implements CoRunner {
   private downSince: Date | null = null;
   private system: SystemInfo | null = null;
   private found: ServerProcess[] = [];
+  /** Backends directories other than this node's that LocalAI's processes run from. */
+  private elsewhere: string[] = [];
   private rows = new Map<string, ModelRow>();
   private memory: MemorySampler | null = null;
   /** Which model a process was started for, as learned from Hangar's own loads (LocalAI does not say). */
@@ -330,7 +332,7 @@ export class LocalAiServer implements CoRunner {
     const context = this.context;
     if (!context || !this.system) return;
     if (this.serverPid !== null && !processAlive(this.serverPid) && !this.pidGiven) this.serverPid = null;
-    this.found = findServerProcesses(this.backendsDir, context.ownPids(), this.serverPid);
+    ({ found: this.found, elsewhere: this.elsewhere } = findServerProcesses(this.backendsDir, context.ownPids(), this.serverPid));
     for (const pid of this.learned.keys()) if (!this.found.some((p) => p.pid === pid)) this.learned.delete(pid);
     this.rows = assignProcesses(this.backendsDir, this.system.loaded, this.found, this.learned);
   }
@@ -338,7 +340,8 @@ export class LocalAiServer implements CoRunner {
   private backendsNote(): string | null {
     if (!this.system || !this.context) return null;
     for (const name of installed(this.backendsDir)) this.seenInstalled.add(name);
-    return directoryNote(this.backendsDir, this.system.backends, this.seenInstalled);
+    const other = this.elsewhere.length > 0 ? `LocalAI runs backends from ${this.elsewhere.join(', ')}, not from this node's ${this.backendsDir}: Hangar's swaps do not touch those` : null;
+    return [other, directoryNote(this.backendsDir, this.system.backends, this.seenInstalled)].filter(Boolean).join('; ') || null;
   }
 }
 

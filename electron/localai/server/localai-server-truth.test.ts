@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { cp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { JobView, ProcessView } from '../../../shared/types.ts';
@@ -165,6 +165,29 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     assert.ok(job.notice!.includes(`LocalAI replaced echo ${ours}, which Hangar installed, with the older 0.9.0`), job.notice!);
     assert.match(job.notice!, /Turn LocalAI's auto-upgrade off, or give LocalAI the gallery Hangar uses \(--backend-galleries\)/);
     assert.ok(await fromLiveTree('m1', 'echo'));
+  });
+
+  test("a LocalAI whose processes run from another backends directory is noted in the link's status", async () => {
+    const otherDir = join(root, 'other-backends');
+    await cp(join(backendsDir, 'echo'), join(otherDir, 'echo'), { recursive: true });
+    const other = new StandInServer({ backendsDir: otherDir, models: { elsewhere: 'echo' }, healthAttempts: 200, healthIntervalMs: 20 });
+    await other.start();
+    const client = await connect({ node: agent.url, home: agent.home });
+    try {
+      const loaded = await fetch(`${other.url}/backend/load`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"elsewhere"}' });
+      assert.equal(loaded.status, 200);
+      await client.updateLocalaiServer({ node: 'local', server: { url: other.url } });
+      const view = await until('the note', async () => {
+        const v = await client.localaiServer({ node: 'local' });
+        return v.status?.backendsNote ? v : undefined;
+      }, 10_000);
+      assert.match(view.status!.backendsNote!, new RegExp(`^LocalAI runs backends from ${otherDir}, not from this node's ${backendsDir}: Hangar's swaps do not touch those`));
+    } finally {
+      await client.updateLocalaiServer({ node: 'local', server: { url: gate.url } });
+      client.close();
+      await other.stop();
+    }
+    await until('m1 listed again', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 10_000);
   });
 
   test('a backend deleted while LocalAI still lists it says so, in the job and in the link\'s status', async () => {

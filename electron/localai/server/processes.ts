@@ -6,7 +6,7 @@
 // runs it, or the process listening on its port, unless that is a container's port forwarder), only its children
 // count: a stray `--addr` process in a backend's directory is none of LocalAI's.
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { isLoopback } from '../../core/net/loopback.ts';
 import { placeOf, readCommand, readCwd } from '../../core/supervisor/scan.ts';
 import { procStat } from '../../core/supervisor/identity.ts';
@@ -55,27 +55,38 @@ function readComm(pid: number): string {
   }
 }
 
+/** LocalAI's processes found here, and the directories its other backend processes run from (another backends directory). */
+export interface ServerProcesses {
+  found: ServerProcess[];
+  elsewhere: string[];
+}
+
 /**
  * Every process of the LocalAI server on this machine, with the backend each runs and whether from its live tree:
- * LocalAI's children when its pid is known, else any that fits (LocalAI in a container).
+ * LocalAI's children when its pid is known, else any that fits (LocalAI in a container). With its pid known, its
+ * backend processes whose cwd is none of this node's directories are named too.
  */
-export function findServerProcesses(backendsDir: string, own: Set<number>, serverPid: number | null): ServerProcess[] {
+export function findServerProcesses(backendsDir: string, own: Set<number>, serverPid: number | null): ServerProcesses {
   const dirs = backendDirectories(backendsDir);
   const found: ServerProcess[] = [];
+  const elsewhere = new Set<string>();
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || own.has(pid) || pid === process.pid) continue;
     const cwd = readCwd(pid);
     if (!cwd) continue;
     const place = placeIn(backendsDir, dirs, cwd.link, cwd.stat);
-    if (!place) continue;
-    const port = ADDR.exec(readCommand(pid))?.[1];
     const ppid = procStat(pid)?.ppid;
+    if (!place) {
+      if (ppid === serverPid && serverPid !== null && ADDR.test(readCommand(pid))) elsewhere.add(dirname(cwd.link));
+      continue;
+    }
+    const port = ADDR.exec(readCommand(pid))?.[1];
     if (port === undefined || ppid === undefined) continue;
     const identity = cwd.stat && { dev: cwd.stat.dev, ino: cwd.stat.ino };
     found.push({ pid, ppid, backend: place.backend, port: Number(port), cwd: cwd.link, identity, stale: place.stale });
   }
-  return serverPid === null ? found : found.filter((p) => p.ppid === serverPid);
+  return { found: serverPid === null ? found : found.filter((p) => p.ppid === serverPid), elsewhere: [...elsewhere].sort() };
 }
 
 interface Directory {
