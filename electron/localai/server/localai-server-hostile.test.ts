@@ -137,6 +137,20 @@ describe('Hangar linked to a hostile LocalAI', () => {
     assert.match(agentLog, /LocalAI: loaded m1 again, which a swap of echo was reloading when Hangar stopped/);
   });
 
+  test('a failed respawn leaves its row not ready, saying why; the next good one clears that', async () => {
+    await linkedToHostile();
+    hostile.spoil('/backend/shutdown', { kind: 'body', body: '{"message":"model stopped"}' }, 1);
+    hostile.spoil('/backend/load', { kind: 'body', status: 500, body: '{"loaded":null,"message":"failed to load model: grpc service not ready"}' }, 1);
+    const failed = await hangar(agent, 'respawn', 'm1');
+    assert.equal(failed.code, 1);
+    const broken = (await row('m1'))!;
+    assert.notEqual(broken.state, 'ready');
+    assert.match(broken.error ?? '', /^respawn through LocalAI failed: LocalAI at .* answered \/backend\/load with 500: failed to load model: grpc service not ready$/);
+    await ok('respawn', 'm1');
+    const mended = (await row('m1'))!;
+    assert.deepEqual([mended.state, mended.error], ['ready', null]);
+  });
+
   test('100,000 loaded models, or a 4.4 MB /system, are refused by count and by size; the agent answers meanwhile', async () => {
     await linkedToHostile();
     const agentRss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.child.pid}/status`, 'utf8'))![1]) * 1024;

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Spoil = { kind: 'drip' } | { kind: 'hang' } | { kind: 'body'; body: string };
+export type Spoil = { kind: 'drip' } | { kind: 'hang' } | { kind: 'body'; body: string; status?: number };
 
 export class HostileLocalAi {
   private server: Server | null = null;
@@ -54,7 +54,7 @@ export class HostileLocalAi {
     const { spoil } = planned;
     if (spoil.kind === 'hang') return;
     if (spoil.kind === 'body') {
-      res.writeHead(200, { 'content-type': 'application/json' });
+      res.writeHead(spoil.status ?? 200, { 'content-type': 'application/json' });
       res.end(spoil.body);
       return;
     }
