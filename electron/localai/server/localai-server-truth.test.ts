@@ -191,6 +191,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
   });
 
   test('a backend deleted while LocalAI still lists it says so, in the job and in the link\'s status', async () => {
+    await load('al');
     await until('al listed', async () => ((await row('al'))?.cwd === 'ok' ? true : undefined), 10_000);
     const job = JSON.parse((await ok('delete', 'llama-cpp', '--json')).stdout) as JobView;
     assert.match(job.notice ?? '', /LocalAI: stopped al \(their backend is deleted\)/);
