@@ -72,3 +72,23 @@ test("its model is listed under Processes as run by LocalAI; an installer's swap
   await expect(row.getByTestId('supervised-note')).toContainText('respawned through LocalAI (shutdown, then load)');
   expect(localai.pids().get('m1')).not.toBe(before);
 });
+
+test("Unload asks LocalAI to stop the model and its row goes, as `hangar ps` drops it: no Restart the CLI would refuse", async () => {
+  const row = page.getByTestId('localai-table').getByTestId('supervised-m1');
+  await expect(row).toHaveAttribute('data-state', 'ready');
+  await row.getByTestId('process-unload').click();
+  await expect(row).toHaveCount(0);
+  await expect(page.getByTestId('process-restart')).toHaveCount(0);
+  expect((await agent.ps()).some((p) => p.model === 'm1')).toBe(false);
+  const loaded = await fetch(`${localai.url}/backend/load`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm1' }) });
+  expect(loaded.status).toBe(200);
+  await expect(row).toHaveAttribute('data-state', 'ready');
+});
+
+test('LocalAI stopped: its row is not ready, and says since when LocalAI is not running', async () => {
+  const row = page.getByTestId('localai-table').getByTestId('supervised-m1');
+  await localai.stop();
+  await expect(row).not.toHaveAttribute('data-state', 'ready');
+  await expect(row.getByTestId('supervised-note')).toContainText(/LocalAI is not running \(since \d\d:\d\d:\d\d UTC\)/);
+  expect(await seriousViolations(page)).toEqual([]);
+});

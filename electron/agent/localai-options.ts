@@ -2,10 +2,13 @@
 // workers the agent manages; `--localai-url URL`: the LocalAI server beside its node. The API key is read from its
 // file, never taken on the command line (the process list shows that to every user of the machine); NATS credentials
 // come as for Hangar's own cluster.
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { LocalAiJoinRequest, LocalAiServerRequest } from '../../shared/api.ts';
+import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { LocalAiHostOptions } from '../fleet/start.ts';
+import { apiKeyProblem } from '../localai/http.ts';
+import type { LocalAiServerOptions } from '../localai/server/link.ts';
+import { checkTarget } from '../localai/server/target.ts';
 
 export interface LocalAiCommandOptions {
   localaiUrl?: string;
@@ -60,21 +63,37 @@ export async function localaiHostOptions(options: LocalAiCommandOptions, insecur
 }
 
 /** The LocalAI server beside the node: the one --localai-url names (fixed for this run), else the one Settings keep. */
-export async function localaiServerOptions(options: LocalAiCommandOptions): Promise<{ fixed: LocalAiServerRequest | null; pollMs?: number }> {
-  const timing = options.localaiPoll !== undefined ? { pollMs: options.localaiPoll } : {};
+export async function localaiServerOptions(options: LocalAiCommandOptions, insecure: boolean): Promise<Pick<LocalAiServerOptions, 'fixed' | 'pollMs' | 'loadTimeoutMs' | 'insecure'>> {
+  const timing = {
+    ...(options.localaiPoll !== undefined && { pollMs: options.localaiPoll }),
+    ...(options.localaiReloadWait !== undefined && { loadTimeoutMs: options.localaiReloadWait }),
+    insecure,
+  };
   if (options.localaiUrl === undefined) return { fixed: null, ...timing };
   const apiKey = options.localaiApiKeyFile !== undefined ? await readKey(options.localaiApiKeyFile) : undefined;
-  return { fixed: { url: options.localaiUrl, ...(apiKey && { apiKey }) }, ...timing };
+  const fixed = { url: options.localaiUrl, ...(apiKey && { apiKey }) };
+  checkTarget({ url: fixed.url, apiKey: apiKey ?? null, pid: null }, insecure);
+  return { fixed, ...timing };
 }
 
 function defined<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
   return value ? ({ [key]: value } as Record<K, string>) : {};
 }
 
+/**
+ * The key in its file: refused when others may read the file, and when it holds more than the key on one line (a
+ * second line would be sent as part of the header). No message holds any of the file's text.
+ */
 async function readKey(file: string): Promise<string> {
-  const key = (await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+  const cannot = (error: NodeJS.ErrnoException) => {
     throw new Error(`cannot read the LocalAI API key file ${file}: ${error.code ?? error.message}`);
-  })).trim();
+  };
+  const { mode } = await stat(file).catch(cannot);
+  if ((mode & 0o077) !== 0) throw new Error(`the LocalAI API key file ${file} can be read by others (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`);
+  const key = (await readFile(file, 'utf8').catch(cannot)).trim();
   if (!key) throw new Error(`the LocalAI API key file ${file} is empty`);
+  if (/[\r\n]/.test(key)) throw new Error(`the LocalAI API key file ${file} holds more than one line: put the key alone in it`);
+  const problem = apiKeyProblem(key);
+  if (problem) throw new Error(`the LocalAI API key file ${file}: ${problem}`);
   return key;
 }

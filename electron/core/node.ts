@@ -1,5 +1,6 @@
 // One machine's node behind the NodeApi contract: the façade that composes the gallery, the installed backends, the
 // supervisor and the jobs (node/ holds its parts), and turns what they do into events.
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
@@ -164,6 +165,18 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       respawnAfterSwap: () => this.settingsStore.current().localaiRespawn,
       shared: (backend, work) => this.locks.shared(backend, work),
       emit: (event) => this.emitEvent(event),
+      recordJob: (job) =>
+        void this.jobRunner.ended({
+          ...job,
+          id: randomUUID(),
+          node: this.id,
+          state: job.error ? 'failed' : 'done',
+          phase: job.error ? 'failed' : 'done',
+          bytes: 0,
+          totalBytes: null,
+          finishedAt: new Date().toISOString(),
+        }),
+      interruptedReloads: interrupted.flatMap((swap) => (swap.note?.coModels ?? []).map((model) => ({ model, backend: swap.name }))),
     });
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }

@@ -28,7 +28,7 @@ export interface JoinOptions extends ClusterConnectOptions {
 
 export interface NodeSetup extends Omit<LocalNodeOptions, 'coRunner'> {
   /** The LocalAI server beside the node: fixed by the command line, else linked in Settings. */
-  localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs'> | undefined;
+  localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs' | 'loadTimeoutMs' | 'insecure'> | undefined;
 }
 
 /**

@@ -29,7 +29,7 @@ export function registerAgentCommand(context: CliContext): void {
     .option('--cluster-token <token>', 'NATS token (default: $HANGAR_CLUSTER_TOKEN)')
     .option('--cluster-creds <file>', 'NATS .creds file (user JWT and nkey seed)')
     .option('--cluster-ca <file>', 'CA file for a tls:// server')
-    .option('--insecure', 'join a non-loopback server without credentials', false)
+    .option('--insecure', 'join a non-loopback server without credentials; link a plain http:// LocalAI on another machine', false)
     .option('--cluster-role <role>', 'node: serve this machine only; viewer: watch and call the nodes only (default: both)', parseRole)
     .option('--insecure-any-caller', 'act on every call from the cluster, signed or not: anyone who reaches the NATS server controls this node', false)
     .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
@@ -58,7 +58,7 @@ export function registerAgentCommand(context: CliContext): void {
       // Loaded only here: client commands start faster without the node's code and its dependencies.
       const { runAgent } = await import('../run-agent.ts');
       const localai = await localaiHostOptions(options, options.insecure);
-      await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options) });
+      await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options, options.insecure) });
     });
 }
 

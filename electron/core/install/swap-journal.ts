@@ -19,6 +19,8 @@ export interface SwapNote {
   to: string | null;
   /** The models whose processes the swap stopped: they run again afterwards, from whichever tree is live. */
   stopped: Array<{ model: string; backend: string }>;
+  /** The co-runner's models (LocalAI's) the swap reloads: those a crash left unloaded are loaded at the next start. */
+  coModels?: string[];
 }
 
 export interface JournalEntry {

@@ -1,7 +1,7 @@
 // Another runtime that starts processes from this node's backend directories: a LocalAI server that shares them. The
 // node does not supervise its processes, but shows them, lets people respawn and unload them, and makes every swap
 // bring them back on the new tree, as it does its own.
-import type { NodeEvent, ProcessView } from '../../../shared/types.ts';
+import type { JobKind, NodeEvent, ProcessView } from '../../../shared/types.ts';
 import type { DirIdentity } from '../supervisor/identity.ts';
 
 /** What the node gives a co-runner when it starts. */
@@ -16,6 +16,10 @@ export interface CoRunnerContext {
   /** Runs `work` on one backend's models beside loads and stops, never during a swap of it (the node's backend lock). */
   shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
   emit(event: NodeEvent): void;
+  /** Records, as a finished job of this node (listed, notified, kept), what it did about a swap Hangar did not make. */
+  recordJob(job: { kind: JobKind; backend: string; startedAt: string; error: string | null; notice: string | null }): void;
+  /** Its models a swap was reloading when the host stopped (from the swaps' journals): loaded again if it lost them. */
+  interruptedReloads: Array<{ model: string; backend: string }>;
 }
 
 export interface CoRunner {
@@ -32,9 +36,11 @@ export interface CoRunner {
   modelsIn(backend: string, identity: DirIdentity): Promise<string[]>;
   /**
    * Brings these models back on the live tree of `backend`, one at a time (stopped, then loaded again), each proven
-   * by a process of it running from that tree; resolves with what it did, rejects at the first that does not come back.
+   * by a process of it running from that tree, then any other of its processes still on the replaced tree (a model
+   * loaded meanwhile); resolves with what it did ('' for nothing), rejects at the first that does not come back, and
+   * at once when `signal` aborts.
    */
-  reload(backend: string, models: string[]): Promise<string>;
+  reload(backend: string, models: string[], signal?: AbortSignal): Promise<string>;
   /** Stops these models and loads nothing (their backend is gone). */
   unload(models: string[]): Promise<void>;
   respawn(model: string): Promise<ProcessView>;

@@ -147,6 +147,8 @@ export class SwapJobs {
         }
         await supervisor.recheck();
         await catalog.publishBackend(name, keysOf(backend));
+        const { coRunner } = this.parts;
+        if (coRunner?.knows(name)) ctx.notice(`${coRunner.name} still lists ${name} until its restart (it registers backends only when it starts): a load of a model on ${name} waits out its health attempts, about 40 s, then fails`);
       }),
     );
   }
@@ -309,7 +311,8 @@ export class SwapJobs {
     const { stopUnsupervised } = options;
     const about = { job: ctx.job, verb: change.verb, from: change.from, to: change.to };
     const { result: pending, stopped, coModels } = await this.stoppingFirst(name, ctx, stopUnsupervised, swap, about);
-    const coReload = coRunner !== null && coModels.length > 0 && this.parts.coRunnerRespawn();
+    // Every swap looks for the co-runner's models on the replaced tree, those it read before the swap and any since.
+    const coReload = coRunner !== null && this.parts.coRunnerRespawn();
     if (coRunner && coModels.length > 0 && !coReload) ctx.notice(`${coRunner.name} still runs ${coModels.join(', ')} from the replaced tree (the localai-respawn setting is off)`);
     // What else ran from the replaced tree is marked stale meanwhile: the respawn waits for nothing but its own start.
     const rechecked = supervisor.recheck();
@@ -319,14 +322,15 @@ export class SwapJobs {
       if (stopped.length > 0) {
         ctx.phase('respawning');
         await supervisor.respawnAll(stopped);
-      } else if (!coReload && (options.smokeStart ?? this.parts.smokeStart())) {
+      } else if (!(coReload && coModels.length > 0) && (options.smokeStart ?? this.parts.smokeStart())) {
         ctx.phase('smoke start');
         smoked = (await supervisor.smokeStart({ name, dir: store.liveDir(name) })).stopped;
       }
       // The co-runner's models coming back from the new tree are part of the gate (and prove the build starts).
       if (coReload) {
-        ctx.phase(`reloading in ${coRunner.name}`);
-        ctx.notice(await coRunner.reload(name, coModels));
+        if (coModels.length > 0) ctx.phase(`reloading in ${coRunner.name}`);
+        const reloaded = await coRunner.reload(name, coModels, ctx.signal);
+        if (reloaded) ctx.notice(reloaded);
       }
       // So is the journal saying the gate began: a swap a crash could not undo is not one to keep (a full disk).
       await pending.gated;
@@ -337,7 +341,7 @@ export class SwapJobs {
       await pending.undo();
       await supervisor.recheck();
       await supervisor.respawnAll(stopped).catch(() => undefined);
-      const coBack = coReload ? await coRunner.reload(name, coModels).then(() => '', (again: unknown) => `; ${coRunner.name} could not load ${coModels.join(', ')} from it either: ${oneLine(again)}`) : '';
+      const coBack = coReload && coModels.length > 0 ? await coRunner.reload(name, coModels).then(() => '', (again: unknown) => `; ${coRunner.name} could not load ${coModels.join(', ')} from it either: ${oneLine(again)}`) : '';
       await catalog.publishBackend(name);
       throw new HangarError('failed', gateFailure(name, change, oneLine(error)) + coBack);
     }
@@ -381,7 +385,7 @@ export class SwapJobs {
           stopped = outcome.stopped;
           if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },
-        ...(about && { note: () => ({ ...about, stopped }) }),
+        ...(about && { note: () => ({ ...about, stopped, coModels }) }),
       });
       return { result, stopped, coModels };
     } catch (error) {

@@ -4,19 +4,23 @@
 // it finds on this machine (stale when they run from a replaced tree), and after every swap, Hangar's or LocalAI's own,
 // brings each model that ran from the replaced tree back on the live one: shutdown, then load, one at a time.
 import { watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
 import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
 import { oneLine } from '../../core/jobs.ts';
-import { isLoopback } from '../../core/net/loopback.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
-import { parseLocalAiUrl } from '../http.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
-import { findServerProcesses, listenerPid, type ServerProcess } from './processes.ts';
+import { concreteBackend, installed } from './backend-names.ts';
+import { checkTarget, type LocalAiTarget } from './target.ts';
+import { MemorySampler } from './memory.ts';
+import { findServerProcesses, processAlive, serverPidOf, type ServerProcess } from './processes.ts';
+import { Reloader } from './reloader.ts';
+import { assignProcesses } from './rows.ts';
 import { ServerSettings, FIXED } from './settings.ts';
-import { backendVersion, concreteBackend, directoryNote, modelView, type ModelRow } from './views.ts';
+import { directoryNote, modelView, type ModelRow } from './views.ts';
+
+export type { LocalAiTarget } from './target.ts';
 
 export interface LocalAiServerOptions {
   stateDir: string;
@@ -26,6 +30,8 @@ export interface LocalAiServerOptions {
   pollMs?: number;
   /** How long a model's load may take (a GPU build can take minutes). */
   loadTimeoutMs?: number;
+  /** Whether a plain http:// LocalAI on another machine may be linked (the agent's --insecure). */
+  insecure?: boolean;
   /** Where a change of the link's state is said, in one line (default: the host's stderr). */
   log?(line: string): void;
 }
@@ -44,35 +50,45 @@ export class LocalAiServer implements CoRunner {
   private context: CoRunnerContext | null = null;
   private api: LocalAiServerApi | null = null;
   private status: LinkState | null = null;
+  /** When LocalAI stopped answering, while it does not. */
+  private downSince: Date | null = null;
   private system: SystemInfo | null = null;
   private found: ServerProcess[] = [];
+  /** Backends directories other than this node's that LocalAI's processes run from. */
+  private elsewhere: string[] = [];
   private rows = new Map<string, ModelRow>();
-  private readonly memory = new Map<string, number>();
+  private memory: MemorySampler | null = null;
   /** Which model a process was started for, as learned from Hangar's own loads (LocalAI does not say). */
   private readonly learned = new Map<number, string>();
-  /** What Hangar last did to a model, shown on its row. */
-  private readonly notes = new Map<string, { message: string | null; error: string | null }>();
+  /** What Hangar last did to a model, shown on its row while the process it did it to runs (0: none visible). */
+  private readonly notes = new Map<string, { pid: number; message: string | null; error: string | null }>();
+  /** LocalAI's own pid: given by whoever runs it (then only its children count), else found by its port. */
   private serverPid: number | null = null;
+  private pidGiven = false;
   private timer: NodeJS.Timeout | undefined;
   private settle: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | null = null;
-  private respawning: Promise<void> | null = null;
   private polling: Promise<void> | null = null;
   private generation = 0;
   /** The models the views were last told of. */
   private shown = new Set<string>();
+  private readonly reloader: Reloader;
+  /** The backends installed here at some read: one LocalAI lists that is gone was deleted. */
+  private readonly seenInstalled = new Set<string>();
 
   constructor(private readonly options: LocalAiServerOptions) {
     this.settings = new ServerSettings(options.stateDir, options.fixed);
+    this.reloader = new Reloader(this, { loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS, log: (line) => this.log(line) });
   }
 
   attach(context: CoRunnerContext): void {
     this.context = context;
+    this.reloader.interrupted(context.interruptedReloads);
     this.watcher = watchDirectory(context.backendsDir, () => {
       clearTimeout(this.settle);
       this.settle = setTimeout(() => this.refresh(), SETTLE_MS);
     });
-    void this.settings.load().then(() => this.connect());
+    void this.settings.load().then((current) => this.link(current && { url: current.url, apiKey: current.apiKey ?? null, pid: null }));
   }
 
   async detach(): Promise<void> {
@@ -80,7 +96,7 @@ export class LocalAiServer implements CoRunner {
     clearInterval(this.timer);
     clearTimeout(this.settle);
     this.watcher?.close();
-    await this.respawning;
+    await this.reloader.idle();
   }
 
   view(): LocalAiServerView {
@@ -90,11 +106,42 @@ export class LocalAiServer implements CoRunner {
   }
 
   async update(next: LocalAiServerRequest | null): Promise<LocalAiServerView> {
-    if (next) parseLocalAiUrl(next.url, 'LocalAI server');
-    await this.settings.save(next);
-    this.connect();
+    if (next) checkTarget({ url: next.url, apiKey: next.apiKey || null, pid: null }, this.options.insecure ?? false);
+    const saved = await this.settings.save(next);
+    this.link(saved && { url: saved.url, apiKey: saved.apiKey ?? null, pid: null });
     await this.poll();
     return this.view();
+  }
+
+  /**
+   * Links the LocalAI at `target` (null: none), from scratch: the one way a link is made, from Settings, the command
+   * line, or whatever starts LocalAI and knows its pid.
+   */
+  link(target: LocalAiTarget | null): void {
+    const generation = ++this.generation;
+    clearInterval(this.timer);
+    this.api = null;
+    this.system = null;
+    this.status = null;
+    this.downSince = null;
+    this.found = [];
+    this.rows = new Map();
+    this.memory = null;
+    this.notes.clear();
+    this.reloader.forget();
+    if (!target) return this.emitRows();
+    try {
+      checkTarget(target, this.options.insecure ?? false);
+      this.api = new LocalAiServerApi(target.url, target.apiKey);
+    } catch (error) {
+      this.setStatus({ connected: false, reason: oneLine(error), version: null, checkedAt: new Date().toISOString() });
+      return this.emitRows();
+    }
+    this.memory = new MemorySampler(this.api);
+    this.serverPid = target.pid;
+    this.pidGiven = target.pid !== null;
+    this.timer = setInterval(() => generation === this.generation && void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
+    void this.poll();
   }
 
   processes(): ProcessView[] {
@@ -110,30 +157,23 @@ export class LocalAiServer implements CoRunner {
   }
 
   knows(backend: string): boolean | null {
-    return this.system ? this.system.backends.includes(backend) : null;
+    return this.system && this.status?.connected ? this.system.backends.includes(backend) : null;
   }
 
-  async modelsIn(_backend: string, identity: DirIdentity): Promise<string[]> {
-    this.scan();
-    return [...this.rows.values()].filter((r) => r.process?.identity && sameInode(r.process.identity, identity)).map((r) => r.model);
+  /** Read at the moment of the swap: LocalAI's listing fresh, and its processes now. */
+  async modelsIn(backend: string, identity: DirIdentity): Promise<string[]> {
+    await this.readFresh();
+    return [...this.rows.values()]
+      .filter((r) => (r.process?.identity ? sameInode(r.process.identity, identity) : !r.process && this.downWords() !== null && concreteBackend(this.backendsDir, r.backend) === backend))
+      .map((r) => r.model);
   }
 
-  async reload(backend: string, models: string[]): Promise<string> {
-    const done: string[] = [];
-    for (const model of models) {
-      const started = Date.now();
-      await this.again(model);
-      const row = this.rows.get(model);
-      // Proven by its process, where one can be seen: running from the live tree.
-      if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
-      const version = backendVersion(this.backendsDir, row?.process?.backend ?? backend);
-      done.push(`${model} reloaded${version ? ` from ${version}` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    }
-    return `LocalAI: ${done.join('; ')}`;
+  reload(backend: string, models: string[], signal?: AbortSignal): Promise<string> {
+    return this.reloader.reload(backend, models, signal);
   }
 
   async unload(models: string[]): Promise<void> {
-    const api = this.requireApi();
+    const api = this.requireApi('unload', models);
     for (const model of models) {
       await api.shutdown(model);
       this.notes.delete(model);
@@ -141,68 +181,96 @@ export class LocalAiServer implements CoRunner {
     await this.poll();
   }
 
-  async respawn(model: string): Promise<ProcessView> {
-    const before = this.rows.get(model)?.process?.pid ?? null;
-    try {
-      await this.again(model);
-    } catch (error) {
-      this.notes.set(model, { message: null, error: `respawn through LocalAI failed: ${oneLine(error)}` });
-      this.emitRows();
-      throw error;
-    }
-    const row = this.rows.get(model);
-    if (!row) throw new HangarError('failed', `LocalAI does not list ${model} as loaded after its load`);
-    const after = row.process ? `pid ${before ?? '?'} → ${row.process.pid}, from ${join(this.backendsDir, row.process.backend)}` : 'its process is not visible on this machine';
-    this.notes.set(model, { message: `respawned through LocalAI (shutdown, then load): ${after}`, error: null });
-    this.emitRows();
-    return this.viewOf(row);
+  respawn(model: string): Promise<ProcessView> {
+    return this.reloader.respawn(model);
   }
 
-  /** Shutdown, then load (LocalAI starts it from the backend's live tree); what it runs is read again after. */
-  private async again(model: string): Promise<void> {
-    const api = this.requireApi();
-    const before = new Set(this.found.map((p) => p.pid));
-    await api.shutdown(model);
-    await api.load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS);
-    this.system = await api.system();
-    this.scan();
-    const backend = this.rows.get(model)?.backend || null;
-    const started = this.found.filter((p) => !before.has(p.pid) && (backend === null || p.backend === concreteBackend(this.backendsDir, backend)));
-    if (started.length === 1) {
-      this.learned.set(started[0]!.pid, model);
-      this.rows = assign(this.backendsDir, this.system, this.found, this.learned);
-    }
-    this.emitRows();
-  }
+  // What the reloader works with.
 
-  private get backendsDir(): string {
+  get backendsDir(): string {
     return this.context?.backendsDir ?? '';
   }
 
-  private requireApi(): LocalAiServerApi {
+  row(model: string): ModelRow | undefined {
+    return this.rows.get(model);
+  }
+
+  allRows(): ModelRow[] {
+    return [...this.rows.values()];
+  }
+
+  serverProcesses(): ServerProcess[] {
+    return this.found;
+  }
+
+  serverPidKnown(): boolean {
+    return this.serverPid !== null;
+  }
+
+  viewOf(row: ModelRow): ProcessView {
+    const note = this.notes.get(row.model);
+    const current = note && note.pid === (row.process?.pid ?? 0) ? note : null;
+    return modelView(row, this.backendsDir, {
+      reportedMemory: this.memory?.of(row.model) ?? null,
+      note: current,
+      down: this.downWords(),
+      notReloaded: this.reloader.notReloaded(row.model),
+    });
+  }
+
+  note(model: string, message: string | null, error: string | null): void {
+    this.notes.set(model, { pid: this.rows.get(model)?.process?.pid ?? 0, message, error });
+  }
+
+  /** Learns that `pid` was started for `model` (LocalAI does not say which process is whose). */
+  learn(pid: number, model: string): void {
+    this.learned.set(pid, model);
+    if (this.system) this.rows = assignProcesses(this.backendsDir, this.system.loaded, this.found, this.learned);
+  }
+
+  /** LocalAI's API, or why it cannot be asked to `verb` these models now. */
+  requireApi(verb: string, models: string[]): LocalAiServerApi {
     if (!this.api) throw new HangarError('conflict', 'no LocalAI server is linked (hangar agent --localai-url, or Settings → LocalAI server)');
+    const down = this.downWords();
+    if (down) throw new HangarError('conflict', `${down}: cannot ${verb} ${models.join(', ')}`);
     return this.api;
   }
 
-  private connect(): void {
-    const generation = ++this.generation;
-    clearInterval(this.timer);
-    this.api = null;
-    this.system = null;
-    this.status = null;
-    this.found = [];
-    this.rows = new Map();
-    const current = this.settings.get();
-    if (!current) return this.emitRows();
-    try {
-      this.api = new LocalAiServerApi(current.url, current.apiKey ?? null);
-    } catch (error) {
-      this.status = { connected: false, reason: oneLine(error), version: null, checkedAt: new Date().toISOString() };
-      return;
-    }
-    this.serverPid = null;
-    this.timer = setInterval(() => generation === this.generation && void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
-    void this.poll();
+  shared<T>(backend: string, work: () => Promise<T>): Promise<T> {
+    if (!this.context) return work();
+    return this.context.shared(backend, work);
+  }
+
+  recordJob(job: Parameters<CoRunnerContext['recordJob']>[0]): void {
+    this.context?.recordJob(job);
+  }
+
+  respawnAfterSwap(): boolean {
+    return this.context?.respawnAfterSwap() ?? false;
+  }
+
+  emitRows(): void {
+    const context = this.context;
+    if (!context) return;
+    for (const view of this.processes()) context.emit({ type: 'process', node: context.node, process: view });
+    for (const model of this.shown) if (!this.rows.has(model)) context.emit({ type: 'process-removed', node: context.node, model });
+    this.shown = new Set(this.rows.keys());
+  }
+
+  /** Reads LocalAI again, after any read already under way (which may predate the caller's moment); true when it answered. */
+  async readFresh(): Promise<boolean> {
+    await this.polling;
+    await this.poll();
+    return this.status?.connected === true;
+  }
+
+  /** Why LocalAI cannot be asked now, as its rows say it, or null while it answers. */
+  downWords(): string | null {
+    if (!this.status || this.status.connected || !this.downSince) return null;
+    const since = this.downSince.toISOString().slice(11, 19);
+    const reason = this.status.reason ?? '';
+    const gone = /connection refused/.test(reason) || (this.pidGiven && this.serverPid !== null && !processAlive(this.serverPid));
+    return gone ? `LocalAI is not running (since ${since} UTC)` : `LocalAI does not answer (since ${since} UTC): ${reason}`;
   }
 
   /** One read at a time: a LocalAI slow to answer (a health probe can take it minutes) is not asked again meanwhile. */
@@ -218,16 +286,18 @@ export class LocalAiServer implements CoRunner {
     const generation = this.generation;
     try {
       const system = await api.system();
-      this.serverPid ??= serverProcess(api.url);
+      if (!this.pidGiven) this.serverPid ??= serverPidOf(api.url);
       const version = this.status?.version ?? (await api.version().catch(() => null));
       if (generation !== this.generation) return;
       this.system = system;
+      for (const name of installed(this.backendsDir)) this.seenInstalled.add(name);
+      const wasDown = this.downSince !== null;
       this.setStatus({ connected: true, reason: null, version, checkedAt: new Date().toISOString() });
-      await Promise.all(system.loaded.map(async (m) => {
-        const bytes = await api.memory(m.id).catch(() => null);
-        if (bytes === null) this.memory.delete(m.id);
-        else this.memory.set(m.id, bytes);
-      }));
+      const loaded = new Set(system.loaded.map((m) => m.id));
+      for (const model of this.notes.keys()) if (!loaded.has(model)) this.notes.delete(model);
+      this.memory?.sample(system.loaded.map((m) => m.id));
+      if (wasDown) this.reloader.linkReturned();
+      this.reloader.finishInterrupted(new Set(system.loaded.map((m) => m.id)));
     } catch (error) {
       if (generation !== this.generation) return;
       this.setStatus({ connected: false, reason: oneLine(error), version: this.status?.version ?? null, checkedAt: new Date().toISOString() });
@@ -239,9 +309,14 @@ export class LocalAiServer implements CoRunner {
   private setStatus(next: LinkState): void {
     const before = this.status;
     this.status = next;
+    if (next.connected) this.downSince = null;
+    else this.downSince ??= new Date();
     if (before?.connected === next.connected && before.reason === next.reason) return;
-    const log = this.options.log ?? ((line: string) => process.stderr.write(`hangar: ${line}\n`));
-    log(next.connected ? `LocalAI server ${this.api?.url}: linked (${next.version ?? 'version unknown'})` : `LocalAI server: ${next.reason}; retrying`);
+    this.log(next.connected ? `LocalAI server ${this.api?.url}: linked (${next.version ?? 'version unknown'})` : `LocalAI server: ${next.reason}; retrying`);
+  }
+
+  private log(line: string): void {
+    (this.options.log ?? ((text: string) => process.stderr.write(`hangar: ${text}\n`)))(line);
   }
 
   /** Reads the processes again, tells the views what changed, and brings back what a swap outside Hangar left stale. */
@@ -250,83 +325,23 @@ export class LocalAiServer implements CoRunner {
     this.emitRows();
     // Not waited on: a respawn waits for its backend's lock, which the job that asked for this read may hold (a delete
     // unloading the backend's models reads LocalAI again under it).
-    if (this.context?.respawnAfterSwap()) void this.respawnStale();
+    if (this.context?.respawnAfterSwap() && this.status?.connected) void this.reloader.respawnStale();
   }
 
-  private scan(): void {
-    if (!this.context || !this.system) return;
-    if (this.serverPid !== null && !processAlive(this.serverPid)) this.serverPid = null;
-    this.found = findServerProcesses(this.backendsDir, this.context.ownPids(), this.serverPid);
-    for (const pid of this.learned.keys()) if (!this.found.some((p) => p.pid === pid)) this.learned.delete(pid);
-    this.rows = assign(this.backendsDir, this.system, this.found, this.learned);
-  }
-
-  /**
-   * A model left running from a replaced tree by a swap Hangar did not make (LocalAI's own upgrade): one at a time, each
-   * under its backend's lock, so a swap of Hangar's own brings its models back itself and this finds them fresh.
-   */
-  private respawnStale(): Promise<void> {
-    this.respawning ??= (async () => {
-      for (const { model, process } of [...this.rows.values()]) {
-        if (!process?.stale || !this.context) continue;
-        await this.context
-          .shared(process.backend, async () => {
-            this.scan();
-            if (this.rows.get(model)?.process?.stale) await this.respawn(model);
-          })
-          .catch(() => undefined);
-      }
-    })().finally(() => (this.respawning = null));
-    return this.respawning;
-  }
-
-  private viewOf(row: ModelRow): ProcessView {
-    return modelView(row, this.backendsDir, this.memory.get(row.model) ?? null, this.notes.get(row.model) ?? null);
-  }
-
-  private emitRows(): void {
+  scan(): void {
     const context = this.context;
-    if (!context) return;
-    for (const view of this.processes()) context.emit({ type: 'process', node: context.node, process: view });
-    for (const model of this.shown) if (!this.rows.has(model)) context.emit({ type: 'process-removed', node: context.node, model });
-    this.shown = new Set(this.rows.keys());
+    if (!context || !this.system) return;
+    if (this.serverPid !== null && !processAlive(this.serverPid) && !this.pidGiven) this.serverPid = null;
+    ({ found: this.found, elsewhere: this.elsewhere } = findServerProcesses(this.backendsDir, context.ownPids(), this.serverPid));
+    for (const pid of this.learned.keys()) if (!this.found.some((p) => p.pid === pid)) this.learned.delete(pid);
+    this.rows = assignProcesses(this.backendsDir, this.system.loaded, this.found, this.learned);
   }
 
   private backendsNote(): string | null {
-    return this.system && this.context ? directoryNote(this.backendsDir, this.system.backends) : null;
-  }
-}
-
-/**
- * Each loaded model with its process: the one Hangar saw start for it, else the only process of its backend's
- * directory, else (several models on one backend, LocalAI does not say which is which) the processes in turn.
- */
-function assign(backendsDir: string, system: SystemInfo, found: ServerProcess[], learned: Map<number, string>): Map<string, ModelRow> {
-  const rows = new Map<string, ModelRow>();
-  const free = new Set(found.filter((p) => !learned.has(p.pid)));
-  for (const m of system.loaded) {
-    const dir = m.backend ? concreteBackend(backendsDir, m.backend) : null;
-    const own = found.find((p) => learned.get(p.pid) === m.id);
-    const mine = own ?? [...free].find((p) => dir === null || p.backend === dir);
-    if (mine) free.delete(mine);
-    rows.set(m.id, { model: m.id, backend: m.backend ?? mine?.backend ?? '', process: mine ?? null, guessed: !own && system.loaded.filter((o) => o.backend === m.backend).length > 1 });
-  }
-  return rows;
-}
-
-/** The process listening on a server address of this machine, or null (another machine, or not found). */
-function serverProcess(url: string): number | null {
-  const { hostname, port, protocol } = new URL(url);
-  if (!isLoopback(hostname)) return null;
-  return listenerPid(Number(port || (protocol === 'https:' ? 443 : 80)));
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
+    if (!this.system || !this.context) return null;
+    for (const name of installed(this.backendsDir)) this.seenInstalled.add(name);
+    const other = this.elsewhere.length > 0 ? `LocalAI runs backends from ${this.elsewhere.join(', ')}, not from this node's ${this.backendsDir}: Hangar's swaps do not touch those` : null;
+    return [other, directoryNote(this.backendsDir, this.system.backends, this.seenInstalled)].filter(Boolean).join('; ') || null;
   }
 }
 

@@ -2,11 +2,12 @@
 // 127.0.0.1:PORT` with its cwd the backend's directory, as a child of its own process (pkg/model/initializers.go,
 // process.go). A process is LocalAI's when Hangar does not supervise it, its command carries `--addr`, and its cwd is
 // one of this node's backend directories, live or replaced, told by the cwd's identity (so a LocalAI in a container
-// whose backends directory is a volume counts too) or by its path. When the process listening on the server's port is
-// the parent of some of them, only its children count (behind a container's port mapping, the listener is a proxy
-// with no such children, and all of them count).
+// whose backends directory is a volume counts too) or by its path. When LocalAI's own pid is known (given by whoever
+// runs it, or the process listening on its port, unless that is a container's port forwarder), only its children
+// count: a stray `--addr` process in a backend's directory is none of LocalAI's.
 import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { isLoopback } from '../../core/net/loopback.ts';
 import { placeOf, readCommand, readCwd } from '../../core/supervisor/scan.ts';
 import { procStat } from '../../core/supervisor/identity.ts';
 
@@ -26,24 +27,66 @@ export interface ServerProcess {
 const DELETED = ' (deleted)';
 const ADDR = /(?:^|\s)--addr(?:=|\s+)\S*:(\d{1,5})(?:\s|$)/;
 
-/** Every process of the LocalAI server on this machine, with the backend each runs and whether from its live tree. */
-export function findServerProcesses(backendsDir: string, own: Set<number>, serverPid: number | null): ServerProcess[] {
+/** Forwarders that listen on a container's published port: their children are not LocalAI's backends. */
+const PORT_FORWARDERS = new Set(['docker-proxy', 'rootlessport', 'rootlesskit', 'slirp4netns', 'pasta', 'pasta.avx2', 'conmon', 'vpnkit']);
+
+/** LocalAI's own pid, when a process of this machine is it: the one listening on a loopback URL's port, not a forwarder. */
+export function serverPidOf(url: string): number | null {
+  const { hostname, port, protocol } = new URL(url);
+  if (!isLoopback(hostname)) return null;
+  const pid = listenerPid(Number(port || (protocol === 'https:' ? 443 : 80)));
+  return pid !== null && !PORT_FORWARDERS.has(readComm(pid)) ? pid : null;
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readComm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** LocalAI's processes found here, and the directories its other backend processes run from (another backends directory). */
+export interface ServerProcesses {
+  found: ServerProcess[];
+  elsewhere: string[];
+}
+
+/**
+ * Every process of the LocalAI server on this machine, with the backend each runs and whether from its live tree:
+ * LocalAI's children when its pid is known, else any that fits (LocalAI in a container). With its pid known, its
+ * backend processes whose cwd is none of this node's directories are named too.
+ */
+export function findServerProcesses(backendsDir: string, own: Set<number>, serverPid: number | null): ServerProcesses {
   const dirs = backendDirectories(backendsDir);
   const found: ServerProcess[] = [];
+  const elsewhere = new Set<string>();
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || own.has(pid) || pid === process.pid) continue;
     const cwd = readCwd(pid);
     if (!cwd) continue;
     const place = placeIn(backendsDir, dirs, cwd.link, cwd.stat);
-    if (!place) continue;
-    const port = ADDR.exec(readCommand(pid))?.[1];
     const ppid = procStat(pid)?.ppid;
+    if (!place) {
+      if (ppid === serverPid && serverPid !== null && ADDR.test(readCommand(pid))) elsewhere.add(dirname(cwd.link));
+      continue;
+    }
+    const port = ADDR.exec(readCommand(pid))?.[1];
     if (port === undefined || ppid === undefined) continue;
     const identity = cwd.stat && { dev: cwd.stat.dev, ino: cwd.stat.ino };
     found.push({ pid, ppid, backend: place.backend, port: Number(port), cwd: cwd.link, identity, stale: place.stale });
   }
-  return found.some((p) => p.ppid === serverPid) ? found.filter((p) => p.ppid === serverPid) : found;
+  return { found: serverPid === null ? found : found.filter((p) => p.ppid === serverPid), elsewhere: [...elsewhere].sort() };
 }
 
 interface Directory {

@@ -32,15 +32,27 @@ export class ServerSettings {
     return this.current;
   }
 
-  /** Keeps `next` (a key left out keeps the one kept), on disk before it is used; refused when the command line fixed it. */
+  /**
+   * Keeps `next`, on disk before it is used; refused when the command line fixed it. A key left out keeps the one kept
+   * only for the same address: a new one is given the key again, or none (the kept key never goes to another host).
+   */
   async save(next: LocalAiServerRequest | null): Promise<LocalAiServerRequest | null> {
     if (this.fixed) throw new HangarError('conflict', FIXED);
-    const merged = next && withSecretsKept(next, this.current, ['apiKey']);
+    const sameServer = next && this.current && sameAddress(next.url, this.current.url);
+    const merged = next && withSecretsKept(next, sameServer ? this.current : null, ['apiKey']);
     await mkdir(this.stateDir, { recursive: true }).catch(() => undefined);
     await writeFileAtomic(join(this.stateDir, SERVER_FILE), JSON.stringify(merged, null, 2) + '\n', { mode: 0o600 }).catch((error: Error) => {
       throw new HangarError('failed', error.message);
     });
     this.current = merged;
     return merged;
+  }
+}
+
+function sameAddress(a: string, b: string): boolean {
+  try {
+    return new URL(a).href.replace(/\/$/, '') === new URL(b).href.replace(/\/$/, '');
+  } catch {
+    return false;
   }
 }

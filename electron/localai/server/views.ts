@@ -1,8 +1,7 @@
 // A LocalAI server's models as Hangar's views show processes, and what its backends directory says of them.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcessView } from '../../../shared/types.ts';
-import { placeOf } from '../../core/supervisor/scan.ts';
+import { installed, metadata } from './backend-names.ts';
 import { processStartedAt, UsageSampler } from '../../core/supervisor/usage.ts';
 import type { ServerProcess } from './processes.ts';
 
@@ -18,11 +17,25 @@ export interface ModelRow {
 
 const usage = new UsageSampler();
 
-export function modelView(row: ModelRow, backendsDir: string, memory: number | null, note: { message: string | null; error: string | null } | null): ProcessView {
+/** What Hangar knows of a model beyond LocalAI's listing. */
+export interface RowFacts {
+  /** What its backend reports to LocalAI as its memory, in bytes (LocalAI's own figure, not the process's RSS). */
+  reportedMemory: number | null;
+  /** What Hangar last did to it, for the process it did it to. */
+  note: { message: string | null; error: string | null } | null;
+  /** Why LocalAI cannot be asked now ("LocalAI is not running (since …)"), or null while it answers. */
+  down: string | null;
+  /** Why it still runs from a replaced tree a swap could not bring it off, or null. */
+  notReloaded: string | null;
+}
+
+export function modelView(row: ModelRow, backendsDir: string, facts: RowFacts): ProcessView {
   const p = row.process;
   // No process of it on this machine (LocalAI elsewhere): no start time to tell, as a worker's row says ('').
   const startedAt = (p && processStartedAt(p.pid)) ?? '';
   const sampled = p ? usage.sample(p.pid, startedAt) : { cpu: null, rss: null };
+  const stale = Boolean(p?.stale || facts.notReloaded);
+  const reported = facts.reportedMemory !== null ? ` (LocalAI reports ${mebibytes(facts.reportedMemory)} for it)` : '';
   return {
     model: row.model,
     backend: row.backend,
@@ -30,22 +43,26 @@ export function modelView(row: ModelRow, backendsDir: string, memory: number | n
     port: p?.port ?? 0,
     dir: p ? join(backendsDir, p.backend) : '',
     startedAt,
-    state: p?.stale ? 'stale' : 'ready',
-    cwd: !p ? 'unknown' : p.stale ? 'stale' : 'ok',
-    cwdReason: cwdReason(row, backendsDir),
+    state: facts.down ? (p ? 'unresponsive' : 'exited') : stale ? 'stale' : facts.note?.error ? 'crashed' : 'ready',
+    cwd: !p ? (facts.notReloaded ? 'stale' : 'unknown') : stale ? 'stale' : 'ok',
+    cwdReason: facts.notReloaded ?? cwdReason(row, backendsDir),
     procCwd: p?.cwd ?? null,
-    loaded: true,
+    loaded: !facts.down,
     policy: 'never',
     restarts: 0,
     restartDelayMs: 0,
     maxRestarts: 0,
-    message: note?.message ?? 'run by LocalAI',
-    error: note?.error ?? null,
+    message: facts.down ?? `${facts.note?.message ?? 'run by LocalAI'}${reported}`,
+    error: facts.note?.error ?? null,
     exit: null,
     cpu: sampled.cpu,
-    rss: memory ?? sampled.rss,
+    rss: sampled.rss,
     runBy: 'localai',
   };
+}
+
+function mebibytes(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MiB`;
 }
 
 function cwdReason(row: ModelRow, backendsDir: string): string {
@@ -56,14 +73,6 @@ function cwdReason(row: ModelRow, backendsDir: string): string {
   return `LocalAI's process for ${row.model} runs from the live tree ${join(backendsDir, p.backend)}${guess}`;
 }
 
-/** The directory LocalAI runs for `name`: its own, a meta's build, or the backend whose alias it is (as LocalAI lists them). */
-export function concreteBackend(backendsDir: string, name: string): string {
-  if (existsSync(join(backendsDir, name, 'run.sh'))) return name;
-  const meta = metadata(backendsDir, name).meta_backend_for;
-  if (typeof meta === 'string' && meta) return meta;
-  return installed(backendsDir).find((dir) => metadata(backendsDir, dir).alias === name) ?? name;
-}
-
 /** The version metadata.json gives the backend in `dir`, or null. */
 export function backendVersion(backendsDir: string, dir: string): string | null {
   const version = metadata(backendsDir, dir).version;
@@ -72,36 +81,21 @@ export function backendVersion(backendsDir: string, dir: string): string | null 
 
 /**
  * Where LocalAI's backends and this directory differ: names installed here it does not list (it registers backends
- * only at its start and after its own installs), or nothing in common at all (another directory). Null when they agree.
+ * only at its start and after its own installs), names it lists that were deleted here (`seen`: installed here once),
+ * or nothing in common at all (another directory). Null when they agree.
  */
-export function directoryNote(backendsDir: string, listed: string[]): string | null {
+export function directoryNote(backendsDir: string, listed: string[], seen: ReadonlySet<string>): string | null {
   const here = installed(backendsDir);
   const known = new Set(listed);
   if (here.length > 0 && listed.length > 0 && !here.some((name) => known.has(name))) {
     return `LocalAI's backends are not this node's backends directory: it lists ${sample(listed)}; ${backendsDir} holds ${sample(here)}`;
   }
+  const notes: string[] = [];
+  const deleted = [...known].filter((name) => seen.has(name) && !here.includes(name));
+  if (deleted.length > 0) notes.push(`LocalAI still lists ${sample(deleted)}, deleted from ${backendsDir}: a load of a model on ${deleted.length === 1 ? 'it' : 'them'} waits out its health attempts (about 40 s), then fails, until LocalAI restarts`);
   const unseen = here.filter((name) => !known.has(name));
-  return unseen.length > 0 ? `LocalAI does not list ${sample(unseen)} yet: it registers backends only when it starts, and sees ${unseen.length === 1 ? 'it' : 'them'} after its restart` : null;
-}
-
-/** The live backend directories (those with a run.sh). */
-function installed(backendsDir: string): string[] {
-  let names: string[] = [];
-  try {
-    names = readdirSync(backendsDir);
-  } catch {
-    return [];
-  }
-  return names.filter((name) => !name.startsWith('.') && !placeOf(name).aside && existsSync(join(backendsDir, name, 'run.sh'))).sort();
-}
-
-function metadata(backendsDir: string, dir: string): Record<string, unknown> {
-  try {
-    const parsed = JSON.parse(readFileSync(join(backendsDir, dir, 'metadata.json'), 'utf8')) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+  if (unseen.length > 0) notes.push(`LocalAI does not list ${sample(unseen)} yet: it registers backends only when it starts, and sees ${unseen.length === 1 ? 'it' : 'them'} after its restart`);
+  return notes.length > 0 ? notes.join('; ') : null;
 }
 
 function sample(names: string[]): string {

@@ -25,6 +25,17 @@ const STOP_POLL_MS = 100;
 /** LocalAI puts no deadline on LoadModel, Predict and Status; a test should not hang forever either. */
 export const CALL_MS = 10 * 60_000;
 const MAX_COOLDOWN_MS = 5 * 60_000;
+/** pkg/model/initializers.go's Aliases: names a model's config may give, and the backend each loads. */
+const BACKEND_ALIASES: Readonly<Record<string, string>> = {
+  'go-llama': 'llama-cpp',
+  llama: 'llama-cpp',
+  'embedded-store': 'local-store',
+  'huggingface-embeddings': 'transformers',
+  'transformers-musicgen': 'transformers',
+  sentencetransformers: 'transformers',
+  mamba: 'transformers',
+  stablediffusion: 'stablediffusion-ggml',
+};
 /** Go's names for gRPC codes, as `rpc error: code = … desc = …` spells them. */
 const GO_CODES = ['OK', 'Canceled', 'Unknown', 'InvalidArgument', 'DeadlineExceeded', 'NotFound', 'AlreadyExists', 'PermissionDenied', 'ResourceExhausted', 'FailedPrecondition', 'Aborted', 'OutOfRange', 'Unimplemented', 'Internal', 'Unavailable', 'DataLoss', 'Unauthenticated'];
 
@@ -168,9 +179,13 @@ export class ModelLoader {
     return model;
   }
 
-  /** grpcModel + spawnGRPCModel: the registered run file, readiness by Health attempts, then LoadModel. */
+  /**
+   * backendLoader + grpcModel: the config's backend lower-cased and put through the alias map, then the registered
+   * run file, readiness by Health attempts, then LoadModel.
+   */
   private async startModel(id: string): Promise<LoadedModel> {
-    const backend = this.options.models[id]!.toLowerCase();
+    const lower = this.options.models[id]!.toLowerCase();
+    const backend = BACKEND_ALIASES[lower] ?? lower;
     const runFile = this.externalBackends.get(backend);
     if (!runFile) throw new Error(`backend not found: ${backend}`);
     const proc = (await isFile(runFile)) ? await this.startProcess(runFile) : null;

@@ -36,6 +36,8 @@ export interface StandInServerOptions {
   indexCacheMs?: number;
   /** The first cooldown after a failed load (LocalAI's LOCALAI_MODEL_LOAD_FAILURE_COOLDOWN, default 10 s; 0: none). */
   loadFailureCooldownMs?: number;
+  /** The port to listen on (LocalAI's --address; a LocalAI started again on its address); default: any free one. */
+  port?: number;
 }
 
 /** The LocalAI commit this was written from: what /version names as the build's commit. */
@@ -73,7 +75,7 @@ export class StandInServer {
     await this.loader.start();
     await this.gallery.registerBackends();
     const server = (this.server = createServer((req, res) => void serve(req, res, this.routes, this.options.apiKeys ?? []).catch(() => res.destroy())));
-    server.listen(0, '127.0.0.1');
+    server.listen(this.options.port ?? 0, '127.0.0.1');
     await once(server, 'listening');
     this.port = (server.address() as AddressInfo).port;
   }

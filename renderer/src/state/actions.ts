@@ -3,7 +3,7 @@
 import { selectedNode } from './node.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import type { GalleryEntryView, JobView, LoadResult, ProcessView, ScanEntry, UpgradeAllResult } from '../../../shared/types.ts';
-import { backendsStore, withProcess } from './backends.ts';
+import { backendsStore, withoutProcess, withProcess } from './backends.ts';
 import { galleryStore } from './gallery.ts';
 import { jobsStore, withJob } from './jobs.ts';
 import { bridge } from './session.ts';
@@ -70,10 +70,13 @@ export function stop(model: string): Promise<void> {
   return bridge().stop({ node: selectedNode(), model });
 }
 
-/** Frees the model's memory and keeps its process; the row says so at once. */
+/**
+ * Frees the model's memory and keeps its process; the row says so at once. A LocalAI server's model is stopped by
+ * LocalAI, which no longer lists it: its row goes, as `hangar ps` drops it (there is nothing to restart).
+ */
 export async function unload(model: string): Promise<ProcessView> {
   const process = await bridge().unload({ node: selectedNode(), model });
-  backendsStore.setState((s) => withProcess(s, process));
+  backendsStore.setState((s) => (process.runBy === 'localai' ? withoutProcess(s, model) : withProcess(s, process)));
   return process;
 }
 

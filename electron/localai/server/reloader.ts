@@ -1,0 +1,247 @@
+// Brings LocalAI's models back on a backend's live tree: shutdown, then load (LocalAI starts it from the live tree),
+// one at a time, each proven by its process where one can be seen. After a swap it looks again, fresh, for any process
+// of LocalAI's still on the replaced tree (a model loaded meanwhile, or loading as the swap ran) until there is none.
+// Models it could not reach LocalAI for are kept, shown stale, and reloaded when the link returns.
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HangarError } from '../../../shared/errors.ts';
+import type { ProcessView } from '../../../shared/types.ts';
+import { compareVersions } from '../../core/gallery/version.ts';
+import { oneLine } from '../../core/jobs.ts';
+import { LocalAiUnreachable } from '../http.ts';
+import type { LocalAiServerApi } from './api.ts';
+import { concreteBackend } from './backend-names.ts';
+import type { ServerProcess } from './processes.ts';
+import { backendVersion, type ModelRow } from './views.ts';
+
+/** What the reloader needs of the link. */
+export interface ReloadHost {
+  readonly backendsDir: string;
+  row(model: string): ModelRow | undefined;
+  allRows(): ModelRow[];
+  serverProcesses(): ServerProcess[];
+  /** Whether LocalAI's own pid is known: then every process found is one of its children. */
+  serverPidKnown(): boolean;
+  readFresh(): Promise<boolean>;
+  scan(): void;
+  learn(pid: number, model: string): void;
+  note(model: string, message: string | null, error: string | null): void;
+  emitRows(): void;
+  viewOf(row: ModelRow): ProcessView;
+  requireApi(verb: string, models: string[]): LocalAiServerApi;
+  shared<T>(backend: string, work: () => Promise<T>): Promise<T>;
+  respawnAfterSwap(): boolean;
+  downWords(): string | null;
+  recordJob(job: { kind: 'upgrade'; backend: string; startedAt: string; error: string | null; notice: string | null }): void;
+}
+
+/** Rounds of looking again after a swap: LocalAI loading from the replaced tree this often is a fight, said as one. */
+const MAX_ROUNDS = 20;
+const LOOK_AGAIN_MS = 100;
+
+export class Reloader {
+  /** Model → why it still runs from a replaced tree: LocalAI could not be reached to reload it. */
+  private readonly pending = new Map<string, { backend: string; why: string }>();
+  private respawning: Promise<void> | null = null;
+  /** Model → backend: what swaps interrupted by the host's stop were reloading. */
+  private readonly unfinished = new Map<string, string>();
+  private finishing: Promise<void> | null = null;
+  /** `model:pid` of stale processes a respawn was tried for. */
+  private readonly gaveUp = new Set<string>();
+  /** Backend → the version Hangar's last swap of it made live. */
+  private readonly installedByHangar = new Map<string, string>();
+
+  constructor(
+    private readonly host: ReloadHost,
+    private readonly options: { loadTimeoutMs: number; log(line: string): void },
+  ) {}
+
+  notReloaded(model: string): string | null {
+    return this.pending.get(model)?.why ?? null;
+  }
+
+  forget(): void {
+    this.pending.clear();
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all([this.respawning, this.finishing]);
+  }
+
+  /** After a swap of `backend`: these models, then any other LocalAI process still on the replaced tree. */
+  async reload(backend: string, models: string[], signal?: AbortSignal): Promise<string> {
+    const installed = backendVersion(this.host.backendsDir, backend);
+    if (installed) this.installedByHangar.set(backend, installed);
+    const done: string[] = [];
+    const unreached: string[] = [];
+    let todo = models;
+    for (let round = 1; ; round++) {
+      for (const model of todo) {
+        signal?.throwIfAborted();
+        try {
+          done.push(await this.reloadOne(backend, model, signal));
+        } catch (error) {
+          if (!(error instanceof LocalAiUnreachable) && !this.host.downWords()) throw error;
+          unreached.push(model);
+          this.pending.set(model, { backend, why: `not reloaded after the swap of ${backend}: ${oneLine(error)}; it runs from the replaced tree until Hangar reaches LocalAI again, then Hangar reloads it` });
+        }
+      }
+      if (unreached.length > 0) break;
+      todo = await this.stillOnReplaced(backend, signal);
+      if (todo.length === 0) break;
+      if (round === MAX_ROUNDS) throw new Error(`LocalAI keeps starting ${todo.join(', ')} from the replaced tree of ${backend}`);
+    }
+    this.host.emitRows();
+    const parts = [...done];
+    if (unreached.length > 0) parts.push(`could not reload ${unreached.join(', ')} (${this.host.downWords() ?? 'LocalAI could not be reached'}): they run from the replaced tree, shown stale, and are reloaded when LocalAI answers again`);
+    return parts.length > 0 ? `LocalAI: ${parts.join('; ')}` : '';
+  }
+
+  /** A person's respawn: shutdown, then load; the pid said is the process that started for it. */
+  async respawn(model: string): Promise<ProcessView> {
+    const before = this.host.row(model)?.process?.pid ?? null;
+    let started: number | null;
+    try {
+      started = await this.again(model, 'respawn');
+    } catch (error) {
+      if (!(error instanceof HangarError && error.code === 'conflict')) this.host.note(model, null, `respawn through LocalAI failed: ${oneLine(error)}`);
+      this.host.emitRows();
+      throw error;
+    }
+    const row = this.host.row(model);
+    if (!row) throw new HangarError('failed', `LocalAI does not list ${model} as loaded after its load`);
+    const now = row.process?.pid ?? null;
+    if (now !== null && now === before) throw new HangarError('failed', `LocalAI answered the load of ${model}, but no new process of it started: pid ${now} runs on, and is not one LocalAI started`);
+    const after = row.process ? `pid ${before ?? '?'} → ${started ?? `${now} (a guess: LocalAI does not say which process is whose)`}, from ${join(this.host.backendsDir, row.process.backend)}` : 'its process is not visible on this machine';
+    this.pending.delete(model);
+    this.host.note(model, `respawned through LocalAI (shutdown, then load): ${after}`, null);
+    this.host.emitRows();
+    return this.host.viewOf(this.host.row(model) ?? row);
+  }
+
+  /** Models a swap was reloading when the host stopped: loaded again, once LocalAI answers, if it lost them. */
+  interrupted(models: Array<{ model: string; backend: string }>): void {
+    for (const entry of models) this.unfinished.set(entry.model, entry.backend);
+  }
+
+  /** Loads, one at a time under its backend's lock, each model an interrupted swap left unloaded (`loaded`: what LocalAI lists). */
+  finishInterrupted(loaded: Set<string>): void {
+    if (this.unfinished.size === 0 || this.finishing) return;
+    const todo = [...this.unfinished];
+    this.unfinished.clear();
+    this.finishing = (async () => {
+      for (const [model, backend] of todo) {
+        if (loaded.has(model)) continue;
+        await this.host
+          .shared(backend, async () => {
+            await this.host.requireApi('reload', [model]).load(model, this.options.loadTimeoutMs);
+            this.options.log(`LocalAI: loaded ${model} again, which a swap of ${backend} was reloading when Hangar stopped`);
+          })
+          .catch((error: unknown) => this.options.log(`LocalAI: could not load ${model} again after the interrupted swap of ${backend}: ${oneLine(error)}`));
+      }
+      await this.host.readFresh();
+    })().finally(() => (this.finishing = null));
+  }
+
+  /** The link is back: models a swap could not reload while it was down are reloaded now, each under its backend's lock. */
+  linkReturned(): void {
+    if (this.pending.size > 0 && this.host.respawnAfterSwap()) void this.respawnStale();
+  }
+
+  /**
+   * A model left on a replaced tree by a swap Hangar did not make (LocalAI's own upgrade), or that a swap could not
+   * reload: one at a time, each under its backend's lock, so a swap of Hangar's own brings its models back itself.
+   * What was done for each backend is recorded as a job of the node.
+   */
+  respawnStale(): Promise<void> {
+    this.respawning ??= (async () => {
+      const byBackend = new Map<string, string[]>();
+      for (const r of this.host.allRows()) {
+        if ((!r.process?.stale && !this.pending.has(r.model)) || this.gaveUp.has(`${r.model}:${r.process?.pid ?? 0}`)) continue;
+        const backend = r.process?.backend ?? this.pending.get(r.model)?.backend ?? '';
+        byBackend.set(backend, [...(byBackend.get(backend) ?? []), r.model]);
+      }
+      for (const [backend, models] of byBackend) await this.respawnBackend(backend, models);
+    })().finally(() => (this.respawning = null));
+    return this.respawning;
+  }
+
+  private async respawnBackend(backend: string, models: string[]): Promise<void> {
+    const startedAt = new Date().toISOString();
+    const afterLinkDown = models.some((m) => this.pending.has(m));
+    const done: string[] = [];
+    let error: string | null = null;
+    await this.host
+      .shared(backend, async () => {
+        for (const model of models) {
+          this.host.scan();
+          const row = this.host.row(model);
+          if (!row || !(row.process?.stale || this.pending.has(model))) continue;
+          const started = Date.now();
+          // Tried once for this process: a respawn that fails is recorded, not retried at every read.
+          this.gaveUp.add(`${model}:${row.process?.pid ?? 0}`);
+          await this.respawn(model);
+          done.push(`${model} reloaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        }
+      })
+      .catch((failure: unknown) => (error = oneLine(failure)));
+    if (done.length === 0 && error === null) return;
+    const version = backendVersion(this.host.backendsDir, backend);
+    const why = afterLinkDown ? `once LocalAI answered again after a swap of ${backend}` : `after a swap of ${backend} Hangar did not make (LocalAI's backends page or its auto-upgrade)${version ? `, now ${version}` : ''}`;
+    const notice = [`LocalAI: ${done.join('; ') || 'nothing reloaded'} ${why}`, this.fight(backend, version)].filter(Boolean).join('; ');
+    this.options.log(error ? `${notice}; failed: ${error}` : notice);
+    this.host.recordJob({ kind: 'upgrade', backend, startedAt, notice, error: error && `LocalAI could not reload ${models.join(', ')} ${why}: ${error}` });
+  }
+
+  /** LocalAI putting back an older build than the one Hangar installed: named, with the way out. */
+  private fight(backend: string, now: string | null): string | null {
+    const ours = this.installedByHangar.get(backend);
+    if (!ours || !now || compareVersions(now, ours) >= 0) return null;
+    return `LocalAI replaced ${backend} ${ours}, which Hangar installed, with the older ${now}: its own backend gallery offers ${now}, and its auto-upgrade (--auto-upgrade-backends, LOCALAI_AUTO_UPGRADE_BACKENDS) or its backends page installs it. Turn LocalAI's auto-upgrade off, or give LocalAI the gallery Hangar uses (--backend-galleries), or the two will keep replacing each other's build`;
+  }
+
+  private async reloadOne(backend: string, model: string, signal?: AbortSignal): Promise<string> {
+    const started = Date.now();
+    await this.again(model, 'reload', signal);
+    const row = this.host.row(model);
+    // Proven by its process, where one can be seen: running from the live tree.
+    if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
+    this.pending.delete(model);
+    const version = backendVersion(this.host.backendsDir, row?.process?.backend ?? backend);
+    return `${model} reloaded${version ? ` from ${version}` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`;
+  }
+
+  /** Shutdown, then load; what it runs is read again after. The pid of the process that started for it, when one can be told. */
+  private async again(model: string, verb: string, signal?: AbortSignal): Promise<number | null> {
+    const api = this.host.requireApi(verb, [model]);
+    const before = new Set(this.host.serverProcesses().map((p) => p.pid));
+    await api.shutdown(model, signal);
+    await api.load(model, this.options.loadTimeoutMs, signal);
+    await this.host.readFresh();
+    const configured = this.host.row(model)?.backend || null;
+    const dir = configured && concreteBackend(this.host.backendsDir, configured);
+    const started = this.host.serverProcesses().filter((p) => !before.has(p.pid) && (dir === null || p.backend === dir));
+    if (started.length === 1) this.host.learn(started[0]!.pid, model);
+    this.host.emitRows();
+    return started.length === 1 ? started[0]!.pid : null;
+  }
+
+  /**
+   * LocalAI's models whose processes still run from a replaced tree of `backend`, read fresh. A process of LocalAI's
+   * there that it does not list yet is a load under way: waited for until LocalAI lists it or it is gone.
+   */
+  private async stillOnReplaced(backend: string, signal?: AbortSignal): Promise<string[]> {
+    const deadline = Date.now() + this.options.loadTimeoutMs;
+    for (;;) {
+      signal?.throwIfAborted();
+      if (!(await this.host.readFresh())) return [];
+      const stale = this.host.serverProcesses().filter((p) => p.stale && p.backend === backend);
+      if (stale.length === 0) return [];
+      const models = this.host.allRows().filter((r) => r.process && stale.includes(r.process)).map((r) => r.model);
+      if (models.length > 0) return models;
+      if (!this.host.serverPidKnown()) return [];
+      if (Date.now() > deadline) throw new Error(`LocalAI's process ${stale.map((p) => `pid ${p.pid}`).join(', ')} still runs from a replaced tree of ${backend}, for no model it lists`);
+      await sleep(LOOK_AGAIN_MS, undefined, signal ? { signal } : {});
+    }
+  }
+}
