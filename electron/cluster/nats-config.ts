@@ -5,10 +5,17 @@
 // versions (under its own key id, when its key is given) and rollout records; a node reads those two and writes only
 // its own convergence status. No role may make a JetStream consumer (whose deliveries can be sent to any subject) or
 // reach any other JetStream API.
+//
+// The buckets live in an account of their own that no user logs into, STORE; the users' account, HANGAR, imports from
+// it exactly the services the roles use (a bucket's stream info, direct gets, its creation, and writes to its keys).
+// JetStream answers a request on whatever reply subject the requester names, in its own account: through a service
+// import that is a reply subject the server makes up in STORE, and the answer is routed back into HANGAR, where no
+// bucket is (nats-server 2.9 does not send a routed answer on through another import: stored-state.test.ts tries it).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isLoopback } from '../core/net/loopback.ts';
 import { parsePublicKey } from './identity.ts';
+import { BUCKET_LIMITS } from './store/store-limits.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
 } from './subjects.ts';
@@ -101,7 +108,7 @@ function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissio
     p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inboxPrefixOf(m.name)}.>`);
   }
   if (m.viewer) {
-    p.publish.push(CALLS_ALL, PRESENCE_QUERY, '$JS.API.INFO');
+    p.publish.push(CALLS_ALL, PRESENCE_QUERY);
     for (const bucket of Object.values(BUCKETS)) {
       add(readsBucket(bucket));
       // Made by each viewer that joins (idempotent).
@@ -117,19 +124,36 @@ function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissio
 
 const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
 
+/**
+ * Every service of the store the users' account may reach; each user's permissions then narrow it to its role. No
+ * user may publish `$JS.API.INFO`: its import only tells nats-server (2.9) that the account's JetStream is the store's;
+ * without it the server answers every `$JS.API` request there "JetStream not enabled for account" itself.
+ */
+function storeServices(): string[] {
+  return ['$JS.API.INFO', ...Object.values(BUCKETS).flatMap((bucket) => [
+    `$JS.API.STREAM.INFO.KV_${bucket}`,
+    `$JS.API.DIRECT.GET.KV_${bucket}.>`,
+    `$JS.API.STREAM.CREATE.KV_${bucket}`,
+    kvSubject(bucket, '>'),
+  ])];
+}
+
+/** JetStream's limits for the store's account: its three buckets and their caps (store-limits.ts), nothing more. */
+const STORE_FILE_BYTES = Object.values(BUCKET_LIMITS).reduce((sum, limits) => sum + limits.max_bytes, 0);
+
 export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInput, 'listen' | 'storeDir'>): string {
   const users = machines.map((m) => {
     const p = permissionsOf(m, machines);
     const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer'].filter(Boolean).join(', ');
     return [
-      `    # ${m.name}: ${roles}`,
-      `    {`,
-      `      user: ${JSON.stringify(m.name)}, password: ${JSON.stringify(m.password)}`,
-      `      permissions: {`,
-      `        publish: { allow: ${list(p.publish)} }`,
-      `        subscribe: { allow: ${list(p.subscribe)} }`,
+      `      # ${m.name}: ${roles}`,
+      `      {`,
+      `        user: ${JSON.stringify(m.name)}, password: ${JSON.stringify(m.password)}`,
+      `        permissions: {`,
+      `          publish: { allow: ${list(p.publish)} }`,
+      `          subscribe: { allow: ${list(p.subscribe)} }`,
+      `        }`,
       `      }`,
-      `    }`,
     ].join('\n');
   });
   return [
@@ -145,10 +169,22 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
     '# The cluster\'s durable state: desired versions, rollouts and convergence, in key-value buckets.',
     `jetstream { store_dir: ${JSON.stringify(input.storeDir)} }`,
     '',
-    'authorization {',
-    '  users = [',
+    'accounts {',
+    '  # The buckets, in an account no user logs into: a reply subject a user names is never one of theirs.',
+    '  STORE: {',
+    `    jetstream: { max_file: ${STORE_FILE_BYTES}, max_mem: 0, max_streams: ${Object.keys(BUCKETS).length} }`,
+    '    exports: [',
+    ...storeServices().map((s) => `      { service: ${JSON.stringify(s)}, accounts: [HANGAR] }`),
+    '    ]',
+    '  }',
+    '  HANGAR: {',
+    '    imports: [',
+    ...storeServices().map((s) => `      { service: { account: STORE, subject: ${JSON.stringify(s)} } }`),
+    '    ]',
+    '    users: [',
     users.join('\n'),
-    '  ]',
+    '    ]',
+    '  }',
     '}',
     '',
   ].join('\n');

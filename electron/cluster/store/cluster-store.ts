@@ -1,9 +1,9 @@
 // The cluster's durable state, in three JetStream key-value buckets on its nats-server: the desired version of each
 // backend (written by viewers, each under its own key id), rollout records (written by the viewer that runs or resumes
 // one) and each node's own convergence status (written by that node, under its own id only). Viewers make the buckets,
-// with size limits; nodes only open them, so a node's credentials need no right to create anything. Every host takes
-// only values signed by its own key or a key its trust list holds (a node's status: by that node).
-import { jetstream } from '@nats-io/jetstream';
+// with the limits of store-limits.ts; nodes only open them, so a node's credentials need no right to create anything.
+// Every host takes only values signed by its own key or a key its trust list holds (a node's status: by that node).
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
@@ -14,11 +14,8 @@ import { BUCKETS, type BucketName } from '../subjects.ts';
 import { backendOfKey, desiredBodySchema, rolloutRecordSchema, statusBodySchema, writerOfKey, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
 import { BucketSource } from './bucket-source.ts';
 import { KvRecords, logicalKey, storageKey, type KeyCodec } from './kv-records.ts';
-import { RECORD_MAX_BYTES } from './sealed.ts';
 import { SeenMarks } from './seen-marks.ts';
-
-/** What a viewer makes each bucket with: one value per key, no value above a record's limit, and a cap on the whole. */
-const BUCKET_LIMITS = { history: 1, maxValueSize: RECORD_MAX_BYTES, max_bytes: 64 * 1024 * 1024 };
+import { bucketStreamConfig } from './store-limits.ts';
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
@@ -122,12 +119,25 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   private bucket(name: BucketName): Promise<KV> {
     let kv = this.opened.get(name);
     if (!kv) {
-      kv = this.options.viewer ? this.kvm.create(name, BUCKET_LIMITS) : this.kvm.open(name, { allow_direct: true });
+      kv = (this.options.viewer ? this.make(name) : Promise.resolve()).then(() => this.kvm.open(name, { allow_direct: true }));
       // A failed open is tried again next time.
       kv.catch(() => this.opened.delete(name));
       this.opened.set(name, kv);
     }
     return kv;
+  }
+
+  /**
+   * Makes the bucket unless it is there. Not through @nats-io/kv's create, which allows rollup headers (one value sent
+   * with `Nats-Rollup: all` would purge the whole bucket); a bucket that is there is taken as it is.
+   */
+  private async make(name: BucketName): Promise<void> {
+    const jsm = await jetstreamManager(this.options.nc, { checkAPI: false });
+    const config = bucketStreamConfig(name);
+    await jsm.streams.info(config.name).catch(async (error: unknown) => {
+      if (!(error instanceof Error && /stream not found/i.test(error.message))) throw error;
+      await jsm.streams.add(config);
+    });
   }
 
   private availability(name: BucketName): (available: boolean, reason: string | null) => void {

@@ -82,7 +82,8 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   start(): void {
     this.subscription = this.options.source.listen((stored) => {
       const key = this.keys.fromStored(stored);
-      if (key !== null) void this.refresh(key);
+      // A write heard but not read back (the store out of reach a moment) is found by reading the bucket again.
+      if (key !== null) this.refresh(key).catch(() => this.reread());
     });
     void this.reread();
   }
