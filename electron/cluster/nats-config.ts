@@ -35,7 +35,8 @@ export interface NatsConfigInput {
   nodes: string[];
   /** NAME or NAME=KEY. */
   viewers: string[];
-  listen: string;
+  /** Where nats-server listens; by default where `url` says (listenAddress). */
+  listen?: string;
   storeDir: string;
   /** The address agents join, in the printed commands. */
   url: string;
@@ -141,7 +142,7 @@ function storeServices(): string[] {
 /** JetStream's limits for the store's account: its three buckets and their caps (store-limits.ts), nothing more. */
 const STORE_FILE_BYTES = Object.values(BUCKET_LIMITS).reduce((sum, limits) => sum + limits.max_bytes, 0);
 
-export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInput, 'listen' | 'storeDir'>): string {
+export function natsConfig(machines: ClusterMachine[], input: { listen: string; storeDir: string }): string {
   const users = machines.map((m) => {
     const p = permissionsOf(m, machines);
     const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer'].filter(Boolean).join(', ');
@@ -188,6 +189,27 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
     '}',
     '',
   ].join('\n');
+}
+
+const NATS_PORT = 4222;
+
+/**
+ * Where nats-server listens: where the URL the agents join says (a loopback URL on that loopback address, any other on
+ * every interface), unless `listen` is given; then `note` says how it differs from the URL, if it does.
+ */
+export function listenAddress(url: string, listen: string | undefined): { listen: string; note: string | null } {
+  const target = new URL(url);
+  const port = target.port || String(NATS_PORT);
+  const loopback = isLoopback(target.hostname);
+  if (listen === undefined) return { listen: `${loopback ? (target.hostname === 'localhost' ? '127.0.0.1' : target.hostname) : '0.0.0.0'}:${port}`, note: null };
+  const at = /^(.*):(\d+)$/.exec(listen);
+  const host = at?.[1] ?? listen;
+  const differences = [
+    at?.[2] !== port && `port ${at?.[2] ?? NATS_PORT} while the agents are told to join port ${port}`,
+    loopback && !isLoopback(host) && `on ${host}, beyond this machine, while the agents join it on loopback`,
+    !loopback && isLoopback(host) && `on loopback only, while agents on other machines join ${target.hostname}`,
+  ].filter(Boolean);
+  return { listen, note: differences.length > 0 ? `nats-server will listen on ${listen}: ${differences.join('; ')} (${url})` : null };
 }
 
 /** Each agent on one machine takes its backends' ports from a range of its own, below Linux's ephemeral ports. */

@@ -270,6 +270,6 @@ export function storeError(error: unknown): HangarError {
   if (/stream not found/i.test(message)) return new HangarError('failed', "the cluster's store is not made yet: a viewer makes it when it joins");
   if (/timeout/i.test(message)) return new HangarError('failed', "the cluster's store did not answer (is the NATS server reachable?)");
   if (/permissions violation/i.test(message)) return new HangarError('forbidden', `the NATS server refused this host: ${message}`);
-  if (/maximum bytes exceeded|message size exceeds/i.test(message)) return new HangarError('failed', `the cluster's store is full or refused the record's size: ${message}`);
+  if (/maximum (bytes|messages) exceeded|message size exceeds/i.test(message)) return new HangarError('failed', `the cluster's store is full or refused the record's size: ${message}`);
   return new HangarError('failed', `the cluster's store: ${message}`);
 }
