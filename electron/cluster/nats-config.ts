@@ -27,6 +27,8 @@ export interface ClusterMachine {
   /** Set for a viewer whose key was given: the nodes are told to trust it. */
   viewerKey: string | null;
   viewer: boolean;
+  /** A viewer that sweeps from the store what it does not take (store/sweep.ts). */
+  admin: boolean;
   password: string;
 }
 
@@ -35,6 +37,8 @@ export interface NatsConfigInput {
   nodes: string[];
   /** NAME or NAME=KEY. */
   viewers: string[];
+  /** Viewers (given with their keys) that sweep the store. */
+  admins?: string[];
   /** Where nats-server listens; by default where `url` says (listenAddress). */
   listen?: string;
   storeDir: string;
@@ -46,11 +50,11 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NODE_ID = /^[0-9a-f]{16}$/;
 
 /** Reads the machines from the command line: names checked, each node's id from its id or key. */
-export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'>): ClusterMachine[] {
+export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers' | 'admins'>): ClusterMachine[] {
   const machines = new Map<string, ClusterMachine>();
   const machine = (name: string) => {
     if (!NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
-    const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, password: randomBytes(24).toString('base64url') };
+    const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, admin: false, password: randomBytes(24).toString('base64url') };
     machines.set(name, known);
     return known;
   };
@@ -72,6 +76,11 @@ export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'
       m.viewerKey = key.text;
     }
     m.viewer = true;
+  }
+  for (const name of input.admins ?? []) {
+    const m = machines.get(name);
+    if (!m?.viewerKey) throw new Error(`--admin ${name.slice(0, 80)} must name a viewer given with its key (--viewer ${name.slice(0, 80)}=KEY): it sweeps what that key does not take`);
+    m.admin = true;
   }
   const list = [...machines.values()];
   if (!list.some((m) => m.nodeId)) throw new Error('name at least one --node');
@@ -120,8 +129,16 @@ function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissio
     p.publish.push(kvSubject(BUCKETS.desired, viewerId ? `*.${viewerId}` : '>'), kvSubject(BUCKETS.rollouts, '>'));
     p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
   }
+  // Removes a stored value outright by its sequence, whoever wrote it: the admin's sweep alone.
+  if (m.admin) p.publish.push(...SWEPT.map(sweepService));
   return { publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
 }
+
+/** The buckets an admin sweeps; a node writes only its own status, so junk never piles up there. */
+const SWEPT = [BUCKETS.desired, BUCKETS.rollouts];
+const sweepService = (bucket: BucketName) => `$JS.API.STREAM.MSG.DELETE.KV_${bucket}`;
+/** An admin removes what its key does not take once it has been stored an hour. */
+const SWEEP_AFTER_SECONDS = 3600;
 
 const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
 
@@ -131,7 +148,7 @@ const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).
  * without it the server answers every `$JS.API` request there "JetStream not enabled for account" itself.
  */
 function storeServices(): string[] {
-  return ['$JS.API.INFO', ...Object.values(BUCKETS).flatMap((bucket) => [
+  return ['$JS.API.INFO', ...SWEPT.map(sweepService), ...Object.values(BUCKETS).flatMap((bucket) => [
     `$JS.API.STREAM.INFO.KV_${bucket}`,
     `$JS.API.DIRECT.GET.KV_${bucket}.>`,
     `$JS.API.STREAM.CREATE.KV_${bucket}`,
@@ -145,7 +162,7 @@ const STORE_FILE_BYTES = Object.values(BUCKET_LIMITS).reduce((sum, limits) => su
 export function natsConfig(machines: ClusterMachine[], input: { listen: string; storeDir: string }): string {
   const users = machines.map((m) => {
     const p = permissionsOf(m, machines);
-    const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer'].filter(Boolean).join(', ');
+    const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer', m.admin && 'admin'].filter(Boolean).join(', ');
     return [
       `      # ${m.name}: ${roles}`,
       `      {`,
@@ -232,7 +249,8 @@ export function startCommands(machines: ClusterMachine[], url: string, homesDir:
     const trust = viewers
       .filter((v) => v.name !== m.name)
       .map((v) => ['hangar', ...home, 'cluster', 'trust', v.viewerKey ?? `KEY_OF_${v.name}`, '--label', v.name].join(' '));
-    const agent = ['hangar', ...home, 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role, ...ports].join(' ');
+    const sweep = m.admin ? ['--cluster-sweep', String(SWEEP_AFTER_SECONDS)] : [];
+    const agent = ['hangar', ...home, 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role, ...sweep, ...ports].join(' ');
     return { machine: m.name, commands: [...trust, `HANGAR_CLUSTER_PASSWORD=${m.password} ${agent}`] };
   });
 }

@@ -3,8 +3,8 @@
 // valid and whose key no one trusts. The adversarial run's attacks, as it did them: JetStream's answers to a node's
 // read requests sent onto bucket subjects (a stream's info into the rollouts bucket, a direct get copied over the
 // viewer's pin and another node's status), rollup headers on a user's own key, the JetStream API beyond reading,
-// and buckets flooded with large values and with junk keys. Each is refused or bounded, no bucket changes, no node
-// moves and the views still work.
+// and buckets flooded with large values and with junk keys, which an admin viewer, ops, then sweeps away. Each is
+// refused or bounded, no bucket changes, no node moves and the views still work.
 import assert from 'node:assert/strict';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +24,9 @@ import { runNats, type NatsServer } from './test-nats.ts';
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 27300;
 const URL = `nats://127.0.0.1:${NATS_PORT}`;
-const PORTS: Record<string, string> = { n1: '27310-27319', n2: '27320-27329', desk: '27330-27339' };
+const PORTS: Record<string, string> = { n1: '27310-27319', n2: '27320-27329', desk: '27330-27339', ops: '27340-27349' };
+/** How long ops leaves a value it does not take in the store, here (seconds). */
+const SWEEP_AFTER = 1;
 const HEARTBEAT_MS = 300;
 
 interface Steps {
@@ -91,7 +93,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
     root = await tempDir('store-writes');
     gallery = join(root, 'index.yaml');
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
-    for (const name of ['n1', 'n2', 'desk', 'mallory']) {
+    for (const name of ['n1', 'n2', 'desk', 'mallory', 'ops']) {
       homes[name] = join(root, name);
       const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
       assert.equal(key.code, 0, key.stderr);
@@ -99,7 +101,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
     }
     const generated = await cli(
       'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.key}`, '--viewer', `desk=${keys.desk!.key}`, '--viewer', `mallory=${keys.mallory!.key}`,
-      '--url', URL, '--out', join(root, 'nats.conf'), '--json',
+      '--viewer', `ops=${keys.ops!.key}`, '--admin', 'ops', '--url', URL, '--out', join(root, 'nats.conf'), '--json',
     );
     assert.equal(generated.code, 0, generated.stderr);
     steps = JSON.parse(generated.stdout) as Steps;
@@ -112,6 +114,13 @@ describe('who can make JetStream write, under the generated NATS configuration',
           passwords[machine] = env[1]!;
           if (machine === 'mallory') continue;
           agentArgs[machine] = [...words.slice(4), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
+          // ops sweeps after an hour as printed; here after a second, and only from the last test on.
+          if (machine === 'ops') {
+            const at = agentArgs.ops!.indexOf('--cluster-sweep');
+            assert.equal(agentArgs.ops![at + 1], '3600', command);
+            agentArgs.ops![at + 1] = String(SWEEP_AFTER);
+            continue;
+          }
           await start(machine);
         } else {
           const result = await cli(...words.slice(1));
@@ -148,10 +157,15 @@ describe('who can make JetStream write, under the generated NATS configuration',
     const config = await readFile(steps.config, 'utf8');
     assert.match(config, new RegExp(`^listen: "127\\.0\\.0\\.1:${NATS_PORT}"$`, 'm'), 'a loopback URL binds loopback, on its port');
     const users = [...config.matchAll(/user: "([^"]+)"[^\n]*\n\s*permissions: \{\n\s*publish: \{ allow: (\[[^\n]*\]) \}/g)];
-    assert.equal(users.length, 4);
+    assert.equal(users.length, 5);
     for (const [, user, allow] of users) {
       const api = (JSON.parse(allow!) as string[]).filter((s) => s.startsWith('$JS.'));
-      const allowed = Object.values(BUCKETS).flatMap((b) => [`$JS.API.STREAM.INFO.KV_${b}`, `$JS.API.DIRECT.GET.KV_${b}.>`, ...(user === 'desk' || user === 'mallory' ? [`$JS.API.STREAM.CREATE.KV_${b}`] : [])]);
+      const viewer = ['desk', 'mallory', 'ops'].includes(user!);
+      const allowed = Object.values(BUCKETS).flatMap((b) => [
+        `$JS.API.STREAM.INFO.KV_${b}`, `$JS.API.DIRECT.GET.KV_${b}.>`,
+        ...(viewer ? [`$JS.API.STREAM.CREATE.KV_${b}`] : []),
+        ...(user === 'ops' && b !== BUCKETS.status ? [`$JS.API.STREAM.MSG.DELETE.KV_${b}`] : []),
+      ]);
       assert.deepEqual(api.filter((s) => !allowed.includes(s)), [], `${user} may publish nothing else on the JetStream API`);
     }
     for (const user of ['n1', 'desk', 'mallory']) {
@@ -265,6 +279,34 @@ describe('who can make JetStream write, under the generated NATS configuration',
     console.log(`store floods: 128 values of 512 KiB refused in ${largeMs} ms; ${stored} junk keys filled the bucket to its cap of ${limit}; desk read it in ${readMs} ms, ${cpu.toFixed(2)} s CPU, peak RSS ${peak} MiB`);
     assert.ok(cpu < 6, `desk spent ${cpu} s of CPU reading ${limit} keys`);
     assert.ok(peak < 400, `desk peaked at ${peak} MiB`);
+  });
+
+  test("an admin viewer sweeps away what it does not take, once old enough: the junk goes, desk's pin and the nodes' status stay", async () => {
+    const mallory = await asUser('mallory');
+    try {
+      const id = 'f1c6f0a2-6f42-4d7e-9d0b-6a3c2b1e0f99';
+      const at = new Date().toISOString();
+      const record = {
+        rollout: { id, backend: 'echo', version: '6.6.6', on: 'all', maxParallel: 1, state: 'halted', startedAt: at, finishedAt: at, coordinator: { id: keys.mallory!.id, name: 'mallory' }, interrupted: null, nodes: [] },
+        heartbeatMs: 2000, previous: null, beat: 0,
+      };
+      await (await new Kvm(jetstream(mallory)).open(BUCKETS.rollouts, { allow_direct: true })).put(id, seal(await loadIdentity(homes.mallory!), 'rollout', id, record));
+    } finally {
+      await mallory.close();
+    }
+    const pin = await deskPin();
+    const statuses = (await held())[BUCKETS.status];
+    await start('ops');
+    await until('the desired bucket holds desk\'s pin alone, and the rollouts bucket nothing', async () => {
+      const [wanted, rollouts] = await Promise.all([info(BUCKETS.desired), info(BUCKETS.rollouts)]);
+      return wanted.state.messages === 1 && rollouts.state.messages === 0 ? true : undefined;
+    }, 30_000);
+    assert.equal(await deskPin(), pin, "desk's pin as desk wrote it");
+    assert.deepEqual((await held())[BUCKETS.status], statuses, "the nodes' status untouched");
+    // The bucket has room again: desk pins as before.
+    await ok('desk', 'pin', 'echo', '1.0.0');
+    assert.deepEqual((await desired()).desired.map((d) => [d.backend, d.version, d.by]), [['echo', '1.0.0', keys.desk!.id]]);
+    assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']], 'no node moved');
   });
 });
 

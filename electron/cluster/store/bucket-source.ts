@@ -41,6 +41,12 @@ export class BucketSource {
     return (await this.kv()).get(storedKey);
   }
 
+  /** Removes the value stored at `revision` outright (no delete marker); false when it is no longer there. */
+  async erase(revision: number): Promise<boolean> {
+    const jsm = await this.manager();
+    return jsm.streams.deleteMessage(`KV_${this.options.name}`, revision, false).catch(() => false);
+  }
+
   /** Calls `onKey` with the stored key of every write heard (accepted by the bucket or not: read it back to know). */
   listen(onKey: (storedKey: string) => void): Subscription {
     const prefix = this.subjectPrefix();

@@ -16,6 +16,7 @@ import { BucketSource } from './bucket-source.ts';
 import { KvRecords, logicalKey, storageKey, type KeyCodec } from './kv-records.ts';
 import { SeenMarks } from './seen-marks.ts';
 import { bucketStreamConfig } from './store-limits.ts';
+import { BucketSweep } from './sweep.ts';
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
@@ -26,6 +27,8 @@ export interface ClusterStoreOptions {
   /** Whether this host takes values signed by `signer` (its own key is always taken). */
   trusts(signer: PublicKey): Promise<boolean>;
   stateDir: string;
+  /** An admin viewer's: remove the desired versions and rollouts this host does not take once this old (sweep.ts). */
+  sweepAfterMs?: number;
 }
 
 /** A desired version's key in the bucket: its backend, then its writer's key id (a record of an earlier Hangar: the backend alone). */
@@ -50,6 +53,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   private readonly opened = new Map<BucketName, Promise<KV>>();
   private readonly problems = new Map<BucketName, string>();
   private readonly marks: SeenMarks;
+  private readonly sweeps: BucketSweep[] = [];
   private state: ClusterStatusView['store'] = { available: false, reason: 'not read yet' };
 
   constructor(private readonly options: ClusterStoreOptions) {
@@ -59,7 +63,12 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     const own = options.identity.id;
     const trusts = async (signer: PublicKey) => signer.id === own || (await options.trusts(signer));
     const common = { identity: options.identity, health: options.health, marks: this.marks, trusts };
-    const source = (name: BucketName) => new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
+    const sources = new Map<BucketName, BucketSource>();
+    const source = (name: BucketName) => {
+      const made = new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
+      sources.set(name, made);
+      return made;
+    };
     this.desired = new KvRecords({
       ...common,
       kind: 'desired',
@@ -81,12 +90,29 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       accept: (key, signer, value) => signer.id === key && value.node === key,
       onAvailability: this.availability(BUCKETS.status),
     });
+    if (options.viewer && options.sweepAfterMs) {
+      const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec['fromStored']) =>
+        new BucketSweep({
+          source: sources.get(name)!,
+          reread: () => records.reread(),
+          holds: (stored, revision) => {
+            const key = keys(stored);
+            return key !== null && records.get(key)?.revision === revision;
+          },
+          afterMs: options.sweepAfterMs!,
+        });
+      this.sweeps.push(
+        sweep(BUCKETS.desired, this.desired, desiredKeys.fromStored),
+        sweep(BUCKETS.rollouts, this.rollouts, (stored) => (stored.includes('.') ? null : logicalKey(stored))),
+      );
+    }
   }
 
   start(): void {
     this.desired.start();
     this.rollouts.start();
     if (this.options.viewer) this.status.start();
+    for (const sweep of this.sweeps) sweep.start();
   }
 
   /** Reads every record again: the link came back (writes made meanwhile were not heard), or the trust list changed. */
@@ -113,6 +139,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     this.desired.close();
     this.rollouts.close();
     this.status.close();
+    await Promise.all(this.sweeps.map((sweep) => sweep.close()));
     await this.marks.flush();
   }
 
