@@ -4,13 +4,13 @@
 // listen, and read only its own inbox. In the cluster's key-value store a viewer makes the buckets and writes desired
 // versions (under its own key id, when its key is given) and rollout records; a node reads those two and writes only
 // its own convergence status. No role may make a JetStream consumer (whose deliveries can be sent to any subject) or
-// reach any other JetStream API.
+// reach any other JetStream API; an admin viewer may also remove a stored value, for its sweep (store/sweep.ts).
 //
 // The buckets live in an account of their own that no user logs into, STORE; the users' account, HANGAR, imports from
 // it exactly the services the roles use (a bucket's stream info, direct gets, its creation, and writes to its keys).
 // JetStream answers a request on whatever reply subject the requester names, in its own account: through a service
 // import that is a reply subject the server makes up in STORE, and the answer is routed back into HANGAR, where no
-// bucket is (nats-server 2.9 does not send a routed answer on through another import: stored-state.test.ts tries it).
+// bucket is (nats-server 2.9 does not send a routed answer on through another import: store-writes.test.ts tries it).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isLoopback } from '../core/net/loopback.ts';
