@@ -13,7 +13,7 @@ import type { ClusterIdentity, PublicKey } from '../identity.ts';
 import { BUCKETS, type BucketName } from '../subjects.ts';
 import { backendOfKey, desiredBodySchema, rolloutRecordSchema, statusBodySchema, writerOfKey, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
 import { BucketSource } from './bucket-source.ts';
-import { KvRecords, logicalKey, storageKey, type KeyCodec } from './kv-records.ts';
+import { KvRecords, logicalKey, PLAIN_KEYS, storageKey, type KeyCodec } from './kv-records.ts';
 import { SeenMarks } from './seen-marks.ts';
 import { bucketStreamConfig } from './store-limits.ts';
 import { BucketSweep } from './sweep.ts';
@@ -91,19 +91,19 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       onAvailability: this.availability(BUCKETS.status),
     });
     if (options.viewer && options.sweepAfterMs) {
-      const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec['fromStored']) =>
+      const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec) =>
         new BucketSweep({
           source: sources.get(name)!,
           reread: () => records.reread(),
           holds: (stored, revision) => {
-            const key = keys(stored);
+            const key = keys.fromStored(stored);
             return key !== null && records.get(key)?.revision === revision;
           },
           afterMs: options.sweepAfterMs!,
         });
       this.sweeps.push(
-        sweep(BUCKETS.desired, this.desired, desiredKeys.fromStored),
-        sweep(BUCKETS.rollouts, this.rollouts, (stored) => (stored.includes('.') ? null : logicalKey(stored))),
+        sweep(BUCKETS.desired, this.desired, desiredKeys),
+        sweep(BUCKETS.rollouts, this.rollouts, PLAIN_KEYS),
       );
     }
   }

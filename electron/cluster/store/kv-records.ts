@@ -55,7 +55,7 @@ export interface KvRecordsOptions<T> {
 /** Logical keys (backend names hold "+" and "."), as the bucket's keys allow: `[-/=\w]` with "=XX" escapes. */
 export const storageKey = (key: string) => key.replace(/[^-/\w]/g, (c) => `=${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 export const logicalKey = (stored: string) => stored.replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-const PLAIN_KEYS: KeyCodec = { toStored: storageKey, fromStored: (stored) => (stored.includes('.') ? null : logicalKey(stored)) };
+export const PLAIN_KEYS: KeyCodec = { toStored: storageKey, fromStored: (stored) => (stored.includes('.') ? null : logicalKey(stored)) };
 
 export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   private closed = false;
