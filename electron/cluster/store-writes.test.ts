@@ -290,7 +290,10 @@ describe('who can make JetStream write, under the generated NATS configuration',
         rollout: { id, backend: 'echo', version: '6.6.6', on: 'all', maxParallel: 1, state: 'halted', startedAt: at, finishedAt: at, coordinator: { id: keys.mallory!.id, name: 'mallory' }, interrupted: null, nodes: [] },
         heartbeatMs: 2000, previous: null, beat: 0,
       };
-      await (await new Kvm(jetstream(mallory)).open(BUCKETS.rollouts, { allow_direct: true })).put(id, seal(await loadIdentity(homes.mallory!), 'rollout', id, record));
+      const rollouts = await new Kvm(jetstream(mallory)).open(BUCKETS.rollouts, { allow_direct: true });
+      await rollouts.put(id, seal(await loadIdentity(homes.mallory!), 'rollout', id, record));
+      // A delete marker holds a key too.
+      await rollouts.delete('a0c6f0a2-6f42-4d7e-9d0b-6a3c2b1e0f98');
     } finally {
       await mallory.close();
     }

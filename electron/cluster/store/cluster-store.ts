@@ -91,7 +91,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       onAvailability: this.availability(BUCKETS.status),
     });
     if (options.viewer && options.sweepAfterMs) {
-      const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec) =>
+      const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec, markers: boolean) =>
         new BucketSweep({
           source: sources.get(name)!,
           reread: () => records.reread(),
@@ -100,10 +100,12 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
             return key !== null && records.get(key)?.revision === revision;
           },
           afterMs: options.sweepAfterMs!,
+          markers,
         });
       this.sweeps.push(
-        sweep(BUCKETS.desired, this.desired, desiredKeys),
-        sweep(BUCKETS.rollouts, this.rollouts, PLAIN_KEYS),
+        sweep(BUCKETS.desired, this.desired, desiredKeys, false),
+        // A finished rollout past the few kept is deleted, leaving a marker each time.
+        sweep(BUCKETS.rollouts, this.rollouts, PLAIN_KEYS, true),
       );
     }
   }

@@ -18,8 +18,9 @@ const MiB = 1024 * 1024;
 export const BUCKET_LIMITS: Record<BucketName, BucketLimits> = {
   // A pin is under 1 KiB; one per backend per viewer.
   [BUCKETS.desired]: { max_msg_size: 16 * 1024, max_msgs: 4096, max_bytes: 64 * MiB },
-  // A rollout over a thousand nodes is ~200 KiB; finished ones beyond the few kept leave a delete marker each.
-  [BUCKETS.rollouts]: { max_msg_size: RECORD_MAX_BYTES, max_msgs: 16_384, max_bytes: 64 * MiB },
+  // A rollout over a thousand nodes is ~200 KiB; finished ones beyond the few kept leave a delete marker each, which an
+  // admin's sweep removes (sweep.ts).
+  [BUCKETS.rollouts]: { max_msg_size: RECORD_MAX_BYTES, max_msgs: 4096, max_bytes: 64 * MiB },
   // One key per node.
   [BUCKETS.status]: { max_msg_size: RECORD_MAX_BYTES, max_msgs: 1024, max_bytes: 64 * MiB },
 };

@@ -1,7 +1,9 @@
 // An admin viewer's sweep of a bucket: every value it does not take (unsigned, signed by a key it does not trust,
 // replayed, malformed) is removed once it has been stored longer than `afterMs`, so a flood of junk ends and the keys
 // it took are free again. Not `max_age` on the buckets: that would also remove a pin its viewer wrote once and left in
-// force, from under the nodes. What the sweeping host takes is never removed, and neither is a delete marker.
+// force, from under the nodes. What the sweeping host takes is never removed. A delete marker is, where `markers` says
+// so (the rollouts a coordinator no longer keeps): once every running host has heard it, a key that is not there says
+// the same, and the marker would otherwise hold one of the bucket's keys for good.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BucketSource } from './bucket-source.ts';
 
@@ -12,6 +14,8 @@ export interface SweepOptions {
   /** Whether this host takes the value stored under `storedKey` at `revision`. */
   holds(storedKey: string, revision: number): boolean;
   afterMs: number;
+  /** Whether delete markers as old go too. */
+  markers: boolean;
 }
 
 const EVERY_MS = { min: 1000, max: 10 * 60_000 };
@@ -50,8 +54,8 @@ export class BucketSweep {
     for (const stored of await this.options.source.storedKeys()) {
       if (this.closed) break;
       const entry = await this.options.source.get(stored);
-      if (!entry || entry.operation !== 'PUT' || Date.now() - entry.created.getTime() < this.options.afterMs) continue;
-      if (this.options.holds(stored, entry.revision)) continue;
+      if (!entry || Date.now() - entry.created.getTime() < this.options.afterMs) continue;
+      if (entry.operation === 'PUT' ? this.options.holds(stored, entry.revision) : !this.options.markers) continue;
       if (await this.options.source.erase(entry.revision)) removed++;
     }
     return removed;
