@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { ClusterStatusView } from '../../shared/types.ts';
 import { clusterKeyFile, loadIdentity } from '../cluster/identity.ts';
-import { clusterMachines, natsConfig, startCommands, type NatsConfigInput } from '../cluster/nats-config.ts';
+import { clusterMachines, listenAddress, natsConfig, startCommands, type NatsConfigInput } from '../cluster/nats-config.ts';
 import { addTrust, readTrust, removeTrust, trustFile } from '../cluster/trust.ts';
 import { table } from './format.ts';
 
@@ -41,8 +41,11 @@ export async function writeNatsConfig(input: NatsConfigInput & { out: string }):
   const machines = clusterMachines(input);
   const out = resolve(input.out);
   const storeDir = resolve(input.storeDir);
+  const { listen, note } = listenAddress(input.url, input.listen);
+  // Said before anything is written: the server would not listen where the printed commands join it.
+  if (note) process.stderr.write(`hangar: ${note}\n`);
   await mkdir(dirname(out), { recursive: true });
-  await writeFile(out, natsConfig(machines, { listen: input.listen, storeDir }), { mode: 0o600 });
+  await writeFile(out, natsConfig(machines, { listen, storeDir }), { mode: 0o600 });
   const steps = startCommands(machines, input.url, dirname(out));
   const text = [
     `wrote ${out} (owner-only: it holds every password). Start the server with:`,
@@ -50,7 +53,7 @@ export async function writeNatsConfig(input: NatsConfigInput & { out: string }):
     '',
     ...steps.flatMap((s) => [`on ${s.machine}:`, ...s.commands.map((c) => `  ${c}`), '']),
   ];
-  return { json: { config: out, storeDir, machines: steps }, text: text.join('\n') };
+  return { json: { config: out, listen, storeDir, machines: steps }, text: text.join('\n') };
 }
 
 /** What the cluster link dropped, refused or was refused, in a few lines (nothing when all is well). */

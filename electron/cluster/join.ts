@@ -55,6 +55,8 @@ export interface LinkOptions extends ClusterConnectOptions {
   anyCaller: boolean;
   heartbeatMs: number;
   callTimeoutMs: number;
+  /** An admin viewer's --cluster-sweep: remove stored values it does not take once this old (store/sweep.ts). */
+  sweepAfterMs?: number | undefined;
 }
 
 const VIOLATION_COALESCE_MS = 1000;
@@ -75,7 +77,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const emit = (event: NodeEvent) => emitter.emit('event', event);
   // What a node acts on and what a viewer shows are decided by the same list: the keys this home trusts.
   const trusts = async (signer: PublicKey) => options.anyCaller || (await trust.holds(signer));
-  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state') });
+  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state'), sweepAfterMs: options.sweepAfterMs });
   trust.on('change', () => store.reread());
   const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 

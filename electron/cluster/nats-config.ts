@@ -4,12 +4,19 @@
 // listen, and read only its own inbox. In the cluster's key-value store a viewer makes the buckets and writes desired
 // versions (under its own key id, when its key is given) and rollout records; a node reads those two and writes only
 // its own convergence status. No role may make a JetStream consumer (whose deliveries can be sent to any subject) or
-// reach any other JetStream API.
+// reach any other JetStream API; an admin viewer may also remove a stored value, for its sweep (store/sweep.ts).
+//
+// The buckets live in an account of their own that no user logs into, STORE; the users' account, HANGAR, imports from
+// it exactly the services the roles use (a bucket's stream info, direct gets, its creation, and writes to its keys).
+// JetStream answers a request on whatever reply subject the requester names, in its own account: through a service
+// import that is a reply subject the server makes up in STORE, and the answer is routed back into HANGAR, where no
+// bucket is (nats-server 2.9 does not send a routed answer on through another import: store-writes.test.ts tries it).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isLoopback } from '../core/net/loopback.ts';
 import { newClusterName } from './cluster-id.ts';
 import { parsePublicKey } from './identity.ts';
+import { BUCKET_LIMITS } from './store/store-limits.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
 } from './subjects.ts';
@@ -21,6 +28,8 @@ export interface ClusterMachine {
   /** Set for a viewer whose key was given: the nodes are told to trust it. */
   viewerKey: string | null;
   viewer: boolean;
+  /** A viewer that sweeps from the store what it does not take (store/sweep.ts). */
+  admin: boolean;
   password: string;
 }
 
@@ -29,7 +38,10 @@ export interface NatsConfigInput {
   nodes: string[];
   /** NAME or NAME=KEY. */
   viewers: string[];
-  listen: string;
+  /** Viewers (given with their keys) that sweep the store. */
+  admins?: string[];
+  /** Where nats-server listens; by default where `url` says (listenAddress). */
+  listen?: string;
   storeDir: string;
   /** The address agents join, in the printed commands. */
   url: string;
@@ -39,11 +51,11 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NODE_ID = /^[0-9a-f]{16}$/;
 
 /** Reads the machines from the command line: names checked, each node's id from its id or key. */
-export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'>): ClusterMachine[] {
+export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers' | 'admins'>): ClusterMachine[] {
   const machines = new Map<string, ClusterMachine>();
   const machine = (name: string) => {
     if (!NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
-    const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, password: randomBytes(24).toString('base64url') };
+    const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, admin: false, password: randomBytes(24).toString('base64url') };
     machines.set(name, known);
     return known;
   };
@@ -65,6 +77,11 @@ export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'
       m.viewerKey = key.text;
     }
     m.viewer = true;
+  }
+  for (const name of input.admins ?? []) {
+    const m = machines.get(name);
+    if (!m?.viewerKey) throw new Error(`--admin ${name.slice(0, 80)} must name a viewer given with its key (--viewer ${name.slice(0, 80)}=KEY): it sweeps what that key does not take`);
+    m.admin = true;
   }
   const list = [...machines.values()];
   if (!list.some((m) => m.nodeId)) throw new Error('name at least one --node');
@@ -102,7 +119,7 @@ function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissio
     p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inboxPrefixOf(m.name)}.>`);
   }
   if (m.viewer) {
-    p.publish.push(CALLS_ALL, PRESENCE_QUERY, '$JS.API.INFO');
+    p.publish.push(CALLS_ALL, PRESENCE_QUERY);
     for (const bucket of Object.values(BUCKETS)) {
       add(readsBucket(bucket));
       // Made by each viewer that joins (idempotent).
@@ -113,24 +130,49 @@ function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissio
     p.publish.push(kvSubject(BUCKETS.desired, viewerId ? `*.${viewerId}` : '>'), kvSubject(BUCKETS.rollouts, '>'));
     p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
   }
+  // Removes a stored value outright by its sequence, whoever wrote it: the admin's sweep alone.
+  if (m.admin) p.publish.push(...SWEPT.map(sweepService));
   return { publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
 }
 
+/** The buckets an admin sweeps; a node writes only its own status, so junk never piles up there. */
+const SWEPT = [BUCKETS.desired, BUCKETS.rollouts];
+const sweepService = (bucket: BucketName) => `$JS.API.STREAM.MSG.DELETE.KV_${bucket}`;
+/** An admin removes what its key does not take once it has been stored an hour. */
+const SWEEP_AFTER_SECONDS = 3600;
+
 const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
 
-export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInput, 'listen' | 'storeDir'>): string {
+/**
+ * Every service of the store the users' account may reach; each user's permissions then narrow it to its role. No
+ * user may publish `$JS.API.INFO`: its import only tells nats-server (2.9) that the account's JetStream is the store's;
+ * without it the server answers every `$JS.API` request there "JetStream not enabled for account" itself.
+ */
+function storeServices(): string[] {
+  return ['$JS.API.INFO', ...SWEPT.map(sweepService), ...Object.values(BUCKETS).flatMap((bucket) => [
+    `$JS.API.STREAM.INFO.KV_${bucket}`,
+    `$JS.API.DIRECT.GET.KV_${bucket}.>`,
+    `$JS.API.STREAM.CREATE.KV_${bucket}`,
+    kvSubject(bucket, '>'),
+  ])];
+}
+
+/** JetStream's limits for the store's account: its three buckets and their caps (store-limits.ts), nothing more. */
+const STORE_FILE_BYTES = Object.values(BUCKET_LIMITS).reduce((sum, limits) => sum + limits.max_bytes, 0);
+
+export function natsConfig(machines: ClusterMachine[], input: { listen: string; storeDir: string }): string {
   const users = machines.map((m) => {
     const p = permissionsOf(m, machines);
-    const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer'].filter(Boolean).join(', ');
+    const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer', m.admin && 'admin'].filter(Boolean).join(', ');
     return [
-      `    # ${m.name}: ${roles}`,
-      `    {`,
-      `      user: ${JSON.stringify(m.name)}, password: ${JSON.stringify(m.password)}`,
-      `      permissions: {`,
-      `        publish: { allow: ${list(p.publish)} }`,
-      `        subscribe: { allow: ${list(p.subscribe)} }`,
+      `      # ${m.name}: ${roles}`,
+      `      {`,
+      `        user: ${JSON.stringify(m.name)}, password: ${JSON.stringify(m.password)}`,
+      `        permissions: {`,
+      `          publish: { allow: ${list(p.publish)} }`,
+      `          subscribe: { allow: ${list(p.subscribe)} }`,
+      `        }`,
       `      }`,
-      `    }`,
     ].join('\n');
   });
   return [
@@ -149,13 +191,46 @@ export function natsConfig(machines: ClusterMachine[], input: Pick<NatsConfigInp
     '# The cluster\'s durable state: desired versions, rollouts and convergence, in key-value buckets.',
     `jetstream { store_dir: ${JSON.stringify(input.storeDir)} }`,
     '',
-    'authorization {',
-    '  users = [',
+    'accounts {',
+    '  # The buckets, in an account no user logs into: a reply subject a user names is never one of theirs.',
+    '  STORE: {',
+    `    jetstream: { max_file: ${STORE_FILE_BYTES}, max_mem: 0, max_streams: ${Object.keys(BUCKETS).length} }`,
+    '    exports: [',
+    ...storeServices().map((s) => `      { service: ${JSON.stringify(s)}, accounts: [HANGAR] }`),
+    '    ]',
+    '  }',
+    '  HANGAR: {',
+    '    imports: [',
+    ...storeServices().map((s) => `      { service: { account: STORE, subject: ${JSON.stringify(s)} } }`),
+    '    ]',
+    '    users: [',
     users.join('\n'),
-    '  ]',
+    '    ]',
+    '  }',
     '}',
     '',
   ].join('\n');
+}
+
+const NATS_PORT = 4222;
+
+/**
+ * Where nats-server listens: where the URL the agents join says (a loopback URL on that loopback address, any other on
+ * every interface), unless `listen` is given; then `note` says how it differs from the URL, if it does.
+ */
+export function listenAddress(url: string, listen: string | undefined): { listen: string; note: string | null } {
+  const target = new URL(url);
+  const port = target.port || String(NATS_PORT);
+  const loopback = isLoopback(target.hostname);
+  if (listen === undefined) return { listen: `${loopback ? (target.hostname === 'localhost' ? '127.0.0.1' : target.hostname) : '0.0.0.0'}:${port}`, note: null };
+  const at = /^(.*):(\d+)$/.exec(listen);
+  const host = at?.[1] ?? listen;
+  const differences = [
+    at?.[2] !== port && `port ${at?.[2] ?? NATS_PORT} while the agents are told to join port ${port}`,
+    loopback && !isLoopback(host) && `on ${host}, beyond this machine, while the agents join it on loopback`,
+    !loopback && isLoopback(host) && `on loopback only, while agents on other machines join ${target.hostname}`,
+  ].filter(Boolean);
+  return { listen, note: differences.length > 0 ? `nats-server will listen on ${listen}: ${differences.join('; ')} (${url})` : null };
 }
 
 /** Each agent on one machine takes its backends' ports from a range of its own, below Linux's ephemeral ports. */
@@ -178,7 +253,8 @@ export function startCommands(machines: ClusterMachine[], url: string, homesDir:
     const trust = viewers
       .filter((v) => v.name !== m.name)
       .map((v) => ['hangar', ...home, 'cluster', 'trust', v.viewerKey ?? `KEY_OF_${v.name}`, '--label', v.name].join(' '));
-    const agent = ['hangar', ...home, 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role, ...ports].join(' ');
+    const sweep = m.admin ? ['--cluster-sweep', String(SWEEP_AFTER_SECONDS)] : [];
+    const agent = ['hangar', ...home, 'agent', '--cluster', url, '--name', m.name, '--cluster-user', m.name, ...role, ...sweep, ...ports].join(' ');
     return { machine: m.name, commands: [...trust, `HANGAR_CLUSTER_PASSWORD=${m.password} ${agent}`] };
   });
 }

@@ -24,6 +24,8 @@ export interface JoinOptions extends ClusterConnectOptions {
   heartbeatMs?: number | undefined;
   /** How long a call to another node may take before it counts as unanswered. */
   callTimeoutMs?: number | undefined;
+  /** An admin viewer's --cluster-sweep: remove stored values it does not take once this old. */
+  sweepAfterMs?: number | undefined;
 }
 
 export interface NodeSetup extends Omit<LocalNodeOptions, 'coRunner'> {

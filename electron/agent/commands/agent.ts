@@ -34,6 +34,7 @@ export function registerAgentCommand(context: CliContext): void {
     .option('--insecure-any-caller', 'act on every call from the cluster, signed or not: anyone who reaches the NATS server controls this node', false)
     .option('--heartbeat <ms>', 'presence heartbeat interval', parseMs, DEFAULT_HEARTBEAT_MS)
     .option('--call-timeout <ms>', 'how long a call to another node may take', parseMs, DEFAULT_CALL_TIMEOUT_MS)
+    .option('--cluster-sweep <seconds>', 'an admin viewer (nats-config --admin): remove the desired versions and rollouts this host does not take once stored this long', parseSweepSeconds)
     .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped (default: the node\'s settings)', false)
     .option('--label <key=value>', 'a label the cluster selects this node by, as --on label:KEY=VALUE (repeatable; default: the node\'s settings)', collect, []), parseMs)
     .action(async (options: AgentCommandOptions) => {
@@ -53,6 +54,7 @@ export function registerAgentCommand(context: CliContext): void {
         anyCaller: options.insecureAnyCaller,
         heartbeatMs: options.heartbeat,
         callTimeoutMs: options.callTimeout,
+        sweepAfterMs: options.clusterSweep === undefined ? undefined : options.clusterSweep * 1000,
       };
       const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : undefined;
       // Loaded only here: client commands start faster without the node's code and its dependencies.
@@ -67,6 +69,7 @@ interface AgentCommandOptions extends LocalAiCommandOptions {
   startTimeout?: string; maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean; label: string[];
   cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
   clusterCa?: string; insecure: boolean; clusterRole?: ClusterRole; insecureAnyCaller: boolean; heartbeat: number; callTimeout: number;
+  clusterSweep?: number;
 }
 
 function labelOption(text: string): { key: string; value: string } {
@@ -80,6 +83,13 @@ function labelOption(text: string): { key: string; value: string } {
 function parseRole(value: string): ClusterRole {
   if (value === 'node' || value === 'viewer' || value === 'node+viewer') return value;
   throw new CommanderError(2, 'hangar.usage', `--cluster-role wants node, viewer or node+viewer, got "${value}"`);
+}
+
+/** From a second (tests) to 30 days. */
+function parseSweepSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30 * 86_400) throw new CommanderError(2, 'hangar.usage', `--cluster-sweep wants seconds between 1 and 2592000, got "${value}"`);
+  return seconds;
 }
 
 function parseMs(value: string): number {

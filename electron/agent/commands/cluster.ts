@@ -29,16 +29,18 @@ export function registerClusterCommands(context: CliContext): void {
   cluster.command('nats-config').description('write a nats-server configuration for the cluster and print how to start each agent')
     .requiredOption('--node <name=key>', 'a node: its name and the key (or node id) `hangar cluster key` printed there (repeatable)', collect, [])
     .option('--viewer <name[=key]>', 'a machine that calls the nodes, with its key to have each node trust it (repeatable; a node may be one too)', collect, [])
+    .option('--admin <name>', 'a viewer (given with its key) that removes from the store, after an hour, what its key does not take (repeatable)', collect, [])
     .option('--out <file>', 'where to write the configuration', 'nats.conf')
-    .option('--listen <host:port>', 'where nats-server listens', '0.0.0.0:4222')
-    .option('--url <url>', 'the address the agents join (default: nats://THIS_HOST:PORT)')
+    .option('--listen <host:port>', 'where nats-server listens (default: where --url says; a loopback URL on loopback)')
+    .option('--url <url>', 'the address the agents join (default: nats://THIS_HOST:PORT, PORT from --listen or 4222)')
     .option('--store-dir <dir>', 'JetStream\'s directory (default: nats-store beside --out)')
     .option('--json', 'print JSON to stdout')
-    .action(async (options: { node: string[]; viewer: string[]; out: string; listen: string; url?: string; storeDir?: string; json?: boolean }) => {
-      const port = /:(\d+)$/.exec(options.listen)?.[1] ?? '4222';
+    .action(async (options: { node: string[]; viewer: string[]; admin: string[]; out: string; listen?: string; url?: string; storeDir?: string; json?: boolean }) => {
+      const port = /:(\d+)$/.exec(options.listen ?? '')?.[1] ?? '4222';
       printed(options, await writeNatsConfig({
         nodes: options.node,
         viewers: options.viewer,
+        admins: options.admin,
         out: options.out,
         listen: options.listen,
         url: options.url ?? `nats://${hostname()}:${port}`,

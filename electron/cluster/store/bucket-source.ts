@@ -22,6 +22,8 @@ export interface StoredValue {
   value: Uint8Array;
   /** The revision the server checked this value was written over (its writer named it), or null when none was named. */
   expected: number | null;
+  /** When the server stored it. */
+  created: Date;
 }
 
 export class BucketSource {
@@ -58,7 +60,14 @@ export class BucketSource {
       operation: msg.header.get('KV-Operation') || 'PUT',
       value: msg.data,
       expected: /^\d{1,16}$/.test(expected) ? Number(expected) : null,
+      created: msg.time,
     };
+  }
+
+  /** Removes the value stored at `revision` outright (no delete marker); false when it is no longer there. */
+  async erase(revision: number): Promise<boolean> {
+    const jsm = await this.manager();
+    return jsm.streams.deleteMessage(`KV_${this.options.name}`, revision, false).catch(() => false);
   }
 
   /** Calls `onKey` with the stored key of every write heard (accepted by the bucket or not: read it back to know). */

@@ -1,9 +1,9 @@
 // The cluster's durable state, in three JetStream key-value buckets on its nats-server: the desired version of each
 // backend (written by viewers, each under its own key id), rollout records (written by the viewer that runs or resumes
 // one) and each node's own convergence status (written by that node, under its own id only). Viewers make the buckets,
-// with size limits; nodes only open them, so a node's credentials need no right to create anything. Every host takes
-// only values signed by its own key or a key its trust list holds (a node's status: by that node).
-import { jetstream } from '@nats-io/jetstream';
+// with the limits of store-limits.ts; nodes only open them, so a node's credentials need no right to create anything.
+// Every host takes only values signed by its own key or a key its trust list holds (a node's status: by that node).
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
@@ -13,12 +13,10 @@ import type { ClusterIdentity, PublicKey } from '../identity.ts';
 import { BUCKETS, type BucketName } from '../subjects.ts';
 import { backendOfKey, desiredBodySchema, rolloutRecordSchema, statusBodySchema, writerOfKey, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
 import { BucketSource } from './bucket-source.ts';
-import { KvRecords, logicalKey, storageKey, type KeyCodec } from './kv-records.ts';
-import { RECORD_MAX_BYTES } from './sealed.ts';
+import { KvRecords, logicalKey, PLAIN_KEYS, storageKey, type KeyCodec } from './kv-records.ts';
 import { SeenMarks } from './seen-marks.ts';
-
-/** What a viewer makes each bucket with: one value per key, no value above a record's limit, and a cap on the whole. */
-const BUCKET_LIMITS = { history: 1, maxValueSize: RECORD_MAX_BYTES, max_bytes: 64 * 1024 * 1024 };
+import { bucketStreamConfig } from './store-limits.ts';
+import { BucketSweep } from './sweep.ts';
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
@@ -30,6 +28,8 @@ export interface ClusterStoreOptions {
   /** Whether this host takes values signed by `signer` (its own key is always taken). */
   trusts(signer: PublicKey): Promise<boolean>;
   stateDir: string;
+  /** An admin viewer's: remove the desired versions and rollouts this host does not take once this old (sweep.ts). */
+  sweepAfterMs?: number;
 }
 
 /** A desired version's key in the bucket: its backend, then its writer's key id (a record of an earlier Hangar: the backend alone). */
@@ -54,6 +54,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   private readonly opened = new Map<BucketName, Promise<KV>>();
   private readonly problems = new Map<BucketName, string>();
   private readonly marks: SeenMarks;
+  private readonly sweeps: BucketSweep[] = [];
   private state: ClusterStatusView['store'] = { available: false, reason: 'not read yet' };
 
   constructor(private readonly options: ClusterStoreOptions) {
@@ -63,7 +64,12 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     const own = options.identity.id;
     const trusts = async (signer: PublicKey) => signer.id === own || (await options.trusts(signer));
     const common = { identity: options.identity, cluster: options.identity.cluster ?? '', health: options.health, marks: this.marks, trusts };
-    const source = (name: BucketName) => new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
+    const sources = new Map<BucketName, BucketSource>();
+    const source = (name: BucketName) => {
+      const made = new BucketSource({ nc: options.nc, name, open: () => this.bucket(name) });
+      sources.set(name, made);
+      return made;
+    };
     this.desired = new KvRecords({
       ...common,
       kind: 'desired',
@@ -85,12 +91,31 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       accept: (key, signer, value) => signer.id === key && (value === null || value.node === key),
       onAvailability: this.availability(BUCKETS.status),
     });
+    if (options.viewer && options.sweepAfterMs) {
+      const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec, markers: boolean) =>
+        new BucketSweep({
+          source: sources.get(name)!,
+          reread: () => records.reread(),
+          holds: (stored, revision) => {
+            const key = keys.fromStored(stored);
+            return key !== null && records.get(key)?.revision === revision;
+          },
+          afterMs: options.sweepAfterMs!,
+          markers,
+        });
+      this.sweeps.push(
+        sweep(BUCKETS.desired, this.desired, desiredKeys, false),
+        // A finished rollout past the few kept is deleted, leaving a marker each time.
+        sweep(BUCKETS.rollouts, this.rollouts, PLAIN_KEYS, true),
+      );
+    }
   }
 
   start(): void {
     this.desired.start();
     this.rollouts.start();
     if (this.options.viewer) this.status.start();
+    for (const sweep of this.sweeps) sweep.start();
   }
 
   /** Reads every record again: the link came back (writes made meanwhile were not heard), or the trust list changed. */
@@ -117,18 +142,32 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     this.desired.close();
     this.rollouts.close();
     this.status.close();
+    await Promise.all(this.sweeps.map((sweep) => sweep.close()));
     await this.marks.flush();
   }
 
   private bucket(name: BucketName): Promise<KV> {
     let kv = this.opened.get(name);
     if (!kv) {
-      kv = this.options.viewer ? this.kvm.create(name, BUCKET_LIMITS) : this.kvm.open(name, { allow_direct: true });
+      kv = (this.options.viewer ? this.make(name) : Promise.resolve()).then(() => this.kvm.open(name, { allow_direct: true }));
       // A failed open is tried again next time.
       kv.catch(() => this.opened.delete(name));
       this.opened.set(name, kv);
     }
     return kv;
+  }
+
+  /**
+   * Makes the bucket unless it is there. Not through @nats-io/kv's create, which allows rollup headers (one value sent
+   * with `Nats-Rollup: all` would purge the whole bucket); a bucket that is there is taken as it is.
+   */
+  private async make(name: BucketName): Promise<void> {
+    const jsm = await jetstreamManager(this.options.nc, { checkAPI: false });
+    const config = bucketStreamConfig(name);
+    await jsm.streams.info(config.name).catch(async (error: unknown) => {
+      if (!(error instanceof Error && /stream not found/i.test(error.message))) throw error;
+      await jsm.streams.add(config);
+    });
   }
 
   private availability(name: BucketName): (available: boolean, reason: string | null) => void {

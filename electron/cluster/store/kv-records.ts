@@ -59,7 +59,7 @@ export interface KvRecordsOptions<T> {
 /** Logical keys (backend names hold "+" and "."), as the bucket's keys allow: `[-/=\w]` with "=XX" escapes. */
 export const storageKey = (key: string) => key.replace(/[^-/\w]/g, (c) => `=${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
 export const logicalKey = (stored: string) => stored.replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-const PLAIN_KEYS: KeyCodec = { toStored: storageKey, fromStored: (stored) => (stored.includes('.') ? null : logicalKey(stored)) };
+export const PLAIN_KEYS: KeyCodec = { toStored: storageKey, fromStored: (stored) => (stored.includes('.') ? null : logicalKey(stored)) };
 
 export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   private closed = false;
@@ -86,7 +86,8 @@ export class KvRecords<T> extends RecordMap<T> implements Records<T> {
   start(): void {
     this.subscription = this.options.source.listen((stored) => {
       const key = this.keys.fromStored(stored);
-      if (key !== null) void this.refresh(key);
+      // A write heard but not read back (the store out of reach a moment) is found by reading the bucket again.
+      if (key !== null) this.refresh(key).catch(() => this.reread());
     });
     void this.reread();
   }
@@ -290,6 +291,6 @@ export function storeError(error: unknown): HangarError {
   if (/stream not found/i.test(message)) return new HangarError('failed', "the cluster's store is not made yet: a viewer makes it when it joins");
   if (/timeout/i.test(message)) return new HangarError('failed', "the cluster's store did not answer (is the NATS server reachable?)");
   if (/permissions violation/i.test(message)) return new HangarError('forbidden', `the NATS server refused this host: ${message}`);
-  if (/maximum bytes exceeded|message size exceeds/i.test(message)) return new HangarError('failed', `the cluster's store is full or refused the record's size: ${message}`);
+  if (/maximum (bytes|messages) exceeded|message size exceeds/i.test(message)) return new HangarError('failed', `the cluster's store is full or refused the record's size: ${message}`);
   return new HangarError('failed', `the cluster's store: ${message}`);
 }
