@@ -5,6 +5,8 @@ import type { TransferLimits } from '../core/net/guarded-fetch.ts';
 import { startHost, type Host, type JoinOptions, type LocalAiHostOptions } from '../fleet/index.ts';
 import { LocalNode } from '../core/node.ts';
 import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/link.ts';
+import { LocalAiRunner } from '../localai/runner/runner.ts';
+import { linkRunLocalAi } from '../localai/runner/link-server.ts';
 import { warmUp } from '../core/supervisor/index.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
@@ -29,6 +31,8 @@ export interface AgentOptions {
   localai?: LocalAiHostOptions | undefined;
   /** The LocalAI server beside its node. */
   localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs'> | undefined;
+  /** LocalAI run by the agent: --localai-bin, --localai-releases, --localai-models. */
+  localaiRun?: { binary?: string | undefined; releases?: string | undefined; modelsPath?: string | undefined } | undefined;
   restoreBackends?: boolean;
   /** Fixes the node's labels for this run (--label KEY=VALUE). */
   labels?: Record<string, string> | undefined;
@@ -69,7 +73,15 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     coRunner: localaiServer,
   });
   for (const line of await node.start()) process.stderr.write(`hangar: recovered: ${line}\n`);
-  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster, localai: options.localai, localaiServer }).catch(async (error: unknown) => {
+  const localaiRunner = new LocalAiRunner({
+    home: options.home,
+    backendsPath: node.backendsDir,
+    ...options.localaiRun,
+    ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
+    onReady: (server) => linkRunLocalAi(localaiServer, server),
+  });
+  await localaiRunner.load();
+  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster, localai: options.localai, localaiServer, localaiRunner }).catch(async (error: unknown) => {
     await node.close({ stopBackends: false });
     throw error;
   });
@@ -95,6 +107,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     const done = [
       await step('closing connections', () => server.close()),
       await step('leaving the cluster', () => hangar.close()),
+      await step('stopping LocalAI', () => localaiRunner.close()),
       await step('stopping the backends', () => node.close()),
       await step('removing agent.json', () => rm(agentFile(options.home), { force: true })),
       await step('releasing the home', () => lock.release()),
@@ -110,6 +123,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
+  if ((await node.settings({ node: 'local' })).settings.localaiAutostart) {
+    void localaiRunner.control('start').catch((error: unknown) => process.stderr.write(`hangar: LocalAI did not start: ${(error as Error).message}\n`));
+  }
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   // Serving already: what the app asks for first (its Backends view, then its gallery), then what the first load
   // needs, are made ready now, on idle turns, not when a user waits for them. The backends go first: their listing is

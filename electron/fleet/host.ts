@@ -4,7 +4,7 @@ import { LOCAL_NODE, nodeMethods, type HangarApi, type LocalAiServerRequest, typ
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
 import { nodeResultSchemas } from '../../shared/result-schema.ts';
 import { parseSelector, selects } from '../../shared/selector.ts';
-import type { ClusterStatusView, JobView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { ClusterStatusView, JobView, LocalAiAction, LocalAiRunView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { ClusterLink } from '../cluster/join.ts';
 import type { Envelope } from '../core/invoke.ts';
 import type { ClusterSettings } from '../cluster/cluster-settings.ts';
@@ -24,6 +24,16 @@ export interface LocalAiServerSettings {
   update(next: LocalAiServerRequest | null): Promise<LocalAiServerView>;
 }
 
+/** LocalAI run by this host, as the `localai…` calls reach it. */
+export interface LocalAiRunnerControl {
+  view(): LocalAiRunView;
+  control(action: LocalAiAction): Promise<LocalAiRunView>;
+  install(version?: string): Promise<LocalAiRunView>;
+  rollback(): Promise<LocalAiRunView>;
+  logLines(count?: number): string[];
+  latest(): Promise<string>;
+}
+
 export interface HostOptions {
   node: EventSource;
   cluster: ClusterLink | null;
@@ -31,6 +41,8 @@ export interface HostOptions {
   localai?: LocalAiConnection | null;
   /** The LocalAI server beside this host's node, as Settings show and change it. */
   localaiServer?: LocalAiServerSettings | null;
+  /** LocalAI run by this host (`hangar localai`). */
+  localaiRunner?: LocalAiRunnerControl | null;
   /** Where a host in no cluster keeps its rollouts and desired versions (and whence they move into a cluster's). */
   stateDir: string;
   /** The cluster to join, as Settings show and change it. */
@@ -41,6 +53,7 @@ export interface HostOptions {
 const SLOW_METHODS: ReadonlySet<NodeMethod> = new Set(['load', 'respawn', 'respawnBackend', 'stop', 'upgradeAll', 'gallery', 'scan', 'installVersion', 'drain']);
 const SLOW_FACTOR = 6;
 const NO_SERVER = 'This host links no LocalAI server.';
+const NO_RUNNER = 'This host does not run LocalAI.';
 const TERMINAL_JOB_STATES = new Set(['done', 'failed', 'cancelled']);
 
 export type Host = HangarApi & {
@@ -65,6 +78,12 @@ export function createHost(options: HostOptions): Host {
   localai?.on('event', emit);
   // A swap on a Hangar node that shares its backends directory with a LocalAI worker concerns that worker too.
   events.on('event', (event) => localai?.link()?.hangarEvent(event));
+
+  const runner = (req: NodeRef): LocalAiRunnerControl => {
+    checkHost(req);
+    if (!options.localaiRunner) throw new HangarError('conflict', NO_RUNNER);
+    return options.localaiRunner;
+  };
 
   const route = async (method: NodeMethod, req: NodeRef): Promise<unknown> => {
     const workers = localai?.link();
@@ -187,6 +206,12 @@ export function createHost(options: HostOptions): Host {
       if (!options.localaiServer) throw new HangarError('conflict', NO_SERVER);
       return options.localaiServer.update(req.server);
     },
+    localaiRun: async (req) => runner(req).view(),
+    localaiControl: async (req) => runner(req).control(req.action),
+    localaiInstall: async (req) => runner(req).install(req.version),
+    localaiRollback: async (req) => runner(req).rollback(),
+    localaiLogs: async (req) => runner(req).logLines(req.lines),
+    localaiLatest: async (req) => ({ latest: await runner(req).latest() }),
     watch: () => cluster?.presence?.watch() ?? (() => undefined),
     on: (event, listener) => events.on(event, listener),
     off: (event, listener) => events.off(event, listener),

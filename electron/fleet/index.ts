@@ -5,7 +5,7 @@ import type { HangarNodes } from '../localai/link.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import type { ClusterConnectOptions } from '../nats/connect.ts';
 import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
-import { createHost, type Host, type LocalAiServerSettings } from './host.ts';
+import { createHost, type Host, type LocalAiRunnerControl, type LocalAiServerSettings } from './host.ts';
 import type { EventSource } from '../cluster/member.ts';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
@@ -34,6 +34,8 @@ export interface StartHostOptions {
   localai?: LocalAiHostOptions;
   /** The LocalAI server beside the node (the node's co-runner), as Settings show and change it. */
   localaiServer?: LocalAiServerSettings;
+  /** LocalAI run by the host. */
+  localaiRunner?: LocalAiRunnerControl;
 }
 
 export interface LocalAiHostOptions {
@@ -64,7 +66,7 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
 }
 
 async function createClusterHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
-  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
+  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null });
   // The NATS client is loaded only by a host that joins a cluster.
   const { joinCluster } = await import('../cluster/join.ts');
   const cluster = await joinCluster({
@@ -76,5 +78,5 @@ async function createClusterHost(options: StartHostOptions, clusterSettings: Clu
     heartbeatMs: options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
   });
-  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
+  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null });
 }
