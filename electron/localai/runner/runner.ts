@@ -117,7 +117,7 @@ export class LocalAiRunner {
   install(version?: string): Promise<LocalAiRunView> {
     this.refuseFixed('install');
     return this.serial.run(KEY, () =>
-      this.operate(version === undefined || this.builds.inUse() ? 'upgrade' : 'install', async (phase) => {
+      this.operate(this.builds.inUse() ? 'upgrade' : 'install', async (phase) => {
         phase('finding the release');
         const tag = version === undefined ? await this.latest() : releaseTag(version);
         const before = this.builds.inUse();
