@@ -21,6 +21,8 @@ import packageJson from '../package.json' with { type: 'json' };
 import { startHost, storedClusterSettings, type Host, type JoinOptions } from './fleet/index.ts';
 import { LocalNode } from './core/node.ts';
 import { LocalAiServer } from './localai/server/link.ts';
+import { linkRunLocalAi } from './localai/runner/link-server.ts';
+import { LocalAiRunner } from './localai/runner/runner.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
@@ -93,19 +95,23 @@ async function start(): Promise<void> {
     fetch: ((input, init) => net.fetch(input instanceof URL ? input.href : input, init)) as typeof fetch,
   });
   for (const line of await node.start()) console.log(`hangar: recovered: ${line}`);
+  // Settings → LocalAI: LocalAI run by the app, linked as the server above once it is ready.
+  const localaiRunner = new LocalAiRunner({ home: userData, backendsPath: node.backendsDir, onReady: (server) => linkRunLocalAi(localaiServer, server) });
+  await localaiRunner.load();
 
   const joining = clusterOf(desktop);
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer }).catch((error: unknown) => {
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer, localaiRunner }).catch((error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
     console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
-    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer });
+    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer, localaiRunner });
   });
   // The app's window shows the cluster for as long as the app runs.
   host.watch();
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
-  quitStopsBackends(node, host);
+  quitStopsBackends(node, host, localaiRunner);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
   const { settings } = await node.settings({ node: LOCAL_NODE });
+  if (settings.localaiAutostart) void localaiRunner.control('start').catch((error: unknown) => console.error(`hangar: LocalAI did not start: ${error instanceof Error ? error.message : String(error)}`));
   const update = (patch: Partial<NodeSettings>) => void node.updateSettings({ node: LOCAL_NODE, settings: patch });
   Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update)));
 
@@ -225,7 +231,7 @@ function createWindow(stateFile: string): BrowserWindow {
 }
 
 /** Quitting closes the host, then the node: it stops the backends it started unless its settings keep them running. */
-function quitStopsBackends(node: LocalNode, host: Host): void {
+function quitStopsBackends(node: LocalNode, host: Host, localai: LocalAiRunner): void {
   let phase: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
     if (phase === 'closed') return;
@@ -234,6 +240,7 @@ function quitStopsBackends(node: LocalNode, host: Host): void {
     phase = 'closing';
     host
       .close()
+      .then(() => localai.close())
       .then(() => node.close())
       .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
