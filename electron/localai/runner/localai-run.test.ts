@@ -4,7 +4,7 @@
 // upgrade and rollback bring LocalAI's loaded models back, and a broken build rolls back by itself; the API key is
 // never on a command line, in the logs or on the WebSocket.
 import assert from 'node:assert/strict';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
@@ -14,7 +14,7 @@ import { tokenProtocol, WS_PATH, WS_PROTOCOL } from '../../../shared/wire.ts';
 import { readToken } from '../../agent/paths.ts';
 import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
-import { StandInReleases } from '../testing/standin-releases.ts';
+import { StandInReleases, writeStandInBinary } from '../testing/standin-releases.ts';
 import { releasePlatform } from './release.ts';
 
 describe('Hangar runs LocalAI', () => {
@@ -68,6 +68,7 @@ describe('Hangar runs LocalAI', () => {
     agent?.child.kill('SIGTERM');
     if (agent) await new Promise((resolve) => agent.child.once('exit', resolve));
     await releases?.stop();
+    if (root) await rm(root, { recursive: true, force: true });
   });
 
   test('a release whose checksum is wrong, unlisted or missing is refused, and nothing is installed', async () => {
@@ -207,5 +208,36 @@ describe('Hangar runs LocalAI', () => {
     await new Promise((resolve) => agent.child.once('exit', resolve));
     assert.throws(() => process.kill(ready.pid!, 0), 'LocalAI stopped with the agent');
     agent = await startAgent(home, null, ['--localai-releases', releases.url, '--ports', '24420-24439']);
+  });
+});
+
+describe('Hangar runs a LocalAI binary it is given', () => {
+  test('--localai-bin runs that binary as it is: its version from /version, installs and rollbacks refused', async () => {
+    const root = await tempDir('localai-bin');
+    const binary = join(root, 'bin', 'local-ai');
+    await mkdir(join(root, 'bin'));
+    await writeStandInBinary(binary, { version: 'v3.5.1' });
+    const agent = await startAgent(join(root, 'home'), null, ['--localai-bin', binary, '--localai-models', join(root, 'my-models')]);
+    try {
+      const before = await json<LocalAiRunView>(agent, 'localai', 'status');
+      assert.equal(before.state, 'stopped');
+      assert.equal(before.binary, binary);
+      assert.equal(before.fixedBinary, true);
+      const ready = await json<LocalAiRunView>(agent, 'localai', 'start');
+      assert.equal(ready.state, 'ready');
+      assert.equal(ready.version, 'v3.5.1');
+      assert.equal(ready.modelsPath, join(root, 'my-models'));
+      assert.ok((await readFile(`/proc/${ready.pid}/cmdline`, 'utf8')).split('\0').includes(join(root, 'my-models')));
+      const install = await hangar(agent, 'localai', 'install', 'v3.6.0');
+      assert.equal(install.code, 1);
+      assert.match(install.stderr, /this agent runs the LocalAI binary it was given \(--localai-bin .*\): it does not install LocalAI/);
+      const rollback = await hangar(agent, 'localai', 'rollback');
+      assert.equal(rollback.code, 1);
+      assert.match(rollback.stderr, /it does not roll back LocalAI/);
+    } finally {
+      agent.child.kill('SIGTERM');
+      await new Promise((resolve) => agent.child.once('exit', resolve));
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

@@ -238,7 +238,8 @@ export class LocalAiRunner {
 
   private async afterReady(proc: LocalAiProcess): Promise<void> {
     const api = new LocalAiServerApi(proc.url, this.apiKey);
-    if (this.options.binary) this.reportedVersion = await api.version().catch(() => null);
+    // LocalAI's /version says "v3.1.0 (COMMIT)": the tag is what the view compares with releases.
+    if (this.options.binary) this.reportedVersion = (await api.version().catch(() => null))?.split(' ')[0] ?? null;
     if (this.options.onReady) this.link = await this.options.onReady({ url: proc.url, apiKey: this.apiKey!, pid: proc.pid }).catch((error: unknown) => `not linked: ${oneLine(error)}`);
   }
 
