@@ -57,6 +57,8 @@ export class LocalAiRunner {
   private readonly fetch: typeof fetch;
   private apiKey: string | null = null;
   private process: LocalAiProcess | null = null;
+  /** The process the restart policy watches: one that got ready, or one a crash restart started. */
+  private supervised: LocalAiProcess | null = null;
   private state: LocalAiRunState = 'stopped';
   private port: number | null = null;
   private reportedVersion: string | null = null;
@@ -104,7 +106,10 @@ export class LocalAiRunner {
   control(action: LocalAiAction): Promise<LocalAiRunView> {
     return this.serial.run(KEY, async () => {
       if (action !== 'start') await this.stopNow();
-      if (action !== 'stop') await this.startNow();
+      if (action === 'stop') return this.view();
+      this.restartCount = 0;
+      Object.assign(this.history, { quickEnds: 0, backoffMs: 0 });
+      await this.startNow(false);
       return this.view();
     });
   }
@@ -174,7 +179,7 @@ export class LocalAiRunner {
       stop: () => this.stopNow(),
       swap: () => this.builds.use(build),
       swapBack: () => this.builds.restore(before),
-      start: () => this.startNow(),
+      start: () => this.startNow(false),
       load: (model) => this.api().load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS),
       logTail: () => this.logs.last(FAILURE_TAIL),
       phase,
@@ -208,7 +213,8 @@ export class LocalAiRunner {
   }
 
   /** Starts LocalAI and waits for /readyz; a failed start leaves it stopped and says why with its last lines. */
-  private async startNow(): Promise<void> {
+  /** `afterCrash`: a restart by the policy, whose failed start the policy goes on judging. */
+  private async startNow(afterCrash: boolean): Promise<void> {
     if (this.process) return;
     if (this.closed) throw new HangarError('conflict', 'the agent is stopping');
     const binary = this.options.binary ?? this.builds.inUse()?.path;
@@ -223,14 +229,16 @@ export class LocalAiRunner {
       throw new HangarError('failed', error.message);
     });
     this.process = proc;
+    if (afterCrash) this.supervised = proc;
     this.logs.note(`started ${binary} (pid ${proc.pid}) on ${proc.url}`);
     void proc.ended.then((ended) => this.ended(proc, ended));
     const readiness = await waitReady(proc.url, proc.ended, this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
     if (!readiness.ready) {
       const tail = this.logs.since(mark, FAILURE_TAIL);
-      await this.stopNow();
+      if (!(afterCrash && this.process !== proc)) await this.stopNow();
       throw new StartFailed(readiness.why, tail);
     }
+    this.supervised = proc;
     this.state = 'ready';
     this.say(`LocalAI ready on ${proc.url} (pid ${proc.pid})`);
     await this.afterReady(proc);
@@ -247,7 +255,7 @@ export class LocalAiRunner {
     this.restarts.cancel(KEY);
     const proc = this.process;
     if (!proc) {
-      if (this.state === 'crashed' || this.state === 'crash-looping') this.state = 'stopped';
+      this.state = 'stopped';
       return;
     }
     this.state = 'stopping';
@@ -263,6 +271,8 @@ export class LocalAiRunner {
     this.process = null;
     this.lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
     this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${this.lastExit}`);
+    // One that ends during a start asked for is that start's failure, said to whoever asked.
+    if (this.supervised !== proc) return;
     const failed = ended.code !== 0 || ended.signal !== null;
     this.state = 'crashed';
     const verdict = this.restarts.afterEnd(KEY, { policy: 'on-failure' }, failed, ended.uptimeMs, this.history, () => void this.restartAfterCrash());
@@ -277,7 +287,7 @@ export class LocalAiRunner {
       .run(KEY, async () => {
         if (this.state !== 'crashed') return;
         this.restartCount++;
-        await this.startNow();
+        await this.startNow(true);
       })
       .catch((error: unknown) => this.say(`LocalAI restart failed: ${oneLine(error).split('\n')[0]}`));
   }
