@@ -26,6 +26,7 @@ import { LocalAiRunner } from './localai/runner/runner.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
+import { localAiMenu } from './shell/localai-menu.ts';
 import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
 import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
@@ -111,9 +112,20 @@ async function start(): Promise<void> {
   quitStopsBackends(node, host, localaiRunner);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
   const { settings } = await node.settings({ node: LOCAL_NODE });
-  if (settings.localaiAutostart) void localaiRunner.control('start').catch((error: unknown) => console.error(`hangar: LocalAI did not start: ${error instanceof Error ? error.message : String(error)}`));
   const update = (patch: Partial<NodeSettings>) => void node.updateSettings({ node: LOCAL_NODE, settings: patch });
-  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update)));
+  const localaiFailed = (error: unknown) => console.error(`hangar: LocalAI: ${error instanceof Error ? error.message : String(error)}`);
+  const localai = localAiMenu({
+    view: () => localaiRunner.view(),
+    start: () => void localaiRunner.control('start').catch(localaiFailed),
+    stop: () => void localaiRunner.control('stop').catch(localaiFailed),
+    open: openExternal,
+    autostart: settings.localaiAutostart,
+    setAutostart: (on) => update({ localaiAutostart: on }),
+    openAtLogin: app.getLoginItemSettings().openAtLogin,
+    setOpenAtLogin: (on) => app.setLoginItemSettings({ openAtLogin: on }),
+  });
+  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update, localai)));
+  if (settings.localaiAutostart) void localaiRunner.control('start').catch(localaiFailed);
 
   const openWindow = () => {
     window = createWindow(join(userData, 'window-state.json'));
@@ -255,7 +267,7 @@ function clusterOf(desktop: DesktopSettings): JoinOptions | undefined {
   return desktop.cluster && { ...desktop.cluster, name: desktop.cluster.name ?? hostname() };
 }
 
-function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettings>) => void): MenuItemConstructorOptions[] {
+function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettings>) => void, localai: MenuItemConstructorOptions): MenuItemConstructorOptions[] {
   const mac = process.platform === 'darwin';
   return [
     ...(mac ? [{ role: 'appMenu' } as const] : []),
@@ -279,6 +291,7 @@ function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettin
       ],
     },
     { role: 'editMenu' },
+    localai,
     {
       label: 'View',
       submenu: [
