@@ -689,6 +689,8 @@ export interface LocalAiRunView {
   fixedBinary: boolean;
   modelsPath: string;
   backendsPath: string;
+  /** LocalAI's own processes (its loaded models), killed with it if it leaves them behind. */
+  processes: number;
   /** Restarts after crashes since the last start asked for. */
   restarts: number;
   /** How its last process ended by itself, or null. */

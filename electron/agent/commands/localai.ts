@@ -72,7 +72,7 @@ function statusText(view: LocalAiRunView): string {
   if (view.state === 'not-installed') lines.push('install it: hangar localai install');
   if (view.binary) lines.push(`binary: ${view.binary}${view.fixedBinary ? ' (--localai-bin)' : ''}`);
   if (view.previousVersion) lines.push(`kept for a rollback: ${view.previousVersion} (hangar localai rollback)`);
-  lines.push(`models: ${view.modelsPath}`, `backends: ${view.backendsPath}`);
+  lines.push(`models: ${view.modelsPath}${view.pid !== null ? ` (${view.processes} model process${view.processes === 1 ? '' : 'es'} running)` : ''}`, `backends: ${view.backendsPath}`);
   if (view.link) lines.push(`link: ${view.link}`);
   if (view.restarts > 0 || view.lastExit) lines.push(`restarts after a crash: ${view.restarts}${view.lastExit ? ` (last end: ${view.lastExit})` : ''}`);
   const op = view.operation;

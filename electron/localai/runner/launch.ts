@@ -1,8 +1,12 @@
 // One `local-ai run` process: LocalAI's own flags (core/cli/run.go) on the command line, its API key only in
 // LOCALAI_API_KEY, its output into the kept log lines. A stop is SIGINT (LocalAI's graceful shutdown), then SIGTERM,
-// then SIGKILL, each after its grace.
+// then SIGKILL, each after its grace. LocalAI leads a session of its own, and its processes (the model processes it
+// starts, each in a process group of its own) are noted while it runs: whatever it leaves behind when it ends, a
+// crash above all, is found by its session or by that note and killed, rather than left holding memory and ports.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { processStartTime } from '../../core/supervisor/identity.ts';
+import { processTree, signalTree, treeAlive, type TreeMember } from '../../core/supervisor/process-tree.ts';
 import { settlesWithin } from '../../core/supervisor/tree-stop.ts';
 import type { LogLines } from './log-lines.ts';
 
@@ -25,6 +29,9 @@ export interface StopGrace {
 
 export const DEFAULT_STOP_GRACE: StopGrace = { interruptMs: 20_000, terminateMs: 5_000 };
 
+/** How often LocalAI's processes are noted: a model process started and orphaned within it may be missed. */
+const NOTE_PROCESSES_MS = 500;
+
 export interface Ended {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -37,18 +44,30 @@ export interface LocalAiProcess {
   startedAt: number;
   ended: Promise<Ended>;
   stop(grace?: StopGrace): Promise<Ended>;
+  /** Its own processes (its models) now. */
+  processes(): number;
+  /** Kills what is left of it once it has ended (its model processes); returns how many. */
+  killLeftovers(): number;
 }
 
 /** Starts LocalAI listening on 127.0.0.1:`port`; fails only when the binary cannot be executed at all. */
 export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
   const args = ['run', '--address', `127.0.0.1:${spec.port}`, '--backends-path', spec.backendsPath, '--models-path', spec.modelsPath];
-  const child = spawn(spec.binary, args, { cwd: spec.cwd, env: localAiEnv(spec.apiKey), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(spec.binary, args, { cwd: spec.cwd, env: localAiEnv(spec.apiKey), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const startedAt = Date.now();
   child.stdout.on('data', (chunk: Buffer) => spec.logs.write('stdout', chunk));
   child.stderr.on('data', (chunk: Buffer) => spec.logs.write('stderr', chunk));
   const ended = new Promise<Ended>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, uptimeMs: Date.now() - startedAt })));
   await Promise.race([once(child, 'spawn'), once(child, 'error').then(([error]) => Promise.reject(new Error(`cannot run ${spec.binary}: ${(error as Error).message}`)))]);
   const pid = child.pid!;
+  const leader = { pid, startTime: processStartTime(pid), cgroup: null };
+  const noted = new Map<number, TreeMember>();
+  const note = () => {
+    for (const member of processTree(leader)) if (member.pid !== pid) noted.set(member.pid, member);
+    for (const member of noted.values()) if (treeAlive([member]).length === 0) noted.delete(member.pid);
+  };
+  const noting = setInterval(note, NOTE_PROCESSES_MS).unref();
+  void ended.then(() => clearInterval(noting));
   return {
     pid,
     url: `http://127.0.0.1:${spec.port}`,
@@ -66,6 +85,17 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
         child.kill('SIGKILL');
       }
       return ended;
+    },
+    processes() {
+      note();
+      return noted.size;
+    },
+    killLeftovers() {
+      for (const member of processTree(leader)) if (member.pid !== pid) noted.set(member.pid, member);
+      const left = treeAlive([...noted.values()]);
+      signalTree(left, 'SIGKILL');
+      noted.clear();
+      return left.length;
     },
   };
 }

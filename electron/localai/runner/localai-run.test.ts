@@ -4,6 +4,7 @@
 // upgrade and rollback bring LocalAI's loaded models back, and a broken build rolls back by itself; the API key is
 // never on a command line, in the logs or on the WebSocket.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +17,29 @@ import { hangar, json, startAgent, until, type Agent } from '../../agent/test-ag
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
 import { StandInReleases, writeStandInBinary } from '../testing/standin-releases.ts';
 import { releasePlatform } from './release.ts';
+
+/** The pids whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return Number(readFileSync(`/proc/${name}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('Hangar runs LocalAI', () => {
   let root: string;
@@ -119,8 +143,13 @@ describe('Hangar runs LocalAI', () => {
     assert.equal(link.hasApiKey, true);
   });
 
-  test('LocalAI killed with SIGKILL is started again by the restart policy', async () => {
+  test('LocalAI killed with SIGKILL is started again by the restart policy, and the model processes it left are killed', async () => {
     const before = await status();
+    assert.equal((await call(before, '/backend/load', { model: 'm2' })).status, 200);
+    const orphans = childrenOf(before.pid!);
+    assert.equal(orphans.length, 1, 'm2 runs as a child of LocalAI');
+    // Hangar has noted LocalAI's model process before it is killed.
+    await until('LocalAI\'s model process noted', async () => ((await status()).processes === 1 ? true : undefined), 10_000);
     process.kill(before.pid!, 'SIGKILL');
     const after = await until('LocalAI ready again', async () => {
       const view = await status();
@@ -128,6 +157,8 @@ describe('Hangar runs LocalAI', () => {
     }, 20_000);
     assert.equal(after.restarts, 1);
     assert.match(after.lastExit!, /killed by SIGKILL/);
+    assert.ok(orphans.every((pid) => !alive(pid)), 'the model process of the killed LocalAI is gone');
+    assert.match((await ok('localai', 'logs')).stdout, /ended by itself: killed by SIGKILL after [\d.]+ s; killed 1 process it left \(its models\)/);
     assert.equal((await fetch(`${after.url}/readyz`)).status, 200);
   });
 

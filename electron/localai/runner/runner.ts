@@ -92,6 +92,7 @@ export class LocalAiRunner {
       fixedBinary: this.options.binary !== undefined,
       modelsPath: this.modelsPath,
       backendsPath: this.options.backendsPath,
+      processes: this.process?.processes() ?? 0,
       restarts: this.restartCount,
       lastExit: this.lastExit,
       link: this.link,
@@ -261,7 +262,7 @@ export class LocalAiRunner {
     this.state = 'stopping';
     this.process = null;
     const ended = await proc.stop(this.options.stopGrace ?? DEFAULT_STOP_GRACE);
-    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})`);
+    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(proc.killLeftovers())}`);
     this.state = 'stopped';
   }
 
@@ -270,7 +271,7 @@ export class LocalAiRunner {
     if (this.process !== proc) return;
     this.process = null;
     this.lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
-    this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${this.lastExit}`);
+    this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${this.lastExit}${leftovers(proc.killLeftovers())}`);
     // One that ends during a start asked for is that start's failure, said to whoever asked.
     if (this.supervised !== proc) return;
     const failed = ended.code !== 0 || ended.signal !== null;
@@ -296,4 +297,8 @@ export class LocalAiRunner {
     this.logs.note(line);
     (this.options.log ?? ((text: string) => process.stderr.write(`hangar: ${text}\n`)))(line);
   }
+}
+
+function leftovers(killed: number): string {
+  return killed > 0 ? `; killed ${killed} process${killed === 1 ? '' : 'es'} it left (its models)` : '';
 }
