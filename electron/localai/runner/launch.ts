@@ -40,6 +40,8 @@ export interface Ended {
 
 export interface LocalAiProcess {
   pid: number;
+  /** Its start time as /proc tells it (null where there is none), with the pid naming it for good. */
+  startTime: string | null;
   url: string;
   startedAt: number;
   ended: Promise<Ended>;
@@ -70,6 +72,7 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
   void ended.then(() => clearInterval(noting));
   return {
     pid,
+    startTime: leader.startTime,
     url: `http://127.0.0.1:${spec.port}`,
     startedAt,
     ended,

@@ -32,10 +32,10 @@ function childrenOf(pid: number): number[] {
     .map(Number);
 }
 
+/** Running, not a zombie waiting for whichever process inherited it to reap it. */
 function alive(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    return !/^[ZX]$/.test(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[0]!);
   } catch {
     return false;
   }
@@ -239,6 +239,24 @@ describe('Hangar runs LocalAI', () => {
     await new Promise((resolve) => agent.child.once('exit', resolve));
     assert.throws(() => process.kill(ready.pid!, 0), 'LocalAI stopped with the agent');
     agent = await startAgent(home, null, ['--localai-releases', releases.url, '--ports', '24420-24439']);
+  });
+
+  test('a LocalAI left running by a killed agent is stopped by the next one, which starts its own', async () => {
+    const left = await until('LocalAI started with the agent', async () => {
+      const view = await status();
+      return view.state === 'ready' ? view : undefined;
+    }, 20_000);
+    agent.child.kill('SIGKILL');
+    await new Promise((resolve) => agent.child.once('exit', resolve));
+    assert.ok(alive(left.pid!), 'LocalAI outlives a killed agent');
+    agent = await startAgent(home, null, ['--localai-releases', releases.url, '--ports', '24420-24439']);
+    assert.ok(!alive(left.pid!), 'the next agent stopped it before serving');
+    const fresh = await until('LocalAI started again', async () => {
+      const view = await status();
+      return view.state === 'ready' ? view : undefined;
+    }, 20_000);
+    assert.notEqual(fresh.pid, left.pid);
+    assert.match((await ok('localai', 'logs')).stdout, new RegExp(`stopped the LocalAI \\(pid ${left.pid}\\) a previous agent left running`));
   });
 });
 

@@ -16,6 +16,7 @@ import { Builds, type InstalledBuild } from './builds.ts';
 import { downloadRelease } from './download.ts';
 import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
 import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess, type StopGrace } from './launch.ts';
+import { noteRunning, noteStopped, stopLeftRunning } from './left-running.ts';
 import { LogLines } from './log-lines.ts';
 import { endText, waitReady } from './readiness.ts';
 import { DEFAULT_RELEASES, latestRelease, releaseFiles, releaseTag } from './release.ts';
@@ -77,6 +78,8 @@ export class LocalAiRunner {
   async load(): Promise<void> {
     await this.builds.load();
     this.apiKey = await localAiApiKey(join(this.options.home, 'state'));
+    const stopped = await stopLeftRunning(this.builds.dir, (this.options.stopGrace ?? DEFAULT_STOP_GRACE).interruptMs);
+    if (stopped) this.say(stopped);
   }
 
   view(): LocalAiRunView {
@@ -232,6 +235,7 @@ export class LocalAiRunner {
     this.process = proc;
     if (afterCrash) this.supervised = proc;
     this.logs.note(`started ${binary} (pid ${proc.pid}) on ${proc.url}`);
+    await noteRunning(this.builds.dir, proc.pid, proc.startTime);
     void proc.ended.then((ended) => this.ended(proc, ended));
     const readiness = await waitReady(proc.url, proc.ended, this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
     if (!readiness.ready) {
@@ -263,6 +267,7 @@ export class LocalAiRunner {
     this.process = null;
     const ended = await proc.stop(this.options.stopGrace ?? DEFAULT_STOP_GRACE);
     this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(proc.killLeftovers())}`);
+    await noteStopped(this.builds.dir);
     this.state = 'stopped';
   }
 
