@@ -78,6 +78,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     backendsPath: node.backendsDir,
     ...options.localaiRun,
     ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
+    ...(options.startTimeout !== undefined && { readyTimeoutMs: startTimeout(options.startTimeout) }),
+    loadTimeoutMs: options.localai?.reloadWaitMs,
     onReady: (server) => linkRunLocalAi(localaiServer, server),
   });
   await localaiRunner.load();

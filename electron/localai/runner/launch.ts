@@ -21,13 +21,8 @@ export interface LaunchSpec {
   logs: LogLines;
 }
 
-export interface StopGrace {
-  /** How long LocalAI may take after SIGINT (it waits for busy models), then after SIGTERM. */
-  interruptMs: number;
-  terminateMs: number;
-}
-
-export const DEFAULT_STOP_GRACE: StopGrace = { interruptMs: 20_000, terminateMs: 5_000 };
+/** How long LocalAI may take after SIGINT (it waits for busy models), then after SIGTERM. */
+export const DEFAULT_STOP_GRACE = { interruptMs: 20_000, terminateMs: 5_000 };
 
 /** How often LocalAI's processes are noted: a model process started and orphaned within it may be missed. */
 const NOTE_PROCESSES_MS = 500;
@@ -45,7 +40,7 @@ export interface LocalAiProcess {
   url: string;
   startedAt: number;
   ended: Promise<Ended>;
-  stop(grace?: StopGrace): Promise<Ended>;
+  stop(): Promise<Ended>;
   /** Its own processes (its models) now. */
   processes(): number;
   /** Kills what is left of it once it has ended (its model processes); returns how many. */
@@ -76,8 +71,8 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
     url: `http://127.0.0.1:${spec.port}`,
     startedAt,
     ended,
-    async stop(grace = DEFAULT_STOP_GRACE) {
-      for (const [signal, ms] of [['SIGINT', grace.interruptMs], ['SIGTERM', grace.terminateMs]] as const) {
+    async stop() {
+      for (const [signal, ms] of [['SIGINT', DEFAULT_STOP_GRACE.interruptMs], ['SIGTERM', DEFAULT_STOP_GRACE.terminateMs]] as const) {
         if (child.exitCode !== null || child.signalCode !== null) break;
         spec.logs.note(`sending ${signal} to LocalAI (pid ${pid})`);
         child.kill(signal);

@@ -9,13 +9,13 @@ import { oneLine } from '../../core/jobs.ts';
 import { KeyedLock } from '../../core/locks.ts';
 import { guardedFetch, type TransferLimits } from '../../core/net/guarded-fetch.ts';
 import { portIsFree } from '../../core/supervisor/ports.ts';
-import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartHistory, type RestartRules } from '../../core/supervisor/restart-policy.ts';
+import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartHistory } from '../../core/supervisor/restart-policy.ts';
 import { LocalAiServerApi } from '../server/api.ts';
 import { localAiApiKey } from './api-key.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
 import { downloadRelease } from './download.ts';
 import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
-import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess, type StopGrace } from './launch.ts';
+import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
 import { noteRunning, noteStopped, stopLeftRunning } from './left-running.ts';
 import { LogLines } from './log-lines.ts';
 import { endText, waitReady } from './readiness.ts';
@@ -33,11 +33,10 @@ export interface LocalAiRunnerOptions {
   /** --localai-releases: where releases are fetched from (default https://github.com). */
   releases?: string | undefined;
   transfer?: Partial<TransferLimits> | undefined;
-  readyTimeoutMs?: number;
-  /** How long one noted model may take to load again after a swap. */
-  loadTimeoutMs?: number;
-  stopGrace?: StopGrace;
-  restartRules?: RestartRules;
+  /** How long a start may take to answer /readyz (the agent's --start-timeout). */
+  readyTimeoutMs?: number | undefined;
+  /** How long one noted model may take to load again after a swap (the agent's --localai-reload-wait). */
+  loadTimeoutMs?: number | undefined;
   /** Told when LocalAI is ready (to link it); says how the link stands. */
   onReady?(server: { url: string; apiKey: string; pid: number }): Promise<string>;
   /** Where its state changes are said (default: the agent's stderr). */
@@ -71,14 +70,14 @@ export class LocalAiRunner {
 
   constructor(private readonly options: LocalAiRunnerOptions) {
     this.builds = new Builds(join(options.home, 'localai'));
-    this.restarts = new RestartScheduler(options.restartRules ?? DEFAULT_RESTART_RULES);
+    this.restarts = new RestartScheduler(DEFAULT_RESTART_RULES);
     this.fetch = guardedFetch(fetch, options.transfer);
   }
 
   async load(): Promise<void> {
     await this.builds.load();
     this.apiKey = await localAiApiKey(join(this.options.home, 'state'));
-    const stopped = await stopLeftRunning(this.builds.dir, (this.options.stopGrace ?? DEFAULT_STOP_GRACE).interruptMs);
+    const stopped = await stopLeftRunning(this.builds.dir, DEFAULT_STOP_GRACE.interruptMs);
     if (stopped) this.say(stopped);
   }
 
@@ -265,7 +264,7 @@ export class LocalAiRunner {
     }
     this.state = 'stopping';
     this.process = null;
-    const ended = await proc.stop(this.options.stopGrace ?? DEFAULT_STOP_GRACE);
+    const ended = await proc.stop();
     this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(proc.killLeftovers())}`);
     await noteStopped(this.builds.dir);
     this.state = 'stopped';
