@@ -76,7 +76,6 @@ export class LocalAiRunner {
 
   async load(): Promise<void> {
     await this.builds.load();
-    this.apiKey = await localAiApiKey(join(this.options.home, 'state'));
     const stopped = await stopLeftRunning(this.builds.dir, DEFAULT_STOP_GRACE.interruptMs);
     if (stopped) this.say(stopped);
   }
@@ -223,6 +222,8 @@ export class LocalAiRunner {
     const binary = this.options.binary ?? this.builds.inUse()?.path;
     if (!binary) throw new HangarError('conflict', 'LocalAI is not installed: hangar localai install (or hangar agent --localai-bin PATH)');
     this.restarts.cancel(KEY);
+    // Made at the first start, not with the agent: an agent that never runs LocalAI writes nothing for it.
+    this.apiKey ??= await localAiApiKey(join(this.options.home, 'state'));
     this.port = this.port !== null && (await portIsFree(this.port)) ? this.port : await freePort();
     await Promise.all([mkdir(this.modelsPath, { recursive: true }), mkdir(this.options.backendsPath, { recursive: true }), mkdir(this.builds.dir, { recursive: true })]);
     this.state = 'starting';
