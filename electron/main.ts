@@ -19,10 +19,12 @@ import { LOCAL_NODE } from '../shared/api.ts';
 import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
 import type { LocalNode } from './core/node.ts';
+import type { LocalAiRunner } from './localai/runner/runner.ts';
 import { startHost, startNode, storedClusterSettings, type Host, type JoinOptions } from './fleet/start.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
+import { localAiMenu } from './shell/localai-menu.ts';
 import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
 import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
@@ -79,8 +81,8 @@ async function start(): Promise<void> {
   lockDownSession();
   protocol.handle(APP_SCHEME, serveRenderer);
 
-  // Settings → LocalAI server links one at once, kept in the home's state.
-  const { node, localaiServer, recovered } = await startNode({
+  // The node, with LocalAI beside it: run by Hangar (Settings → LocalAI), or one running already, linked in Settings.
+  const { node, localaiServer, localaiRunner, recovered } = await startNode({
     home: userData,
     ...(desktop.cluster && { name: clusterOf(desktop)!.name }),
     starterGallery,
@@ -92,19 +94,31 @@ async function start(): Promise<void> {
   for (const line of recovered) console.log(`hangar: recovered: ${line}`);
 
   const joining = clusterOf(desktop);
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer }).catch((error: unknown) => {
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer, localaiRunner }).catch((error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
     console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
-    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer });
+    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer, localaiRunner });
   });
   // The app's window shows the cluster for as long as the app runs.
   host.watch();
   registerIpc(ipcMain, host, senderCheck(APP_URL, () => (window && !window.isDestroyed() ? window.webContents.mainFrame : null)));
-  quitStopsBackends(node, host);
+  quitStopsBackends(node, host, localaiRunner);
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
   const { settings } = await node.settings({ node: LOCAL_NODE });
   const update = (patch: Partial<NodeSettings>) => void node.updateSettings({ node: LOCAL_NODE, settings: patch });
-  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update)));
+  const localaiFailed = (error: unknown) => console.error(`hangar: LocalAI: ${error instanceof Error ? error.message : String(error)}`);
+  const localai = localAiMenu({
+    view: () => localaiRunner.view(),
+    start: () => void localaiRunner.control('start').catch(localaiFailed),
+    stop: () => void localaiRunner.control('stop').catch(localaiFailed),
+    open: openExternal,
+    autostart: settings.localaiAutostart,
+    setAutostart: (on) => update({ localaiAutostart: on }),
+    openAtLogin: app.getLoginItemSettings().openAtLogin,
+    setOpenAtLogin: (on) => app.setLoginItemSettings({ openAtLogin: on }),
+  });
+  Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update, localai)));
+  if (settings.localaiAutostart) void localaiRunner.control('start').catch(localaiFailed);
 
   const openWindow = () => {
     window = createWindow(join(userData, 'window-state.json'));
@@ -222,7 +236,7 @@ function createWindow(stateFile: string): BrowserWindow {
 }
 
 /** Quitting closes the host, then the node: it stops the backends it started unless its settings keep them running. */
-function quitStopsBackends(node: LocalNode, host: Host): void {
+function quitStopsBackends(node: LocalNode, host: Host, localai: LocalAiRunner): void {
   let phase: 'running' | 'closing' | 'closed' = 'running';
   app.on('before-quit', (event) => {
     if (phase === 'closed') return;
@@ -231,6 +245,7 @@ function quitStopsBackends(node: LocalNode, host: Host): void {
     phase = 'closing';
     host
       .close()
+      .then(() => localai.close())
       .then(() => node.close())
       .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
       .finally(() => {
@@ -245,7 +260,7 @@ function clusterOf(desktop: DesktopSettings): JoinOptions | undefined {
   return desktop.cluster && { ...desktop.cluster, name: desktop.cluster.name ?? hostname() };
 }
 
-function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettings>) => void): MenuItemConstructorOptions[] {
+function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettings>) => void, localai: MenuItemConstructorOptions): MenuItemConstructorOptions[] {
   const mac = process.platform === 'darwin';
   return [
     ...(mac ? [{ role: 'appMenu' } as const] : []),
@@ -269,6 +284,7 @@ function menuTemplate(settings: NodeSettings, update: (patch: Partial<NodeSettin
       ],
     },
     { role: 'editMenu' },
+    localai,
     {
       label: 'View',
       submenu: [

@@ -7,6 +7,8 @@ import type {
   GalleryEntryView,
   JobView,
   LoadResult,
+  LocalAiAction,
+  LocalAiRunView,
   LocalAiServerView,
   LocalAiSettingsView,
   LogLine,
@@ -135,6 +137,22 @@ export interface ClusterApi {
    * one is removed.
    */
   updateLocalaiSettings(req: NodeRef & { localai: LocalAiJoinRequest | null }): Promise<LocalAiSettingsView>;
+  /** LocalAI run by this host (`local-ai run` beside its node): where it stands. */
+  localaiRun(req: NodeRef): Promise<LocalAiRunView>;
+  /** Starts, stops or restarts it; a start answers once /readyz does (or it failed). */
+  localaiControl(req: NodeRef & { action: LocalAiAction }): Promise<LocalAiRunView>;
+  /**
+   * Installs LocalAI's release `version` (default: the latest), its sha256 checked against the release's checksums
+   * file. A LocalAI already running goes through a gated swap: its loaded models noted, stopped, the new build started
+   * and the models loaded again; any step failing rolls back to the previous build. Answers when it is done.
+   */
+  localaiInstall(req: NodeRef & { version?: string }): Promise<LocalAiRunView>;
+  /** Back to the build kept before the last install, by the same gated swap. */
+  localaiRollback(req: NodeRef): Promise<LocalAiRunView>;
+  /** LocalAI's last log lines (stdout and stderr), oldest first. */
+  localaiLogs(req: NodeRef & { lines?: number }): Promise<string[]>;
+  /** The latest release the release source offers. */
+  localaiLatest(req: NodeRef): Promise<{ latest: string }>;
 }
 
 export interface LocalAiServerRequest {
@@ -193,6 +211,7 @@ export const nodeMethods = [
 export const clusterMethods = [
   'nodes', 'rollout', 'rollouts', 'rollbackRollout', 'resumeRollout', 'pin', 'unpin', 'desired', 'clusterSettings', 'updateClusterSettings', 'clusterStatus',
   'localaiSettings', 'updateLocalaiSettings', 'localaiServer', 'updateLocalaiServer',
+  'localaiRun', 'localaiControl', 'localaiInstall', 'localaiRollback', 'localaiLogs', 'localaiLatest',
 ] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
+import type { LocalAiAction } from './types.ts';
 import { MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
 import { isSelector, LABEL_KEY, LABEL_RULE, LABEL_VALUE, LABELS_MAX } from './selector.ts';
 import type { RestartPolicy } from './types.ts';
@@ -103,6 +104,7 @@ export const nodeSettings = z.strictObject({
   cordoned: z.boolean(),
   smokeStart: z.boolean(),
   localaiRespawn: z.boolean(),
+  localaiAutostart: z.boolean(),
   startTimeoutSec: startSeconds,
   backendStartTimeoutSec: z
     .record(backendName, startSeconds)
@@ -137,6 +139,12 @@ const localaiServer = z.strictObject({
   url: z.string().max(2048).regex(/^https?:\/\/\S+$/i, 'A LocalAI server address looks like http://HOST:8080'),
   apiKey: text.optional(),
 });
+
+/** How many of LocalAI's log lines a host keeps and shows. */
+export const LOCALAI_LOG_LINES = 2000;
+
+/** A LocalAI release tag as its releases page names it: v2.29.0 (the v may be left out). */
+const localaiVersion = z.string().regex(/^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/, 'A LocalAI version looks like v3.1.0');
 
 type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
 
@@ -202,6 +210,12 @@ export const requestSchemas = {
   updateLocalaiSettings: z.strictObject({ node: nodeId, localai: localaiJoin.nullable() }),
   localaiServer: nodeRef,
   updateLocalaiServer: z.strictObject({ node: nodeId, server: localaiServer.nullable() }),
+  localaiRun: nodeRef,
+  localaiControl: z.strictObject({ node: nodeId, action: z.enum(['start', 'stop', 'restart'] satisfies LocalAiAction[]) }),
+  localaiInstall: z.strictObject({ node: nodeId, version: localaiVersion.optional() }),
+  localaiRollback: nodeRef,
+  localaiLogs: z.strictObject({ node: nodeId, lines: z.number().int().min(1).max(LOCALAI_LOG_LINES).optional() }),
+  localaiLatest: nodeRef,
 } satisfies Schemas;
 
 export function isHangarMethod(value: unknown): value is HangarMethod {

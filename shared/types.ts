@@ -296,6 +296,8 @@ export interface NodeSettings {
    * server runs from the replaced one (shutdown, then load).
    */
   localaiRespawn: boolean;
+  /** Start LocalAI run by Hangar with the agent (`hangar localai`). */
+  localaiAutostart: boolean;
   /**
    * How long a backend's start (spawn to Health) and a model's LoadModel may take, in seconds; never less than twice the
    * longest this node has seen that backend take.
@@ -660,3 +662,46 @@ export type ErrorCode =
   | 'conflict'
   | 'bad-input'
   | 'failed';
+
+/** LocalAI run by Hangar (`hangar localai …`): where its process stands. */
+export type LocalAiRunState = 'not-installed' | 'stopped' | 'starting' | 'ready' | 'stopping' | 'crashed' | 'crash-looping';
+
+/** An install, upgrade or rollback of LocalAI itself: what it did, or why it failed with LocalAI's last log lines. */
+export interface LocalAiOperation {
+  kind: 'install' | 'upgrade' | 'rollback';
+  state: 'running' | 'done' | 'failed';
+  phase: string;
+  /** The outcome in one line (done), or why it failed. */
+  message: string | null;
+  /** LocalAI's own last log lines when it failed. */
+  logTail: string[];
+  startedAt: string;
+  finishedAt: string | null;
+}
+
+export interface LocalAiRunView {
+  state: LocalAiRunState;
+  pid: number | null;
+  /** The installed build's version (vX.Y.Z), or what /version said of a binary given with --localai-bin. */
+  version: string | null;
+  /** The build kept for a rollback. */
+  previousVersion: string | null;
+  /** http://127.0.0.1:PORT while it runs. */
+  url: string | null;
+  binary: string | null;
+  /** Set when the agent was given --localai-bin: install, upgrade and rollback are refused. */
+  fixedBinary: boolean;
+  modelsPath: string;
+  backendsPath: string;
+  /** LocalAI's own processes (its loaded models), killed with it if it leaves them behind. */
+  processes: number;
+  /** Restarts after crashes since the last start asked for. */
+  restarts: number;
+  /** How its last process ended by itself, or null. */
+  lastExit: string | null;
+  /** Where the server link stands: linked to it, or why not. */
+  link: string | null;
+  operation: LocalAiOperation | null;
+}
+
+export type LocalAiAction = 'start' | 'stop' | 'restart';

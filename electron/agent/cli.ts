@@ -6,6 +6,7 @@ import { registerBackendCommands } from './commands/backends.ts';
 import { registerClusterCommands } from './commands/cluster.ts';
 import { createCliContext } from './commands/context.ts';
 import { registerJobCommands } from './commands/jobs.ts';
+import { registerLocalAiCommands } from './commands/localai.ts';
 import { registerProcessCommands } from './commands/processes.ts';
 import { registerSettingsCommands } from './commands/settings.ts';
 
@@ -25,6 +26,7 @@ registerClusterCommands(context);
 registerBackendCommands(context);
 registerProcessCommands(context);
 registerSettingsCommands(context);
+registerLocalAiCommands(context);
 registerJobCommands(context);
 
 // Output piped into `head` and the like: the reader is gone, so there is nothing left to say.

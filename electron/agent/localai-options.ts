@@ -3,6 +3,7 @@
 // file, never taken on the command line (the process list shows that to every user of the machine); NATS credentials
 // come as for Hangar's own cluster.
 import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { LocalAiHostOptions } from '../fleet/start.ts';
@@ -22,6 +23,9 @@ export interface LocalAiCommandOptions {
   localaiNatsCa?: string;
   localaiPoll?: number;
   localaiReloadWait?: number;
+  localaiBin?: string;
+  localaiReleases?: string;
+  localaiModels?: string;
 }
 
 export function localaiOptions(command: Command, parseMs: (value: string) => number): Command {
@@ -36,7 +40,20 @@ export function localaiOptions(command: Command, parseMs: (value: string) => num
     .option('--localai-nats-creds <file>', 'a NATS .creds file (user JWT and nkey seed) instead')
     .option('--localai-nats-ca <file>', 'CA file for a tls:// LocalAI NATS server')
     .option('--localai-poll <ms>', "how often the frontend's node list and each worker's backends, or the server's loaded models, are read", parseMs)
-    .option('--localai-reload-wait <ms>', 'how long an upgrade waits for the models it stopped to run again', parseMs);
+    .option('--localai-reload-wait <ms>', 'how long an upgrade waits for the models it stopped to run again', parseMs)
+    .option('--localai-bin <path>', 'run this LocalAI binary (hangar localai start) instead of one Hangar installs')
+    .option('--localai-releases <url>', "where hangar localai install fetches LocalAI's releases (a mirror of https://github.com's layout; default https://github.com)")
+    .option('--localai-models <dir>', "the models directory of the LocalAI Hangar runs (default <home>/models)");
+}
+
+/** LocalAI run by the agent (`hangar localai`): its binary, release source and models directory. */
+export function localaiRunOptions(options: LocalAiCommandOptions): { binary?: string; releases?: string; modelsPath?: string } {
+  if (options.localaiReleases !== undefined && !/^https?:\/\/\S+$/i.test(options.localaiReleases)) throw new Error(`--localai-releases wants an http(s) URL, got "${options.localaiReleases}"`);
+  return {
+    ...(options.localaiBin !== undefined && { binary: resolve(options.localaiBin) }),
+    ...(options.localaiReleases !== undefined && { releases: options.localaiReleases }),
+    ...(options.localaiModels !== undefined && { modelsPath: resolve(options.localaiModels) }),
+  };
 }
 
 /** The options as the host takes them; none given: the LocalAI cluster is the one Settings keep. */

@@ -27,6 +27,8 @@ export interface AgentOptions {
   localai?: LocalAiHostOptions | undefined;
   /** The LocalAI server beside its node. */
   localaiServer?: NodeSetup['localaiServer'];
+  /** LocalAI run by the agent: --localai-bin, --localai-releases, --localai-models. */
+  localaiRun?: { binary?: string | undefined; releases?: string | undefined; modelsPath?: string | undefined } | undefined;
   restoreBackends?: boolean;
   /** Fixes the node's labels for this run (--label KEY=VALUE). */
   labels?: Record<string, string> | undefined;
@@ -46,7 +48,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   const token = await agentToken(options.home, { token: options.token, tokenFile: options.tokenFile });
   const galleries: GallerySpec[] = options.galleries.map(gallerySpec);
   // What the command line gives is fixed for this run; the rest comes from the node's settings.
-  const { node, localaiServer, recovered } = await startNode({
+  const { node, localaiServer, localaiRunner, recovered } = await startNode({
     home: options.home,
     ...(options.cluster && { name: options.cluster.name }),
     ...(galleries.length > 0 && { galleries }),
@@ -64,9 +66,15 @@ export async function runAgent(options: AgentOptions): Promise<void> {
       ...(options.startTimeout !== undefined && { startTimeoutMs: startTimeout(options.startTimeout) }),
     },
     localaiServer: options.localaiServer,
+    localaiRun: {
+      ...options.localaiRun,
+      ...(options.stallTimeout !== undefined && { transfer: stallLimits(options.stallTimeout) }),
+      ...(options.startTimeout !== undefined && { readyTimeoutMs: startTimeout(options.startTimeout) }),
+      loadTimeoutMs: options.localai?.reloadWaitMs,
+    },
   });
   for (const line of recovered) process.stderr.write(`hangar: recovered: ${line}\n`);
-  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster, localai: options.localai, localaiServer }).catch(async (error: unknown) => {
+  const hangar = await startHost({ node, home: options.home, stateDir: node.stateDir, cluster: options.cluster, localai: options.localai, localaiServer, localaiRunner }).catch(async (error: unknown) => {
     await node.close({ stopBackends: false });
     throw error;
   });
@@ -93,6 +101,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     const done = [
       await step('closing connections', () => server.close()),
       await step('leaving the cluster', () => hangar.close()),
+      await step('stopping LocalAI', () => localaiRunner.close()),
       await step('stopping the backends', () => node.close()),
       await step('removing agent.json', () => rm(agentFile(options.home), { force: true })),
       await step('releasing the home', () => lock.release()),
@@ -108,6 +117,9 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
+  if ((await node.settings({ node: 'local' })).settings.localaiAutostart) {
+    void localaiRunner.control('start').catch((error: unknown) => process.stderr.write(`hangar: LocalAI did not start: ${(error as Error).message}\n`));
+  }
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   // Serving already: what the app asks for first (its Backends view, then its gallery), then what the first load
   // needs, are made ready now, on idle turns, not when a user waits for them. The backends go first: their listing is

@@ -19,6 +19,7 @@ const KEYS: Record<string, { key: Scalar; parse(text: string): NodeSettings[Scal
   labels: { key: 'labels', parse: labels, show: (v) => Object.entries(v as Record<string, string>).map(([k, x]) => `${k}=${x}`).join(',') || '-' },
   'smoke-start': { key: 'smokeStart', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'localai-respawn': { key: 'localaiRespawn', parse: onOff, show: (v) => (v ? 'on' : 'off') },
+  'localai-autostart': { key: 'localaiAutostart', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'start-timeout': { key: 'startTimeoutSec', parse: Number, show: (v) => `${v as number} s` },
 };
 

@@ -20,6 +20,7 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   cordoned: false,
   smokeStart: true,
   localaiRespawn: true,
+  localaiAutostart: false,
   // Big GPU builds import torch or map a large model before they answer Health.
   startTimeoutSec: 600,
   backendStartTimeoutSec: {},

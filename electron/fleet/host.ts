@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { LOCAL_NODE, type HangarApi, type LocalAiServerRequest, type NodeRef } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { parseSelector, selects } from '../../shared/selector.ts';
-import type { ClusterStatusView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { ClusterStatusView, LocalAiAction, LocalAiRunView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { ClusterLink } from '../cluster/join.ts';
 import type { ClusterSettings } from '../cluster/cluster-settings.ts';
 import { Converger } from '../cluster/converge.ts';
@@ -24,6 +24,16 @@ export interface LocalAiServerSettings {
   update(next: LocalAiServerRequest | null): Promise<LocalAiServerView>;
 }
 
+/** LocalAI run by this host, as the `localai…` calls reach it. */
+export interface LocalAiRunnerControl {
+  view(): LocalAiRunView;
+  control(action: LocalAiAction): Promise<LocalAiRunView>;
+  install(version?: string): Promise<LocalAiRunView>;
+  rollback(): Promise<LocalAiRunView>;
+  logLines(count?: number): string[];
+  latest(): Promise<string>;
+}
+
 export interface HostOptions {
   node: LocalNodeApi;
   cluster: ClusterLink | null;
@@ -31,6 +41,8 @@ export interface HostOptions {
   localai?: LocalAiConnection | null;
   /** The LocalAI server beside this host's node, as Settings show and change it. */
   localaiServer?: LocalAiServerSettings | null;
+  /** LocalAI run by this host (`hangar localai`). */
+  localaiRunner?: LocalAiRunnerControl | null;
   /** Where a host in no cluster keeps its rollouts and desired versions (and whence they move into a cluster's). */
   stateDir: string;
   /** The cluster to join, as Settings show and change it. */
@@ -38,6 +50,7 @@ export interface HostOptions {
 }
 
 const NO_SERVER = 'This host links no LocalAI server.';
+const NO_RUNNER = 'This host does not run LocalAI.';
 
 export type Host = HangarApi & {
   /** Someone watches the cluster through this host (a window, a connected client) until the returned function is called. */
@@ -65,6 +78,11 @@ export function createHost(options: HostOptions): Host {
   for (const provider of providers) provider.onEvent(emit);
   // A swap on a Hangar node that shares its backends directory with a LocalAI worker concerns that worker too.
   events.on('event', (event) => localai?.link()?.hangarEvent(event));
+  const runner = (req: NodeRef): LocalAiRunnerControl => {
+    checkHost(req);
+    if (!options.localaiRunner) throw new HangarError('conflict', NO_RUNNER);
+    return options.localaiRunner;
+  };
   const api = routeTo(providers, members ?? local);
 
   const stores = cluster?.stores ?? homeStores(options.stateDir);
@@ -169,6 +187,12 @@ export function createHost(options: HostOptions): Host {
       if (!options.localaiServer) throw new HangarError('conflict', NO_SERVER);
       return options.localaiServer.update(req.server);
     },
+    localaiRun: async (req) => runner(req).view(),
+    localaiControl: async (req) => runner(req).control(req.action),
+    localaiInstall: async (req) => runner(req).install(req.version),
+    localaiRollback: async (req) => runner(req).rollback(),
+    localaiLogs: async (req) => runner(req).logLines(req.lines),
+    localaiLatest: async (req) => ({ latest: await runner(req).latest() }),
     watch: () => cluster?.presence?.watch() ?? (() => undefined),
     on: (event, listener) => events.on(event, listener),
     off: (event, listener) => events.off(event, listener),

@@ -9,8 +9,10 @@ import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-s
 import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { LocalNode } from '../core/node.ts';
 import type { LocalNodeOptions } from '../core/node/options.ts';
+import { linkRunLocalAi } from '../localai/runner/link-server.ts';
+import { LocalAiRunner, type LocalAiRunnerOptions } from '../localai/runner/runner.ts';
 import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/link.ts';
-import { createHost, type Host, type LocalAiServerSettings } from './host.ts';
+import { createHost, type Host, type LocalAiRunnerControl, type LocalAiServerSettings } from './host.ts';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 export type { Host } from './host.ts';
@@ -31,17 +33,34 @@ export interface JoinOptions extends ClusterConnectOptions {
 export interface NodeSetup extends Omit<LocalNodeOptions, 'coRunner'> {
   /** The LocalAI server beside the node: fixed by the command line, else linked in Settings. */
   localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs' | 'loadTimeoutMs' | 'insecure'> | undefined;
+  /** LocalAI run by Hangar: where its binary and releases come from, its models, its limits. */
+  localaiRun?: Omit<LocalAiRunnerOptions, 'home' | 'backendsPath' | 'onReady'> | undefined;
 }
 
-/**
- * This machine's node with the LocalAI server beside it (the node's co-runner: every swap keeps its models on the
- * live tree), made here for both the desktop app and the agent. Resolves with what the start recovered.
- */
-export async function startNode(setup: NodeSetup): Promise<{ node: LocalNode; localaiServer: LocalAiServer; recovered: string[] }> {
-  const { localaiServer: server, ...options } = setup;
+export interface StartedNode {
+  node: LocalNode;
+  /** The LocalAI server beside the node: the node's co-runner, so every swap keeps its models on the live tree. */
+  localaiServer: LocalAiServer;
+  /** LocalAI run by Hangar, linked as that server once it is ready (a LocalAI run by hand or in Docker is linked in Settings). */
+  localaiRunner: LocalAiRunner;
+  /** What the start recovered, a line each. */
+  recovered: string[];
+}
+
+/** This machine's node with LocalAI beside it, made here for both the desktop app and the agent. */
+export async function startNode(setup: NodeSetup): Promise<StartedNode> {
+  const { localaiServer: server, localaiRun, ...options } = setup;
   const localaiServer = new LocalAiServer({ stateDir: join(options.home, 'state'), fixed: null, ...server });
   const node = new LocalNode({ ...options, coRunner: localaiServer });
-  return { node, localaiServer, recovered: await node.start() };
+  const recovered = await node.start();
+  const localaiRunner = new LocalAiRunner({
+    ...localaiRun,
+    home: options.home,
+    backendsPath: node.backendsDir,
+    onReady: (running) => linkRunLocalAi(localaiServer, running),
+  });
+  await localaiRunner.load();
+  return { node, localaiServer, localaiRunner, recovered };
 }
 
 export interface StartHostOptions {
@@ -56,6 +75,8 @@ export interface StartHostOptions {
   localai?: LocalAiHostOptions;
   /** The LocalAI server beside the node (the node's co-runner), as Settings show and change it. */
   localaiServer?: LocalAiServerSettings;
+  /** LocalAI run by the host. */
+  localaiRunner?: LocalAiRunnerControl;
 }
 
 export interface LocalAiHostOptions {
@@ -86,7 +107,7 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
 }
 
 async function createJoinedHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
-  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
+  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null });
   // The NATS client is loaded only by a host that joins a cluster.
   const { joinCluster } = await import('../cluster/join.ts');
   const cluster = await joinCluster({
@@ -98,5 +119,5 @@ async function createJoinedHost(options: StartHostOptions, clusterSettings: Clus
     heartbeatMs: options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
   });
-  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null });
+  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null });
 }

@@ -43,6 +43,7 @@ function validRequest(method: HangarMethod): Record<string, unknown> {
     if (key === 'pid') request[key] = 4242;
     if (key === 'restartDelayMs') request[key] = 1000;
     if (key === 'maxRestarts') request[key] = 5;
+    if (key === 'lines') request[key] = 200;
   }
   return request;
 }

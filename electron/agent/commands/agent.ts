@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { ClusterRole } from '../../../shared/types.ts';
 import { parseLabel } from '../../../shared/selector.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../../cluster/defaults.ts';
-import { localaiHostOptions, localaiOptions, localaiServerOptions, type LocalAiCommandOptions } from '../localai-options.ts';
+import { localaiHostOptions, localaiOptions, localaiRunOptions, localaiServerOptions, type LocalAiCommandOptions } from '../localai-options.ts';
 import { DEFAULT_LISTEN, homeDir } from '../paths.ts';
 import { collect, type CliContext } from './context.ts';
 
@@ -60,7 +60,7 @@ export function registerAgentCommand(context: CliContext): void {
       // Loaded only here: client commands start faster without the node's code and its dependencies.
       const { runAgent } = await import('../run-agent.ts');
       const localai = await localaiHostOptions(options, options.insecure);
-      await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options, options.insecure) });
+      await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options, options.insecure), localaiRun: localaiRunOptions(options) });
     });
 }
 

@@ -28,7 +28,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
   let version = 1;
   /** Model configs: names in other cases and by LocalAI's alias, and models loaded around swaps. */
   const models = { m1: 'echo', late: 'echo', mid: 'echo', up: 'ECHO', al: 'llama' };
-  const standIn = (port?: number): StandInServerOptions => ({ backendsDir, models, gallery: localaiGallery, indexCacheMs: 0, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0, ...(port !== undefined && { port }) });
+  const standIn = (port?: number): StandInServerOptions => ({ backendsDir, models, gallery: localaiGallery, indexCacheMs: 0, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0, ...(port !== undefined && { address: { host: '127.0.0.1', port } }) });
 
   const offer = async (echo: string, llama: string) => writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, echo), version: echo }, { name: 'llama-cpp', uri: await echoSource(root, llama), version: llama }]);
   const ok = async (...args: string[]) => {

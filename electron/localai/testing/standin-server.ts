@@ -36,8 +36,8 @@ export interface StandInServerOptions {
   indexCacheMs?: number;
   /** The first cooldown after a failed load (LocalAI's LOCALAI_MODEL_LOAD_FAILURE_COOLDOWN, default 10 s; 0: none). */
   loadFailureCooldownMs?: number;
-  /** The port to listen on (LocalAI's --address; a LocalAI started again on its address); default: any free one. */
-  port?: number;
+  /** Where it listens (LocalAI's --address); default 127.0.0.1 on a free port. */
+  address?: { host: string; port: number };
 }
 
 /** The LocalAI commit this was written from: what /version names as the build's commit. */
@@ -59,7 +59,7 @@ export class StandInServer {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.port}`;
+    return `http://${this.options.address?.host ?? '127.0.0.1'}:${this.port}`;
   }
 
   get spawned(): number {
@@ -75,7 +75,7 @@ export class StandInServer {
     await this.loader.start();
     await this.gallery.registerBackends();
     const server = (this.server = createServer((req, res) => void serve(req, res, this.routes, this.options.apiKeys ?? []).catch(() => res.destroy())));
-    server.listen(this.options.port ?? 0, '127.0.0.1');
+    server.listen(this.options.address?.port ?? 0, this.options.address?.host ?? '127.0.0.1');
     await once(server, 'listening');
     this.port = (server.address() as AddressInfo).port;
   }

@@ -9,6 +9,7 @@ import { BackendStartTimeouts } from './BackendStartTimeouts.tsx';
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
 import { JoinField, requestFrom } from './join-form.tsx';
+import { LocalAiRunSection } from './LocalAiRunSettings.tsx';
 import { LocalAiServerSection } from './LocalAiServerSettings.tsx';
 import { LocalAiSection } from './LocalAiSettings.tsx';
 import { NumberSetting, Section, Toggle } from './SettingControls.tsx';
@@ -23,7 +24,7 @@ export function SettingsView() {
   useEffect(() => void load.run(), [load.run]);
   const hostsOwn = useNodes((s) => s.selected) === LOCAL_NODE;
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
-  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch' | 'smokeStart' | 'localaiRespawn', label: string, hint: string, testId: string) => (
+  const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch' | 'smokeStart' | 'localaiRespawn' | 'localaiAutostart', label: string, hint: string, testId: string) => (
     <Toggle
       label={label}
       hint={fixed(key) ? FIXED_REASON : hint}
@@ -107,6 +108,7 @@ export function SettingsView() {
           </Section>
           <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
+          {hostsOwn && <LocalAiRunSection autostart={toggle('localaiAutostart', 'Start LocalAI with Hangar', 'Hangar starts the LocalAI it runs when it starts.', 'setting-localai-autostart')} />}
           {hostsOwn && <LocalAiServerSection />}
           {hostsOwn && <LocalAiSection />}
         </div>

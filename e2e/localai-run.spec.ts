@@ -1,0 +1,83 @@
+// LocalAI run by Hangar, in the UI: a real agent fetching LocalAI's releases from a local release server (the stand-in
+// written from LocalAI's code as the `local-ai` binary). Settings → LocalAI installs it, starts it, finds and installs
+// a newer release as a gated swap, rolls it back, shows its logs, and stops it; a release with a wrong checksum is
+// refused in words.
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { releasePlatform } from '../electron/localai/runner/release.ts';
+import { StandInReleases } from '../electron/localai/testing/standin-releases.ts';
+import type { RunningAgent } from './fixtures/agent.ts';
+import { seriousViolations } from './fixtures/page.ts';
+import { openSession, type Session } from './fixtures/session.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+let session: Session;
+let agent: RunningAgent;
+let page: Page;
+let releases: StandInReleases;
+let releasesDir: string;
+
+test.beforeAll(async ({ browser }) => {
+  releasesDir = await mkdtemp(join(tmpdir(), 'hangar-e2e-releases-'));
+  releases = new StandInReleases(releasesDir, releasePlatform()!);
+  await releases.start();
+  await releases.publish({ version: 'v3.2.0' });
+  session = await openSession(browser, 'e2e-localai-run', { args: ['--localai-releases', releases.url] });
+  ({ agent, page } = session);
+});
+
+test.afterAll(async () => {
+  await session?.close();
+  await releases?.stop();
+  if (releasesDir) await rm(releasesDir, { recursive: true, force: true });
+});
+
+test('Settings → LocalAI installs LocalAI and starts it', async () => {
+  await page.goto(agent.pageUrl);
+  await page.getByTestId('nav-settings').click();
+  const panel = page.getByTestId('localai-run-settings');
+  const state = panel.getByTestId('localai-run-state');
+  await expect(state).toHaveText('LocalAI is not installed.');
+  await panel.getByTestId('localai-install').click();
+  await expect(state).toHaveText('LocalAI v3.2.0: stopped.');
+  await expect(panel.getByTestId('localai-run-operation')).toContainText('Last install: LocalAI v3.2.0 installed (sha256');
+  await panel.getByTestId('localai-start').click();
+  await expect(state).toHaveText(/^LocalAI v3\.2\.0: ready \(pid \d+\) at http:\/\/127\.0\.0\.1:\d+\.$/);
+  expect(await seriousViolations(page)).toEqual([]);
+});
+
+test('a newer release is offered and installed as a gated swap, and rolled back on request', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  const state = panel.getByTestId('localai-run-state');
+  await releases.publish({ version: 'v3.3.0' });
+  await panel.getByTestId('localai-check').click();
+  await panel.getByTestId('localai-upgrade').click();
+  await expect(state).toHaveText(/^LocalAI v3\.3\.0: ready \(pid \d+\)/);
+  await expect(panel.getByTestId('localai-run-operation')).toHaveText('Last upgrade: LocalAI v3.2.0 → v3.3.0');
+  await expect(panel.getByTestId('localai-check')).toBeVisible();
+  await panel.getByTestId('localai-rollback').click();
+  await expect(state).toHaveText(/^LocalAI v3\.2\.0: ready \(pid \d+\)/);
+  await expect(panel.getByTestId('localai-run-operation')).toHaveText('Last rollback: LocalAI v3.3.0 → v3.2.0 (rollback)');
+});
+
+test('a release whose checksum is wrong is refused in words, and LocalAI keeps running', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await releases.publish({ version: 'v3.4.0' }, 'wrong');
+  await panel.getByTestId('localai-check').click();
+  await panel.getByTestId('localai-upgrade').click();
+  await expect(panel.getByTestId('localai-run-error')).toContainText('refused LocalAI v3.4.0: local-ai-v3.4.0-');
+  await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.2\.0: ready/);
+});
+
+test('its logs are shown, and Stop stops it', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await panel.getByTestId('localai-logs-toggle').click();
+  await expect(panel.getByTestId('localai-logs')).toContainText('LocalAI API is listening!');
+  await panel.getByTestId('localai-stop').click();
+  await expect(panel.getByTestId('localai-run-state')).toHaveText('LocalAI v3.2.0: stopped.');
+  await expect(panel.getByTestId('localai-logs')).toContainText('Received SIGINT, shutting down');
+});

@@ -1,0 +1,81 @@
+// `hangar localai …`: LocalAI run by the agent: installed from its releases, started, stopped, upgraded and rolled
+// back, its state and its logs.
+import type { LocalAiRunView } from '../../../shared/types.ts';
+import type { WireClient } from '../../../shared/wire-client.ts';
+import type { CliContext } from './context.ts';
+import { print } from './terminal.ts';
+
+export function registerLocalAiCommands(context: CliContext): void {
+  const group = context.program.command('localai').description("LocalAI run by Hangar: install, start, stop, restart, status, logs, upgrade, rollback");
+  const sub = (name: string, description: string, configure?: Parameters<CliContext['clientCommand']>[2]) => context.clientCommand(name, description, configure, { parent: group });
+
+  sub('install', "install LocalAI's release VERSION (default: the latest), its sha256 checked; over a running LocalAI, as a gated swap", (c) => c.argument('[version]'))
+    .action(context.withClient(async (c, version: string | undefined, options: { json?: boolean }) => {
+      const view = await saying(c, context.node, () => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) }));
+      print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
+    }));
+
+  sub('upgrade', 'upgrade LocalAI to VERSION (default: the latest): loaded models noted, LocalAI stopped, swapped, started, models loaded again; rolled back if any step fails', (c) => c.argument('[version]'))
+    .action(context.withClient(async (c, version: string | undefined, options: { json?: boolean }) => {
+      const view = await saying(c, context.node, () => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) }));
+      print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
+    }));
+
+  sub('rollback', 'go back to the LocalAI build kept before the last install, by the same gated swap')
+    .action(context.withClient(async (c, options: { json?: boolean }) => {
+      const view = await saying(c, context.node, () => c.localaiRollback({ node: context.node }));
+      print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
+    }));
+
+  for (const action of ['start', 'stop', 'restart'] as const) {
+    const says = { start: 'start LocalAI and wait until /readyz answers', stop: 'stop LocalAI (SIGINT, then SIGTERM, then SIGKILL)', restart: 'stop LocalAI, then start it and wait until /readyz answers' }[action];
+    sub(action, says).action(context.withClient(async (c, options: { json?: boolean }) => {
+      const view = await saying(c, context.node, () => c.localaiControl({ node: context.node, action }));
+      print(options, view, () => statusText(view));
+    }));
+  }
+
+  sub('status', 'where LocalAI stands: state, pid, version, url')
+    .action(context.withClient(async (c, options: { json?: boolean }) => {
+      const view = await c.localaiRun({ node: context.node });
+      print(options, view, () => statusText(view));
+    }));
+
+  sub('logs', "LocalAI's last log lines", (c) => c.option('-n, --lines <count>', 'how many (default 200)', (v) => Number(v), 200))
+    .action(context.withClient(async (c, options: { json?: boolean; lines: number }) => {
+      const lines = await c.localaiLogs({ node: context.node, lines: options.lines });
+      print(options, lines, () => lines.map((l) => `${l}\n`).join(''));
+    }));
+}
+
+const FAILURE_LINES = 20;
+
+/**
+ * Runs `work`; when it fails, LocalAI's own last lines go to stderr before the error: those of the build that failed
+ * to start, as the operation kept them, else the last lines LocalAI wrote.
+ */
+async function saying(c: WireClient, node: string, work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView> {
+  const startedAt = new Date().toISOString();
+  try {
+    return await work();
+  } catch (error) {
+    const view = await c.localaiRun({ node }).catch(() => null);
+    const operation = view?.operation && view.operation.startedAt >= startedAt ? view.operation : null;
+    const lines = operation?.logTail.length ? operation.logTail : await c.localaiLogs({ node, lines: FAILURE_LINES }).catch(() => []);
+    if (lines.length > 0) process.stderr.write(`LocalAI's last log lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
+    throw error;
+  }
+}
+
+function statusText(view: LocalAiRunView): string {
+  const lines = [`LocalAI: ${view.state}${view.pid !== null ? ` (pid ${view.pid})` : ''}${view.version ? `, ${view.version}` : ''}${view.url ? `, ${view.url}` : ''}`];
+  if (view.state === 'not-installed') lines.push('install it: hangar localai install');
+  if (view.binary) lines.push(`binary: ${view.binary}${view.fixedBinary ? ' (--localai-bin)' : ''}`);
+  if (view.previousVersion) lines.push(`kept for a rollback: ${view.previousVersion} (hangar localai rollback)`);
+  lines.push(`models: ${view.modelsPath}${view.pid !== null ? ` (${view.processes} model process${view.processes === 1 ? '' : 'es'} running)` : ''}`, `backends: ${view.backendsPath}`);
+  if (view.link) lines.push(`link: ${view.link}`);
+  if (view.restarts > 0 || view.lastExit) lines.push(`restarts after a crash: ${view.restarts}${view.lastExit ? ` (last end: ${view.lastExit})` : ''}`);
+  const op = view.operation;
+  if (op) lines.push(`last ${op.kind}: ${op.state}${op.message ? `: ${op.message}` : ''}`);
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,66 @@
+// LocalAI's releases as its own launcher fetches them (cmd/launcher/internal/release_manager.go): the binary
+// `local-ai-vX.Y.Z-<goos>-<goarch>` and `LocalAI-vX.Y.Z-checksums.txt` (sha256sum lines) under
+// `BASE/mudler/LocalAI/releases/download/vX.Y.Z/`, and the latest release told by the redirect of
+// `BASE/mudler/LocalAI/releases/latest` to `.../releases/tag/vX.Y.Z` (api.github.com would be rate-limited).
+import { HangarError } from '../../../shared/errors.ts';
+
+export const DEFAULT_RELEASES = 'https://github.com';
+const REPOSITORY = 'mudler/LocalAI';
+const VERSION = /^v?(\d{1,4}\.\d{1,4}\.\d{1,4})$/;
+
+/** `v3.1.0` from `3.1.0` or `v3.1.0`. */
+export function releaseTag(version: string): string {
+  const match = VERSION.exec(version.trim());
+  if (!match) throw new HangarError('invalid-request', `a LocalAI version looks like v3.1.0, got "${version.slice(0, 100)}"`);
+  return `v${match[1]}`;
+}
+
+/** Go's GOOS/GOARCH for this machine, as the release names carry them; null where LocalAI publishes no binary. */
+export function releasePlatform(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string | null {
+  const goos = platform === 'linux' || platform === 'darwin' ? platform : null;
+  const goarch = arch === 'x64' ? 'amd64' : arch === 'arm64' ? 'arm64' : null;
+  return goos && goarch ? `${goos}-${goarch}` : null;
+}
+
+export interface ReleaseFiles {
+  tag: string;
+  /** The binary's file name, as the checksums file lists it. */
+  asset: string;
+  binaryUrl: string;
+  checksumsUrl: string;
+}
+
+export function releaseFiles(base: string, version: string, platform = releasePlatform()): ReleaseFiles {
+  if (!platform) throw new HangarError('conflict', `LocalAI publishes no binary for ${process.platform}-${process.arch}`);
+  const tag = releaseTag(version);
+  const dir = `${trimmed(base)}/${REPOSITORY}/releases/download/${tag}`;
+  const asset = `local-ai-${tag}-${platform}`;
+  return { tag, asset, binaryUrl: `${dir}/${asset}`, checksumsUrl: `${dir}/LocalAI-${tag}-checksums.txt` };
+}
+
+/** The latest release's tag, from where `BASE/mudler/LocalAI/releases/latest` redirects. */
+export async function latestRelease(base: string, fetchFn: typeof fetch): Promise<string> {
+  const url = `${trimmed(base)}/${REPOSITORY}/releases/latest`;
+  const response = await fetchFn(url, { redirect: 'manual' });
+  await response.body?.cancel();
+  const location = response.headers.get('location');
+  if (response.status < 300 || response.status > 399 || !location) {
+    throw new HangarError('failed', `${url} answered ${response.status}${location ? '' : ' with no redirect'}: the latest LocalAI release cannot be told`);
+  }
+  const tag = /\/releases\/tag\/(v?\d+\.\d+\.\d+)\/?$/.exec(new URL(location, url).pathname)?.[1];
+  if (!tag) throw new HangarError('failed', `${url} redirects to ${location.slice(0, 200)}, not to a release tag`);
+  return releaseTag(tag);
+}
+
+/** The sha256 the checksums file gives `asset` (`HEX  NAME` lines, NAME possibly `*NAME`), or null when it lists none. */
+export function checksumOf(checksums: string, asset: string): string | null {
+  for (const line of checksums.split('\n')) {
+    const [hash, name] = line.trim().split(/\s+/);
+    if (name?.replace(/^\*/, '') === asset && /^[0-9a-f]{64}$/i.test(hash ?? '')) return hash!.toLowerCase();
+  }
+  return null;
+}
+
+function trimmed(base: string): string {
+  return base.replace(/\/+$/, '');
+}

@@ -1,0 +1,309 @@
+// LocalAI run by Hangar (`hangar localai …`): installed from LocalAI's releases with its checksum, started as
+// `local-ai run` on 127.0.0.1 on this node's backends directory, ready when /readyz answers, restarted after a crash by
+// the backends' restart policy, linked as the server beside the node, upgraded and rolled back as a gated swap.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { HangarError } from '../../../shared/errors.ts';
+import type { LocalAiAction, LocalAiOperation, LocalAiRunState, LocalAiRunView } from '../../../shared/types.ts';
+import { oneLine } from '../../core/jobs.ts';
+import { KeyedLock } from '../../core/locks.ts';
+import { guardedFetch, type TransferLimits } from '../../core/net/guarded-fetch.ts';
+import { portIsFree } from '../../core/supervisor/ports.ts';
+import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartHistory } from '../../core/supervisor/restart-policy.ts';
+import { LocalAiServerApi } from '../server/api.ts';
+import { localAiApiKey } from './api-key.ts';
+import { Builds, type InstalledBuild } from './builds.ts';
+import { downloadRelease } from './download.ts';
+import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
+import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
+import { noteRunning, noteStopped, stopLeftRunning } from './left-running.ts';
+import { LogLines } from './log-lines.ts';
+import { endText, waitReady } from './readiness.ts';
+import { DEFAULT_RELEASES, latestRelease, releaseFiles, releaseTag } from './release.ts';
+import { freePort } from './free-port.ts';
+
+export interface LocalAiRunnerOptions {
+  home: string;
+  /** This node's backends directory, given to LocalAI as --backends-path. */
+  backendsPath: string;
+  /** --localai-models (default `<home>/models`). */
+  modelsPath?: string | undefined;
+  /** --localai-bin: a binary already on the machine, used as it is. */
+  binary?: string | undefined;
+  /** --localai-releases: where releases are fetched from (default https://github.com). */
+  releases?: string | undefined;
+  transfer?: Partial<TransferLimits> | undefined;
+  /** How long a start may take to answer /readyz (the agent's --start-timeout). */
+  readyTimeoutMs?: number | undefined;
+  /** How long one noted model may take to load again after a swap (the agent's --localai-reload-wait). */
+  loadTimeoutMs?: number | undefined;
+  /** Told when LocalAI is ready (to link it); says how the link stands. */
+  onReady?(server: { url: string; apiKey: string; pid: number }): Promise<string>;
+  /** Where its state changes are said (default: the agent's stderr). */
+  log?(line: string): void;
+}
+
+const KEY = 'localai';
+const DEFAULT_READY_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_LOAD_TIMEOUT_MS = 10 * 60_000;
+const FAILURE_TAIL = 20;
+
+export class LocalAiRunner {
+  private readonly builds: Builds;
+  private readonly logs = new LogLines(() => this.apiKey);
+  private readonly serial = new KeyedLock();
+  private readonly restarts: RestartScheduler;
+  private readonly history: RestartHistory = { quickEnds: 0, backoffMs: 0 };
+  private readonly fetch: typeof fetch;
+  private apiKey: string | null = null;
+  private process: LocalAiProcess | null = null;
+  /** The process the restart policy watches: one that got ready, or one a crash restart started. */
+  private supervised: LocalAiProcess | null = null;
+  private state: LocalAiRunState = 'stopped';
+  private port: number | null = null;
+  private reportedVersion: string | null = null;
+  private restartCount = 0;
+  private lastExit: string | null = null;
+  private link: string | null = null;
+  private operation: LocalAiOperation | null = null;
+  private closed = false;
+
+  constructor(private readonly options: LocalAiRunnerOptions) {
+    this.builds = new Builds(join(options.home, 'localai'));
+    this.restarts = new RestartScheduler(DEFAULT_RESTART_RULES);
+    this.fetch = guardedFetch(fetch, options.transfer);
+  }
+
+  async load(): Promise<void> {
+    await this.builds.load();
+    const stopped = await stopLeftRunning(this.builds.dir, DEFAULT_STOP_GRACE.interruptMs);
+    if (stopped) this.say(stopped);
+  }
+
+  view(): LocalAiRunView {
+    const build = this.builds.inUse();
+    const binary = this.options.binary ?? build?.path ?? null;
+    return {
+      state: binary === null ? 'not-installed' : this.state,
+      pid: this.process?.pid ?? null,
+      version: this.options.binary ? this.reportedVersion : (build?.tag ?? null),
+      previousVersion: this.options.binary ? null : (this.builds.kept()?.tag ?? null),
+      url: this.process && this.state !== 'stopped' ? this.process.url : null,
+      binary,
+      fixedBinary: this.options.binary !== undefined,
+      modelsPath: this.modelsPath,
+      backendsPath: this.options.backendsPath,
+      processes: this.process?.processes() ?? 0,
+      restarts: this.restartCount,
+      lastExit: this.lastExit,
+      link: this.link,
+      operation: this.operation && { ...this.operation, logTail: [...this.operation.logTail] },
+    };
+  }
+
+  logLines(count?: number): string[] {
+    return this.logs.last(count);
+  }
+
+  control(action: LocalAiAction): Promise<LocalAiRunView> {
+    return this.serial.run(KEY, async () => {
+      if (action !== 'start') await this.stopNow();
+      if (action === 'stop') return this.view();
+      this.restartCount = 0;
+      Object.assign(this.history, { quickEnds: 0, backoffMs: 0 });
+      await this.startNow(false);
+      return this.view();
+    });
+  }
+
+  latest(): Promise<string> {
+    return latestRelease(this.releases, this.fetch);
+  }
+
+  /** Installs `version` (default the latest); over a running LocalAI, as a gated swap. */
+  install(version?: string): Promise<LocalAiRunView> {
+    this.refuseFixed('install');
+    return this.serial.run(KEY, () =>
+      this.operate(this.builds.inUse() ? 'upgrade' : 'install', async (phase) => {
+        phase('finding the release');
+        const tag = version === undefined ? await this.latest() : releaseTag(version);
+        const before = this.builds.inUse();
+        if (before?.tag === tag) return `LocalAI ${tag} is already installed`;
+        phase(`downloading LocalAI ${tag}`);
+        await mkdir(this.builds.dir, { recursive: true });
+        const build = await downloadRelease(releaseFiles(this.releases, tag), this.builds.dir, this.fetch, (bytes, total) => {
+          if (this.operation) this.operation.phase = `downloading LocalAI ${tag}: ${total ? `${Math.floor((bytes / total) * 100)}%` : `${bytes} bytes`}`;
+        });
+        if (!before) {
+          await this.builds.use(build);
+          return `LocalAI ${tag} installed (sha256 ${build.sha256.slice(0, 12)}… checked) in ${this.builds.dir}`;
+        }
+        return this.swapTo(build, `LocalAI ${before.tag} → ${tag}`, phase);
+      }),
+    );
+  }
+
+  rollback(): Promise<LocalAiRunView> {
+    this.refuseFixed('roll back');
+    return this.serial.run(KEY, () =>
+      this.operate('rollback', async (phase) => {
+        const back = this.builds.kept();
+        if (!back) throw new HangarError('conflict', 'no previous LocalAI build is kept: nothing to roll back to');
+        return this.swapTo(back, `LocalAI ${this.builds.inUse()?.tag ?? '?'} → ${back.tag} (rollback)`, phase);
+      }),
+    );
+  }
+
+  /** Stops LocalAI for good (the agent is leaving): no restart follows. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.restarts.close();
+    await this.serial.run(KEY, () => this.stopNow());
+  }
+
+  private get modelsPath(): string {
+    return this.options.modelsPath ?? join(this.options.home, 'models');
+  }
+
+  private get releases(): string {
+    return this.options.releases ?? DEFAULT_RELEASES;
+  }
+
+  private refuseFixed(what: string): void {
+    if (this.options.binary) throw new HangarError('conflict', `this agent runs the LocalAI binary it was given (--localai-bin ${this.options.binary}): it does not ${what} LocalAI`);
+  }
+
+  private async swapTo(build: InstalledBuild, what: string, phase: (text: string) => void): Promise<string> {
+    const before = this.builds.snapshot();
+    return gatedSwap({
+      running: () => this.process !== null,
+      loadedModels: async () => (await this.api().system()).loaded.map((m) => m.id),
+      stop: () => this.stopNow(),
+      swap: () => this.builds.use(build),
+      swapBack: () => this.builds.restore(before),
+      start: () => this.startNow(false),
+      load: (model) => this.api().load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS),
+      logTail: () => this.logs.last(FAILURE_TAIL),
+      phase,
+    }, what).finally(() => this.builds.prune());
+  }
+
+  /** Runs an install, upgrade or rollback as the view's operation; its failure is kept there and thrown. */
+  private async operate(kind: LocalAiOperation['kind'], work: (phase: (text: string) => void) => Promise<string>): Promise<LocalAiRunView> {
+    const operation: LocalAiOperation = { kind, state: 'running', phase: 'starting', message: null, logTail: [], startedAt: new Date().toISOString(), finishedAt: null };
+    this.operation = operation;
+    try {
+      operation.message = await work((text) => (operation.phase = text));
+      operation.state = 'done';
+      this.say(operation.message);
+    } catch (error) {
+      operation.state = 'failed';
+      operation.message = oneLine(error);
+      if (error instanceof SwapFailed || error instanceof StartFailed) operation.logTail = error.logTail;
+      this.say(`LocalAI ${kind} failed: ${operation.message}`);
+      throw new HangarError(error instanceof HangarError ? error.code : 'failed', operation.message);
+    } finally {
+      operation.phase = operation.state;
+      operation.finishedAt = new Date().toISOString();
+    }
+    return this.view();
+  }
+
+  private api(): LocalAiServerApi {
+    if (!this.process) throw new HangarError('conflict', 'LocalAI is not running');
+    return new LocalAiServerApi(this.process.url, this.apiKey);
+  }
+
+  /** Starts LocalAI and waits for /readyz; a failed start leaves it stopped and says why with its last lines. */
+  /** `afterCrash`: a restart by the policy, whose failed start the policy goes on judging. */
+  private async startNow(afterCrash: boolean): Promise<void> {
+    if (this.process) return;
+    if (this.closed) throw new HangarError('conflict', 'the agent is stopping');
+    const binary = this.options.binary ?? this.builds.inUse()?.path;
+    if (!binary) throw new HangarError('conflict', 'LocalAI is not installed: hangar localai install (or hangar agent --localai-bin PATH)');
+    this.restarts.cancel(KEY);
+    // Made at the first start, not with the agent: an agent that never runs LocalAI writes nothing for it.
+    this.apiKey ??= await localAiApiKey(join(this.options.home, 'state'));
+    this.port = this.port !== null && (await portIsFree(this.port)) ? this.port : await freePort();
+    await Promise.all([mkdir(this.modelsPath, { recursive: true }), mkdir(this.options.backendsPath, { recursive: true }), mkdir(this.builds.dir, { recursive: true })]);
+    this.state = 'starting';
+    const mark = this.logs.mark();
+    const proc = await launchLocalAi({ binary, port: this.port, backendsPath: this.options.backendsPath, modelsPath: this.modelsPath, apiKey: this.apiKey!, cwd: this.builds.dir, logs: this.logs }).catch((error: Error) => {
+      this.state = 'stopped';
+      throw new HangarError('failed', error.message);
+    });
+    this.process = proc;
+    if (afterCrash) this.supervised = proc;
+    this.logs.note(`started ${binary} (pid ${proc.pid}) on ${proc.url}`);
+    await noteRunning(this.builds.dir, proc.pid, proc.startTime);
+    void proc.ended.then((ended) => this.ended(proc, ended));
+    const readiness = await waitReady(proc.url, proc.ended, this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    if (!readiness.ready) {
+      const tail = this.logs.since(mark, FAILURE_TAIL);
+      if (!(afterCrash && this.process !== proc)) await this.stopNow();
+      throw new StartFailed(readiness.why, tail);
+    }
+    this.supervised = proc;
+    this.state = 'ready';
+    this.say(`LocalAI ready on ${proc.url} (pid ${proc.pid})`);
+    await this.afterReady(proc);
+  }
+
+  private async afterReady(proc: LocalAiProcess): Promise<void> {
+    const api = new LocalAiServerApi(proc.url, this.apiKey);
+    // LocalAI's /version says "v3.1.0 (COMMIT)": the tag is what the view compares with releases.
+    if (this.options.binary) this.reportedVersion = (await api.version().catch(() => null))?.split(' ')[0] ?? null;
+    if (this.options.onReady) this.link = await this.options.onReady({ url: proc.url, apiKey: this.apiKey!, pid: proc.pid }).catch((error: unknown) => `not linked: ${oneLine(error)}`);
+  }
+
+  private async stopNow(): Promise<void> {
+    this.restarts.cancel(KEY);
+    const proc = this.process;
+    if (!proc) {
+      this.state = 'stopped';
+      return;
+    }
+    this.state = 'stopping';
+    this.process = null;
+    const ended = await proc.stop();
+    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(proc.killLeftovers())}`);
+    await noteStopped(this.builds.dir);
+    this.state = 'stopped';
+  }
+
+  /** Its process ended: by a stop (nothing to do), or by itself (a crash, restarted by the policy). */
+  private ended(proc: LocalAiProcess, ended: Ended): void {
+    if (this.process !== proc) return;
+    this.process = null;
+    this.lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
+    this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${this.lastExit}${leftovers(proc.killLeftovers())}`);
+    // One that ends during a start asked for is that start's failure, said to whoever asked.
+    if (this.supervised !== proc) return;
+    const failed = ended.code !== 0 || ended.signal !== null;
+    this.state = 'crashed';
+    const verdict = this.restarts.afterEnd(KEY, { policy: 'on-failure' }, failed, ended.uptimeMs, this.history, () => void this.restartAfterCrash());
+    if (verdict && 'stay' in verdict) {
+      this.state = verdict.stay === 'loop' ? 'crash-looping' : 'stopped';
+      this.say(verdict.stay === 'loop' ? `LocalAI ended ${verdict.ends} times in a row soon after its start: left stopped (crash-looping)` : `LocalAI ended (${this.lastExit})`);
+    } else this.say(`LocalAI crashed (${this.lastExit}): restarting`);
+  }
+
+  private async restartAfterCrash(): Promise<void> {
+    await this.serial
+      .run(KEY, async () => {
+        if (this.state !== 'crashed') return;
+        this.restartCount++;
+        await this.startNow(true);
+      })
+      .catch((error: unknown) => this.say(`LocalAI restart failed: ${oneLine(error).split('\n')[0]}`));
+  }
+
+  private say(line: string): void {
+    this.logs.note(line);
+    (this.options.log ?? ((text: string) => process.stderr.write(`hangar: ${text}\n`)))(line);
+  }
+}
+
+function leftovers(killed: number): string {
+  return killed > 0 ? `; killed ${killed} process${killed === 1 ? '' : 'es'} it left (its models)` : '';
+}

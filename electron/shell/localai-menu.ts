@@ -1,0 +1,44 @@
+// The app menu's LocalAI entries: start and stop the LocalAI the app runs, open its web UI in the browser, start it
+// with the app; and the app itself at login (app.setLoginItemSettings, macOS and Windows). Each item reads LocalAI's
+// state when it is clicked, so the menu needs no rebuilding as that state changes.
+import type { LocalAiRunView } from '../../shared/types.ts';
+
+/** The part of Electron's MenuItemConstructorOptions used here (the shell stays Electron-free; main.ts builds it). */
+export interface MenuEntry {
+  label?: string;
+  type?: 'separator' | 'checkbox';
+  checked?: boolean;
+  click?: (item: { checked: boolean }) => void;
+  submenu?: MenuEntry[];
+}
+
+export interface LocalAiMenuActions {
+  view(): LocalAiRunView;
+  start(): void;
+  stop(): void;
+  open(url: string): void;
+  autostart: boolean;
+  setAutostart(on: boolean): void;
+  openAtLogin: boolean;
+  setOpenAtLogin(on: boolean): void;
+}
+
+export function localAiMenu(actions: LocalAiMenuActions): MenuEntry {
+  return {
+    label: 'LocalAI',
+    submenu: [
+      { label: 'Start LocalAI', click: () => actions.start() },
+      { label: 'Stop LocalAI', click: () => actions.stop() },
+      {
+        label: "Open LocalAI's Web UI",
+        click: () => {
+          const url = actions.view().url;
+          if (url) actions.open(url);
+        },
+      },
+      { type: 'separator' },
+      { label: 'Start LocalAI with Hangar', type: 'checkbox', checked: actions.autostart, click: (item) => actions.setAutostart(item.checked) },
+      { label: 'Open Hangar at Login', type: 'checkbox', checked: actions.openAtLogin, click: (item) => actions.setOpenAtLogin(item.checked) },
+    ],
+  };
+}

@@ -1,0 +1,133 @@
+// Settings → LocalAI: LocalAI run by Hangar. Install it (its sha256 checked), start, stop and restart it, upgrade it
+// as a gated swap or roll it back, and read its logs; when it runs it is the LocalAI server linked below.
+import { useEffect, type ReactNode } from 'react';
+import type { LocalAiRunView } from '../../../shared/types.ts';
+import {
+  checkLatestLocalAi,
+  controlLocalAi,
+  hideLocalAiLogs,
+  installLocalAi,
+  isNewer,
+  loadLocalAiLogs,
+  loadLocalAiRun,
+  rollbackLocalAi,
+  useLocalAiRun,
+} from '../state/localai-run.ts';
+import { useAction } from './useAction.ts';
+
+const POLL_MS = 1000;
+const BUSY: ReadonlySet<LocalAiRunView['state']> = new Set(['starting', 'stopping']);
+
+export function LocalAiRunSection({ autostart }: { autostart: ReactNode }) {
+  const view = useLocalAiRun((s) => s.view);
+  const load = useAction(loadLocalAiRun);
+  useEffect(() => {
+    void load.run();
+    const timer = setInterval(() => void loadLocalAiRun().catch(() => undefined), POLL_MS);
+    return () => clearInterval(timer);
+  }, [load.run]);
+  if (!view) return load.error ? <p className="alert error">Could not read LocalAI: {load.error}</p> : null;
+  return (
+    <section className="card settings-section" aria-label="LocalAI" data-testid="localai-run-settings">
+      <h2>LocalAI</h2>
+      <p className="muted">
+        Hangar installs LocalAI&apos;s release binary (its sha256 always checked), runs <code>local-ai run</code> on this node&apos;s backends directory,
+        restarts it after a crash, and links it as the server below. An upgrade stops it, swaps the binary, starts it and loads its models again; if
+        any step fails, the previous build runs again.
+      </p>
+      <RunState view={view} />
+      <RunActions view={view} />
+      {autostart}
+      <LastOperation view={view} />
+      <Logs />
+    </section>
+  );
+}
+
+function RunState({ view }: { view: LocalAiRunView }) {
+  const where = view.url ? ` at ${view.url}` : '';
+  const pid = view.pid !== null ? ` (pid ${view.pid})` : '';
+  const text = view.state === 'not-installed' ? 'LocalAI is not installed.' : `LocalAI ${view.version ?? ''}: ${view.state}${pid}${where}.`;
+  return (
+    <>
+      <p data-testid="localai-run-state">{text}</p>
+      {view.link && <p className="muted">{view.link}</p>}
+      {view.lastExit && (
+        <p className="muted" data-testid="localai-run-exit">
+          Last ended by itself: {view.lastExit}; restarted {view.restarts} {view.restarts === 1 ? 'time' : 'times'}.
+        </p>
+      )}
+    </>
+  );
+}
+
+function RunActions({ view }: { view: LocalAiRunView }) {
+  const latest = useLocalAiRun((s) => s.latest);
+  const control = useAction(controlLocalAi);
+  const install = useAction(installLocalAi);
+  const rollback = useAction(rollbackLocalAi);
+  const check = useAction(checkLatestLocalAi);
+  const pending = control.pending || install.pending || rollback.pending || BUSY.has(view.state);
+  const running = view.pid !== null;
+  const installed = view.state !== 'not-installed';
+  const error = control.error ?? install.error ?? rollback.error ?? check.error;
+  const button = (label: string, testId: string, onClick: () => void, primary = false) => (
+    <button type="button" className={`btn small${primary ? ' primary' : ''}`} disabled={pending} onClick={onClick} data-testid={testId}>
+      {label}
+    </button>
+  );
+  return (
+    <>
+      <div className="setting-row" role="group" aria-label="LocalAI actions">
+        {!installed && !view.fixedBinary && button('Install LocalAI', 'localai-install', () => void install.run(), true)}
+        {installed && !running && button('Start', 'localai-start', () => void control.run('start'), true)}
+        {running && button('Stop', 'localai-stop', () => void control.run('stop'))}
+        {running && button('Restart', 'localai-restart', () => void control.run('restart'))}
+        {installed && !view.fixedBinary && button('Check for a newer LocalAI', 'localai-check', () => void check.run())}
+        {installed && latest && isNewer(latest, view.version) && button(`Upgrade to ${latest}`, 'localai-upgrade', () => void install.run(latest), true)}
+        {view.previousVersion && button(`Roll back to ${view.previousVersion}`, 'localai-rollback', () => void rollback.run())}
+        {installed && latest && !isNewer(latest, view.version) && <span className="muted">{latest} is the latest release.</span>}
+        {pending && <span className="muted">{view.operation?.state === 'running' ? view.operation.phase : `${view.state}…`}</span>}
+      </div>
+      {error && (
+        <div className="alert error" role="alert" data-testid="localai-run-error">
+          {error}
+        </div>
+      )}
+    </>
+  );
+}
+
+function LastOperation({ view }: { view: LocalAiRunView }) {
+  const op = view.operation;
+  if (!op || op.state === 'running') return null;
+  return (
+    <div className={op.state === 'failed' ? 'alert error' : 'muted'} data-testid="localai-run-operation">
+      <p>
+        Last {op.kind}: {op.message}
+      </p>
+      {op.logTail.length > 0 && (
+        <pre className="log-lines" aria-label="LocalAI's last log lines">
+          {op.logTail.join('\n')}
+        </pre>
+      )}
+    </div>
+  );
+}
+
+function Logs() {
+  const logs = useLocalAiRun((s) => s.logs);
+  const show = useAction(loadLocalAiLogs);
+  return (
+    <div>
+      <button type="button" className="btn small" onClick={() => (logs === null ? void show.run() : hideLocalAiLogs())} data-testid="localai-logs-toggle">
+        {logs === null ? 'Show logs' : 'Hide logs'}
+      </button>
+      {logs !== null && (
+        <pre className="log-lines" data-testid="localai-logs">
+          {logs.length > 0 ? logs.join('\n') : 'No log lines yet.'}
+        </pre>
+      )}
+    </div>
+  );
+}

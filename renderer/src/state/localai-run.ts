@@ -1,0 +1,69 @@
+// LocalAI run by this host: its state, asked of the host this page talks to (LocalAI sends no events: read while the
+// panel is shown), and what the panel asks of it. A start, install, upgrade or rollback answers once it is done.
+import { createStore, useStore } from 'zustand';
+import { LOCAL_NODE } from '../../../shared/api.ts';
+import type { LocalAiAction, LocalAiRunView } from '../../../shared/types.ts';
+import { bridge } from './session.ts';
+
+interface LocalAiRunState {
+  view: LocalAiRunView | null;
+  /** The latest release, once asked for. */
+  latest: string | null;
+  logs: string[] | null;
+}
+
+export const localaiRunStore = createStore<LocalAiRunState>(() => ({ view: null, latest: null, logs: null }));
+
+export function useLocalAiRun<T>(selector: (state: LocalAiRunState) => T): T {
+  return useStore(localaiRunStore, selector);
+}
+
+const LOG_LINES = 200;
+
+export async function loadLocalAiRun(): Promise<void> {
+  localaiRunStore.setState({ view: await bridge().localaiRun({ node: LOCAL_NODE }) });
+  if (localaiRunStore.getState().logs !== null) await loadLocalAiLogs();
+}
+
+export async function controlLocalAi(action: LocalAiAction): Promise<void> {
+  await settle(() => bridge().localaiControl({ node: LOCAL_NODE, action }));
+}
+
+/** Installs `version`, or the latest; over a running LocalAI, the gated swap. */
+export async function installLocalAi(version?: string): Promise<void> {
+  await settle(() => bridge().localaiInstall({ node: LOCAL_NODE, ...(version !== undefined && { version }) }));
+}
+
+export async function rollbackLocalAi(): Promise<void> {
+  await settle(() => bridge().localaiRollback({ node: LOCAL_NODE }));
+}
+
+export async function checkLatestLocalAi(): Promise<void> {
+  localaiRunStore.setState({ latest: (await bridge().localaiLatest({ node: LOCAL_NODE })).latest });
+}
+
+export async function loadLocalAiLogs(): Promise<void> {
+  localaiRunStore.setState({ logs: await bridge().localaiLogs({ node: LOCAL_NODE, lines: LOG_LINES }) });
+}
+
+export function hideLocalAiLogs(): void {
+  localaiRunStore.setState({ logs: null });
+}
+
+/** The view after `work`, and after its failure too (which the view's operation then explains). */
+async function settle(work: () => Promise<LocalAiRunView>): Promise<void> {
+  try {
+    localaiRunStore.setState({ view: await work() });
+  } finally {
+    await loadLocalAiRun().catch(() => undefined);
+  }
+}
+
+/** Whether `latest` is newer than the version in use (vX.Y.Z, compared number by number). */
+export function isNewer(latest: string, current: string | null): boolean {
+  if (current === null) return true;
+  const parts = (tag: string) => tag.replace(/^v/, '').split('.').map(Number);
+  const [a, b] = [parts(latest), parts(current)];
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return (a[i] ?? 0) > (b[i] ?? 0);
+  return false;
+}
