@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { LOCAL_NODE, nodeMethods, type HangarApi, type LocalAiServerRequest, type NodeApi, type NodeMethod, type NodeRef } from '../../shared/api.ts';
 import { HangarError, isErrorEnvelope } from '../../shared/errors.ts';
 import { nodeResultSchemas } from '../../shared/result-schema.ts';
+import { cutOverlongTexts } from './overlong-texts.ts';
 import { parseSelector, selects } from '../../shared/selector.ts';
 import type { ClusterStatusView, JobView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { ClusterLink } from '../cluster/join.ts';
@@ -239,7 +240,10 @@ async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef
   } catch {
     throw new HangarError('failed', `node ${label} sent a malformed reply`);
   }
-  const result = nodeResultSchemas[method].safeParse(unwrap(envelope as Envelope));
+  const value = unwrap(envelope as Envelope);
+  let result = nodeResultSchemas[method].safeParse(value);
+  const cut = result.success ? null : cutOverlongTexts(value, result.error.issues);
+  if (cut !== null) result = nodeResultSchemas[method].safeParse(cut);
   if (!result.success) {
     const issue = result.error.issues[0];
     throw new HangarError('failed', `node ${label} sent a reply that is not what ${method} returns (${issue?.path.join('.') || 'the value'}: ${issue?.message ?? 'wrong shape'})`);
