@@ -216,7 +216,7 @@ function unescape(field: string): string {
 }
 
 /** Resolves once nothing runs in the cgroup (its `cgroup.events` says `populated 0`), or after `ms`. */
-async function untilEmpty(path: string, ms: number): Promise<void> {
+export async function untilEmpty(path: string, ms: number): Promise<void> {
   const populated = () => {
     try {
       return /^populated 1$/m.test(readKernelFile(join(path, 'cgroup.events'), 'utf8'));

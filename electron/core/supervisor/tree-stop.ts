@@ -4,7 +4,7 @@
 // before it (a double fork) are out of the process table, zombies included: those are init's to reap, and init may
 // take seconds. What is still there when the waits run out is said.
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Cgroups } from './cgroups.ts';
+import { untilEmpty, type Cgroups } from './cgroups.ts';
 import { ownership, procStat } from './identity.ts';
 import { readKernelFile } from './kernel-file.ts';
 import { processTree, signalGroup, signalTree, treeAlive, type Leader, type TreeMember } from './process-tree.ts';
@@ -24,7 +24,7 @@ export async function stopTree(leader: Leader, exited: Promise<unknown>, graceMs
   const deadline = Date.now() + graceMs;
   const escaped = orphansOf(leader, tree);
   signalAll(leader, tree, 'SIGTERM');
-  const inTime = (await settlesWithin(exited, graceMs)) && (await waitUntil(() => treeAlive(tree).length === 0, deadline));
+  const inTime = (await settlesWithin(exited, graceMs)) && (await allEnded(leader, tree, deadline));
   if (!inTime) killAll(leader, tree, cgroups);
   await exited;
   // Members of the group, the session, the cgroup and the tree that outlived the leader (its own children) go too.
@@ -33,6 +33,12 @@ export async function stopTree(leader: Leader, exited: Promise<unknown>, graceMs
   const left = running.map((pid) => `pid ${pid}${commandName(pid)} still runs in the backend's cgroup`);
   for (const member of await untilReaped(escaped.filter((m) => !running.includes(m.pid)), REAP_LIMIT_MS)) left.push(unreaped(member));
   return left;
+}
+
+/** Whether the whole tree ended before the deadline: told by its cgroup's populated-0 event where it has one. */
+async function allEnded(leader: Leader, tree: TreeMember[], deadline: number): Promise<boolean> {
+  if (leader.cgroup) await untilEmpty(leader.cgroup, Math.max(0, deadline - Date.now()));
+  return waitUntil(() => treeAlive(tree).length === 0, deadline);
 }
 
 /** The members (the leader aside) whose parent is no member: they left the leader's parent chain (a double fork). */
