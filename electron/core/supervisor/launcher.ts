@@ -84,8 +84,7 @@ export class Launcher {
     );
   }
 
-  /** The process and its row, starting; its exit is watched from here on. */
-  /** `lost`: the port the last try of this start lost, if it did. */
+  /** The process and its row, starting; its exit is watched from here on. `lost`: the port this start's last try lost. */
   private async spawn(target: BackendTarget, model: string, lost: PortMove | null, output: OutputNudge): Promise<{ proc: Proc; spawned: Spawned }> {
     const { records, logs: modelLogs, ports } = this.parts;
     const { grpcToken } = this.settings;
