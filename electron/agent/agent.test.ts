@@ -215,7 +215,7 @@ describe('hangar agent + CLI', () => {
 });
 
 describe("hangar agent on LocalAI's real backend gallery", () => {
-  const fixture = join(import.meta.dirname, '../../../bench/fixtures/localai-backend-index.yaml');
+  const fixture = join(import.meta.dirname, '../../bench/fixtures/localai-backend-index.yaml');
   let root: string;
   let agent: Agent;
 
