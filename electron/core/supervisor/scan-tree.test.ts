@@ -1,5 +1,5 @@
 // A scan lists what a supervised backend started (run.sh's children) as Hangar's: judged by its backend's directory,
-// never offered to be stopped on its own. Real processes; backend ports 29600-29609.
+// never offered to be stopped on its own. Real processes; backend ports 29620-29629.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ describe("a scan counts a backend's children as Hangar's", { skip: process.platf
       `sleep 300 & echo $! > '${sleeperFile}'`,
       `RELAY_UPSTREAM=${upstream.address} exec perl "$(dirname "$0")/relay.pl" "$@"`,
     ].join('\n'));
-    supervisor = new Supervisor({ ...home, runtimeEnv: { HANGAR_NODE: process.execPath }, portRange: [29600, 29609], stopGraceMs: 1000 });
+    supervisor = new Supervisor({ ...home, runtimeEnv: { HANGAR_NODE: process.execPath }, portRange: [29620, 29629], stopGraceMs: 1000 });
     await supervisor.start();
   });
   after(async () => {
