@@ -232,8 +232,9 @@ export class Reloader {
    */
   private async stillOnReplaced(backend: string, signal?: AbortSignal): Promise<string[]> {
     const deadline = Date.now() + this.options.loadTimeoutMs;
+    // A cancel asked before there is anything to wait for (no LocalAI, nothing on the replaced tree) ends nothing here:
+    // the job goes on past a respawn it could not stop, as it always has.
     for (;;) {
-      signal?.throwIfAborted();
       if (!(await this.host.readFresh())) return [];
       const stale = this.host.serverProcesses().filter((p) => p.stale && p.backend === backend);
       if (stale.length === 0) return [];
