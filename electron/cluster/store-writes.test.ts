@@ -14,27 +14,22 @@ import { Kvm } from '@nats-io/kv';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, DesiredStateView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity } from './identity.ts';
 import { seal } from './store/sealed.ts';
+import { generatedCluster } from './test-cluster.ts';
 import { BUCKET_LIMITS } from './store/store-limits.ts';
 import { BUCKETS, kvSubject, type BucketName } from './subjects.ts';
-import { runNats, type NatsServer } from './test-nats.ts';
+import type { NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 27300;
-const URL = `nats://127.0.0.1:${NATS_PORT}`;
 const PORTS: Record<string, string> = { n1: '27310-27319', n2: '27320-27329', desk: '27330-27339', ops: '27340-27349' };
 /** How long ops leaves a value it does not take in the store, here (seconds). */
 const SWEEP_AFTER = 1;
 const HEARTBEAT_MS = 300;
 /** Where mallory's values claim to be written: no cluster, over no revision (she is trusted by no one anyway). */
 const UNPLACED = { cluster: '', after: 0 };
-
-interface Steps {
-  config: string;
-  machines: Array<{ machine: string; commands: string[] }>;
-}
 
 /** What a bucket holds: each key's revision, and its last sequence (any write, taken or not, moves nothing else). */
 type Held = { last: number; subjects: Record<string, number> };
@@ -43,7 +38,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
   let root: string;
   let gallery: string;
   let nats: NatsServer;
-  let steps: Steps;
+  let configFile: string;
   const homes: Record<string, string> = {};
   const keys: Record<string, { id: string; key: string }> = {};
   const passwords: Record<string, string> = {};
@@ -95,41 +90,20 @@ describe('who can make JetStream write, under the generated NATS configuration',
     root = await tempDir('store-writes');
     gallery = join(root, 'index.yaml');
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
-    for (const name of ['n1', 'n2', 'desk', 'mallory', 'ops']) {
-      homes[name] = join(root, name);
-      const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
-      assert.equal(key.code, 0, key.stderr);
-      keys[name] = JSON.parse(key.stdout) as { id: string; key: string };
-    }
-    const generated = await cli(
-      'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.key}`, '--viewer', `desk=${keys.desk!.key}`, '--viewer', `mallory=${keys.mallory!.key}`,
-      '--viewer', `ops=${keys.ops!.key}`, '--admin', 'ops', '--url', URL, '--out', join(root, 'nats.conf'), '--json',
-    );
-    assert.equal(generated.code, 0, generated.stderr);
-    steps = JSON.parse(generated.stdout) as Steps;
-    nats = await runNats(['-c', steps.config]);
-    for (const { machine, commands } of steps.machines) {
-      for (const command of commands.filter((c) => !c.includes('--label mallory'))) {
-        const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
-        const words = (env ? env[2]! : command).split(' ');
-        if (env) {
-          passwords[machine] = env[1]!;
-          if (machine === 'mallory') continue;
-          agentArgs[machine] = [...words.slice(4), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
-          // ops sweeps after an hour as printed; here after a second, and only from the last test on.
-          if (machine === 'ops') {
-            const at = agentArgs.ops!.indexOf('--cluster-sweep');
-            assert.equal(agentArgs.ops![at + 1], '3600', command);
-            agentArgs.ops![at + 1] = String(SWEEP_AFTER);
-            continue;
-          }
-          await start(machine);
-        } else {
-          const result = await cli(...words.slice(1));
-          assert.equal(result.code, 0, result.stderr);
-        }
-      }
-    }
+    // Every printed command but the trust in mallory's key: her credentials are valid, her key trusted by no one.
+    const made = await generatedCluster({
+      root, nodes: ['n1', 'n2'], viewers: ['desk', 'mallory', 'ops'], admins: ['ops'], distrusted: ['mallory'], port: NATS_PORT, ports: PORTS, heartbeatMs: HEARTBEAT_MS,
+    });
+    ({ nats, config: configFile } = made);
+    Object.assign(homes, made.homes);
+    Object.assign(keys, made.keys);
+    Object.assign(passwords, made.passwords);
+    Object.assign(agentArgs, made.agentArgs);
+    // ops sweeps after an hour as printed; here after a second, and only from the last test on.
+    const at = agentArgs.ops!.indexOf('--cluster-sweep');
+    assert.equal(agentArgs.ops![at + 1], '3600', agentArgs.ops!.join(' '));
+    agentArgs.ops![at + 1] = String(SWEEP_AFTER);
+    for (const machine of ['n1', 'n2', 'desk']) await start(machine);
     await until('both nodes online and trusting desk', async () => {
       const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
       return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? true : undefined;
@@ -156,7 +130,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
   });
 
   test('the configuration listens where its URL says, and gives each user only the JetStream API its role reads with', async () => {
-    const config = await readFile(steps.config, 'utf8');
+    const config = await readFile(configFile, 'utf8');
     assert.match(config, new RegExp(`^listen: "127\\.0\\.0\\.1:${NATS_PORT}"$`, 'm'), 'a loopback URL binds loopback, on its port');
     const users = [...config.matchAll(/user: "([^"]+)"[^\n]*\n\s*permissions: \{\n\s*publish: \{ allow: (\[[^\n]*\]) \}/g)];
     assert.equal(users.length, 5);

@@ -21,8 +21,8 @@ import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { seal } from './store/sealed.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
-import { madeUpKey, writeSigned } from './test-cluster.ts';
-import { runNats, type NatsServer } from './test-nats.ts';
+import { generatedCluster, madeUpKey, writeSigned } from './test-cluster.ts';
+import type { NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 27400;
@@ -31,16 +31,11 @@ const HEARTBEAT_MS = 300;
 /** What a node waits for a rollout's record it has not heard of: 15 heartbeats (converge.ts). */
 const ROLLOUT_WAIT_MS = 15 * HEARTBEAT_MS;
 
-interface Steps {
-  config: string;
-  machines: Array<{ machine: string; commands: string[] }>;
-}
-
 describe("the cluster's stored records: ordered by the store, bound to the cluster", () => {
   let root: string;
   let gallery: string;
   let nats: NatsServer;
-  let steps: Steps;
+  let configFile: string;
   let desk: ClusterIdentity;
   let disk: Tmpfs | null = null;
   const homes: Record<string, string> = {};
@@ -92,40 +87,22 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     gallery = join(root, 'index.yaml');
     for (const version of ['1.0.0', '2.0.0']) sources[version] = await echoSource(root, version);
     await offer('1.0.0');
-    for (const name of ['n1', 'n2', 'n3', 'desk', 'mallory']) {
-      homes[name] = join(root, name);
-      if (name === 'n3') {
-        await mkdir(homes[name], { recursive: true });
-        disk = mountTmpfs(homes.n3!, '16m', 'the full-disk case of stored-order.test.ts');
-      }
-      const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
-      assert.equal(key.code, 0, key.stderr);
-      keys[name] = JSON.parse(key.stdout) as { id: string; key: string };
-    }
+    // Every printed command but the trust in mallory's key: her credentials are valid, her key trusted by no one.
+    const made = await generatedCluster({
+      root, nodes: ['n1', 'n2', 'n3'], viewers: ['desk', 'mallory'], distrusted: ['mallory'], port: NATS_PORT, ports: PORTS, heartbeatMs: HEARTBEAT_MS,
+      prepare: async (machine, home) => {
+        if (machine !== 'n3') return;
+        await mkdir(home, { recursive: true });
+        disk = mountTmpfs(home, '16m', 'the full-disk case of stored-order.test.ts');
+      },
+    });
+    ({ nats, config: configFile } = made);
+    Object.assign(homes, made.homes);
+    Object.assign(keys, made.keys);
+    Object.assign(passwords, made.passwords);
+    Object.assign(agentArgs, made.agentArgs);
     desk = await loadIdentity(homes.desk!);
-    const generated = await cli(
-      'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.key}`, '--node', `n3=${keys.n3!.key}`,
-      '--viewer', `desk=${keys.desk!.key}`, '--viewer', `mallory=${keys.mallory!.key}`,
-      '--listen', `127.0.0.1:${NATS_PORT}`, '--url', `nats://127.0.0.1:${NATS_PORT}`, '--out', join(root, 'nats.conf'), '--json',
-    );
-    assert.equal(generated.code, 0, generated.stderr);
-    steps = JSON.parse(generated.stdout) as Steps;
-    nats = await runNats(['-c', steps.config]);
-    for (const { machine, commands } of steps.machines) {
-      for (const command of commands.filter((c) => !c.includes('--label mallory'))) {
-        const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
-        const words = (env ? env[2]! : command).split(' ');
-        if (env) {
-          passwords[machine] = env[1]!;
-          if (machine === 'mallory') continue;
-          agentArgs[machine] = [...words.slice(4), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
-          await start(machine);
-        } else {
-          const result = await cli(...words.slice(1));
-          assert.equal(result.code, 0, result.stderr);
-        }
-      }
-    }
+    for (const machine of ['n1', 'n2', 'n3', 'desk']) await start(machine);
     await until('the three nodes online and trusting desk', async () => {
       const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
       return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 3 ? true : undefined;
@@ -144,7 +121,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
   });
 
   test("the configuration names the cluster, and every member reads that name from the server, not from the store", async () => {
-    const name = /\nserver_name: "(hangar-[0-9a-f]{24})"\n/.exec(await readFile(steps.config, 'utf8'))?.[1];
+    const name = /\nserver_name: "(hangar-[0-9a-f]{24})"\n/.exec(await readFile(configFile, 'utf8'))?.[1];
     assert.ok(name, 'the generated configuration names the server');
     const nc = await asUser('n1');
     try {

@@ -13,30 +13,24 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
 import { clusterOf } from './cluster-id.ts';
-import { writeSigned } from './test-cluster.ts';
-import { runNats, type NatsServer } from './test-nats.ts';
+import { generatedCluster, writeSigned } from './test-cluster.ts';
+import type { NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 27100;
-const URL = `nats://127.0.0.1:${NATS_PORT}`;
 const PORTS: Record<string, string> = { n1: '27110-27119', n2: '27120-27129', desk: '27130-27139' };
 const HEARTBEAT_MS = 300;
-
-interface Steps {
-  config: string;
-  machines: Array<{ machine: string; commands: string[] }>;
-}
 
 describe("the cluster's stored state, under the generated NATS configuration", () => {
   let root: string;
   let gallery: string;
   let nats: NatsServer;
-  let steps: Steps;
+  let configFile: string;
   let outsider: ClusterIdentity;
   const homes: Record<string, string> = {};
   const keys: Record<string, { id: string; key: string }> = {};
@@ -76,38 +70,17 @@ describe("the cluster's stored state, under the generated NATS configuration", (
     gallery = join(root, 'index.yaml');
     for (const version of ['1.0.0', '2.0.0']) sources[version] = await echoSource(root, version);
     await offer('1.0.0');
-    for (const name of ['n1', 'n2', 'desk', 'mallory']) {
-      homes[name] = join(root, name);
-      const key = await cli('--home', homes[name], 'cluster', 'key', '--json');
-      assert.equal(key.code, 0, key.stderr);
-      keys[name] = JSON.parse(key.stdout) as { id: string; key: string };
-    }
-    outsider = await loadIdentity(join(root, 'outsider'));
-    const generated = await cli(
-      'cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--node', `n2=${keys.n2!.key}`, '--viewer', `desk=${keys.desk!.key}`, '--viewer', `mallory=${keys.mallory!.key}`,
-      '--listen', `127.0.0.1:${NATS_PORT}`, '--url', URL, '--out', join(root, 'nats.conf'), '--json',
-    );
-    assert.equal(generated.code, 0, generated.stderr);
-    steps = JSON.parse(generated.stdout) as Steps;
-    nats = await runNats(['-c', steps.config]);
     // Every printed command but the trust in mallory's key: her credentials are valid, her key trusted by no one.
-    for (const { machine, commands } of steps.machines) {
-      for (const command of commands.filter((c) => !c.includes('--label mallory'))) {
-        const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
-        // Its URL is a loopback address: each machine's commands name its home, the one beside nats.conf.
-        const words = (env ? env[2]! : command).split(' ');
-        assert.deepEqual(words.slice(0, 3), ['hangar', '--home', homes[machine]], command);
-        if (env) {
-          passwords[machine] = env[1]!;
-          if (machine === 'mallory') continue;
-          agentArgs[machine] = [...words.slice(4), '--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS)];
-          await start(machine);
-        } else {
-          const result = await cli(...words.slice(1));
-          assert.equal(result.code, 0, result.stderr);
-        }
-      }
-    }
+    const made = await generatedCluster({
+      root, nodes: ['n1', 'n2'], viewers: ['desk', 'mallory'], distrusted: ['mallory'], port: NATS_PORT, ports: PORTS, heartbeatMs: HEARTBEAT_MS,
+    });
+    ({ nats, config: configFile } = made);
+    Object.assign(homes, made.homes);
+    Object.assign(keys, made.keys);
+    Object.assign(passwords, made.passwords);
+    Object.assign(agentArgs, made.agentArgs);
+    outsider = await loadIdentity(join(root, 'outsider'));
+    for (const machine of ['n1', 'n2', 'desk']) await start(machine);
     await until('both nodes online and trusting desk', async () => {
       const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
       return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? true : undefined;
@@ -122,7 +95,7 @@ describe("the cluster's stored state, under the generated NATS configuration", (
   });
 
   test('the configuration lets no one make a consumer or answer outside a viewer inbox, and confines each viewer\'s pins to its own key', async () => {
-    const config = await readFile(steps.config, 'utf8');
+    const config = await readFile(configFile, 'utf8');
     assert.doesNotMatch(config, /allow_responses|CONSUMER|\$JS\.FC/);
     assert.match(config, new RegExp(`"\\$KV\\.${BUCKETS.desired}\\.\\*\\.${keys.desk!.id}"`));
     const node = await asUser('n2');

@@ -1,4 +1,5 @@
 // Cluster homes for tests, set up as a user does it, and what "nothing changed on disk" compares.
+import assert from 'node:assert/strict';
 import type { KV } from '@nats-io/kv';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
@@ -6,6 +7,8 @@ import { join } from 'node:path';
 import { formatPublicKey, keyId, loadIdentity, type ClusterIdentity } from './identity.ts';
 import { seal, type RecordKind } from './store/sealed.ts';
 import { addTrust } from './trust.ts';
+import { runNats, type NatsServer } from './test-nats.ts';
+import { cli } from '../agent/test-agent.ts';
 
 /** Each home's key made (`hangar cluster key`), each trusting the others' (`hangar cluster trust KEY`). */
 export async function trustingHomes(homes: string[]): Promise<ClusterIdentity[]> {
@@ -52,3 +55,76 @@ export async function nodeState(home: string): Promise<string[]> {
   return [...(await snapshot(join(home, 'backends'))), `settings: ${settings}`];
 }
 
+
+/** A cluster set up as `hangar cluster nats-config` tells a user to: its agents' commands are handed back to start. */
+export interface GeneratedCluster {
+  config: string;
+  nats: NatsServer;
+  homes: Record<string, string>;
+  keys: Record<string, { id: string; key: string }>;
+  passwords: Record<string, string>;
+  /** Each machine's printed `hangar agent` arguments, with its port range and heartbeat added. */
+  agentArgs: Record<string, string[]>;
+}
+
+export interface GeneratedClusterSetup {
+  /** Each machine's home is `<root>/<name>`, beside the configuration, as the printed commands name it. */
+  root: string;
+  nodes: string[];
+  viewers: string[];
+  admins?: string[];
+  /** Machines whose key no one is told to trust: their trust lines are not run (their credentials stay valid). */
+  distrusted?: string[];
+  port: number;
+  /** Each started machine's backend port range. */
+  ports: Record<string, string>;
+  heartbeatMs: number;
+  /** Runs before a machine's key is made (a home on a small tmpfs). */
+  prepare?(machine: string, home: string): Promise<void>;
+}
+
+/**
+ * Each machine's key made (`hangar cluster key`), `hangar cluster nats-config` naming them, nats-server started on
+ * what it wrote, and every trust line it printed run on its machine.
+ */
+export async function generatedCluster(setup: GeneratedClusterSetup): Promise<GeneratedCluster> {
+  const names = [...new Set([...setup.nodes, ...setup.viewers])];
+  const homes: Record<string, string> = {};
+  const keys: GeneratedCluster['keys'] = {};
+  for (const name of names) {
+    homes[name] = join(setup.root, name);
+    await setup.prepare?.(name, homes[name]);
+    const made = await cli('--home', homes[name], 'cluster', 'key', '--json');
+    assert.equal(made.code, 0, made.stderr);
+    keys[name] = JSON.parse(made.stdout) as { id: string; key: string };
+  }
+  const generated = await cli(
+    'cluster', 'nats-config',
+    ...setup.nodes.flatMap((n) => ['--node', `${n}=${keys[n]!.key}`]),
+    ...setup.viewers.flatMap((v) => ['--viewer', `${v}=${keys[v]!.key}`]),
+    ...(setup.admins ?? []).flatMap((a) => ['--admin', a]),
+    '--url', `nats://127.0.0.1:${setup.port}`, '--out', join(setup.root, 'nats.conf'), '--json',
+  );
+  assert.equal(generated.code, 0, generated.stderr);
+  const steps = JSON.parse(generated.stdout) as { config: string; machines: Array<{ machine: string; commands: string[] }> };
+  const nats = await runNats(['-c', steps.config]);
+  const passwords: Record<string, string> = {};
+  const agentArgs: Record<string, string[]> = {};
+  const distrusted = (command: string) => (setup.distrusted ?? []).some((m) => command.includes(`--label ${m}`));
+  for (const { machine, commands } of steps.machines) {
+    for (const command of commands.filter((c) => !distrusted(c))) {
+      const env = /^HANGAR_CLUSTER_PASSWORD=(\S+) (.*)$/.exec(command);
+      const words = (env ? env[2]! : command).split(' ');
+      // Its URL is a loopback address: each machine's commands name its home, the one beside nats.conf.
+      assert.deepEqual(words.slice(0, 3), ['hangar', '--home', homes[machine]], command);
+      if (!env) {
+        const result = await cli(...words.slice(1));
+        assert.equal(result.code, 0, result.stderr);
+        continue;
+      }
+      passwords[machine] = env[1]!;
+      agentArgs[machine] = [...words.slice(4), '--ports', setup.ports[machine] ?? '0-0', '--heartbeat', String(setup.heartbeatMs)];
+    }
+  }
+  return { config: steps.config, nats, homes, keys, passwords, agentArgs };
+}
