@@ -149,7 +149,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   private bucket(name: BucketName): Promise<KV> {
     let kv = this.opened.get(name);
     if (!kv) {
-      kv = (this.options.viewer ? this.make(name) : Promise.resolve()).then(() => this.kvm.open(name, { allow_direct: true }));
+      kv = (this.options.viewer ? this.make(name) : Promise.resolve()).then(() => this.checkMade(name)).then(() => this.kvm.open(name, { allow_direct: true }));
       // A failed open is tried again next time.
       kv.catch(() => this.opened.delete(name));
       this.opened.set(name, kv);
@@ -168,6 +168,27 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       if (!(error instanceof Error && /stream not found/i.test(error.message))) throw error;
       await jsm.streams.add(config);
     });
+  }
+
+  /**
+   * A bucket is used only as Hangar makes it: any viewer may make it, and one with valid credentials that no one trusts
+   * could make it first, with rollups or purges allowed (one value would then erase every key) or more values per key.
+   */
+  private async checkMade(name: BucketName): Promise<void> {
+    // A node may not read the status bucket, where it writes its own key only: the viewers, who read it, check it.
+    if (!this.options.viewer && name === BUCKETS.status) return;
+    const jsm = await jetstreamManager(this.options.nc, { checkAPI: false });
+    const { config } = await jsm.streams.info(`KV_${name}`);
+    const wanted = bucketStreamConfig(name);
+    const wrong = [
+      config.allow_rollup_hdrs && 'it allows rollup headers',
+      !config.deny_purge && 'it allows purges',
+      config.max_msgs_per_subject !== 1 && `it keeps ${config.max_msgs_per_subject} values per key`,
+      config.subjects.join() !== wanted.subjects.join() && `it stores ${config.subjects.join(', ')}`,
+    ].filter(Boolean);
+    if (wrong.length > 0) {
+      throw new Error(`the cluster's ${name} bucket was not made as Hangar makes it (${wrong.join('; ')}): delete stream KV_${name} with the NATS tools, and a viewer makes it again`);
+    }
   }
 
   private availability(name: BucketName): (available: boolean, reason: string | null) => void {
