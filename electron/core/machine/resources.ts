@@ -3,10 +3,11 @@
 // asynchronously with a timeout and at most once per refresh interval: a heartbeat reads the last answer.
 import { readFile, statfs } from 'node:fs/promises';
 import { availableParallelism, freemem, loadavg, totalmem } from 'node:os';
-import type { GpuView, NodeResources, ProcessVram, ResourcesView } from '../../../shared/types.ts';
+import type { NodeResources, ProcessVram, ResourcesView } from '../../../shared/types.ts';
 import { processStartTime } from '../supervisor/identity.ts';
 import { processTree } from '../supervisor/process-tree.ts';
-import { NVIDIA_APPS, NVIDIA_GPUS, ROCM_GPUS, XPU_DEVICES, onPath, parseNvidiaApps, parseNvidiaGpus, parseRocmGpus, parseXpuDevices, runTool } from './gpu-tools.ts';
+import type { GpuReading } from '../platform/types.ts';
+import { readVendorGpus } from '../platform/vendor-gpus.ts';
 
 const DEFAULT_REFRESH_MS = 5000;
 
@@ -18,31 +19,6 @@ export interface MachineResourcesOptions {
   env?: NodeJS.ProcessEnv;
   refreshMs?: number;
 }
-
-interface GpuReading {
-  gpus: GpuView[];
-  tools: string[];
-  problem: string | null;
-  /** pid -> GPU memory in bytes, where the tool reports it per process. */
-  byPid: Map<number, number>;
-}
-
-interface Tool {
-  command: string;
-  read(env: NodeJS.ProcessEnv): Promise<{ gpus: GpuView[]; byPid?: Map<number, number> }>;
-}
-
-const TOOLS: Tool[] = [
-  {
-    command: 'nvidia-smi',
-    read: async (env) => {
-      const [gpus, apps] = await Promise.all([runTool('nvidia-smi', NVIDIA_GPUS, env), runTool('nvidia-smi', NVIDIA_APPS, env).catch(() => '')]);
-      return { gpus: parseNvidiaGpus(gpus), byPid: parseNvidiaApps(apps) };
-    },
-  },
-  { command: 'rocm-smi', read: async (env) => ({ gpus: parseRocmGpus(await runTool('rocm-smi', ROCM_GPUS, env)) }) },
-  { command: 'xpu-smi', read: async (env) => ({ gpus: parseXpuDevices(await runTool('xpu-smi', XPU_DEVICES, env)) }) },
-];
 
 export class MachineResources {
   private gpu: GpuReading | null = null;
@@ -70,7 +46,7 @@ export class MachineResources {
   private async gpuReading(): Promise<GpuReading> {
     const stale = Date.now() - this.readAt >= (this.options.refreshMs ?? DEFAULT_REFRESH_MS);
     if (stale && !this.reading) {
-      this.reading = readGpus(this.options.env ?? process.env).then((reading) => {
+      this.reading = readVendorGpus(this.options.env ?? process.env).then((reading) => {
         this.gpu = reading;
         this.readAt = Date.now();
         return reading;
@@ -97,24 +73,6 @@ export class MachineResources {
       return vramBytes > 0 ? [{ model, pid, vramBytes }] : [];
     });
   }
-}
-
-async function readGpus(env: NodeJS.ProcessEnv): Promise<GpuReading> {
-  const present = TOOLS.filter((tool) => onPath(tool.command, env));
-  const answers = await Promise.allSettled(present.map((tool) => tool.read(env)));
-  const reading: GpuReading = { gpus: [], tools: [], problem: null, byPid: new Map() };
-  const problems: string[] = [];
-  for (const [i, answer] of answers.entries()) {
-    if (answer.status === 'rejected') {
-      problems.push((answer.reason as Error).message);
-      continue;
-    }
-    reading.tools.push(present[i]!.command);
-    reading.gpus.push(...answer.value.gpus);
-    for (const [pid, bytes] of answer.value.byPid ?? []) reading.byPid.set(pid, (reading.byPid.get(pid) ?? 0) + bytes);
-  }
-  reading.problem = problems.length > 0 ? problems.join('; ') : null;
-  return reading;
 }
 
 /** MemTotal and MemAvailable from /proc/meminfo (kB); the OS's own figures where there is no /proc. */

@@ -11,10 +11,11 @@ import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../
 import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
 import { oneLine } from '../../core/jobs.ts';
 import { isLoopback } from '../../core/net/loopback.ts';
+import { listenerPid } from '../../core/platform/linux-listener.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
 import { parseLocalAiUrl } from '../http.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
-import { findServerProcesses, listenerPid, type ServerProcess } from './processes.ts';
+import { findServerProcesses, type ServerProcess } from './processes.ts';
 import { ServerSettings, FIXED } from './settings.ts';
 import { backendVersion, concreteBackend, directoryNote, modelView, type ModelRow } from './views.ts';
 
