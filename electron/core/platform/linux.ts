@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Cgroups } from '../supervisor/cgroups.ts';
-import { procStat } from '../supervisor/identity.ts';
+import { processStartTime, procStat } from '../supervisor/identity.ts';
 import { processTree } from '../supervisor/process-tree.ts';
 import { readCommand, readCwd } from '../supervisor/scan.ts';
 import { JOIN_CGROUP } from '../supervisor/spawn.ts';
@@ -36,6 +36,7 @@ export const linux: Platform = {
     }
     return cwds;
   },
+  tree: async (pid) => processTree({ pid, startTime: processStartTime(pid), cgroup: null }),
   listener: async (port) => listenerPid(port),
   usageSampler: () => new ProcUsageSampler(),
   machine: async (diskDir): Promise<MachineFigures> => ({ cpu: cpuFigures(), memory: await procMemory(), disk: await diskFigures(diskDir) }),
@@ -106,7 +107,8 @@ class CgroupContainment implements Containment {
     return processTree({ ...leader, cgroup: container.cgroup });
   }
 
-  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<void> {
-    return stopTree({ ...leader, cgroup: container.cgroup }, exited, graceMs, this.cgroups);
+  async stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]> {
+    await stopTree({ ...leader, cgroup: container.cgroup }, exited, graceMs, this.cgroups);
+    return [];
   }
 }

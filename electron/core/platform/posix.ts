@@ -5,7 +5,7 @@ import { freemem, totalmem } from 'node:os';
 import { darwinMemory, parseDisplays } from './darwin.ts';
 import { lsofCwds, lsofListener } from './lsof.ts';
 import { cpuFigures, diskFigures } from './machine.ts';
-import { ProcessGroups } from './process-groups.ts';
+import { membersOf, ProcessGroups } from './process-groups.ts';
 import { psTable, psUsage, run } from './ps.ts';
 import type { GpuReading, Platform, Usage, UsageSampler } from './types.ts';
 import { readVendorGpus } from './vendor-gpus.ts';
@@ -18,6 +18,11 @@ export const posix: Platform = {
     return entry && !entry.zombie ? entry : null;
   },
   cwds: (pids) => lsofCwds(pids),
+  async tree(pid) {
+    const table = await psTable();
+    const now = table.find((p) => p.pid === pid);
+    return now ? membersOf(table, [], undefined, { pid, startTime: now.startTime }) : [];
+  },
   listener: (port) => lsofListener(port),
   usageSampler: () => new PsUsage(),
   async machine(diskDir) {

@@ -11,6 +11,8 @@ import type { Container, Containment, Member, ProcessEntry, ProcessTracking } fr
 
 export const MARK = 'HANGAR_CONTAINER';
 const EXIT_POLL_MS = 50;
+/** How long the processes sent SIGKILL are given to be gone before a stop says which are not. */
+const KILLED_LIMIT_MS = 5000;
 
 const TRACKING: ProcessTracking = {
   mechanism: 'process-group',
@@ -33,7 +35,7 @@ export class ProcessGroups implements Containment {
     return membersOf(table, environments, container.env[MARK], leader);
   }
 
-  async stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<void> {
+  async stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]> {
     const deadline = Date.now() + graceMs;
     const tree = await this.members(container, leader);
     const group = tree.some((m) => m.pid === leader.pid) ? leader.pid : null;
@@ -42,7 +44,10 @@ export class ProcessGroups implements Containment {
     if (!inTime) await killSame(tree, group);
     await exited;
     // What outlived the leader goes too, and whatever the mark names now (forked during the grace period).
-    await killSame([...tree, ...(await this.members(container, { pid: leader.pid, startTime: null }))], group);
+    const last = [...tree, ...(await this.members(container, { pid: leader.pid, startTime: null }))];
+    await killSame(last, group);
+    await allGone(last, Date.now() + KILLED_LIMIT_MS);
+    return (await running(last)).map((m) => `pid ${m.pid} still runs`);
   }
 }
 

@@ -86,9 +86,9 @@ export interface Containment {
   members(container: Container, leader: Member): Promise<Member[]>;
   /**
    * SIGTERM to every process of the backend; SIGKILL after `graceMs`, or to what is left once `exited` (the leader's
-   * end) settles; then the container goes.
+   * end) settles; then the container goes. Resolves with a line for each process still there when the waits ran out.
    */
-  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<void>;
+  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]>;
 }
 
 export interface Platform {
@@ -99,6 +99,8 @@ export interface Platform {
   process(pid: number): Promise<ProcessEntry | null>;
   /** The cwd of each of `pids` (of every process when omitted) that the OS shows, from one read. */
   cwds(pids?: number[]): Promise<Map<number, ProcessCwd>>;
+  /** The process `pid` as it is now, with its group and every descendant (linux: its session too); [] once it is gone. */
+  tree(pid: number): Promise<Member[]>;
   /** The pid listening on TCP `port` on this machine, or null. */
   listener(port: number): Promise<number | null>;
   /** CPU and memory of each of `pids`, from one read; a fresh sampler measures CPU from each process's start. */

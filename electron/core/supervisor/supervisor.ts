@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartOptions, type ScanEntry } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
+import { currentPlatform } from '../platform/index.ts';
 import { Adoption } from './adoption.ts';
 import { Cgroups, type ProcessTracking } from './cgroups.ts';
 import { Endings, type SelfStart } from './endings.ts';
@@ -91,7 +92,7 @@ export class Supervisor extends EventEmitter {
     const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs));
     const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, budget }));
     const loader = (this.loader = new Loader(records, o.modelsDir, budget));
-    this.rechecks = new Rechecks(records, endings);
+    this.rechecks = new Rechecks(records, endings, currentPlatform());
     this.strangers = new Strangers(records, stopping, o.backendsDir);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
