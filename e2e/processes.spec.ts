@@ -5,6 +5,7 @@ import type { Page } from '@playwright/test';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
+import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
 import { shot } from './fixtures/page.ts';
@@ -105,6 +106,32 @@ test('Stop process asks, naming the PID and command line, and stops only that pr
     await expect(row).toBeHidden();
   } finally {
     sleeper.kill('SIGKILL');
+  }
+});
+
+test("a supervised backend's child is Hangar's, and a move of its directory shows in Working directory without a new Scan", async () => {
+  const dir = join(agent.home, 'backends', 'echo');
+  // run.sh leaves a sleep behind, its own child, as some backends' scripts do.
+  await rename(join(dir, 'run.sh'), join(dir, 'real-run.sh'));
+  await writeFile(join(dir, 'run.sh'), '#!/bin/sh\nsleep 62 &\nexec "$(dirname "$0")/real-run.sh" "$@"\n', { mode: 0o755 });
+  await agent.cli('load', 'echo', 'm1');
+  try {
+    const pid = ((await agent.ps()) as Array<{ model: string; pid: number }>).find((p) => p.model === 'm1')!.pid;
+    await page.getByTestId('processes-scan').click();
+    const leader = page.getByTestId(`scan-row-${pid}`);
+    const child = page.locator('tr[data-testid^="scan-row-"]', { hasText: 'sleep 62' });
+    await expect(leader.getByTestId('scan-cwd')).toHaveText(dir);
+    await expect(child.getByTestId('scan-supervised')).toHaveText('yes');
+    await expect(child.getByTestId('scan-backend')).toHaveText('echo');
+
+    // Out of band, nothing clicked: the rows follow the processes' cwd, and both are stale.
+    await rename(dir, `${dir}.old`);
+    await expect(leader.getByTestId('scan-cwd')).toHaveText(`${dir}.old`);
+    await expect(child.getByTestId('scan-cwd')).toHaveText(`${dir}.old`);
+    await expect(child.getByTestId('stale-badge')).toBeVisible();
+  } finally {
+    await rename(`${dir}.old`, dir).catch(() => undefined);
+    await agent.cli('stop', 'm1');
   }
 });
 

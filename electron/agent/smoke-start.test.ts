@@ -3,11 +3,32 @@
 // how a stop finds all of a backend's processes on this machine.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFileSync, readdirSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+
+/** The port of the backend a job started under `root` (its run.sh still waits), read from its command line. */
+async function startingPort(root: string): Promise<number> {
+  for (const end = Date.now() + 20_000; Date.now() < end; ) {
+    for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      let command = '';
+      try {
+        command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      } catch {
+        continue;
+      }
+      const port = command.includes(root) ? /run\.sh --addr 127\.0\.0\.1:(\d+)/.exec(command)?.[1] : undefined;
+      if (port) return Number(port);
+    }
+    await delay(20);
+  }
+  throw new Error('no backend started under the test folder within 20 s');
+}
 
 describe('the smoke start, from the CLI', () => {
   let root: string;
@@ -60,6 +81,26 @@ describe('the smoke start, from the CLI', () => {
     await publish('3.0.0', true);
     assert.equal((await hangar(agent, 'upgrade', 'echo')).code, 0, 'no smoke start: the broken build goes live');
     assert.equal((await hangar(agent, 'settings', 'smoke-start', 'on')).code, 0);
+  });
+
+  test('a new build that waits before it listens, its port taken meanwhile by another program: the job says the move', async () => {
+    // The build sleeps a moment before it serves (a setup step); the test takes its port while it sleeps.
+    const src = await echoSource(root, '5.0.0');
+    await rename(join(src, 'run.sh'), join(src, 'real-run.sh'));
+    await writeFile(join(src, 'run.sh'), '#!/bin/sh\nsleep 0.8\nexec "$(dirname "$0")/real-run.sh" "$@"\n', { mode: 0o755 });
+    await writeGallery(gallery, [{ name: 'echo', uri: src, version: '5.0.0' }]);
+    const upgrading = hangar(agent, 'upgrade', 'echo');
+    const port = await startingPort(root);
+    const interloper = createServer((connection) => connection.destroy());
+    interloper.listen(port, '127.0.0.1');
+    await once(interloper, 'listening');
+    try {
+      const upgraded = await upgrading;
+      assert.equal(upgraded.code, 0, upgraded.stderr);
+      assert.match(upgraded.stderr, new RegExp(`^hangar: note: port ${port} was taken while backend echo started: it died [0-9.]+s into its start; starting it again on another port \\(try 2 of 3\\)`, 'm'));
+    } finally {
+      interloper.close();
+    }
   });
 
   test('info and the agent\'s start say how a stop finds all of a backend\'s processes', async () => {

@@ -145,7 +145,7 @@ export class DirectorySnapshot {
     const because =
       localai.group.length === 1
         ? `${name} is the alias of ${localai.runs}`
-        : `${name} is the alias of ${localai.group.join(' and ')}, and LocalAI prefers ${localai.runs} on this machine (${this.capabilityText()})`;
+        : `${name} is the alias of ${namesText(localai.group)}, and LocalAI prefers ${localai.runs} on this machine (${this.capabilityText()})`;
     const rule = meta ? "; an alias wins over a meta backend's own build" : backend ? '; an alias wins over a directory of the same name' : '';
     return [`LocalAI runs ${localai.runs} for ${name}${instead}: ${because}${rule}`];
   }
@@ -213,4 +213,12 @@ export class Snapshots {
     if (!last || snapshot.version >= last.version) this.last = snapshot;
     return snapshot;
   }
+}
+
+/** A note names at most this many backends: past it, the first and how many others ("b1 and 3,999 others"). */
+const NAMES_IN_A_NOTE = 3;
+
+function namesText(names: readonly string[]): string {
+  if (names.length <= NAMES_IN_A_NOTE) return names.join(' and ');
+  return `${names[0]} and ${(names.length - 1).toLocaleString('en-US')} others`;
 }

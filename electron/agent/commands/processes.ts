@@ -22,7 +22,7 @@ export function registerProcessCommands(context: CliContext): void {
       .argument('<name>')
       .argument('<model>')
       .option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always')
-      .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start twice in a row, doubling with each further one (e.g. 500ms, 2s; default 1s); the first such end, and a process that ran longer, restart at once', parseDelay)
+      .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start three times in a row, doubling with each further one (e.g. 500ms, 2s; default 1s); the first two such ends, and a process that ran longer, restart at once', parseDelay)
       .option('--max-restarts <n>', 'ends within 10 s of a start, in a row, that leave it crash-looping (default 5)', parseWhole)
       .option('--start-timeout <seconds>', 'how long its start and its load may take (default: the node\'s start-timeout); never less than twice the longest seen here', parseWhole))
     .action(context.withClient(async (c, backend: string, model: string, options: LoadCommandOptions) => {

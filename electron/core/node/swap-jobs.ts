@@ -17,7 +17,7 @@ import { tagFallbacks } from '../install/tag-fallback.ts';
 import { oneLine, type JobContext, type JobRunner } from '../jobs.ts';
 import type { DirectorySnapshot } from '../localai-rows.ts';
 import type { KeyedLock } from '../locks.ts';
-import type { DirectoryStop, Supervisor } from '../supervisor/index.ts';
+import type { DirectoryStop, PortMove, Supervisor } from '../supervisor/index.ts';
 import { dirIdentity } from '../supervisor/identity.ts';
 import { keysOf, type Catalog } from './catalog.ts';
 import type { CoRunner } from './co-runner.ts';
@@ -298,6 +298,12 @@ export class SwapJobs {
     const rechecked = supervisor.recheck();
     // The smoke-started process is stopped while the swap settles: the job ends once it is gone.
     let smoked: Promise<void> = Promise.resolve();
+    // A start of the new build that loses its port (it waited long before it listened) is said in the job.
+    const ours = new Set(stopped.map((s) => s.model));
+    const portMoved = (move: PortMove) => {
+      if (move.backend === name && (move.model === null || ours.has(move.model))) ctx.notice(move.model ? `${move.model}: ${move.text}` : move.text);
+    };
+    supervisor.on('port-moved', portMoved);
     try {
       if (stopped.length > 0) {
         ctx.phase('respawning');
@@ -323,6 +329,8 @@ export class SwapJobs {
       const coBack = coReload ? await coRunner.reload(name, coModels).then(() => '', (again: unknown) => `; ${coRunner.name} could not load ${coModels.join(', ')} from it either: ${oneLine(again)}`) : '';
       await catalog.publishBackend(name);
       throw new HangarError('failed', gateFailure(name, change, oneLine(error)) + coBack);
+    } finally {
+      supervisor.off('port-moved', portMoved);
     }
     await rechecked;
     await Promise.all([pending.settle().then(() => catalog.publishBackend(name)), smoked]);

@@ -14,8 +14,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { readKernelFile } from './kernel-file.ts';
 
 const SUBTREE = 'hangar';
-/** How long a release waits for a killed cgroup's processes to be gone before it leaves the empty-to-be cgroup. */
-const EMPTY_WAIT_MS = 2000;
+/**
+ * How long a release waits for a killed cgroup's processes to be gone before it leaves the empty-to-be cgroup: a
+ * process that holds tens of GB (a model's weights) takes seconds to exit, even after SIGKILL.
+ */
+const EMPTY_WAIT_MS = 10_000;
 
 export interface ProcessTracking {
   mechanism: 'cgroup' | 'session';
@@ -110,12 +113,17 @@ export class Cgroups {
     return false;
   }
 
-  /** Kills what is left in the cgroup, waits (bounded) for it to empty, and removes it. */
-  async release(path: string | null): Promise<void> {
-    if (!path || !existsSync(path)) return;
+  /**
+   * Kills what is left in the cgroup, waits (bounded) for it to empty, and removes it. Returns the pids still in it
+   * when the wait ended ([] once it emptied): the cgroup is then left for the next start's sweep.
+   */
+  async release(path: string | null): Promise<number[]> {
+    if (!path || !existsSync(path)) return [];
     this.kill(path);
     await untilEmpty(path, EMPTY_WAIT_MS);
-    removeDir(path);
+    const left = members(path);
+    if (left.length === 0) removeDir(path);
+    return left;
   }
 }
 
@@ -208,7 +216,7 @@ function unescape(field: string): string {
 }
 
 /** Resolves once nothing runs in the cgroup (its `cgroup.events` says `populated 0`), or after `ms`. */
-async function untilEmpty(path: string, ms: number): Promise<void> {
+export async function untilEmpty(path: string, ms: number): Promise<void> {
   const populated = () => {
     try {
       return /^populated 1$/m.test(readKernelFile(join(path, 'cgroup.events'), 'utf8'));

@@ -43,8 +43,12 @@ export class Endings {
     void this.parts.cgroups.release(proc.cgroup);
   }
 
-  /** Removes a process Hangar stopped (or one that died while starting): exited, then removed. */
-  retire(proc: Proc): void {
+  /**
+   * Removes a process Hangar stopped (or one that died while starting): exited, then removed. `leftBehind`: what its
+   * stop could not see gone, said in its log.
+   */
+  retire(proc: Proc, leftBehind: string[] = []): void {
+    for (const line of leftBehind) this.parts.logs.note(proc, `after the stop of pid ${proc.pid}: ${line}`);
     if (proc.retired) return;
     this.free(proc);
     this.parts.logs.of(proc.model).separator(`pid ${proc.pid} ${proc.stopping ? 'stopped by Hangar' : 'exited while starting'}`);

@@ -1,5 +1,5 @@
 // The supervisor's public face: the node façade imports from here.
-export { Supervisor, type BackendTarget, type DirectoryStop, type SupervisorOptions } from './supervisor.ts';
+export { Supervisor, type BackendTarget, type DirectoryStop, type PortMove, type SupervisorOptions } from './supervisor.ts';
 import { loadRuntime } from './grpc-client.ts';
 
 /**

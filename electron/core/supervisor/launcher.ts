@@ -1,6 +1,5 @@
 // Starting a model's process: a port (its old one while free), the spawn, readiness, another port if it was taken.
 import { resolve } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { HangarError } from '../../../shared/index.ts';
 import { humanDuration } from '../../../shared/progress.ts';
 import { directoryEnv, hostBackendEnv } from './backend-env.ts';
@@ -9,8 +8,8 @@ import { stderrTail, type Endings } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
 import { LogRing } from './log-ring.ts';
 import type { ModelLogs } from './model-logs.ts';
-import { reclaimPort } from './port-reuse.ts';
-import { portIsFree, type PortPool } from './ports.ts';
+import { deathWhileStarting, portMoveText, retryOnPortClash, type PortMove } from './port-clash.ts';
+import type { PortPool } from './ports.ts';
 import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
 import { newRow, startCancelled, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
@@ -19,10 +18,6 @@ import type { Stopping } from './stopping.ts';
 import { killRemains } from './tree-stop.ts';
 import type { StartBudget } from './start-budget.ts';
 import { WarmShell } from './warm-shell.ts';
-
-const PORT_ATTEMPTS = 3;
-const DRAIN_LIMIT_MS = 500;
-const PORT_IN_USE = /address already in use|EADDRINUSE|bind\(\) failed|Failed to add port|port .* (is )?(already )?in use/i;
 
 export interface LaunchSettings {
   modelsDir: string;
@@ -41,6 +36,8 @@ export interface LaunchParts {
   endings: Endings;
   stopping: Stopping;
   cgroups: Cgroups;
+  /** A start lost its port and is tried again on another (said in the job and the log). */
+  portMoved(move: PortMove): void;
 }
 
 export class Launcher {
@@ -68,24 +65,31 @@ export class Launcher {
    * while its port is no longer free is retried on another port.
    */
   spawnReady(target: BackendTarget, model: string): Promise<Proc> {
-    return retryOnPortClash(async (attempt) => {
-      const output = new OutputNudge();
-      try {
-        const { proc, spawned } = await this.spawn(target, model, attempt === 1, output);
-        await this.untilReady(proc, spawned, output);
-        return proc;
-      } finally {
-        this.refill();
-      }
-    });
+    let lost: PortMove | null = null;
+    return retryOnPortClash(
+      async () => {
+        const output = new OutputNudge();
+        try {
+          const { proc, spawned } = await this.spawn(target, model, lost, output);
+          await this.untilReady(proc, spawned, output);
+          return proc;
+        } finally {
+          this.refill();
+        }
+      },
+      (taken, attempt) => {
+        lost = { backend: target.name, model, port: taken.port, text: portMoveText(target.name, taken, attempt) };
+        this.parts.portMoved(lost);
+      },
+    );
   }
 
-  /** The process and its row, starting; its exit is watched from here on. */
-  private async spawn(target: BackendTarget, model: string, preferOldPort: boolean, output: OutputNudge): Promise<{ proc: Proc; spawned: Spawned }> {
+  /** The process and its row, starting; its exit is watched from here on. `lost`: the port this start's last try lost. */
+  private async spawn(target: BackendTarget, model: string, lost: PortMove | null, output: OutputNudge): Promise<{ proc: Proc; spawned: Spawned }> {
     const { records, logs: modelLogs, ports } = this.parts;
     const { grpcToken } = this.settings;
     const spec = records.specFor(model, target.name);
-    const { port, moved } = await this.portFor(spec, preferOldPort);
+    const { port, moved } = lost ? await this.portAfter(lost) : await this.portFor(spec);
     const logs = new LogRing();
     const modelLog = modelLogs.of(model);
     // What it prints before its start is logged waits for the start's separator line: the log reads in order.
@@ -176,7 +180,7 @@ export class Launcher {
       budget.record('start', proc.backend, Date.now() - started);
     } catch (err) {
       if (proc.cancelled) throw startCancelled(proc);
-      if (!(err instanceof NotReadyError)) throw await deathWhileStarting(spawned, proc.port, () => stderrTail(proc), (exit) => startupDeath(proc, exit));
+      if (!(err instanceof NotReadyError)) throw await deathWhileStarting(spawned, proc.port, started, () => stderrTail(proc), (exit) => startupDeath(proc, exit));
       await this.parts.stopping.process(proc, true);
       throw new HangarError('failed', `backend ${proc.backend} did not become ready for model ${proc.model} within ${humanDuration(deadline - started)}: ${err.lastAnswer}`);
     } finally {
@@ -193,48 +197,19 @@ export class Launcher {
   }
 
   /** The model's previous port when it is free again (a client pinned to it keeps working), else a new one. */
-  private async portFor(spec: ModelSpec, preferOld: boolean): Promise<{ port: number; moved: string | null }> {
+  private async portFor(spec: ModelSpec): Promise<{ port: number; moved: string | null }> {
     const { ports } = this.parts;
     const old = spec.port;
-    if (old !== null && preferOld && (await reclaimPort(ports, old))) return { port: old, moved: null };
+    if (old !== null && (await ports.reclaim(old))) return { port: old, moved: null };
     const port = await ports.allocate();
     return { port, moved: old !== null && old !== port ? `moved from port ${old} to ${port}: ${old} is in use` : null };
   }
-}
 
-/** A startup death whose port someone else holds now: worth another try on another port. */
-class PortTaken extends Error {
-  constructor(readonly error: HangarError) {
-    super(error.message);
+  /** Another port for a start whose port was taken while it started. */
+  private async portAfter(lost: PortMove): Promise<{ port: number; moved: string }> {
+    const port = await this.parts.ports.allocate();
+    return { port, moved: `moved from port ${lost.port} to ${port}: ${lost.port} was taken while the backend started` };
   }
-}
-
-/** Runs `start` again, on another port, while it fails with PortTaken (at most PORT_ATTEMPTS times in all). */
-export async function retryOnPortClash<T>(start: (attempt: number) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await start(attempt);
-    } catch (err) {
-      if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err instanceof PortTaken ? err.error : err;
-    }
-  }
-}
-
-/**
- * The error for a process that exited before it answered Health, made by `describe` once its last lines are in;
- * PortTaken when its port was taken (for retryOnPortClash).
- */
-export async function deathWhileStarting(
-  spawned: Spawned,
-  port: number,
-  stderr: () => string[],
-  describe: (exit: { code: number | null; signal: string | null }) => HangarError,
-): Promise<Error> {
-  // The last lines may still be in the pipe; a child that inherited it must not hold the error back long.
-  await Promise.race([spawned.drained, delay(DRAIN_LIMIT_MS)]);
-  const error = describe(await spawned.exit);
-  // A clash may be over by the time it is checked: what the backend said decides as well as the port now.
-  return stderr().some((line) => PORT_IN_USE.test(line)) || !(await portIsFree(port)) ? new PortTaken(error) : error;
 }
 
 function startupDeath(proc: Proc, exit: { code: number | null; signal: string | null }): HangarError {

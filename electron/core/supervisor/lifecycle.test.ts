@@ -166,8 +166,8 @@ describe('process lifecycle', { concurrency: false }, () => {
       const started = Date.now();
       process.kill(pid, 'SIGKILL');
       const view = await back;
-      // The first quick end restarts at once, as PM2; the next wait 50, 100, 200 ms.
-      if (crash > 1) assert.ok(Date.now() - started >= 50 * 2 ** (crash - 2) * 0.9, `backoff ${crash}`);
+      // The first two quick ends restart at once, as PM2; the next wait 50, 100 ms.
+      if (crash > 2) assert.ok(Date.now() - started >= 50 * 2 ** (crash - 3) * 0.9, `backoff ${crash}`);
       assert.equal(view.restarts, crash);
       assert.equal(await statusOf(view.port), 'READY');
       pid = view.pid;
@@ -183,7 +183,7 @@ describe('process lifecycle', { concurrency: false }, () => {
     await s.stop('loop');
   });
 
-  test('a crash after a run that lasted restarts at once, and so does the first right after; the second in a row waits the model\'s own delay', async () => {
+  test('a crash after a run that lasted restarts at once, and so do the first two right after; the third in a row waits the model\'s own delay', async () => {
     // quickMs is well over what a start takes on a loaded machine, so the second process is killed within it.
     const s = await supervisor({ restartRules: { baseMs: 5000, maxMs: 5000, quickMs: 4000, loopLimit: 5 } });
     const first = await s.load(echo, 'steady', { restartDelayMs: 700 });
@@ -198,6 +198,11 @@ describe('process lifecycle', { concurrency: false }, () => {
     back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== again.pid);
     process.kill(again.pid, 'SIGKILL');
     assert.equal((await crashed).message, 'restarting (policy on-failure)', 'one quick end: at once, as PM2');
+    const second = await back;
+    crashed = until(s, (v) => v.model === 'steady' && v.state === 'crashed');
+    back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== second.pid);
+    process.kill(second.pid, 'SIGKILL');
+    assert.equal((await crashed).message, 'restarting (policy on-failure)', 'two quick ends in a row: at once too, as PM2');
     const third = await back;
     crashed = until(s, (v) => v.model === 'steady' && v.state === 'crashed');
     back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== third.pid);

@@ -41,6 +41,21 @@ export class PortPool {
     throw new HangarError('failed', `no free port in ${low}-${high} for a backend`);
   }
 
+  /**
+   * Takes back a port a model had (a client pinned to it keeps working): only while this host's own quarantine or a
+   * fresh reservation holds it and nothing listens on it. Another host's starting backend has reserved its port
+   * long before it listens (a build that waits before it binds): that port is never taken from under it.
+   */
+  async reclaim(port: number): Promise<boolean> {
+    if (this.taken.has(port)) return false;
+    const held = this.reservations.has(port);
+    this.taken.add(port);
+    if ((held || (await this.reserve(port))) && (await portIsFree(port))) return true;
+    this.taken.delete(port);
+    if (!held) this.unreserve(port);
+    return false;
+  }
+
   /** Marks a port as taken without probing it (an adopted backend already listens on it), and reserves it. */
   claim(port: number): void {
     this.taken.add(port);

@@ -21,10 +21,12 @@ export interface TreeMember {
   startTime: string | null;
 }
 
-/** The leader's processes now: its cgroup's members, its group and session (while its pid is still its own), their descendants. */
-export function processTree(leader: Leader): TreeMember[] {
+/**
+ * The leader's processes now: its cgroup's members, its group and session (while its pid is still its own), their
+ * descendants. `table`: one read of /proc shared by several leaders' trees.
+ */
+export function processTree(leader: Leader, table = readProcessTable()): TreeMember[] {
   if (process.platform !== 'linux') return [];
-  const table = readTable();
   const tree = new Set<number>(members(leader.cgroup));
   // A pid that names another process now names no group or session of the leader's.
   if (ownership(leader.pid, leader.startTime) !== 'other') {
@@ -75,9 +77,10 @@ export function treeAlive(tree: TreeMember[]): TreeMember[] {
   return tree.filter((member) => isSameProcess(member.pid, member.startTime));
 }
 
-/** pid -> its /proc/PID/stat, for every process /proc shows. */
-function readTable(): Map<number, ProcStat> {
+/** pid -> its /proc/PID/stat, for every process /proc shows (empty where there is no /proc). */
+export function readProcessTable(): Map<number, ProcStat> {
   const table = new Map<number, ProcStat>();
+  if (process.platform !== 'linux') return table;
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;

@@ -49,10 +49,10 @@ function setUp(given: Partial<RestartRules> = {}, asked: Omit<ModelRestart, 'pol
 }
 
 describe('restart scheduler', () => {
-  test('a first end soon after the start restarts at once, as PM2; the next in a row wait baseMs, doubling up to maxMs; the restart fires when it has passed', () => {
-    const { clock, crash, restarted } = setUp();
+  test('the first two ends soon after the start restart at once, as PM2; the next in a row wait baseMs, doubling up to maxMs; the restart fires when it has passed', () => {
+    const { clock, crash, restarted } = setUp({ loopLimit: 6 });
     const backoffs: number[] = [];
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 5; i++) {
       const verdict = crash();
       assert.ok(verdict && 'restartInMs' in verdict);
       backoffs.push(verdict.restartInMs);
@@ -63,7 +63,7 @@ describe('restart scheduler', () => {
       clock.advance(verdict.restartInMs > 0 ? 1 : 0);
       assert.equal(restarted(), i + 1);
     }
-    assert.deepEqual(backoffs, [0, 1000, 2000, 4000]);
+    assert.deepEqual(backoffs, [0, 0, 1000, 2000, 4000]);
   });
 
   test('a process that ran quickMs or longer is restarted at once, as PM2 restarts it, and the wait and the count start over', () => {
@@ -72,13 +72,15 @@ describe('restart scheduler', () => {
     clock.advance(0);
     assert.equal(restarted(), 1, 'restarted with no wait');
     assert.deepEqual(crash(200), { restartInMs: 0 }, 'it ended right after its start: once is restarted at once');
-    assert.deepEqual(crash(200), { restartInMs: 1000 }, 'twice in a row waits');
+    assert.deepEqual(crash(200), { restartInMs: 0 }, 'twice in a row too (PM2 restarts it in 344 ms)');
+    assert.deepEqual(crash(200), { restartInMs: 1000 }, 'three times in a row waits');
     clock.advance(1000);
     assert.deepEqual(crash(9_999), { restartInMs: 2000 }, 'just under quickMs is still quick');
     clock.advance(2000);
     assert.deepEqual(crash(10_000), { restartInMs: 0 }, 'quickMs or longer: at once again');
     assert.deepEqual(history, { quickEnds: 0, backoffMs: 0 });
     assert.deepEqual(crash(100), { restartInMs: 0 }, 'the count starts over');
+    assert.deepEqual(crash(100), { restartInMs: 0 });
     assert.deepEqual(crash(100), { restartInMs: 1000 }, 'and the wait from baseMs');
   });
 
@@ -88,13 +90,14 @@ describe('restart scheduler', () => {
   });
 
   test("a model's own delay and restart limit replace the host's", () => {
-    const { clock, crash } = setUp({}, { delayMs: 250, maxRestarts: 4 });
+    const { clock, crash } = setUp({}, { delayMs: 250, maxRestarts: 5 });
+    assert.deepEqual(crash(), { restartInMs: 0 });
     assert.deepEqual(crash(), { restartInMs: 0 });
     assert.deepEqual(crash(), { restartInMs: 250 });
     clock.advance(250);
     assert.deepEqual(crash(), { restartInMs: 500 });
     clock.advance(500);
-    assert.deepEqual(crash(), { stay: 'loop', ends: 4 });
+    assert.deepEqual(crash(), { stay: 'loop', ends: 5 });
     const none = setUp({}, { delayMs: 0 });
     assert.deepEqual(none.crash(), { restartInMs: 0 }, 'a delay of 0: every restart at once');
     assert.deepEqual(none.crash(), { restartInMs: 0 });
@@ -105,8 +108,8 @@ describe('restart scheduler', () => {
     crash();
     clock.advance(0);
     crash();
-    clock.advance(1000);
-    assert.deepEqual(crash(), { stay: 'loop', ends: 3 });
+    clock.advance(0);
+    assert.deepEqual(crash(), { stay: 'loop', ends: 3 }, 'the limit holds before any backoff');
     assert.equal(clock.pending, 0);
     clock.advance(60_000);
     assert.equal(restarted(), 2);

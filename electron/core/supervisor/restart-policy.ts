@@ -1,12 +1,12 @@
 // What happens after a process ends by itself: a restart, or nothing (the policy says so), or "crash-looping". As PM2
-// with exp_backoff_restart_delay and max_restarts: a process that ran a while is restarted at once, and so is the
-// first one in a row that ends soon after its start; each further such end in a row (an unstable run) waits a delay
+// with exp_backoff_restart_delay and max_restarts: a process that ran a while is restarted at once, and so are the
+// first two in a row that end soon after their start; each further such end in a row (an unstable run) waits a delay
 // that grows, and so many of those in a row leave it stopped; a run that lasted starts both over. The scheduler keeps
 // each model's pending restart on a clock it is given.
 import type { RestartPolicy } from '../../../shared/index.ts';
 
 export interface RestartRules {
-  /** The wait after the second end in a row within quickMs of the start (the first restarts at once); each further doubles it, up to maxMs. */
+  /** The wait after the third end in a row within quickMs of the start (the first two restart at once); each further doubles it, up to maxMs. */
   baseMs: number;
   maxMs: number;
   /** An end this soon after the start is a quick one: it waits. A later end restarts at once and starts over. */
@@ -15,12 +15,15 @@ export interface RestartRules {
   loopLimit: number;
 }
 
+/** Quick ends in a row restarted with no wait before the backoff starts. */
+const QUICK_ENDS_AT_ONCE = 2;
+
 export const DEFAULT_RESTART_RULES: RestartRules = { baseMs: 1000, maxMs: 30_000, quickMs: 10_000, loopLimit: 5 };
 
 /** What a model asks of its restarts; a missing value is the host's rule. */
 export interface ModelRestart {
   policy: RestartPolicy;
-  /** The wait after the second quick end in a row (--restart-delay). */
+  /** The wait after the third quick end in a row (--restart-delay). */
   delayMs?: number | null;
   /** Quick ends in a row that leave it crash-looping (--max-restarts). */
   maxRestarts?: number | null;
@@ -47,8 +50,9 @@ function afterEnd(restart: ModelRestart, failed: boolean, uptimeMs: number, hist
   }
   history.quickEnds++;
   if (history.quickEnds >= (restart.maxRestarts ?? rules.loopLimit)) return { stay: 'loop', ends: history.quickEnds };
-  // One quick end may be bad luck (an OOM kill, a port race): it is restarted at once; a second in a row backs off.
-  if (history.quickEnds === 1) return { restartInMs: 0 };
+  // One or two quick ends may be bad luck (an OOM kill, a port race, a dependency still coming up): restarted at
+  // once, as PM2 restarts them; a third in a row backs off.
+  if (history.quickEnds <= QUICK_ENDS_AT_ONCE) return { restartInMs: 0 };
   history.backoffMs = history.backoffMs > 0 ? history.backoffMs * 2 : (restart.delayMs ?? rules.baseMs);
   history.backoffMs = Math.min(rules.maxMs, history.backoffMs);
   return { restartInMs: history.backoffMs };

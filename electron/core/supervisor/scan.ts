@@ -29,15 +29,19 @@ export interface ScanDirectory {
   stat: BigIntStats | null;
 }
 
-export async function scanProcesses(backendsDir: string, supervised: SupervisedProcess[]): Promise<ScanEntry[]> {
-  const byPid = new Map(supervised.map((p) => [p.pid, p]));
+/**
+ * `owners`: each process of a supervised backend (the leader and what it started) by pid, with the supervised
+ * process it is part of: it is listed as Hangar's, judged by that process's directory.
+ */
+export async function scanProcesses(backendsDir: string, supervised: SupervisedProcess[], owners: Map<number, SupervisedProcess>): Promise<ScanEntry[]> {
   const roots = backendRoots(backendsDir);
   const known = knownIdentities(backendsDir, supervised);
+  const moved = new Set(supervised.filter((p) => p.identity && !stillAtItsPath(p.identity)));
   const entries: ScanEntry[] = [];
   const pids = readdirSync('/proc').map(Number).filter(Number.isInteger);
   for (const [index, pid] of pids.entries()) {
     if (index > 0 && index % SCAN_SLICE === 0) await setImmediatePromise();
-    const mine = byPid.get(pid);
+    const mine = owners.get(pid);
     const cwd = readCwd(pid);
     if (!cwd) {
       if (mine) entries.push(entry(pid, '', 'unknown', mine.backend, true));
@@ -48,7 +52,8 @@ export async function scanProcesses(backendsDir: string, supervised: SupervisedP
     const knownDir = cwd.stat ? known.get(inodeKey(cwd.stat)) : undefined;
     if (!mine && !underRoot && !knownDir) continue;
     const backend = mine?.backend ?? knownDir?.backend ?? placeOf(path.slice(underRoot!.length + 1)).backend;
-    entries.push(entry(pid, cwd.link, cwdStatus(cwd, path, underRoot, mine, knownDir), backend, mine !== undefined));
+    const status = mine && moved.has(mine) ? 'stale' : cwdStatus(cwd, path, underRoot, mine, knownDir);
+    entries.push(entry(pid, cwd.link, status, backend, mine !== undefined));
   }
   return entries;
 }
@@ -119,6 +124,16 @@ export function placeOf(relative: string): { backend: string; aside: boolean } {
   const [first = '', , third = ''] = relative.split(sep);
   if (first === WORK_DIR) return { backend: third.replace(/\.[0-9a-f]{12}$/, ''), aside: true };
   return { backend: first.replace(SIDE_NAMES, ''), aside: SIDE_NAMES.test(first) };
+}
+
+/** Whether the directory a supervised process was started in is still the one at its path (not moved away or replaced). */
+function stillAtItsPath(identity: DirIdentity): boolean {
+  try {
+    const st = statSync(identity.dir, { bigint: true });
+    return st.dev === identity.dev && st.ino === identity.ino;
+  } catch {
+    return false;
+  }
 }
 
 function backendRoots(backendsDir: string): string[] {

@@ -7,7 +7,8 @@ import { humanDuration } from '../../../shared/progress.ts';
 import type { Cgroups } from './cgroups.ts';
 import { STDERR_TAIL_LINES } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
-import { deathWhileStarting, retryOnPortClash, type Launcher } from './launcher.ts';
+import type { Launcher } from './launcher.ts';
+import { deathWhileStarting, portMoveText, retryOnPortClash, type PortMove } from './port-clash.ts';
 import type { PortPool } from './ports.ts';
 import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
@@ -26,6 +27,8 @@ export interface SmokeStartParts {
   grpcToken?: string;
   budget: StartBudget;
   stopGraceMs: number;
+  /** The new build lost its port while it started and is tried again on another (said in the job). */
+  portMoved(move: PortMove): void;
 }
 
 export class SmokeStart {
@@ -44,7 +47,10 @@ export class SmokeStart {
    * forked are gone, so the caller can finish its own work meanwhile); rejects, stopped, saying why it did not.
    */
   run(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
-    return retryOnPortClash(() => this.once(target));
+    return retryOnPortClash(
+      () => this.once(target),
+      (taken, attempt) => this.parts.portMoved({ backend: target.name, model: null, port: taken.port, text: portMoveText(target.name, taken, attempt) }),
+    );
   }
 
   private async once(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
@@ -94,7 +100,7 @@ export class SmokeStart {
       const error =
         err instanceof NotReadyError
           ? new HangarError('failed', `the new build did not answer Health within ${humanDuration(startTimeoutMs)}: ${err.lastAnswer}`)
-          : await deathWhileStarting(spawned, port, () => stderr, (exit) => {
+          : await deathWhileStarting(spawned, port, started, () => stderr, (exit) => {
               const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
               return new HangarError('failed', `the new build ${how} before it answered Health${stderr.length ? `: ${stderr.join(' | ')}` : ' (it said nothing on stderr)'}`);
             });

@@ -35,7 +35,8 @@ export class Stopping {
 
   /**
    * Free (unless forced), SIGTERM to all of the process (its cgroup, group, session and descendants), SIGKILL after
-   * the grace period, reap; the row goes. The caller holds the model's lock.
+   * the grace period, reap; the row goes once none of it is left, or its log says what is. The caller holds the
+   * model's lock.
    */
   async process(proc: Proc, force: boolean): Promise<void> {
     if (proc.retired) return;
@@ -48,8 +49,8 @@ export class Stopping {
     const tree = processTree(proc);
     if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
     const exited = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
-    await stopTree(proc, exited, this.graceMs, this.cgroups, tree);
-    this.endings.retire(proc);
+    const left = await stopTree(proc, exited, this.graceMs, this.cgroups, tree);
+    this.endings.retire(proc, left);
   }
 
   /** Stops a model's process and keeps what it should run as (a swap, a host closing): its row goes. */

@@ -1,7 +1,8 @@
 // The processes running from the backends directory, Hangar's own and others: what a scan shows, and which of
 // them a user may stop through Hangar (its own, and strangers only when their directory was replaced).
 import { HangarError, type ScanEntry } from '../../../shared/index.ts';
-import type { ProcessRecords } from './records.ts';
+import { processTree, readProcessTable } from './process-tree.ts';
+import type { Proc, ProcessRecords } from './records.ts';
 import { scanProcesses } from './scan.ts';
 import type { Stopping } from './stopping.ts';
 
@@ -17,7 +18,7 @@ export class Strangers {
     if (process.platform !== 'linux') {
       return procs.map((p) => ({ pid: p.pid, command: '', cwd: p.cwd.procCwd ?? p.identity?.dir ?? '', status: p.cwd.cwd, supervised: true, backend: p.backend }));
     }
-    return scanProcesses(this.backendsDir, procs);
+    return scanProcesses(this.backendsDir, procs, owners(procs));
   }
 
   /**
@@ -30,11 +31,26 @@ export class Strangers {
     if (!entry.supervised && entry.status !== 'stale') {
       throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
     }
-    return { entry, model: this.records.all().find((p) => p.pid === pid)?.model ?? null };
+    const procs = this.records.all().filter((p) => !p.retired);
+    const own = procs.find((p) => p.pid === pid);
+    if (own) return { entry, model: own.model };
+    const owner = entry.supervised ? owners(procs).get(pid) : undefined;
+    // A backend's process goes with all of it, never alone: what is left would serve half a backend.
+    if (owner) throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) belongs to the backend process of model ${owner.model} (pid ${owner.pid}): stop or respawn the model`);
+    return { entry, model: null };
   }
 
   /** SIGTERM, then SIGKILL after the grace period, to one process Hangar did not start (stoppable() vetted it). */
   stop(pid: number): Promise<void> {
     return this.stopping.stranger(pid);
   }
+}
+
+/** Every process of each supervised backend (its cgroup, group, session and descendants), by pid: the row it is part of. */
+function owners(procs: Proc[]): Map<number, Proc> {
+  const table = readProcessTable();
+  const owner = new Map<number, Proc>();
+  for (const proc of procs) for (const member of processTree(proc, table)) if (!owner.has(member.pid)) owner.set(member.pid, proc);
+  for (const proc of procs) owner.set(proc.pid, proc);
+  return owner;
 }

@@ -25,6 +25,7 @@ import { Loader, loadError } from './loading.ts';
 import { modelConfigStartLimitMs } from './model-config.ts';
 import { ModelLogs } from './model-logs.ts';
 import { settingsOf, type SupervisorOptions, type SupervisorSettings } from './options.ts';
+import type { PortMove } from './port-clash.ts';
 import { PortPool } from './ports.ts';
 import { Rechecks } from './rechecks.ts';
 import { Reaper, type ParentWatch } from './reaper.ts';
@@ -38,7 +39,7 @@ import { ProcessTable } from './table.ts';
 import { StartBudget } from './start-budget.ts';
 import { UsageSampler } from './usage.ts';
 
-export type { BackendTarget, DirectoryStop, ProcessTracking, SupervisorOptions };
+export type { BackendTarget, DirectoryStop, PortMove, ProcessTracking, SupervisorOptions };
 
 /**
  * Events:
@@ -46,6 +47,7 @@ export type { BackendTarget, DirectoryStop, ProcessTracking, SupervisorOptions }
  *   itself stays listed as exited, crashed or crash-looping until it is started again or stopped.
  * - 'process-removed' (model: string): the model has no row any more (stopped by Hangar or the user).
  * - 'log' (LogLine): one line of a backend's stdout/stderr, or a note from Hangar.
+ * - 'port-moved' (PortMove): a start (a smoke start too) lost its port while it started and is tried on another.
  */
 export class Supervisor extends EventEmitter {
   private readonly options: SupervisorSettings;
@@ -90,13 +92,17 @@ export class Supervisor extends EventEmitter {
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
     const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, usage, restarts, selfStart, startAgain }));
     const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs));
-    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, budget }));
+    const portMoved = (move: PortMove) => {
+      if (move.model !== null) logs.line(move.model, null, 'stderr', `[hangar] ${move.text}`);
+      this.emit('port-moved', move);
+    };
+    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, budget, portMoved }));
     const loader = (this.loader = new Loader(records, o.modelsDir, budget));
     this.rechecks = new Rechecks(records, endings, currentPlatform());
     this.strangers = new Strangers(records, stopping, o.backendsDir);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
-    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs });
+    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs, portMoved });
     this.adoption = new Adoption({ records, logs, ports, parent, cgroups, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
   }
 

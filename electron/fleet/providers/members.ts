@@ -7,6 +7,7 @@ import type { ClusterLink } from '../../cluster/join.ts';
 import { NodeUnreachable, RequestFailure } from '../../cluster/request-failure.ts';
 import type { Envelope } from '../../core/invoke.ts';
 import type { NodeProvider } from '../provider.ts';
+import { cutOverlongTexts } from '../overlong-texts.ts';
 import { unwrap } from './envelope.ts';
 
 /** Calls that do real work on the node (spawning, loading, upgrading everything) get this much longer. */
@@ -58,7 +59,10 @@ async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef
   } catch {
     throw new HangarError('failed', `node ${label} sent a malformed reply`);
   }
-  const result = nodeResultSchemas[method].safeParse(unwrap(envelope as Envelope));
+  const value = unwrap(envelope as Envelope);
+  let result = nodeResultSchemas[method].safeParse(value);
+  const cut = result.success ? null : cutOverlongTexts(value, result.error.issues);
+  if (cut !== null) result = nodeResultSchemas[method].safeParse(cut);
   if (!result.success) {
     const issue = result.error.issues[0];
     throw new HangarError('failed', `node ${label} sent a reply that is not what ${method} returns (${issue?.path.join('.') || 'the value'}: ${issue?.message ?? 'wrong shape'})`);
