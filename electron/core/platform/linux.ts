@@ -18,8 +18,8 @@ const DELETED = ' (deleted)';
 
 export const linux: Platform = {
   name: 'linux',
-  async processes() {
-    return pidsInProc().flatMap((pid) => entryOf(pid) ?? []);
+  async processes(pids = pidsInProc()) {
+    return pids.flatMap((pid) => entryOf(pid) ?? []);
   },
   async process(pid) {
     const entry = entryOf(pid);

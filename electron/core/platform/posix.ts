@@ -12,7 +12,7 @@ import { readVendorGpus } from './vendor-gpus.ts';
 
 export const posix: Platform = {
   name: 'posix',
-  processes: () => psTable(),
+  processes: (pids) => psTable(pids),
   async process(pid) {
     const [entry] = await psTable([pid]);
     return entry && !entry.zombie ? entry : null;

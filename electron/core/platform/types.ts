@@ -93,8 +93,8 @@ export interface Containment {
 
 export interface Platform {
   readonly name: PlatformName;
-  /** Every process on the machine, from one read. */
-  processes(): Promise<ProcessEntry[]>;
+  /** Every process on the machine (those of `pids` that exist, when given), from one read. */
+  processes(pids?: number[]): Promise<ProcessEntry[]>;
   /** The process `pid` now, or null when none has it (a zombie has none: it has finished). */
   process(pid: number): Promise<ProcessEntry | null>;
   /** The cwd of each of `pids` (of every process when omitted) that the OS shows, from one read. */

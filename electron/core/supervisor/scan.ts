@@ -38,7 +38,11 @@ export async function scanProcesses(platform: Platform, backendsDir: string, sup
   const roots = backendRoots(backendsDir);
   const known = knownIdentities(backendsDir, supervised);
   const moved = new Set(supervised.filter((p) => p.identity && !stillAtItsPath(p.identity)));
-  const [table, cwds] = await Promise.all([platform.processes(), platform.cwds()]);
+  const cwds = await platform.cwds();
+  const inside = (cwd: ProcessCwd) => roots.some((root) => cwd.path.startsWith(root + sep)) || (cwd.dev !== null && cwd.ino !== null && known.has(inodeKey({ dev: cwd.dev, ino: cwd.ino })));
+  // Commands are read only for the processes a scan lists: ours, and those whose cwd is or was in the directory.
+  const listed = new Set([...owners.keys(), ...[...cwds].filter(([, cwd]) => inside(cwd)).map(([pid]) => pid)]);
+  const table = (await platform.processes([...listed].sort((a, b) => a - b))).sort((a, b) => a.pid - b.pid);
   const entries: ScanEntry[] = [];
   for (const [index, { pid, command }] of table.entries()) {
     if (index > 0 && index % SCAN_SLICE === 0) await setImmediatePromise();
