@@ -16,7 +16,7 @@ const TRACED = 'trace=openat,open,statx,newfstatat,stat,lstat,readlink,readlinka
  * The lines of the traced process's own threads (not of the processes it started, nor theirs) that name another
  * process's /proc entry or the /proc listing. Its threads are the tids its own threads cloned with CLONE_THREAD.
  */
-export function procReadsOf(traceDir: string, pid: number): { threads: number; reads: string[] } {
+function procReadsOf(traceDir: string, pid: number): { threads: number; reads: string[] } {
   const traces = new Map(readdirSync(traceDir).map((name) => [Number(name.slice(name.lastIndexOf('.') + 1)), readFileSync(join(traceDir, name), 'utf8').split('\n')]));
   const own = new Set([pid]);
   for (const tid of own) {
