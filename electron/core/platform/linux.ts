@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Cgroups } from '../supervisor/cgroups.ts';
 import { processStartTime, procStat } from '../supervisor/identity.ts';
-import { processTree, readProcessTable } from '../supervisor/process-tree.ts';
+import { processTree } from '../supervisor/process-tree.ts';
 import { readCommand, readCwd } from '../supervisor/scan.ts';
 import { JOIN_CGROUP } from '../supervisor/spawn.ts';
 import { stopTree } from '../supervisor/tree-stop.ts';
@@ -37,10 +37,6 @@ export const linux: Platform = {
     return cwds;
   },
   tree: async (pid) => processTree({ pid, startTime: processStartTime(pid), cgroup: null }),
-  async trees(leaders) {
-    const table = readProcessTable();
-    return leaders.map((leader) => processTree(leader, table));
-  },
   listener: async (port) => listenerPid(port),
   usageSampler: () => new ProcUsageSampler(),
   machine: async (diskDir): Promise<MachineFigures> => ({ cpu: cpuFigures(), memory: await procMemory(), disk: await diskFigures(diskDir) }),

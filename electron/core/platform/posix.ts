@@ -23,10 +23,6 @@ export const posix: Platform = {
     const now = table.find((p) => p.pid === pid);
     return now ? membersOf(table, [], undefined, { pid, startTime: now.startTime }) : [];
   },
-  async trees(leaders) {
-    const table = await psTable();
-    return leaders.map((leader) => membersOf(table, [], undefined, leader));
-  },
   listener: (port) => lsofListener(port),
   usageSampler: () => new PsUsage(),
   async machine(diskDir) {

@@ -101,11 +101,6 @@ export interface Platform {
   cwds(pids?: number[]): Promise<Map<number, ProcessCwd>>;
   /** The process `pid` as it is now, with its group and every descendant (linux: its session too); [] once it is gone. */
   tree(pid: number): Promise<Member[]>;
-  /**
-   * Each leader's processes as recorded (pid + start time, and its cgroup on linux): its cgroup's members, its group
-   * (linux: and session) while its pid is still its own, and every descendant; from one read for all of them.
-   */
-  trees(leaders: Array<Member & { cgroup: string | null }>): Promise<Member[][]>;
   /** The pid listening on TCP `port` on this machine, or null. */
   listener(port: number): Promise<number | null>;
   /** CPU and memory of each of `pids`, from one read; a fresh sampler measures CPU from each process's start. */

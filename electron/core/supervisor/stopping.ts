@@ -78,7 +78,7 @@ export class Stopping {
     );
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
     const ours = new Set(this.records.all().map((p) => p.pid));
-    for (const tree of await this.platform.trees(supervised)) for (const member of tree) ours.add(member.pid);
+    for (const p of supervised) for (const member of processTree(p)) ours.add(member.pid);
     const spared = new Set(options.spare);
     const strangers = [...running].filter((pid) => !ours.has(pid) && !spared.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: table.find((p) => p.pid === pid)?.command ?? '' }));

@@ -2,6 +2,7 @@
 // them a user may stop through Hangar (its own, and strangers only when their directory was replaced).
 import { HangarError, type ScanEntry } from '../../../shared/index.ts';
 import type { Platform } from '../platform/types.ts';
+import { processTree, readProcessTable } from './process-tree.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 import { scanProcesses } from './scan.ts';
 import type { Stopping } from './stopping.ts';
@@ -43,11 +44,14 @@ export class Strangers {
     return this.stopping.stranger(pid);
   }
 
-  /** Every process of each supervised backend (its cgroup, group, session and descendants), by pid: the row it is part of. */
+  /**
+   * Every process of each supervised backend (its cgroup, group, session and descendants), by pid: the row it is part
+   * of. Read as a stop reads a backend's processes (process-tree.ts), against the start times recorded at spawn.
+   */
   private async owners(procs: Proc[]): Promise<Map<number, Proc>> {
-    const trees = await this.platform.trees(procs);
     const owner = new Map<number, Proc>();
-    for (const [i, proc] of procs.entries()) for (const member of trees[i]!) if (!owner.has(member.pid)) owner.set(member.pid, proc);
+    const table = procs.length > 0 ? readProcessTable() : new Map();
+    for (const proc of procs) for (const member of processTree(proc, table)) if (!owner.has(member.pid)) owner.set(member.pid, proc);
     for (const proc of procs) owner.set(proc.pid, proc);
     return owner;
   }
