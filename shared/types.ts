@@ -506,7 +506,7 @@ export interface NodeResources {
 }
 
 export interface GpuView {
-  vendor: 'nvidia' | 'amd' | 'intel';
+  vendor: 'nvidia' | 'amd' | 'intel' | 'apple';
   index: number;
   model: string;
   vramTotalBytes: number | null;

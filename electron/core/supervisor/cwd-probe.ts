@@ -1,7 +1,8 @@
 // Is a process still running out of the directory it was started in? Two independent signals: the recorded
-// directory identity at its path, and what the OS says about the process's cwd.
-import { readlink, stat } from 'node:fs/promises';
+// directory identity at its path, and what the OS says about the process's cwd (through the platform layer: /proc on
+// Linux, one lsof for every process asked about at once elsewhere).
 import type { CwdStatus } from '../../../shared/index.ts';
+import type { Platform, ProcessCwd } from '../platform/types.ts';
 import { directoryChange, sameInode, type DirIdentity } from './identity.ts';
 
 export interface CwdReport {
@@ -12,42 +13,29 @@ export interface CwdReport {
 }
 
 /** `recorded` is null for a legacy table entry: then only the OS signal is available. */
-export async function probeCwd(pid: number, recorded: DirIdentity | null): Promise<CwdReport> {
-  const [change, os] = await Promise.all([recorded ? directoryChange(recorded) : null, probeOsCwd(pid, recorded)]);
-  if (change) return { cwd: 'stale', cwdReason: change, procCwd: os.procCwd };
-  return os;
+export interface CwdProbe {
+  pid: number;
+  recorded: DirIdentity | null;
 }
 
-async function probeOsCwd(pid: number, recorded: DirIdentity | null): Promise<CwdReport> {
-  if (process.platform === 'linux') return probeProcCwd(pid, recorded);
-  if (process.platform === 'darwin') return probeLsofCwd(pid, recorded);
-  return { cwd: 'unknown', cwdReason: `no cwd probe on ${process.platform}`, procCwd: null };
-}
-
-async function probeProcCwd(pid: number, recorded: DirIdentity | null): Promise<CwdReport> {
-  const link = `/proc/${pid}/cwd`;
-  const [procCwd, st] = await Promise.all([
-    readlink(link).catch(() => null),
-    stat(link, { bigint: true }).catch((err: NodeJS.ErrnoException) => err),
+/** Each process's report, the OS asked once for all of them. */
+export async function probeCwds(platform: Platform, probes: CwdProbe[]): Promise<CwdReport[]> {
+  const [shown, changes] = await Promise.all([
+    platform.cwds(probes.map((p) => p.pid)),
+    Promise.all(probes.map((p) => (p.recorded ? directoryChange(p.recorded) : null))),
   ]);
-  if (st instanceof Error) {
-    const why = st.code === 'EACCES' || st.code === 'EPERM' ? 'permission denied' : 'process not found';
-    return { cwd: 'unknown', cwdReason: `cannot read ${link}: ${why}`, procCwd };
-  }
-  if (st.nlink === 0n) return { cwd: 'stale', cwdReason: 'cwd was deleted', procCwd };
-  if (recorded && !sameInode(st, recorded)) {
-    return { cwd: 'stale', cwdReason: `cwd is no longer ${recorded.dir}`, procCwd };
-  }
-  return { cwd: 'ok', cwdReason: recorded ? 'directory intact' : 'legacy entry: cwd is live', procCwd };
+  return probes.map((probe, i) => {
+    const os = osReport(probe, shown.get(probe.pid));
+    const change = changes[i];
+    return change ? { cwd: 'stale', cwdReason: change, procCwd: os.procCwd } : os;
+  });
 }
 
-/** macOS has no /proc: ask lsof for the cwd's current path (a renamed directory shows its new name). */
-async function probeLsofCwd(pid: number, recorded: DirIdentity | null): Promise<CwdReport> {
-  const { execa } = await import('execa');
-  const result = await execa('lsof', ['-a', '-p', String(pid), '-d', 'cwd', '-Fn'], { reject: false });
-  const line = result.exitCode === 0 ? String(result.stdout).split('\n').find((l) => l.startsWith('n')) : undefined;
-  if (!line) return { cwd: 'unknown', cwdReason: 'lsof could not read the cwd', procCwd: null };
-  const procCwd = line.slice(1);
-  if (recorded && procCwd !== recorded.dir) return { cwd: 'stale', cwdReason: `cwd is now ${procCwd}`, procCwd };
+function osReport({ pid, recorded }: CwdProbe, cwd: ProcessCwd | undefined): CwdReport {
+  if (!cwd) return { cwd: 'unknown', cwdReason: `cannot read the cwd of pid ${pid}: process not found or permission denied`, procCwd: null };
+  const procCwd = cwd.deleted ? `${cwd.path} (deleted)` : cwd.path;
+  if (cwd.deleted) return { cwd: 'stale', cwdReason: 'cwd was deleted', procCwd };
+  if (cwd.dev === null || cwd.ino === null) return { cwd: 'unknown', cwdReason: `the OS shows only the path of pid ${pid}'s cwd`, procCwd };
+  if (recorded && !sameInode({ dev: cwd.dev, ino: cwd.ino }, recorded)) return { cwd: 'stale', cwdReason: `cwd is no longer ${recorded.dir}`, procCwd };
   return { cwd: 'ok', cwdReason: recorded ? 'directory intact' : 'legacy entry: cwd is live', procCwd };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { ProcessView } from '../../../shared/index.ts';
+import { currentPlatform } from '../platform/index.ts';
 import { BackendClient } from './grpc-client.ts';
 import { isAlive } from './identity.ts';
 import { processesInDirectory } from './scan.ts';
@@ -373,7 +374,7 @@ describe('process lifecycle', { concurrency: false }, () => {
     assert.equal(existsSync(join(dir, 'fail-once')), false, 'the restart began before the host closed');
     // A restart the close missed would bring its second process up shortly after.
     await delay(1000);
-    const left = [...processesInDirectory(dir, null)];
+    const left = [...(await processesInDirectory(currentPlatform(), dir, null))];
     for (const pid of left) process.kill(pid, 'SIGKILL');
     assert.deepEqual(left, [], 'nothing runs from the backend after the close');
   });

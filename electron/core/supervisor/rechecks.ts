@@ -1,6 +1,7 @@
 // Stale detection: each process's cwd is checked again on fs.watch events, on a slow backstop timer, and on request.
 import { watch, type FSWatcher } from 'node:fs';
-import { probeCwd } from './cwd-probe.ts';
+import type { Platform } from '../platform/types.ts';
+import { probeCwds } from './cwd-probe.ts';
 import type { Endings } from './endings.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 
@@ -16,6 +17,7 @@ export class Rechecks {
   constructor(
     private readonly records: ProcessRecords,
     private readonly endings: Pick<Endings, 'endedUnseen'>,
+    private readonly platform: Platform,
   ) {}
 
   /** Checks every process once, then on every change under `backendsDir` and every `backstopMs`. */
@@ -47,7 +49,7 @@ export class Rechecks {
     this.rechecking = (async () => {
       do {
         this.again = false;
-        await Promise.all(this.records.all().map((proc) => this.refresh(proc)));
+        await this.refreshAll(this.records.all());
       } while (this.again);
       this.rechecking = null;
     })();
@@ -55,14 +57,21 @@ export class Rechecks {
   }
 
   /** Re-probes one process's cwd (and, for an adopted one, whether it still lives); emits on change. */
-  async refresh(proc: Proc): Promise<void> {
-    if (proc.retired) return;
-    if (this.endings.endedUnseen(proc)) return;
-    const report = await probeCwd(proc.pid, proc.identity);
-    if (proc.retired) return;
-    const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
-    proc.cwd = report;
-    if (changed) this.records.publish(proc);
+  refresh(proc: Proc): Promise<void> {
+    return this.refreshAll([proc]);
+  }
+
+  /** Re-probes the cwds of `procs` with one question to the OS; emits for each that changed. */
+  private async refreshAll(procs: Proc[]): Promise<void> {
+    const live = procs.filter((proc) => !proc.retired && !this.endings.endedUnseen(proc));
+    const reports = await probeCwds(this.platform, live.map((proc) => ({ pid: proc.pid, recorded: proc.identity })));
+    for (const [i, proc] of live.entries()) {
+      const report = reports[i]!;
+      if (proc.retired) continue;
+      const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
+      proc.cwd = report;
+      if (changed) this.records.publish(proc);
+    }
   }
 
   private schedule(): void {

@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { currentPlatform } from '../platform/index.ts';
 import { Rechecks } from './rechecks.ts';
 import { ProcessRecords, type BackendTarget, type Proc } from './records.ts';
 import { ReuseGates } from './reuse-gates.ts';
@@ -27,7 +28,7 @@ describe('reuse gates', () => {
     proc = { ...(await echoRow(echo, 'gated', target.dir)), state: 'ready' };
     const records = new ProcessRecords(new ProcessTable(home.stateDir), new UsageSampler(), new EventEmitter());
     records.put(proc);
-    gates = new ReuseGates(new Rechecks(records, { endedUnseen: () => false }), 300);
+    gates = new ReuseGates(new Rechecks(records, { endedUnseen: () => false }, currentPlatform()), 300);
   });
   after(async () => {
     proc.client.close();

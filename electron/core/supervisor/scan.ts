@@ -1,11 +1,12 @@
 // Every process on the machine whose cwd is, or was, inside the backends directory: by the cwd's path text
-// (including ` (deleted)` and backup names) and by the cwd's identity. Blocking calls on purpose: /proc is served
-// from memory, and a readlink and a stat take microseconds, far less than as many promises. A full scan yields to
-// the event loop every SCAN_SLICE processes, so a machine with thousands of them never stalls the host.
+// (including ` (deleted)` and backup names) and by the cwd's identity. The processes and their cwds come from the
+// platform layer in one read each (/proc on Linux, one ps and one lsof elsewhere); a scan yields to the event loop
+// every SCAN_SLICE processes, so a machine with thousands of them never stalls the host.
 import { readdirSync, readlinkSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { join, sep } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import type { CwdStatus, ScanEntry } from '../../../shared/index.ts';
+import type { Platform, ProcessCwd } from '../platform/types.ts';
 import type { DirIdentity } from './identity.ts';
 import { readKernelFile } from './kernel-file.ts';
 
@@ -33,61 +34,50 @@ export interface ScanDirectory {
  * `owners`: each process of a supervised backend (the leader and what it started) by pid, with the supervised
  * process it is part of: it is listed as Hangar's, judged by that process's directory.
  */
-export async function scanProcesses(backendsDir: string, supervised: SupervisedProcess[], owners: Map<number, SupervisedProcess>): Promise<ScanEntry[]> {
+export async function scanProcesses(platform: Platform, backendsDir: string, supervised: SupervisedProcess[], owners: Map<number, SupervisedProcess>): Promise<ScanEntry[]> {
   const roots = backendRoots(backendsDir);
   const known = knownIdentities(backendsDir, supervised);
   const moved = new Set(supervised.filter((p) => p.identity && !stillAtItsPath(p.identity)));
+  const cwds = await platform.cwds();
+  const inside = (cwd: ProcessCwd) => roots.some((root) => cwd.path.startsWith(root + sep)) || (cwd.dev !== null && cwd.ino !== null && known.has(inodeKey({ dev: cwd.dev, ino: cwd.ino })));
+  // Commands are read only for the processes a scan lists: ours, and those whose cwd is or was in the directory.
+  const listed = new Set([...owners.keys(), ...[...cwds].filter(([, cwd]) => inside(cwd)).map(([pid]) => pid)]);
+  const table = (await platform.processes([...listed].sort((a, b) => a - b))).sort((a, b) => a.pid - b.pid);
   const entries: ScanEntry[] = [];
-  const pids = readdirSync('/proc').map(Number).filter(Number.isInteger);
-  for (const [index, pid] of pids.entries()) {
+  for (const [index, { pid, command }] of table.entries()) {
     if (index > 0 && index % SCAN_SLICE === 0) await setImmediatePromise();
     const mine = owners.get(pid);
-    const cwd = readCwd(pid);
+    const cwd = cwds.get(pid);
     if (!cwd) {
-      if (mine) entries.push(entry(pid, '', 'unknown', mine.backend, true));
+      if (mine) entries.push({ pid, command, cwd: '', status: 'unknown', supervised: true, backend: mine.backend });
       continue;
     }
-    const path = cwd.link.endsWith(DELETED) ? cwd.link.slice(0, -DELETED.length) : cwd.link;
-    const underRoot = roots.find((root) => path.startsWith(root + sep));
-    const knownDir = cwd.stat ? known.get(inodeKey(cwd.stat)) : undefined;
+    const underRoot = roots.find((root) => cwd.path.startsWith(root + sep));
+    const knownDir = cwd.dev !== null && cwd.ino !== null ? known.get(inodeKey({ dev: cwd.dev, ino: cwd.ino })) : undefined;
     if (!mine && !underRoot && !knownDir) continue;
-    const backend = mine?.backend ?? knownDir?.backend ?? placeOf(path.slice(underRoot!.length + 1)).backend;
-    const status = mine && moved.has(mine) ? 'stale' : cwdStatus(cwd, path, underRoot, mine, knownDir);
-    entries.push(entry(pid, cwd.link, status, backend, mine !== undefined));
+    const backend = mine?.backend ?? knownDir?.backend ?? placeOf(cwd.path.slice(underRoot!.length + 1)).backend;
+    const status = mine && moved.has(mine) ? 'stale' : cwdStatus(cwd, underRoot, mine, knownDir);
+    entries.push({ pid, command, cwd: cwd.deleted ? cwd.path + DELETED : cwd.path, status, supervised: mine !== undefined, backend });
   }
   return entries;
 }
 
-/** Pids whose cwd is `dir` (by identity, so a renamed or deleted one counts) or below it (by path). */
-export function processesInDirectory(dir: string, identity: { dev: bigint; ino: bigint } | null): Set<number> {
+/** Pids whose cwd is `dir` (by identity, so a renamed or deleted one counts) or below it (by path), from one read. */
+export async function processesInDirectory(platform: Platform, dir: string, identity: { dev: bigint; ino: bigint } | null): Promise<Set<number>> {
   const pids = new Set<number>();
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    const cwd = Number.isInteger(pid) ? readCwd(pid) : null;
-    if (!cwd) continue;
-    const path = cwd.link.endsWith(DELETED) ? cwd.link.slice(0, -DELETED.length) : cwd.link;
-    const sameDir = identity && cwd.stat && cwd.stat.dev === identity.dev && cwd.stat.ino === identity.ino;
-    if (sameDir || path === dir || path.startsWith(dir + sep)) pids.add(pid);
+  for (const [pid, cwd] of await platform.cwds()) {
+    const sameDir = identity && cwd.dev === identity.dev && cwd.ino === identity.ino;
+    if (sameDir || cwd.path === dir || cwd.path.startsWith(dir + sep)) pids.add(pid);
   }
   return pids;
 }
 
-function entry(pid: number, cwd: string, status: CwdStatus, backend: string | null, supervised: boolean): ScanEntry {
-  return { pid, command: readCommand(pid), cwd, status, supervised, backend };
-}
-
-function cwdStatus(
-  cwd: ScanDirectory,
-  path: string,
-  underRoot: string | undefined,
-  mine: SupervisedProcess | undefined,
-  knownDir: KnownDir | undefined,
-): CwdStatus {
-  if (!cwd.stat) return 'unknown';
-  if (cwd.stat.nlink === 0n || cwd.link.endsWith(DELETED)) return 'stale';
-  if (mine?.identity && (cwd.stat.ino !== mine.identity.ino || cwd.stat.dev !== mine.identity.dev)) return 'stale';
+function cwdStatus(cwd: ProcessCwd, underRoot: string | undefined, mine: SupervisedProcess | undefined, knownDir: KnownDir | undefined): CwdStatus {
+  if (cwd.dev === null || cwd.ino === null) return 'unknown';
+  if (cwd.deleted) return 'stale';
+  if (mine?.identity && (cwd.ino !== mine.identity.ino || cwd.dev !== mine.identity.dev)) return 'stale';
   if (knownDir && !knownDir.live) return 'stale';
-  if (underRoot && placeOf(path.slice(underRoot.length + 1)).aside) return 'stale';
+  if (underRoot && placeOf(cwd.path.slice(underRoot.length + 1)).aside) return 'stale';
   return 'ok';
 }
 

@@ -1,12 +1,13 @@
 // Ending processes on purpose: a supervised one with its whole tree, all of a directory's before a swap, a stranger.
 import { resolve } from 'node:path';
 import type { KeyedLock } from '../locks.ts';
+import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
 import type { Endings } from './endings.ts';
 import { dirIdentity, isSameProcess, processStartTime, sameInode } from './identity.ts';
 import { processTree, signalIfSame } from './process-tree.ts';
 import type { Proc, ProcessRecords } from './records.ts';
-import { processesInDirectory, readCommand } from './scan.ts';
+import { processesInDirectory } from './scan.ts';
 import { settlesWithin, stopTree, waitForExit } from './tree-stop.ts';
 
 const FREE_LIMIT_MS = 5000;
@@ -31,6 +32,7 @@ export class Stopping {
     private readonly lock: KeyedLock,
     private readonly cgroups: Cgroups,
     private readonly graceMs: number,
+    private readonly platform: Platform,
   ) {}
 
   /**
@@ -70,7 +72,7 @@ export class Stopping {
    */
   async directory(dir: string, options: DirectoryStopOptions): Promise<DirectoryStop> {
     const target = await dirIdentity(resolve(dir));
-    const running = process.platform === 'linux' ? processesInDirectory(resolve(dir), target) : new Set<number>();
+    const [running, table] = await Promise.all([processesInDirectory(this.platform, resolve(dir), target), this.platform.processes()]);
     const supervised = this.records.all().filter((p) =>
       !p.retired && (p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid)),
     );
@@ -79,7 +81,7 @@ export class Stopping {
     for (const p of supervised) for (const member of processTree(p)) ours.add(member.pid);
     const spared = new Set(options.spare);
     const strangers = [...running].filter((pid) => !ours.has(pid) && !spared.has(pid) && pid !== process.pid);
-    const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: readCommand(pid) }));
+    const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: table.find((p) => p.pid === pid)?.command ?? '' }));
     const stopped = supervised.map((p) => ({ model: p.model, backend: p.backend }));
     options.onChosen?.(stopped);
     await Promise.all([

@@ -1,6 +1,7 @@
 // The processes running from the backends directory, Hangar's own and others: what a scan shows, and which of
 // them a user may stop through Hangar (its own, and strangers only when their directory was replaced).
 import { HangarError, type ScanEntry } from '../../../shared/index.ts';
+import type { Platform } from '../platform/types.ts';
 import { processTree, readProcessTable } from './process-tree.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 import { scanProcesses } from './scan.ts';
@@ -11,14 +12,12 @@ export class Strangers {
     private readonly records: ProcessRecords,
     private readonly stopping: Stopping,
     private readonly backendsDir: string,
+    private readonly platform: Platform,
   ) {}
 
   async scan(): Promise<ScanEntry[]> {
     const procs = this.records.all().filter((p) => !p.retired);
-    if (process.platform !== 'linux') {
-      return procs.map((p) => ({ pid: p.pid, command: '', cwd: p.cwd.procCwd ?? p.identity?.dir ?? '', status: p.cwd.cwd, supervised: true, backend: p.backend }));
-    }
-    return scanProcesses(this.backendsDir, procs, owners(procs));
+    return scanProcesses(this.platform, this.backendsDir, procs, await this.owners(procs));
   }
 
   /**
@@ -34,7 +33,7 @@ export class Strangers {
     const procs = this.records.all().filter((p) => !p.retired);
     const own = procs.find((p) => p.pid === pid);
     if (own) return { entry, model: own.model };
-    const owner = entry.supervised ? owners(procs).get(pid) : undefined;
+    const owner = entry.supervised ? (await this.owners(procs)).get(pid) : undefined;
     // A backend's process goes with all of it, never alone: what is left would serve half a backend.
     if (owner) throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) belongs to the backend process of model ${owner.model} (pid ${owner.pid}): stop or respawn the model`);
     return { entry, model: null };
@@ -44,13 +43,16 @@ export class Strangers {
   stop(pid: number): Promise<void> {
     return this.stopping.stranger(pid);
   }
-}
 
-/** Every process of each supervised backend (its cgroup, group, session and descendants), by pid: the row it is part of. */
-function owners(procs: Proc[]): Map<number, Proc> {
-  const table = readProcessTable();
-  const owner = new Map<number, Proc>();
-  for (const proc of procs) for (const member of processTree(proc, table)) if (!owner.has(member.pid)) owner.set(member.pid, proc);
-  for (const proc of procs) owner.set(proc.pid, proc);
-  return owner;
+  /**
+   * Every process of each supervised backend (its cgroup, group, session and descendants), by pid: the row it is part
+   * of. Read as a stop reads a backend's processes (process-tree.ts), against the start times recorded at spawn.
+   */
+  private async owners(procs: Proc[]): Promise<Map<number, Proc>> {
+    const owner = new Map<number, Proc>();
+    const table = procs.length > 0 ? readProcessTable() : new Map();
+    for (const proc of procs) for (const member of processTree(proc, table)) if (!owner.has(member.pid)) owner.set(member.pid, proc);
+    for (const proc of procs) owner.set(proc.pid, proc);
+    return owner;
+  }
 }

@@ -10,6 +10,7 @@ import type { ProcessView } from '../../../shared/index.ts';
 import { BackendClient } from './grpc-client.ts';
 import { Server, ServerCredentials, status as grpcStatus } from '@grpc/grpc-js';
 import { backendService } from '../../../backends/proto/service.ts';
+import { currentPlatform } from '../platform/index.ts';
 import { isAlive, procStat } from './identity.ts';
 import { LogRing } from './log-ring.ts';
 import { PortPool } from './ports.ts';
@@ -288,11 +289,11 @@ describe('supervisor', { concurrency: false }, () => {
     assert.deepEqual(leftRunning, [{ pid: stranger.pid, command: 'sleep 300' }]);
     assert.equal(isAlive(stranger.pid!), true, 'a process Hangar did not start is left running');
     assert.equal(supervisor.get('elsewhere')?.pid, elsewhere.process.pid, 'a process in another directory keeps running');
-    assert.deepEqual([...processesInDirectory(relay.dir, null)], [stranger.pid]);
+    assert.deepEqual([...(await processesInDirectory(currentPlatform(), relay.dir, null))], [stranger.pid]);
 
     assert.deepEqual(await supervisor.stopByDirectory(relay.dir, { stopUnsupervised: true }), { stopped: [], leftRunning: [] });
     assert.equal(await gone(stranger.pid!), true, 'stopped when the user says so');
-    assert.deepEqual([...processesInDirectory(relay.dir, null)], []);
+    assert.deepEqual([...(await processesInDirectory(currentPlatform(), relay.dir, null))], []);
 
     // Gate 5: after the swap, respawn what ran from the new live directory.
     await swapOutOfBand(home.backendsDir, 'relay', (dir) => writeRelayBackend(dir, ctx.upstream));
@@ -558,7 +559,7 @@ describe('supervisor', { concurrency: false }, () => {
     const opened = (now: Map<string, string>) => openedSince(base, now).join(', ');
     assert.ok(afterAll.size <= afterOne.size, `open fds grew from ${afterOne.size} to ${afterAll.size}: after one cycle ${opened(afterOne)}; after 301 ${opened(afterAll)}`);
     await supervisor.close({ stopAll: true });
-    assert.deepEqual([...processesInDirectory(home.backendsDir, null)], []);
+    assert.deepEqual([...(await processesInDirectory(currentPlatform(), home.backendsDir, null))], []);
   });
 
   test('50 concurrent loads and respawns on one model run one at a time and end with one process', async (t) => {
@@ -580,7 +581,7 @@ describe('supervisor', { concurrency: false }, () => {
     assert.equal(live.size, 1);
     assert.equal(only?.pid, [...live][0]);
     // Every process running from the backend's directory belongs to the one supervised process group.
-    const strays = [...processesInDirectory(relay.dir, null)].filter((pid) => pgidOf(pid) !== only!.pid);
+    const strays = [...(await processesInDirectory(currentPlatform(), relay.dir, null))].filter((pid) => pgidOf(pid) !== only!.pid);
     assert.deepEqual(strays, []);
     await supervisor.stop('busy');
   });

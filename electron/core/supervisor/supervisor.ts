@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartOptions, type ScanEntry } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
+import { currentPlatform } from '../platform/index.ts';
 import { Adoption } from './adoption.ts';
 import { Cgroups, type ProcessTracking } from './cgroups.ts';
 import { Endings, type SelfStart } from './endings.ts';
@@ -78,6 +79,7 @@ export class Supervisor extends EventEmitter {
     const budget = (this.budget = new StartBudget(o.stateDir, o.startTimeoutMs));
     const ports = (this.ports = new PortPool(o.portRange, o.portQuarantineMs));
     this.table = new ProcessTable(o.stateDir);
+    const platform = currentPlatform();
     const usage = new UsageSampler();
     const parent: ParentWatch = { watch: (leader) => this.reaper?.watch(leader), unwatch: (pid) => this.reaper?.unwatch(pid) };
     const cgroups = (this.cgroups = new Cgroups(o.backendsDir, o.cgroups));
@@ -90,15 +92,15 @@ export class Supervisor extends EventEmitter {
     const restarts = new RestartScheduler(o.restartRules);
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
     const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, usage, restarts, selfStart, startAgain }));
-    const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs));
+    const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs, platform));
     const portMoved = (move: PortMove) => {
       if (move.model !== null) logs.line(move.model, null, 'stderr', `[hangar] ${move.text}`);
       this.emit('port-moved', move);
     };
     const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, budget, portMoved }));
     const loader = (this.loader = new Loader(records, o.modelsDir, budget));
-    this.rechecks = new Rechecks(records, endings);
-    this.strangers = new Strangers(records, stopping, o.backendsDir);
+    this.rechecks = new Rechecks(records, endings, platform);
+    this.strangers = new Strangers(records, stopping, o.backendsDir, platform);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
     this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs, portMoved });

@@ -5,9 +5,10 @@
 // whose backends directory is a volume counts too) or by its path. When LocalAI's own pid is known (given by whoever
 // runs it, or the process listening on its port, unless that is a container's port forwarder), only its children
 // count: a stray `--addr` process in a backend's directory is none of LocalAI's.
-import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { isLoopback } from '../../core/net/loopback.ts';
+import { listenerPid } from '../../core/platform/linux-listener.ts';
 import { placeOf, readCommand, readCwd } from '../../core/supervisor/scan.ts';
 import { procStat } from '../../core/supervisor/identity.ts';
 
@@ -142,42 +143,4 @@ function placeIn(backendsDir: string, dirs: Map<string, Directory>, link: string
 
 function staleWords(link: string, deleted: boolean): string {
   return deleted ? `its directory was replaced and deleted: /proc/PID/cwd is ${link}` : `it runs from ${link}, a tree a swap set aside`;
-}
-
-/**
- * The pid listening on `port` on this machine (the LocalAI server, when it runs here rather than behind a container's
- * port mapping), or null.
- */
-export function listenerPid(port: number): number | null {
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(table, 'latin1');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      const local = fields[1];
-      // State 0A is LISTEN; the local address ends in the port in hex.
-      if (fields[3] === '0A' && local && parseInt(local.slice(local.lastIndexOf(':') + 1), 16) === port) inodes.add(fields[9]!);
-    }
-  }
-  if (inodes.size === 0) return null;
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) continue;
-    for (const fd of list(`/proc/${pid}/fd`)) {
-      let target = '';
-      try {
-        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode && inodes.has(inode)) return pid;
-    }
-  }
-  return null;
 }

@@ -1,0 +1,113 @@
+// The Linux layer: /proc and cgroups, through the supervisor's own readers (scan.ts, identity.ts, process-tree.ts,
+// cgroups.ts, usage.ts), so both layers answer the same questions and the contract tests compare them.
+import { readdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { Cgroups } from '../supervisor/cgroups.ts';
+import { processStartTime, procStat } from '../supervisor/identity.ts';
+import { processTree } from '../supervisor/process-tree.ts';
+import { readCommand, readCwd } from '../supervisor/scan.ts';
+import { JOIN_CGROUP } from '../supervisor/spawn.ts';
+import { stopTree } from '../supervisor/tree-stop.ts';
+import { processStartedAt, UsageSampler as ProcUsage } from '../supervisor/usage.ts';
+import { listenerPid } from './linux-listener.ts';
+import { cpuFigures, diskFigures } from './machine.ts';
+import type { Container, Containment, Member, MachineFigures, Platform, ProcessCwd, ProcessEntry, Usage, UsageSampler } from './types.ts';
+import { readVendorGpus } from './vendor-gpus.ts';
+
+const DELETED = ' (deleted)';
+
+export const linux: Platform = {
+  name: 'linux',
+  async processes(pids = pidsInProc()) {
+    return pids.flatMap((pid) => entryOf(pid) ?? []);
+  },
+  async process(pid) {
+    const entry = entryOf(pid);
+    return entry && !entry.zombie ? entry : null;
+  },
+  async cwds(pids = pidsInProc()) {
+    const cwds = new Map<number, ProcessCwd>();
+    for (const pid of pids) {
+      const cwd = readCwd(pid);
+      if (!cwd) continue;
+      const deleted = cwd.link.endsWith(DELETED) || cwd.stat?.nlink === 0n;
+      const path = cwd.link.endsWith(DELETED) ? cwd.link.slice(0, -DELETED.length) : cwd.link;
+      cwds.set(pid, { path, dev: cwd.stat?.dev ?? null, ino: cwd.stat?.ino ?? null, deleted });
+    }
+    return cwds;
+  },
+  tree: async (pid) => processTree({ pid, startTime: processStartTime(pid), cgroup: null }),
+  listener: async (port) => listenerPid(port),
+  usageSampler: () => new ProcUsageSampler(),
+  machine: async (diskDir): Promise<MachineFigures> => ({ cpu: cpuFigures(), memory: await procMemory(), disk: await diskFigures(diskDir) }),
+  gpus: (env) => readVendorGpus(env),
+  containment: (owner, enabled) => new CgroupContainment(owner, enabled),
+};
+
+function pidsInProc(): number[] {
+  return readdirSync('/proc').map(Number).filter(Number.isInteger);
+}
+
+function entryOf(pid: number): ProcessEntry | null {
+  const stat = procStat(pid);
+  if (!stat) return null;
+  const zombie = stat.state === 'Z' || stat.state === 'X';
+  return { pid, ppid: stat.ppid, pgid: stat.pgrp, startTime: stat.startTime, startedAt: processStartedAt(pid), command: readCommand(pid), zombie };
+}
+
+class ProcUsageSampler implements UsageSampler {
+  private readonly proc = new ProcUsage();
+
+  async sample(pids: Array<{ pid: number; startedAt: string }>): Promise<Map<number, Usage>> {
+    return new Map(pids.map(({ pid, startedAt }) => [pid, this.proc.sample(pid, startedAt)]));
+  }
+
+  forget(pid: number): void {
+    this.proc.forget(pid);
+  }
+}
+
+/** MemTotal and MemAvailable from /proc/meminfo (kB). */
+async function procMemory(): Promise<MachineFigures['memory']> {
+  const text = await readFile('/proc/meminfo', 'utf8').catch(() => null);
+  if (text === null) return null;
+  const kb = (field: string) => {
+    const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text);
+    return match ? Number(match[1]) * 1024 : null;
+  };
+  const total = kb('MemTotal');
+  const available = kb('MemAvailable') ?? kb('MemFree');
+  return total === null || available === null ? null : { totalBytes: total, availableBytes: available };
+}
+
+/** A cgroup per backend where the machine allows it; else its process group, session and descendants. */
+class CgroupContainment implements Containment {
+  private readonly cgroups: Cgroups;
+
+  constructor(owner: string, enabled: boolean) {
+    this.cgroups = new Cgroups(owner, enabled);
+  }
+
+  get tracking() {
+    return this.cgroups.tracking;
+  }
+
+  detect() {
+    return this.cgroups.detect();
+  }
+
+  async create(): Promise<Container> {
+    const cgroup = await this.cgroups.create();
+    // The shell joins the cgroup, then becomes the backend (same pid): everything the backend forks is in it.
+    const command = (file: string, args: string[]) => (cgroup ? { file: '/bin/sh', args: ['-c', `${JOIN_CGROUP}; exec "$@"`, cgroup, file, ...args] } : { file, args });
+    return { cgroup, env: {}, command };
+  }
+
+  async members(container: Container, leader: Member): Promise<Member[]> {
+    return processTree({ ...leader, cgroup: container.cgroup });
+  }
+
+  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]> {
+    return stopTree({ ...leader, cgroup: container.cgroup }, exited, graceMs, this.cgroups);
+  }
+}

@@ -1,0 +1,116 @@
+// What Hangar needs to know about the machine's processes, and how it contains a backend, said once for every OS.
+// `linux` answers from /proc and cgroups; `posix` only with what macOS has too (ps, lsof, process groups).
+import type { GpuView, NodeResources } from '../../../shared/types.ts';
+
+export type PlatformName = 'linux' | 'posix';
+
+export interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  /** The process group: a backend leads its own, so its members are found by it. */
+  pgid: number;
+  /**
+   * With the pid, names one process for the life of the boot. Each layer has its own unit (clock ticks since boot on
+   * linux, seconds since the epoch on posix): compare it only with a start time the same layer gave.
+   */
+  startTime: string;
+  /** When it started, as an ISO time, or null when the OS does not say. */
+  startedAt: string | null;
+  /** Its command line, arguments joined by spaces ('' when the OS does not show it). */
+  command: string;
+  /** It has finished and only waits to be reaped. */
+  zombie: boolean;
+}
+
+/** A process's working directory as the OS holds it: by identity, not only by the path text. */
+export interface ProcessCwd {
+  /** The cwd's path as the OS names it now (a renamed directory shows its new name, where the OS follows it). */
+  path: string;
+  /** The directory's identity, or null when the OS shows only the path. */
+  dev: bigint | null;
+  ino: bigint | null;
+  /** True when the directory has been removed (no link left to it). */
+  deleted: boolean;
+}
+
+export interface Usage {
+  /** Percent of one core. */
+  cpu: number | null;
+  /** Resident memory in bytes. */
+  rss: number | null;
+}
+
+export interface MachineFigures {
+  cpu: NodeResources['cpu'];
+  memory: NodeResources['memory'];
+  disk: NodeResources['disk'];
+}
+
+export interface GpuReading {
+  gpus: GpuView[];
+  /** The tools that answered. */
+  tools: string[];
+  problem: string | null;
+  /** pid -> GPU memory in bytes, where a tool reports it per process. */
+  byPid: Map<number, number>;
+}
+
+/** How a stop finds all of a backend's processes on this machine, in one line for the log and `hangar info`. */
+export interface ProcessTracking {
+  mechanism: 'cgroup' | 'session' | 'process-group';
+  description: string;
+}
+
+/** One process of a backend, named by pid + start time so a pid the OS gave to another process is never signalled. */
+export interface Member {
+  pid: number;
+  startTime: string | null;
+}
+
+/** Where one backend's processes are kept, made before it starts. */
+export interface Container {
+  /** The cgroup (linux), or null. */
+  cgroup: string | null;
+  /** Variables the backend is started with, so every process it forks carries them (posix). */
+  env: Record<string, string>;
+  /** The command that starts the backend inside the container. */
+  command(file: string, args: string[]): { file: string; args: string[] };
+}
+
+export interface Containment {
+  /** Finds what this machine allows; once per host. */
+  detect(): Promise<ProcessTracking>;
+  readonly tracking: ProcessTracking;
+  create(): Promise<Container>;
+  /** Every process of the backend led by `leader` now; read before any signal (orphans are re-parented after). */
+  members(container: Container, leader: Member): Promise<Member[]>;
+  /**
+   * SIGTERM to every process of the backend; SIGKILL after `graceMs`, or to what is left once `exited` (the leader's
+   * end) settles; then the container goes. Resolves with a line for each process still there when the waits ran out.
+   */
+  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]>;
+}
+
+export interface Platform {
+  readonly name: PlatformName;
+  /** Every process on the machine (those of `pids` that exist, when given), from one read. */
+  processes(pids?: number[]): Promise<ProcessEntry[]>;
+  /** The process `pid` now, or null when none has it (a zombie has none: it has finished). */
+  process(pid: number): Promise<ProcessEntry | null>;
+  /** The cwd of each of `pids` (of every process when omitted) that the OS shows, from one read. */
+  cwds(pids?: number[]): Promise<Map<number, ProcessCwd>>;
+  /** The process `pid` as it is now, with its group and every descendant (linux: its session too); [] once it is gone. */
+  tree(pid: number): Promise<Member[]>;
+  /** The pid listening on TCP `port` on this machine, or null. */
+  listener(port: number): Promise<number | null>;
+  /** CPU and memory of each of `pids`, from one read; a fresh sampler measures CPU from each process's start. */
+  usageSampler(): UsageSampler;
+  machine(diskDir: string): Promise<MachineFigures>;
+  gpus(env: NodeJS.ProcessEnv): Promise<GpuReading>;
+  containment(owner: string, enabled: boolean): Containment;
+}
+
+export interface UsageSampler {
+  sample(pids: Array<{ pid: number; startedAt: string }>): Promise<Map<number, Usage>>;
+  forget(pid: number): void;
+}
