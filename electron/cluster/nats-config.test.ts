@@ -6,16 +6,16 @@ import { madeUpKey } from './test-cluster.ts';
 
 describe('hangar cluster nats-config', () => {
   test('listens where its URL says: a loopback URL on loopback and its port, any other on every interface', () => {
-    assert.deepEqual(listenAddress('nats://127.0.0.1:36422', undefined), { listen: '127.0.0.1:36422', note: null });
+    assert.deepEqual(listenAddress('nats://127.0.0.1:26422', undefined), { listen: '127.0.0.1:26422', note: null });
     assert.deepEqual(listenAddress('nats://localhost:24222', undefined), { listen: '127.0.0.1:24222', note: null });
     assert.deepEqual(listenAddress('nats://nats.lan', undefined), { listen: '0.0.0.0:4222', note: null });
     assert.deepEqual(listenAddress('nats://nats.lan:4333', '10.0.0.5:4333'), { listen: '10.0.0.5:4333', note: null });
   });
 
   test('says how a --listen differs from the URL the agents join', () => {
-    const { listen, note } = listenAddress('nats://127.0.0.1:36422', '0.0.0.0:4222');
+    const { listen, note } = listenAddress('nats://127.0.0.1:26422', '0.0.0.0:4222');
     assert.equal(listen, '0.0.0.0:4222');
-    assert.match(note!, /port 4222 while the agents are told to join port 36422/);
+    assert.match(note!, /port 4222 while the agents are told to join port 26422/);
     assert.match(note!, /beyond this machine/);
     assert.match(listenAddress('nats://nats.lan:4222', '127.0.0.1:4222').note!, /on loopback only, while agents on other machines join nats\.lan/);
   });
