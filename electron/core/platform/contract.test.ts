@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
+import { until } from '../../agent/test-agent.ts';
 import { platformNamed } from './index.ts';
 import type { Platform, ProcessCwd } from './types.ts';
 
@@ -87,7 +88,9 @@ describe('the platform contract, linux and posix alike', () => {
     const dir = join(backends, 'whisper', 'bin');
     mkdirSync(dir, { recursive: true });
     const marker = `stranger-${process.pid}`;
-    const { child } = await start(dir, `echo up; sleep 600; : ${marker}`);
+    const { child } = await start(dir, `sleep 600 & echo up; wait; : ${marker}`);
+    // The scan is to find the child as it runs, not race its fork and exec.
+    await until('the shell runs sleep', async () => ((await layers[0]!.processes()).some((p) => p.ppid === child.pid && p.command === 'sleep 600') ? true : undefined), 10_000);
     const found = await Promise.all(layers.map(async (layer) => {
       const [table, cwds] = await Promise.all([layer.processes(), layer.cwds()]);
       const inside = [...cwds].filter(([, cwd]) => cwd.path.startsWith(backends + '/')).map(([pid]) => pid);
