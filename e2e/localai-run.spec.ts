@@ -55,6 +55,7 @@ test('a newer release is offered and installed as a gated swap, and rolled back 
   const state = panel.getByTestId('localai-run-state');
   await releases.publish({ version: 'v3.3.0' });
   await panel.getByTestId('localai-check').click();
+  await expect(panel.getByTestId('localai-upgrade')).toHaveText('Upgrade to v3.3.0');
   await panel.getByTestId('localai-upgrade').click();
   await expect(state).toHaveText(/^LocalAI v3\.3\.0: ready \(pid \d+\)/);
   await expect(panel.getByTestId('localai-run-operation')).toHaveText('Last upgrade: LocalAI v3.2.0 → v3.3.0');
@@ -68,6 +69,8 @@ test('a release whose checksum is wrong is refused in words, and LocalAI keeps r
   const panel = page.getByTestId('localai-run-settings');
   await releases.publish({ version: 'v3.4.0' }, 'wrong');
   await panel.getByTestId('localai-check').click();
+  // Until the check answers, the release the last check found (v3.3.0) is the one offered.
+  await expect(panel.getByTestId('localai-upgrade')).toHaveText('Upgrade to v3.4.0');
   await panel.getByTestId('localai-upgrade').click();
   await expect(panel.getByTestId('localai-run-error')).toContainText('refused LocalAI v3.4.0: local-ai-v3.4.0-');
   await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.2\.0: ready/);

@@ -67,7 +67,8 @@ function RunActions({ view }: { view: LocalAiRunView }) {
   const install = useAction(installLocalAi);
   const rollback = useAction(rollbackLocalAi);
   const check = useAction(checkLatestLocalAi);
-  const pending = control.pending || install.pending || rollback.pending || BUSY.has(view.state);
+  // While a check runs, the release it last found is not offered: the newer one it may find would be the one meant.
+  const pending = control.pending || install.pending || rollback.pending || check.pending || BUSY.has(view.state);
   const running = view.pid !== null;
   const installed = view.state !== 'not-installed';
   const error = control.error ?? install.error ?? rollback.error ?? check.error;
@@ -87,7 +88,7 @@ function RunActions({ view }: { view: LocalAiRunView }) {
         {installed && latest && isNewer(latest, view.version) && button(`Upgrade to ${latest}`, 'localai-upgrade', () => void install.run(latest), true)}
         {view.previousVersion && button(`Roll back to ${view.previousVersion}`, 'localai-rollback', () => void rollback.run())}
         {installed && latest && !isNewer(latest, view.version) && <span className="muted">{latest} is the latest release.</span>}
-        {pending && <span className="muted">{view.operation?.state === 'running' ? view.operation.phase : `${view.state}…`}</span>}
+        {pending && <span className="muted">{check.pending ? 'checking…' : view.operation?.state === 'running' ? view.operation.phase : `${view.state}…`}</span>}
       </div>
       {error && (
         <div className="alert error" role="alert" data-testid="localai-run-error">
