@@ -186,7 +186,7 @@ export class SwapJobs {
       } catch (error) {
         const message = oneLine(error);
         const code = error instanceof HangarError ? error.code : 'failed';
-        throw new HangarError(code, message.includes(backend) ? message : `${kind} ${backend}: ${message}`);
+        throw new HangarError(code, message.includes(backend) ? message : `${kind} ${backend} failed: ${message}`);
       }
     });
   }

@@ -23,13 +23,25 @@ before(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'hangar-platform-')));
 });
 after(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children) killGroup(child);
   rmSync(root, { recursive: true, force: true });
 });
 
-/** A process started in `cwd`; resolves once it has said its first line (it runs, in its directory). */
-async function start(cwd: string, script: string, env: Record<string, string> = {}, detached = false): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn('/bin/sh', ['-c', script], { cwd, env: { ...process.env, ...env }, detached, stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Kills the group `child` leads, its own children with it: one left holding the test's stdout pipe would keep this
+ * file's process, and the test run waiting on it, alive for as long as it sleeps.
+ */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    // the group is gone
+  }
+}
+
+/** A process started in `cwd`, leading a group of its own; resolves once it has said its first line (it runs, in its directory). */
+async function start(cwd: string, script: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn('/bin/sh', ['-c', script], { cwd, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const lines = createInterface({ input: child.stdout! });
   const [line] = (await once(lines, 'line')) as [string];
@@ -102,7 +114,7 @@ describe('the platform contract, linux and posix alike', () => {
     assert.ok(shell.command.includes(marker), `linux: its command line (${shell.command})`);
     assert.ok(found[0]!.some((p) => p.ppid === child.pid && p.command === 'sleep 600'), 'linux: and its child');
     assert.deepEqual(found[1], found[0], 'posix finds the same processes, with the same parents, groups and commands');
-    child.kill('SIGKILL');
+    killGroup(child);
   });
 
   test('start times name a process: the same pid and start time from one read to the next, null once it is gone', TIMEOUT, async () => {
