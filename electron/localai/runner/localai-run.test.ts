@@ -18,7 +18,6 @@ import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.t
 import { StandInReleases, writeStandInBinary } from '../testing/standin-releases.ts';
 import { releasePlatform } from './release.ts';
 
-/** The pids whose parent is `pid`. */
 /** A process's arguments; none once it is gone. */
 function argvOf(pid: number): string[] {
   try {
@@ -28,6 +27,7 @@ function argvOf(pid: number): string[] {
   }
 }
 
+/** The pids whose parent is `pid`. */
 function childrenOf(pid: number): number[] {
   return readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))

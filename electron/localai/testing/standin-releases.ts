@@ -3,25 +3,37 @@
 // `local-ai-vX.Y.Z-<os>-<arch>` (here the stand-in binary, a Node script) and `LocalAI-vX.Y.Z-checksums.txt`
 // (sha256sum lines). A release can be published with a wrong checksum, without its line, or without the file.
 import { createHash } from 'node:crypto';
+import { build as esbuild } from 'esbuild';
 import { once } from 'node:events';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { StandInBuild } from './standin-local-ai.ts';
 
-const TSX_API = pathToFileURL(resolve('node_modules/tsx/dist/esm/api/index.mjs')).href;
 const MAIN = resolve('electron/localai/testing/standin-local-ai.ts');
 
-/** Writes the stand-in `local-ai` binary of `build` at `path`: a script run by this Node, through tsx. */
+let bundled: Promise<string> | null = null;
+
+/**
+ * The stand-in with everything it imports in one CommonJS text, made once per process. Run through tsx instead, it
+ * would start esbuild as a child of its own whenever tsx's cache is cold (a fresh clone): a process LocalAI's single
+ * Go binary never has, counted among LocalAI's by the runner.
+ */
+function standInBundle(): Promise<string> {
+  bundled ??= esbuild({ entryPoints: [MAIN], bundle: true, platform: 'node', target: 'node20', format: 'cjs', write: false, logLevel: 'warning' }).then(
+    (result) => result.outputFiles[0]!.text,
+  );
+  return bundled;
+}
+
+/** Writes the stand-in `local-ai` binary of `build` at `path`: one self-contained script run by this Node. */
 export async function writeStandInBinary(path: string, build: StandInBuild): Promise<void> {
   const script = [
     `#!${process.execPath}`,
     `// LocalAI stand-in ${build.version}`,
-    `import(${JSON.stringify(TSX_API)})`,
-    `  .then(({ tsImport }) => tsImport(${JSON.stringify(MAIN)}, require('node:url').pathToFileURL(__filename).href))`,
-    `  .then((main) => main.runLocalAi(${JSON.stringify(build)}, process.argv.slice(2), process.env))`,
+    await standInBundle(),
+    `module.exports.runLocalAi(${JSON.stringify(build)}, process.argv.slice(2), process.env)`,
     `  .catch((error) => { process.stderr.write(String((error && error.stack) || error) + '\\n'); process.exit(1); });`,
     '',
   ].join('\n');
