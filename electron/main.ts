@@ -29,6 +29,7 @@ import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
 import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
 import { DEFAULT_SIZE, DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './shell/window-state.ts';
+import { messageOf } from '../shared/error-text.ts';
 
 const isDev = !app.isPackaged;
 /** main.cjs sits in dist/electron (inside app.asar when packaged); the renderer and preload are its neighbours. */
@@ -55,7 +56,7 @@ if (app.requestSingleInstanceLock()) {
     window.focus();
   });
   app.whenReady().then(start).catch((error: unknown) => {
-    dialog.showErrorBox('Hangar could not start', error instanceof Error ? error.message : String(error));
+    dialog.showErrorBox('Hangar could not start', messageOf(error));
     app.exit(1);
   });
 } else {
@@ -96,7 +97,7 @@ async function start(): Promise<void> {
   const joining = clusterOf(desktop);
   const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer, localaiRunner }).catch((error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
-    console.error(`hangar: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`hangar: ${messageOf(error)}`);
     return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer, localaiRunner });
   });
   // The app's window shows the cluster for as long as the app runs.
@@ -106,7 +107,7 @@ async function start(): Promise<void> {
   app.setAboutPanelOptions({ applicationName: 'Hangar', applicationVersion: app.getVersion(), ...(projectPage ? { website: projectPage } : {}) });
   const { settings } = await node.settings({ node: LOCAL_NODE });
   const update = (patch: Partial<NodeSettings>) => void node.updateSettings({ node: LOCAL_NODE, settings: patch });
-  const localaiFailed = (error: unknown) => console.error(`hangar: LocalAI: ${error instanceof Error ? error.message : String(error)}`);
+  const localaiFailed = (error: unknown) => console.error(`hangar: LocalAI: ${messageOf(error)}`);
   const localai = localAiMenu({
     view: () => localaiRunner.view(),
     start: () => void localaiRunner.control('start').catch(localaiFailed),
@@ -247,7 +248,7 @@ function quitStopsBackends(node: LocalNode, host: Host, localai: LocalAiRunner):
       .close()
       .then(() => localai.close())
       .then(() => node.close())
-      .catch((error: unknown) => console.error(`hangar: closing the node failed: ${error instanceof Error ? error.message : String(error)}`))
+      .catch((error: unknown) => console.error(`hangar: closing the node failed: ${messageOf(error)}`))
       .finally(() => {
         phase = 'closed';
         app.quit();

@@ -9,6 +9,7 @@ import { registerJobCommands } from './commands/jobs.ts';
 import { registerLocalAiCommands } from './commands/localai.ts';
 import { registerProcessCommands } from './commands/processes.ts';
 import { registerSettingsCommands } from './commands/settings.ts';
+import { messageOf } from '../../shared/error-text.ts';
 
 const program = new Command('hangar')
   .description('Hangar: install, upgrade and supervise local AI inference backends')
@@ -41,6 +42,6 @@ try {
   }
   // The home's holder names itself ("hangar (pid N) already serves this home at URL"): no second prefix.
   const prefix = error instanceof HomeBusyError ? '' : 'hangar: ';
-  process.stderr.write(`${prefix}${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`${prefix}${messageOf(error)}\n`);
   process.exit(1);
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { NONCE, NonceLog } from './nonce-log.ts';
 import { check, signingKey } from './signed.ts';
 import type { TrustList } from './trust.ts';
+import { messageOf } from '../../shared/error-text.ts';
 
 /** How far a call's clock may be from the node's. */
 export const CALL_WINDOW_MS = 60_000;
@@ -77,7 +78,7 @@ export class CallGuard {
     } catch (error) {
       // Not acted on: without its nonce kept, the call could be played again after a restart. Said, not kept silent.
       const code = (error as NodeJS.ErrnoException).code;
-      const why = code === 'ENOSPC' ? 'disk full' : (code ?? (error instanceof Error ? error.message : String(error)));
+      const why = code === 'ENOSPC' ? 'disk full' : (code ?? (messageOf(error)));
       return { ok: false, reason: 'state not written', message: `this node cannot write its state (${why})`, failed: true };
     }
     return { ok: true, caller: checked.key.id };

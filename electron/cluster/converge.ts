@@ -13,11 +13,11 @@ import { HangarError } from '../../shared/errors.ts';
 import { selects } from '../../shared/selector.ts';
 import type { NodeConvergence, NodeEvent } from '../../shared/types.ts';
 import { CoalescedFile } from '../core/coalesced-file.ts';
-import { oneLine } from '../core/jobs.ts';
 import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { inForce } from './desired.ts';
 import { backendOfKey, touches, type DesiredBody, type RolloutRecord, type StatusBody } from './store/bodies.ts';
 import type { RecordEntry, Records } from './store/records.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 export const MAX_TRIES = 5;
 const FIRST_RETRY_MS = 1000;

@@ -4,7 +4,6 @@ import { HangarError } from '../../shared/errors.ts';
 import { canDo } from '../../shared/localai-worker.ts';
 import { describeSelector, parseSelector, selects } from '../../shared/selector.ts';
 import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../shared/types.ts';
-import { oneLine } from '../core/jobs.ts';
 import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
 import { untilReached, untilStored, type Patience } from './link-waits.ts';
@@ -14,6 +13,7 @@ import { MISSED_HEARTBEATS } from './heartbeat.ts';
 import { isActive, type RolloutRecord } from './store/bodies.ts';
 import { RolloutRun } from './rollout-run.ts';
 import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 export interface RolloutsOptions {
   /** Routes by node: every member is reached through it. */

@@ -3,7 +3,7 @@ import { hangarMethods, type HangarApi, type HangarMethod, type NodeApi, type No
 import { HangarError } from '../../shared/errors.ts';
 import { parseRequest } from '../../shared/schemas.ts';
 import type { ErrorEnvelope } from '../../shared/types.ts';
-import { oneLine } from './jobs.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 export type Envelope = { ok: true; value: unknown } | { ok: false; error: ErrorEnvelope };
 

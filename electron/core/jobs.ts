@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { HangarError } from '../../shared/errors.ts';
 import type { JobKind, JobView } from '../../shared/types.ts';
 import type { JobHistory } from './job-history.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 export interface JobContext {
   /** The job this work runs as. */
@@ -145,10 +146,4 @@ export class JobRunner {
     const finished = [...this.jobs.values()].filter((j) => j.view.finishedAt !== null);
     for (const job of finished.slice(0, Math.max(0, finished.length - FINISHED_KEPT))) this.jobs.delete(job.view.id);
   }
-}
-
-/** One readable line for any thrown value, never a stack. */
-export function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0]!.trim() || 'unknown error';
 }

@@ -5,6 +5,7 @@ import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } fro
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { isAlive } from './supervisor/identity.ts';
+import { messageOf } from '../../shared/error-text.ts';
 
 const TEMP_SUFFIX = '.tmp';
 let temps = 0;
@@ -103,6 +104,6 @@ function writerRuns(name: string): boolean {
 
 /** "no space left on device" from Node's "ENOSPC: no space left on device, write". */
 function reasonOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   return /^E[A-Z]+: ([^,]+)/.exec(message)?.[1] ?? message.split('\n')[0]!;
 }

@@ -9,9 +9,9 @@ import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import type { LocalAiJoin, LocalAiSettingsView, LocalAiStatusView, NodeEvent } from '../../shared/types.ts';
 import { withSecretsKept } from '../core/secrets.ts';
-import { oneLine } from '../core/jobs.ts';
 import { readJsonFile, writeFileAtomic } from '../core/state-file.ts';
 import type { HangarNodes, LocalAiLink } from './link.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 export const LOCALAI_FILE = 'localai.json';
 /** Every file that holds a secret is the owner's alone. */

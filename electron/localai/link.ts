@@ -7,7 +7,6 @@ import type { NodeMethod } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { workerStatusReason } from '../../shared/localai-worker.ts';
 import type { BackendView, LocalAiStatusView, NodeCard, NodeEvent, NodeInfo } from '../../shared/types.ts';
-import { oneLine } from '../core/jobs.ts';
 import { countsOf } from '../core/node/catalog.ts';
 import { ClusterGalleries } from './cluster-galleries.ts';
 import { FrontendClient, type FrontendNode } from './frontend-client.ts';
@@ -15,6 +14,7 @@ import { addressHost, sameDirectory, sameMachine } from './pairing.ts';
 import { WORKER_TIMEOUTS_MS } from './protocol.ts';
 import { WorkerCallError, WorkerClient } from './worker-client.ts';
 import { WorkerNode, type WorkerRequest } from './worker-node.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 /** Hangar's node id for LocalAI worker `id`: never one of Hangar's own (16 hex digits, or `local`). */
 export const workerNodeId = (id: string) => `localai-${id}`;

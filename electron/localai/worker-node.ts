@@ -6,7 +6,7 @@ import type { NodeMethod, NodeRef } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { workerRefusal } from '../../shared/localai-worker.ts';
 import type { BackendView, GalleryEntryView, JobView, NodeEvent, NodeInfo, ProcessView, UpgradeAllResult } from '../../shared/types.ts';
-import { oneLine, JobRunner, type JobContext } from '../core/jobs.ts';
+import { JobRunner, type JobContext } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import { INDEX_FRESH_MS } from './cluster-galleries.ts';
 import { parseLocalAiSize, parseProcessKey, type ProgressEvent, type RunningModel, type WorkerBackend } from './protocol.ts';
@@ -14,6 +14,7 @@ import { WorkerCallError, WorkerFailure, type UpgradeReply, type WorkerClient } 
 import { stopModel } from './worker-stop.ts';
 import { stoppedNote, upgradeProblem, type UpgradeTarget } from './upgrade-outcome.ts';
 import { backendViews, galleryViews, isWorkerRowUpgradable, processViews } from './worker-views.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 export interface WorkerIdentity {
   /** Hangar's node id for it. */

@@ -6,9 +6,9 @@ import type { BackendView, GalleryEntryView, ProcessView } from '../../shared/ty
 import { followedByName } from '../../shared/gallery-sources.ts';
 import { entryFacts, isEntryCompatible, isMeta, metaResolution, upgradeOffered, type GalleryEntry } from '../core/gallery/index.ts';
 import { DEVELOPMENT_SUFFIX } from '../core/gallery/localai-listing.ts';
-import { oneLine } from '../core/jobs.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import type { RunningModel, WorkerBackend } from './protocol.ts';
+import { oneLine } from '../../shared/error-text.ts';
 
 /**
  * Whether LocalAI's upgrade check (CheckUpgradesAgainst) looks at a worker's row at all: not a system backend, and not

@@ -2,6 +2,7 @@ import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnectio
 import { readFile } from 'node:fs/promises';
 import { isLoopback } from '../core/net/loopback.ts';
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
+import { messageOf } from '../../shared/error-text.ts';
 
 /** How a node reaches the cluster's NATS server. */
 export interface ClusterConnectOptions {
@@ -74,7 +75,7 @@ async function readCreds(file: string): Promise<Uint8Array> {
 }
 
 function describeConnectError(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   if (/authorization violation|authentication/i.test(message)) return 'the server refused the credentials (authorization violation)';
   if (/ECONNREFUSED/.test(message) || (error as { code?: string }).code === 'ECONNREFUSED') return 'connection refused (is nats-server running there?)';
   return message.split('\n')[0]!;

@@ -3,6 +3,7 @@
 import { isSeq, LineCounter, parseDocument, type Document, type Tags } from 'yaml';
 import { HangarError } from '../../../shared/errors.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 // Every known field is text, so plain scalars are never read as numbers: `version: 1.10` stays "1.10".
 const numberTags = new Set(['tag:yaml.org,2002:int', 'tag:yaml.org,2002:float']);
@@ -26,7 +27,7 @@ export function parseGalleryIndex(text: string, source: IndexSource): ParsedInde
   const doc = parseDocument(text, { ...yamlOptions, lineCounter });
   const syntaxError = doc.errors[0];
   if (syntaxError) {
-    throw new HangarError('bad-input', `gallery "${source.gallery}": invalid YAML: ${firstLine(syntaxError.message)}`);
+    throw new HangarError('bad-input', `gallery "${source.gallery}": invalid YAML: ${yamlReason(syntaxError)}`);
   }
   if (doc.contents === null) return { entries: [], errors: [] };
   if (!isSeq(doc.contents)) {
@@ -70,7 +71,7 @@ function expandAliases(doc: Document, gallery: string): unknown[] {
   try {
     values = doc.toJS({ maxAliasCount }) as unknown[];
   } catch (error) {
-    throw new HangarError('bad-input', `gallery "${gallery}": invalid YAML: ${firstLine((error as Error).message)}`);
+    throw new HangarError('bad-input', `gallery "${gallery}": invalid YAML: ${yamlReason(error)}`);
   }
   if (expandedSize(values, GALLERY_MAX_EXPANDED) > GALLERY_MAX_EXPANDED) {
     throw new HangarError('bad-input', `gallery "${gallery}": its anchors expand to more than ${mebibytes(GALLERY_MAX_EXPANDED)} of text; refused`);
@@ -143,6 +144,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function firstLine(message: string): string {
-  return message.split('\n', 1)[0]!.replace(/:$/, '');
+/** The yaml package's message without the source excerpt its first line introduces with a colon. */
+function yamlReason(error: unknown): string {
+  return oneLine(error).replace(/:$/, '');
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import { backendName } from '../../../shared/schemas.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 export const WORK_DIR = '.hangar';
 /** LocalAI creates every directory it makes in the backends directory with this mode. */
@@ -23,7 +24,7 @@ export function errno(err: unknown): string | undefined {
 
 /** One line naming the backend and the cause; keeps the code of a HangarError. */
 export function backendError(name: string, err: unknown): HangarError {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = messageOf(err);
   if (message.startsWith(`backend "${name}"`) && err instanceof HangarError) return err;
   return new HangarError(err instanceof HangarError ? err.code : 'failed', `backend "${name}": ${message}`);
 }

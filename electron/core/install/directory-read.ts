@@ -8,6 +8,7 @@ import { join, sep } from 'node:path';
 import type { DirectoryFacts, RunShState } from '../gallery/localai-listing.ts';
 import { METADATA_FILE, localaiTimestamp, parseMetadata, type BackendMetadata } from './metadata.ts';
 import { RUN_SH, lacksExecuteBits, whyNotRunnable } from './run-file.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 /**
  * backend: a directory of a name Hangar manages. leftover: a working directory LocalAI (or Hangar 0.1) left behind,
@@ -178,6 +179,6 @@ function parsed(text: string, name: string, mtime: Date): ReadMetadata {
     if (metadata.installedAt === '') metadata.installedAt = localaiTimestamp(mtime);
     return { metadata, localai, broken: null };
   } catch (err) {
-    return { metadata: null, localai: null, broken: `${METADATA_FILE} is corrupt: ${err instanceof Error ? err.message : String(err)}` };
+    return { metadata: null, localai: null, broken: `${METADATA_FILE} is corrupt: ${messageOf(err)}` };
   }
 }

@@ -5,6 +5,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import { httpSource } from './http-source.ts';
 import { localSource } from './local-source.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory, SourceOptions } from './source.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 export const builtinSources: SourceFactory[] = [localSource, httpSource];
 
@@ -35,10 +36,6 @@ export function sourceFor(uri: string, factories: SourceFactory[], options: Sour
 
 async function emptyDir(dir: string): Promise<void> {
   await Promise.all((await readdir(dir)).map((name) => rm(join(dir, name), { recursive: true, force: true })));
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Fetches from the first uri that works (the entry's uri, then its mirrors); `servedBy` names the one that did. */

@@ -1,6 +1,7 @@
 // Every download Hangar makes (galleries, tarballs, registries) goes through this fetch: a server that never answers,
 // stalls, or drips bytes too slowly to ever finish, fails on its own, and a failed request says why in words.
 import { HangarError } from '../../../shared/errors.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 export interface TransferLimits {
   /** How long a server may take to send its response headers. */
@@ -46,7 +47,7 @@ const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)
 function reasonOf(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code ?? '';
-  const message = cause?.message ?? (err instanceof Error ? err.message : String(err));
+  const message = cause?.message ?? (messageOf(err));
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `host not found (DNS: ${code})`;
   if (TLS_CODE.test(code)) return `TLS failed (${code}): ${message.split('\n')[0]!.slice(0, 200)}`;

@@ -8,8 +8,9 @@ import type { Loader } from './loading.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
 import type { ParentWatch } from './reaper.ts';
-import { liveTarget, modelEntryOf, newRow, oneLineOf, specOf, tell, type ProcessRecords } from './records.ts';
+import { liveTarget, modelEntryOf, newRow, specOf, tell, type ProcessRecords } from './records.ts';
 import type { ModelEntry, TableContents, TableEntry } from './table.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 /** A model to start again; `pid` names the process of it that ended while no host watched. */
 type Revival = ModelEntry & { pid?: number };
@@ -105,7 +106,7 @@ export class Adoption {
         tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
         await loader.reload(proc, spec);
       } catch (error) {
-        logs.of(entry.model).separator(`could not start again after a host restart: ${oneLineOf(error)}`);
+        logs.of(entry.model).separator(`could not start again after a host restart: ${oneLine(error)}`);
       }
     });
   }

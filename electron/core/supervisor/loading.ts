@@ -3,8 +3,9 @@
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/index.ts';
 import { BackendCallError, type LoadModelRequest } from './grpc-client.ts';
-import { oneLineOf, startCancelled, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import { startCancelled, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
 import type { StartBudget } from './start-budget.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 /** How long an unload waits for the backend's Free. */
 const FREE_LIMIT_MS = 5000;
@@ -55,7 +56,7 @@ export class Loader {
   /** Free: the backend drops the model from memory and keeps running; the row says so until the next load. */
   async free(proc: Proc): Promise<void> {
     if (proc.state !== 'ready') throw new HangarError('conflict', `model ${proc.model}'s process is ${proc.state}, not ready: it cannot unload now`);
-    const result = await proc.client.free(FREE_LIMIT_MS).catch((error: unknown) => ({ success: false, message: oneLineOf(error) }));
+    const result = await proc.client.free(FREE_LIMIT_MS).catch((error: unknown) => ({ success: false, message: oneLine(error) }));
     if (!result.success) throw new HangarError('failed', `backend ${proc.backend} did not unload ${proc.model}: ${result.message || 'Free failed'}`);
     proc.loaded = false;
     tell(proc, 'model unloaded (Free): the process keeps running');

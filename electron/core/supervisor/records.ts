@@ -281,7 +281,3 @@ export function endText(exit: ProcessExit): string {
   if (exit.code !== null) return `exited with code ${exit.code}`;
   return 'ended (exit status unknown: adopted)';
 }
-
-export function oneLineOf(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
-}

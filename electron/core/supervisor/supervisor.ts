@@ -29,7 +29,7 @@ import type { PortMove } from './port-clash.ts';
 import { PortPool } from './ports.ts';
 import { Rechecks } from './rechecks.ts';
 import { Reaper, type ParentWatch } from './reaper.ts';
-import { ProcessRecords, endText, liveTarget, oneLineOf, tell, type BackendTarget, type Proc } from './records.ts';
+import { ProcessRecords, endText, liveTarget, tell, type BackendTarget, type Proc } from './records.ts';
 import { RestartScheduler } from './restart-policy.ts';
 import { ReuseGates } from './reuse-gates.ts';
 import { SmokeStart } from './smoke-start.ts';
@@ -38,6 +38,7 @@ import { Strangers } from './strangers.ts';
 import { ProcessTable } from './table.ts';
 import { StartBudget } from './start-budget.ts';
 import { UsageSampler } from './usage.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 export type { BackendTarget, DirectoryStop, PortMove, ProcessTracking, SupervisorOptions };
 
@@ -387,7 +388,7 @@ export class Supervisor extends EventEmitter {
     } catch (error) {
       // The row stays, saying why it could not start again.
       if (old.retired && !this.records.get(old.model)) {
-        old.error = oneLineOf(error);
+        old.error = oneLine(error);
         this.records.put(old);
         this.records.publish(old);
       }

@@ -1,8 +1,8 @@
+import { oneLine } from '../../../shared/error-text.ts';
 // An upgrade (or rollback) of LocalAI itself as a gated swap: its loaded models noted, LocalAI stopped, the binary
 // swapped (the one before kept), LocalAI started and waited for on /readyz, the noted models loaded again. Any step
 // failing swaps the binary back, starts that one and loads the models there; the error then says why, with LocalAI's
 // own last log lines. A LocalAI that was stopped is started only to prove the new build, then stopped again.
-import { oneLine } from '../../core/jobs.ts';
 
 export interface SwapSteps {
   running(): boolean;

@@ -5,7 +5,6 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiAction, LocalAiOperation, LocalAiRunState, LocalAiRunView } from '../../../shared/types.ts';
-import { oneLine } from '../../core/jobs.ts';
 import { KeyedLock } from '../../core/locks.ts';
 import { guardedFetch, type TransferLimits } from '../../core/net/guarded-fetch.ts';
 import { portIsFree } from '../../core/supervisor/ports.ts';
@@ -21,6 +20,7 @@ import { LogLines } from './log-lines.ts';
 import { endText, waitReady } from './readiness.ts';
 import { DEFAULT_RELEASES, latestRelease, releaseFiles, releaseTag } from './release.ts';
 import { freePort } from './free-port.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 export interface LocalAiRunnerOptions {
   home: string;

@@ -8,7 +8,6 @@ import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
 import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
-import { oneLine } from '../../core/jobs.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
 import { concreteBackend, installed } from './backend-names.ts';
@@ -19,6 +18,7 @@ import { Reloader } from './reloader.ts';
 import { assignProcesses } from './rows.ts';
 import { ServerSettings, FIXED } from './settings.ts';
 import { directoryNote, modelView, type ModelRow } from './views.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 export type { LocalAiTarget } from './target.ts';
 

@@ -7,12 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ProcessView } from '../../../shared/types.ts';
 import { compareVersions } from '../../core/gallery/version.ts';
-import { oneLine } from '../../core/jobs.ts';
 import { LocalAiUnreachable } from '../http.ts';
 import type { LocalAiServerApi } from './api.ts';
 import { concreteBackend } from './backend-names.ts';
 import type { ServerProcess } from './processes.ts';
 import { backendVersion, type ModelRow } from './views.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 /** What the reloader needs of the link. */
 export interface ReloadHost {

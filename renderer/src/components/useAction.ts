@@ -1,5 +1,5 @@
 import { useCallback, useState } from 'react';
-import { errorMessage } from '../state/session.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 /** Runs an async action, tracking whether it is under way and the one-line error it ended with. */
 export function useAction<A extends unknown[], R>(action: (...args: A) => Promise<R>) {
@@ -12,7 +12,7 @@ export function useAction<A extends unknown[], R>(action: (...args: A) => Promis
       try {
         return await action(...args);
       } catch (caught) {
-        setError(errorMessage(caught));
+        setError(messageOf(caught));
         return undefined;
       } finally {
         setPending(false);

@@ -6,7 +6,8 @@ import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { BackendView, ClusterStatusView, DesiredStateView, DesiredVersion, NodeCard, NodeEvent, RolloutView } from '../../../shared/types.ts';
 import { patchBackends } from './node-backends.ts';
-import { bridge, errorMessage } from './session.ts';
+import { bridge } from './session.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 export interface NodeBackends {
   /** The last list known (kept while the node is offline); null until it was first read. */
@@ -39,7 +40,7 @@ export async function readNode(node: string): Promise<void> {
     const backends = await bridge().backends({ node });
     if (reading.get(node) === read) setNode(node, { backends: read.buffered.reduce(patchBackends, backends), error: null });
   } catch (error) {
-    if (reading.get(node) === read) setNode(node, { error: errorMessage(error) });
+    if (reading.get(node) === read) setNode(node, { error: messageOf(error) });
   } finally {
     if (reading.get(node) === read) reading.delete(node);
   }

@@ -1,7 +1,8 @@
 import { createStore, useStore } from 'zustand';
 import { selectedNode } from './node.ts';
 import type { LogLine } from '../../../shared/types.ts';
-import { bridge, errorMessage } from './session.ts';
+import { bridge } from './session.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 const MAX_LINES = 5000;
 
@@ -26,7 +27,7 @@ export async function openLogs(model: string): Promise<void> {
     const fresh = last ? live.filter((line) => line.at > last.at) : live;
     logsStore.setState({ lines: [...backlog, ...fresh].slice(-MAX_LINES), loading: false });
   } catch (error) {
-    if (logsStore.getState().model === model) logsStore.setState({ loading: false, error: errorMessage(error) });
+    if (logsStore.getState().model === model) logsStore.setState({ loading: false, error: messageOf(error) });
   }
 }
 

@@ -11,8 +11,3 @@ export function bridge(): HangarBridge {
   if (!current) throw new Error('the bridge is not set');
   return current;
 }
-
-/** One line for the user from anything thrown by a call. */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

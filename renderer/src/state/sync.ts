@@ -12,8 +12,9 @@ import { applyClusterStatus, applyDesired, applyNodeEvent, applyRollout, cluster
 import { closeLogs } from './logs.ts';
 import { applyMember, nodeStore, offlineReason, removeMember, selectedNode, setCards, setGalleryProblems, setSelectedInfo } from './node.ts';
 import { applyJob, jobText, readJobs, rolloutNotice } from './notifications.ts';
-import { bridge, errorMessage, setBridge } from './session.ts';
+import { bridge, setBridge } from './session.ts';
 import { toast } from './toasts.ts';
+import { messageOf } from '../../../shared/error-text.ts';
 
 export interface Sync {
   /** Fetches everything again (the Retry after a failed start). */
@@ -112,7 +113,7 @@ export function startSync(transport: Transport): Sync {
       backendsStore.setState(fromSnapshot(backends, processes), true);
       jobsStore.setState(fromJobs(jobs), true);
     } catch (error) {
-      if (mine === generation) nodeStore.setState({ error: errorMessage(error) });
+      if (mine === generation) nodeStore.setState({ error: messageOf(error) });
     } finally {
       if (mine === generation) {
         const replay = buffered ?? [];
@@ -173,6 +174,6 @@ export async function fetchGallery(refresh = false): Promise<void> {
     const entries = await bridge().gallery({ node: selectedNode(), refresh });
     galleryStore.setState({ entries, loaded: true, error: null });
   } catch (error) {
-    galleryStore.setState({ loaded: true, error: errorMessage(error) });
+    galleryStore.setState({ loaded: true, error: messageOf(error) });
   }
 }

@@ -1,0 +1,11 @@
+// What a thrown value says, in words: the one way main, the agent, the CLI and the renderer turn an error into text.
+
+/** The message of whatever was thrown (an Error's message, else the value as a string). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Its first line, trimmed: for a status line, a log line or a job's end, where a stack or a dump would not fit. */
+export function oneLine(error: unknown): string {
+  return messageOf(error).split('\n', 1)[0]!.trim() || 'unknown error';
+}
