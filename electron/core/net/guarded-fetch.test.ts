@@ -52,6 +52,15 @@ describe('guardedFetch', () => {
     assert.equal(steady.url, `${server.url}/steady`, 'the response keeps its URL');
   });
 
+  it('a connection dropped mid-body is said as such, not left as a bare "terminated" a reader would take for a bad archive', async (t) => {
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'content-length': 1 << 20 });
+      res.write(Buffer.alloc(64 * 1024, 120), () => res.socket?.destroy());
+    });
+    t.after(() => server.close());
+    await failsWith(`${server.url}/backend.tar.gz`, /: the download broke off: /, true);
+  });
+
   it('gives up on a drip that dodges the stall rule once its average over the window is under the minimum rate', async (t) => {
     const server = await serve((_req, res) => {
       res.writeHead(200);

@@ -47,7 +47,7 @@ const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)
 function reasonOf(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code ?? '';
-  const message = cause?.message ?? (messageOf(err));
+  const message = cause?.message ?? messageOf(err);
   if (code === 'ECONNREFUSED') return 'connection refused';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `host not found (DNS: ${code})`;
   if (TLS_CODE.test(code)) return `TLS failed (${code}): ${message.split('\n')[0]!.slice(0, 200)}`;
@@ -129,6 +129,29 @@ function speedWatch(limits: TransferLimits, onSlow: (why: string) => void): Tran
   });
 }
 
+/**
+ * The body with its read errors named: a connection dropped mid-body is undici's bare "terminated", which a reader
+ * would take for a damaged archive. An abort keeps its own reason (a stall, a deadline, the caller's).
+ */
+function withReasons(body: ReadableStream<Uint8Array>, url: string, signal: AbortSignal): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        } catch (err) {
+          controller.error(signal.aborted ? signal.reason : new HangarError('failed', `${url}: the download broke off: ${reasonOf(err)}`));
+        }
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 /** The same response with its body read through `body`. */
 function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
   const wrapped = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -155,6 +178,6 @@ export function guardedFetch(inner: typeof fetch, given: Partial<TransferLimits>
       clearTimeout(headersTimer);
     }
     if (response.body === null) return response;
-    return withBody(response, response.body.pipeThrough(speedWatch(limits, giveUp)));
+    return withBody(response, withReasons(response.body, url, signal).pipeThrough(speedWatch(limits, giveUp)));
   };
 }
