@@ -69,6 +69,9 @@ export async function writeArchive(dir: string, name: string, data: Buffer): Pro
 /** Serves `handler` on 127.0.0.1; returns the base URL and a close function. */
 export async function serve(handler: RequestListener): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer(handler);
+  // Node's keep-alive timer starts once the last byte is handed to the kernel, not once the client has read it: a
+  // reader slowed by a loaded machine, still extracting a large archive, had its connection cut 5 s later.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
