@@ -159,6 +159,8 @@ export interface LocalAiServerRequest {
   url: string;
   /** One of the server's API keys (LocalAI's `Authorization: Bearer`). */
   apiKey?: string;
+  /** The user's consent to a plain http:// server on another machine, its key and calls crossing the network in clear. */
+  insecure?: boolean;
 }
 
 /** A LocalAI distributed cluster: its frontend's admin API and the NATS server its workers answer on. */

@@ -138,6 +138,7 @@ const localaiJoin = z.strictObject({
 const localaiServer = z.strictObject({
   url: z.string().max(2048).regex(/^https?:\/\/\S+$/i, 'A LocalAI server address looks like http://HOST:8080'),
   apiKey: text.optional(),
+  insecure: z.boolean().optional(),
 });
 
 /** How many of LocalAI's log lines a host keeps and shows. */

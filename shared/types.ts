@@ -357,6 +357,8 @@ export interface LocalAiServerView {
   url: string | null;
   /** Whether an API key is kept (it is never sent back). */
   hasApiKey: boolean;
+  /** The user allowed it over plain http:// from another machine. */
+  insecure: boolean;
   /** Why it cannot be changed here (set on the agent's command line), or null. */
   fixed: string | null;
   status: LocalAiServerStatus | null;

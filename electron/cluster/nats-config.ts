@@ -13,7 +13,7 @@
 // bucket is (nats-server 2.9 does not send a routed answer on through another import: store-writes.test.ts tries it).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { isLoopback } from '../core/net/loopback.ts';
+import { isLoopback } from '../../shared/loopback.ts';
 import { newClusterName } from './cluster-id.ts';
 import { parsePublicKey } from './identity.ts';
 import { BUCKET_LIMITS } from './store/store-limits.ts';

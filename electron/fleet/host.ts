@@ -180,7 +180,7 @@ export function createHost(options: HostOptions): Host {
     },
     localaiServer: async (req) => {
       checkHost(req);
-      return options.localaiServer?.view() ?? { url: null, hasApiKey: false, fixed: NO_SERVER, status: null };
+      return options.localaiServer?.view() ?? { url: null, hasApiKey: false, insecure: false, fixed: NO_SERVER, status: null };
     },
     updateLocalaiServer: async (req) => {
       checkHost(req);

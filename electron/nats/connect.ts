@@ -1,6 +1,6 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { readFile } from 'node:fs/promises';
-import { isLoopback } from '../core/net/loopback.ts';
+import { isLoopback } from '../../shared/loopback.ts';
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
 import { messageOf } from '../../shared/error-text.ts';
 

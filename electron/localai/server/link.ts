@@ -88,7 +88,7 @@ export class LocalAiServer implements CoRunner {
       clearTimeout(this.settle);
       this.settle = setTimeout(() => this.refresh(), SETTLE_MS);
     });
-    void this.settings.load().then((current) => this.link(current && { url: current.url, apiKey: current.apiKey ?? null, pid: null }));
+    void this.settings.load().then((current) => this.link(current && targetOf(current)));
   }
 
   async detach(): Promise<void> {
@@ -102,13 +102,13 @@ export class LocalAiServer implements CoRunner {
   view(): LocalAiServerView {
     const current = this.settings.get();
     const status = this.status && { ...this.status, models: this.system?.loaded.length ?? 0, backendsNote: this.backendsNote() };
-    return { url: current?.url ?? null, hasApiKey: Boolean(current?.apiKey), fixed: this.settings.fixed ? FIXED : null, status };
+    return { url: current?.url ?? null, hasApiKey: Boolean(current?.apiKey), insecure: current?.insecure === true, fixed: this.settings.fixed ? FIXED : null, status };
   }
 
   async update(next: LocalAiServerRequest | null): Promise<LocalAiServerView> {
-    if (next) checkTarget({ url: next.url, apiKey: next.apiKey || null, pid: null }, this.options.insecure ?? false);
+    if (next) checkTarget(targetOf(next), this.options.insecure ?? false);
     const saved = await this.settings.save(next);
-    this.link(saved && { url: saved.url, apiKey: saved.apiKey ?? null, pid: null });
+    this.link(saved && targetOf(saved));
     await this.poll();
     return this.view();
   }
@@ -353,4 +353,9 @@ function watchDirectory(dir: string, changed: () => void): FSWatcher | null {
   } catch {
     return null;
   }
+}
+
+/** The LocalAI a kept or given link names (its pid unknown: it was not started here). */
+function targetOf(server: LocalAiServerRequest): LocalAiTarget {
+  return { url: server.url, apiKey: server.apiKey || null, pid: null, insecure: server.insecure === true };
 }

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ProcessView } from '../../../shared/types.ts';
+import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { connect } from '../../agent/connect.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
@@ -44,7 +45,7 @@ describe('Hangar linked to a hostile LocalAI', () => {
     }
   };
   const status = () => withClient((c) => c.localaiServer({ node: 'local' }));
-  const link = (server: { url: string; apiKey?: string } | null) => withClient((c) => c.updateLocalaiServer({ node: 'local', server }));
+  const link = (server: LocalAiServerRequest | null) => withClient((c) => c.updateLocalaiServer({ node: 'local', server }));
   const newBuild = async () => {
     version++;
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, `${version}.0.0`), version: `${version}.0.0` }]);
@@ -175,7 +176,7 @@ describe('Hangar linked to a hostile LocalAI', () => {
     hostile.mend('/system');
   });
 
-  test('a key with a line break is refused without being shown; a new address is not given the kept key; plain http:// to another machine is refused', async () => {
+  test('a key with a line break is refused without being shown; a new address is not given the kept key; plain http:// to another machine is refused unless allowed for that server', async () => {
     const secret = 'sk-hangar-secret-4711';
     await assert.rejects(link({ url: hostile.url, apiKey: `${secret}\nsecond-line` }), (error: Error) => {
       assert.match(error.message, /the LocalAI API key holds a space, a line break or a character outside ASCII/);
@@ -198,7 +199,12 @@ describe('Hangar linked to a hostile LocalAI', () => {
       const moved = await link({ url: `http://127.0.0.1:${(other.address() as AddressInfo).port}` });
       assert.equal(moved.hasApiKey, false);
       assert.ok(otherSeen.length > 0 && otherSeen.every((header) => header === undefined), 'the new address was sent no key');
-      await assert.rejects(link({ url: 'http://10.11.12.13:8080' }), /plain http:\/\/ on another machine: .*use https:\/\/, or start the agent with --insecure/);
+      const inClear = /plain http:\/\/ on another machine: .*use https:\/\/, or allow it \(Settings → LocalAI server → "Allow plain http:\/\/", or the agent's --insecure\)/;
+      await assert.rejects(link({ url: 'http://10.11.12.13:8080' }), inClear);
+      // Allowed for one server (0.0.0.0 is no loopback name, and refuses at once here), kept with it, and not for the next.
+      const allowed = await link({ url: 'http://0.0.0.0:1', insecure: true });
+      assert.deepEqual([allowed.url, allowed.insecure], ['http://0.0.0.0:1', true]);
+      await assert.rejects(link({ url: 'http://10.11.12.13:8080' }), inClear);
     } finally {
       recorder.close();
       other.close();

@@ -7,7 +7,7 @@
 // count: a stray `--addr` process in a backend's directory is none of LocalAI's.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { isLoopback } from '../../core/net/loopback.ts';
+import { isLoopback } from '../../../shared/loopback.ts';
 import { listenerPid } from '../../core/platform/linux-listener.ts';
 import { placeOf, readCommand, readCwd } from '../../core/supervisor/scan.ts';
 import { procStat } from '../../core/supervisor/identity.ts';

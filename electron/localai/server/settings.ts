@@ -11,7 +11,7 @@ import { readJsonFile, writeFileAtomic } from '../../core/state-file.ts';
 
 export const SERVER_FILE = 'localai-server.json';
 
-const stored = z.object({ url: z.string(), apiKey: z.string().optional() });
+const stored = z.object({ url: z.string(), apiKey: z.string().optional(), insecure: z.boolean().optional() });
 
 export const FIXED = 'This agent links the LocalAI server it was started with (--localai-url); another one takes a restart of the agent.';
 

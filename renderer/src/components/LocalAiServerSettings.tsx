@@ -2,6 +2,7 @@
 // models beside its own processes and, after every swap, brings them back on the new tree through its API.
 import { useEffect, useState } from 'react';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
+import { isLoopback } from '../../../shared/loopback.ts';
 import type { LocalAiServerView } from '../../../shared/types.ts';
 import { changeLocalAiServer, loadLocalAiServer, localaiServerProblem, useLocalAiServer } from '../state/localai-server.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
@@ -48,8 +49,8 @@ function ServerState({ view }: { view: LocalAiServerView }) {
 
 function ServerForm({ view }: { view: LocalAiServerView }) {
   const change = useAction(changeLocalAiServer);
-  const [form, setForm] = useState({ url: view.url ?? '', apiKey: '', insecure: false });
-  useEffect(() => setForm({ url: view.url ?? '', apiKey: '', insecure: false }), [view.url]);
+  const [form, setForm] = useState({ url: view.url ?? '', apiKey: '', insecure: view.insecure });
+  useEffect(() => setForm({ url: view.url ?? '', apiKey: '', insecure: view.insecure }), [view.url, view.insecure]);
   const request = requestFrom<LocalAiServerRequest>(form);
   const problem = form.url === '' ? "Give the server's address." : localaiServerProblem(request);
   return (
@@ -72,6 +73,12 @@ function ServerForm({ view }: { view: LocalAiServerView }) {
           testId="localai-server-api-key"
           placeholder={view.hasApiKey ? 'kept' : ''}
         />
+        {inClear(form.url) && (
+          <label className="setting-toggle">
+            <input type="checkbox" checked={form.insecure} disabled={change.pending} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} data-testid="localai-server-insecure" />
+            <span>Allow plain http:// to another machine: its API key and Hangar&apos;s calls cross the network in clear</span>
+          </label>
+        )}
         <button type="submit" className="btn small primary" disabled={change.pending || problem !== null} data-testid="localai-server-save">
           Link
         </button>
@@ -89,4 +96,14 @@ function ServerForm({ view }: { view: LocalAiServerView }) {
       )}
     </>
   );
+}
+
+/** A plain http:// address on another machine: the key would cross the network in clear unless the user allows it. */
+function inClear(address: string): boolean {
+  try {
+    const url = new URL(address.trim());
+    return url.protocol === 'http:' && !isLoopback(url.hostname);
+  } catch {
+    return false;
+  }
 }
