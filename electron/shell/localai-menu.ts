@@ -7,6 +7,7 @@ import type { LocalAiRunView } from '../../shared/types.ts';
 export interface MenuEntry {
   label?: string;
   type?: 'separator' | 'checkbox';
+  enabled?: boolean;
   checked?: boolean;
   click?: (item: { checked: boolean }) => void;
   submenu?: MenuEntry[];
@@ -23,19 +24,36 @@ export interface LocalAiMenuActions {
   setOpenAtLogin(on: boolean): void;
 }
 
+/** Which of the controls can act now (the tray's menu is made again as LocalAI's state changes; the app menu's is not). */
+export interface LocalAiControlsEnabled {
+  start: boolean;
+  stop: boolean;
+  open: boolean;
+}
+
+const ALL_ENABLED: LocalAiControlsEnabled = { start: true, stop: true, open: true };
+
+/** Start, Stop and Open LocalAI's Web UI: in the app menu and in the tray's. */
+export function localAiControls(actions: Pick<LocalAiMenuActions, 'view' | 'start' | 'stop' | 'open'>, enabled = ALL_ENABLED): MenuEntry[] {
+  return [
+    { label: 'Start LocalAI', enabled: enabled.start, click: () => actions.start() },
+    { label: 'Stop LocalAI', enabled: enabled.stop, click: () => actions.stop() },
+    {
+      label: "Open LocalAI's Web UI",
+      enabled: enabled.open,
+      click: () => {
+        const url = actions.view().url;
+        if (url) actions.open(url);
+      },
+    },
+  ];
+}
+
 export function localAiMenu(actions: LocalAiMenuActions): MenuEntry {
   return {
     label: 'LocalAI',
     submenu: [
-      { label: 'Start LocalAI', click: () => actions.start() },
-      { label: 'Stop LocalAI', click: () => actions.stop() },
-      {
-        label: "Open LocalAI's Web UI",
-        click: () => {
-          const url = actions.view().url;
-          if (url) actions.open(url);
-        },
-      },
+      ...localAiControls(actions),
       { type: 'separator' },
       { label: 'Start LocalAI with Hangar', type: 'checkbox', checked: actions.autostart, click: (item) => actions.setAutostart(item.checked) },
       { label: 'Open Hangar at Login', type: 'checkbox', checked: actions.openAtLogin, click: (item) => actions.setOpenAtLogin(item.checked) },
