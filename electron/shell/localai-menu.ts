@@ -1,6 +1,7 @@
 // The app menu's LocalAI entries: start and stop the LocalAI the app runs, open its web UI in the browser, start it
 // with the app; and the app itself at login (app.setLoginItemSettings, macOS and Windows). Each item reads LocalAI's
-// state when it is clicked, so the menu needs no rebuilding as that state changes.
+// state when it is clicked, so the menu needs no rebuilding as that state changes. Start, Stop and Open are the tray's
+// menu too (localai-tray.ts), there enabled by LocalAI's state.
 import type { LocalAiRunView } from '../../shared/types.ts';
 
 /** The part of Electron's MenuItemConstructorOptions used here (the shell stays Electron-free; main.ts builds it). */
