@@ -10,7 +10,11 @@ import { oneLine } from '../../shared/error-text.ts';
 export function markCheck(node: LocalNode): MarkCheck {
   return async () => {
     await node.gallery({ node: node.id, refresh: true });
-    return (await node.backends({ node: node.id })).filter((b) => b.upgradable).map((b) => ({ name: b.name, why: whyMarked(b) }));
+    const [backends, { galleryProblems }] = await Promise.all([node.backends({ node: node.id }), node.info({ node: node.id })]);
+    return {
+      marked: backends.filter((b) => b.upgradable).map((b) => ({ name: b.name, why: whyMarked(b) })),
+      unread: galleryProblems.length > 0 ? galleryProblems.map((p) => `${p.gallery} (${p.message})`).join(', ') : null,
+    };
   };
 }
 

@@ -7,11 +7,14 @@ import { z } from 'zod';
 import type { LocalAiMarkedBackend } from '../../../shared/types.ts';
 import { readJsonFile, writeJsonFile } from '../../core/state-file.ts';
 
-/** Which installed backends LocalAI's gallery marks for upgrade now, read with fresh image digests. */
-export type MarkCheck = () => Promise<Array<{ name: string; why: string }>>;
+/**
+ * Which installed backends LocalAI's gallery marks for upgrade now, read with fresh image digests; `unread` says what
+ * could not be read (a gallery), when anything could not.
+ */
+export type MarkCheck = () => Promise<{ marked: Array<{ name: string; why: string }>; unread: string | null }>;
 
 const stored = z.object({
-  version: z.string(),
+  version: z.string().nullable(),
   marked: z.array(z.object({ name: z.string(), why: z.string(), since: z.string() })),
 });
 
@@ -31,16 +34,21 @@ export class BackendMarks {
     return this.marked.map((m) => ({ ...m }));
   }
 
-  /** LocalAI runs `version`: unless the marks were checked for it, the installed backends are checked again. */
+  /**
+   * LocalAI runs `version`: unless the marks were checked for it, the installed backends are checked again. A check
+   * that could not read everything shows what it found, and is made again at LocalAI's next start.
+   */
   async ran(version: string, check: MarkCheck): Promise<string | null> {
     if (version === this.version) return null;
-    const found = await check();
-    this.version = version;
-    this.marked = found.map((m) => ({ ...m, since: version }));
+    const { marked, unread } = await check();
+    if (unread === null) this.version = version;
+    this.marked = marked.map((m) => ({ ...m, since: version }));
     await this.save();
-    return this.marked.length === 0
-      ? null
-      : `LocalAI ${version}: its gallery marks ${this.marked.map((m) => `${m.name} (${m.why})`).join(', ')} for upgrade; upgrade them (hangar upgrade --all, or Settings → LocalAI → Upgrade all)`;
+    const said = [
+      this.marked.length > 0 && `its gallery marks ${this.marked.map((m) => `${m.name} (${m.why})`).join(', ')} for upgrade; upgrade them (hangar upgrade --all, or Settings → LocalAI → Upgrade all)`,
+      unread !== null && `its backends' upgrade check could not read ${unread}: it is made again at LocalAI's next start`,
+    ].filter(Boolean);
+    return said.length > 0 ? `LocalAI ${version}: ${said.join('; ')}` : null;
   }
 
   /** `name` is no longer marked (upgraded, deleted, or found current). */
