@@ -1,12 +1,17 @@
 // LocalAI run by Hangar, in the UI: a real agent fetching LocalAI's releases from a local release server (the stand-in
 // written from LocalAI's code as the `local-ai` binary). Settings → LocalAI installs it, starts it, finds and installs
 // a newer release as a gated swap, rolls it back, shows its logs, and stops it; a release with a wrong checksum is
-// refused in words.
+// refused in words. After an upgrade, a backend whose OCI tag (a real registry) got a new image is marked, and the
+// panel's Upgrade all clears it.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hostPlatform } from '../electron/core/install/oci/platform.ts';
+import { buildLayer, directoryEntries, pushImage } from '../electron/core/install/oci/testing/image.ts';
+import { startRegistry, type TestRegistry } from '../electron/core/install/oci/testing/registry.ts';
+import { echoSource } from '../electron/core/testing/fixtures.ts';
 import { releasePlatform } from '../electron/localai/runner/release.ts';
 import { StandInReleases } from '../electron/localai/testing/standin-releases.ts';
 import type { RunningAgent } from './fixtures/agent.ts';
@@ -20,19 +25,32 @@ let agent: RunningAgent;
 let page: Page;
 let releases: StandInReleases;
 let releasesDir: string;
+let registry: TestRegistry;
+
+/** Pushes echo `version` to the tag the gallery's echo-oci names. */
+async function pushEcho(version: string): Promise<void> {
+  const layer = await buildLayer(await directoryEntries(await echoSource(releasesDir, version)));
+  await pushImage(registry.url, 'backends/echo', 'latest', { layers: [layer], platforms: [hostPlatform()] });
+}
 
 test.beforeAll(async ({ browser }) => {
   releasesDir = await mkdtemp(join(tmpdir(), 'hangar-e2e-releases-'));
   releases = new StandInReleases(releasesDir, releasePlatform()!);
   await releases.start();
   await releases.publish({ version: 'v3.2.0' });
-  session = await openSession(browser, 'e2e-localai-run', { args: ['--localai-releases', releases.url] });
+  registry = await startRegistry();
+  await pushEcho('1.0.0');
+  session = await openSession(browser, 'e2e-localai-run', {
+    args: ['--localai-releases', releases.url],
+    prepare: (gallery) => gallery.addEntry({ name: 'echo-oci', uri: `${registry.host}/backends/echo:latest` }),
+  });
   ({ agent, page } = session);
 });
 
 test.afterAll(async () => {
   await session?.close();
   await releases?.stop();
+  await registry?.stop();
   if (releasesDir) await rm(releasesDir, { recursive: true, force: true });
 });
 
@@ -83,4 +101,22 @@ test('its logs are shown, and Stop stops it', async () => {
   await panel.getByTestId('localai-stop').click();
   await expect(panel.getByTestId('localai-run-state')).toHaveText('LocalAI v3.2.0: stopped.');
   await expect(panel.getByTestId('localai-logs')).toContainText('Received SIGINT, shutting down');
+});
+
+test("after LocalAI's upgrade, a backend whose tag has a new image is marked, and Upgrade all clears the mark", async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await panel.getByTestId('localai-logs-toggle').click();
+  await agent.cli('install', 'echo-oci');
+  await pushEcho('2.0.0');
+  await releases.publish({ version: 'v3.5.0' });
+  await panel.getByTestId('localai-check').click();
+  await expect(panel.getByTestId('localai-upgrade')).toHaveText('Upgrade to v3.5.0');
+  await panel.getByTestId('localai-upgrade').click();
+  await expect(panel.getByTestId('localai-run-state')).toHaveText('LocalAI v3.5.0: stopped.');
+  const marked = panel.getByTestId('localai-marked');
+  await expect(marked).toContainText('since LocalAI v3.5.0');
+  await expect(marked.getByRole('listitem')).toHaveText(['echo-oci (new build)']);
+  expect(await seriousViolations(page)).toEqual([]);
+  await marked.getByTestId('localai-upgrade-marked').click();
+  await expect(marked).toBeHidden();
 });

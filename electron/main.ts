@@ -5,9 +5,11 @@ import { join } from 'node:path';
 import {
   BrowserWindow,
   Menu,
+  Tray,
   app,
   dialog,
   ipcMain,
+  nativeImage,
   net,
   protocol,
   screen,
@@ -25,6 +27,8 @@ import { forwardEvents, registerIpc } from './ipc.ts';
 import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
 import { localAiMenu } from './shell/localai-menu.ts';
+import { followTray, trayMenu, type TrayActions } from './shell/localai-tray.ts';
+import { TRAY_ICON_PNG } from './shell/tray-icon.ts';
 import { debouncedWriter, readJson, writeJson } from './shell/json-file.ts';
 import { DEFAULT_DESKTOP_SETTINGS, desktopSettingsSchema, type DesktopSettings } from './shell/settings.ts';
 import { externalUrl, isRemoteRequest, senderCheck } from './shell/trust.ts';
@@ -48,6 +52,9 @@ app.enableSandbox();
 protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true } }]);
 
 let window: BrowserWindow | null = null;
+/** Held for the app's life: a Tray that is garbage-collected takes its icon with it. */
+let tray: Tray | null = null;
+const TRAY_REFRESH_MS = 1000;
 
 if (app.requestSingleInstanceLock()) {
   app.on('second-instance', () => {
@@ -108,11 +115,14 @@ async function start(): Promise<void> {
   const { settings } = await node.settings({ node: LOCAL_NODE });
   const update = (patch: Partial<NodeSettings>) => void node.updateSettings({ node: LOCAL_NODE, settings: patch });
   const localaiFailed = (error: unknown) => console.error(`hangar: LocalAI: ${messageOf(error)}`);
-  const localai = localAiMenu({
+  const controls = {
     view: () => localaiRunner.view(),
     start: () => void localaiRunner.control('start').catch(localaiFailed),
     stop: () => void localaiRunner.control('stop').catch(localaiFailed),
     open: openExternal,
+  };
+  const localai = localAiMenu({
+    ...controls,
     autostart: settings.localaiAutostart,
     setAutostart: (on) => update({ localaiAutostart: on }),
     openAtLogin: app.getLoginItemSettings().openAtLogin,
@@ -127,6 +137,11 @@ async function start(): Promise<void> {
     window.on('closed', () => (window = null));
   };
   openWindow();
+  showTray({
+    ...controls,
+    showWindow: () => (window ? window.show() : openWindow()),
+    quit: () => app.quit(),
+  });
   app.on('activate', () => window ?? openWindow());
   app.on('window-all-closed', () => {
     if (process.platform !== 'darwin') app.quit();
@@ -170,6 +185,18 @@ function lockDownSession(): void {
       return { action: 'deny' };
     });
   });
+}
+
+/** The tray icon: LocalAI's state in its tooltip, its menu made again as that state changes (shell/localai-tray.ts). */
+function showTray(actions: TrayActions): void {
+  const icon = nativeImage.createFromBuffer(Buffer.from(TRAY_ICON_PNG, 'base64'), { scaleFactor: 2 });
+  icon.setTemplateImage(true);
+  tray = new Tray(icon);
+  followTray(actions.view, (state) => {
+    tray?.setToolTip(state.tooltip);
+    tray?.setTitle(state.title);
+    tray?.setContextMenu(Menu.buildFromTemplate(trayMenu(state, actions)));
+  }, TRAY_REFRESH_MS);
 }
 
 function openExternal(url: string): void {

@@ -704,6 +704,17 @@ export interface LocalAiRunView {
   /** Where the server link stands: linked to it, or why not. */
   link: string | null;
   operation: LocalAiOperation | null;
+  /** Installed backends LocalAI's gallery marked for upgrade when LocalAI's version last changed, until upgraded. */
+  marked: LocalAiMarkedBackend[];
+}
+
+/** An installed backend LocalAI's gallery marks for upgrade, as found once LocalAI's version changed. */
+export interface LocalAiMarkedBackend {
+  name: string;
+  /** "new build": the same version or tag with another image digest; else "vA → vB", the gallery's other version. */
+  why: string;
+  /** The LocalAI version the check was made for. */
+  since: string;
 }
 
 export type LocalAiAction = 'start' | 'stop' | 'restart';

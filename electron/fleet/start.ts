@@ -10,9 +10,11 @@ import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { LocalNode } from '../core/node.ts';
 import type { LocalNodeOptions } from '../core/node/options.ts';
 import { linkRunLocalAi } from '../localai/runner/link-server.ts';
+import { BackendMarks } from '../localai/runner/backend-marks.ts';
 import { LocalAiRunner, type LocalAiRunnerOptions } from '../localai/runner/runner.ts';
 import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/link.ts';
 import { createHost, type Host, type LocalAiRunnerControl, type LocalAiServerSettings } from './host.ts';
+import { followMarks, markCheck } from './localai-marks.ts';
 
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 export type { Host } from './host.ts';
@@ -34,7 +36,7 @@ export interface NodeSetup extends Omit<LocalNodeOptions, 'coRunner'> {
   /** The LocalAI server beside the node: fixed by the command line, else linked in Settings. */
   localaiServer?: Pick<LocalAiServerOptions, 'fixed' | 'pollMs' | 'loadTimeoutMs' | 'insecure'> | undefined;
   /** LocalAI run by Hangar: where its binary and releases come from, its models, its limits. */
-  localaiRun?: Omit<LocalAiRunnerOptions, 'home' | 'backendsPath' | 'onReady'> | undefined;
+  localaiRun?: Omit<LocalAiRunnerOptions, 'home' | 'backendsPath' | 'onReady' | 'marks'> | undefined;
 }
 
 export interface StartedNode {
@@ -50,7 +52,10 @@ export interface StartedNode {
 /** This machine's node with LocalAI beside it, made here for both the desktop app and the agent. */
 export async function startNode(setup: NodeSetup): Promise<StartedNode> {
   const { localaiServer: server, localaiRun, ...options } = setup;
-  const localaiServer = new LocalAiServer({ stateDir: join(options.home, 'state'), fixed: null, ...server });
+  // The backends LocalAI's gallery marks once LocalAI's version changed, said beside a load of a model on one that fails.
+  const marks = new BackendMarks(join(options.home, 'state', 'localai-backend-marks.json'));
+  await marks.load();
+  const localaiServer = new LocalAiServer({ stateDir: join(options.home, 'state'), fixed: null, ...server, loadNote: (...backends) => marks.loadNote(...backends) });
   const node = new LocalNode({ ...options, coRunner: localaiServer });
   const recovered = await node.start();
   const localaiRunner = new LocalAiRunner({
@@ -58,7 +63,9 @@ export async function startNode(setup: NodeSetup): Promise<StartedNode> {
     home: options.home,
     backendsPath: node.backendsDir,
     onReady: (running) => linkRunLocalAi(localaiServer, running),
+    marks: { store: marks, check: markCheck(node) },
   });
+  followMarks(node, marks, (line) => process.stderr.write(`hangar: ${line}\n`));
   await localaiRunner.load();
   return { node, localaiServer, localaiRunner, recovered };
 }

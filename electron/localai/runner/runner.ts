@@ -10,6 +10,9 @@ import { guardedFetch, type TransferLimits } from '../../core/net/guarded-fetch.
 import { portIsFree } from '../../core/supervisor/ports.ts';
 import { DEFAULT_RESTART_RULES, RestartScheduler, type RestartHistory } from '../../core/supervisor/restart-policy.ts';
 import { LocalAiServerApi } from '../server/api.ts';
+import { concreteBackend } from '../server/backend-names.ts';
+import { withLoadNote } from '../server/load-note.ts';
+import type { BackendMarks, MarkCheck } from './backend-marks.ts';
 import { localAiApiKey } from './api-key.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
 import { downloadRelease } from './download.ts';
@@ -39,6 +42,8 @@ export interface LocalAiRunnerOptions {
   loadTimeoutMs?: number | undefined;
   /** Told when LocalAI is ready (to link it); says how the link stands. */
   onReady?(server: { url: string; apiKey: string; pid: number }): Promise<string>;
+  /** The backends LocalAI's gallery marks for upgrade, checked again by `check` whenever LocalAI's version changes. */
+  marks?: { store: BackendMarks; check: MarkCheck } | undefined;
   /** Where its state changes are said (default: the agent's stderr). */
   log?(line: string): void;
 }
@@ -98,6 +103,7 @@ export class LocalAiRunner {
       lastExit: this.lastExit,
       link: this.link,
       operation: this.operation && { ...this.operation, logTail: [...this.operation.logTail] },
+      marked: this.options.marks?.store.list() ?? [],
     };
   }
 
@@ -175,14 +181,24 @@ export class LocalAiRunner {
 
   private async swapTo(build: InstalledBuild, what: string, phase: (text: string) => void): Promise<string> {
     const before = this.builds.snapshot();
+    const backendOf = new Map<string, string | null>();
     return gatedSwap({
       running: () => this.process !== null,
-      loadedModels: async () => (await this.api().system()).loaded.map((m) => m.id),
+      loadedModels: async () =>
+        (await this.api().system()).loaded.map((m) => {
+          backendOf.set(m.id, m.backend);
+          return m.id;
+        }),
       stop: () => this.stopNow(),
       swap: () => this.builds.use(build),
       swapBack: () => this.builds.restore(before),
       start: () => this.startNow(false),
-      load: (model) => this.api().load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS),
+      load: (model) =>
+        this.api()
+          .load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS)
+          .catch((error: unknown) => {
+            throw withLoadNote(error, model, this.markNote(backendOf.get(model) ?? null));
+          }),
       logTail: () => this.logs.last(FAILURE_TAIL),
       phase,
     }, what).finally(() => this.builds.prune());
@@ -254,6 +270,22 @@ export class LocalAiRunner {
     // LocalAI's /version says "v3.1.0 (COMMIT)": the tag is what the view compares with releases.
     if (this.options.binary) this.reportedVersion = (await api.version().catch(() => null))?.split(' ')[0] ?? null;
     if (this.options.onReady) this.link = await this.options.onReady({ url: proc.url, apiKey: this.apiKey!, pid: proc.pid }).catch((error: unknown) => `not linked: ${oneLine(error)}`);
+    await this.checkMarks();
+  }
+
+  /** After a change of LocalAI's version, before any model is loaded on it: which backends its gallery marks. */
+  private async checkMarks(): Promise<void> {
+    const version = this.view().version;
+    const marks = this.options.marks;
+    if (!marks || !version) return;
+    const said = await marks.store.ran(version, marks.check).catch((error: unknown) => `LocalAI ${version}: could not check its backends for upgrades: ${oneLine(error)}`);
+    if (said) this.say(said);
+  }
+
+  /** What a failed load of a model on `backend` (as LocalAI names it) says of its mark, if it has one. */
+  private markNote(backend: string | null): string | null {
+    if (!backend || !this.options.marks) return null;
+    return this.options.marks.store.loadNote(backend, concreteBackend(this.options.backendsPath, backend));
   }
 
   private async stopNow(): Promise<void> {

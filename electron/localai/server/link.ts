@@ -34,6 +34,8 @@ export interface LocalAiServerOptions {
   insecure?: boolean;
   /** Where a change of the link's state is said, in one line (default: the host's stderr). */
   log?(line: string): void;
+  /** What a failed load of a model on one of these backends (its name as LocalAI gives it, its directory) adds, if anything. */
+  loadNote?(...backends: string[]): string | null;
 }
 
 /** How the link stands, as the status tells it (the counts are read when it is shown). */
@@ -78,7 +80,11 @@ export class LocalAiServer implements CoRunner {
 
   constructor(private readonly options: LocalAiServerOptions) {
     this.settings = new ServerSettings(options.stateDir, options.fixed);
-    this.reloader = new Reloader(this, { loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS, log: (line) => this.log(line) });
+    this.reloader = new Reloader(this, {
+      loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
+      log: (line) => this.log(line),
+      loadNote: (backend) => options.loadNote?.(backend, concreteBackend(this.backendsDir, backend)) ?? null,
+    });
   }
 
   attach(context: CoRunnerContext): void {

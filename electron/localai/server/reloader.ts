@@ -12,6 +12,7 @@ import type { LocalAiServerApi } from './api.ts';
 import { concreteBackend } from './backend-names.ts';
 import type { ServerProcess } from './processes.ts';
 import { backendVersion, type ModelRow } from './views.ts';
+import { withLoadNote } from './load-note.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
 /** What the reloader needs of the link. */
@@ -53,7 +54,7 @@ export class Reloader {
 
   constructor(
     private readonly host: ReloadHost,
-    private readonly options: { loadTimeoutMs: number; log(line: string): void },
+    private readonly options: { loadTimeoutMs: number; log(line: string): void; loadNote(backend: string): string | null },
   ) {}
 
   notReloaded(model: string): string | null {
@@ -134,7 +135,7 @@ export class Reloader {
         if (loaded.has(model)) continue;
         await this.host
           .shared(backend, async () => {
-            await this.host.requireApi('reload', [model]).load(model, this.options.loadTimeoutMs);
+            await this.load(this.host.requireApi('reload', [model]), model, backend);
             this.options.log(`LocalAI: loaded ${model} again, which a swap of ${backend} was reloading when Hangar stopped`);
           })
           .catch((error: unknown) => this.options.log(`LocalAI: could not load ${model} again after the interrupted swap of ${backend}: ${oneLine(error)}`));
@@ -215,8 +216,9 @@ export class Reloader {
   private async again(model: string, verb: string, signal?: AbortSignal): Promise<number | null> {
     const api = this.host.requireApi(verb, [model]);
     const before = new Set(this.host.serverProcesses().map((p) => p.pid));
+    const backend = this.host.row(model)?.backend || null;
     await api.shutdown(model, signal);
-    await api.load(model, this.options.loadTimeoutMs, signal);
+    await this.load(api, model, backend, signal);
     await this.host.readFresh();
     const configured = this.host.row(model)?.backend || null;
     const dir = configured && concreteBackend(this.host.backendsDir, configured);
@@ -224,6 +226,15 @@ export class Reloader {
     if (started.length === 1) this.host.learn(started[0]!.pid, model);
     this.host.emitRows();
     return started.length === 1 ? started[0]!.pid : null;
+  }
+
+  /** LocalAI's load of `model`; a failure on a backend LocalAI's gallery marked since its version changed says so. */
+  private async load(api: LocalAiServerApi, model: string, backend: string | null, signal?: AbortSignal): Promise<void> {
+    try {
+      await api.load(model, this.options.loadTimeoutMs, signal);
+    } catch (error) {
+      throw error instanceof LocalAiUnreachable || backend === null ? error : withLoadNote(error, model, this.options.loadNote(backend));
+    }
   }
 
   /**

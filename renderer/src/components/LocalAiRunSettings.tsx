@@ -1,6 +1,6 @@
 // Settings → LocalAI: LocalAI run by Hangar. Install it (its sha256 checked), start, stop and restart it, upgrade it
 // as a gated swap or roll it back, and read its logs; when it runs it is the LocalAI server linked below.
-import { useEffect, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import type { LocalAiRunView } from '../../../shared/types.ts';
 import {
   checkLatestLocalAi,
@@ -11,6 +11,7 @@ import {
   loadLocalAiLogs,
   loadLocalAiRun,
   rollbackLocalAi,
+  upgradeMarkedBackends,
   useLocalAiRun,
 } from '../state/localai-run.ts';
 import { useAction } from './useAction.ts';
@@ -37,6 +38,7 @@ export function LocalAiRunSection({ autostart }: { autostart: ReactNode }) {
       </p>
       <RunState view={view} />
       <RunActions view={view} />
+      <MarkedBackends view={view} />
       {autostart}
       <LastOperation view={view} />
       <Logs />
@@ -96,6 +98,34 @@ function RunActions({ view }: { view: LocalAiRunView }) {
         </div>
       )}
     </>
+  );
+}
+
+/** The backends LocalAI's gallery marked once its version changed: a stale build fails its models' loads. */
+function MarkedBackends({ view }: { view: LocalAiRunView }) {
+  const upgrade = useAction(upgradeMarkedBackends);
+  const [failed, setFailed] = useState<string | null>(null);
+  const problem = upgrade.error ?? failed;
+  if (view.marked.length === 0 && !problem) return null;
+  return (
+    <div className="alert" role="status" data-testid="localai-marked">
+      {view.marked.length > 0 && (
+        <>
+          <p>LocalAI&apos;s gallery marks these backends for upgrade since LocalAI {view.marked[0]!.since}; a model on a stale build may fail to load:</p>
+          <ul>
+            {view.marked.map((m) => (
+              <li key={m.name}>
+                {m.name} ({m.why})
+              </li>
+            ))}
+          </ul>
+          <button type="button" className="btn small primary" disabled={upgrade.pending} onClick={() => void upgrade.run().then((said) => setFailed(said ?? null))} data-testid="localai-upgrade-marked">
+            {upgrade.pending ? 'Upgrading…' : 'Upgrade all'}
+          </button>
+        </>
+      )}
+      {problem && <p className="alert error">{problem}</p>}
+    </div>
   );
 }
 

@@ -38,6 +38,14 @@ export async function rollbackLocalAi(): Promise<void> {
   await settle(() => bridge().localaiRollback({ node: LOCAL_NODE }));
 }
 
+/** Upgrade all on this node (the backends LocalAI's gallery marked among them); says the ones that failed. */
+export async function upgradeMarkedBackends(): Promise<string | null> {
+  const results = await bridge().upgradeAll({ node: LOCAL_NODE });
+  await loadLocalAiRun();
+  const failed = results.filter((r) => !r.ok);
+  return failed.length === 0 ? null : `Not upgraded: ${failed.map((r) => `${r.backend} (${r.error})`).join(', ')}`;
+}
+
 export async function checkLatestLocalAi(): Promise<void> {
   localaiRunStore.setState({ latest: (await bridge().localaiLatest({ node: LOCAL_NODE })).latest });
 }
