@@ -101,6 +101,8 @@ test('its logs are shown, and Stop stops it', async () => {
   await panel.getByTestId('localai-stop').click();
   await expect(panel.getByTestId('localai-run-state')).toHaveText('LocalAI v3.2.0: stopped.');
   await expect(panel.getByTestId('localai-logs')).toContainText('Received SIGINT, shutting down');
+  // The log box scrolls: it is reachable by keyboard.
+  expect(await seriousViolations(page)).toEqual([]);
 });
 
 test("after LocalAI's upgrade, a backend whose tag has a new image is marked, and Upgrade all clears the mark", async () => {

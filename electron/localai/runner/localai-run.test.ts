@@ -225,6 +225,8 @@ describe('Hangar runs LocalAI', () => {
     const stopped = await json<LocalAiRunView>(agent, 'localai', 'stop');
     assert.equal(stopped.state, 'stopped');
     assert.equal(stopped.pid, null);
+    assert.match(running.link ?? '', /^linked as the LocalAI server beside this node \(pid \d+\)$/);
+    assert.equal(stopped.link, null, 'no link is claimed for a LocalAI that is not running');
     assert.throws(() => process.kill(running.pid!, 0));
     const logs = await ok('localai', 'logs', '-n', '2000');
     assert.match(logs.stdout, /sending SIGINT to LocalAI \(pid \d+\)\n.*Received SIGINT, shutting down/);

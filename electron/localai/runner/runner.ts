@@ -101,7 +101,8 @@ export class LocalAiRunner {
       processes: this.process?.processes() ?? 0,
       restarts: this.restartCount,
       lastExit: this.lastExit,
-      link: this.link,
+      // How the link stood when it last started: said only while that process runs.
+      link: this.process && this.state !== 'stopped' ? this.link : null,
       operation: this.operation && { ...this.operation, logTail: [...this.operation.logTail] },
       marked: this.options.marks?.store.list() ?? [],
     };

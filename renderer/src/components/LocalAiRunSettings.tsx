@@ -138,7 +138,7 @@ function LastOperation({ view }: { view: LocalAiRunView }) {
         Last {op.kind}: {op.message}
       </p>
       {op.logTail.length > 0 && (
-        <pre className="log-lines" aria-label="LocalAI's last log lines">
+        <pre className="log-lines" tabIndex={0} aria-label="LocalAI's last log lines">
           {op.logTail.join('\n')}
         </pre>
       )}
@@ -155,7 +155,7 @@ function Logs() {
         {logs === null ? 'Show logs' : 'Hide logs'}
       </button>
       {logs !== null && (
-        <pre className="log-lines" data-testid="localai-logs">
+        <pre className="log-lines" tabIndex={0} aria-label="LocalAI's log lines" data-testid="localai-logs">
           {logs.length > 0 ? logs.join('\n') : 'No log lines yet.'}
         </pre>
       )}
