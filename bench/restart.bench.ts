@@ -1,8 +1,9 @@
-// restart_vs_pm2_ratio and restart_quick_vs_pm2_ratio: kill -9 of a backend -> Health OK again, the built agent (run
+// restart_vs_pm2_ratio, restart_quick_vs_pm2_ratio and restart_quick2_vs_pm2_ratio: kill -9 of a backend -> Health OK again, the built agent (run
 // as users run it, in its own process) against PM2 (the npm package, its own daemon in a temporary PM2_HOME)
 // restarting the same run.sh, interleaved, with the same gRPC probe for both, taking turns going first. Each round
 // kills a process that served longer than the restart rule's quick window, then the one that replaced it a second
-// after it answered: both restart at once, as PM2 does.
+// after it answered, then its replacement the same way (the second quick end in a row): all restart at once, as PM2
+// does; the backoff starts only at a third quick end.
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -93,9 +94,10 @@ export default async function (): Promise<BenchFigure[]> {
     });
     const lasted = { ours: [] as number[], theirs: [] as number[] };
     const quick = { ours: [] as number[], theirs: [] as number[] };
-    // A kill after a run that lasted, then one soon after the restart it caused: both restart at once, as PM2.
+    const quick2 = { ours: [] as number[], theirs: [] as number[] };
+    // A kill after a run that lasted, then two soon after the restart each caused: all restart at once, as PM2.
     const pm2Crashes = async () => {
-      for (const into of [lasted.theirs, quick.theirs]) {
+      for (const into of [lasted.theirs, quick.theirs, quick2.theirs]) {
         const start = performance.now();
         process.kill(await pm2.pid('echo'), 'SIGKILL');
         into.push(await healthyAgain(() => `127.0.0.1:${pm2Port}`, start));
@@ -103,7 +105,7 @@ export default async function (): Promise<BenchFigure[]> {
       }
     };
     const hangarCrashes = async () => {
-      for (const into of [lasted.ours, quick.ours]) {
+      for (const into of [lasted.ours, quick.ours, quick2.ours]) {
         while ((await hangarProcess())?.state !== 'ready') await delay(PROBE_EVERY_MS);
         const victim = (await hangarProcess())!.pid;
         const start = performance.now();
@@ -135,6 +137,7 @@ export default async function (): Promise<BenchFigure[]> {
     return [
       figure('restart_vs_pm2_ratio', lasted, `kill -9 after ${DEFAULT_RESTART_RULES.quickMs / 1000} s serving`),
       figure('restart_quick_vs_pm2_ratio', quick, `kill -9 ${SETTLE_MS / 1000} s after that restart`),
+      figure('restart_quick2_vs_pm2_ratio', quick2, `kill -9 ${SETTLE_MS / 1000} s after the next restart (the second quick end in a row)`),
     ];
   } finally {
     client.close();
