@@ -1,9 +1,9 @@
-// restart_vs_pm2_ratio, restart_quick_vs_pm2_ratio and restart_quick2_vs_pm2_ratio: kill -9 of a backend -> Health
-// OK again, the built agent (run as users run it, in its own process) against PM2 (the npm package, its own daemon in a temporary PM2_HOME)
-// restarting the same run.sh, interleaved, with the same gRPC probe for both, taking turns going first. Each round
-// kills a process that served longer than the restart rule's quick window, then the one that replaced it a second
-// after it answered, then its replacement the same way (the second quick end in a row): all restart at once, as PM2
-// does; the backoff starts only at a third quick end.
+// restart_vs_pm2_ratio, restart_quick_vs_pm2_ratio and restart_quick2_vs_pm2_ratio: kill -9 of a backend -> Health OK
+// again, the built agent (run as users run it, in its own process) against PM2 (the npm package, its own daemon in a
+// temporary PM2_HOME) restarting the same run.sh, interleaved, with the same gRPC probe for both, taking turns going
+// first. Each round kills a process that served longer than the restart rule's quick window, then the one that replaced
+// it a second after it answered, then its replacement the same way (the second quick end in a row): all restart at
+// once, as PM2 does; the backoff starts only at a third quick end.
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
