@@ -28,6 +28,9 @@ import { median, timed, type BenchFigure } from './figure.ts';
 const HEARTBEAT_MS = 500;
 const BOMBS = 500;
 const RECORDS = 200;
+/** The flood: 200 calls at a time, every 20 ms (10,000 a second), so that it lasts while the probes run. */
+const FLOOD_BATCH = 200;
+const FLOOD_EVERY_MS = 20;
 const CALLS = 20_000;
 const PROBES = 15;
 const gzipAsync = promisify(gzip);
@@ -132,11 +135,23 @@ export default async function (): Promise<BenchFigure[]> {
       return { body, reply, headers: sign(caller, 'call', target, betaCard.id, reply, { at: String(Date.now()), nonce: randomBytes(18).toString('base64url') }, body) };
     });
     const betaCpuBefore = cpuMs(beta.pid());
-    for (const f of floods) nc.publish(target, f.body, { reply: f.reply, headers: f.headers });
+    // The flood goes out in batches while the probes run, and only probes that ended before its last batch count.
+    let flooding = true;
+    const sending = (async () => {
+      for (let i = 0; i < floods.length; i += FLOOD_BATCH) {
+        for (const f of floods.slice(i, i + FLOOD_BATCH)) nc.publish(target, f.body, { reply: f.reply, headers: f.headers });
+        await nc.flush();
+        await sleep(FLOOD_EVERY_MS);
+      }
+      flooding = false;
+    })();
     const flooded: number[] = [];
-    const sending = nc.flush();
-    for (let i = 0; i < PROBES; i++) flooded.push(await call());
+    while (flooding) {
+      const ms = await call();
+      if (flooding) flooded.push(ms);
+    }
     await sending;
+    if (flooded.length === 0) throw new Error(`no probe ended while the ${CALLS} calls were sent`);
     await sleep(1000);
     const betaCpu = cpuMs(beta.pid()) - betaCpuBefore;
     client.close();
@@ -144,7 +159,7 @@ export default async function (): Promise<BenchFigure[]> {
     return [
       { name: 'hostile_viewer_rss_bombs_ratio', value: bombsPeak / idle, unit: '×', goal: 2, note: `peak ${bombsPeak.toFixed(0)} MB under ${BOMBS} compressed 64 MiB bombs from a made-up node (viewer CPU ${bombCpu} ms), idle ${idle.toFixed(0)} MB` },
       { name: 'hostile_viewer_rss_records_ratio', value: recordsPeak / idle, unit: '×', goal: 2, note: `peak ${recordsPeak.toFixed(0)} MB while rollout records of 400 KiB signed by an untrusted key are read (${RECORDS} written, ${stored} taken by the bucket before its 64 MiB limit), idle ${idle.toFixed(0)} MB` },
-      { name: 'hostile_call_under_flood_ratio', value: median(flooded) / median(quiet), unit: '×', goal: 2, note: `a backends() call to the node while it takes ${CALLS.toLocaleString('en')} signed calls from an untrusted key: ${median(flooded).toFixed(1)} ms, quiet ${median(quiet).toFixed(1)} ms, median of ${PROBES}` },
+      { name: 'hostile_call_under_flood_ratio', value: median(flooded) / median(quiet), unit: '×', goal: 2, note: `a backends() call to the node while it takes ${CALLS.toLocaleString('en')} signed calls from an untrusted key, ${((FLOOD_BATCH * 1000) / FLOOD_EVERY_MS).toLocaleString('en')} a second: ${median(flooded).toFixed(1)} ms (median of the ${flooded.length} calls that ended during the flood), quiet ${median(quiet).toFixed(1)} ms (median of ${PROBES})` },
       { name: 'hostile_node_cpu_ms_20k_calls', value: betaCpu, unit: 'ms', goal: 2000, note: `the node's CPU for ${CALLS.toLocaleString('en')} signed calls from an untrusted key (past a burst of 40 and 20 a second they go unanswered, unverified)` },
     ];
   } finally {
