@@ -11,6 +11,11 @@ import { HangarError } from '../../../shared/errors.ts';
 import { checksumOf, type ReleaseFiles } from './release.ts';
 
 const CHECKSUMS_MAX_BYTES = 1024 * 1024;
+/**
+ * The most a LocalAI binary may be: its releases' single binaries have stayed well under a gigabyte or two; a source
+ * that sends more (a wrong asset, a hostile mirror) is cut off rather than left to fill the disk.
+ */
+export const BINARY_MAX_BYTES = 4 * 1024 ** 3;
 
 export interface DownloadedBuild {
   tag: string;
@@ -19,18 +24,30 @@ export interface DownloadedBuild {
 }
 
 /** Downloads `files` into `dir` as `local-ai-vX.Y.Z`, executable; `progress` is told the bytes as they come. */
-export async function downloadRelease(files: ReleaseFiles, dir: string, fetchFn: typeof fetch, progress: (bytes: number, total: number | null) => void = () => undefined): Promise<DownloadedBuild> {
+export async function downloadRelease(
+  files: ReleaseFiles,
+  dir: string,
+  fetchFn: typeof fetch,
+  progress: (bytes: number, total: number | null) => void = () => undefined,
+  maxBytes = BINARY_MAX_BYTES,
+): Promise<DownloadedBuild> {
   const expected = await expectedChecksum(files, fetchFn);
   const response = await ok(fetchFn, files.binaryUrl, 'the LocalAI binary');
   const total = Number(response.headers.get('content-length')) || null;
+  const tooBig = () => new HangarError('failed', `refused LocalAI ${files.tag}: ${files.asset} is over ${maxBytes.toLocaleString('en')} bytes, more than a LocalAI binary is; nothing was installed`);
+  if (total !== null && total > maxBytes) {
+    await response.body?.cancel();
+    throw tooBig();
+  }
   const path = join(dir, `local-ai-${files.tag}`);
   const temp = `${path}.${process.pid}.download`;
   const hash = createHash('sha256');
   let bytes = 0;
   const hashing = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      hash.update(chunk);
       bytes += chunk.length;
+      if (bytes > maxBytes) return done(tooBig());
+      hash.update(chunk);
       progress(bytes, total);
       done(null, chunk);
     },
