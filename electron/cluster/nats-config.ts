@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { isLoopback } from '../core/net/loopback.ts';
 import { newClusterName } from './cluster-id.ts';
 import { parsePublicKey } from './identity.ts';
-import { permissionsOf, SWEEP_AFTER_SECONDS, storeServices, STORE_FILE_BYTES, STORE_STREAMS } from './permissions.ts';
+import { checkMachineName, permissionsOf, SWEEP_AFTER_SECONDS, storeServices, STORE_FILE_BYTES, STORE_STREAMS } from './permissions.ts';
 import { inboxPrefixOf } from './subjects.ts';
 
 export interface ClusterMachine {
@@ -45,14 +45,13 @@ export interface NatsConfigInput {
   url: string;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NODE_ID = /^[0-9a-f]{16}$/;
 
 /** Reads the machines from the command line: names checked, each node's id from its id or key. */
 export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers' | 'admins'>): ClusterMachine[] {
   const machines = new Map<string, ClusterMachine>();
   const machine = (name: string) => {
-    if (!NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
+    checkMachineName(name);
     const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, admin: false, password: randomBytes(24).toString('base64url') };
     machines.set(name, known);
     return known;

@@ -11,6 +11,15 @@ import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
 } from './subjects.ts';
 
+/** A machine's name in the cluster: its NATS user's, and its inbox's (subjects.ts inboxPrefixOf). */
+export const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** Throws one line unless `name` is usable as a machine's name. */
+export function checkMachineName(name: string): string {
+  if (!MACHINE_NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
+  return name;
+}
+
 /** A machine's roles: a node has an id, a viewer may be given with its key, an admin is a viewer. */
 export interface MachineRoles {
   name: string;

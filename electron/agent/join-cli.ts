@@ -1,0 +1,90 @@
+// `hangar cluster init | invite | members | revoke`: a cluster whose machines join by invitation (NATS's operator,
+// account and user JWTs), run on the admin's home, with or without a running agent.
+import { CommanderError, type Command } from 'commander';
+import { hostname } from 'node:os';
+import { parseLabel } from '../../shared/selector.ts';
+import { adminOf } from '../cluster/admin-home.ts';
+import { initCluster } from '../cluster/init.ts';
+import { invite, INVITE_MAX_MS } from '../cluster/invite.ts';
+import { memberViews, revoke } from '../cluster/revoke.ts';
+import type { Printed } from './cluster-cli.ts';
+import { table } from './format.ts';
+import { print } from './commands/terminal.ts';
+
+export function registerJoinCommands(cluster: Command, home: () => string): void {
+  cluster.command('init').description('make this home the cluster\'s first admin: its keys, a nats-server configuration (operator mode), and this machine joined as node and viewer')
+    .requiredOption('--url <url>', 'where the machines join the server, nats://HOST:PORT (a loopback address: it listens on loopback only)')
+    .option('--out <file>', 'where to write the configuration (its store and accounts go beside it)', 'nats.conf')
+    .option('--name <name>', 'this machine\'s name in the cluster (default: the hostname)')
+    .option('--json', 'print JSON to stdout')
+    .action(async (options: { url: string; out: string; name?: string; json?: boolean }) => {
+      const made = await initCluster({ home: home(), url: options.url, out: options.out, name: options.name ?? defaultName(), say: (line) => process.stderr.write(`hangar: ${line}\n`) });
+      printed(options, {
+        json: made,
+        text: [
+          `wrote ${made.config}: cluster ${made.cluster}, listening on ${made.listen}. Start the server with:`,
+          `  nats-server -c ${made.config}`,
+          `then this machine's agent (node, viewer and admin, as ${made.name}):`,
+          '  hangar agent',
+          'and invite each other machine: hangar cluster invite --role node (or viewer)',
+          '',
+        ].join('\n'),
+      });
+    });
+
+  cluster.command('invite').description('print the one command that joins another machine: hangar agent --join <token> (used once, expires)')
+    .requiredOption('--role <role>', 'node (serves this machine\'s backends) or viewer (calls the nodes)', parseInvitedRole)
+    .option('--name <name>', 'its name in the cluster (default: ROLE-xxxx)')
+    .option('--labels <k=v,...>', 'its labels, as --on label:KEY=VALUE selects it', parseLabels, {})
+    .option('--expires <time>', 'how long the invitation may be used, e.g. 30m, 1h, 2d (at most 7d)', parseDuration, 3_600_000)
+    .option('--json', 'print JSON to stdout (with the token alone)')
+    .action(async (options: { role: 'node' | 'viewer'; name?: string; labels: Record<string, string>; expires: number; json?: boolean }) => {
+      const made = await invite({ home: home(), role: options.role, name: options.name, labels: options.labels, expiresMs: options.expires });
+      if (!options.json) process.stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's credential, so send it privately; \`hangar agent --join -\` reads it from stdin, or HANGAR_JOIN_TOKEN)\n`);
+      printed(options, { json: made, text: `hangar agent --join ${made.token}\n` });
+    });
+
+  cluster.command('members').description('the machines invited to the cluster: role, who invited it and when, whether it was revoked').option('--json', 'print JSON to stdout')
+    .action(async (options: { json?: boolean }) => {
+      const members = memberViews(await adminOf(home()));
+      printed(options, { json: members, text: table(members.map((m) => ({ ...m, expires: m.expires ?? '-', revoked: m.revoked ?? '-' })), 'no members') });
+    });
+
+  cluster.command('revoke').description('cut a machine off: its NATS user revoked on the server, its grant withdrawn').argument('<member>', 'its name, its key or its key id')
+    .option('--json', 'print JSON to stdout')
+    .action(async (which: string, options: { json?: boolean }) => {
+      const member = await revoke(home(), which);
+      printed(options, { json: member, text: `revoked ${member.name}: the server closed its connection and refuses it; no node takes its calls or records\n` });
+    });
+}
+
+function printed(options: { json?: boolean }, result: Printed): void {
+  print(options, result.json, () => result.text);
+}
+
+/** The hostname, as a machine's name may be spelled. */
+function defaultName(): string {
+  return hostname().replace(/[^A-Za-z0-9_-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'admin';
+}
+
+function parseInvitedRole(value: string): 'node' | 'viewer' {
+  if (value === 'node' || value === 'viewer') return value;
+  throw new CommanderError(2, 'hangar.usage', `--role wants node or viewer, got "${value}"`);
+}
+
+function parseLabels(value: string): Record<string, string> {
+  try {
+    return Object.fromEntries(value.split(',').filter(Boolean).map((l) => parseLabel(l)).map((l) => [l.key, l.value]));
+  } catch (error) {
+    throw new CommanderError(2, 'hangar.usage', `--labels ${(error as Error).message}`);
+  }
+}
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function parseDuration(value: string): number {
+  const match = /^(\d{1,4})([mhd])$/.exec(value);
+  const ms = match ? Number(match[1]) * UNITS[match[2]!]! : NaN;
+  if (!(ms >= 60_000 && ms <= INVITE_MAX_MS)) throw new CommanderError(2, 'hangar.usage', `--expires wants a time from 1m to 7d (30m, 1h, 2d), got "${value}"`);
+  return ms;
+}

@@ -1,0 +1,54 @@
+// `hangar agent --join <token>`: checks the invitation (whole, signed by an admin it names, not expired), reaches the
+// cluster with the credential it carries (the server must be that cluster's), marks the invitation used in the
+// cluster's store (a second use is refused there), and only then keeps what it carries: this machine's key, the
+// admins to trust, the credential and the membership (joined-home.ts). Anything refused leaves the home as it was.
+import { readFile, rm } from 'node:fs/promises';
+import { connectCluster } from '../nats/connect.ts';
+import { clusterOf } from './cluster-id.ts';
+import { adoptKey, clusterKeyFile } from './identity.ts';
+import { decodeInvitation, expiredLine, type Invitation } from './invitation.ts';
+import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
+import { claimInvite, openMembers } from './store/grants.ts';
+import { inboxPrefixOf } from './subjects.ts';
+import { addTrust, readTrust, removeTrust } from './trust.ts';
+
+export async function redeemInvitation(home: string, token: string): Promise<Joined> {
+  const invitation = decodeInvitation(token);
+  const expired = expiredLine(invitation);
+  if (expired) throw new Error(expired);
+  const joined = await readJoined(home);
+  if (joined) throw new Error(`this home joined the cluster already, as ${joined.name}: run hangar agent without --join (or join from a new home, --home)`);
+  const kept = await readFile(clusterKeyFile(home), 'utf8').catch(() => null);
+  if (kept !== null && kept !== invitation.key) throw new Error(`${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
+  await claim(invitation);
+  const membership: Joined = { url: invitation.url, cluster: invitation.cluster, name: invitation.name, role: invitation.role, admins: invitation.admins, labels: invitation.labels };
+  const trustedBefore = new Set((await readTrust(home)).map((e) => e.key));
+  try {
+    await adoptKey(home, invitation.key);
+    for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await addTrust(home, admin, 'admin');
+    await writeJoined(home, membership, invitation.creds);
+  } catch (error) {
+    await forgetJoined(home);
+    if (kept === null) await rm(clusterKeyFile(home), { force: true });
+    for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await removeTrust(home, admin).catch(() => undefined);
+    throw error;
+  }
+  return membership;
+}
+
+/** Reaches the cluster as the invited machine and marks the invitation used; refused when it was, or the server is another cluster's. */
+async function claim(invitation: Invitation): Promise<void> {
+  const nc = await connectCluster({ url: invitation.url, name: invitation.name, creds: invitation.creds, inboxPrefix: inboxPrefixOf(invitation.name), flag: '--join' })
+    .catch((error: Error) => {
+      throw new Error(/refused the credentials/.test(error.message)
+        ? `the server at ${invitation.url} refused this invitation's credential: it is another cluster's, not in operator mode, or the machine was revoked (hangar cluster members)`
+        : error.message);
+    });
+  try {
+    const server = clusterOf(nc.info);
+    if (server !== invitation.cluster) throw new Error(`this invitation is for cluster ${invitation.cluster}, but the server at ${invitation.url} is ${server || 'not a Hangar cluster made by hangar cluster init'}`);
+    await claimInvite(await openMembers(nc, false, inboxPrefixOf(invitation.name)), invitation.invite, invitation.name);
+  } finally {
+    await nc.close();
+  }
+}
