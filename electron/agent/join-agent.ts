@@ -4,7 +4,7 @@
 // joins nothing. `--join -` reads it from stdin, and $HANGAR_JOIN_TOKEN is read on a home that joined no cluster yet.
 import { credsFile, readJoined } from '../cluster/joined-home.ts';
 import { redeemInvitation } from '../cluster/redeem.ts';
-import { inboxPrefixOf } from '../cluster/subjects.ts';
+import { memberInboxOf } from '../cluster/subjects.ts';
 import type { JoinOptions } from '../fleet/start.ts';
 
 export interface InvitedCluster {
@@ -21,7 +21,7 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
   }
   if (!joined) return null;
   return {
-    cluster: { url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: inboxPrefixOf(joined.name), role: joined.role, grantors: joined.admins },
+    cluster: { url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name), role: joined.role, grantors: joined.admins },
     labels: Object.keys(joined.labels).length > 0 ? joined.labels : undefined,
   };
 }

@@ -11,7 +11,7 @@ import { credsFile, readJoined, type Joined } from './joined-home.ts';
 import { machineCreds } from './operator-jwts.ts';
 import { checkMachineName } from './permissions.ts';
 import { claimSubject, openMembers, writeGrant, type GrantBody } from './store/grants.ts';
-import { inboxPrefixOf } from './subjects.ts';
+import { memberInboxOf } from './subjects.ts';
 
 export interface InviteInput {
   home: string;
@@ -63,7 +63,7 @@ export async function adminContext(home: string): Promise<{ state: AdminState; j
 
 /** Runs `work` on a connection of the admin's own, closed after. */
 export async function withAdminLink<T>(home: string, joined: Joined, work: (nc: NatsConnection) => Promise<T>): Promise<T> {
-  const nc = await connectCluster({ url: joined.url, name: `${joined.name}-admin`, credsFile: credsFile(home), inboxPrefix: inboxPrefixOf(joined.name) });
+  const nc = await connectCluster({ url: joined.url, name: `${joined.name}-admin`, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name) });
   try {
     return await work(nc);
   } finally {
@@ -73,6 +73,6 @@ export async function withAdminLink<T>(home: string, joined: Joined, work: (nc: 
 
 /** Writes a grant into the members bucket (made first if it is not there) on the admin `name`'s connection. */
 export async function grant(nc: NatsConnection, name: string, admin: ClusterIdentity, id: string, body: GrantBody): Promise<void> {
-  const kv = await openMembers(nc, true, inboxPrefixOf(name));
+  const kv = await openMembers(nc, true, memberInboxOf(name));
   await writeGrant(kv, admin, admin.cluster ?? '', id, body);
 }

@@ -139,16 +139,21 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
       const cards = await json<NodeCard[]>(agents.admin!, 'nodes');
       const gpu2 = cards.find((c) => c.name === 'gpu2')!.id;
       nc.subscribe(callSubject(gpu2));
-      nc.subscribe('_INBOX_ops.>');
+      nc.subscribe('_INBOX.ops.>');
+      nc.subscribe('_INBOX.>');
       nc.publish(presenceSubject(gpu2), '{}');
       nc.publish(`$KV.${BUCKETS.status}.${gpu2}`, '{}');
       nc.publish(`$KV.${BUCKETS.members}.x`, '{}');
       nc.publish(`$KV.${BUCKETS.desired}.echo.x`, '{}');
       for (const api of ['STREAM.PURGE.KV_hangar-desired', 'STREAM.CREATE.KV_hangar-desired', 'CONSUMER.CREATE.KV_hangar-rollouts', 'STREAM.INFO.KV_hangar-status', 'STREAM.MSG.DELETE.KV_hangar-desired']) {
-        nc.publish(`$JS.API.${api}`, '{}', { reply: '_INBOX_gpu1.x' });
+        nc.publish(`$JS.API.${api}`, '{}', { reply: '_INBOX.gpu1.x' });
       }
       await nc.flush();
-      await until('the server refused all eleven', async () => (errors.length >= 11 ? true : undefined), 5000);
+      // It answers into members' inboxes only: a reply subject a caller names cannot make it write anywhere else.
+      nc.publish('_INBOX.ops.x', '{}');
+      await nc.flush();
+      await until('the server refused all twelve', async () => (errors.length >= 12 ? true : undefined), 5000);
+      assert.equal(errors.length, 12, errors.join('\n'));
       assert.ok(errors.every((e) => /^Permissions Violation for (Publish|Subscription) to /.test(e)), errors.join('\n'));
     } finally {
       await nc.close();

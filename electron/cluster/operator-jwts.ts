@@ -5,6 +5,7 @@
 // permissions: no server configuration is edited to add one, and revoking one is a new HANGAR JWT.
 import { Algorithms, encodeAccount, encodeOperator, encodeUser, fmtCreds } from '@nats-io/jwt';
 import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { MEMBER_INBOXES, memberInboxOf } from './subjects.ts';
 import { permissionsOf, storeServices, STORE_FILE_BYTES, STORE_STREAMS, type MachineRoles } from './permissions.ts';
 
 /** The seeds an admin keeps (owner-only): whoever holds them runs the cluster. */
@@ -29,8 +30,6 @@ const V2 = { algorithm: Algorithms.v2 };
 const limits = (more: Record<string, number | boolean> = {}) => ({ subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1, ...more });
 /** JetStream for an account: none unless given. */
 const NO_JETSTREAM = { mem_storage: 0, disk_storage: 0, streams: 0, consumer: 0 };
-/** How many messages a node may send in answer to one call (a reply in parts, payload.ts), and for how long. */
-const ANSWER = { max: 64, ttl: 3600 * 1e9 };
 
 export interface AccountJwts {
   operator: string;
@@ -63,11 +62,12 @@ export async function accountJwts(seeds: ClusterSeeds, revoked: Record<string, n
 /** A machine's `.creds` (its user JWT and seed), its role's permissions in the JWT; `extra` adds subjects it may publish. */
 export async function machineCreds(seeds: ClusterSeeds, machine: MachineRoles, extra: string[] = [], userSeed = text(createUser().getSeed())): Promise<{ creds: string; user: string }> {
   const user = keyPair(userSeed);
-  const p = permissionsOf(machine, []);
+  // A node answers into members' inboxes only (no response permission: a reply subject a caller names could then be
+  // any subject, a bucket's or the JetStream API's).
+  const p = permissionsOf(machine, machine.nodeId ? [MEMBER_INBOXES] : [], memberInboxOf(machine.name));
   const jwt = await encodeUser(machine.name, user, keyPair(seeds.hangar), {
     pub: { allow: [...p.publish, ...extra] },
     sub: { allow: p.subscribe },
-    ...(machine.nodeId && { resp: ANSWER }),
   }, V2);
   return { creds: text(fmtCreds(jwt, user)), user: user.getPublicKey() };
 }

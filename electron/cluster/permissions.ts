@@ -42,9 +42,9 @@ function readsBucket(bucket: BucketName): Permissions {
 
 /**
  * What a machine may do; one with several roles gets each. `answers` are the inboxes a node may answer calls in (the
- * viewers'); none when the server lets it answer only the calls it received (a user JWT's response permission).
+ * viewers'), `inbox` where this machine's own replies arrive (only it may read there).
  */
-export function permissionsOf(m: MachineRoles, answers: string[]): Permissions {
+export function permissionsOf(m: MachineRoles, answers: string[], inbox = inboxPrefixOf(m.name)): Permissions {
   const p: Permissions = { publish: [], subscribe: [] };
   const add = (more: Permissions) => (p.publish.push(...more.publish), p.subscribe.push(...more.subscribe));
   add(readsBucket(BUCKETS.members));
@@ -52,7 +52,7 @@ export function permissionsOf(m: MachineRoles, answers: string[]): Permissions {
     p.publish.push(presenceSubject(m.nodeId), eventsSubject(m.nodeId), kvSubject(BUCKETS.status, m.nodeId), ...answers);
     add(readsBucket(BUCKETS.desired));
     add(readsBucket(BUCKETS.rollouts));
-    p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inboxPrefixOf(m.name)}.>`);
+    p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inbox}.>`);
   }
   if (m.viewer) {
     p.publish.push(CALLS_ALL, PRESENCE_QUERY);
@@ -64,7 +64,7 @@ export function permissionsOf(m: MachineRoles, answers: string[]): Permissions {
     // A viewer writes its desired versions under its own key id only, when its key is known here.
     const viewerId = (m.viewerKey ? parsePublicKey(m.viewerKey)?.id : null) ?? m.nodeId;
     p.publish.push(kvSubject(BUCKETS.desired, viewerId ? `*.${viewerId}` : '>'), kvSubject(BUCKETS.rollouts, '>'));
-    p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
+    p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inbox}.>`);
   }
   // Removes a stored value outright by its sequence, whoever wrote it: the admin's sweep alone. Grants: admins alone.
   if (m.admin) p.publish.push(...SWEPT.map(sweepService), kvSubject(BUCKETS.members, '*'));

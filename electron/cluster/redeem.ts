@@ -9,7 +9,7 @@ import { adoptKey, clusterKeyFile } from './identity.ts';
 import { decodeInvitation, expiredLine, type Invitation } from './invitation.ts';
 import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
 import { claimInvite, openMembers } from './store/grants.ts';
-import { inboxPrefixOf } from './subjects.ts';
+import { memberInboxOf } from './subjects.ts';
 import { addTrust, readTrust, removeTrust } from './trust.ts';
 
 export async function redeemInvitation(home: string, token: string): Promise<Joined> {
@@ -38,7 +38,7 @@ export async function redeemInvitation(home: string, token: string): Promise<Joi
 
 /** Reaches the cluster as the invited machine and marks the invitation used; refused when it was, or the server is another cluster's. */
 async function claim(invitation: Invitation): Promise<void> {
-  const nc = await connectCluster({ url: invitation.url, name: invitation.name, creds: invitation.creds, inboxPrefix: inboxPrefixOf(invitation.name), flag: '--join' })
+  const nc = await connectCluster({ url: invitation.url, name: invitation.name, creds: invitation.creds, inboxPrefix: memberInboxOf(invitation.name), flag: '--join' })
     .catch((error: Error) => {
       throw new Error(/refused the credentials/.test(error.message)
         ? `the server at ${invitation.url} refused this invitation's credential: it is another cluster's, not in operator mode, or the machine was revoked (hangar cluster members)`
@@ -47,7 +47,7 @@ async function claim(invitation: Invitation): Promise<void> {
   try {
     const server = clusterOf(nc.info);
     if (server !== invitation.cluster) throw new Error(`this invitation is for cluster ${invitation.cluster}, but the server at ${invitation.url} is ${server || 'not a Hangar cluster made by hangar cluster init'}`);
-    await claimInvite(await openMembers(nc, false, inboxPrefixOf(invitation.name)), invitation.invite, invitation.name);
+    await claimInvite(await openMembers(nc, false, memberInboxOf(invitation.name)), invitation.invite, invitation.name);
   } finally {
     await nc.close();
   }

@@ -19,6 +19,13 @@ export const subjectNode = (subject: string): string => subject.split('.')[2] ??
  */
 export const inboxPrefixOf = (user: string | undefined): string => (user && /^[A-Za-z0-9_-]{1,64}$/.test(user) ? `_INBOX_${user}` : '_INBOX');
 
+/**
+ * A member's inbox in a cluster joined by invitation: a token of its own under `_INBOX`, so that a node may answer
+ * into any member's inbox (MEMBER_INBOXES: members join after it) and on no other subject a caller could name.
+ */
+export const memberInboxOf = (name: string): string => `_INBOX.${name}`;
+export const MEMBER_INBOXES = '_INBOX.*.>';
+
 /** A reply subject a node answers on: under NATS's shared inbox prefix or a user's own, and nothing else. */
 export const isInboxSubject = (subject: string): boolean => /^_INBOX(_[A-Za-z0-9_-]{1,64})?\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(subject) && subject.length <= 256;
 
