@@ -3,7 +3,6 @@
 // command puts it there; it is used once and expires soon, so a copy left in a shell's history or the process list
 // joins nothing. `--join -` reads it from stdin, and $HANGAR_JOIN_TOKEN is read on a home that joined no cluster yet.
 import { credsFile, readJoined } from '../cluster/joined-home.ts';
-import { redeemInvitation } from '../cluster/redeem.ts';
 import { memberInboxOf } from '../cluster/subjects.ts';
 import type { JoinOptions } from '../fleet/start.ts';
 
@@ -16,6 +15,8 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
   let joined = await readJoined(home);
   const token = join === '-' ? await readStdin() : (join ?? (joined ? undefined : process.env.HANGAR_JOIN_TOKEN || undefined));
   if (token !== undefined) {
+    // The NATS client is loaded only to join.
+    const { redeemInvitation } = await import('../cluster/redeem.ts');
     joined = await redeemInvitation(home, token);
     process.stderr.write(`hangar: joined cluster ${joined.cluster} at ${joined.url} as ${joined.name} (${joined.role}); from now on \`hangar agent\` alone joins it\n`);
   }

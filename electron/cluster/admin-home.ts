@@ -1,11 +1,10 @@
 // What the home that administers the cluster keeps, owner-only, in <home>/state/cluster-admin.json: the operator's
 // and the accounts' seeds (whoever holds them runs the cluster), where its server's configuration was written, and
 // every machine it invited: its NATS user, its Hangar key, who invited it, when, and whether it was revoked.
-import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { writeFileAtomic } from '../core/state-file.ts';
 import { parsePublicKey } from './identity.ts';
+import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
 
 export const adminFile = (home: string) => join(home, 'state', 'cluster-admin.json');
 
@@ -40,15 +39,8 @@ const adminSchema = z.object({
 export type AdminState = z.infer<typeof adminSchema>;
 export type MemberRecord = z.infer<typeof memberSchema>;
 
-export async function readAdmin(home: string): Promise<AdminState | null> {
-  const text = await readFile(adminFile(home), 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  if (text === null) return null;
-  const parsed = adminSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`${adminFile(home)} is damaged: it holds the cluster's keys, restore it from a backup`);
-  return parsed.data;
+export function readAdmin(home: string): Promise<AdminState | null> {
+  return readOwnerJson(adminFile(home), adminSchema, "it holds the cluster's keys: restore it from a backup");
 }
 
 /** The admin's state, or one line saying this home administers no cluster. */
@@ -58,9 +50,8 @@ export async function adminOf(home: string): Promise<AdminState> {
   return state;
 }
 
-export async function writeAdmin(home: string, state: AdminState): Promise<void> {
-  await mkdir(join(home, 'state'), { recursive: true, mode: 0o700 });
-  await writeFileAtomic(adminFile(home), JSON.stringify(state, null, 2) + '\n', { mode: 0o600 });
+export function writeAdmin(home: string, state: AdminState): Promise<void> {
+  return writeOwnerJson(adminFile(home), state);
 }
 
 /** The members named by `which`: a name, a Hangar key or its id, or a NATS user key. */

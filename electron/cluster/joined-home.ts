@@ -1,10 +1,11 @@
 // What a home that joined the cluster by invitation (or made it, `hangar cluster init`) keeps: the cluster's URL and
 // name, this machine's name and role there, the admins whose grants it takes, its labels, and its NATS credential
 // (<home>/state/cluster.creds). Both files are owner-only. With them, `hangar agent` joins with no further option.
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../core/state-file.ts';
+import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
 
 export const joinedFile = (home: string) => join(home, 'state', 'cluster-join.json');
 export const credsFile = (home: string) => join(home, 'state', 'cluster.creds');
@@ -21,22 +22,15 @@ const joinedSchema = z.object({
 export type Joined = z.infer<typeof joinedSchema>;
 
 /** This home's membership; null when it joined no cluster by invitation. */
-export async function readJoined(home: string): Promise<Joined | null> {
-  const text = await readFile(joinedFile(home), 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  if (text === null) return null;
-  const parsed = joinedSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`${joinedFile(home)} is damaged: move it away and join again (hangar agent --join)`);
-  return parsed.data;
+export function readJoined(home: string): Promise<Joined | null> {
+  return readOwnerJson(joinedFile(home), joinedSchema, 'move it away and join again (hangar agent --join)');
 }
 
 /** The credential first, the membership last: a home holds a membership only once it holds all it needs. */
 export async function writeJoined(home: string, joined: Joined, creds: string): Promise<void> {
   await mkdir(join(home, 'state'), { recursive: true, mode: 0o700 });
   await writeFileAtomic(credsFile(home), creds, { mode: 0o600 });
-  await writeFileAtomic(joinedFile(home), JSON.stringify(joined, null, 2) + '\n', { mode: 0o600 });
+  await writeOwnerJson(joinedFile(home), joined);
 }
 
 export async function forgetJoined(home: string): Promise<void> {
