@@ -14,6 +14,7 @@ import { readAdmin } from './admin-home.ts';
 import { loadIdentity } from './identity.ts';
 import { decodeInvitation, encodeInvitation } from './invitation.ts';
 import { credsFile } from './joined-home.ts';
+import { openMembers } from './store/grants.ts';
 import { BUCKETS, callSubject, presenceSubject } from './subjects.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
@@ -161,6 +162,10 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
   });
 
   test('revoke cuts the viewer off: its connection closed, its calls refused, its grant withdrawn; members says so', async () => {
+    const adminLink = await connect({ servers: URL.slice('nats://'.length), authenticator: credsAuthenticator(await readFile(credsFile(homes.admin!))), inboxPrefix: '_INBOX.admin' });
+    const members = await openMembers(adminLink, false, '_INBOX.admin');
+    const opsId = (await loadIdentity(homes.ops!)).id;
+    const granted = (await members.get(opsId))!;
     const revoked = await cli('--home', homes.admin!, 'cluster', 'revoke', 'ops');
     assert.equal(revoked.code, 0, revoked.stderr);
     await until('ops refused by the server', async () => {
@@ -173,8 +178,16 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
       const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
       return status.trusted === 1 ? true : undefined;
     }, 10_000);
-    const members = await cli('--home', homes.admin!, 'cluster', 'members', '--json');
-    const list = JSON.parse(members.stdout) as Array<{ name: string; revoked: string | null; invitedBy: string }>;
+    // The grant as it was before, played back over the withdrawal (as one who may write grants could): never taken.
+    await adminLink.request(`$KV.${BUCKETS.members}.${opsId}`, granted.value);
+    await adminLink.close();
+    await until('the replayed grant read and refused', async () => {
+      const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
+      return Object.keys(status.dropped.records).some((reason) => /a replay/.test(reason)) ? true : undefined;
+    }, 10_000);
+    assert.equal((await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted, 1, 'ops still not trusted');
+    const listed = await cli('--home', homes.admin!, 'cluster', 'members', '--json');
+    const list = JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null; invitedBy: string }>;
     assert.deepEqual(list.map((m) => [m.name, m.invitedBy, m.revoked !== null]), [['admin', 'admin', false], ['gpu1', 'admin', false], ['gpu2', 'admin', false], ['ops', 'admin', true]]);
     assert.match(await readFile(config, 'utf8'), /HANGAR/, 'the configuration written again, for a restart');
   });
