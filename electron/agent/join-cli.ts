@@ -1,10 +1,14 @@
 // `hangar cluster init | invite | members | revoke`: a cluster whose machines join by invitation (NATS's operator,
 // account and user JWTs), run on the admin's home, with or without a running agent.
 import { CommanderError, type Command } from 'commander';
+import { copyFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { parseLabel } from '../../shared/selector.ts';
+import { readOldConfig, type OldConfig } from '../cluster/adopt.ts';
 import { adminOf } from '../cluster/admin-home.ts';
 import { initCluster } from '../cluster/init.ts';
+import type { InvitedRole } from '../cluster/invitation.ts';
 import { invite, INVITE_MAX_MS } from '../cluster/invite.ts';
 import { memberViews, revoke } from '../cluster/revoke.ts';
 import type { Printed } from './cluster-cli.ts';
@@ -16,9 +20,13 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     .requiredOption('--url <url>', 'where the machines join the server, nats://HOST:PORT (a loopback address: it listens on loopback only)')
     .option('--out <file>', 'where to write the configuration (its store and accounts go beside it)', 'nats.conf')
     .option('--name <name>', 'this machine\'s name in the cluster (default: the hostname)')
+    .option('--adopt', 'move a cluster set up with hangar cluster nats-config to invitations, keeping its name, address and store (--from)')
+    .option('--from <file>', 'with --adopt: the configuration nats-config wrote (default: --out, kept beside it as FILE.nats-config)')
     .option('--json', 'print JSON to stdout')
-    .action(async (options: { url: string; out: string; name?: string; json?: boolean }) => {
-      const made = await initCluster({ home: home(), url: options.url, out: options.out, name: options.name ?? defaultName(), say: (line) => process.stderr.write(`hangar: ${line}\n`) });
+    .action(async (options: { url: string; out: string; name?: string; adopt?: boolean; from?: string; json?: boolean }) => {
+      if (options.from !== undefined && !options.adopt) throw new CommanderError(2, 'hangar.usage', '--from goes with --adopt');
+      const adopt = options.adopt ? await adoptedConfig(options.from ?? options.out, options.out) : undefined;
+      const made = await initCluster({ home: home(), url: options.url, out: options.out, name: options.name ?? defaultName(), adopt, say: (line) => process.stderr.write(`hangar: ${line}\n`) });
       printed(options, {
         json: made,
         text: [
@@ -27,19 +35,21 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
           `then this machine's agent (node, viewer and admin, as ${made.name}):`,
           '  hangar agent',
           'and invite each other machine: hangar cluster invite --role node (or viewer)',
+          ...made.notes,
           '',
         ].join('\n'),
       });
     });
 
   cluster.command('invite').description('print the one command that joins another machine: hangar agent --join <token> (used once, expires)')
-    .requiredOption('--role <role>', 'node (serves this machine\'s backends) or viewer (calls the nodes)', parseInvitedRole)
+    .requiredOption('--role <role>', 'node (serves this machine\'s backends), viewer (calls the nodes) or node+viewer', parseInvitedRole)
+    .option('--key <key>', 'the machine\'s own key, as hangar cluster key prints it there: it keeps it and its node id (default: one is made for it)')
     .option('--name <name>', 'its name in the cluster (default: ROLE-xxxx)')
     .option('--labels <k=v,...>', 'its labels, as --on label:KEY=VALUE selects it', parseLabels, {})
     .option('--expires <time>', 'how long the invitation may be used, e.g. 30m, 1h, 2d (at most 7d)', parseDuration, 3_600_000)
     .option('--json', 'print JSON to stdout (with the token alone)')
-    .action(async (options: { role: 'node' | 'viewer'; name?: string; labels: Record<string, string>; expires: number; json?: boolean }) => {
-      const made = await invite({ home: home(), role: options.role, name: options.name, labels: options.labels, expiresMs: options.expires });
+    .action(async (options: { role: InvitedRole; name?: string; key?: string; labels: Record<string, string>; expires: number; json?: boolean }) => {
+      const made = await invite({ home: home(), role: options.role, name: options.name, key: options.key, labels: options.labels, expiresMs: options.expires });
       if (!options.json) process.stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's credential, so send it privately; \`hangar agent --join -\` reads it from stdin, or HANGAR_JOIN_TOKEN)\n`);
       printed(options, { json: made, text: `hangar agent --join ${made.token}\n` });
     });
@@ -67,9 +77,16 @@ function defaultName(): string {
   return hostname().replace(/[^A-Za-z0-9_-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'admin';
 }
 
-function parseInvitedRole(value: string): 'node' | 'viewer' {
-  if (value === 'node' || value === 'viewer') return value;
-  throw new CommanderError(2, 'hangar.usage', `--role wants node or viewer, got "${value}"`);
+function parseInvitedRole(value: string): InvitedRole {
+  if (value === 'node' || value === 'viewer' || value === 'node+viewer') return value;
+  throw new CommanderError(2, 'hangar.usage', `--role wants node, viewer or node+viewer, got "${value}"`);
+}
+
+/** The configuration nats-config wrote, read; kept beside it when the new one is written over it. */
+async function adoptedConfig(from: string, out: string): Promise<OldConfig> {
+  const old = await readOldConfig(from);
+  if (resolve(from) === resolve(out)) await copyFile(from, `${from}.nats-config`);
+  return old;
 }
 
 function parseLabels(value: string): Record<string, string> {

@@ -4,6 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { isLoopback } from '../core/net/loopback.ts';
+import { adoptNotes, moveStore, type OldConfig } from './adopt.ts';
 import { adminFile, readAdmin, writeAdmin, type AdminState } from './admin-home.ts';
 import { newClusterName } from './cluster-id.ts';
 import { loadIdentity } from './identity.ts';
@@ -22,6 +23,8 @@ export interface InitInput {
   name: string;
   /** Says what the configuration will do that the URL might not make plain, before anything is written. */
   say(line: string): void;
+  /** A cluster set up with `nats-config` moved to invitations (adopt.ts): its name, address and store are kept. */
+  adopt?: OldConfig | undefined;
 }
 
 export interface InitResult {
@@ -29,6 +32,8 @@ export interface InitResult {
   listen: string;
   cluster: string;
   name: string;
+  /** What --adopt kept and changed, a line each. */
+  notes: string[];
 }
 
 export async function initCluster(input: InitInput): Promise<InitResult> {
@@ -37,13 +42,13 @@ export async function initCluster(input: InitInput): Promise<InitResult> {
   if (await readJoined(input.home)) throw new Error(`this home joined a cluster already (${joinedFile(input.home)}): run init from a home of its own (--home)`);
   const url = new URL(input.url);
   if (url.protocol !== 'nats:') throw new Error(`--url wants nats://HOST:PORT, got "${input.url}"`);
-  const { listen } = listenAddress(input.url, undefined);
-  if (!isLoopback(url.hostname)) input.say(`nats-server will listen on every interface (${listen}): the other machines join it at ${input.url}`);
+  const listen = input.adopt?.listen ?? listenAddress(input.url, undefined).listen;
+  if (!input.adopt && !isLoopback(url.hostname)) input.say(`nats-server will listen on every interface (${listen}): the other machines join it at ${input.url}`);
   const seeds = newSeeds();
   const out = resolve(input.out);
   const state: AdminState = {
-    v: 1, seeds, url: input.url, cluster: newClusterName(), config: out, listen,
-    storeDir: join(dirname(out), 'nats-store'), resolverDir: join(dirname(out), 'nats-accounts'), members: [],
+    v: 1, seeds, url: input.url, cluster: input.adopt?.cluster ?? newClusterName(), config: out, listen,
+    storeDir: input.adopt?.storeDir ?? join(dirname(out), 'nats-store'), resolverDir: join(dirname(out), 'nats-accounts'), members: [],
   };
   const identity = await loadIdentity(input.home);
   const { creds, user } = await machineCreds(seeds, { name, nodeId: identity.id, viewerKey: identity.publicKey, viewer: true, admin: true });
@@ -51,7 +56,8 @@ export async function initCluster(input: InitInput): Promise<InitResult> {
   await writeServerConfig(state);
   await writeAdmin(input.home, state);
   await writeJoined(input.home, { url: input.url, cluster: state.cluster, name, role: 'node+viewer', admins: [identity.publicKey], labels: {} }, creds);
-  return { config: out, listen, cluster: state.cluster, name };
+  const storeMoved = input.adopt ? await moveStore(state.storeDir, publicOf(seeds.store)) : false;
+  return { config: out, listen, cluster: state.cluster, name, notes: input.adopt ? adoptNotes(input.adopt, name, storeMoved) : [] };
 }
 
 /** The server's configuration, with the users revoked so far: written at init, and again at each revocation. */

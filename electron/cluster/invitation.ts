@@ -1,6 +1,6 @@
 // An invitation to join the cluster, as `hangar cluster invite` prints it and `hangar agent --join` takes it: the
 // NATS URL, the cluster's name, the one machine's NATS user credential (its role's permissions in a user JWT the
-// HANGAR account signed) and Hangar key, the admins it is to trust, a single-use id and an expiry, all signed by the
+// HANGAR account signed) and Hangar key (or, for a machine that keeps its own, its public key), the admins it is to trust, a single-use id and an expiry, all signed by the
 // admin that made it. Whoever holds it is that machine until it is used: it is used once (its id is marked used in the
 // cluster's store as it joins) and is short-lived.
 import { randomBytes } from 'node:crypto';
@@ -10,13 +10,13 @@ import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity 
 const PREFIX = 'hjoin1.';
 const TOKEN_MAX = 16 * 1024;
 
-export type InvitedRole = 'node' | 'viewer';
+export type InvitedRole = 'node' | 'viewer' | 'node+viewer';
 
 const bodySchema = z.object({
   url: z.string().max(512),
   cluster: z.string().max(128),
   name: z.string().max(64),
-  role: z.enum(['node', 'viewer']),
+  role: z.enum(['node', 'viewer', 'node+viewer']),
   labels: z.record(z.string().max(64), z.string().max(256)),
   creds: z.string().max(4096),
   key: z.string().max(512),
@@ -54,7 +54,7 @@ export function decodeInvitation(token: string): Invitation {
   if (!admin || !invitation.admins.includes(invitation.by) || !verifySignature(admin, signed(payload), Buffer.from(sig, 'base64url'))) {
     throw new Error('this invitation was edited after an admin made it (its signature does not match): ask an admin for a new one');
   }
-  if (!identityFromPem(invitation.key)) throw new Error('this invitation holds no usable key: ask an admin for a new one');
+  if (!identityFromPem(invitation.key) && !parsePublicKey(invitation.key)) throw new Error('this invitation holds no usable key: ask an admin for a new one');
   return invitation;
 }
 

@@ -5,7 +5,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster } from '../nats/connect.ts';
 import { adminOf, writeAdmin, type AdminState } from './admin-home.ts';
-import { identityFromPem, loadIdentity, newKeyPem, type ClusterIdentity } from './identity.ts';
+import { identityFromPem, loadIdentity, newKeyPem, parsePublicKey, type ClusterIdentity } from './identity.ts';
 import { encodeInvitation, newInviteId, type InvitedRole } from './invitation.ts';
 import { credsFile, readJoined, type Joined } from './joined-home.ts';
 import { machineCreds } from './operator-jwts.ts';
@@ -19,6 +19,8 @@ export interface InviteInput {
   name?: string | undefined;
   labels: Record<string, string>;
   expiresMs: number;
+  /** The machine's own key (`hangar cluster key` there): it keeps it and its node id; by default one is made for it. */
+  key?: string | undefined;
 }
 
 export interface Invited {
@@ -36,18 +38,21 @@ export async function invite(input: InviteInput): Promise<Invited> {
   const name = checkMachineName(input.name ?? `${input.role}-${Math.random().toString(16).slice(2, 6)}`);
   if (state.members.some((m) => m.name === name && m.revokedAt === null)) throw new Error(`the cluster has a member named ${name} already (hangar cluster members)`);
   if (!(input.expiresMs > 0 && input.expiresMs <= INVITE_MAX_MS)) throw new Error('--expires wants a time from 1m to 7d');
-  const pem = newKeyPem();
-  const key = identityFromPem(pem)!;
+  const own = input.key === undefined ? null : parsePublicKey(input.key.trim());
+  if (input.key !== undefined && !own) throw new Error(`--key "${input.key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
+  const pem = own ? null : newKeyPem();
+  const key = own ? { id: own.id, publicKey: own.text } : identityFromPem(pem!)!;
+  if (state.members.some((m) => m.key === key.publicKey && m.revokedAt === null)) throw new Error(`key ${key.id} is a member's already (hangar cluster members)`);
   const inviteId = newInviteId();
-  const node = input.role === 'node';
-  const { creds, user } = await machineCreds(state.seeds, { name, nodeId: node ? key.id : null, viewerKey: node ? null : key.publicKey, viewer: !node, admin: false }, [claimSubject(inviteId)]);
+  const [node, viewer] = [input.role !== 'viewer', input.role !== 'node'];
+  const { creds, user } = await machineCreds(state.seeds, { name, nodeId: node ? key.id : null, viewerKey: viewer ? key.publicKey : null, viewer, admin: false }, [claimSubject(inviteId)]);
   await withAdminLink(input.home, joined, (nc) => grant(nc, joined.name, admin, key.id, { key: key.publicKey, name, role: input.role, invitedBy: joined.name, revoked: false }));
   const now = Date.now();
   const exp = now + input.expiresMs;
   state.members.push({ name, role: input.role, user, key: key.publicKey, invitedBy: joined.name, invitedAt: now, expires: exp, invite: inviteId, revokedAt: null });
   await writeAdmin(input.home, state);
   const token = encodeInvitation({
-    url: state.url, cluster: state.cluster, name, role: input.role, labels: input.labels, creds, key: pem,
+    url: state.url, cluster: state.cluster, name, role: input.role, labels: input.labels, creds, key: pem ?? key.publicKey,
     admins: [admin.publicKey], by: admin.publicKey, invite: inviteId, exp,
   }, admin);
   return { token, name, role: input.role, expires: new Date(exp).toISOString() };

@@ -5,7 +5,7 @@
 import { readFile, rm } from 'node:fs/promises';
 import { connectCluster } from '../nats/connect.ts';
 import { clusterOf } from './cluster-id.ts';
-import { adoptKey, clusterKeyFile } from './identity.ts';
+import { adoptKey, clusterKeyFile, loadIdentity, parsePublicKey } from './identity.ts';
 import { decodeInvitation, expiredLine, type Invitation } from './invitation.ts';
 import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
 import { claimInvite, openMembers } from './store/grants.ts';
@@ -19,12 +19,17 @@ export async function redeemInvitation(home: string, token: string): Promise<Joi
   const joined = await readJoined(home);
   if (joined) throw new Error(`this home joined the cluster already, as ${joined.name}: run hangar agent without --join (or join from a new home, --home)`);
   const kept = await readFile(clusterKeyFile(home), 'utf8').catch(() => null);
-  if (kept !== null && kept !== invitation.key) throw new Error(`${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
+  const ownKey = parsePublicKey(invitation.key);
+  if (ownKey) {
+    // An invitation for the key this machine made (an adopted cluster's): the home must hold it.
+    const held = kept === null ? null : (await loadIdentity(home)).publicKey;
+    if (held !== ownKey.text) throw new Error(`this invitation is for the key ${ownKey.id}, which this home does not hold (${held ? `it holds ${parsePublicKey(held)!.id}` : 'it holds none'}): join from the home where hangar cluster key printed it (--home)`);
+  } else if (kept !== null && kept !== invitation.key) throw new Error(`${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
   await claim(invitation);
   const membership: Joined = { url: invitation.url, cluster: invitation.cluster, name: invitation.name, role: invitation.role, admins: invitation.admins, labels: invitation.labels };
   const trustedBefore = new Set((await readTrust(home)).map((e) => e.key));
   try {
-    await adoptKey(home, invitation.key);
+    if (!ownKey) await adoptKey(home, invitation.key);
     for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await addTrust(home, admin, 'admin');
     await writeJoined(home, membership, invitation.creds);
   } catch (error) {
