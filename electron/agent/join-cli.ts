@@ -4,13 +4,17 @@ import { CommanderError, type Command } from 'commander';
 import { copyFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabel } from '../../shared/selector.ts';
 import { readOldConfig, type OldConfig } from '../cluster/adopt.ts';
 import { adminOf } from '../cluster/admin-home.ts';
 import { initCluster } from '../cluster/init.ts';
 import type { InvitedRole } from '../cluster/invitation.ts';
 import { invite, INVITE_MAX_MS } from '../cluster/invite.ts';
-import { memberViews, revoke } from '../cluster/revoke.ts';
+import { memberViews, readClaims } from '../cluster/members.ts';
+import { revoke } from '../cluster/revoke.ts';
+import { connect } from './connect.ts';
+import { readAgentUrl } from './paths.ts';
 import type { Printed } from './cluster-cli.ts';
 import { table } from './format.ts';
 import { print } from './commands/terminal.ts';
@@ -54,10 +58,13 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       printed(options, { json: made, text: `hangar agent --join ${made.token}\n` });
     });
 
-  cluster.command('members').description('the machines invited to the cluster: role, who invited it and when, whether it was revoked').option('--json', 'print JSON to stdout')
+  cluster.command('members').description('the machines invited to the cluster: role, who invited it and when, when it joined, last seen, whether it was revoked').option('--json', 'print JSON to stdout')
     .action(async (options: { json?: boolean }) => {
-      const members = memberViews(await adminOf(home()));
-      printed(options, { json: members, text: table(members.map((m) => ({ ...m, expires: m.expires ?? '-', revoked: m.revoked ?? '-' })), 'no members') });
+      const state = await adminOf(home());
+      const [claims, seen] = await Promise.all([readClaims(home()), lastSeen(home())]);
+      const members = memberViews(state, { claims, seen });
+      const dash = (v: string | null) => v ?? '-';
+      printed(options, { json: members, text: table(members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) })), 'no members') });
     });
 
   cluster.command('revoke').description('cut a machine off: its NATS user revoked on the server, its grant withdrawn').argument('<member>', 'its name, its key or its key id')
@@ -70,6 +77,18 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
 
 function printed(options: { json?: boolean }, result: Printed): void {
   print(options, result.json, () => result.text);
+}
+
+/** When each node was last seen, as this home's running agent has it; nothing when none runs. */
+async function lastSeen(home: string): Promise<Map<string, string>> {
+  if ((await readAgentUrl(home)) === null) return new Map();
+  const client = await connect({ home }).catch(() => null);
+  try {
+    const cards = (await client?.nodes({ node: LOCAL_NODE }).catch(() => [])) ?? [];
+    return new Map(cards.map((c) => [c.id, c.self ? 'now' : c.lastSeen]));
+  } finally {
+    client?.close();
+  }
 }
 
 /** The hostname, as a machine's name may be spelled. */

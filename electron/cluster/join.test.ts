@@ -187,8 +187,11 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     }, 10_000);
     assert.equal((await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted, 1, 'ops still not trusted');
     const listed = await cli('--home', homes.admin!, 'cluster', 'members', '--json');
-    const list = JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null; invitedBy: string }>;
-    assert.deepEqual(list.map((m) => [m.name, m.invitedBy, m.revoked !== null]), [['admin', 'admin', false], ['gpu1', 'admin', false], ['gpu2', 'admin', false], ['ops', 'admin', true]]);
+    const list = JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null; invitedBy: string; joined: string | null; lastSeen: string | null }>;
+    assert.deepEqual(list.map((m) => [m.name, m.invitedBy, m.joined !== null, m.revoked !== null]), [
+      ['admin', 'admin', true, false], ['gpu1', 'admin', true, false], ['gpu2', 'admin', true, false], ['ops', 'admin', true, true],
+    ]);
+    assert.deepEqual(list.map((m) => m.lastSeen !== null), [true, true, true, false], 'the nodes last seen by the admin\'s agent');
     assert.match(await readFile(config, 'utf8'), /HANGAR/, 'the configuration written again, for a restart');
   });
 });

@@ -1,4 +1,4 @@
-// `hangar cluster revoke` and `hangar cluster members`, on an admin. Revoking a machine puts its NATS user on the
+// `hangar cluster revoke`, on an admin. Revoking a machine puts its NATS user on the
 // HANGAR account's revocation list, pushes the account's new JWT to the server through the system account (the
 // server closes that user's connection at once and refuses it from then on), withdraws its grant in the store (no
 // node takes its calls or records any more) and writes the server's configuration again, so a restart keeps it.
@@ -38,21 +38,4 @@ async function pushHangarJwt(state: AdminState): Promise<void> {
   } finally {
     await nc.close();
   }
-}
-
-export interface MemberView {
-  name: string;
-  role: MemberRecord['role'];
-  id: string;
-  invitedBy: string;
-  invitedAt: string;
-  expires: string | null;
-  revoked: string | null;
-}
-
-export function memberViews(state: AdminState): MemberView[] {
-  const at = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return state.members.map((m) => ({
-    name: m.name, role: m.role, id: parsePublicKey(m.key)?.id ?? '', invitedBy: m.invitedBy, invitedAt: at(m.invitedAt)!, expires: at(m.expires), revoked: at(m.revokedAt),
-  }));
 }

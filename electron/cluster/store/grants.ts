@@ -56,8 +56,22 @@ export async function claimInvite(kv: KV, invite: string, name: string): Promise
   } catch (error) {
     const kept = await kv.get(claimKey(invite)).catch(() => null);
     if (!kept) throw error;
-    const claim = claimSchema.safeParse((() => { try { return kept.json(); } catch { return null; } })());
-    const when = claim.success ? ` at ${new Date(claim.data.at).toISOString()}` : '';
-    throw new Error(`this invitation was used already${when}: each is used once; ask an admin for a new one (hangar cluster invite)`);
+    const when = claimTime(kept.string());
+    throw new Error(`this invitation was used already${when === null ? '' : ` at ${new Date(when).toISOString()}`}: each is used once; ask an admin for a new one (hangar cluster invite)`);
+  }
+}
+
+/** When an invitation was used, as the machine that used it said; null when it was not (or says no time). */
+export async function claimedAt(kv: KV, invite: string): Promise<number | null> {
+  const kept = await kv.get(claimKey(invite));
+  return kept && kept.operation === 'PUT' ? claimTime(kept.string()) : null;
+}
+
+function claimTime(text: string): number | null {
+  try {
+    const claim = claimSchema.safeParse(JSON.parse(text));
+    return claim.success ? claim.data.at : null;
+  } catch {
+    return null;
   }
 }
