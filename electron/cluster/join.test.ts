@@ -3,9 +3,11 @@
 // then one `hangar cluster invite` and one `hangar agent --join <token>` for each other machine. No trust line and no
 // password is typed anywhere.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readFile, readdir, stat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
@@ -21,7 +23,8 @@ import { runNats, type NatsServer } from './test-nats.ts';
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 28100;
 const URL = `nats://127.0.0.1:${NATS_PORT}`;
-const PORTS: Record<string, string> = { admin: '28110-28119', gpu1: '28120-28129', gpu2: '28130-28139', ops: '28140-28149' };
+const PORTS: Record<string, string> = { admin: '28110-28119', gpu1: '28120-28129', gpu2: '28130-28139', ops: '28140-28149', desk2: '28150-28159' };
+const run = promisify(execFile);
 const TEST_ONLY = (machine: string) => ['--ports', PORTS[machine]!, '--heartbeat', '300'];
 
 describe('a cluster joined by invitation (hangar cluster init, invite, agent --join)', () => {
@@ -127,6 +130,16 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     const otherState = (await readAdmin(join(root, 'other')))!;
     const forged = encodeInvitation({ ...decodeInvitation(tokens.ops!), cluster: otherState.cluster, creds: (await readFile(credsFile(join(root, 'other')), 'utf8')) }, admin);
     assert.match(await refusedJoin(join(root, 'forged'), forged), /^hangar: the server at nats:\/\/127\.0\.0\.1:28100 refused this invitation's credential/);
+    // A machine whose clock is 10 min ahead is told so, and joins with the same invitation once it is right.
+    const token = await invite('--role', 'viewer', '--name', 'desk2');
+    homes.desk2 = join(root, 'desk2');
+    const ahead = `--import=data:text/javascript,${encodeURIComponent('const now = Date.now; Date.now = () => now() + 600000;')}`;
+    const skewed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.desk2, '--listen', '127.0.0.1:0', '--join', token], { env: { ...process.env, NODE_OPTIONS: ahead } })
+      .then(() => null, (error: { code: number; stderr: string }) => error);
+    assert.equal(skewed?.code, 1);
+    assert.match(skewed?.stderr ?? '', /^hangar: this machine's clock is 600 s ahead of the cluster server's \(at most 60 s\): set it right \(NTP\) and run the same command again\n$/);
+    assert.deepEqual(await readdir(homes.desk2).catch(() => []), [], 'nothing written in its home');
+    agents.desk2 = await startAgent(homes.desk2, gallery, ['--join', token, '--ports', PORTS.desk2!]);
   });
 
   test("a node's NATS user cannot speak as another node, read another's inbox, or reach the JetStream API beyond its role", async () => {
@@ -166,6 +179,7 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     const members = await openMembers(adminLink, false, '_INBOX.admin');
     const opsId = (await loadIdentity(homes.ops!)).id;
     const granted = (await members.get(opsId))!;
+    const trusted = (await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted;
     const revoked = await cli('--home', homes.admin!, 'cluster', 'revoke', 'ops');
     assert.equal(revoked.code, 0, revoked.stderr);
     await until('ops refused by the server', async () => {
@@ -176,7 +190,7 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     assert.equal(call.code, 1);
     await until('gpu1 no longer trusts ops', async () => {
       const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
-      return status.trusted === 1 ? true : undefined;
+      return status.trusted === trusted - 1 ? true : undefined;
     }, 10_000);
     // The grant as it was before, played back over the withdrawal (as one who may write grants could): never taken.
     await adminLink.request(`$KV.${BUCKETS.members}.${opsId}`, granted.value);
@@ -185,13 +199,13 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
       const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
       return Object.keys(status.dropped.records).some((reason) => /a replay/.test(reason)) ? true : undefined;
     }, 10_000);
-    assert.equal((await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted, 1, 'ops still not trusted');
+    assert.equal((await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted, trusted - 1, 'ops still not trusted');
     const listed = await cli('--home', homes.admin!, 'cluster', 'members', '--json');
     const list = JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null; invitedBy: string; joined: string | null; lastSeen: string | null }>;
     assert.deepEqual(list.map((m) => [m.name, m.invitedBy, m.joined !== null, m.revoked !== null]), [
-      ['admin', 'admin', true, false], ['gpu1', 'admin', true, false], ['gpu2', 'admin', true, false], ['ops', 'admin', true, true],
+      ['admin', 'admin', true, false], ['gpu1', 'admin', true, false], ['gpu2', 'admin', true, false], ['ops', 'admin', true, true], ['desk2', 'admin', true, false],
     ]);
-    assert.deepEqual(list.map((m) => m.lastSeen !== null), [true, true, true, false], 'the nodes last seen by the admin\'s agent');
+    assert.deepEqual(list.map((m) => m.lastSeen !== null), [true, true, true, false, false], 'the nodes last seen by the admin\'s agent');
     assert.match(await readFile(config, 'utf8'), /HANGAR/, 'the configuration written again, for a restart');
   });
 });

@@ -4,11 +4,12 @@
 // admins to trust, the credential and the membership (joined-home.ts). Anything refused leaves the home as it was.
 import { readFile, rm } from 'node:fs/promises';
 import { connectCluster } from '../nats/connect.ts';
+import { CALL_WINDOW_MS } from './call-guard.ts';
 import { clusterOf } from './cluster-id.ts';
 import { adoptKey, clusterKeyFile, loadIdentity, parsePublicKey } from './identity.ts';
 import { decodeInvitation, expiredLine, type Invitation } from './invitation.ts';
 import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
-import { claimInvite, openMembers } from './store/grants.ts';
+import { claimInvite, openMembers, releaseClaim } from './store/grants.ts';
 import { memberInboxOf } from './subjects.ts';
 import { addTrust, readTrust, removeTrust } from './trust.ts';
 
@@ -52,7 +53,15 @@ async function claim(invitation: Invitation): Promise<void> {
   try {
     const server = clusterOf(nc.info);
     if (server !== invitation.cluster) throw new Error(`this invitation is for cluster ${invitation.cluster}, but the server at ${invitation.url} is ${server || 'not a Hangar cluster made by hangar cluster init'}`);
-    await claimInvite(await openMembers(nc, false, memberInboxOf(invitation.name)), invitation.invite, invitation.name);
+    const members = await openMembers(nc, false, memberInboxOf(invitation.name));
+    const serverNow = await claimInvite(members, invitation.invite, invitation.name);
+    const skew = Date.now() - serverNow;
+    if (serverNow > invitation.exp) throw new Error(`this invitation expired at ${new Date(invitation.exp).toISOString()} by the cluster server's clock: ask an admin for a new one (hangar cluster invite)`);
+    if (Math.abs(skew) > CALL_WINDOW_MS) {
+      // Its calls or a node's would be refused: it joins once the clock is right, with the same invitation.
+      await releaseClaim(members, invitation.invite);
+      throw new Error(`this machine's clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'} the cluster server's (at most ${CALL_WINDOW_MS / 1000} s): set it right (NTP) and run the same command again`);
+    }
   } finally {
     await nc.close();
   }

@@ -49,8 +49,8 @@ export const claimSubject = (invite: string) => `$KV.${BUCKETS.members}.${claimK
 
 const claimSchema = z.object({ name: z.string().max(64), at: z.number() });
 
-/** Marks an invitation used; throws one line when it was already. */
-export async function claimInvite(kv: KV, invite: string, name: string): Promise<void> {
+/** Marks an invitation used; throws one line when it was already. Resolves the server's clock as it stored the mark. */
+export async function claimInvite(kv: KV, invite: string, name: string): Promise<number> {
   try {
     await kv.create(claimKey(invite), JSON.stringify({ name, at: Date.now() }));
   } catch (error) {
@@ -59,6 +59,13 @@ export async function claimInvite(kv: KV, invite: string, name: string): Promise
     const when = claimTime(kept.string());
     throw new Error(`this invitation was used already${when === null ? '' : ` at ${new Date(when).toISOString()}`}: each is used once; ask an admin for a new one (hangar cluster invite)`);
   }
+  const stored = await kv.get(claimKey(invite));
+  return stored ? stored.created.getTime() : Date.now();
+}
+
+/** Takes the mark back (the machine could not join after all): the invitation may be used again. */
+export async function releaseClaim(kv: KV, invite: string): Promise<void> {
+  await kv.delete(claimKey(invite));
 }
 
 /** When an invitation was used, as the machine that used it said; null when it was not (or says no time). */
