@@ -174,6 +174,27 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     }
   });
 
+  test("a viewer's NATS user writes only its own pins, and neither grants nor another's status", async () => {
+    const nc = await connect({ servers: URL.slice('nats://'.length), authenticator: credsAuthenticator(await readFile(credsFile(homes.ops!))), inboxPrefix: '_INBOX.ops' });
+    const errors: string[] = [];
+    void (async () => {
+      for await (const s of nc.status()) if (s.type === 'error') errors.push(s.error.message);
+    })();
+    try {
+      const other = (await loadIdentity(homes.admin!)).id;
+      nc.publish(`$KV.${BUCKETS.desired}.echo.${other}`, '{}');
+      nc.publish(`$KV.${BUCKETS.members}.${other}`, '{}');
+      nc.publish(`$KV.${BUCKETS.status}.${other}`, '{}');
+      nc.publish(`$JS.API.STREAM.PURGE.KV_${BUCKETS.members}`, '{}', { reply: '_INBOX.ops.x' });
+      nc.subscribe('_INBOX.admin.>');
+      await nc.flush();
+      await until('the server refused all five', async () => (errors.length >= 5 ? true : undefined), 5000);
+      assert.ok(errors.every((e) => /^Permissions Violation for (Publish|Subscription) to /.test(e)), errors.join('\n'));
+    } finally {
+      await nc.close();
+    }
+  });
+
   test('revoke cuts the viewer off: its connection closed, its calls refused, its grant withdrawn; members says so', async () => {
     const adminLink = await connect({ servers: URL.slice('nats://'.length), authenticator: credsAuthenticator(await readFile(credsFile(homes.admin!))), inboxPrefix: '_INBOX.admin' });
     const members = await openMembers(adminLink, false, '_INBOX.admin');
