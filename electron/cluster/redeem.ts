@@ -26,24 +26,31 @@ export async function redeemInvitation(home: string, token: string): Promise<Joi
     const held = kept === null ? null : (await loadIdentity(home)).publicKey;
     if (held !== ownKey.text) throw new Error(`this invitation is for the key ${ownKey.id}, which this home does not hold (${held ? `it holds ${parsePublicKey(held)!.id}` : 'it holds none'}): join from the home where hangar cluster key printed it (--home)`);
   } else if (kept !== null && kept !== invitation.key) throw new Error(`${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
-  await claim(invitation);
-  const membership: Joined = { url: invitation.url, cluster: invitation.cluster, name: invitation.name, role: invitation.role, admins: invitation.admins, labels: invitation.labels };
-  const trustedBefore = new Set((await readTrust(home)).map((e) => e.key));
-  try {
-    if (!ownKey) await adoptKey(home, invitation.key);
-    for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await addTrust(home, admin, 'admin');
-    await writeJoined(home, membership, invitation.creds);
-  } catch (error) {
-    await forgetJoined(home);
-    if (kept === null) await rm(clusterKeyFile(home), { force: true });
-    for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await removeTrust(home, admin).catch(() => undefined);
-    throw error;
-  }
-  return membership;
+  await claimThen(invitation, async () => {
+    const trustedBefore = new Set((await readTrust(home)).map((e) => e.key));
+    try {
+      if (!ownKey) await adoptKey(home, invitation.key);
+      for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await addTrust(home, admin, 'admin');
+      await writeJoined(home, membershipOf(invitation), invitation.creds);
+    } catch (error) {
+      await forgetJoined(home);
+      if (kept === null) await rm(clusterKeyFile(home), { force: true });
+      for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await removeTrust(home, admin).catch(() => undefined);
+      throw error;
+    }
+  });
+  return membershipOf(invitation);
 }
 
-/** Reaches the cluster as the invited machine and marks the invitation used; refused when it was, or the server is another cluster's. */
-async function claim(invitation: Invitation): Promise<void> {
+const membershipOf = (invitation: Invitation): Joined => ({
+  url: invitation.url, cluster: invitation.cluster, name: invitation.name, role: invitation.role, admins: invitation.admins, labels: invitation.labels,
+});
+
+/**
+ * Reaches the cluster as the invited machine, marks the invitation used, then keeps what it carries (`keep`): refused
+ * when it was used, or the server is another cluster's; the mark is taken back when what it carries cannot be kept.
+ */
+async function claimThen(invitation: Invitation, keep: () => Promise<void>): Promise<void> {
   const nc = await connectCluster({ url: invitation.url, name: invitation.name, creds: invitation.creds, inboxPrefix: memberInboxOf(invitation.name), flag: '--join' })
     .catch((error: Error) => {
       throw new Error(/refused the credentials/.test(error.message)
@@ -62,6 +69,10 @@ async function claim(invitation: Invitation): Promise<void> {
       await releaseClaim(members, invitation.invite);
       throw new Error(`this machine's clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'} the cluster server's (at most ${CALL_WINDOW_MS / 1000} s): set it right (NTP) and run the same command again`);
     }
+    await keep().catch(async (error: unknown) => {
+      await releaseClaim(members, invitation.invite).catch(() => undefined);
+      throw error;
+    });
   } finally {
     await nc.close();
   }
