@@ -11,7 +11,7 @@ import { adminOf } from '../cluster/admin-home.ts';
 import { initCluster } from '../cluster/init.ts';
 import type { InvitedRole } from '../cluster/invitation.ts';
 import { invite, INVITE_MAX_MS } from '../cluster/invite.ts';
-import { memberViews, readClaims } from '../cluster/members.ts';
+import { memberViews, readClaims, type MemberView } from '../cluster/members.ts';
 import { revoke } from '../cluster/revoke.ts';
 import { connect } from './connect.ts';
 import { readAgentUrl } from './paths.ts';
@@ -64,7 +64,8 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       const [claims, seen] = await Promise.all([readClaims(home()), lastSeen(home())]);
       const members = memberViews(state, { claims, seen });
       const dash = (v: string | null) => v ?? '-';
-      printed(options, { json: members, text: table(members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) })), 'no members') });
+      const rows = members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) }));
+      printed(options, { json: members, text: table(rows, 'no members', claims ? unusedNote(members) : 'the cluster\'s server did not answer: who used an invitation is not known\n') });
     });
 
   cluster.command('revoke').description('cut a machine off: its NATS user revoked on the server, its grant withdrawn').argument('<member>', 'its name, its key or its key id')
@@ -77,6 +78,12 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
 
 function printed(options: { json?: boolean }, result: Printed): void {
   print(options, result.json, () => result.text);
+}
+
+/** Invitations that expired unused: the credential they carry still logs in until it is revoked. */
+function unusedNote(members: MemberView[]): string {
+  const unused = members.filter((m) => m.joined === null && m.revoked === null && m.expires !== null && Date.parse(m.expires) < Date.now());
+  return unused.map((m) => `${m.name}'s invitation expired unused; the credential it carries still logs in: hangar cluster revoke ${m.name}\n`).join('');
 }
 
 /** When each node was last seen, as this home's running agent has it; nothing when none runs. */

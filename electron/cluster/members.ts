@@ -21,8 +21,8 @@ export interface MemberView {
 }
 
 export interface MemberFacts {
-  /** When each invitation was used, by its id. */
-  claims: Map<string, number>;
+  /** When each invitation was used, by its id; null when the server did not answer. */
+  claims: Map<string, number> | null;
   /** When each node was last seen, by its id. */
   seen: Map<string, string>;
 }
@@ -34,13 +34,13 @@ export function memberViews(state: AdminState, facts: MemberFacts): MemberView[]
     const id = parsePublicKey(m.key)?.id ?? '';
     return {
       name: m.name, role: m.role, id, invitedBy: m.invitedBy, invitedAt: at(m.invitedAt)!, expires: at(m.expires),
-      joined: m.invite === null ? at(m.invitedAt) : at(facts.claims.get(m.invite)), lastSeen: facts.seen.get(id) ?? null, revoked: at(m.revokedAt),
+      joined: m.invite === null ? at(m.invitedAt) : at(facts.claims?.get(m.invite)), lastSeen: facts.seen.get(id) ?? null, revoked: at(m.revokedAt),
     };
   });
 }
 
-/** When each invitation was used, as the store says; empty when the server does not answer. */
-export async function readClaims(home: string): Promise<Map<string, number>> {
+/** When each invitation was used, as the store says; null when the server does not answer. */
+export async function readClaims(home: string): Promise<Map<string, number> | null> {
   const { state, joined } = await adminContext(home);
   const invites = state.members.flatMap((m) => (m.invite ? [m.invite] : []));
   return withAdminLink(home, joined, async (nc) => {
@@ -51,5 +51,5 @@ export async function readClaims(home: string): Promise<Map<string, number>> {
       if (when !== null) claims.set(invite, when);
     }
     return claims;
-  }).catch(() => new Map<string, number>());
+  }).catch(() => null);
 }
