@@ -22,7 +22,7 @@ export function newSeeds(): ClusterSeeds {
   return { operator: text(createOperator().getSeed()), system: text(createAccount().getSeed()), store: text(createAccount().getSeed()), hangar: text(createAccount().getSeed()) };
 }
 
-export const keyPair = (seed: string): KeyPair => fromSeed(Buffer.from(seed));
+const keyPair = (seed: string): KeyPair => fromSeed(Buffer.from(seed));
 export const publicOf = (seed: string): string => keyPair(seed).getPublicKey();
 
 const V2 = { algorithm: Algorithms.v2 };

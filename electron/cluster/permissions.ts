@@ -12,7 +12,7 @@ import {
 } from './subjects.ts';
 
 /** A machine's name in the cluster: its NATS user's, and its inbox's (subjects.ts inboxPrefixOf). */
-export const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Throws one line unless `name` is usable as a machine's name. */
 export function checkMachineName(name: string): string {
