@@ -71,7 +71,10 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     tokens.gpu1 = await invite('--role', 'node', '--name', 'gpu1');
     tokens.gpu2 = await invite('--role', 'node', '--name', 'gpu2', '--labels', 'gpu=a100');
     tokens.ops = await invite('--role', 'viewer', '--name', 'ops', '--expires', '30m');
-    for (const machine of ['gpu1', 'gpu2', 'ops']) agents[machine] = await joinWith(machine, tokens[machine]!);
+    for (const machine of ['gpu1', 'ops']) agents[machine] = await joinWith(machine, tokens[machine]!);
+    // gpu2's invitation from the environment, kept out of the process list.
+    homes.gpu2 = join(root, 'gpu2');
+    agents.gpu2 = await startAgent(homes.gpu2, gallery, TEST_ONLY('gpu2'), { ...process.env, HANGAR_JOIN_TOKEN: tokens.gpu2! });
   });
 
   after(async () => {
