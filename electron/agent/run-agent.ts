@@ -84,7 +84,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     await node.close({ stopBackends: false });
     throw error;
   });
-  if (options.cluster) await sayClusterTrust(hangar);
+  if (options.cluster) await sayClusterTrust(hangar, options.cluster.grantors?.length ?? 0);
   logClusterLink(hangar, (line) => process.stderr.write(line));
   lock.serving(server.url);
 
@@ -154,13 +154,15 @@ async function step(what: string, work: () => Promise<unknown>): Promise<boolean
   }
 }
 
-/** Who may act on this node from the cluster, said once at start. */
-async function sayClusterTrust(hangar: Host): Promise<void> {
+/** Who may act on this node from the cluster, said once at start; `grantors`: the admins whose grants it takes. */
+async function sayClusterTrust(hangar: Host, grantors: number): Promise<void> {
   const status = await hangar.clusterStatus({ node: 'local' });
   if (status.role === 'viewer') return;
   const who = status.openToAnyCaller
     ? 'warning: --insecure-any-caller: this node acts on every call from the cluster, signed or not'
-    : status.trusted === 0
+    : grantors > 0
+      ? `this node acts on calls signed by the viewers its cluster's admins granted (hangar cluster members, on an admin), and by the keys of its trust list`
+      : status.trusted === 0
       ? 'this node trusts no viewer key yet: only this host calls it (on a viewer, `hangar cluster key`; here, `hangar cluster trust KEY`)'
       : `this node acts on calls signed by ${status.trusted} trusted viewer key${status.trusted === 1 ? '' : 's'}`;
   process.stderr.write(`hangar: cluster: node ${status.id}: ${who}\n`);

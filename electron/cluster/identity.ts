@@ -34,21 +34,42 @@ export async function loadIdentity(home: string): Promise<ClusterIdentity> {
   });
   if (pem === null) pem = await createKeyFile(file);
   else if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);
+  const identity = identityFromPem(pem);
+  if (!identity) throw new Error(`${file} does not hold a cluster ed25519 key: move it away to make a new one (this node's id changes with it)`);
+  return identity;
+}
+
+/** The identity a private key (PKCS#8 PEM) gives; null when it is not an ed25519 key. */
+export function identityFromPem(pem: string): ClusterIdentity | null {
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(pem);
   } catch {
-    throw new Error(`${file} does not hold a cluster key: move it away to make a new one (this node's id changes with it)`);
+    return null;
   }
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`${file} is not an ed25519 key`);
+  if (privateKey.asymmetricKeyType !== 'ed25519') return null;
   const raw = rawPublicKey(createPublicKey(privateKey));
   return { id: keyId(raw), publicKey: formatPublicKey(raw), sign: (data) => sign(null, data, privateKey) };
+}
+
+/** A new private key, as a home keeps it (PKCS#8 PEM): an admin makes one for each machine it invites. */
+export function newKeyPem(): string {
+  return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+}
+
+/** Gives a home the key an invitation brought; a home that holds another key keeps it (its node id is its key's). */
+export async function adoptKey(home: string, pem: string): Promise<void> {
+  const file = clusterKeyFile(home);
+  const kept = await readFile(file, 'utf8').catch(() => null);
+  if (kept !== null && kept !== pem) throw new Error(`${file} holds another cluster key: join from a new home (--home), or move it away`);
+  await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+  await writeFile(file, pem, { mode: 0o600 });
 }
 
 /** Made beside the final name and linked into place, so two processes racing to make it end with one key. */
 async function createKeyFile(file: string): Promise<string> {
   await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
-  const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+  const pem = newKeyPem();
   const temp = `${file}.${process.pid}.tmp`;
   await writeFile(temp, pem, { mode: 0o600 });
   try {

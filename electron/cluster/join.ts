@@ -16,6 +16,7 @@ import { Presence } from './presence.ts';
 import { RemoteEvents } from './remote-events.ts';
 import { Caller } from './request.ts';
 import { ClusterStore } from './store/cluster-store.ts';
+import { grantsViewer } from './store/grants.ts';
 import type { Stores } from './store/home-stores.ts';
 import { inboxPrefixOf } from './subjects.ts';
 import { TrustList } from './trust.ts';
@@ -57,6 +58,8 @@ export interface LinkOptions extends ClusterConnectOptions {
   callTimeoutMs: number;
   /** An admin viewer's --cluster-sweep: remove stored values it does not take once this old (store/sweep.ts). */
   sweepAfterMs?: number | undefined;
+  /** The admins whose grants this host takes (a machine that joined by invitation): their viewers are trusted too. */
+  grantors?: string[] | undefined;
 }
 
 const VIOLATION_COALESCE_MS = 1000;
@@ -66,7 +69,8 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const serves = options.role !== 'viewer';
   const views = options.role !== 'node';
   const health = new ClusterHealth();
-  const inboxPrefix = inboxPrefixOf(options.user);
+  // A machine that joined by invitation logs in with its credential alone: its inbox is named after it.
+  const inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.user);
   const nc = await connectCluster({ ...options, inboxPrefix });
   // Everything this host signs from here on is for the cluster its server names.
   const identity = { ...key, cluster: clusterOf(nc.info) };
@@ -77,8 +81,10 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const emit = (event: NodeEvent) => emitter.emit('event', event);
   // What a node acts on and what a viewer shows are decided by the same list: the keys this home trusts.
   const trusts = async (signer: PublicKey) => options.anyCaller || (await trust.holds(signer));
-  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state'), sweepAfterMs: options.sweepAfterMs });
+  const store = new ClusterStore({ nc, identity, health, viewer: views, trusts, stateDir: join(options.home, 'state'), sweepAfterMs: options.sweepAfterMs, grantors: options.grantors });
   trust.on('change', () => store.reread());
+  const grants = store.grants;
+  grants?.on('change', () => trust.setGranted(new Map(grants.all().filter((g) => grantsViewer(g.value)).map((g) => [g.key, g.value.key]))));
   const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 
   let converger: Converger | null = null;

@@ -16,10 +16,8 @@ import { join } from 'node:path';
 import { isLoopback } from '../../shared/loopback.ts';
 import { newClusterName } from './cluster-id.ts';
 import { parsePublicKey } from './identity.ts';
-import { BUCKET_LIMITS } from './store/store-limits.ts';
-import {
-  BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
-} from './subjects.ts';
+import { checkMachineName, permissionsOf, SWEEP_AFTER_SECONDS, storeServices, STORE_FILE_BYTES, STORE_STREAMS } from './permissions.ts';
+import { inboxPrefixOf } from './subjects.ts';
 
 export interface ClusterMachine {
   name: string;
@@ -47,14 +45,13 @@ export interface NatsConfigInput {
   url: string;
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const NODE_ID = /^[0-9a-f]{16}$/;
 
 /** Reads the machines from the command line: names checked, each node's id from its id or key. */
 export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers' | 'admins'>): ClusterMachine[] {
   const machines = new Map<string, ClusterMachine>();
   const machine = (name: string) => {
-    if (!NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
+    checkMachineName(name);
     const known = machines.get(name) ?? { name, nodeId: null, viewerKey: null, viewer: false, admin: false, password: randomBytes(24).toString('base64url') };
     machines.set(name, known);
     return known;
@@ -95,74 +92,16 @@ function splitOption(option: string): [string, string | undefined] {
   return at < 0 ? [option, undefined] : [option.slice(0, at), option.slice(at + 1)];
 }
 
-interface Permissions {
-  publish: string[];
-  subscribe: string[];
-}
-
-/** Reading a bucket: which keys it holds (its stream's info), a key's value (a direct get), its writes as they happen. */
-function readsBucket(bucket: BucketName): Permissions {
-  const stream = `KV_${bucket}`;
-  return { publish: [`$JS.API.STREAM.INFO.${stream}`, `$JS.API.DIRECT.GET.${stream}.>`], subscribe: [kvSubject(bucket, '>')] };
-}
-
-/** What each role may do; a machine with both roles gets both. */
-function permissionsOf(m: ClusterMachine, machines: ClusterMachine[]): Permissions {
-  const p: Permissions = { publish: [], subscribe: [] };
-  const add = (more: Permissions) => (p.publish.push(...more.publish), p.subscribe.push(...more.subscribe));
-  if (m.nodeId) {
-    p.publish.push(presenceSubject(m.nodeId), eventsSubject(m.nodeId), kvSubject(BUCKETS.status, m.nodeId));
-    // A node answers a call only in the inbox of a viewer: never on a subject a reply could otherwise name.
-    p.publish.push(...machines.filter((v) => v.viewer && v !== m).map((v) => `${inboxPrefixOf(v.name)}.>`));
-    add(readsBucket(BUCKETS.desired));
-    add(readsBucket(BUCKETS.rollouts));
-    p.subscribe.push(callSubject(m.nodeId), PRESENCE_QUERY, `${inboxPrefixOf(m.name)}.>`);
-  }
-  if (m.viewer) {
-    p.publish.push(CALLS_ALL, PRESENCE_QUERY);
-    for (const bucket of Object.values(BUCKETS)) {
-      add(readsBucket(bucket));
-      // Made by each viewer that joins (idempotent).
-      p.publish.push(`$JS.API.STREAM.CREATE.KV_${bucket}`);
-    }
-    // A viewer writes its desired versions under its own key id only, when its key is known here.
-    const viewerId = (m.viewerKey ? parsePublicKey(m.viewerKey)?.id : null) ?? m.nodeId;
-    p.publish.push(kvSubject(BUCKETS.desired, viewerId ? `*.${viewerId}` : '>'), kvSubject(BUCKETS.rollouts, '>'));
-    p.subscribe.push(PRESENCE_ALL, EVENTS_ALL, `${inboxPrefixOf(m.name)}.>`);
-  }
-  // Removes a stored value outright by its sequence, whoever wrote it: the admin's sweep alone.
-  if (m.admin) p.publish.push(...SWEPT.map(sweepService));
-  return { publish: [...new Set(p.publish)], subscribe: [...new Set(p.subscribe)] };
-}
-
-/** The buckets an admin sweeps; a node writes only its own status, so junk never piles up there. */
-const SWEPT = [BUCKETS.desired, BUCKETS.rollouts];
-const sweepService = (bucket: BucketName) => `$JS.API.STREAM.MSG.DELETE.KV_${bucket}`;
-/** An admin removes what its key does not take once it has been stored an hour. */
-const SWEEP_AFTER_SECONDS = 3600;
-
 const list = (subjects: string[]) => `[${subjects.map((s) => JSON.stringify(s)).join(', ')}]`;
 
-/**
- * Every service of the store the users' account may reach; each user's permissions then narrow it to its role. No
- * user may publish `$JS.API.INFO`: its import only tells nats-server (2.9) that the account's JetStream is the store's;
- * without it the server answers every `$JS.API` request there "JetStream not enabled for account" itself.
- */
-function storeServices(): string[] {
-  return ['$JS.API.INFO', ...SWEPT.map(sweepService), ...Object.values(BUCKETS).flatMap((bucket) => [
-    `$JS.API.STREAM.INFO.KV_${bucket}`,
-    `$JS.API.DIRECT.GET.KV_${bucket}.>`,
-    `$JS.API.STREAM.CREATE.KV_${bucket}`,
-    kvSubject(bucket, '>'),
-  ])];
+/** A node answers a call only in the inbox of a viewer: never on a subject a reply could otherwise name. */
+function answerInboxes(m: ClusterMachine, machines: ClusterMachine[]): string[] {
+  return machines.filter((v) => v.viewer && v !== m).map((v) => `${inboxPrefixOf(v.name)}.>`);
 }
-
-/** JetStream's limits for the store's account: its three buckets and their caps (store-limits.ts), nothing more. */
-const STORE_FILE_BYTES = Object.values(BUCKET_LIMITS).reduce((sum, limits) => sum + limits.max_bytes, 0);
 
 export function natsConfig(machines: ClusterMachine[], input: { listen: string; storeDir: string }): string {
   const users = machines.map((m) => {
-    const p = permissionsOf(m, machines);
+    const p = permissionsOf(m, answerInboxes(m, machines));
     const roles = [m.nodeId && `node ${m.nodeId}`, m.viewer && 'viewer', m.admin && 'admin'].filter(Boolean).join(', ');
     return [
       `      # ${m.name}: ${roles}`,
@@ -194,7 +133,7 @@ export function natsConfig(machines: ClusterMachine[], input: { listen: string; 
     'accounts {',
     '  # The buckets, in an account no user logs into: a reply subject a user names is never one of theirs.',
     '  STORE: {',
-    `    jetstream: { max_file: ${STORE_FILE_BYTES}, max_mem: 0, max_streams: ${Object.keys(BUCKETS).length} }`,
+    `    jetstream: { max_file: ${STORE_FILE_BYTES}, max_mem: 0, max_streams: ${STORE_STREAMS} }`,
     '    exports: [',
     ...storeServices().map((s) => `      { service: ${JSON.stringify(s)}, accounts: [HANGAR] }`),
     '    ]',

@@ -19,11 +19,21 @@ export const subjectNode = (subject: string): string => subject.split('.')[2] ??
  */
 export const inboxPrefixOf = (user: string | undefined): string => (user && /^[A-Za-z0-9_-]{1,64}$/.test(user) ? `_INBOX_${user}` : '_INBOX');
 
+/**
+ * A member's inbox in a cluster joined by invitation: a token of its own under `_INBOX`, so that a node may answer
+ * into any member's inbox (MEMBER_INBOXES: members join after it) and on no other subject a caller could name.
+ */
+export const memberInboxOf = (name: string): string => `_INBOX.${name}`;
+export const MEMBER_INBOXES = '_INBOX.*.>';
+
 /** A reply subject a node answers on: under NATS's shared inbox prefix or a user's own, and nothing else. */
 export const isInboxSubject = (subject: string): boolean => /^_INBOX(_[A-Za-z0-9_-]{1,64})?\.[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(subject) && subject.length <= 256;
 
-/** The cluster's key-value buckets (JetStream streams KV_<name>): desired versions, rollouts, each node's convergence. */
-export const BUCKETS = { desired: 'hangar-desired', rollouts: 'hangar-rollouts', status: 'hangar-status' } as const;
+/**
+ * The cluster's key-value buckets (JetStream streams KV_<name>): desired versions, rollouts, each node's convergence,
+ * and the members admins invited (their grants, and each invitation's one use).
+ */
+export const BUCKETS = { desired: 'hangar-desired', rollouts: 'hangar-rollouts', status: 'hangar-status', members: 'hangar-members' } as const;
 export type BucketName = (typeof BUCKETS)[keyof typeof BUCKETS];
 
 /** The subject a value is written to under `key` in `bucket`. */

@@ -55,8 +55,13 @@ async function writeTrust(home: string, entries: TrustEntry[]): Promise<void> {
   await writeFileAtomic(trustFile(home), entries.map((e) => `${e.key}${e.label ? ` ${e.label}` : ''}\n`).join(''), { mode: 0o600 });
 }
 
-/** The trust list a running host checks calls and stored values against, kept in step with the file. */
+/**
+ * The trust list a running host checks calls and stored values against, kept in step with the file, and with the
+ * viewers the cluster's admins granted (store/grants.ts) in a cluster joined by invitation.
+ */
 export class TrustList extends EventEmitter<{ change: [] }> {
+  private fromFile = new Map<string, string>();
+  private granted = new Map<string, string>();
   private keys = new Map<string, string>();
   private texts = new Set<string>();
   private stamp = '';
@@ -78,10 +83,21 @@ export class TrustList extends EventEmitter<{ change: [] }> {
     if (stamp === this.stamp) return false;
     this.stamp = stamp;
     const entries = await readTrust(this.home).catch(() => []);
-    const before = [...this.keys.keys()].join();
-    this.keys = new Map(entries.map((e) => [e.id, e.key]));
+    this.fromFile = new Map(entries.map((e) => [e.id, e.key]));
+    return this.merge();
+  }
+
+  /** The keys the admins granted now (by id); a `change` event when the list changed. */
+  setGranted(keys: Map<string, string>): boolean {
+    this.granted = new Map(keys);
+    return this.merge();
+  }
+
+  private merge(): boolean {
+    const before = [...this.keys.keys()].sort().join();
+    this.keys = new Map([...this.granted, ...this.fromFile]);
     this.texts = new Set(this.keys.values());
-    const changed = before !== [...this.keys.keys()].join();
+    const changed = before !== [...this.keys.keys()].sort().join();
     if (changed) this.emit('change');
     return changed;
   }

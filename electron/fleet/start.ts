@@ -30,6 +30,8 @@ export interface JoinOptions extends ClusterConnectOptions {
   callTimeoutMs?: number | undefined;
   /** An admin viewer's --cluster-sweep: remove stored values it does not take once this old. */
   sweepAfterMs?: number | undefined;
+  /** A machine that joined by invitation: the admins whose grants it takes. */
+  grantors?: string[] | undefined;
 }
 
 export interface NodeSetup extends Omit<LocalNodeOptions, 'coRunner'> {

@@ -14,6 +14,8 @@ export interface ClusterConnectOptions {
   token?: string | undefined;
   /** A NATS `.creds` file (user JWT + nkey seed). */
   credsFile?: string | undefined;
+  /** A `.creds` file's text (an invitation's, before it is kept). */
+  creds?: string | undefined;
   /** A CA file for `tls://` servers with a private CA. */
   caFile?: string | undefined;
   /** Join a non-loopback server with no credentials anyway. */
@@ -28,7 +30,7 @@ export interface ClusterConnectOptions {
 export async function connectCluster(options: ClusterConnectOptions): Promise<NatsConnection> {
   const flag = options.flag ?? '--cluster';
   const url = parseClusterUrl(options.url, flag);
-  const hasAuth = Boolean(options.user || options.token || options.credsFile);
+  const hasAuth = Boolean(options.user || options.token || options.credsFile || options.creds);
   if (!hasAuth && !isLoopback(url.hostname) && !options.insecure) {
     throw new Error(`refusing to join ${options.url} with no credentials: pass ${flag}-user/${flag}-password, ${flag}-token or ${flag}-creds (or --insecure)`);
   }
@@ -46,6 +48,7 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     ...(options.user !== undefined && { user: options.user, pass: options.password ?? '' }),
     ...(options.token !== undefined && { token: options.token }),
     ...(options.credsFile !== undefined && { authenticator: credsAuthenticator(await readCreds(options.credsFile)) }),
+    ...(options.creds !== undefined && { authenticator: credsAuthenticator(Buffer.from(options.creds)) }),
     ...(tls && { tls: options.caFile !== undefined ? { caFile: options.caFile } : {} }),
   };
   try {

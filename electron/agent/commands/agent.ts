@@ -22,6 +22,7 @@ export function registerAgentCommand(context: CliContext): void {
     .option('--max-install-size <size>', 'what one backend may hold on disk, e.g. 64G (default 32G)')
     .option('--start-timeout <seconds>', 'how long a backend\'s start and a model\'s load may take, never less than twice the longest seen here (default: the node\'s settings, 600)')
     .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
+    .option('--join <token>', 'join the cluster an admin invited this machine to (hangar cluster invite), once; "-" reads the invitation from stdin (default: $HANGAR_JOIN_TOKEN); then `hangar agent` alone joins it')
     .option('--cluster <url>', 'join the NATS cluster at nats://HOST:PORT or tls://HOST:PORT')
     .option('--name <name>', 'this node\'s name in the cluster (default: the hostname)')
     .option('--cluster-user <user>', 'NATS user')
@@ -41,22 +42,30 @@ export function registerAgentCommand(context: CliContext): void {
       const home = homeDir(options.home ?? context.globals().home);
       const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
       const token = options.clusterToken ?? process.env.HANGAR_CLUSTER_TOKEN;
-      const cluster = options.cluster === undefined ? undefined : {
+      const common = {
+        caFile: options.clusterCa,
+        insecure: options.insecure,
+        anyCaller: options.insecureAnyCaller,
+        heartbeatMs: options.heartbeat,
+        callTimeoutMs: options.callTimeout,
+        sweepAfterMs: options.clusterSweep === undefined ? undefined : options.clusterSweep * 1000,
+      };
+      if (options.join !== undefined && options.cluster !== undefined) throw new CommanderError(2, 'hangar.usage', '--join and --cluster: give one (the invitation names its cluster)');
+      // Loaded only here, as the node's code below.
+      const invited = options.cluster === undefined ? await (await import('../join-agent.ts')).invitedCluster(home, options.join) : null;
+      const cluster = options.cluster === undefined
+        ? invited ? { ...common, ...invited.cluster, ...(options.name !== undefined && { name: options.name }), role: options.clusterRole ?? invited.cluster.role } : undefined
+        : {
+        ...common,
         url: options.cluster,
         name: options.name ?? hostname(),
         user: options.clusterUser,
         password,
         token: token || undefined,
         credsFile: options.clusterCreds,
-        caFile: options.clusterCa,
-        insecure: options.insecure,
         role: options.clusterRole,
-        anyCaller: options.insecureAnyCaller,
-        heartbeatMs: options.heartbeat,
-        callTimeoutMs: options.callTimeout,
-        sweepAfterMs: options.clusterSweep === undefined ? undefined : options.clusterSweep * 1000,
       };
-      const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : undefined;
+      const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : invited?.labels;
       // Loaded only here: client commands start faster without the node's code and its dependencies.
       const { runAgent } = await import('../run-agent.ts');
       const localai = await localaiHostOptions(options, options.insecure);
@@ -67,7 +76,7 @@ export function registerAgentCommand(context: CliContext): void {
 interface AgentCommandOptions extends LocalAiCommandOptions {
   home?: string; gallery: string[]; listen: string; token?: string; tokenFile?: string; autoUpgrade: boolean; ports?: string;
   startTimeout?: string; maxInstallSize?: string; stallTimeout?: string; restoreBackends: boolean; label: string[];
-  cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
+  join?: string; cluster?: string; name?: string; clusterUser?: string; clusterPassword?: string; clusterToken?: string; clusterCreds?: string;
   clusterCa?: string; insecure: boolean; clusterRole?: ClusterRole; insecureAnyCaller: boolean; heartbeat: number; callTimeout: number;
   clusterSweep?: number;
 }

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';
 import { desiredTable, nodesTable, pinSentence, rolloutTable, staleStoreNote } from '../format-cluster.ts';
+import { registerJoinCommands } from '../join-cli.ts';
 import { selectorOf } from '../nodes.ts';
 import { homeDir } from '../paths.ts';
 import { collect, type CliContext } from './context.ts';
@@ -14,6 +15,8 @@ import { confirm, print } from './terminal.ts';
 export function registerClusterCommands(context: CliContext): void {
   const home = () => homeDir(context.globals().home);
   const cluster = context.program.command('cluster').description('this host\'s cluster key and trust list, a nats-server configuration, and the link\'s status');
+
+  registerJoinCommands(cluster, home);
 
   cluster.command('key').description('print this home\'s node id and public key (made on first use)').option('--json', 'print JSON to stdout')
     .action(async (options: { json?: boolean }) => printed(options, await showKey(home())));

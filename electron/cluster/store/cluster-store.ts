@@ -1,6 +1,7 @@
-// The cluster's durable state, in three JetStream key-value buckets on its nats-server: the desired version of each
-// backend (written by viewers, each under its own key id), rollout records (written by the viewer that runs or resumes
-// one) and each node's own convergence status (written by that node, under its own id only). Viewers make the buckets,
+// The cluster's durable state, in JetStream key-value buckets on its nats-server: the desired version of each backend
+// (written by viewers, each under its own key id), rollout records (written by the viewer that runs or resumes one),
+// each node's own convergence status (written by that node, under its own id only) and, in a cluster joined by
+// invitation, the members admins granted (grants.ts). Viewers make the buckets,
 // with the limits of store-limits.ts; nodes only open them, so a node's credentials need no right to create anything.
 // Every host takes only values signed by its own key or a key its trust list holds (a node's status: by that node).
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -9,13 +10,14 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
 import type { ClusterStatusView } from '../../../shared/types.ts';
 import type { ClusterHealth } from '../health.ts';
-import type { ClusterIdentity, PublicKey } from '../identity.ts';
+import { parsePublicKey, type ClusterIdentity, type PublicKey } from '../identity.ts';
 import { BUCKETS, type BucketName } from '../subjects.ts';
 import { backendOfKey, desiredBodySchema, rolloutRecordSchema, statusBodySchema, writerOfKey, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
 import { BucketSource } from './bucket-source.ts';
+import { grantBodySchema, type GrantBody } from './grants.ts';
 import { KvRecords, logicalKey, PLAIN_KEYS, storageKey, type KeyCodec } from './kv-records.ts';
 import { SeenMarks } from './seen-marks.ts';
-import { bucketStreamConfig } from './store-limits.ts';
+import { bucketStreamConfig, makeBucket } from './store-limits.ts';
 import { BucketSweep } from './sweep.ts';
 
 export interface ClusterStoreOptions {
@@ -30,6 +32,8 @@ export interface ClusterStoreOptions {
   stateDir: string;
   /** An admin viewer's: remove the desired versions and rollouts this host does not take once this old (sweep.ts). */
   sweepAfterMs?: number;
+  /** The admins whose grants this host takes (an invited cluster's); none: the members bucket is not read. */
+  grantors?: string[];
 }
 
 /** A desired version's key in the bucket: its backend, then its writer's key id (a record of an earlier Hangar: the backend alone). */
@@ -50,6 +54,8 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   readonly rollouts: KvRecords<RolloutRecord>;
   /** Read by viewers only; a node writes its own key through it. */
   readonly status: KvRecords<StatusBody>;
+  /** The members admins invited, in a cluster joined by invitation (grants.ts). */
+  readonly grants: KvRecords<GrantBody> | null;
   private readonly kvm: Kvm;
   private readonly opened = new Map<BucketName, Promise<KV>>();
   private readonly problems = new Map<BucketName, string>();
@@ -91,6 +97,17 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       accept: (key, signer, value) => signer.id === key && (value === null || value.node === key),
       onAvailability: this.availability(BUCKETS.status),
     });
+    const grantors = options.grantors ?? [];
+    this.grants = grantors.length === 0 ? null : new KvRecords({
+      ...common,
+      trusts: async (signer) => grantors.includes(signer.text),
+      kind: 'grant',
+      schema: grantBodySchema,
+      source: source(BUCKETS.members),
+      // Kept under the key id of the key it grants.
+      accept: (key, _signer, value) => value === null || parsePublicKey(value.key)?.id === key,
+      onAvailability: this.availability(BUCKETS.members),
+    });
     if (options.viewer && options.sweepAfterMs) {
       const sweep = (name: BucketName, records: KvRecords<unknown>, keys: KeyCodec, markers: boolean) =>
         new BucketSweep({
@@ -115,6 +132,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     this.desired.start();
     this.rollouts.start();
     if (this.options.viewer) this.status.start();
+    this.grants?.start();
     for (const sweep of this.sweeps) sweep.start();
   }
 
@@ -123,6 +141,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     void this.desired.reread();
     void this.rollouts.reread();
     if (this.options.viewer) void this.status.reread();
+    void this.grants?.reread();
   }
 
   view(): ClusterStatusView['store'] {
@@ -142,6 +161,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
     this.desired.close();
     this.rollouts.close();
     this.status.close();
+    this.grants?.close();
     await Promise.all(this.sweeps.map((sweep) => sweep.close()));
     await this.marks.flush();
   }
@@ -158,16 +178,11 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
   }
 
   /**
-   * Makes the bucket unless it is there. Not through @nats-io/kv's create, which allows rollup headers (one value sent
+   * Makes the bucket unless it is there (makeBucket). Not through @nats-io/kv's create, which allows rollup headers (one value sent
    * with `Nats-Rollup: all` would purge the whole bucket); a bucket that is there is taken as it is.
    */
-  private async make(name: BucketName): Promise<void> {
-    const jsm = await jetstreamManager(this.options.nc, { checkAPI: false });
-    const config = bucketStreamConfig(name);
-    await jsm.streams.info(config.name).catch(async (error: unknown) => {
-      if (!(error instanceof Error && /stream not found/i.test(error.message))) throw error;
-      await jsm.streams.add(config);
-    });
+  private make(name: BucketName): Promise<void> {
+    return makeBucket(this.options.nc, name);
   }
 
   /**

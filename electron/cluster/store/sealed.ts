@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { TIME_MAX_MS, TIME_MIN_MS } from '../../../shared/event-schema.ts';
 import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from '../identity.ts';
 
-export type RecordKind = 'desired' | 'rollout' | 'status';
+export type RecordKind = 'desired' | 'rollout' | 'status' | 'grant';
 
 /** Above any record Hangar writes (a rollout over a thousand nodes is ~200 KiB); the buckets refuse larger values too. */
 export const RECORD_MAX_BYTES = 512 * 1024;

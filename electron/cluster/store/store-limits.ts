@@ -2,6 +2,8 @@
 // its keys and on its bytes (a writer that floods a bucket fills it, never a reader's memory), and no rollup header
 // (a value sent with `Nats-Rollup` would otherwise purge every key of the bucket; Hangar never purges). No `max_age`:
 // a pin is written once and stays in force for as long as its viewer leaves it, written again by no one.
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { BUCKETS, kvSubject, type BucketName } from '../subjects.ts';
 import { RECORD_MAX_BYTES } from './sealed.ts';
 
@@ -23,6 +25,8 @@ export const BUCKET_LIMITS: Record<BucketName, BucketLimits> = {
   [BUCKETS.rollouts]: { max_msg_size: RECORD_MAX_BYTES, max_msgs: 4096, max_bytes: 64 * MiB },
   // One key per node.
   [BUCKETS.status]: { max_msg_size: RECORD_MAX_BYTES, max_msgs: 1024, max_bytes: 64 * MiB },
+  // A grant is under 1 KiB, one per machine an admin invited, and one mark per invitation used.
+  [BUCKETS.members]: { max_msg_size: 4 * 1024, max_msgs: 4096, max_bytes: 16 * MiB },
 };
 
 /** The bucket's stream as @nats-io/kv would make it, but with these limits and rollups refused. */
@@ -40,4 +44,14 @@ export function bucketStreamConfig(bucket: BucketName) {
     deny_purge: true,
     ...BUCKET_LIMITS[bucket],
   };
+}
+
+/** Makes a bucket with these limits unless it is there; one that is there is taken as it is. */
+export async function makeBucket(nc: NatsConnection, name: BucketName): Promise<void> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const config = bucketStreamConfig(name);
+  await jsm.streams.info(config.name).catch(async (error: unknown) => {
+    if (!(error instanceof Error && /stream not found/i.test(error.message))) throw error;
+    await jsm.streams.add(config);
+  });
 }

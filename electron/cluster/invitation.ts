@@ -1,0 +1,66 @@
+// An invitation to join the cluster, as `hangar cluster invite` prints it and `hangar agent --join` takes it: the
+// NATS URL, the cluster's name, the one machine's NATS user credential (its role's permissions in a user JWT the
+// HANGAR account signed) and Hangar key (or, for a machine that keeps its own, its public key), the admins it is to trust, a single-use id and an expiry, all signed by the
+// admin that made it. Whoever holds it is that machine until it is used: it is used once (its id is marked used in the
+// cluster's store as it joins) and is short-lived.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './identity.ts';
+
+const PREFIX = 'hjoin1.';
+const TOKEN_MAX = 16 * 1024;
+
+export type InvitedRole = 'node' | 'viewer' | 'node+viewer';
+
+const bodySchema = z.object({
+  url: z.string().max(512),
+  cluster: z.string().max(128),
+  name: z.string().max(64),
+  role: z.enum(['node', 'viewer', 'node+viewer']),
+  labels: z.record(z.string().max(64), z.string().max(256)),
+  creds: z.string().max(4096),
+  key: z.string().max(512),
+  admins: z.array(z.string().max(128)).min(1).max(64),
+  by: z.string().max(128),
+  invite: z.string().regex(/^[0-9a-f]{24}$/),
+  exp: z.number().int(),
+});
+
+export type Invitation = z.infer<typeof bodySchema>;
+
+export const newInviteId = () => randomBytes(12).toString('hex');
+
+const signed = (payload: string) => Buffer.from(`hangar/join/1\n${payload}`);
+
+/** The token: the invitation signed by `admin` (whose key it names in `by`). */
+export function encodeInvitation(invitation: Invitation, admin: ClusterIdentity): string {
+  const payload = Buffer.from(JSON.stringify(invitation)).toString('base64url');
+  return `${PREFIX}${payload}.${admin.sign(signed(payload)).toString('base64url')}`;
+}
+
+/** Reads a token; throws one line saying what is wrong with it. Expiry and use are checked by the caller. */
+export function decodeInvitation(token: string): Invitation {
+  const text = token.trim();
+  if (!text.startsWith(PREFIX) || text.length > TOKEN_MAX) throw new Error('this is not a Hangar invitation (hangar cluster invite prints one, starting with hjoin1.)');
+  const [payload = '', sig = '', ...more] = text.slice(PREFIX.length).split('.');
+  let invitation: Invitation;
+  try {
+    if (more.length > 0) throw new Error('more parts');
+    invitation = bodySchema.parse(JSON.parse(Buffer.from(payload, 'base64url').toString()));
+  } catch {
+    throw new Error('this invitation is damaged (cut short or edited): copy it again whole, or ask an admin for a new one');
+  }
+  const admin = parsePublicKey(invitation.by);
+  if (!admin || !invitation.admins.includes(invitation.by) || !verifySignature(admin, signed(payload), Buffer.from(sig, 'base64url'))) {
+    throw new Error('this invitation was edited after an admin made it (its signature does not match): ask an admin for a new one');
+  }
+  if (!identityFromPem(invitation.key) && !parsePublicKey(invitation.key)) throw new Error('this invitation holds no usable key: ask an admin for a new one');
+  return invitation;
+}
+
+/** A clear line when the invitation is past its expiry by this machine's clock. */
+export function expiredLine(invitation: Invitation, now = Date.now()): string | null {
+  if (now <= invitation.exp) return null;
+  const minutes = Math.round((now - invitation.exp) / 60_000);
+  return `this invitation expired at ${new Date(invitation.exp).toISOString()} (${minutes} min ago by this machine's clock): ask an admin for a new one (hangar cluster invite)`;
+}

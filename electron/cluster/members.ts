@@ -1,0 +1,55 @@
+// `hangar cluster members`, on an admin: each machine it invited, with its role, key id, who invited it and when,
+// when it used its invitation (read from the cluster's store, when the server answers), when it was last seen (from
+// this home's running agent, for a node) and whether it was revoked.
+import type { AdminState, MemberRecord } from './admin-home.ts';
+import { parsePublicKey } from './identity.ts';
+import { adminContext, withAdminLink } from './invite.ts';
+import { claimedAt, openMembers } from './store/grants.ts';
+import { memberInboxOf } from './subjects.ts';
+
+export interface MemberView {
+  name: string;
+  role: MemberRecord['role'];
+  id: string;
+  invitedBy: string;
+  invitedAt: string;
+  expires: string | null;
+  /** When it used its invitation; null when not yet (or not known: the server did not answer). */
+  joined: string | null;
+  lastSeen: string | null;
+  revoked: string | null;
+}
+
+export interface MemberFacts {
+  /** When each invitation was used, by its id; null when the server did not answer. */
+  claims: Map<string, number> | null;
+  /** When each node was last seen, by its id. */
+  seen: Map<string, string>;
+}
+
+const at = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString());
+
+export function memberViews(state: AdminState, facts: MemberFacts): MemberView[] {
+  return state.members.map((m) => {
+    const id = parsePublicKey(m.key)?.id ?? '';
+    return {
+      name: m.name, role: m.role, id, invitedBy: m.invitedBy, invitedAt: at(m.invitedAt)!, expires: at(m.expires),
+      joined: m.invite === null ? at(m.invitedAt) : at(facts.claims?.get(m.invite)), lastSeen: facts.seen.get(id) ?? null, revoked: at(m.revokedAt),
+    };
+  });
+}
+
+/** When each invitation was used, as the store says; null when the server does not answer. */
+export async function readClaims(home: string): Promise<Map<string, number> | null> {
+  const { state, joined } = await adminContext(home);
+  const invites = state.members.flatMap((m) => (m.invite ? [m.invite] : []));
+  return withAdminLink(home, joined, async (nc) => {
+    const members = await openMembers(nc, false, memberInboxOf(joined.name));
+    const claims = new Map<string, number>();
+    for (const invite of invites) {
+      const when = await claimedAt(members, invite);
+      if (when !== null) claims.set(invite, when);
+    }
+    return claims;
+  }).catch(() => null);
+}
