@@ -3,7 +3,7 @@
 // machine as node, viewer and admin: `hangar agent` on this home then joins with no further option.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { isLoopback } from '../core/net/loopback.ts';
+import { isLoopback } from '../../shared/loopback.ts';
 import { adoptNotes, moveStore, type OldConfig } from './adopt.ts';
 import { adminFile, readAdmin, writeAdmin, type AdminState } from './admin-home.ts';
 import { newClusterName } from './cluster-id.ts';
