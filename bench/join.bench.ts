@@ -1,8 +1,7 @@
-// join_to_online_ms: from `hangar agent --join <token>` to the node shown online in the admin's `hangar nodes`, on
-// nats-server in operator mode (`hangar cluster init`), against the agent's own start (the same agent on a fresh home,
-// in no cluster, to its listening line) + 1 heartbeat.
-// revoke_to_refused_ms: from `hangar cluster revoke` to the revoked viewer's link closed by the server (its calls are
-// refused from then on), against 2 s.
+// join_to_online_ms: from `HANGAR_JOIN_TOKEN=<token> hangar agent` to the node shown online in the admin's `hangar
+// nodes`, on nats-server in operator mode (`hangar cluster init`), against the agent's own start (the same agent on a
+// fresh home, in no cluster, to its listening line) + 1 heartbeat. revoke_to_refused_ms: from `hangar cluster revoke`
+// to the revoked viewer's link closed by the server (its calls are refused from then on), against 2 s.
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,13 +50,13 @@ export default async function (): Promise<BenchFigure[]> {
       agents.push(await startAgent(join(root, `plain${i}`), null, ports(1 + 2 * i)));
       starts.push(performance.now() - started);
       started = performance.now();
-      agents.push(await startAgent(join(root, name), null, ['--join', token, ...ports(2 + 2 * i)]));
+      agents.push(await startAgent(join(root, name), null, ports(2 + 2 * i), { ...process.env, HANGAR_JOIN_TOKEN: token }));
       await until(async () => (await viewer.nodes({ node: 'local' })).some((c) => c.name === name && c.status === 'online'));
       joins.push(performance.now() - started);
     }
 
     const token = await invite(admin, '--role', 'viewer', '--name', 'ops');
-    const ops = await startAgent(join(root, 'ops'), null, ['--join', token, ...ports(9)]);
+    const ops = await startAgent(join(root, 'ops'), null, ports(9), { ...process.env, HANGAR_JOIN_TOKEN: token });
     agents.push(ops);
     const opsClient = await connect({ node: ops.url, home: ops.home });
     clients.push(opsClient);
@@ -75,7 +74,7 @@ export default async function (): Promise<BenchFigure[]> {
         value: median(joins),
         unit: 'ms',
         goal: start + DEFAULT_HEARTBEAT_MS,
-        note: `median of ${ROUNDS} nodes, from hangar agent --join to online in the admin's nodes; the agent's own start ${start.toFixed(0)} ms + a ${DEFAULT_HEARTBEAT_MS / 1000} s heartbeat`,
+        note: `median of ${ROUNDS} nodes, from HANGAR_JOIN_TOKEN=<token> hangar agent to online in the admin's nodes; the agent's own start ${start.toFixed(0)} ms + a ${DEFAULT_HEARTBEAT_MS / 1000} s heartbeat`,
       },
       { name: 'revoke_to_refused_ms', value: refused, unit: 'ms', goal: 2000, note: 'hangar cluster revoke (a CLI process) to the viewer\'s link closed by the server' },
     ];

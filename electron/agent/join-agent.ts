@@ -1,7 +1,8 @@
-// `hangar agent --join <token>`, and `hangar agent` alone on a home that joined by invitation (or ran `hangar cluster
-// init`): the cluster options its membership gives. The invitation is on the command line because the issue's one
-// command puts it there; it is used once and expires soon, so a copy left in a shell's history or the process list
-// joins nothing. `--join -` reads it from stdin, and $HANGAR_JOIN_TOKEN is read on a home that joined no cluster yet.
+// `HANGAR_JOIN_TOKEN=<token> hangar agent` (or `hangar agent --join -`, the token on stdin), and `hangar agent` alone on
+// a home that joined by invitation (or ran `hangar cluster init`): the cluster options its membership gives. An
+// invitation holds the machine's NATS credential and key, so it never goes on a command line, which every user of the
+// machine can read for as long as the agent runs: the environment (readable by its owner only) or stdin carries it.
+import { HangarError } from '../../shared/errors.ts';
 import { credsFile, readJoined } from '../cluster/joined-home.ts';
 import { memberInboxOf } from '../cluster/subjects.ts';
 import type { JoinOptions } from '../fleet/start.ts';
@@ -12,8 +13,12 @@ export interface InvitedCluster {
 }
 
 export async function invitedCluster(home: string, join: string | undefined): Promise<InvitedCluster | null> {
+  if (join !== undefined && join !== '-') throw new HangarError('invalid-request', INLINE_REFUSED);
   let joined = await readJoined(home);
-  const token = join === '-' ? await readStdin() : (join ?? (joined ? undefined : process.env.HANGAR_JOIN_TOKEN || undefined));
+  const fromEnv = process.env.HANGAR_JOIN_TOKEN || undefined;
+  // Read once, and given to nothing this agent starts.
+  delete process.env.HANGAR_JOIN_TOKEN;
+  const token = join === '-' ? await readStdin() : joined ? undefined : fromEnv;
   if (token !== undefined) {
     // The NATS client is loaded only to join.
     const { redeemInvitation } = await import('../cluster/redeem.ts');
@@ -26,6 +31,9 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
     labels: Object.keys(joined.labels).length > 0 ? joined.labels : undefined,
   };
 }
+
+const INLINE_REFUSED =
+  "an invitation holds this machine's NATS credential and key, and a command line is readable by every user of the machine: give it as HANGAR_JOIN_TOKEN=<token> hangar agent, or run hangar agent --join - and paste it";
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

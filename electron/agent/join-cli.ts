@@ -45,7 +45,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       });
     });
 
-  cluster.command('invite').description('print the one command that joins another machine: hangar agent --join <token> (used once, expires)')
+  cluster.command('invite').description('print the one command that joins another machine: HANGAR_JOIN_TOKEN=<token> hangar agent (used once, expires)')
     .requiredOption('--role <role>', 'node (serves this machine\'s backends), viewer (calls the nodes) or node+viewer', parseInvitedRole)
     .option('--key <key>', 'the machine\'s own key, as hangar cluster key prints it there: it keeps it and its node id (default: one is made for it)')
     .option('--name <name>', 'its name in the cluster (default: ROLE-xxxx)')
@@ -54,8 +54,8 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     .option('--json', 'print JSON to stdout (with the token alone)')
     .action(async (options: { role: InvitedRole; name?: string; key?: string; labels: Record<string, string>; expires: number; json?: boolean }) => {
       const made = await invite({ home: home(), role: options.role, name: options.name, key: options.key, labels: options.labels, expiresMs: options.expires });
-      if (!options.json) process.stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's credential, so send it privately; \`hangar agent --join -\` reads it from stdin, or HANGAR_JOIN_TOKEN)\n`);
-      printed(options, { json: made, text: `hangar agent --join ${made.token}\n` });
+      if (!options.json) process.stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's NATS credential and key, so send it privately; \`hangar agent --join -\` reads it from stdin instead)\n`);
+      printed(options, { json: made, text: `HANGAR_JOIN_TOKEN=${made.token} hangar agent\n` });
     });
 
   cluster.command('members').description('the machines invited to the cluster: role, who invited it and when, when it joined, last seen, whether it was revoked').option('--json', 'print JSON to stdout')

@@ -74,7 +74,7 @@ describe('hangar cluster init --adopt', () => {
     assert.equal(invited.code, 0, invited.stderr);
     const { token } = JSON.parse(invited.stdout) as { token: string };
     agents.desk = await startAgent(cluster.homes.desk!, gallery, ['--ports', PORTS.desk!, '--heartbeat', String(HEARTBEAT_MS)]);
-    agents.gpu1 = await startAgent(cluster.homes.gpu1!, gallery, ['--join', token, '--ports', PORTS.gpu1!, '--heartbeat', String(HEARTBEAT_MS)]);
+    agents.gpu1 = await startAgent(cluster.homes.gpu1!, gallery, ['--ports', PORTS.gpu1!, '--heartbeat', String(HEARTBEAT_MS)], { ...process.env, HANGAR_JOIN_TOKEN: token });
     const card = await until('gpu1 online and trusting desk, under its old id', async () => {
       const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
       return cards.find((c) => c.name === 'gpu1' && c.status === 'online' && c.access === 'trusted');

@@ -48,7 +48,7 @@ export function adoptNotes(old: OldConfig, admin: string, storeMoved: boolean): 
   return [
     `kept: the cluster's name ${old.cluster} (every stored record and trust line stays valid), its listening address ${old.listen}, and ${storeMoved ? 'its store (pins, rollouts, status)' : 'its store directory (it held no buckets yet)'}`,
     'changed: the passwords stop working once nats-server restarts on the new configuration; each machine joins once with an invitation that keeps its key and node id:',
-    ...others.map((m) => `  ${m.name}: on this machine, hangar cluster invite --role ${m.node ? 'node' : 'viewer'} --name ${m.name} --key KEY_OF_${m.name} (hangar cluster key prints it there); there, hangar agent --join <token> instead of its old command`),
+    ...others.map((m) => `  ${m.name}: on this machine, hangar cluster invite --role ${m.node ? 'node' : 'viewer'} --name ${m.name} --key KEY_OF_${m.name} (hangar cluster key prints it there); there, the line that prints (HANGAR_JOIN_TOKEN=<token> hangar agent) instead of its old command`),
     ...(others.some((m) => m.node && m.viewer) ? ['  (a machine that was both node and viewer: invite it as a node and start it with --cluster-role node, or as a viewer; an invitation has one role)'] : []),
     `then here: hangar agent, with no option (as ${admin}: node, viewer and admin)`,
   ];

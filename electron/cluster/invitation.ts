@@ -1,8 +1,9 @@
-// An invitation to join the cluster, as `hangar cluster invite` prints it and `hangar agent --join` takes it: the
-// NATS URL, the cluster's name, the one machine's NATS user credential (its role's permissions in a user JWT the
-// HANGAR account signed) and Hangar key (or, for a machine that keeps its own, its public key), the admins it is to trust, a single-use id and an expiry, all signed by the
-// admin that made it. Whoever holds it is that machine until it is used: it is used once (its id is marked used in the
-// cluster's store as it joins) and is short-lived.
+// An invitation to join the cluster, as `hangar cluster invite` prints it and the agent takes it (HANGAR_JOIN_TOKEN, or
+// --join - on stdin): the NATS URL, the cluster's name, the one machine's NATS user credential (its role's permissions
+// in a user JWT the HANGAR account signed) and Hangar key (or, for a machine that keeps its own, its public key), the
+// admins it is to trust, a single-use id and an expiry, all signed by the admin that made it. Whoever holds it holds
+// that machine's credential and key until the machine is revoked, so it never goes on a command line; it joins once
+// (its id is marked used in the cluster's store as it joins) and is short-lived.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './identity.ts';

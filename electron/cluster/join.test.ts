@@ -1,7 +1,7 @@
 // A cluster whose machines join by invitation, on Debian's nats-server (2.9) in operator mode, as the README's "Run a
 // small cluster" says: `hangar cluster init` on the admin, `nats-server -c` on what it wrote, `hangar agent` there,
-// then one `hangar cluster invite` and one `hangar agent --join <token>` for each other machine. No trust line and no
-// password is typed anywhere.
+// then one `hangar cluster invite` and one `HANGAR_JOIN_TOKEN=<token> hangar agent` for each other machine. No trust
+// line and no password is typed anywhere.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile, readdir, stat, rm } from 'node:fs/promises';
@@ -26,6 +26,8 @@ const URL = `nats://127.0.0.1:${NATS_PORT}`;
 const PORTS: Record<string, string> = { admin: '28110-28119', gpu1: '28120-28129', gpu2: '28130-28139', ops: '28140-28149', desk2: '28150-28159' };
 const run = promisify(execFile);
 const TEST_ONLY = (machine: string) => ['--ports', PORTS[machine]!, '--heartbeat', '300'];
+/** The environment `hangar cluster invite`'s line gives the agent: the invitation in it, never on the command line. */
+const withToken = (token: string): NodeJS.ProcessEnv => ({ ...process.env, HANGAR_JOIN_TOKEN: token });
 
 describe('a cluster joined by invitation (hangar cluster init, invite, agent --join)', () => {
   let root: string;
@@ -40,18 +42,19 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
   async function invite(...args: string[]): Promise<string> {
     const made = await cli('--home', homes.admin!, 'cluster', 'invite', ...args);
     assert.equal(made.code, 0, made.stderr);
-    const line = /^hangar agent --join (hjoin1\.\S+)\n$/.exec(made.stdout);
+    const line = /^HANGAR_JOIN_TOKEN=(hjoin1\.\S+) hangar agent\n$/.exec(made.stdout);
     assert.ok(line, made.stdout);
     return line[1]!;
   }
 
   async function joinWith(machine: string, token: string): Promise<Agent> {
     homes[machine] = join(root, machine);
-    return startAgent(homes[machine], gallery, ['--join', token, ...TEST_ONLY(machine)]);
+    return startAgent(homes[machine], gallery, TEST_ONLY(machine), withToken(token));
   }
 
-  const refusedJoin = async (home: string, token: string) => {
-    const result = await cli('agent', '--home', home, '--listen', '127.0.0.1:0', '--join', token);
+  const refusedJoin = async (home: string, token: string, inline = false) => {
+    const args = ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', ...(inline ? ['--join', token] : [])];
+    const result = await run(process.execPath, args, { env: inline ? process.env : withToken(token) }).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
     assert.equal(result.code, 1);
     assert.equal(result.stderr.split('\n').length, 2, `one line: ${result.stderr}`);
     assert.deepEqual(await readdir(home).catch(() => []), [], 'nothing written in its home');
@@ -120,6 +123,8 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
   });
 
   test('a used, expired, edited or other cluster\'s invitation is refused in one line, and nothing is written', async () => {
+    // On the command line every user of the machine could read it: refused before it is even looked at.
+    assert.match(await refusedJoin(join(root, 'inline'), tokens.gpu1!, true), /^hangar: an invitation holds this machine's NATS credential and key, and a command line is readable by every user of the machine: give it as HANGAR_JOIN_TOKEN=<token> hangar agent/);
     assert.match(await refusedJoin(join(root, 'again'), tokens.gpu1!), /^hangar: this invitation was used already at \S+: each is used once/);
     const admin = { ...(await loadIdentity(homes.admin!)) };
     const late = encodeInvitation({ ...decodeInvitation(tokens.gpu1!), exp: Date.now() - 120_000 }, admin);
@@ -137,12 +142,12 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     const token = await invite('--role', 'viewer', '--name', 'desk2');
     homes.desk2 = join(root, 'desk2');
     const ahead = `--import=data:text/javascript,${encodeURIComponent('const now = Date.now; Date.now = () => now() + 600000;')}`;
-    const skewed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.desk2, '--listen', '127.0.0.1:0', '--join', token], { env: { ...process.env, NODE_OPTIONS: ahead } })
+    const skewed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.desk2, '--listen', '127.0.0.1:0'], { env: { ...withToken(token), NODE_OPTIONS: ahead } })
       .then(() => null, (error: { code: number; stderr: string }) => error);
     assert.equal(skewed?.code, 1);
     assert.match(skewed?.stderr ?? '', /^hangar: this machine's clock is 600 s ahead of the cluster server's \(at most 60 s\): set it right \(NTP\) and run the same command again\n$/);
     assert.deepEqual(await readdir(homes.desk2).catch(() => []), [], 'nothing written in its home');
-    agents.desk2 = await startAgent(homes.desk2, gallery, ['--join', token, '--ports', PORTS.desk2!]);
+    agents.desk2 = await startAgent(homes.desk2, gallery, ['--ports', PORTS.desk2!], withToken(token));
   });
 
   test("a node's NATS user cannot speak as another node, read another's inbox, or reach the JetStream API beyond its role", async () => {

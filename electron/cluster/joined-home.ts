@@ -23,7 +23,7 @@ export type Joined = z.infer<typeof joinedSchema>;
 
 /** This home's membership; null when it joined no cluster by invitation. */
 export function readJoined(home: string): Promise<Joined | null> {
-  return readOwnerJson(joinedFile(home), joinedSchema, 'move it away and join again (hangar agent --join)');
+  return readOwnerJson(joinedFile(home), joinedSchema, 'move it away and join again with a new invitation (hangar cluster invite)');
 }
 
 /** The credential first, the membership last: a home holds a membership only once it holds all it needs. */

@@ -1,7 +1,8 @@
-// `hangar agent --join <token>`: checks the invitation (whole, signed by an admin it names, not expired), reaches the
-// cluster with the credential it carries (the server must be that cluster's), marks the invitation used in the
-// cluster's store (a second use is refused there), and only then keeps what it carries: this machine's key, the
-// admins to trust, the credential and the membership (joined-home.ts). Anything refused leaves the home as it was.
+// An invitation redeemed (HANGAR_JOIN_TOKEN=<token> hangar agent): checks the invitation (whole, signed by an admin it
+// names, not expired), reaches the cluster with the credential it carries (the server must be that cluster's), marks
+// the invitation used in the cluster's store (a second use is refused there), and only then keeps what it carries: this
+// machine's key, the admins to trust, the credential and the membership (joined-home.ts). Anything refused leaves the
+// home as it was.
 import { readFile, rm } from 'node:fs/promises';
 import { connectCluster } from '../nats/connect.ts';
 import { CALL_WINDOW_MS } from './call-guard.ts';

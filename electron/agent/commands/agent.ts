@@ -22,7 +22,7 @@ export function registerAgentCommand(context: CliContext): void {
     .option('--max-install-size <size>', 'what one backend may hold on disk, e.g. 64G (default 32G)')
     .option('--start-timeout <seconds>', 'how long a backend\'s start and a model\'s load may take, never less than twice the longest seen here (default: the node\'s settings, 600)')
     .option('--stall-timeout <seconds>', 'give up on a download that sends no headers, or under 1 KiB, for this long (default 30)')
-    .option('--join <token>', 'join the cluster an admin invited this machine to (hangar cluster invite), once; "-" reads the invitation from stdin (default: $HANGAR_JOIN_TOKEN); then `hangar agent` alone joins it')
+    .option('--join <source>', 'join the cluster an admin invited this machine to (hangar cluster invite), once: "-" reads the invitation from stdin ($HANGAR_JOIN_TOKEN gives it too; never on the command line); then `hangar agent` alone joins it')
     .option('--cluster <url>', 'join the NATS cluster at nats://HOST:PORT or tls://HOST:PORT')
     .option('--name <name>', 'this node\'s name in the cluster (default: the hostname)')
     .option('--cluster-user <user>', 'NATS user')
