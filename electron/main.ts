@@ -24,7 +24,7 @@ import type { LocalNode } from './core/node.ts';
 import type { LocalAiRunner } from './localai/runner/runner.ts';
 import { joinedConnection, startHost, startNode, storedClusterSettings, type Host, type JoinOptions } from './fleet/start.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
-import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
+import { APP_HOST, APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
 import { localAiMenu } from './shell/localai-menu.ts';
 import { followTray, trayMenu, type TrayActions } from './shell/localai-tray.ts';
@@ -167,8 +167,10 @@ async function offerRunningHost(message: string, openUrl: string | null): Promis
 /** Electron's security checklist, applied to every session user and every web contents. */
 function lockDownSession(): void {
   const ses = session.defaultSession;
-  ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  ses.setPermissionCheckHandler(() => false);
+  // The one permission granted: the app's page writes text to the clipboard (Copy, in Settings → Cluster).
+  const copies = (permission: string, url: string) => permission === 'clipboard-sanitized-write' && url.startsWith(`${APP_SCHEME}://${APP_HOST}/`);
+  ses.setPermissionRequestHandler((contents, permission, callback) => callback(copies(permission, contents.getURL())));
+  ses.setPermissionCheckHandler((_contents, permission, origin) => copies(permission, `${origin}/`));
   // Pages load packaged content only. Requests without a page (the node's net.fetch of galleries) pass.
   ses.webRequest.onBeforeRequest((details, callback) => callback({ cancel: details.webContentsId !== undefined && isRemoteRequest(details.url) }));
   ses.webRequest.onHeadersReceived((details, callback) => {
