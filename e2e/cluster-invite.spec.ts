@@ -21,7 +21,7 @@ let root: string;
 let nats: NatsServer;
 const agents: Partial<Record<keyof typeof PORTS, RunningAgent>> = {};
 const pages: Page[] = [];
-let pageErrors: string[] = [];
+const pageErrors: string[] = [];
 let command = '';
 
 async function settingsOf(browser: Browser, agent: RunningAgent): Promise<Page> {
@@ -93,6 +93,7 @@ test('a used invitation is refused in one line, and the home stays out of the cl
   await expect(join.getByTestId('join-error')).toContainText('this invitation was used already');
   await expect(join.getByTestId('join-error')).not.toContainText('hjoin1.');
   await expect(join.getByTestId('join-token')).toBeVisible();
+  await join.scrollIntoViewIfNeeded();
   await shot(page, 'settings-cluster-refused');
   expect(pageErrors).toEqual([]);
 });

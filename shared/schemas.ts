@@ -216,7 +216,14 @@ export const requestSchemas = {
     expiresMinutes: z.number().int('Minutes are whole numbers').min(1, 'An invitation lasts a minute to seven days').max(7 * 24 * 60, 'An invitation lasts a minute to seven days'),
   }),
   // The invitation is a secret: a refusal never repeats it.
-  clusterJoin: z.strictObject({ node: nodeId, token: z.string().trim().min(1, 'Paste an invitation').max(16 * 1024, 'This is too long to be an invitation') }),
+  clusterJoin: z.strictObject({
+    node: nodeId,
+    token: z
+      .string()
+      .trim()
+      .max(16 * 1024, 'This is too long to be an invitation')
+      .regex(/^hjoin1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'This is not an invitation: hangar cluster invite prints one, starting with hjoin1.'),
+  }),
   localaiSettings: nodeRef,
   updateLocalaiSettings: z.strictObject({ node: nodeId, localai: localaiJoin.nullable() }),
   localaiServer: nodeRef,
