@@ -22,9 +22,9 @@ import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
 import type { LocalNode } from './core/node.ts';
 import type { LocalAiRunner } from './localai/runner/runner.ts';
-import { startHost, startNode, storedClusterSettings, type Host, type JoinOptions } from './fleet/start.ts';
+import { joinedConnection, startHost, startNode, storedClusterSettings, type Host, type JoinOptions } from './fleet/start.ts';
 import { forwardEvents, registerIpc } from './ipc.ts';
-import { APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
+import { APP_HOST, APP_SCHEME, APP_URL, CONTENT_SECURITY_POLICY, appResponseHeaders, resolveAppFile } from './shell/app-protocol.ts';
 import { claimDesktopHome } from './shell/desktop-home.ts';
 import { localAiMenu } from './shell/localai-menu.ts';
 import { followTray, trayMenu, type TrayActions } from './shell/localai-tray.ts';
@@ -77,6 +77,8 @@ async function start(): Promise<void> {
   if (home.kind === 'busy') return offerRunningHost(home.message, home.openUrl);
   const desktopFile = join(userData, 'settings.json');
   const desktop = readJson(desktopFile, desktopSettingsSchema, DEFAULT_DESKTOP_SETTINGS);
+  // Settings name a cluster, else the home joined one by invitation (Settings → Cluster → Join with an invitation).
+  const joining = clusterOf(desktop) ?? (await joinedConnection(userData))?.cluster;
   // Settings → Cluster changes what the app joins at its next start.
   let nextCluster = desktop.cluster ?? null;
   const clusterSettings = (joined: JoinOptions | undefined) =>
@@ -92,7 +94,7 @@ async function start(): Promise<void> {
   // The node, with LocalAI beside it: run by Hangar (Settings → LocalAI), or one running already, linked in Settings.
   const { node, localaiServer, localaiRunner, recovered } = await startNode({
     home: userData,
-    ...(desktop.cluster && { name: clusterOf(desktop)!.name }),
+    ...(joining && { name: joining.name }),
     starterGallery,
     // Starter backends are Node scripts: they run on this very binary in Node mode (hence the RunAsNode fuse).
     runtimeEnv: { HANGAR_NODE: process.execPath, ELECTRON_RUN_AS_NODE: '1' },
@@ -101,7 +103,6 @@ async function start(): Promise<void> {
   });
   for (const line of recovered) console.log(`hangar: recovered: ${line}`);
 
-  const joining = clusterOf(desktop);
   const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer, localaiRunner }).catch((error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
     console.error(`hangar: ${messageOf(error)}`);
@@ -166,8 +167,10 @@ async function offerRunningHost(message: string, openUrl: string | null): Promis
 /** Electron's security checklist, applied to every session user and every web contents. */
 function lockDownSession(): void {
   const ses = session.defaultSession;
-  ses.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
-  ses.setPermissionCheckHandler(() => false);
+  // The one permission granted: the app's page writes text to the clipboard (Copy, in Settings → Cluster).
+  const copies = (permission: string, url: string) => permission === 'clipboard-sanitized-write' && url.startsWith(`${APP_SCHEME}://${APP_HOST}/`);
+  ses.setPermissionRequestHandler((contents, permission, callback) => callback(copies(permission, contents.getURL())));
+  ses.setPermissionCheckHandler((_contents, permission, origin) => copies(permission, `${origin}/`));
   // Pages load packaged content only. Requests without a page (the node's net.fetch of galleries) pass.
   ses.webRequest.onBeforeRequest((details, callback) => callback({ cancel: details.webContentsId !== undefined && isRemoteRequest(details.url) }));
   ses.webRequest.onHeadersReceived((details, callback) => {

@@ -1,10 +1,13 @@
 import type {
   BackendView,
+  ClusterInvitation,
+  ClusterInvitationsView,
   ClusterSettingsView,
   ClusterStatusView,
   DesiredStateView,
   DesiredVersion,
   GalleryEntryView,
+  InvitedRole,
   JobView,
   LoadResult,
   LocalAiAction,
@@ -124,6 +127,12 @@ export interface ClusterApi {
    * is; an empty one is removed.
    */
   updateClusterSettings(req: NodeRef & { cluster: ClusterJoinRequest | null }): Promise<ClusterSettingsView>;
+  /** Whether this host's home invites machines (it ran `hangar cluster init`), and the membership it holds. */
+  clusterInvitations(req: NodeRef): Promise<ClusterInvitationsView>;
+  /** On an admin's home: an invitation, as `hangar cluster invite` makes it; its command goes only to the caller. */
+  clusterInvite(req: NodeRef & ClusterInviteRequest): Promise<ClusterInvitation>;
+  /** Redeems an invitation for this host's home, as `HANGAR_JOIN_TOKEN=<token> hangar agent` does; the host joins when it next starts. */
+  clusterJoin(req: NodeRef & { token: string }): Promise<ClusterInvitationsView>;
   /** The host's cluster link: its role and key, and what it dropped, refused or was refused. */
   clusterStatus(req: NodeRef): Promise<ClusterStatusView>;
   /** The LocalAI cluster whose workers this host manages, and how its link stands. */
@@ -177,6 +186,14 @@ export interface LocalAiJoinRequest {
   insecure?: boolean;
 }
 
+export interface ClusterInviteRequest {
+  role: InvitedRole;
+  name?: string;
+  labels: Record<string, string>;
+  /** How long it may be used: a minute to seven days. */
+  expiresMinutes: number;
+}
+
 export interface ClusterJoinRequest {
   url: string;
   name?: string;
@@ -212,6 +229,7 @@ export const nodeMethods = [
 
 export const clusterMethods = [
   'nodes', 'rollout', 'rollouts', 'rollbackRollout', 'resumeRollout', 'pin', 'unpin', 'desired', 'clusterSettings', 'updateClusterSettings', 'clusterStatus',
+  'clusterInvitations', 'clusterInvite', 'clusterJoin',
   'localaiSettings', 'updateLocalaiSettings', 'localaiServer', 'updateLocalaiServer',
   'localaiRun', 'localaiControl', 'localaiInstall', 'localaiRollback', 'localaiLogs', 'localaiLatest',
 ] as const satisfies readonly (keyof ClusterApi)[];

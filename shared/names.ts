@@ -11,3 +11,6 @@ export function modelNameProblem(name: string): string | null {
   if (name.length === 0) return 'Type a model name';
   return name.length > NAME_MAX || !MODEL_NAME_PATTERN.test(name) ? MODEL_NAME_RULE : null;
 }
+
+/** A machine's name in a cluster joined by invitation: its NATS user's, and its inbox's. */
+export const MACHINE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

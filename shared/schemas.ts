@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
-import type { LocalAiAction } from './types.ts';
-import { MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
+import type { InvitedRole, LocalAiAction } from './types.ts';
+import { MACHINE_NAME_PATTERN, MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
 import { isSelector, LABEL_KEY, LABEL_RULE, LABEL_VALUE, LABELS_MAX } from './selector.ts';
 import type { RestartPolicy } from './types.ts';
 
@@ -207,6 +207,23 @@ export const requestSchemas = {
   clusterSettings: nodeRef,
   updateClusterSettings: z.strictObject({ node: nodeId, cluster: clusterJoin.nullable() }),
   clusterStatus: nodeRef,
+  clusterInvitations: nodeRef,
+  clusterInvite: z.strictObject({
+    node: nodeId,
+    role: z.enum(['node', 'viewer', 'node+viewer'] satisfies InvitedRole[]),
+    name: z.string().regex(MACHINE_NAME_PATTERN, 'A machine\'s name is letters, digits, "_" and "-", at most 64').optional(),
+    labels: nodeLabels,
+    expiresMinutes: z.number().int('Minutes are whole numbers').min(1, 'An invitation lasts a minute to seven days').max(7 * 24 * 60, 'An invitation lasts a minute to seven days'),
+  }),
+  // The invitation is a secret: a refusal never repeats it.
+  clusterJoin: z.strictObject({
+    node: nodeId,
+    token: z
+      .string()
+      .trim()
+      .max(16 * 1024, 'This is too long to be an invitation')
+      .regex(/^hjoin1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'This is not an invitation: hangar cluster invite prints one, starting with hjoin1.'),
+  }),
   localaiSettings: nodeRef,
   updateLocalaiSettings: z.strictObject({ node: nodeId, localai: localaiJoin.nullable() }),
   localaiServer: nodeRef,

@@ -43,6 +43,11 @@ export function parseLabel(text: string): { key: string; value: string } {
   return { key, value };
 }
 
+/** Labels written `KEY=VALUE, …` (blanks around each ignored); throws on the first that is not one. */
+export function parseLabels(text: string): Record<string, string> {
+  return Object.fromEntries(text.split(',').map((t) => t.trim()).filter(Boolean).map(parseLabel).map((l) => [l.key, l.value]));
+}
+
 /** Whether a node (its id and labels) is one the selector names. */
 export function selects(selector: Selector | string, node: { id: string; labels: Record<string, string> }): boolean {
   const s = typeof selector === 'string' ? parseSelector(selector) : selector;

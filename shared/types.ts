@@ -384,6 +384,27 @@ export interface LocalAiSettingsView {
   status: LocalAiStatusView | null;
 }
 
+/** A machine's roles in a cluster joined by invitation. */
+export type InvitedRole = 'node' | 'viewer' | 'node+viewer';
+
+/** Settings → Cluster's invitations: whether this host's home may make them, and the membership it holds. */
+export interface ClusterInvitationsView {
+  /** The home ran `hangar cluster init`: it invites machines. */
+  admin: boolean;
+  member: { cluster: string; url: string; name: string; role: InvitedRole } | null;
+  /** It holds a membership this running host is not connected with: it joins when the host next starts. */
+  restart: boolean;
+}
+
+/** An invitation made from Settings: the one command that joins the machine. It holds a secret, shown only to who asked. */
+export interface ClusterInvitation {
+  command: string;
+  name: string;
+  role: InvitedRole;
+  /** ISO time after which it is refused. */
+  expires: string;
+}
+
 export interface ClusterSettingsView {
   /** What the host joined when it started, or null when it runs alone. */
   joined: ClusterJoin | null;

@@ -3,8 +3,7 @@
 // invitation holds the machine's NATS credential and key, so it never goes on a command line, which every user of the
 // machine can read for as long as the agent runs: the environment (readable by its owner only) or stdin carries it.
 import { HangarError } from '../../shared/errors.ts';
-import { credsFile, readJoined } from '../cluster/joined-home.ts';
-import { memberInboxOf } from '../cluster/subjects.ts';
+import { joinedConnection, readJoined } from '../cluster/joined-home.ts';
 import type { JoinOptions } from '../fleet/start.ts';
 
 export interface InvitedCluster {
@@ -14,22 +13,19 @@ export interface InvitedCluster {
 
 export async function invitedCluster(home: string, join: string | undefined): Promise<InvitedCluster | null> {
   if (join !== undefined && join !== '-') throw new HangarError('invalid-request', INLINE_REFUSED);
-  let joined = await readJoined(home);
   const fromEnv = process.env.HANGAR_JOIN_TOKEN || undefined;
   // Read once, and given to nothing this agent starts.
   delete process.env.HANGAR_JOIN_TOKEN;
-  const token = join === '-' ? await readStdin() : joined ? undefined : fromEnv;
+  const token = join === '-' ? await readStdin() : (await readJoined(home)) ? undefined : fromEnv;
   if (token !== undefined) {
     // The NATS client is loaded only to join.
     const { redeemInvitation } = await import('../cluster/redeem.ts');
-    joined = await redeemInvitation(home, token);
+    const joined = await redeemInvitation(home, token);
     process.stderr.write(`hangar: joined cluster ${joined.cluster} at ${joined.url} as ${joined.name} (${joined.role}); from now on \`hangar agent\` alone joins it\n`);
   }
+  const joined = await joinedConnection(home);
   if (!joined) return null;
-  return {
-    cluster: { url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name), role: joined.role, grantors: joined.admins },
-    labels: Object.keys(joined.labels).length > 0 ? joined.labels : undefined,
-  };
+  return { cluster: joined.cluster, labels: Object.keys(joined.labels).length > 0 ? joined.labels : undefined };
 }
 
 const INLINE_REFUSED =

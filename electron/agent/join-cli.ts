@@ -5,7 +5,7 @@ import { copyFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
-import { parseLabel } from '../../shared/selector.ts';
+import { parseLabels as labelsOf } from '../../shared/selector.ts';
 import { readOldConfig, type OldConfig } from '../cluster/adopt.ts';
 import { adminOf } from '../cluster/admin-home.ts';
 import { initCluster } from '../cluster/init.ts';
@@ -117,7 +117,7 @@ async function adoptedConfig(from: string, out: string): Promise<OldConfig> {
 
 function parseLabels(value: string): Record<string, string> {
   try {
-    return Object.fromEntries(value.split(',').filter(Boolean).map((l) => parseLabel(l)).map((l) => [l.key, l.value]));
+    return labelsOf(value);
   } catch (error) {
     throw new CommanderError(2, 'hangar.usage', `--labels ${(error as Error).message}`);
   }

@@ -11,7 +11,7 @@ import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity 
 const PREFIX = 'hjoin1.';
 const TOKEN_MAX = 16 * 1024;
 
-export type InvitedRole = 'node' | 'viewer' | 'node+viewer';
+export type { InvitedRole } from '../../shared/types.ts';
 
 const bodySchema = z.object({
   url: z.string().max(512),

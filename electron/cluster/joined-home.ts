@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { writeFileAtomic } from '../core/state-file.ts';
 import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
+import { memberInboxOf } from './subjects.ts';
 
 export const joinedFile = (home: string) => join(home, 'state', 'cluster-join.json');
 export const credsFile = (home: string) => join(home, 'state', 'cluster.creds');
@@ -36,4 +37,14 @@ export async function writeJoined(home: string, joined: Joined, creds: string): 
 export async function forgetJoined(home: string): Promise<void> {
   await rm(joinedFile(home), { force: true });
   await rm(credsFile(home), { force: true });
+}
+
+/** How a host joins with the membership its home holds (fleet/start.ts JoinOptions); null when it holds none. */
+export async function joinedConnection(home: string) {
+  const joined = await readJoined(home);
+  if (!joined) return null;
+  return {
+    cluster: { url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name), role: joined.role, grantors: joined.admins },
+    labels: joined.labels,
+  };
 }

@@ -5,18 +5,17 @@
 // (under its own key id) and rollout records; a node reads those two and writes only its own convergence status; an
 // admin alone writes grants (store/grants.ts) and may remove a stored value (store/sweep.ts). Every host reads the
 // grants. No role may make a JetStream consumer, or reach any other JetStream API.
+import { MACHINE_NAME_PATTERN } from '../../shared/names.ts';
 import { parsePublicKey } from './identity.ts';
 import { BUCKET_LIMITS } from './store/store-limits.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
 } from './subjects.ts';
 
-/** A machine's name in the cluster: its NATS user's, and its inbox's (subjects.ts inboxPrefixOf). */
-const MACHINE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Throws one line unless `name` is usable as a machine's name. */
 export function checkMachineName(name: string): string {
-  if (!MACHINE_NAME.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
+  if (!MACHINE_NAME_PATTERN.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
   return name;
 }
 

@@ -5,6 +5,7 @@ import { parseSelector, selects } from '../../shared/selector.ts';
 import type { ClusterStatusView, LocalAiAction, LocalAiRunView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { ClusterLink } from '../cluster/join.ts';
 import type { ClusterSettings } from '../cluster/cluster-settings.ts';
+import type { Invitations } from '../cluster/invitations.ts';
 import { Converger } from '../cluster/converge.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import { DesiredState } from '../cluster/desired.ts';
@@ -47,10 +48,13 @@ export interface HostOptions {
   stateDir: string;
   /** The cluster to join, as Settings show and change it. */
   clusterSettings: ClusterSettings;
+  /** Invitations made and redeemed on this host's home (absent: Settings offer none). */
+  invitations?: Invitations | null;
 }
 
 const NO_SERVER = 'This host links no LocalAI server.';
 const NO_RUNNER = 'This host does not run LocalAI.';
+const NO_INVITATIONS = 'This host makes and redeems no invitations.';
 
 export type Host = HangarApi & {
   /** Someone watches the cluster through this host (a window, a connected client) until the returned function is called. */
@@ -84,6 +88,11 @@ export function createHost(options: HostOptions): Host {
     return options.localaiRunner;
   };
   const api = routeTo(providers, members ?? local);
+  const invitations = (req: NodeRef): Invitations => {
+    checkHost(req);
+    if (!options.invitations) throw new HangarError('conflict', NO_INVITATIONS);
+    return options.invitations;
+  };
 
   const stores = cluster?.stores ?? homeStores(options.stateDir);
   const desired = new DesiredState({ records: stores.desired, status: stores.status, writer: cluster?.id ?? HOME.id, store: () => stores.view(), emit });
@@ -164,6 +173,17 @@ export function createHost(options: HostOptions): Host {
     rollbackRollout: async (req) => {
       checkWriter(req);
       return rollouts.rollBack(req.id);
+    },
+    clusterInvitations: async (req) => {
+      checkHost(req);
+      return options.invitations?.view(cluster?.name ?? null) ?? { admin: false, member: null, restart: false };
+    },
+    clusterInvite: async ({ node, ...request }) => invitations({ node }).invite(request),
+    clusterJoin: async (req) => {
+      const home = invitations(req);
+      if (cluster) throw new HangarError('conflict', `this host is in a cluster already, as ${cluster.name}: join from a host in none`);
+      await home.join(req.token);
+      return home.view(null);
     },
     clusterStatus: async (req) => {
       checkHost(req);

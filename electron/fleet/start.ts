@@ -6,6 +6,7 @@ import type { HangarNodes } from '../localai/link.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import type { ClusterConnectOptions } from '../nats/connect.ts';
 import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
+import { homeInvitations } from '../cluster/invitations.ts';
 import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { LocalNode } from '../core/node.ts';
 import type { LocalNodeOptions } from '../core/node/options.ts';
@@ -19,6 +20,7 @@ import { followMarks, markCheck } from './localai-marks.ts';
 export { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 export type { Host } from './host.ts';
 export { storedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
+export { joinedConnection } from '../cluster/joined-home.ts';
 
 export interface JoinOptions extends ClusterConnectOptions {
   /** node: serve this machine's node only; viewer: watch and call the nodes only; default both. */
@@ -116,7 +118,11 @@ export async function startHost(options: StartHostOptions): Promise<Host> {
 }
 
 async function createJoinedHost(options: StartHostOptions, clusterSettings: ClusterSettings, localai: LocalAiConnection): Promise<Host> {
-  if (!options.cluster) return createHost({ node: options.node, cluster: null, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null });
+  const hostOptions = {
+    node: options.node, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null,
+    invitations: homeInvitations(options.home),
+  };
+  if (!options.cluster) return createHost({ ...hostOptions, cluster: null });
   // The NATS client is loaded only by a host that joins a cluster.
   const { joinCluster } = await import('../cluster/join.ts');
   const cluster = await joinCluster({
@@ -128,5 +134,5 @@ async function createJoinedHost(options: StartHostOptions, clusterSettings: Clus
     heartbeatMs: options.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     callTimeoutMs: options.cluster.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
   });
-  return createHost({ node: options.node, cluster, stateDir: options.stateDir, clusterSettings, localai, localaiServer: options.localaiServer ?? null, localaiRunner: options.localaiRunner ?? null });
+  return createHost({ ...hostOptions, cluster });
 }

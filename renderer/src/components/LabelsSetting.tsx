@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { parseLabel } from '../../../shared/selector.ts';
+import { parseLabels } from '../../../shared/selector.ts';
 import type { SettingsView } from '../../../shared/types.ts';
 import { settingsProblem } from '../state/settings.ts';
 
@@ -14,7 +14,7 @@ export function LabelsSetting({ view, disabled, save }: { view: SettingsView; di
   let labels: Record<string, string> | null = null;
   let problem: string | null;
   try {
-    labels = Object.fromEntries(text.split(',').map((t) => t.trim()).filter(Boolean).map(parseLabel).map((l) => [l.key, l.value]));
+    labels = parseLabels(text);
     problem = settingsProblem({ labels });
   } catch (error) {
     problem = (error as Error).message;

@@ -8,6 +8,7 @@ import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, u
 import { BackendStartTimeouts } from './BackendStartTimeouts.tsx';
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
+import { InvitationSections } from './InvitationSettings.tsx';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { LocalAiRunSection } from './LocalAiRunSettings.tsx';
 import { LocalAiServerSection } from './LocalAiServerSettings.tsx';
@@ -108,6 +109,7 @@ export function SettingsView() {
           </Section>
           <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
+          {hostsOwn && <InvitationSections />}
           {hostsOwn && <LocalAiRunSection autostart={toggle('localaiAutostart', 'Start LocalAI with Hangar', 'Hangar starts the LocalAI it runs when it starts.', 'setting-localai-autostart')} />}
           {hostsOwn && <LocalAiServerSection />}
           {hostsOwn && <LocalAiSection />}
