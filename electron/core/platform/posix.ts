@@ -23,6 +23,14 @@ export const posix: Platform = {
     const now = table.find((p) => p.pid === pid);
     return now ? membersOf(table, [], undefined, { pid, startTime: now.startTime }) : [];
   },
+  async statuses(pids) {
+    return new Map((await psTable(pids)).map((p) => [p.pid, { ppid: p.ppid, startTime: p.startTime, zombie: p.zombie }]));
+  },
+  async trees(leaders) {
+    if (leaders.length === 0) return [];
+    const table = await psTable();
+    return leaders.map((leader) => membersOf(table, [], undefined, leader));
+  },
   listener: (port) => lsofListener(port),
   usageSampler: () => new PsUsage(),
   async machine(diskDir) {

@@ -69,7 +69,7 @@ export class Cgroups {
    * written without its cgroup must not leave the cgroup to the sweep, which would end the adopted process.
    */
   holding(pid: number): string | null {
-    const own = cgroupOf(pid);
+    const own = this.base ? cgroupOf(pid) : null;
     if (!this.base || !own) return null;
     const path = join(this.base, basename(own));
     return basename(own).startsWith(`${this.prefix}-`) && path.endsWith(own) && existsSync(path) ? path : null;

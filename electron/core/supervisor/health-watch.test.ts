@@ -33,7 +33,7 @@ describe('health watch', () => {
     proc = await echoRow(echo, 'watched', dir);
     const records = new ProcessRecords(new ProcessTable(home.stateDir), new UsageSampler(), events);
     records.put(proc);
-    watch = new HealthWatch(records, { endedUnseen: () => false }, 300);
+    watch = new HealthWatch(records, { endedUnseen: async () => [] }, 300);
   });
   after(async () => {
     proc.client.close();

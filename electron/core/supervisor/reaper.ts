@@ -20,7 +20,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { basename } from 'node:path';
-import type { Leader } from './process-tree.ts';
+import type { Leader } from '../platform/types.ts';
 
 // $1: the directory of the host's cgroups ('' when there are none). Each listed process is " pid:start:cgroup ".
 // plan prints "G pgid" for each listed group still its own, "P pid start" for each process of them; given a plan

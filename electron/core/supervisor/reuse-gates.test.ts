@@ -28,7 +28,7 @@ describe('reuse gates', () => {
     proc = { ...(await echoRow(echo, 'gated', target.dir)), state: 'ready' };
     const records = new ProcessRecords(new ProcessTable(home.stateDir), new UsageSampler(), new EventEmitter());
     records.put(proc);
-    gates = new ReuseGates(new Rechecks(records, { endedUnseen: () => false }, currentPlatform()), 300);
+    gates = new ReuseGates(new Rechecks(records, { endedUnseen: async () => [] }, currentPlatform()), 300);
   });
   after(async () => {
     proc.client.close();
