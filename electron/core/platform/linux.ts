@@ -18,6 +18,8 @@ const DELETED = ' (deleted)';
 
 export const linux: Platform = {
   name: 'linux',
+  leaderSetup: '',
+  tracking: null,
   async processes(pids = pidsInProc()) {
     return pids.flatMap((pid) => entryOf(pid) ?? []);
   },

@@ -105,6 +105,13 @@ export interface Containment {
 
 export interface Platform {
   readonly name: PlatformName;
+  /**
+   * A shell's part the supervisor runs in a backend's first process before it becomes the backend (same pid), so
+   * that its tree can be found however its processes leave ('' when the layer needs none: cgroups do it on linux).
+   */
+  readonly leaderSetup: string;
+  /** How a supervisor finds all of a backend's processes here, when it does not put them in cgroups. */
+  readonly tracking: ProcessTracking | null;
   /** Every process on the machine (those of `pids` that exist, when given), from one read. */
   processes(pids?: number[]): Promise<ProcessEntry[]>;
   /** The process `pid` now, or null when none has it (a zombie has none: it has finished). */

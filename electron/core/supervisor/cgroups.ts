@@ -11,6 +11,7 @@ import { existsSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 
 import { mkdir, watch } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { ProcessTracking } from '../platform/types.ts';
 import { readKernelFile } from './kernel-file.ts';
 
 const SUBTREE = 'hangar';
@@ -20,11 +21,7 @@ const SUBTREE = 'hangar';
  */
 const EMPTY_WAIT_MS = 10_000;
 
-export interface ProcessTracking {
-  mechanism: 'cgroup' | 'session';
-  /** One line for the host's log, `hangar info` and the README: what a stop reaches, and why. */
-  description: string;
-}
+export type { ProcessTracking } from '../platform/types.ts';
 
 /** This host's backend cgroups, `<cgroup of the host>/hangar/<prefix>-<random>`. */
 export class Cgroups {

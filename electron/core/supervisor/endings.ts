@@ -8,7 +8,7 @@ import type { ParentWatch } from './reaper.ts';
 import { endText, freshHistory, type Proc, type ProcessRecords } from './records.ts';
 import type { RestartScheduler } from './restart-policy.ts';
 import { alive } from './signals.ts';
-import type { UsageSampler } from './usage.ts';
+import type { RowUsage } from './row-usage.ts';
 
 export const STDERR_TAIL_LINES = 5;
 
@@ -25,7 +25,7 @@ export interface EndingsParts {
   parent: ParentWatch;
   cgroups: Cgroups;
   platform: Platform;
-  usage: UsageSampler;
+  usage: RowUsage;
   restarts: RestartScheduler;
   selfStart: SelfStart;
   /** A fresh process for the model whose process `old` ended, its model loaded again. */

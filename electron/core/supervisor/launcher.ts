@@ -49,7 +49,7 @@ export class Launcher {
     private readonly settings: LaunchSettings,
     private readonly parts: LaunchParts,
   ) {
-    this.warm = new WarmShell(parts.cgroups, () => this.hostEnv());
+    this.warm = new WarmShell(parts.cgroups, () => this.hostEnv(), parts.platform.leaderSetup);
   }
 
   /** Has a shell wait for the next start (warm-shell.ts), once nothing is starting. */

@@ -61,7 +61,7 @@ export async function spawnBackend(platform: Platform, req: SpawnRequest): Promi
   await makeRunnable(runSh).catch((err: unknown) => {
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${RUN_SH} is not executable and cannot be made so: ${(err as Error).message}`);
   });
-  const { child, exit } = req.shell ?? (await spawnDirect(req, runSh));
+  const { child, exit } = req.shell ?? (await spawnDirect(req, runSh, platform.leaderSetup));
   const pid = child.pid;
   const result = child as Promise<Result>;
   // Read from the first byte: lines a backend writes while dying during startup make its error message.
@@ -94,12 +94,14 @@ export async function spawnBackend(platform: Platform, req: SpawnRequest): Promi
 
 /**
  * Run as `sh -c 'JOIN_CGROUP; exec "$@"' CGROUP RUN_SH ARGS...` where there is a cgroup: the shell moves itself into
- * it, then becomes run.sh (same pid), so everything run.sh forks is in it too.
+ * it, then becomes run.sh (same pid), so everything run.sh forks is in it too. The platform layer's `setup` runs in
+ * that shell too.
  */
-async function spawnDirect(req: SpawnRequest, runSh: string): Promise<{ child: ResultPromise; exit: Spawned['exit'] }> {
+async function spawnDirect(req: SpawnRequest, runSh: string, setup: string): Promise<{ child: ResultPromise; exit: Spawned['exit'] }> {
   const { execa } = await import('execa');
   const args = backendArgs(req.port);
-  const [file, argv] = req.cgroup ? ['/bin/sh', ['-c', `${JOIN_CGROUP}; exec "$@"`, req.cgroup, runSh, ...args]] : [runSh, args];
+  const parts = [...(req.cgroup ? [JOIN_CGROUP] : []), ...(setup ? [setup] : [])];
+  const [file, argv] = parts.length > 0 ? ['/bin/sh', ['-c', `${parts.join('; ')}; exec "$@"`, req.cgroup ?? '', runSh, ...args]] : [runSh, args];
   const child = execa(file, argv, {
     cwd: req.dir,
     env: req.env,
