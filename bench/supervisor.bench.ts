@@ -4,10 +4,12 @@
 // - load_to_ready_ms: a model's load request to Health OK, spawn included, beside a bare spawn to Health OK;
 // - respawn_overhead_ms: a forced respawn to ready, minus a bare spawn to the first Health OK of the same backend;
 // - scan_ms_200: a full scan() with 200 live supervised processes.
+// Under HANGAR_PLATFORM=posix each name ends in `_posix`: the same figures, read through the POSIX platform layer.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LogLine, ProcessView } from '../shared/index.ts';
+import { currentPlatform } from '../electron/core/platform/index.ts';
 import { Supervisor, type BackendTarget } from '../electron/core/supervisor/supervisor.ts';
 import { makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend } from '../electron/core/supervisor/test-helpers.ts';
 import { median, type BenchFigure } from './figure.ts';
@@ -37,7 +39,8 @@ export default async function (): Promise<BenchFigure[]> {
     const stale = await measureStaleDetection(supervisor, home.backendsDir, upstream.address);
     const overhead = await measureRespawnOverhead(supervisor, relay);
     const scan = await measureScan(supervisor, relay);
-    return [
+    const layer = currentPlatform().name === 'posix' ? '_posix' : '';
+    const figures: BenchFigure[] = [
       {
         name: 'readiness_ms',
         value: median(readiness),
@@ -81,6 +84,7 @@ export default async function (): Promise<BenchFigure[]> {
         note: `the longest the agent's event loop waits during that scan, median of ${scan.blocks.length}`,
       },
     ];
+    return figures.map((f) => ({ ...f, name: `${f.name}${layer}` }));
   } finally {
     await supervisor.close({ stopAll: true });
     await upstream.stop();

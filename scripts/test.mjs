@@ -38,6 +38,15 @@ const LONGEST = [
   'electron/cluster/labels.test.ts',
   'electron/cluster/hostile-costs.test.ts',
 ];
+/** Run again with HANGAR_PLATFORM=posix in a full run, longest first. */
+const POSIX = [
+  'electron/core/supervisor/lifecycle.test.ts',
+  'electron/localai/server/localai-server-truth.test.ts',
+  'electron/core/supervisor/stop-tree.test.ts',
+  'electron/core/supervisor/pid-reuse.test.ts',
+  'electron/core/supervisor/scan-tree.test.ts',
+  'electron/core/supervisor/reuse-gates.test.ts',
+];
 const rank = (file) => (LONGEST.includes(file) ? LONGEST.indexOf(file) : LONGEST.length);
 const files = roots
   .flatMap((root) => [...walk(root)])
@@ -50,5 +59,12 @@ if (files.length === 0) {
 // Files run side by side, each in its own process: their supervisors reserve backend ports machine-wide, and every
 // test that needs a fixed port has a range of its own below the ephemeral ports. HANGAR_TEST_CONCURRENCY overrides.
 const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, Math.max(2, availableParallelism()));
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+const run = (list, env = process.env) => spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit', env }).status ?? 1;
+const status = run(files);
+// A full run then runs these again under the POSIX platform layer (ps, lsof, process groups: what macOS has), after
+// the rest and not beside it: they reserve the same ports as their first run. The set is the most telling of the
+// supervisor's, the swaps', the scan's and the LocalAI server link's (about a minute and a half on 2 cores); run any
+// other file so with `HANGAR_PLATFORM=posix node scripts/test.mjs FILE`.
+const posixStatus = filter.length === 0 && process.env.HANGAR_PLATFORM !== 'posix' ? run(POSIX, { ...process.env, HANGAR_PLATFORM: 'posix' }) : 0;
+if (posixStatus !== 0) console.error(`test: the files run again under HANGAR_PLATFORM=posix failed: ${POSIX.join(' ')}`);
+process.exit(status || posixStatus);

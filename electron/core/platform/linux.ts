@@ -4,20 +4,22 @@ import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Cgroups } from '../supervisor/cgroups.ts';
 import { processStartTime, procStat } from '../supervisor/identity.ts';
-import { processTree } from '../supervisor/process-tree.ts';
+import { processTree, readProcessTable } from '../supervisor/process-tree.ts';
 import { readCommand, readCwd } from '../supervisor/scan.ts';
 import { JOIN_CGROUP } from '../supervisor/spawn.ts';
 import { stopTree } from '../supervisor/tree-stop.ts';
 import { processStartedAt, UsageSampler as ProcUsage } from '../supervisor/usage.ts';
 import { listenerPid } from './linux-listener.ts';
 import { cpuFigures, diskFigures } from './machine.ts';
-import type { Container, Containment, Member, MachineFigures, Platform, ProcessCwd, ProcessEntry, Usage, UsageSampler } from './types.ts';
+import type { Container, Containment, Member, MachineFigures, Platform, ProcessCwd, ProcessEntry, ProcessStatus, Usage, UsageSampler } from './types.ts';
 import { readVendorGpus } from './vendor-gpus.ts';
 
 const DELETED = ' (deleted)';
 
 export const linux: Platform = {
   name: 'linux',
+  leaderSetup: '',
+  tracking: null,
   async processes(pids = pidsInProc()) {
     return pids.flatMap((pid) => entryOf(pid) ?? []);
   },
@@ -36,7 +38,20 @@ export const linux: Platform = {
     }
     return cwds;
   },
+  async statuses(pids) {
+    const statuses = new Map<number, ProcessStatus>();
+    for (const pid of pids) {
+      const stat = procStat(pid);
+      if (stat) statuses.set(pid, { ppid: stat.ppid, startTime: stat.startTime, zombie: stat.state === 'Z' || stat.state === 'X' });
+    }
+    return statuses;
+  },
   tree: async (pid) => processTree({ pid, startTime: processStartTime(pid), cgroup: null }),
+  async trees(leaders) {
+    if (leaders.length === 0) return [];
+    const table = readProcessTable();
+    return leaders.map((leader) => processTree(leader, table));
+  },
   listener: async (port) => listenerPid(port),
   usageSampler: () => new ProcUsageSampler(),
   machine: async (diskDir): Promise<MachineFigures> => ({ cpu: cpuFigures(), memory: await procMemory(), disk: await diskFigures(diskDir) }),
@@ -108,6 +123,6 @@ class CgroupContainment implements Containment {
   }
 
   stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]> {
-    return stopTree({ ...leader, cgroup: container.cgroup }, exited, graceMs, this.cgroups);
+    return stopTree({ platform: linux, cgroups: this.cgroups }, { ...leader, cgroup: container.cgroup }, exited, graceMs);
   }
 }

@@ -10,11 +10,14 @@ import { test } from 'node:test';
 import { procReadsOf, programsRun, requireStrace, straceArgs } from './testing/strace.ts';
 
 const workout = join(import.meta.dirname, 'testdata', 'posix-workout.ts');
+// A supervisor's stop of a backend with children and the LocalAI server link's process search (localai imports core,
+// not the other way round: only its path is named here).
+const stopWorkout = join(import.meta.dirname, '..', '..', 'localai', 'server', 'testdata', 'no-proc-workout.ts');
 
-function traced(layer: string, check: (traces: string, pid: number, summary: string) => void): void {
+function traced(layer: string, check: (traces: string, pid: number, summary: string) => void, file = workout): void {
   const traces = mkdtempSync(join(tmpdir(), 'hangar-strace-'));
   try {
-    const run = spawnSync('strace', straceArgs(traces, [process.execPath, '--import', 'tsx', workout]), { env: { ...process.env, HANGAR_PLATFORM: layer }, encoding: 'utf8', timeout: 240_000 });
+    const run = spawnSync('strace', straceArgs(traces, [process.execPath, '--import', 'tsx', file]), { env: { ...process.env, HANGAR_PLATFORM: layer }, encoding: 'utf8', timeout: 240_000 });
     assert.equal(run.status, 0, `the workout ran under strace: ${run.stderr}`);
     const [pid, summary] = run.stdout.trim().split('\n');
     check(traces, Number(pid), summary!);
@@ -35,6 +38,18 @@ test('under HANGAR_PLATFORM=posix, the process asking reads no /proc/<pid>/ file
     assert.ok(threads > 1, `the process's threads are told from its children (${threads} found)`);
     assert.deepEqual(reads, []);
   });
+});
+
+test('under HANGAR_PLATFORM=posix, a supervisor stopping a backend with children, and the LocalAI link searching for its processes, read no /proc/<pid>/ file themselves', { timeout: 300_000 }, () => {
+  requireStrace();
+  traced('posix', (traces, pid, summary) => {
+    const result = JSON.parse(summary) as { layer: string; members: number; left: number; found: number; server: boolean };
+    assert.equal(result.layer, 'posix');
+    assert.ok(result.members >= 3, `the backend and its two children were its tree before the stop: ${summary}`);
+    assert.equal(result.left, 0, 'the stop ended all of them');
+    assert.ok(result.found >= 1 && result.server, `the link's search found the backend and its port's listener: ${summary}`);
+    assert.deepEqual(procReadsOf(traces, pid).reads, []);
+  }, stopWorkout);
 });
 
 test('the same proof sees a /proc/<pid>/ read when one is made (under the linux layer)', { timeout: 300_000 }, () => {

@@ -5,13 +5,15 @@ import { freemem, totalmem } from 'node:os';
 import { darwinMemory, parseDisplays } from './darwin.ts';
 import { lsofCwds, lsofListener } from './lsof.ts';
 import { cpuFigures, diskFigures } from './machine.ts';
-import { membersOf, ProcessGroups } from './process-groups.ts';
-import { psTable, psUsage, run } from './ps.ts';
+import { LEADER_TRACKING, MARK_LEADER, membersOf, ProcessGroups } from './process-groups.ts';
+import { psEnvironments, psTable, psUsage, run } from './ps.ts';
 import type { GpuReading, Platform, Usage, UsageSampler } from './types.ts';
 import { readVendorGpus } from './vendor-gpus.ts';
 
 export const posix: Platform = {
   name: 'posix',
+  leaderSetup: MARK_LEADER,
+  tracking: LEADER_TRACKING,
   processes: (pids) => psTable(pids),
   async process(pid) {
     const [entry] = await psTable([pid]);
@@ -22,6 +24,14 @@ export const posix: Platform = {
     const table = await psTable();
     const now = table.find((p) => p.pid === pid);
     return now ? membersOf(table, [], undefined, { pid, startTime: now.startTime }) : [];
+  },
+  async statuses(pids) {
+    return new Map((await psTable(pids)).map((p) => [p.pid, { ppid: p.ppid, startTime: p.startTime, zombie: p.zombie }]));
+  },
+  async trees(leaders) {
+    if (leaders.length === 0) return [];
+    const [table, environments] = await Promise.all([psTable(), psEnvironments()]);
+    return leaders.map((leader) => membersOf(table, environments, String(leader.pid), leader));
   },
   listener: (port) => lsofListener(port),
   usageSampler: () => new PsUsage(),

@@ -19,6 +19,17 @@ const TRACKING: ProcessTracking = {
   description: `no cgroups here: each backend leads a process group of its own and carries ${MARK} in its environment; a stop ends the group, every descendant and every process that carries the mark (a process that leaves all three, clearing its environment, is not found)`,
 };
 
+/**
+ * The supervisor's way: its backend's first process marks itself with its own pid before it becomes the backend, so
+ * a backend's mark is its leader's pid and nothing has to be kept to find its processes again.
+ */
+export const MARK_LEADER = `export ${MARK}=$$`;
+
+export const LEADER_TRACKING: ProcessTracking = {
+  mechanism: 'process-group',
+  description: `no cgroups here: each backend leads a process group of its own and carries ${MARK}=<its pid> in its environment; a stop ends the group, every descendant and every process that carries the mark (a process that leaves all three, clearing its environment, is not found)`,
+};
+
 export class ProcessGroups implements Containment {
   readonly tracking = TRACKING;
 

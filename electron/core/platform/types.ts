@@ -67,6 +67,18 @@ export interface Member {
   startTime: string | null;
 }
 
+/** A backend's first process as recorded at its spawn, with the cgroup it was started in (linux), or null. */
+export interface Leader extends Member {
+  cgroup: string | null;
+}
+
+/** What a process is now, as a stop checks it before each signal: the pid with another start time is another process. */
+export interface ProcessStatus {
+  ppid: number;
+  startTime: string;
+  zombie: boolean;
+}
+
 /** Where one backend's processes are kept, made before it starts. */
 export interface Container {
   /** The cgroup (linux), or null. */
@@ -93,14 +105,28 @@ export interface Containment {
 
 export interface Platform {
   readonly name: PlatformName;
+  /**
+   * A shell's part the supervisor runs in a backend's first process before it becomes the backend (same pid), so
+   * that its tree can be found however its processes leave ('' when the layer needs none: cgroups do it on linux).
+   */
+  readonly leaderSetup: string;
+  /** How a supervisor finds all of a backend's processes here, when it does not put them in cgroups. */
+  readonly tracking: ProcessTracking | null;
   /** Every process on the machine (those of `pids` that exist, when given), from one read. */
   processes(pids?: number[]): Promise<ProcessEntry[]>;
   /** The process `pid` now, or null when none has it (a zombie has none: it has finished). */
   process(pid: number): Promise<ProcessEntry | null>;
   /** The cwd of each of `pids` (of every process when omitted) that the OS shows, from one read. */
   cwds(pids?: number[]): Promise<Map<number, ProcessCwd>>;
+  /** Each of `pids` the OS shows now, zombies included, from one read: the check a stop makes before each signal. */
+  statuses(pids: number[]): Promise<Map<number, ProcessStatus>>;
   /** The process `pid` as it is now, with its group and every descendant (linux: its session too); [] once it is gone. */
   tree(pid: number): Promise<Member[]>;
+  /**
+   * Each leader's processes now, from one read of the process table: its cgroup's members, its group (linux: and
+   * session) while its pid is still its own, and their descendants.
+   */
+  trees(leaders: Leader[]): Promise<Member[][]>;
   /** The pid listening on TCP `port` on this machine, or null. */
   listener(port: number): Promise<number | null>;
   /** CPU and memory of each of `pids`, from one read; a fresh sampler measures CPU from each process's start. */

@@ -1,14 +1,15 @@
 // A host restart: the saved table's processes that still run are adopted again; models that should run start again.
+import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
 import type { SelfStart } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
-import { isSameProcess } from './identity.ts';
 import type { Launcher } from './launcher.ts';
 import type { Loader } from './loading.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
 import type { ParentWatch } from './reaper.ts';
 import { liveTarget, modelEntryOf, newRow, specOf, tell, type ProcessRecords } from './records.ts';
+import { alive } from './signals.ts';
 import type { ModelEntry, TableContents, TableEntry } from './table.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
@@ -21,6 +22,7 @@ export interface AdoptionParts {
   ports: PortPool;
   parent: ParentWatch;
   cgroups: Cgroups;
+  platform: Platform;
   launcher: Pick<Launcher, 'spawnReady'>;
   loader: Pick<Loader, 'reload'>;
   selfStart: SelfStart;
@@ -39,9 +41,10 @@ export class Adoption {
    * no host watched (as their policy says), those named in `wanted` whatever their policy, and, with `restoreOnStart`,
    * those stopped when the last host closed. The stopped ones not started are carried in the table for a later run.
    */
-  adoptSaved(saved: TableContents, restoreOnStart: boolean, wanted: Set<string>): Revival[] {
+  async adoptSaved(saved: TableContents, restoreOnStart: boolean, wanted: Set<string>): Promise<Revival[]> {
     const gone: Array<ModelEntry & { pid: number }> = [];
-    for (const entry of saved.processes) if (!this.adopt(entry)) gone.push(modelEntryOf(entry));
+    const live = new Set(await alive(this.parts.platform, saved.processes));
+    for (const entry of saved.processes) if (!this.adopt(entry, live.has(entry))) gone.push(modelEntryOf(entry));
     const stopped = saved.models.filter((m) => !this.parts.records.get(m.model) && !gone.some((g) => g.model === m.model));
     const starts = (m: ModelEntry) => restoreOnStart || wanted.has(m.model);
     this.parts.records.carry(stopped.filter((m) => !starts(m)));
@@ -60,13 +63,13 @@ export class Adoption {
   }
 
   /**
-   * Re-adopts a table entry if its process is still the one recorded (pid + start time); never touches others.
-   * Returns false when the recorded process is gone.
+   * Re-adopts a table entry if its process is still the one recorded (`running`: same pid and start time); never
+   * touches others. Returns false when the recorded process is gone.
    */
-  private adopt(entry: TableEntry): boolean {
+  private adopt(entry: TableEntry, running: boolean): boolean {
     const { records } = this.parts;
     if (records.get(entry.model)) return true;
-    if (!isSameProcess(entry.pid, entry.startTime)) return false;
+    if (!running) return false;
     const identity = entry.dir && entry.dev && entry.ino ? { dir: entry.dir, dev: BigInt(entry.dev), ino: BigInt(entry.ino) } : null;
     const cgroup = this.parts.cgroups.holding(entry.pid);
     this.parts.ports.claim(entry.port);

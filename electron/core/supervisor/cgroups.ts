@@ -11,6 +11,7 @@ import { existsSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 
 import { mkdir, watch } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { ProcessTracking } from '../platform/types.ts';
 import { readKernelFile } from './kernel-file.ts';
 
 const SUBTREE = 'hangar';
@@ -20,11 +21,7 @@ const SUBTREE = 'hangar';
  */
 const EMPTY_WAIT_MS = 10_000;
 
-export interface ProcessTracking {
-  mechanism: 'cgroup' | 'session';
-  /** One line for the host's log, `hangar info` and the README: what a stop reaches, and why. */
-  description: string;
-}
+export type { ProcessTracking } from '../platform/types.ts';
 
 /** This host's backend cgroups, `<cgroup of the host>/hangar/<prefix>-<random>`. */
 export class Cgroups {
@@ -69,7 +66,7 @@ export class Cgroups {
    * written without its cgroup must not leave the cgroup to the sweep, which would end the adopted process.
    */
   holding(pid: number): string | null {
-    const own = cgroupOf(pid);
+    const own = this.base ? cgroupOf(pid) : null;
     if (!this.base || !own) return null;
     const path = join(this.base, basename(own));
     return basename(own).startsWith(`${this.prefix}-`) && path.endsWith(own) && existsSync(path) ? path : null;

@@ -1,13 +1,14 @@
 // A process's end: its resources are freed; the row of one Hangar stopped goes, one that ended by itself stays to say
 // how, and the model's restart policy decides what follows.
+import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
-import { isSameProcess } from './identity.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
 import type { ParentWatch } from './reaper.ts';
 import { endText, freshHistory, type Proc, type ProcessRecords } from './records.ts';
 import type { RestartScheduler } from './restart-policy.ts';
-import type { UsageSampler } from './usage.ts';
+import { alive } from './signals.ts';
+import type { RowUsage } from './row-usage.ts';
 
 export const STDERR_TAIL_LINES = 5;
 
@@ -23,7 +24,8 @@ export interface EndingsParts {
   ports: PortPool;
   parent: ParentWatch;
   cgroups: Cgroups;
-  usage: UsageSampler;
+  platform: Platform;
+  usage: RowUsage;
   restarts: RestartScheduler;
   selfStart: SelfStart;
   /** A fresh process for the model whose process `old` ended, its model loaded again. */
@@ -72,11 +74,13 @@ export class Endings {
     records.publish(proc);
   }
 
-  /** An adopted process has no exit to wait for: true (and its end recorded) when it no longer runs. */
-  endedUnseen(proc: Proc): boolean {
-    if (proc.result || isSameProcess(proc.pid, proc.startTime)) return false;
-    this.ended(proc, { code: null, signal: null });
-    return true;
+  /** An adopted process has no exit to wait for: those of `procs` that no longer run, their ends recorded (one read). */
+  async endedUnseen(procs: Proc[]): Promise<Proc[]> {
+    const adopted = procs.filter((proc) => !proc.result);
+    const live = new Set(await alive(this.parts.platform, adopted));
+    const ended = adopted.filter((proc) => !live.has(proc));
+    for (const proc of ended) this.ended(proc, { code: null, signal: null });
+    return ended;
   }
 
   /** The model is asked for again by the user: a pending restart and the count of its recent ends give way. */

@@ -5,11 +5,12 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ProcessView } from '../../../shared/index.ts';
+import { currentPlatform } from '../platform/index.ts';
 import { HealthWatch } from './health-watch.ts';
 import { ProcessRecords, type Proc } from './records.ts';
+import { rowUsage } from './row-usage.ts';
 import { ProcessTable } from './table.ts';
 import { echoRow, makeHome, startEchoServer, writeEcho, type Home } from './test-helpers.ts';
-import { UsageSampler } from './usage.ts';
 
 describe('health watch', () => {
   let home: Home;
@@ -31,9 +32,9 @@ describe('health watch', () => {
     await writeEcho(dir, '1.0.0');
     echo = await startEchoServer(dir);
     proc = await echoRow(echo, 'watched', dir);
-    const records = new ProcessRecords(new ProcessTable(home.stateDir), new UsageSampler(), events);
+    const records = new ProcessRecords(new ProcessTable(home.stateDir), rowUsage(currentPlatform()), events);
     records.put(proc);
-    watch = new HealthWatch(records, { endedUnseen: () => false }, 300);
+    watch = new HealthWatch(records, { endedUnseen: async () => [] }, 300);
   });
   after(async () => {
     proc.client.close();

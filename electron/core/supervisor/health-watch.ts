@@ -31,7 +31,7 @@ export class HealthWatch {
   }
 
   private async probe(proc: Proc): Promise<void> {
-    if (this.endings.endedUnseen(proc)) return;
+    if ((await this.endings.endedUnseen([proc])).length > 0) return;
     const timeout = this.timeoutMs;
     const answered = await proc.client.health(timeout).then(() => true, () => false);
     if (!watched(proc)) return;

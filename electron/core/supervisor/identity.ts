@@ -83,17 +83,6 @@ export function processStartTime(pid: number): string | null {
 }
 
 /**
- * True when `pid` is alive and is the process recorded with `startTime`: a recycled pid has another start time,
- * and an entry without one cannot be verified on Linux. Without /proc only liveness can be checked.
- */
-export function isSameProcess(pid: number, startTime: string | null): boolean {
-  if (process.platform !== 'linux') return isAlive(pid);
-  const st = procStat(pid);
-  if (!st || st.state === 'Z' || st.state === 'X') return false;
-  return startTime !== null && st.startTime === startTime;
-}
-
-/**
  * What `pid` names now, against the process recorded with `startTime`: 'ours' while it is that process (a zombie
  * still is: its pid cannot be reused until it is reaped), 'gone' when no process has the pid, 'other' when another
  * process does (or an entry without a start time cannot be told apart from one). Linux never gives a pid to a new

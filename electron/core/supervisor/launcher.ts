@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { HangarError } from '../../../shared/index.ts';
 import { humanDuration } from '../../../shared/progress.ts';
 import { directoryEnv, hostBackendEnv } from './backend-env.ts';
+import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
 import { stderrTail, type Endings } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
@@ -36,6 +37,7 @@ export interface LaunchParts {
   endings: Endings;
   stopping: Stopping;
   cgroups: Cgroups;
+  platform: Platform;
   /** A start lost its port and is tried again on another (said in the job and the log). */
   portMoved(move: PortMove): void;
 }
@@ -47,7 +49,7 @@ export class Launcher {
     private readonly settings: LaunchSettings,
     private readonly parts: LaunchParts,
   ) {
-    this.warm = new WarmShell(parts.cgroups, () => this.hostEnv());
+    this.warm = new WarmShell(parts.cgroups, () => this.hostEnv(), parts.platform.leaderSetup);
   }
 
   /** Has a shell wait for the next start (warm-shell.ts), once nothing is starting. */
@@ -145,12 +147,12 @@ export class Launcher {
    * waiting shell becomes it where one waits and the backend's directory adds nothing to the host's environment.
    */
   async start(target: BackendTarget, model: string, port: number, onLine: (stream: 'stdout' | 'stderr', text: string) => void): Promise<Spawned> {
-    const { cgroups } = this.parts;
+    const { cgroups, platform } = this.parts;
     const dir = resolve(target.dir);
     const own = await directoryEnv(dir);
     const shell = Object.keys(own).length === 0 ? this.warm.take(dir) : null;
     const cgroup = shell ? shell.cgroup : await cgroups.create();
-    return spawnBackend({ backend: target.name, model, dir, port, cgroup, env: { ...this.hostEnv(), ...own }, onLine, shell }).catch(async (err: unknown) => {
+    return spawnBackend(platform, { backend: target.name, model, dir, port, cgroup, env: { ...this.hostEnv(), ...own }, onLine, shell }).catch(async (err: unknown) => {
       await shell?.end();
       await cgroups.release(cgroup);
       throw err;
@@ -166,7 +168,7 @@ export class Launcher {
       died.abort();
       if (proc.stopping) return;
       // What it forked may still hold its pipes (and its port): it goes with its leader.
-      killRemains(proc, this.parts.cgroups);
+      void killRemains(this.parts, proc);
       if (proc.state !== 'starting') endings.ended(proc, how);
     });
     void spawned.result.then(() => endings.retire(proc));

@@ -63,7 +63,8 @@ export class Rechecks {
 
   /** Re-probes the cwds of `procs` with one question to the OS; emits for each that changed. */
   private async refreshAll(procs: Proc[]): Promise<void> {
-    const live = procs.filter((proc) => !proc.retired && !this.endings.endedUnseen(proc));
+    const ended = new Set(await this.endings.endedUnseen(procs.filter((proc) => !proc.retired)));
+    const live = procs.filter((proc) => !proc.retired && !ended.has(proc));
     const reports = await probeCwds(this.platform, live.map((proc) => ({ pid: proc.pid, recorded: proc.identity })));
     for (const [i, proc] of live.entries()) {
       const report = reports[i]!;

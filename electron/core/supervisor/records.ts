@@ -11,7 +11,7 @@ import type { LogRing } from './log-ring.ts';
 import type { Phase } from './start-budget.ts';
 import { DEFAULT_RESTART_RULES, type RestartHistory, type RestartRules } from './restart-policy.ts';
 import type { ModelEntry, ProcessTable, TableEntry } from './table.ts';
-import type { UsageSampler } from './usage.ts';
+import type { RowUsage } from './row-usage.ts';
 
 export interface BackendTarget {
   name: string;
@@ -86,7 +86,7 @@ export class ProcessRecords {
 
   constructor(
     private readonly table: ProcessTable,
-    private readonly usage: UsageSampler,
+    private readonly usage: RowUsage,
     private readonly events: SupervisorEvents,
     /** The host's restart rules: what a model that asks for none gets. */
     private readonly restartRules: RestartRules = DEFAULT_RESTART_RULES,

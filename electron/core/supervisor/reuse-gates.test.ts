@@ -9,9 +9,9 @@ import { currentPlatform } from '../platform/index.ts';
 import { Rechecks } from './rechecks.ts';
 import { ProcessRecords, type BackendTarget, type Proc } from './records.ts';
 import { ReuseGates } from './reuse-gates.ts';
+import { rowUsage } from './row-usage.ts';
 import { ProcessTable } from './table.ts';
 import { echoRow, makeHome, startEchoServer, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts';
-import { UsageSampler } from './usage.ts';
 
 describe('reuse gates', () => {
   let home: Home;
@@ -26,9 +26,9 @@ describe('reuse gates', () => {
     await writeEcho(target.dir, '1.0.0');
     echo = await startEchoServer(target.dir);
     proc = { ...(await echoRow(echo, 'gated', target.dir)), state: 'ready' };
-    const records = new ProcessRecords(new ProcessTable(home.stateDir), new UsageSampler(), new EventEmitter());
+    const records = new ProcessRecords(new ProcessTable(home.stateDir), rowUsage(currentPlatform()), new EventEmitter());
     records.put(proc);
-    gates = new ReuseGates(new Rechecks(records, { endedUnseen: () => false }, currentPlatform()), 300);
+    gates = new ReuseGates(new Rechecks(records, { endedUnseen: async () => [] }, currentPlatform()), 300);
   });
   after(async () => {
     proc.client.close();

@@ -4,6 +4,7 @@
 // Health, on a port of its own, watched by the reaper like any backend process, stopped with all it forked.
 import { HangarError } from '../../../shared/index.ts';
 import { humanDuration } from '../../../shared/progress.ts';
+import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
 import { STDERR_TAIL_LINES } from './endings.ts';
 import { BackendClient } from './grpc-client.ts';
@@ -24,6 +25,7 @@ export interface SmokeStartParts {
   ports: PortPool;
   parent: ParentWatch;
   cgroups: Cgroups;
+  platform: Platform;
   grpcToken?: string;
   budget: StartBudget;
   stopGraceMs: number;
@@ -54,7 +56,7 @@ export class SmokeStart {
   }
 
   private async once(target: BackendTarget): Promise<{ stopped: Promise<void> }> {
-    const { launcher, ports, parent, cgroups, grpcToken, budget, stopGraceMs } = this.parts;
+    const { launcher, ports, parent, cgroups, platform, grpcToken, budget, stopGraceMs } = this.parts;
     const startTimeoutMs = budget.allowed('start', target.name, null);
     const started = Date.now();
     const port = await ports.allocate();
@@ -78,10 +80,10 @@ export class SmokeStart {
     const stop = () =>
       (stopping ??= (async () => {
         // What the caller does once Health answered (a swap settling: writes that wait on the disk) begins first:
-        // the tree's read from /proc below holds the event loop for milliseconds.
+        // the tree's read below (from /proc on Linux) holds the event loop for milliseconds.
         await new Promise(setImmediate);
         client.close();
-        await stopTree(leader, spawned.result, stopGraceMs, cgroups);
+        await stopTree({ platform, cgroups }, leader, spawned.result, stopGraceMs);
         parent.unwatch(leader.pid);
         ports.release(port);
         this.running.delete(stop);

@@ -1,6 +1,5 @@
 // Starting one backend process: `<dir>/run.sh --addr 127.0.0.1:PORT` in its own process group, cwd = its dir.
 import { once } from 'node:events';
-import { stat } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,7 +7,9 @@ import type { Readable } from 'node:stream';
 import type { Result, ResultPromise } from 'execa';
 import { HangarError } from '../../../shared/index.ts';
 import { RUN_SH, makeRunnable } from '../install/run-file.ts';
-import { dirIdentity, processStartTime, type DirIdentity } from './identity.ts';
+import type { Platform } from '../platform/types.ts';
+import { dirIdentity, type DirIdentity } from './identity.ts';
+import { startTimeOf } from './signals.ts';
 
 export interface SpawnRequest {
   backend: string;
@@ -55,12 +56,12 @@ export function backendArgs(port: number | string): string[] {
   return ['--addr', `127.0.0.1:${port}`];
 }
 
-export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
+export async function spawnBackend(platform: Platform, req: SpawnRequest): Promise<Spawned> {
   const runSh = join(req.dir, RUN_SH);
   await makeRunnable(runSh).catch((err: unknown) => {
     throw new HangarError('failed', `backend ${req.backend} could not start for model ${req.model}: ${RUN_SH} is not executable and cannot be made so: ${(err as Error).message}`);
   });
-  const { child, exit } = req.shell ?? (await spawnDirect(req, runSh));
+  const { child, exit } = req.shell ?? (await spawnDirect(req, runSh, platform.leaderSetup));
   const pid = child.pid;
   const result = child as Promise<Result>;
   // Read from the first byte: lines a backend writes while dying during startup make its error message.
@@ -76,8 +77,9 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
   // Both read right away, before anything can rename the directory: the start time names this process for
   // re-adoption, and the identity is taken from the process's own cwd where the OS shows it, so even a swap racing
   // the spawn is recorded truthfully (and then reads as stale).
-  const startTime = processStartTime(pid);
-  const identity = (await procCwdIdentity(pid, req.dir)) ?? (await dirIdentity(req.dir));
+  const [startTime, cwd] = await Promise.all([startTimeOf(platform, pid), platform.cwds([pid])]);
+  const own = cwd.get(pid);
+  const identity = own?.dev != null && own.ino != null ? { dir: req.dir, dev: own.dev, ino: own.ino } : await dirIdentity(req.dir);
   if (!identity) {
     child.kill('SIGKILL');
     await result;
@@ -92,12 +94,14 @@ export async function spawnBackend(req: SpawnRequest): Promise<Spawned> {
 
 /**
  * Run as `sh -c 'JOIN_CGROUP; exec "$@"' CGROUP RUN_SH ARGS...` where there is a cgroup: the shell moves itself into
- * it, then becomes run.sh (same pid), so everything run.sh forks is in it too.
+ * it, then becomes run.sh (same pid), so everything run.sh forks is in it too. The platform layer's `setup` runs in
+ * that shell too.
  */
-async function spawnDirect(req: SpawnRequest, runSh: string): Promise<{ child: ResultPromise; exit: Spawned['exit'] }> {
+async function spawnDirect(req: SpawnRequest, runSh: string, setup: string): Promise<{ child: ResultPromise; exit: Spawned['exit'] }> {
   const { execa } = await import('execa');
   const args = backendArgs(req.port);
-  const [file, argv] = req.cgroup ? ['/bin/sh', ['-c', `${JOIN_CGROUP}; exec "$@"`, req.cgroup, runSh, ...args]] : [runSh, args];
+  const parts = [...(req.cgroup ? [JOIN_CGROUP] : []), ...(setup ? [setup] : [])];
+  const [file, argv] = parts.length > 0 ? ['/bin/sh', ['-c', `${parts.join('; ')}; exec "$@"`, req.cgroup ?? '', runSh, ...args]] : [runSh, args];
   const child = execa(file, argv, {
     cwd: req.dir,
     env: req.env,
@@ -111,16 +115,6 @@ async function spawnDirect(req: SpawnRequest, runSh: string): Promise<{ child: R
   });
   const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return { child, exit };
-}
-
-async function procCwdIdentity(pid: number, dir: string): Promise<DirIdentity | null> {
-  if (process.platform !== 'linux') return null;
-  try {
-    const st = await stat(`/proc/${pid}/cwd`, { bigint: true });
-    return { dir, dev: st.dev, ino: st.ino };
-  } catch {
-    return null;
-  }
 }
 
 async function streamLines(stream: Readable | null, onLine: (text: string) => void): Promise<void> {

@@ -4,10 +4,10 @@ import type { KeyedLock } from '../locks.ts';
 import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
 import type { Endings } from './endings.ts';
-import { dirIdentity, isSameProcess, processStartTime, sameInode } from './identity.ts';
-import { processTree, signalIfSame } from './process-tree.ts';
+import { dirIdentity, sameInode } from './identity.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 import { processesInDirectory } from './scan.ts';
+import { isSameProcess, signalTree, startTimeOf } from './signals.ts';
 import { settlesWithin, stopTree, waitForExit } from './tree-stop.ts';
 
 const FREE_LIMIT_MS = 5000;
@@ -47,11 +47,11 @@ export class Stopping {
     const answers = proc.state !== 'unresponsive';
     proc.state = 'stopping';
     this.records.publish(proc);
-    // The tree (milliseconds of /proc) is read before Free: until Free the backend still serves.
-    const tree = processTree(proc);
+    // The tree (milliseconds of /proc, or one ps) is read before Free: until Free the backend still serves.
+    const [tree] = await this.platform.trees([proc]);
     if (!force && answers) await proc.client.free(FREE_LIMIT_MS).catch(() => undefined);
-    const exited = proc.result ?? waitForExit(() => !isSameProcess(proc.pid, proc.startTime));
-    const left = await stopTree(proc, exited, this.graceMs, this.cgroups, tree);
+    const exited = proc.result ?? waitForExit(async () => !(await isSameProcess(this.platform, proc.pid, proc.startTime)));
+    const left = await stopTree({ platform: this.platform, cgroups: this.cgroups }, proc, exited, this.graceMs, tree);
     this.endings.retire(proc, left);
   }
 
@@ -78,7 +78,7 @@ export class Stopping {
     );
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
     const ours = new Set(this.records.all().map((p) => p.pid));
-    for (const p of supervised) for (const member of processTree(p)) ours.add(member.pid);
+    for (const tree of await this.platform.trees(supervised)) for (const member of tree) ours.add(member.pid);
     const spared = new Set(options.spare);
     const strangers = [...running].filter((pid) => !ours.has(pid) && !spared.has(pid) && pid !== process.pid);
     const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: table.find((p) => p.pid === pid)?.command ?? '' }));
@@ -96,10 +96,10 @@ export class Stopping {
    * process as it is now, so a pid reused meanwhile is never signalled.
    */
   async stranger(pid: number): Promise<void> {
-    const member = { pid, startTime: processStartTime(pid) };
-    signalIfSame(member, 'SIGTERM');
-    const gone = waitForExit(() => !isSameProcess(member.pid, member.startTime));
-    if (!(await settlesWithin(gone, this.graceMs))) signalIfSame(member, 'SIGKILL');
+    const member = { pid, startTime: await startTimeOf(this.platform, pid) };
+    await signalTree(this.platform, [member], 'SIGTERM');
+    const gone = waitForExit(async () => !(await isSameProcess(this.platform, member.pid, member.startTime)));
+    if (!(await settlesWithin(gone, this.graceMs))) await signalTree(this.platform, [member], 'SIGKILL');
     await gone;
   }
 }

@@ -2,7 +2,6 @@
 // them a user may stop through Hangar (its own, and strangers only when their directory was replaced).
 import { HangarError, type ScanEntry } from '../../../shared/index.ts';
 import type { Platform } from '../platform/types.ts';
-import { processTree, readProcessTable } from './process-tree.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 import { scanProcesses } from './scan.ts';
 import type { Stopping } from './stopping.ts';
@@ -46,12 +45,11 @@ export class Strangers {
 
   /**
    * Every process of each supervised backend (its cgroup, group, session and descendants), by pid: the row it is part
-   * of. Read as a stop reads a backend's processes (process-tree.ts), against the start times recorded at spawn.
+   * of. Read as a stop reads a backend's processes (the platform layer's trees), against the start times recorded at spawn.
    */
   private async owners(procs: Proc[]): Promise<Map<number, Proc>> {
     const owner = new Map<number, Proc>();
-    const table = procs.length > 0 ? readProcessTable() : new Map();
-    for (const proc of procs) for (const member of processTree(proc, table)) if (!owner.has(member.pid)) owner.set(member.pid, proc);
+    for (const [i, tree] of (await this.platform.trees(procs)).entries()) for (const member of tree) if (!owner.has(member.pid)) owner.set(member.pid, procs[i]!);
     for (const proc of procs) owner.set(proc.pid, proc);
     return owner;
   }

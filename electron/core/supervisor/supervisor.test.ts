@@ -11,7 +11,7 @@ import { BackendClient } from './grpc-client.ts';
 import { Server, ServerCredentials, status as grpcStatus } from '@grpc/grpc-js';
 import { backendService } from '../../../backends/proto/service.ts';
 import { currentPlatform } from '../platform/index.ts';
-import { isAlive, procStat } from './identity.ts';
+import { isAlive } from './identity.ts';
 import { LogRing } from './log-ring.ts';
 import { PortPool } from './ports.ts';
 import { processesInDirectory } from './scan.ts';
@@ -184,7 +184,7 @@ describe('supervisor', { concurrency: false }, () => {
     const st = statSync(echo.dir, { bigint: true });
     const entry = (await flushedTable(supervisor, home.stateDir)).find((e) => e.model === 'identity')!;
     assert.deepEqual([entry.pid, entry.dir, entry.dev, entry.ino], [first.pid, echo.dir, String(st.dev), String(st.ino)]);
-    assert.equal(entry.startTime, procStat(first.pid)!.startTime);
+    assert.equal(entry.startTime, (await currentPlatform().process(first.pid))!.startTime);
     assert.equal(await supervisor.matches(echo, 'identity'), true);
     const again = await supervisor.load(echo, 'identity');
     assert.deepEqual([again.pid, again.reused], [first.pid, true]);

@@ -15,7 +15,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartOptions, type ScanEntry } from '../../../shared/index.ts';
 import { KeyedLock } from '../locks.ts';
-import { currentPlatform } from '../platform/index.ts';
+import { currentPlatform, type Platform } from '../platform/index.ts';
 import { Adoption } from './adoption.ts';
 import { Cgroups, type ProcessTracking } from './cgroups.ts';
 import { Endings, type SelfStart } from './endings.ts';
@@ -37,7 +37,7 @@ import { Stopping, type DirectoryStop, type DirectoryStopOptions } from './stopp
 import { Strangers } from './strangers.ts';
 import { ProcessTable } from './table.ts';
 import { StartBudget } from './start-budget.ts';
-import { UsageSampler } from './usage.ts';
+import { rowUsage } from './row-usage.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
 export type { BackendTarget, DirectoryStop, PortMove, ProcessTracking, SupervisorOptions };
@@ -67,6 +67,7 @@ export class Supervisor extends EventEmitter {
   private readonly health: HealthWatch;
   private readonly adoption: Adoption;
   private readonly cgroups: Cgroups;
+  private readonly platform: Platform;
   private readonly smoke: SmokeStart;
   private readonly strangers: Strangers;
   private readonly budget: StartBudget;
@@ -80,10 +81,11 @@ export class Supervisor extends EventEmitter {
     const budget = (this.budget = new StartBudget(o.stateDir, o.startTimeoutMs));
     const ports = (this.ports = new PortPool(o.portRange, o.portQuarantineMs));
     this.table = new ProcessTable(o.stateDir);
-    const platform = currentPlatform();
-    const usage = new UsageSampler();
+    const platform = (this.platform = currentPlatform());
     const parent: ParentWatch = { watch: (leader) => this.reaper?.watch(leader), unwatch: (pid) => this.reaper?.unwatch(pid) };
-    const cgroups = (this.cgroups = new Cgroups(o.backendsDir, o.cgroups));
+    // Cgroups are Linux's: under the POSIX layer a backend is found by its process group and descendants, as on macOS.
+    const usage = rowUsage(platform);
+    const cgroups = (this.cgroups = new Cgroups(o.backendsDir, o.cgroups && platform.name === 'linux'));
     const selfStart: SelfStart = (backend, model, work) => {
       const run = () => lock.run(model, work);
       return o.backendLock ? o.backendLock(backend, run) : run();
@@ -92,20 +94,20 @@ export class Supervisor extends EventEmitter {
     const logs = (this.modelLogs = new ModelLogs(records, this, o.logsDir, o.logMaxBytes));
     const restarts = new RestartScheduler(o.restartRules);
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
-    const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, usage, restarts, selfStart, startAgain }));
+    const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, platform, usage, restarts, selfStart, startAgain }));
     const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs, platform));
     const portMoved = (move: PortMove) => {
       if (move.model !== null) logs.line(move.model, null, 'stderr', `[hangar] ${move.text}`);
       this.emit('port-moved', move);
     };
-    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, budget, portMoved }));
+    const launcher = (this.launcher = new Launcher(o, { records, logs, ports, parent, endings, stopping, cgroups, platform, budget, portMoved }));
     const loader = (this.loader = new Loader(records, o.modelsDir, budget));
     this.rechecks = new Rechecks(records, endings, platform);
     this.strangers = new Strangers(records, stopping, o.backendsDir, platform);
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
-    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs, portMoved });
-    this.adoption = new Adoption({ records, logs, ports, parent, cgroups, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
+    this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, platform, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs, portMoved });
+    this.adoption = new Adoption({ records, logs, ports, parent, cgroups, platform, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
   }
 
   /**
@@ -118,8 +120,8 @@ export class Supervisor extends EventEmitter {
     const restoreOnStart = options.restore ?? this.options.restoreOnStart;
     await mkdir(this.options.backendsDir, { recursive: true });
     await Promise.all([this.cgroups.detect(), this.budget.ready()]);
-    this.reaper = new Reaper(this.cgroups.root);
-    const again = this.adoption.adoptSaved(await this.table.load(), restoreOnStart, new Set(options.again));
+    this.reaper = new Reaper(this.cgroups.root, this.platform.name);
+    const again = await this.adoption.adoptSaved(await this.table.load(), restoreOnStart, new Set(options.again));
     await this.cgroups.sweep(new Set(this.records.all().map((p) => p.cgroup ?? '')));
     this.records.persist();
     await this.rechecks.start(this.options.backendsDir, this.options.backstopMs);
@@ -163,7 +165,7 @@ export class Supervisor extends EventEmitter {
 
   /** How this host finds all of a backend's processes: a cgroup of each one's own, or its group and session. */
   get tracking(): ProcessTracking {
-    return this.cgroups.tracking;
+    return this.platform.tracking ?? this.cgroups.tracking;
   }
 
   list(): ProcessView[] {

@@ -12,7 +12,7 @@ export interface TableEntry {
   pid: number;
   port: number;
   startedAt: string;
-  /** /proc/PID/stat field 22; with the pid it identifies the process. Null where /proc is missing. */
+  /** The platform layer's start time (linux: /proc/PID/stat field 22); with the pid it identifies the process. */
   startTime: string | null;
   /** The directory identity recorded at spawn (dev/ino as decimal strings). Absent in legacy entries. */
   dir?: string;

@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BackendClient } from './grpc-client.ts';
-import { dirIdentity, processStartTime, procStat } from './identity.ts';
+import { currentPlatform } from '../platform/index.ts';
+import { dirIdentity, procStat } from './identity.ts';
+import { startTimeOf } from './signals.ts';
 import { newRow, type Proc } from './records.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -128,7 +130,7 @@ export async function echoRow(echo: { address: string; child: ChildProcess }, mo
     port: Number(echo.address.split(':')[1]),
     identity: await dirIdentity(dir),
     startedAt: new Date().toISOString(),
-    startTime: processStartTime(pid),
+    startTime: await startTimeOf(currentPlatform(), pid),
     cgroup: null,
     cwd: { cwd: 'unknown', cwdReason: 'not yet checked', procCwd: null },
     result: null,

@@ -11,11 +11,12 @@ import type { Cgroups } from './cgroups.ts';
 import { JOIN_CGROUP, backendArgs, type SpawnedAhead } from './spawn.ts';
 
 /**
- * $0: the cgroup to join ('' for none). Then a line each on stdin: the backend's directory and its port. Once in the
+ * $0: the cgroup to join ('' for none); $1: the platform layer's setup of a backend's first process. Then a line each on stdin: the backend's directory and its port. Once in the
  * directory it says so on fd 3, then becomes run.sh with the arguments a direct spawn gives it. A host that dies
  * first closes stdin: the shell ends.
  */
 const WAIT_THEN_RUN = `[ -z "$0" ] || ${JOIN_CGROUP}
+eval "$1"
 IFS= read -r dir || exit 0
 IFS= read -r port || exit 0
 cd -- "$dir" || exit 127
@@ -81,6 +82,7 @@ export class WarmShell {
   constructor(
     private readonly cgroups: Cgroups,
     private readonly env: () => Record<string, string | undefined>,
+    private readonly leaderSetup: string,
   ) {}
 
   /** The waiting shell, now the caller's; null when none waits, it died, or `dir` cannot be told on one line. */
@@ -112,7 +114,7 @@ export class WarmShell {
   private async spawn(): Promise<WaitingShell> {
     const { execa } = await import('execa');
     const cgroup = await this.cgroups.create();
-    const shell = execa('/bin/sh', ['-c', WAIT_THEN_RUN, cgroup ?? ''], {
+    const shell = execa('/bin/sh', ['-c', WAIT_THEN_RUN, cgroup ?? '', this.leaderSetup], {
       cwd: '/',
       env: this.env(),
       detached: true,

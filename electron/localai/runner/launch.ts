@@ -5,8 +5,9 @@
 // crash above all, is found by its session or by that note and killed, rather than left holding memory and ports.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { processStartTime } from '../../core/supervisor/identity.ts';
-import { processTree, signalTree, treeAlive, type TreeMember } from '../../core/supervisor/process-tree.ts';
+import { currentPlatform } from '../../core/platform/index.ts';
+import type { Member } from '../../core/platform/types.ts';
+import { alive, signalTree, startTimeOf } from '../../core/supervisor/signals.ts';
 import { settlesWithin } from '../../core/supervisor/tree-stop.ts';
 import type { LogLines } from './log-lines.ts';
 
@@ -35,16 +36,16 @@ export interface Ended {
 
 export interface LocalAiProcess {
   pid: number;
-  /** Its start time as /proc tells it (null where there is none), with the pid naming it for good. */
+  /** Its start time as the platform layer tells it (null once it has ended), with the pid naming it for good. */
   startTime: string | null;
   url: string;
   startedAt: number;
   ended: Promise<Ended>;
   stop(): Promise<Ended>;
-  /** Its own processes (its models) now. */
+  /** Its own processes (its models), as last noted. */
   processes(): number;
-  /** Kills what is left of it once it has ended (its model processes); returns how many. */
-  killLeftovers(): number;
+  /** Kills what is left of it once it has ended (its model processes); resolves with how many. */
+  killLeftovers(): Promise<number>;
 }
 
 /** Starts LocalAI listening on 127.0.0.1:`port`; fails only when the binary cannot be executed at all. */
@@ -57,14 +58,18 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
   const ended = new Promise<Ended>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, uptimeMs: Date.now() - startedAt })));
   await Promise.race([once(child, 'spawn'), once(child, 'error').then(([error]) => Promise.reject(new Error(`cannot run ${spec.binary}: ${(error as Error).message}`)))]);
   const pid = child.pid!;
-  const leader = { pid, startTime: processStartTime(pid), cgroup: null };
-  const noted = new Map<number, TreeMember>();
-  const note = () => {
-    for (const member of processTree(leader)) if (member.pid !== pid) noted.set(member.pid, member);
-    for (const member of noted.values()) if (treeAlive([member]).length === 0) noted.delete(member.pid);
+  const platform = currentPlatform();
+  const leader = { pid, startTime: await startTimeOf(platform, pid), cgroup: null };
+  const noted = new Map<number, Member>();
+  const note = async () => {
+    const [tree] = await platform.trees([leader]);
+    for (const member of tree!) if (member.pid !== pid) noted.set(member.pid, member);
+    const live = new Set(await alive(platform, [...noted.values()]));
+    for (const member of noted.values()) if (!live.has(member)) noted.delete(member.pid);
   };
-  const noting = setInterval(note, NOTE_PROCESSES_MS).unref();
-  void ended.then(() => clearInterval(noting));
+  let noting: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => (noting = noting.then(note)), NOTE_PROCESSES_MS).unref();
+  void ended.then(() => clearInterval(timer));
   return {
     pid,
     startTime: leader.startTime,
@@ -85,13 +90,12 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
       return ended;
     },
     processes() {
-      note();
       return noted.size;
     },
-    killLeftovers() {
-      for (const member of processTree(leader)) if (member.pid !== pid) noted.set(member.pid, member);
-      const left = treeAlive([...noted.values()]);
-      signalTree(left, 'SIGKILL');
+    async killLeftovers() {
+      await (noting = noting.then(note));
+      const left = await alive(platform, [...noted.values()]);
+      await signalTree(platform, left, 'SIGKILL');
       noted.clear();
       return left.length;
     },

@@ -5,8 +5,8 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { isSameProcess } from '../../core/supervisor/identity.ts';
-import { processTree, signalTree, treeAlive } from '../../core/supervisor/process-tree.ts';
+import { currentPlatform } from '../../core/platform/index.ts';
+import { alive, isSameProcess, signalTree } from '../../core/supervisor/signals.ts';
 import { readJsonFile, writeJsonFile } from '../../core/state-file.ts';
 
 const FILE = 'running.json';
@@ -25,13 +25,14 @@ export async function noteStopped(dir: string): Promise<void> {
 export async function stopLeftRunning(dir: string, graceMs: number): Promise<string | null> {
   const left = record.safeParse(await readJsonFile(join(dir, FILE)));
   await noteStopped(dir);
-  if (!left.success || !isSameProcess(left.data.pid, left.data.startTime)) return null;
+  const platform = currentPlatform();
+  if (!left.success || !(await isSameProcess(platform, left.data.pid, left.data.startTime))) return null;
   const leader = { ...left.data, cgroup: null };
-  const tree = processTree(leader);
-  signalTree(tree.filter((m) => m.pid === leader.pid), 'SIGINT');
+  const [tree] = await platform.trees([leader]);
+  await signalTree(platform, tree!.filter((m) => m.pid === leader.pid), 'SIGINT');
   const deadline = Date.now() + graceMs;
-  while (isSameProcess(leader.pid, leader.startTime) && Date.now() < deadline) await sleep(POLL_MS);
-  const rest = treeAlive([...tree, ...processTree(leader)]);
-  signalTree(rest, 'SIGKILL');
+  while ((await isSameProcess(platform, leader.pid, leader.startTime)) && Date.now() < deadline) await sleep(POLL_MS);
+  const rest = await alive(platform, [...tree!, ...(await platform.trees([leader]))[0]!]);
+  await signalTree(platform, rest, 'SIGKILL');
   return `stopped the LocalAI (pid ${leader.pid}) a previous agent left running${rest.length > 0 ? `, and killed ${rest.length} of its processes` : ''}`;
 }

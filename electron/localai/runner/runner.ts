@@ -299,7 +299,7 @@ export class LocalAiRunner {
     this.state = 'stopping';
     this.process = null;
     const ended = await proc.stop();
-    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(proc.killLeftovers())}`);
+    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(await proc.killLeftovers())}`);
     await noteStopped(this.builds.dir);
     this.state = 'stopped';
   }
@@ -309,7 +309,8 @@ export class LocalAiRunner {
     if (this.process !== proc) return;
     this.process = null;
     this.lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
-    this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${this.lastExit}${leftovers(proc.killLeftovers())}`);
+    const lastExit = this.lastExit;
+    void proc.killLeftovers().then((count) => this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${lastExit}${leftovers(count)}`));
     // One that ends during a start asked for is that start's failure, said to whoever asked.
     if (this.supervised !== proc) return;
     const failed = ended.code !== 0 || ended.signal !== null;

@@ -8,6 +8,7 @@ import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
 import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
+import { currentPlatform } from '../../core/platform/index.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
 import { concreteBackend, installed } from './backend-names.ts';
@@ -49,6 +50,7 @@ const SETTLE_MS = 30;
 export class LocalAiServer implements CoRunner {
   readonly name = 'LocalAI';
   private readonly settings: ServerSettings;
+  private readonly platform = currentPlatform();
   private context: CoRunnerContext | null = null;
   private api: LocalAiServerApi | null = null;
   private status: LinkState | null = null;
@@ -92,7 +94,7 @@ export class LocalAiServer implements CoRunner {
     this.reloader.interrupted(context.interruptedReloads);
     this.watcher = watchDirectory(context.backendsDir, () => {
       clearTimeout(this.settle);
-      this.settle = setTimeout(() => this.refresh(), SETTLE_MS);
+      this.settle = setTimeout(() => void this.refresh(), SETTLE_MS);
     });
     void this.settings.load().then((current) => this.link(current && targetOf(current)));
   }
@@ -292,7 +294,7 @@ export class LocalAiServer implements CoRunner {
     const generation = this.generation;
     try {
       const system = await api.system();
-      if (!this.pidGiven) this.serverPid ??= serverPidOf(api.url);
+      if (!this.pidGiven) this.serverPid ??= await serverPidOf(this.platform, api.url);
       const version = this.status?.version ?? (await api.version().catch(() => null));
       if (generation !== this.generation) return;
       this.system = system;
@@ -308,7 +310,7 @@ export class LocalAiServer implements CoRunner {
       if (generation !== this.generation) return;
       this.setStatus({ connected: false, reason: oneLine(error), version: this.status?.version ?? null, checkedAt: new Date().toISOString() });
     }
-    this.refresh();
+    await this.refresh();
   }
 
   /** Keeps the link's state; a change (linked, or why not) is said once, never the API key. */
@@ -326,19 +328,21 @@ export class LocalAiServer implements CoRunner {
   }
 
   /** Reads the processes again, tells the views what changed, and brings back what a swap outside Hangar left stale. */
-  private refresh(): void {
-    this.scan();
+  private async refresh(): Promise<void> {
+    await this.scan();
     this.emitRows();
     // Not waited on: a respawn waits for its backend's lock, which the job that asked for this read may hold (a delete
     // unloading the backend's models reads LocalAI again under it).
     if (this.context?.respawnAfterSwap() && this.status?.connected) void this.reloader.respawnStale();
   }
 
-  scan(): void {
+  async scan(): Promise<void> {
     const context = this.context;
     if (!context || !this.system) return;
     if (this.serverPid !== null && !processAlive(this.serverPid) && !this.pidGiven) this.serverPid = null;
-    ({ found: this.found, elsewhere: this.elsewhere } = findServerProcesses(this.backendsDir, context.ownPids(), this.serverPid));
+    const { found, elsewhere } = await findServerProcesses(this.platform, this.backendsDir, context.ownPids(), this.serverPid);
+    if (this.context !== context || !this.system) return;
+    ({ found: this.found, elsewhere: this.elsewhere } = { found, elsewhere });
     for (const pid of this.learned.keys()) if (!this.found.some((p) => p.pid === pid)) this.learned.delete(pid);
     this.rows = assignProcesses(this.backendsDir, this.system.loaded, this.found, this.learned);
   }

@@ -129,7 +129,11 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
   });
 
   test("MEM is the process's RSS, and the memory LocalAI reports for it is shown under LocalAI's name", async () => {
-    const m1 = (await row('m1'))!;
+    // Under the POSIX layer a row shows the last background sample: none on its first view.
+    const m1 = await until('m1 measured', async () => {
+      const now = await row('m1');
+      return now?.rss != null ? now : undefined;
+    }, 10_000);
     const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${m1.pid}/status`, 'utf8'))![1]) * 1024;
     assert.ok(m1.rss !== null && Math.abs(m1.rss - rss) < rss * 0.5, `rss ${m1.rss} vs VmRSS ${rss}`);
     // The echo backend reports its own RSS in StatusResponse.memory; LocalAI's /backend/monitor passes it on.

@@ -5,12 +5,11 @@
 // whose backends directory is a volume counts too) or by its path. When LocalAI's own pid is known (given by whoever
 // runs it, or the process listening on its port, unless that is a container's port forwarder), only its children
 // count: a stray `--addr` process in a backend's directory is none of LocalAI's.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { isLoopback } from '../../../shared/loopback.ts';
-import { listenerPid } from '../../core/platform/linux-listener.ts';
-import { placeOf, readCommand, readCwd } from '../../core/supervisor/scan.ts';
-import { procStat } from '../../core/supervisor/identity.ts';
+import type { Platform, ProcessCwd } from '../../core/platform/types.ts';
+import { placeOf } from '../../core/supervisor/scan.ts';
 
 export interface ServerProcess {
   pid: number;
@@ -18,6 +17,8 @@ export interface ServerProcess {
   /** The backend directory it runs from, by name (`echo` for a replaced `echo.backup` too). */
   backend: string;
   port: number;
+  /** When it started, as the OS tells it (null when it does not). */
+  startedAt: string | null;
   /** What the OS says its cwd is, and the cwd's identity when it can be read. */
   cwd: string;
   identity: { dev: bigint; ino: bigint } | null;
@@ -32,11 +33,13 @@ const ADDR = /(?:^|\s)--addr(?:=|\s+)\S*:(\d{1,5})(?:\s|$)/;
 const PORT_FORWARDERS = new Set(['docker-proxy', 'rootlessport', 'rootlesskit', 'slirp4netns', 'pasta', 'pasta.avx2', 'conmon', 'vpnkit']);
 
 /** LocalAI's own pid, when a process of this machine is it: the one listening on a loopback URL's port, not a forwarder. */
-export function serverPidOf(url: string): number | null {
+export async function serverPidOf(platform: Platform, url: string): Promise<number | null> {
   const { hostname, port, protocol } = new URL(url);
   if (!isLoopback(hostname)) return null;
-  const pid = listenerPid(Number(port || (protocol === 'https:' ? 443 : 80)));
-  return pid !== null && !PORT_FORWARDERS.has(readComm(pid)) ? pid : null;
+  const pid = await platform.listener(Number(port || (protocol === 'https:' ? 443 : 80)));
+  if (pid === null) return null;
+  const [listener] = await platform.processes([pid]);
+  return listener && PORT_FORWARDERS.has(basename(listener.command.split(' ')[0]!)) ? null : pid;
 }
 
 export function processAlive(pid: number): boolean {
@@ -45,14 +48,6 @@ export function processAlive(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function readComm(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-  } catch {
-    return '';
   }
 }
 
@@ -67,27 +62,35 @@ export interface ServerProcesses {
  * LocalAI's children when its pid is known, else any that fits (LocalAI in a container). With its pid known, its
  * backend processes whose cwd is none of this node's directories are named too.
  */
-export function findServerProcesses(backendsDir: string, own: Set<number>, serverPid: number | null): ServerProcesses {
+export async function findServerProcesses(platform: Platform, backendsDir: string, own: Set<number>, serverPid: number | null): Promise<ServerProcesses> {
   const dirs = backendDirectories(backendsDir);
+  const cwds = [...(await platform.cwds())].filter(([pid]) => !own.has(pid) && pid !== process.pid);
+  const places = new Map(cwds.map(([pid, cwd]) => [pid, placeIn(backendsDir, dirs, cwd)]));
+  // Only LocalAI's children that run from elsewhere need their parent read besides those in a backend's directory.
+  const parents = serverPid === null ? new Map<number, { ppid: number }>() : await platform.statuses(cwds.map(([pid]) => pid));
+  const asked = cwds.filter(([pid]) => places.get(pid) || parents.get(pid)?.ppid === serverPid).map(([pid]) => pid);
+  const entries = new Map((await platform.processes(asked)).map((p) => [p.pid, p]));
   const found: ServerProcess[] = [];
   const elsewhere = new Set<string>();
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || own.has(pid) || pid === process.pid) continue;
-    const cwd = readCwd(pid);
-    if (!cwd) continue;
-    const place = placeIn(backendsDir, dirs, cwd.link, cwd.stat);
-    const ppid = procStat(pid)?.ppid;
+  for (const [pid, cwd] of cwds) {
+    const entry = entries.get(pid);
+    if (!entry) continue;
+    const place = places.get(pid);
     if (!place) {
-      if (ppid === serverPid && serverPid !== null && ADDR.test(readCommand(pid))) elsewhere.add(dirname(cwd.link));
+      if (ADDR.test(entry.command)) elsewhere.add(dirname(cwd.path));
       continue;
     }
-    const port = ADDR.exec(readCommand(pid))?.[1];
-    if (port === undefined || ppid === undefined) continue;
-    const identity = cwd.stat && { dev: cwd.stat.dev, ino: cwd.stat.ino };
-    found.push({ pid, ppid, backend: place.backend, port: Number(port), cwd: cwd.link, identity, stale: place.stale });
+    const port = ADDR.exec(entry.command)?.[1];
+    if (port === undefined) continue;
+    const identity = cwd.dev !== null && cwd.ino !== null ? { dev: cwd.dev, ino: cwd.ino } : null;
+    found.push({ pid, ppid: entry.ppid, backend: place.backend, port: Number(port), startedAt: entry.startedAt, cwd: shownCwd(cwd), identity, stale: place.stale });
   }
   return { found: serverPid === null ? found : found.filter((p) => p.ppid === serverPid), elsewhere: [...elsewhere].sort() };
+}
+
+/** The cwd as /proc/PID/cwd reads it: a removed directory's path with " (deleted)". */
+function shownCwd(cwd: ProcessCwd): string {
+  return cwd.deleted ? `${cwd.path}${DELETED}` : cwd.path;
 }
 
 interface Directory {
@@ -127,11 +130,11 @@ function list(dir: string): string[] {
 }
 
 /** Which backend a cwd belongs to, and why it is not that backend's live tree; null when it is none of them. */
-function placeIn(backendsDir: string, dirs: Map<string, Directory>, link: string, stat: { dev: bigint; ino: bigint; nlink: bigint } | null): { backend: string; stale: string | null } | null {
-  const known = stat ? dirs.get(`${stat.dev}:${stat.ino}`) : undefined;
+function placeIn(backendsDir: string, dirs: Map<string, Directory>, cwd: ProcessCwd): { backend: string; stale: string | null } | null {
+  const known = cwd.dev !== null && cwd.ino !== null ? dirs.get(`${cwd.dev}:${cwd.ino}`) : undefined;
   if (known) return { backend: known.backend, stale: known.live ? null : `it runs from ${relative(backendsDir, known.path)}, a tree a swap set aside` };
-  const path = link.endsWith(DELETED) ? link.slice(0, -DELETED.length) : link;
-  const deleted = link.endsWith(DELETED) || stat?.nlink === 0n;
+  const { path, deleted } = cwd;
+  const link = shownCwd(cwd);
   if (path.startsWith(backendsDir + sep)) {
     const place = placeOf(relative(backendsDir, path));
     if (deleted || place.aside) return { backend: place.backend, stale: staleWords(link, deleted) };

@@ -24,7 +24,7 @@ export interface ReloadHost {
   /** Whether LocalAI's own pid is known: then every process found is one of its children. */
   serverPidKnown(): boolean;
   readFresh(): Promise<boolean>;
-  scan(): void;
+  scan(): Promise<void>;
   learn(pid: number, model: string): void;
   note(model: string, message: string | null, error: string | null): void;
   emitRows(): void;
@@ -175,7 +175,7 @@ export class Reloader {
     await this.host
       .shared(backend, async () => {
         for (const model of models) {
-          this.host.scan();
+          await this.host.scan();
           const row = this.host.row(model);
           if (!row || !(row.process?.stale || this.pending.has(model))) continue;
           const started = Date.now();

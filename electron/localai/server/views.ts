@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import type { ProcessView } from '../../../shared/types.ts';
 import { installed, metadata } from './backend-names.ts';
-import { processStartedAt, UsageSampler } from '../../core/supervisor/usage.ts';
+import { currentPlatform } from '../../core/platform/index.ts';
+import { rowUsage } from '../../core/supervisor/row-usage.ts';
 import type { ServerProcess } from './processes.ts';
 
 /** One model LocalAI has loaded, with the process of it found on this machine (null: none is visible here). */
@@ -15,7 +16,7 @@ export interface ModelRow {
   guessed: boolean;
 }
 
-const usage = new UsageSampler();
+const usage = rowUsage(currentPlatform());
 
 /** What Hangar knows of a model beyond LocalAI's listing. */
 export interface RowFacts {
@@ -32,7 +33,7 @@ export interface RowFacts {
 export function modelView(row: ModelRow, backendsDir: string, facts: RowFacts): ProcessView {
   const p = row.process;
   // No process of it on this machine (LocalAI elsewhere): no start time to tell, as a worker's row says ('').
-  const startedAt = (p && processStartedAt(p.pid)) ?? '';
+  const startedAt = p?.startedAt ?? '';
   const sampled = p ? usage.sample(p.pid, startedAt) : { cpu: null, rss: null };
   const stale = Boolean(p?.stale || facts.notReloaded);
   const reported = facts.reportedMemory !== null ? ` (LocalAI reports ${mebibytes(facts.reportedMemory)} for it)` : '';
