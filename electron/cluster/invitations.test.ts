@@ -26,6 +26,8 @@ describe('invitations from Settings (clusterInvitations, clusterInvite, clusterJ
   const agents: Record<string, Agent> = {};
   const clients: Record<string, WireClient> = {};
   let command = '';
+  /** The invitation in the command Settings shows (HANGAR_JOIN_TOKEN=<token> hangar agent). */
+  const tokenIn = (line: string) => /^HANGAR_JOIN_TOKEN=(\S+) /.exec(line)![1]!;
   let cluster = '';
 
   const start = async (machine: string, extra: string[] = []) => {
@@ -79,7 +81,7 @@ describe('invitations from Settings (clusterInvitations, clusterInvite, clusterJ
   });
 
   test('an edited invitation is refused in one line without the token, nothing written', async () => {
-    const token = command.split(' ').at(-1)!;
+    const token = tokenIn(command);
     const edited = token.replace(/\.([A-Za-z0-9_-])/, (_, c: string) => `.${c === 'A' ? 'B' : 'A'}`);
     const message = await refusal(clients.gpu!.clusterJoin({ ...local, token: edited }));
     assert.match(message, /damaged|edited/);
@@ -88,9 +90,9 @@ describe('invitations from Settings (clusterInvitations, clusterInvite, clusterJ
   });
 
   test('the pasted command joins; the agent started again with no option is in the cluster', async () => {
-    const joined = await clients.gpu!.clusterJoin({ ...local, token: command.split(' ').at(-1)! });
+    const joined = await clients.gpu!.clusterJoin({ ...local, token: tokenIn(command) });
     assert.deepEqual(joined, { admin: false, member: { cluster, url: URL, name: 'gpu', role: 'node' }, restart: true });
-    const used = await refusal(clients.late!.clusterJoin({ ...local, token: command.split(' ').at(-1)! }));
+    const used = await refusal(clients.late!.clusterJoin({ ...local, token: tokenIn(command) }));
     assert.match(used, /used/);
     assert.equal(used.split('\n').length, 1);
     await start('gpu');
