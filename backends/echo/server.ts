@@ -63,8 +63,7 @@ const handlers: UntypedServiceImplementation = {
     const version = readFileSync('VERSION', 'utf8').trim();
     return { message: Buffer.from(`echo ${version}: ${request.Prompt}`) };
   }),
-  // Its memory as a backend may report it (StatusResponse.memory), which LocalAI's /backend/monitor passes on.
-  Status: unary(() => ({ state, memory: { total: process.memoryUsage().rss, breakdown: { rss: process.memoryUsage().rss } } })),
+  Status: unary(() => ({ state })),
   Free: unary(() => {
     state = 'UNINITIALIZED';
     return { success: true, message: 'freed' };
