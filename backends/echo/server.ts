@@ -63,7 +63,8 @@ const handlers: UntypedServiceImplementation = {
     const version = readFileSync('VERSION', 'utf8').trim();
     return { message: Buffer.from(`echo ${version}: ${request.Prompt}`) };
   }),
-  Status: unary(() => ({ state })),
+  // Its memory as a backend may report it (StatusResponse.memory), which LocalAI's /backend/monitor passes on.
+  Status: unary(() => ({ state, memory: { total: process.memoryUsage().rss, breakdown: { rss: process.memoryUsage().rss } } })),
   Free: unary(() => {
     state = 'UNINITIALIZED';
     return { success: true, message: 'freed' };

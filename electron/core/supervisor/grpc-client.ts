@@ -84,9 +84,10 @@ export class BackendClient {
     return Buffer.from(reply.message).toString('utf8');
   }
 
-  async status(timeoutMs: number): Promise<{ state: string }> {
-    const response = (await this.#call('Status', {}, timeoutMs)) as { state: string };
-    return { state: response.state };
+  /** The backend's state, and the memory it reports for itself (StatusResponse.memory), where it does. */
+  async status(timeoutMs: number): Promise<{ state: string; memory: { total: number; breakdown: Record<string, number> } | null }> {
+    const response = (await this.#call('Status', {}, timeoutMs)) as { state: string; memory?: { total: number; breakdown?: Record<string, number> } | null };
+    return { state: response.state, memory: response.memory ? { total: response.memory.total, breakdown: response.memory.breakdown ?? {} } : null };
   }
 
   async free(timeoutMs: number): Promise<BackendResult> {

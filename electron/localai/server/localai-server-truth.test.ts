@@ -128,7 +128,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     }
   });
 
-  test("MEM is the process's RSS", async () => {
+  test("MEM is the process's RSS, and the memory LocalAI reports for it is shown under LocalAI's name", async () => {
     // Under the POSIX layer a row shows the last background sample: none on its first view.
     const m1 = await until('m1 measured', async () => {
       const now = await row('m1');
@@ -136,6 +136,9 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     }, 10_000);
     const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${m1.pid}/status`, 'utf8'))![1]) * 1024;
     assert.ok(m1.rss !== null && Math.abs(m1.rss - rss) < rss * 0.5, `rss ${m1.rss} vs VmRSS ${rss}`);
+    // The echo backend reports its own RSS in StatusResponse.memory; LocalAI's /backend/monitor passes it on.
+    const reported = await until('the memory LocalAI reports', async () => /\(LocalAI reports ([\d.]+) MiB for it\)$/.exec((await row('m1'))?.message ?? '')?.[1], 10_000);
+    assert.ok(Math.abs(Number(reported) * 1024 * 1024 - rss) < rss * 0.5, `LocalAI reports ${reported} MiB, VmRSS is ${rss} bytes`);
   });
 
   test('a stray --addr process in a backend directory is none of LocalAI\'s: not shown, not reloaded; a respawn names the new pid', async () => {

@@ -168,7 +168,10 @@ test('a load runs run.sh as a direct child in the backend directory, reused warm
   assert.match(await addressOf(pid), /^127\.0\.0\.1:\d+$/);
 
   assert.deepEqual(await system(server), { backends: ['echo'], loaded_models: [{ id: 'm', backend: 'echo' }] });
-  assert.deepEqual(await answer(await call(server, 'GET', '/backend/monitor?model=m')), { status: 200, body: { state: 2 } });
+  // The backend's StatusResponse as LocalAI's JSON gives it: READY, and the memory the echo backend reports (its RSS).
+  const monitor = (await answer(await call(server, 'GET', '/backend/monitor?model=m'))) as { status: number; body: { state: number; memory: { total: number; breakdown: { rss: number } } } };
+  assert.deepEqual([monitor.status, monitor.body.state, monitor.body.memory.breakdown.rss], [200, 2, monitor.body.memory.total]);
+  assert.ok(monitor.body.memory.total > 1024 * 1024);
   const completion = await complete(server, 'hi');
   assert.equal(completion.status, 200);
   assert.deepEqual(completion.body.choices, [{ index: 0, finish_reason: 'stop', text: 'echo 1.0.0: hi' }]);

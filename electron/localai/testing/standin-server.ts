@@ -142,16 +142,18 @@ export class StandInServer {
     if (!model) throw new HttpError(400, 'model query parameter is required');
     const loaded = await this.loader.checkIsLoaded(model);
     if (!loaded) throw new Error(`backend ${model} is not currently loaded`);
-    let state: string;
+    let status: Awaited<ReturnType<typeof loaded.client.status>>;
     try {
-      ({ state } = await loaded.client.status(CALL_MS));
+      status = await loaded.client.status(CALL_MS);
     } catch (error) {
       // The fallback samples the process found under `<model file>.bin`, a key the store (keyed by model id) lacks.
       const key = model.endsWith('.bin') ? model : `${model}.bin`;
       throw new Error(`backend ${model} experienced an error retrieving status info via rpc: ${grpcText(error)}, then failed local node process sample: no grpc backend found for ${key}`);
     }
-    const number = STATES[state] ?? 0;
-    return { status: 200, body: number === 0 ? {} : { state: number } };
+    // Go's encoding/json of the StatusResponse: fields left at zero are omitted (omitempty).
+    const number = STATES[status.state] ?? 0;
+    const memory = status.memory && status.memory.total > 0 ? { memory: { total: status.memory.total, breakdown: status.memory.breakdown } } : {};
+    return { status: 200, body: { ...(number !== 0 && { state: number }), ...memory } };
   }
 
   private async shutdown(request: Incoming): Promise<Answer> {
