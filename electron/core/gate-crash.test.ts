@@ -65,7 +65,8 @@ async function processOf(node: LocalNode, model: string, match: (view: ProcessVi
 /** A host in a child process on a fresh home, with echo 1.0.0 installed from the gallery. */
 async function hostWithEcho(t: TestContext) {
   const root = await tempDir('gate-crash');
-  t.after(() => rm(root, { recursive: true, force: true }));
+  // What the next start's stop of the killed host's leftovers writes may still land as the folder goes.
+  t.after(() => rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const home = join(root, 'home');
   const gallery = join(root, 'index.yaml');
   await publish(root, gallery, '1.0.0');
