@@ -59,7 +59,9 @@ if (files.length === 0) {
 // Files run side by side, each in its own process: their supervisors reserve backend ports machine-wide, and every
 // test that needs a fixed port has a range of its own below the ephemeral ports. HANGAR_TEST_CONCURRENCY overrides.
 const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, Math.max(2, availableParallelism()));
-const run = (list, env = process.env) => spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit', env }).status ?? 1;
+// --test-force-exit: a file whose tests have all ended exits, even if a child it leaked still holds one of its pipes
+// (a shell's sleeping child once held a file open for ten minutes, and its lane with it).
+const run = (list, env = process.env) => spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit', env }).status ?? 1;
 const status = run(files);
 // A full run then runs these again under the POSIX platform layer (ps, lsof, process groups: what macOS has), after
 // the rest and not beside it: they reserve the same ports as their first run. The set is the most telling of the
