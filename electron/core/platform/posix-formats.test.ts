@@ -20,7 +20,7 @@ test('ps: lstart in the C locale and UTC becomes seconds since the epoch; comman
   assert.deepEqual({ ppid: backend.ppid, pgid: backend.pgid, zombie: backend.zombie }, { ppid: 8140, pgid: 8140, zombie: false });
   assert.equal(backend.startedAt, '2026-12-05T21:48:01.000Z');
   assert.equal(backend.startTime, String(Date.UTC(2026, 11, 5, 21, 48, 1) / 1000));
-  assert.equal(backend.command, '/Users/ada/Library/Application Support/hangar/backends/metal-llama-cpp/llama-cpp-fallback --addr 127.0.0.1:50051');
+  assert.equal(backend.command, '/Users/ada/Library/Application Support/hangar/backends/metal-llama-cpp/llama-cpp-fallback --addr 127.0.0.1:30151');
   assert.equal(table[0]!.startedAt, '2026-12-03T08:11:02.000Z', 'a one-digit day is padded with a space');
 });
 
