@@ -4,6 +4,7 @@
 // subdirectory with a run.sh as a backend, and `.hangar` has none, so it never sees a rollback tree as a runnable
 // backend, while every move stays a rename on the same filesystem.
 import { randomBytes } from 'node:crypto';
+import { renameSync } from 'node:fs';
 import { lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -86,11 +87,18 @@ export class BackendDirs {
     await rm(target, { recursive: true, force: true });
   }
 
-  /** Renames the live dir. On Windows a process whose cwd it is blocks the rename: retry a bounded time, then "in use". */
-  async renameLive(name: string, from: string, to: string): Promise<void> {
+  /**
+   * Renames the live dir to `to`. With `incoming`, that is renamed into the live place at once, nothing run between
+   * the two renames but `between` (a crash test's hook): a process starting the backend meanwhile (LocalAI loading a
+   * model) finds its directory missing for two system calls, not for turns of the event loop. If the second rename
+   * fails, the live tree is put back. On Windows a process whose cwd it is blocks the rename: retry a bounded time,
+   * then "in use".
+   */
+  async renameLive(name: string, from: string, to: string, incoming?: string, between?: () => void): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await rename(from, to);
+        renameSync(from, to);
+        break;
       } catch (err) {
         const retryable = process.platform === 'win32' && IN_USE_CODES.has(errno(err) ?? '');
         if (!retryable) throw backendError(name, err);
@@ -98,5 +106,14 @@ export class BackendDirs {
         await sleep(IN_USE_DELAY_MS);
       }
     }
+    if (incoming === undefined) return;
+    between?.();
+    try {
+      renameSync(incoming, from);
+    } catch (err) {
+      renameSync(to, from);
+      throw backendError(name, err);
+    }
   }
+
 }

@@ -1,7 +1,7 @@
 // The atomic swap of a backend's tree and its rollback: rename(live, backup), then rename(incoming, live), each
 // rename in the journal before it begins; the new tree is checked while the replaced one is held aside, then the
 // swap settles (the replaced tree becomes the rollback target) or is undone.
-import { mkdir, rename } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import { backendError, isDir, type BackendDirs } from './backend-dirs.ts';
@@ -17,7 +17,10 @@ export interface SwapHooks {
    * `noteKnown` once what the note says about the stop is known, before the processes are gone.
    */
   beforeSwap?(liveDir: string, noteKnown: () => void): Promise<void>;
-  /** Observes each step as it completes (progress; tests use it to crash the process at each step). */
+  /**
+   * Observes each step as it completes (tests use it to crash the process at each step). 'backup-renamed' comes
+   * between the two renames of a swap and is not awaited: nothing may wait there.
+   */
   onStep?(step: SwapStep): void | Promise<void>;
   /** What the swap is for, kept in its journal (read at each phase, so what beforeSwap learns is in it). */
   note?(): SwapNote;
@@ -67,11 +70,18 @@ export class Swaps {
   /** The incoming tree leaves the live place (a staged one is discarded, the rollback tree kept); the backup comes back. */
   async undo(name: string, kind: SwapKind, replacing: boolean): Promise<void> {
     const live = this.dirs.liveDir(name);
-    if (await isDir(live)) {
-      if (kind === 'commit') await this.dirs.trash(name, live, true);
-      else await this.dirs.renameLive(name, live, this.dirs.previousDir(name));
+    const backup = replacing ? this.dirs.backupDir(name) : undefined;
+    if (!(await isDir(live))) {
+      if (backup) await rename(backup, live);
+    } else if (kind === 'rollback') {
+      await this.dirs.renameLive(name, live, this.dirs.previousDir(name), backup);
+    } else {
+      // Out of the live place before it is deleted: the backup is back live at once, not once the tree is gone.
+      const discarded = this.dirs.scratch('trash', name);
+      await mkdir(join(this.dirs.work, 'trash'), { recursive: true });
+      await this.dirs.renameLive(name, live, discarded, backup);
+      await rm(discarded, { recursive: true, force: true });
     }
-    if (replacing) await rename(this.dirs.backupDir(name), live);
     this.touched(name);
   }
 
@@ -99,14 +109,10 @@ export class Swaps {
       if (await isDir(backup)) await this.settleReplaced(name);
       await this.stopFirst(name, live, hooks, () => journal('swapping'));
     } else await journal('swapping');
-    if (replacing) {
-      await this.dirs.renameLive(name, live, backup);
-      await hooks.onStep?.('backup-renamed');
-    }
     try {
-      await rename(incoming, live);
+      if (replacing) await this.dirs.renameLive(name, live, backup, incoming, () => hooks.onStep?.('backup-renamed'));
+      else await rename(incoming, live);
     } catch (err) {
-      if (replacing) await rename(backup, live);
       await this.journal.remove(name);
       throw backendError(name, err);
     }

@@ -18,13 +18,22 @@ async function until(done: () => boolean, what: string, withinMs = 10_000): Prom
   for (const end = Date.now() + withinMs; !done(); await delay(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
 }
 
-/** An unrelated process given exactly `pid`, leading its own group and session. */
+/**
+ * An unrelated process given exactly `pid`, leading its own group and session. Another process in the namespace
+ * (the host's `ps` under the POSIX layer) may fork between the write and the spawn and take the pid first; the
+ * impostor then waits for the pid to be free again and tries once more.
+ */
 async function impostorAt(pid: number): Promise<ChildProcess> {
-  writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1));
-  const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
-  await once(child, 'spawn');
-  if (child.pid !== pid) throw new Error(`the impostor got pid ${child.pid}, not ${pid}`);
-  return child;
+  for (let attempt = 1; ; attempt++) {
+    await until(() => processStartTime(pid) === null, `pid ${pid} to be free`);
+    writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1));
+    const child = spawn('sleep', ['300'], { detached: true, stdio: 'ignore' });
+    await once(child, 'spawn');
+    if (child.pid === pid) return child;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    if (attempt === 20) throw new Error(`the impostor got pid ${child.pid}, not ${pid}, 20 times`);
+  }
 }
 
 /** The host's reaper: its child running the reaper's script (a shell waiting for the next start is a child too). */
@@ -52,7 +61,6 @@ if (currentPlatform().name === 'posix') await delay(1000);
 for (const model of ['stopped', 'reaped']) {
   const { pid } = adopted[model]!;
   process.kill(-pid, 'SIGKILL');
-  await until(() => processStartTime(pid) === null, `pid ${pid} to be free`);
   impostors[model] = await impostorAt(pid);
   exits[model] = false;
   impostors[model].once('exit', () => (exits[model] = true));
