@@ -8,7 +8,8 @@ import { readFile, readdir, stat, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, credsAuthenticator, headers, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
@@ -17,7 +18,7 @@ import { loadIdentity } from './identity.ts';
 import { decodeInvitation, encodeInvitation } from './invitation.ts';
 import { credsFile } from './joined-home.ts';
 import { openMembers } from './store/grants.ts';
-import { BUCKETS, callSubject, presenceSubject } from './subjects.ts';
+import { BUCKETS, callSubject, kvSubject, memberInboxOf, presenceSubject } from './subjects.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -179,6 +180,49 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
       assert.ok(errors.every((e) => /^Permissions Violation for (Publish|Subscription) to /.test(e)), errors.join('\n'));
     } finally {
       await nc.close();
+    }
+  });
+
+  test("JetStream's answers to a node's reads, routed onto bucket subjects, and a rollup on its own status key, write nothing", async () => {
+    const as = async (machine: string) =>
+      connect({ servers: URL.slice('nats://'.length), authenticator: credsAuthenticator(await readFile(credsFile(homes[machine]!))), inboxPrefix: memberInboxOf(machine) });
+    const admin = await as('admin');
+    const gpu1 = await as('gpu1');
+    try {
+      const jsm = await jetstreamManager(admin, { checkAPI: false });
+      /** A bucket's last sequence and each key's: any write, taken or not, moves one of them. */
+      const held = async () => {
+        const all: Record<string, unknown> = {};
+        for (const bucket of [BUCKETS.rollouts, BUCKETS.desired, BUCKETS.status]) {
+          const { state } = await jsm.streams.info(`KV_${bucket}`, { subjects_filter: '>' });
+          all[bucket] = { last: state.last_seq, subjects: state.subjects ?? {} };
+        }
+        return all;
+      };
+      const [gpu1Id, gpu2Id] = await Promise.all([loadIdentity(homes.gpu1!), loadIdentity(homes.gpu2!)]).then((ids) => ids.map((i) => i.id));
+      const before = await held();
+      assert.ok(kvSubject(BUCKETS.status, gpu2Id!) in (before[BUCKETS.status] as { subjects: object }).subjects, "gpu2's status is stored");
+      const attacks = [
+        [`$JS.API.STREAM.INFO.KV_${BUCKETS.desired}`, kvSubject(BUCKETS.rollouts, 'evil')],
+        [`$JS.API.STREAM.INFO.KV_${BUCKETS.desired}`, kvSubject(BUCKETS.desired, 'echo.evil')],
+        [`$JS.API.DIRECT.GET.KV_${BUCKETS.desired}.${kvSubject(BUCKETS.desired, 'zzz.evil')}`, kvSubject(BUCKETS.status, gpu2Id!)],
+      ] as const;
+      // The admin hears each answer arrive in the machines' account: the attacks were answered, and went no further.
+      const heard: string[] = [];
+      for (const [, reply] of attacks) admin.subscribe(reply, { callback: (_e, m) => void heard.push(m.subject) });
+      await admin.flush();
+      for (const [subject, reply] of attacks) gpu1.publish(subject, '', { reply });
+      await until('the three answers heard', async () => (heard.length >= 3 ? true : undefined), 5000);
+      const rollup = headers();
+      rollup.set('Nats-Rollup', 'all');
+      await assert.rejects(jetstream(gpu1).publish(kvSubject(BUCKETS.status, gpu1Id!), 'x', { headers: rollup }), /rollup not permitted/);
+      await gpu1.flush();
+      assert.deepEqual(await held(), before, 'no bucket holds anything new');
+      const cards = await json<NodeCard[]>(agents.admin!, 'nodes');
+      assert.deepEqual(cards.filter((c) => c.name.startsWith('gpu')).map((c) => [c.name, c.status]).sort(), [['gpu1', 'online'], ['gpu2', 'online']]);
+    } finally {
+      await gpu1.close();
+      await admin.close();
     }
   });
 
