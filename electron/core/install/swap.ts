@@ -34,6 +34,8 @@ export interface SwapHooks {
 export interface PendingSwap {
   /** Resolves once the journal says the health gate began; rejects when that cannot be written (undo, then). */
   gated: Promise<void>;
+  /** Writes the journal again, with what the hooks' note says now (more models to bring back), until it settles. */
+  renote(): Promise<void>;
   settle(): Promise<void>;
   undo(): Promise<void>;
 }
@@ -101,7 +103,15 @@ export class Swaps {
     const live = this.dirs.liveDir(name);
     const backup = this.dirs.backupDir(name);
     const replacing = await isDir(live);
-    const journal = (phase: JournalEntry['phase']) => this.journal.write({ name, swap: kind, phase, replacing, note: hooks.note?.() ?? null });
+    // One write at a time, so the last entry written is the one on disk; `renote` writes the current phase again.
+    let phase: JournalEntry['phase'] = 'swapping';
+    let writing: Promise<void> = Promise.resolve();
+    const journal = (next: JournalEntry['phase']) => {
+      phase = next;
+      writing = writing.catch(() => undefined).then(() => this.journal.write({ name, swap: kind, phase: next, replacing, note: hooks.note?.() ?? null }));
+      return writing;
+    };
+    let ended = false;
     await this.journal.reserve();
     if (replacing) {
       await mkdir(join(this.dirs.work, 'backup'), { recursive: true });
@@ -123,12 +133,17 @@ export class Swaps {
     gate.catch(() => undefined);
     return {
       gated: gate,
+      renote: async () => {
+        if (!ended) await journal(phase);
+      },
       settle: async () => {
         await gate;
         // Past the gate the new tree stays: a journal that cannot say so (a full disk) leaves it at 'gate', which a
         // crash before the next step would undo; the settling goes on regardless.
         await journal('settling').catch(() => undefined);
         if (replacing) await settleBackup();
+        ended = true;
+        await writing.catch(() => undefined);
         await this.journal.remove(name);
         this.touched(name);
         await hooks.onStep?.('cleanup-done');
@@ -136,6 +151,8 @@ export class Swaps {
       undo: async () => {
         await gate.catch(() => undefined);
         await this.undo(name, kind, replacing);
+        ended = true;
+        await writing.catch(() => undefined);
         await this.journal.remove(name);
       },
     };

@@ -22,6 +22,12 @@ export interface CoRunnerContext {
   interruptedReloads: Array<{ model: string; backend: string }>;
 }
 
+export interface ReloadOptions {
+  signal?: AbortSignal;
+  /** Models found on the replaced tree besides those asked for: awaited before they are stopped. */
+  found?(models: string[]): Promise<void>;
+}
+
 export interface CoRunner {
   /** Who it is, in messages ("LocalAI"). */
   readonly name: string;
@@ -37,10 +43,10 @@ export interface CoRunner {
   /**
    * Brings these models back on the live tree of `backend`, one at a time (stopped, then loaded again), each proven
    * by a process of it running from that tree, then any other of its processes still on the replaced tree (a model
-   * loaded meanwhile); resolves with what it did ('' for nothing), rejects at the first that does not come back, and
-   * at once when `signal` aborts.
+   * loaded meanwhile), each told to `found` before it is stopped; resolves with what it did ('' for nothing), rejects
+   * at the first that does not come back, and at once when `signal` aborts.
    */
-  reload(backend: string, models: string[], signal?: AbortSignal): Promise<string>;
+  reload(backend: string, models: string[], options?: ReloadOptions): Promise<string>;
   /** Stops these models and loads nothing (their backend is gone). */
   unload(models: string[]): Promise<void>;
   respawn(model: string): Promise<ProcessView>;

@@ -336,7 +336,12 @@ export class SwapJobs {
       // The co-runner's models coming back from the new tree are part of the gate (and prove the build starts).
       if (coReload) {
         if (coModels.length > 0) ctx.phase(`reloading in ${coRunner.name}`);
-        const reloaded = await coRunner.reload(name, coModels, ctx.signal);
+        // A model found on the replaced tree after the swap goes into its journal too: a crash midway loads it again.
+        const found = async (more: string[]) => {
+          coModels.push(...more.filter((model) => !coModels.includes(model)));
+          await pending.renote();
+        };
+        const reloaded = await coRunner.reload(name, [...coModels], { signal: ctx.signal, found });
         if (reloaded) ctx.notice(reloaded);
       }
       // So is the journal saying the gate began: a swap a crash could not undo is not one to keep (a full disk).

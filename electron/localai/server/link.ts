@@ -7,7 +7,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiServerStatus, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
-import type { CoRunner, CoRunnerContext } from '../../core/node/co-runner.ts';
+import type { CoRunner, CoRunnerContext, ReloadOptions } from '../../core/node/co-runner.ts';
 import { currentPlatform } from '../../core/platform/index.ts';
 import { sameInode, type DirIdentity } from '../../core/supervisor/identity.ts';
 import { LocalAiServerApi, type SystemInfo } from './api.ts';
@@ -176,8 +176,8 @@ export class LocalAiServer implements CoRunner {
       .map((r) => r.model);
   }
 
-  reload(backend: string, models: string[], signal?: AbortSignal): Promise<string> {
-    return this.reloader.reload(backend, models, signal);
+  reload(backend: string, models: string[], options?: ReloadOptions): Promise<string> {
+    return this.reloader.reload(backend, models, options);
   }
 
   async unload(models: string[]): Promise<void> {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { chmod, rm, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -64,7 +64,7 @@ describe('Hangar linked to a hostile LocalAI', () => {
     agent = await startAgent(home, gallery, agentArgs);
     agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
     await ok('install', 'echo');
-    localai = new StandInServer({ backendsDir: join(home, 'backends'), models: { m1: 'echo' }, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0 });
+    localai = new StandInServer({ backendsDir: join(home, 'backends'), models: { m1: 'echo', m2: 'echo' }, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0 });
     await localai.start();
     hostile = new HostileLocalAi(localai.url);
     await hostile.start();
@@ -136,6 +136,46 @@ describe('Hangar linked to a hostile LocalAI', () => {
     agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
     await until('m1 loaded again', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 20_000);
     assert.match(agentLog, /LocalAI: loaded m1 again, which a swap of echo was reloading when Hangar stopped/);
+  });
+
+  test('an agent killed while LocalAI reloads a model the swap found only after its renames: its next start loads that one again too', async () => {
+    await linkedToHostile();
+    const localaiCall = (path: string, model: string) => fetch(`${localai.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }) });
+    // LocalAI runs nothing on echo but m2, whose load begins on the tree the swap replaces and ends after its renames.
+    await localaiCall('/backend/shutdown', 'm1');
+    const mayStart = join(root, 'm2-may-start');
+    version++;
+    const held = await echoSource(root, `${version}.0.0`);
+    const runSh = join(held, 'run.sh');
+    await writeFile(runSh, (await readFile(runSh, 'utf8')).replace('\n', `\nwhile [ ! -e ${JSON.stringify(mayStart)} ]; do sleep 0.02; done\n`));
+    await writeGallery(gallery, [{ name: 'echo', uri: held, version: `${version}.0.0` }]);
+    await ok('gallery', '--refresh');
+    await writeFile(mayStart, '');
+    await ok('upgrade', 'echo');
+    await rm(mayStart);
+    await newBuild();
+    const live = join(agent.home, 'backends', 'echo');
+    const replaced = (await stat(live)).ino;
+    const spawned = localai.spawned;
+    const m2Loaded = localaiCall('/backend/load', 'm2');
+    await until("m2's process started on the tree to be replaced", async () => (localai.spawned > spawned ? true : undefined), 10_000);
+    hostile.spoil('/backend/load', { kind: 'hang' }, 1);
+    const hung = hostile.spoiled.get('/backend/load') ?? 0;
+    await withClient((c) => c.upgrade({ node: 'local', name: 'echo' }));
+    await until('the swap renamed the tree m2 starts on', async () => ((await stat(live)).ino !== replaced ? true : undefined), 20_000);
+    await writeFile(mayStart, '');
+    assert.equal((await m2Loaded).status, 200);
+    await until("the swap's reload of m2 waiting on a load LocalAI never answers", async () => ((hostile.spoiled.get('/backend/load') ?? 0) > hung ? true : undefined), 20_000);
+    const journal = JSON.parse(await readFile(join(agent.home, 'backends', '.hangar', 'journal', 'echo.json'), 'utf8')) as { note: { coModels: string[] } };
+    assert.deepEqual(journal.note.coModels, ['m2'], 'the model found after the renames is in the journal');
+    const exited = once(agent.child, 'exit');
+    agent.child.kill('SIGKILL');
+    await exited;
+    agent = await startAgent(agent.home, gallery, agentArgs);
+    agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
+    await until('m2 loaded again', async () => ((await row('m2'))?.cwd === 'ok' ? true : undefined), 20_000);
+    assert.match(agentLog, /LocalAI: loaded m2 again, which a swap of echo was reloading when Hangar stopped/);
+    assert.equal((await localaiCall('/backend/load', 'm1')).status, 200);
   });
 
   test('a failed respawn leaves its row not ready, saying why; the next good one clears that', async () => {

@@ -8,6 +8,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import type { ProcessView } from '../../../shared/types.ts';
 import { compareVersions } from '../../core/gallery/version.ts';
 import { LocalAiUnreachable } from '../http.ts';
+import type { ReloadOptions } from '../../core/node/co-runner.ts';
 import type { LocalAiServerApi } from './api.ts';
 import { concreteBackend } from './backend-names.ts';
 import type { ServerProcess } from './processes.ts';
@@ -70,7 +71,7 @@ export class Reloader {
   }
 
   /** After a swap of `backend`: these models, then any other LocalAI process still on the replaced tree. */
-  async reload(backend: string, models: string[], signal?: AbortSignal): Promise<string> {
+  async reload(backend: string, models: string[], { signal, found }: ReloadOptions = {}): Promise<string> {
     const installed = backendVersion(this.host.backendsDir, backend);
     if (installed) this.installedByHangar.set(backend, installed);
     const done: string[] = [];
@@ -91,6 +92,7 @@ export class Reloader {
       todo = await this.stillOnReplaced(backend, signal);
       if (todo.length === 0) break;
       if (round === MAX_ROUNDS) throw new Error(`LocalAI keeps starting ${todo.join(', ')} from the replaced tree of ${backend}`);
+      await found?.(todo);
     }
     this.host.emitRows();
     const parts = [...done];
