@@ -18,15 +18,17 @@ export interface CwdProbe {
   recorded: DirIdentity | null;
 }
 
-/** Each process's report, the OS asked once for all of them. */
-export async function probeCwds(platform: Platform, probes: CwdProbe[]): Promise<CwdReport[]> {
-  const [shown, changes] = await Promise.all([
-    platform.cwds(probes.map((p) => p.pid)),
-    Promise.all(probes.map((p) => (p.recorded ? directoryChange(p.recorded) : null))),
-  ]);
+/** What changed at each recorded directory identity's path (null: nothing, or no identity was recorded). */
+export function recordedChanges(probes: CwdProbe[]): Promise<Array<string | null>> {
+  return Promise.all(probes.map((p) => (p.recorded ? directoryChange(p.recorded) : null)));
+}
+
+/** Each process's report, the OS asked once for all of them; `changes` are recordedChanges(probes), if known. */
+export async function probeCwds(platform: Platform, probes: CwdProbe[], changes?: Array<string | null>): Promise<CwdReport[]> {
+  const [shown, told] = await Promise.all([platform.cwds(probes.map((p) => p.pid)), changes ?? recordedChanges(probes)]);
   return probes.map((probe, i) => {
     const os = osReport(probe, shown.get(probe.pid));
-    const change = changes[i];
+    const change = told[i];
     return change ? { cwd: 'stale', cwdReason: change, procCwd: os.procCwd } : os;
   });
 }

@@ -1,7 +1,7 @@
 // Stale detection: each process's cwd is checked again on fs.watch events, on a slow backstop timer, and on request.
 import { watch, type FSWatcher } from 'node:fs';
 import type { Platform } from '../platform/types.ts';
-import { probeCwds } from './cwd-probe.ts';
+import { probeCwds, recordedChanges, type CwdReport } from './cwd-probe.ts';
 import type { Endings } from './endings.ts';
 import type { Proc, ProcessRecords } from './records.ts';
 
@@ -63,16 +63,26 @@ export class Rechecks {
 
   /** Re-probes the cwds of `procs` with one question to the OS; emits for each that changed. */
   private async refreshAll(procs: Proc[]): Promise<void> {
-    const ended = new Set(await this.endings.endedUnseen(procs.filter((proc) => !proc.retired)));
-    const live = procs.filter((proc) => !proc.retired && !ended.has(proc));
-    const reports = await probeCwds(this.platform, live.map((proc) => ({ pid: proc.pid, recorded: proc.identity })));
-    for (const [i, proc] of live.entries()) {
-      const report = reports[i]!;
-      if (proc.retired) continue;
-      const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
-      proc.cwd = report;
-      if (changed) this.records.publish(proc);
+    const current = procs.filter((proc) => !proc.retired);
+    const probes = current.map((proc) => ({ pid: proc.pid, recorded: proc.identity }));
+    const changes = await recordedChanges(probes);
+    // A replaced directory is told by its recorded identity alone, so it is said at once; what the OS says of each
+    // cwd follows (under the POSIX layer, one `ps` and one `lsof` away).
+    for (const [i, proc] of current.entries()) {
+      const change = changes[i];
+      if (change) this.update(proc, { cwd: 'stale', cwdReason: change, procCwd: proc.cwd.procCwd });
     }
+    const ended = new Set(await this.endings.endedUnseen(current));
+    const live = current.flatMap((proc, i) => (ended.has(proc) ? [] : [{ proc, probe: probes[i]!, change: changes[i]! }]));
+    const reports = await probeCwds(this.platform, live.map((l) => l.probe), live.map((l) => l.change));
+    for (const [i, { proc }] of live.entries()) this.update(proc, reports[i]!);
+  }
+
+  private update(proc: Proc, report: CwdReport): void {
+    if (proc.retired) return;
+    const changed = report.cwd !== proc.cwd.cwd || report.cwdReason !== proc.cwd.cwdReason || report.procCwd !== proc.cwd.procCwd;
+    proc.cwd = report;
+    if (changed) this.records.publish(proc);
   }
 
   private schedule(): void {
