@@ -41,7 +41,7 @@ const LONGEST = [
 /** Run again with HANGAR_PLATFORM=posix in a full run, longest first. */
 const POSIX = [
   'electron/core/supervisor/lifecycle.test.ts',
-  'electron/localai/server/localai-server-hostile.test.ts',
+  'electron/localai/server/localai-server-truth.test.ts',
   'electron/core/supervisor/stop-tree.test.ts',
   'electron/core/supervisor/pid-reuse.test.ts',
   'electron/core/supervisor/scan-tree.test.ts',

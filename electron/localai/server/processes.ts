@@ -63,8 +63,9 @@ export interface ServerProcesses {
  * backend processes whose cwd is none of this node's directories are named too.
  */
 export async function findServerProcesses(platform: Platform, backendsDir: string, own: Set<number>, serverPid: number | null): Promise<ServerProcesses> {
-  const dirs = backendDirectories(backendsDir);
   const cwds = [...(await platform.cwds())].filter(([pid]) => !own.has(pid) && pid !== process.pid);
+  // Read after the cwds (the slow part under the POSIX layer, one lsof): a swap meanwhile makes its tree one set aside.
+  const dirs = backendDirectories(backendsDir);
   const places = new Map(cwds.map(([pid, cwd]) => [pid, placeIn(backendsDir, dirs, cwd)]));
   // Only LocalAI's children that run from elsewhere need their parent read besides those in a backend's directory.
   const parents = serverPid === null ? new Map<number, { ppid: number }>() : await platform.statuses(cwds.map(([pid]) => pid));
@@ -131,7 +132,7 @@ function list(dir: string): string[] {
 
 /** Which backend a cwd belongs to, and why it is not that backend's live tree; null when it is none of them. */
 function placeIn(backendsDir: string, dirs: Map<string, Directory>, cwd: ProcessCwd): { backend: string; stale: string | null } | null {
-  const known = cwd.dev !== null && cwd.ino !== null ? dirs.get(`${cwd.dev}:${cwd.ino}`) : undefined;
+  const known = cwd.dev !== null && cwd.ino !== null && !cwd.deleted ? dirs.get(`${cwd.dev}:${cwd.ino}`) : undefined;
   if (known) return { backend: known.backend, stale: known.live ? null : `it runs from ${relative(backendsDir, known.path)}, a tree a swap set aside` };
   const { path, deleted } = cwd;
   const link = shownCwd(cwd);

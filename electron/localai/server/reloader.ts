@@ -45,6 +45,7 @@ export class Reloader {
   /** Model → why it still runs from a replaced tree: LocalAI could not be reached to reload it. */
   private readonly pending = new Map<string, { backend: string; why: string }>();
   private respawning: Promise<void> | null = null;
+  private respawnAgain = false;
   /** Model → backend: what swaps interrupted by the host's stop were reloading. */
   private readonly unfinished = new Map<string, string>();
   private finishing: Promise<void> | null = null;
@@ -153,47 +154,66 @@ export class Reloader {
 
   /**
    * A model left on a replaced tree by a swap Hangar did not make (LocalAI's own upgrade), or that a swap could not
-   * reload: one at a time, each under its backend's lock, so a swap of Hangar's own brings its models back itself.
-   * What was done for each backend is recorded as a job of the node.
+   * reload: each backend's under its lock, so a swap of Hangar's own brings its models back itself. A call while one
+   * runs makes it look once more when it ends. What was done for each backend is recorded as a job of the node.
    */
   respawnStale(): Promise<void> {
-    this.respawning ??= (async () => {
-      const byBackend = new Map<string, string[]>();
-      for (const r of this.host.allRows()) {
-        if ((!r.process?.stale && !this.pending.has(r.model)) || this.gaveUp.has(`${r.model}:${r.process?.pid ?? 0}`)) continue;
-        const backend = r.process?.backend ?? this.pending.get(r.model)?.backend ?? '';
-        byBackend.set(backend, [...(byBackend.get(backend) ?? []), r.model]);
-      }
-      for (const [backend, models] of byBackend) await this.respawnBackend(backend, models);
+    if (this.respawning) {
+      this.respawnAgain = true;
+      return this.respawning;
+    }
+    this.respawning = (async () => {
+      do {
+        this.respawnAgain = false;
+        const backends = new Set(this.host.allRows().flatMap((r) => this.staleBackendOf(r) ?? []));
+        for (const backend of backends) await this.respawnBackend(backend);
+      } while (this.respawnAgain);
     })().finally(() => (this.respawning = null));
     return this.respawning;
   }
 
-  private async respawnBackend(backend: string, models: string[]): Promise<void> {
-    const startedAt = new Date().toISOString();
-    const afterLinkDown = models.some((m) => this.pending.has(m));
+  /** The backend of a model to bring back (its process stale, or not reloaded by a swap), unless tried for this process. */
+  private staleBackendOf(r: ModelRow): string | null {
+    if ((!r.process?.stale && !this.pending.has(r.model)) || this.gaveUp.has(`${r.model}:${r.process?.pid ?? 0}`)) return null;
+    return r.process?.backend ?? this.pending.get(r.model)?.backend ?? '';
+  }
+
+  /**
+   * One job for a backend: its stale models, read under its lock (a swap that held it brought its own back) and read
+   * again after each round, so those a swap still under way leaves behind are brought back in the same job.
+   */
+  private async respawnBackend(backend: string): Promise<void> {
+    let startedAt = '';
+    const tried: string[] = [];
     const done: string[] = [];
+    let afterLinkDown = false;
     let error: string | null = null;
     await this.host
       .shared(backend, async () => {
-        for (const model of models) {
+        for (let round = 1; round <= MAX_ROUNDS; round++) {
           await this.host.scan();
-          const row = this.host.row(model);
-          if (!row || !(row.process?.stale || this.pending.has(model))) continue;
-          const started = Date.now();
-          // Tried once for this process: a respawn that fails is recorded, not retried at every read.
-          this.gaveUp.add(`${model}:${row.process?.pid ?? 0}`);
-          await this.respawn(model);
-          done.push(`${model} reloaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+          const models = this.host.allRows().filter((r) => this.staleBackendOf(r) === backend);
+          if (models.length === 0) break;
+          startedAt ||= new Date().toISOString();
+          for (const row of models) {
+            afterLinkDown ||= this.pending.has(row.model);
+            tried.push(row.model);
+            // Tried once for this process: a respawn that fails is recorded, not retried at every read.
+            this.gaveUp.add(`${row.model}:${row.process?.pid ?? 0}`);
+            const started = Date.now();
+            await this.respawn(row.model);
+            done.push(`${row.model} reloaded in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+          }
         }
       })
       .catch((failure: unknown) => (error = oneLine(failure)));
     if (done.length === 0 && error === null) return;
+    startedAt ||= new Date().toISOString();
     const version = backendVersion(this.host.backendsDir, backend);
     const why = afterLinkDown ? `once LocalAI answered again after a swap of ${backend}` : `after a swap of ${backend} Hangar did not make (LocalAI's backends page or its auto-upgrade)${version ? `, now ${version}` : ''}`;
     const notice = [`LocalAI: ${done.join('; ') || 'nothing reloaded'} ${why}`, this.fight(backend, version)].filter(Boolean).join('; ');
     this.options.log(error ? `${notice}; failed: ${error}` : notice);
-    this.host.recordJob({ kind: 'upgrade', backend, startedAt, notice, error: error && `LocalAI could not reload ${models.join(', ')} ${why}: ${error}` });
+    this.host.recordJob({ kind: 'upgrade', backend, startedAt, notice, error: error && `LocalAI could not reload ${tried.join(', ')} ${why}: ${error}` });
   }
 
   /** LocalAI putting back an older build than the one Hangar installed: named, with the way out. */
