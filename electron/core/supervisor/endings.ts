@@ -102,7 +102,7 @@ export class Endings {
     const { records, restarts } = this.parts;
     const spec = records.spec(proc.model);
     if (!spec) return;
-    const uptimeMs = Date.now() - Date.parse(proc.startedAt);
+    const uptimeMs = restarts.now() - Date.parse(proc.startedAt);
     const asked = { policy: spec.policy, delayMs: spec.delayMs, maxRestarts: spec.maxRestarts };
     const verdict = restarts.afterEnd(proc.model, asked, failed, uptimeMs, spec.history, () => void this.autoRestart(proc));
     if (!verdict) return;

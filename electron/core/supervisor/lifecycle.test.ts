@@ -10,6 +10,7 @@ import { currentPlatform } from '../platform/index.ts';
 import { BackendClient } from './grpc-client.ts';
 import { isAlive } from './identity.ts';
 import { processesInDirectory } from './scan.ts';
+import { systemClock } from './restart-policy.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
 import { makeHome, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts';
 
@@ -186,14 +187,18 @@ describe('process lifecycle', { concurrency: false }, () => {
 
   test('a crash after a run that lasted restarts at once, and so do the first two right after; the third in a row waits the model\'s own delay', async () => {
     // quickMs is well over what a start takes on a loaded machine, so the second process is killed within it.
-    const s = await supervisor({ restartRules: { baseMs: 5000, maxMs: 5000, quickMs: 4000, loopLimit: 5 } });
+    // The first process's run lasts past quickMs on a clock the test moves on, not by a wait.
+    let lasted = 0;
+    const restartClock = { ...systemClock, now: () => Date.now() + lasted };
+    const s = await supervisor({ restartRules: { baseMs: 5000, maxMs: 5000, quickMs: 4000, loopLimit: 5 }, restartClock });
     const first = await s.load(echo, 'steady', { restartDelayMs: 700 });
     assert.deepEqual([s.get('steady')?.restartDelayMs, s.get('steady')?.maxRestarts], [700, 5]);
-    await new Promise((r) => setTimeout(r, 4100));
+    lasted = 4100;
     let crashed = until(s, (v) => v.model === 'steady' && v.state === 'crashed');
     let back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== first.pid);
     process.kill(first.pid, 'SIGKILL');
     assert.equal((await crashed).message, 'restarting (policy on-failure)', 'no wait after a run that lasted');
+    lasted = 0;
     const again = await back;
     crashed = until(s, (v) => v.model === 'steady' && v.state === 'crashed');
     back = until(s, (v) => v.model === 'steady' && v.state === 'ready' && v.pid !== again.pid);

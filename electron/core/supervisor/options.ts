@@ -1,7 +1,7 @@
 // The supervisor's settings: what a host may set, and what holds where it sets nothing.
 import { join, resolve } from 'node:path';
 import { LOG_MAX_BYTES } from './model-log.ts';
-import { DEFAULT_RESTART_RULES, type RestartRules } from './restart-policy.ts';
+import { DEFAULT_RESTART_RULES, type RestartClock, type RestartRules } from './restart-policy.ts';
 
 export interface SupervisorOptions {
   backendsDir: string;
@@ -24,6 +24,8 @@ export interface SupervisorOptions {
   healthTimeoutMs?: number;
   /** The host's restart rules; a model's load may set its own delay and limit. */
   restartRules?: Partial<RestartRules>;
+  /** The time a process's uptime is read on and its restart waits on (tests move it on rather than sleep). */
+  restartClock?: RestartClock;
   /** Put each backend process in a cgroup of its own where the machine allows it (default true; see cgroups.ts). */
   cgroups?: boolean;
   /** Start again, model loaded, every model that ran when the previous host run closed ("start backends on launch"). */
@@ -35,8 +37,8 @@ export interface SupervisorOptions {
   backendLock?: <T>(backend: string, work: () => Promise<T>) => Promise<T>;
 }
 
-export type SupervisorSettings = Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock' | 'restartRules'>> &
-  Pick<SupervisorOptions, 'grpcToken' | 'backendLock'> & { restartRules: RestartRules };
+export type SupervisorSettings = Required<Omit<SupervisorOptions, 'grpcToken' | 'backendLock' | 'restartRules' | 'restartClock'>> &
+  Pick<SupervisorOptions, 'grpcToken' | 'backendLock' | 'restartClock'> & { restartRules: RestartRules };
 
 /** The options with every default filled in and the directories absolute. */
 export function settingsOf(options: SupervisorOptions): SupervisorSettings {

@@ -83,6 +83,11 @@ export class RestartScheduler {
     private readonly clock: RestartClock = systemClock,
   ) {}
 
+  /** The clock's time: a process's uptime is read on it. */
+  now(): number {
+    return this.clock.now();
+  }
+
   get closed(): boolean {
     return this.isClosed;
   }

@@ -92,7 +92,7 @@ export class Supervisor extends EventEmitter {
     };
     const records = (this.records = new ProcessRecords(this.table, usage, this, o.restartRules, (phase, backend) => budget.last(phase, backend)));
     const logs = (this.modelLogs = new ModelLogs(records, this, o.logsDir, o.logMaxBytes));
-    const restarts = new RestartScheduler(o.restartRules);
+    const restarts = new RestartScheduler(o.restartRules, o.restartClock);
     const startAgain = (old: Proc, why: string) => this.startAgain(old, why);
     const endings = (this.endings = new Endings({ records, logs, ports, parent, cgroups, platform, usage, restarts, selfStart, startAgain }));
     const stopping = (this.stopping = new Stopping(records, endings, lock, cgroups, o.stopGraceMs, platform));
