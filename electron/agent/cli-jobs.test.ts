@@ -105,7 +105,7 @@ describe('Ctrl-C and the jobs of the CLI', () => {
     assert.equal(again.code, 1);
     assert.equal(again.stderr, 'hangar: the upgrade of echo already ended: cancelled\n');
     const unknown = await hangar(agent, 'cancel', 'zzzz');
-    assert.equal(unknown.code, 1);
+    assert.equal(unknown.code, 3);
     assert.match(unknown.stderr, /^hangar: no job zzzz\n$/);
   });
 

@@ -70,7 +70,7 @@ describe('what the CLI says', () => {
     const installed = await hangar(agent, 'install', 'echo');
     assert.equal(installed.stdout, 'install echo: already installed\n');
     const nothing = await hangar(agent, 'rollback', 'nosuch');
-    assert.equal(nothing.code, 1);
+    assert.equal(nothing.code, 3);
     assert.match(nothing.stderr, /^hangar: backend nosuch is not installed\n$/m);
     assert.doesNotMatch(nothing.stderr, /swapping|previous version/);
   });

@@ -10,6 +10,7 @@ import { registerLocalAiCommands } from './commands/localai.ts';
 import { registerProcessCommands } from './commands/processes.ts';
 import { registerSettingsCommands } from './commands/settings.ts';
 import { messageOf } from '../../shared/error-text.ts';
+import { exitCodeOf } from './exit-codes.ts';
 
 const program = new Command('hangar')
   .description('Hangar: install, upgrade and supervise local AI inference backends')
@@ -43,5 +44,5 @@ try {
   // The home's holder names itself ("hangar (pid N) already serves this home at URL"): no second prefix.
   const prefix = error instanceof HomeBusyError ? '' : 'hangar: ';
   process.stderr.write(`${prefix}${messageOf(error)}\n`);
-  process.exit(1);
+  process.exit(exitCodeOf(error));
 }

@@ -66,7 +66,7 @@ describe('one host per home', () => {
 
   test('a second agent whose listen port is taken exits at once, naming the first, and touches nothing', async () => {
     const second = await ended(process.execPath, ['dist/agent/cli.js', 'agent', '--home', agent.home, '--gallery', gallery, '--listen', new URL(agent.url).host]);
-    assert.equal(second.code, 1);
+    assert.equal(second.code, 4);
     assert.equal(second.stderr, busy);
     assert.equal(second.stdout, '');
     await untouched();
@@ -76,7 +76,7 @@ describe('one host per home', () => {
     const link = join(root, 'home-link');
     await symlink(agent.home, link);
     const second = await ended(process.execPath, ['dist/agent/cli.js', 'agent', '--home', link, '--gallery', gallery, '--listen', '127.0.0.1:0']);
-    assert.equal(second.code, 1);
+    assert.equal(second.code, 4);
     assert.equal(second.stderr, busy);
     await untouched();
   });

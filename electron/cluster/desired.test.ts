@@ -174,16 +174,16 @@ describe('desired versions kept by the cluster', () => {
 
   test('a name or a version no node knows is refused with a non-zero exit, and nothing is recorded', async () => {
     const typo = await hangar(agents[0]!, 'pin', 'nosuch', '9.9.9', '--on', 'all');
-    assert.equal(typo.code, 1);
+    assert.equal(typo.code, 3);
     assert.equal(typo.stderr, 'hangar: no node has nosuch installed or in a gallery (see hangar gallery --on all)\n');
     const version = await hangar(agents[0]!, 'pin', 'echo', '9.9.9', '--on', 'd1,d2');
-    assert.equal(version.code, 1);
+    assert.equal(version.code, 3);
     assert.equal(version.stderr, 'hangar: no node (nodes d1, d2 asked) offers echo 9.9.9: their galleries and installs have 2.0.0, 3.0.0, 4.0.0\n');
     const upgrade = await hangar(agents[0]!, 'upgrade', 'nosuch', '--on', 'all');
-    assert.equal(upgrade.code, 1);
+    assert.equal(upgrade.code, 3);
     assert.equal(upgrade.stderr, 'hangar: no node has nosuch installed or in a gallery (see hangar gallery --on all)\n');
     const to = await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--to', '9.9.9');
-    assert.equal(to.code, 1);
+    assert.equal(to.code, 3);
     assert.match(to.stderr, /^hangar: no node offers echo 9\.9\.9: /);
     assert.deepEqual((await desired()).desired, []);
     assert.deepEqual(await json(agents[0]!, 'rollouts'), []);

@@ -53,10 +53,11 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     return startAgent(homes[machine], gallery, TEST_ONLY(machine), withToken(token));
   }
 
-  const refusedJoin = async (home: string, token: string, inline = false) => {
+  /** `hangar agent` refused with `code`: 2 for an invitation on the command line, 1 for one the cluster refuses. */
+  const refusedJoin = async (home: string, token: string, inline = false, code = inline ? 2 : 1) => {
     const args = ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', ...(inline ? ['--join', token] : [])];
     const result = await run(process.execPath, args, { env: inline ? process.env : withToken(token) }).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
-    assert.equal(result.code, 1);
+    assert.equal(result.code, code);
     assert.equal(result.stderr.split('\n').length, 2, `one line: ${result.stderr}`);
     assert.deepEqual(await readdir(home).catch(() => []), [], 'nothing written in its home');
     return result.stderr;

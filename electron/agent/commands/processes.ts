@@ -2,6 +2,7 @@
 // LocalAI left behind, and list processes, resources and what runs from the backends directory.
 import { Argument, CommanderError } from 'commander';
 import type { LeftoverAction } from '../../../shared/api.ts';
+import { HangarError } from '../../../shared/errors.ts';
 import type { RestartPolicy } from '../../../shared/types.ts';
 import { processVram, psJson, psRow, resourcesRow, resourcesText, runByText, scanJson, table, unansweredLines } from '../format.ts';
 import type { Target } from '../nodes.ts';
@@ -82,7 +83,7 @@ export function registerProcessCommands(context: CliContext): void {
       const pid = Number(pidText);
       if (!/^\d+$/.test(pidText) || !Number.isSafeInteger(pid)) throw new CommanderError(2, 'hangar.usage', `stop-process wants a PID, got "${pidText}"`);
       const found = (await c.scan({ node: context.node })).find((entry) => entry.pid === pid);
-      if (!found) throw new Error(`pid ${pid} is not a process of this node's backends (see hangar scan)`);
+      if (!found) throw new HangarError('not-found', `pid ${pid} is not a process of this node's backends (see hangar scan)`);
       const what = `pid ${pid} (${found.command || 'no command line'})`;
       if (!options.yes && !(await confirm(`stop ${what}? [y/N] `))) throw new Error(`${what} was not stopped`);
       await c.stopProcess({ node: context.node, pid });

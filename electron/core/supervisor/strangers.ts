@@ -27,14 +27,14 @@ export class Strangers {
     const entry = pid === process.pid ? undefined : (await this.scan()).find((e) => e.pid === pid);
     if (!entry) throw new HangarError('not-found', `pid ${pid} is not a process of this node's backends (see scan)`);
     if (!entry.supervised && entry.status !== 'stale') {
-      throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
+      throw new HangarError('forbidden', `pid ${pid} (${entry.command || 'no command line'}) was not started by Hangar and its directory is live: Hangar stops only its own processes and stale ones`);
     }
     const procs = this.records.all().filter((p) => !p.retired);
     const own = procs.find((p) => p.pid === pid);
     if (own) return { entry, model: own.model };
     const owner = entry.supervised ? (await this.owners(procs)).get(pid) : undefined;
     // A backend's process goes with all of it, never alone: what is left would serve half a backend.
-    if (owner) throw new HangarError('bad-input', `pid ${pid} (${entry.command || 'no command line'}) belongs to the backend process of model ${owner.model} (pid ${owner.pid}): stop or respawn the model`);
+    if (owner) throw new HangarError('conflict', `pid ${pid} (${entry.command || 'no command line'}) belongs to the backend process of model ${owner.model} (pid ${owner.pid}): stop or respawn the model`);
     return { entry, model: null };
   }
 

@@ -293,10 +293,10 @@ describe('Hangar runs a LocalAI binary it is given', () => {
       assert.equal(ready.modelsPath, join(root, 'my-models'));
       assert.ok((await readFile(`/proc/${ready.pid}/cmdline`, 'utf8')).split('\0').includes(join(root, 'my-models')));
       const install = await hangar(agent, 'localai', 'install', 'v3.6.0');
-      assert.equal(install.code, 1);
+      assert.equal(install.code, 4);
       assert.match(install.stderr, /this agent runs the LocalAI binary it was given \(--localai-bin .*\): it does not install LocalAI/);
       const rollback = await hangar(agent, 'localai', 'rollback');
-      assert.equal(rollback.code, 1);
+      assert.equal(rollback.code, 4);
       assert.match(rollback.stderr, /it does not roll back LocalAI/);
     } finally {
       agent.child.kill('SIGTERM');

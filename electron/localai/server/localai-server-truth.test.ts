@@ -226,7 +226,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
       assert.equal(m1.cwd, 'stale');
       assert.match(m1.cwdReason, /^not reloaded after the swap of echo: /);
       const refused = await hangar(agent, 'respawn', 'm1');
-      assert.equal(refused.code, 1);
+      assert.equal(refused.code, 4);
       assert.match(refused.stderr, /LocalAI is not running \(since \d\d:\d\d:\d\d UTC\): cannot respawn m1/);
       await gate.open();
       await until('m1 reloaded once LocalAI answers', async () => ((await row('m1'))?.cwd === 'ok' && (await fromLiveTree('m1', 'echo')) ? true : undefined), 20_000);
@@ -255,7 +255,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     assert.notEqual(m1.state, 'ready');
     assert.equal(m1.loaded, false);
     const restart = await hangar(agent, 'restart', 'm1');
-    assert.equal(restart.code, 1);
+    assert.equal(restart.code, 4);
     assert.match(restart.stderr, /LocalAI is not running \(since \d\d:\d\d:\d\d UTC\): cannot respawn m1/);
     localai = new StandInServer(standIn(port));
     await localai.start();
