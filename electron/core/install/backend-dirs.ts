@@ -115,5 +115,4 @@ export class BackendDirs {
       throw backendError(name, err);
     }
   }
-
 }
