@@ -5,18 +5,18 @@ import { readFile } from 'node:fs/promises';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import { Cgroups } from '../supervisor/cgroups.ts';
 import { processStartTime, procStat } from '../supervisor/identity.ts';
-import { processTree, readProcessTable } from '../supervisor/process-tree.ts';
+import { indexProcesses, processTree, readProcessTableYielding } from '../supervisor/process-tree.ts';
 import { readCommand, readCwd } from '../supervisor/scan.ts';
 import { JOIN_CGROUP } from '../supervisor/spawn.ts';
 import { stopTree } from '../supervisor/tree-stop.ts';
-import { processStartedAt, UsageSampler as ProcUsage } from '../supervisor/usage.ts';
+import { startedAtOf, UsageSampler as ProcUsage } from '../supervisor/usage.ts';
 import { listenerPid } from './linux-listener.ts';
 import { cpuFigures, diskFigures } from './machine.ts';
 import type { Container, Containment, Member, MachineFigures, Platform, ProcessCwd, ProcessEntry, ProcessStatus, Usage, UsageSampler } from './types.ts';
 import { readVendorGpus } from './vendor-gpus.ts';
 
 const DELETED = ' (deleted)';
-/** How many processes' cwds are read between turns of the event loop. */
+/** How many processes are read between turns of the event loop. */
 const YIELD_EVERY = 64;
 
 export const linux: Platform = {
@@ -24,7 +24,13 @@ export const linux: Platform = {
   leaderSetup: '',
   tracking: null,
   async processes(pids = pidsInProc()) {
-    return pids.flatMap((pid) => entryOf(pid) ?? []);
+    const entries: ProcessEntry[] = [];
+    for (const [index, pid] of pids.entries()) {
+      if (index > 0 && index % YIELD_EVERY === 0) await setImmediatePromise();
+      const entry = entryOf(pid);
+      if (entry) entries.push(entry);
+    }
+    return entries;
   },
   async process(pid) {
     const entry = entryOf(pid);
@@ -33,7 +39,7 @@ export const linux: Platform = {
   async cwds(pids = pidsInProc()) {
     const cwds = new Map<number, ProcessCwd>();
     for (const [index, pid] of pids.entries()) {
-      // Two system calls a process: a machine with thousands of them never stalls the host for all of them at once.
+      // A machine with thousands of processes never stalls the host for all of them at once.
       if (index > 0 && index % YIELD_EVERY === 0) await setImmediatePromise();
       const cwd = readCwd(pid);
       if (!cwd) continue;
@@ -54,8 +60,13 @@ export const linux: Platform = {
   tree: async (pid) => processTree({ pid, startTime: processStartTime(pid), cgroup: null }),
   async trees(leaders) {
     if (leaders.length === 0) return [];
-    const table = readProcessTable();
-    return leaders.map((leader) => processTree(leader, table));
+    const processes = indexProcesses(await readProcessTableYielding(YIELD_EVERY));
+    const trees: Member[][] = [];
+    for (const [index, leader] of leaders.entries()) {
+      if (index > 0 && index % YIELD_EVERY === 0) await setImmediatePromise();
+      trees.push(processTree(leader, processes));
+    }
+    return trees;
   },
   listener: async (port) => listenerPid(port),
   usageSampler: () => new ProcUsageSampler(),
@@ -72,7 +83,7 @@ function entryOf(pid: number): ProcessEntry | null {
   const stat = procStat(pid);
   if (!stat) return null;
   const zombie = stat.state === 'Z' || stat.state === 'X';
-  return { pid, ppid: stat.ppid, pgid: stat.pgrp, startTime: stat.startTime, startedAt: processStartedAt(pid), command: readCommand(pid), zombie };
+  return { pid, ppid: stat.ppid, pgid: stat.pgrp, startTime: stat.startTime, startedAt: startedAtOf(stat.startTime), command: readCommand(pid), zombie };
 }
 
 class ProcUsageSampler implements UsageSampler {

@@ -22,17 +22,22 @@ function system(): { ticks: number; page: number } {
 
 const UNKNOWN: Usage = { cpu: null, rss: null };
 
-/** When a process this host did not start began (its start time since boot, field 22, plus the boot time). */
-export function processStartedAt(pid: number): string | null {
+/** When a process started, from its start time in clock ticks since boot (field 22 of /proc/PID/stat). */
+export function startedAtOf(ticks: string): string | null {
+  const at = bootTimeMs() + (Number(ticks) / system().ticks) * 1000;
+  return Number.isFinite(at) ? new Date(at).toISOString() : null;
+}
+
+let bootMs: number | null = null;
+
+/** The boot time, read once: /proc/stat is long (a line per CPU and interrupt), and it does not change until reboot. */
+function bootTimeMs(): number {
   try {
-    const stat = readKernelFile(`/proc/${pid}/stat`);
-    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[22 - 3]);
-    const boot = Number(/^btime (\d+)$/m.exec(readKernelFile('/proc/stat'))?.[1]);
-    const at = boot * 1000 + (ticks / system().ticks) * 1000;
-    return Number.isFinite(at) ? new Date(at).toISOString() : null;
+    bootMs ??= Number(/^btime (\d+)$/m.exec(readKernelFile('/proc/stat'))?.[1]) * 1000;
   } catch {
-    return null;
+    return Number.NaN;
   }
+  return bootMs;
 }
 const MIN_INTERVAL_MS = 1000;
 
