@@ -51,6 +51,16 @@ describe('Hangar linked to a hostile LocalAI', () => {
     await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, `${version}.0.0`), version: `${version}.0.0` }]);
     await ok('gallery', '--refresh');
   };
+  /** The agent SIGKILLed mid-reload and started again: its next start loads `model` again, and says so. */
+  const killedThenLoadedAgain = async (model: string) => {
+    const exited = once(agent.child, 'exit');
+    agent.child.kill('SIGKILL');
+    await exited;
+    agent = await startAgent(agent.home, gallery, agentArgs);
+    agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
+    await until(`${model} loaded again`, async () => ((await row(model))?.cwd === 'ok' ? true : undefined), 20_000);
+    assert.match(agentLog, new RegExp(`LocalAI: loaded ${model} again, which a swap of echo was reloading when Hangar stopped`));
+  };
   const linkedToHostile = async () => {
     await link({ url: hostile.url });
     await until('m1 listed', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 15_000);
@@ -129,13 +139,7 @@ describe('Hangar linked to a hostile LocalAI', () => {
     await withClient((c) => c.upgrade({ node: 'local', name: 'echo' }));
     await until('the reload waiting on a load LocalAI never answers', async () => ((hostile.spoiled.get('/backend/load') ?? 0) > held ? true : undefined), 20_000);
     assert.equal(localai.pids().get('m1'), undefined, 'm1 was shut down for its reload');
-    const exited = once(agent.child, 'exit');
-    agent.child.kill('SIGKILL');
-    await exited;
-    agent = await startAgent(agent.home, gallery, agentArgs);
-    agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
-    await until('m1 loaded again', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 20_000);
-    assert.match(agentLog, /LocalAI: loaded m1 again, which a swap of echo was reloading when Hangar stopped/);
+    await killedThenLoadedAgain('m1');
   });
 
   test('an agent killed while LocalAI reloads a model the swap found only after its renames: its next start loads that one again too', async () => {
@@ -168,13 +172,7 @@ describe('Hangar linked to a hostile LocalAI', () => {
     await until("the swap's reload of m2 waiting on a load LocalAI never answers", async () => ((hostile.spoiled.get('/backend/load') ?? 0) > hung ? true : undefined), 20_000);
     const journal = JSON.parse(await readFile(join(agent.home, 'backends', '.hangar', 'journal', 'echo.json'), 'utf8')) as { note: { coModels: string[] } };
     assert.deepEqual(journal.note.coModels, ['m2'], 'the model found after the renames is in the journal');
-    const exited = once(agent.child, 'exit');
-    agent.child.kill('SIGKILL');
-    await exited;
-    agent = await startAgent(agent.home, gallery, agentArgs);
-    agent.child.stderr!.on('data', (chunk: Buffer) => (agentLog += chunk.toString()));
-    await until('m2 loaded again', async () => ((await row('m2'))?.cwd === 'ok' ? true : undefined), 20_000);
-    assert.match(agentLog, /LocalAI: loaded m2 again, which a swap of echo was reloading when Hangar stopped/);
+    await killedThenLoadedAgain('m2');
     assert.equal((await localaiCall('/backend/load', 'm1')).status, 200);
   });
 
