@@ -53,7 +53,7 @@ describe('names and ids as typed', () => {
         [['delete', 'ehco'], 'backend ehco is not installed'],
       ] as const) {
         const typed = await hangar(agent, ...args);
-        assert.deepEqual([typed.code, typed.stderr], [1, `hangar: ${said}\n`], args.join(' '));
+        assert.deepEqual([typed.code, typed.stderr], [3, `hangar: ${said}\n`], args.join(' '));
       }
       // An event sent after the last refusal, to know every earlier one has arrived.
       assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
