@@ -194,15 +194,22 @@ export interface ClusterInviteRequest {
   expiresMinutes: number;
 }
 
-export interface ClusterJoinRequest {
-  url: string;
-  name?: string;
+/** How a host logs into a NATS server: a user and password, a token or a `.creds` file; a CA for tls://. */
+export interface NatsCredentials {
   user?: string;
   password?: string;
   token?: string;
+  /** A NATS `.creds` file (user JWT + nkey seed). */
   credsFile?: string;
+  /** A CA file for `tls://` servers with a private CA. */
   caFile?: string;
+  /** Join a non-loopback server with no credentials anyway. */
   insecure?: boolean;
+}
+
+export interface ClusterJoinRequest extends NatsCredentials {
+  url: string;
+  name?: string;
 }
 
 /** Everything a host serves to its viewers (the UI, the CLI). */

@@ -112,18 +112,23 @@ export const nodeSettings = z.strictObject({
 });
 
 const text = z.string().max(1024);
-const clusterJoin = z.strictObject({
-  url: z.string().regex(/^(nats|tls):\/\/[^\s/]+$/i, 'A cluster address looks like nats://HOST:4222 or tls://HOST:4222'),
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'Node names can use letters, digits, ".", "_", "-"; at most 64 characters').optional(),
+/** NatsCredentials' fields, for every schema that carries a NATS login. */
+export const natsCredentialFields = {
   user: text.optional(),
   password: text.optional(),
   token: text.optional(),
   credsFile: text.optional(),
   caFile: text.optional(),
   insecure: z.boolean().optional(),
+};
+const clusterJoin = z.strictObject({
+  url: z.string().regex(/^(nats|tls):\/\/[^\s/]+$/i, 'A cluster address looks like nats://HOST:4222 or tls://HOST:4222'),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'Node names can use letters, digits, ".", "_", "-"; at most 64 characters').optional(),
+  ...natsCredentialFields,
 });
 
-const localaiJoin = z.strictObject({
+/** LocalAI's cluster as a host joins it: checked when it is set, and again when it is read back from the host's state. */
+export const localaiJoin = z.strictObject({
   frontend: z.string().max(2048).regex(/^https?:\/\/\S+$/i, 'A LocalAI frontend address looks like http://HOST:8080'),
   apiKey: text.optional(),
   nats: z.string().regex(/^(nats|tls):\/\/[^\s/]+$/i, "LocalAI's NATS address looks like nats://HOST:4222 or tls://HOST:4222"),

@@ -4,9 +4,9 @@
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
+import { localaiJoin } from '../../shared/schemas.ts';
 import type { LocalAiJoin, LocalAiSettingsView, LocalAiStatusView, NodeEvent } from '../../shared/types.ts';
 import { withSecretsKept } from '../core/secrets.ts';
 import { readJsonFile, writeFileAtomic } from '../core/state-file.ts';
@@ -28,18 +28,6 @@ export interface LocalAiConnectionOptions {
   retryMs?: number;
 }
 
-const stored = z.object({
-  frontend: z.string(),
-  apiKey: z.string().optional(),
-  nats: z.string(),
-  natsUser: z.string().optional(),
-  natsPassword: z.string().optional(),
-  natsToken: z.string().optional(),
-  natsCredsFile: z.string().optional(),
-  natsCaFile: z.string().optional(),
-  insecure: z.boolean().optional(),
-});
-
 export const DEFAULT_POLL_MS = 5000;
 export const DEFAULT_RELOAD_WAIT_MS = 30_000;
 
@@ -59,7 +47,7 @@ export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
 
   /** Reads the kept settings (unless the command line fixed them) and connects; a failure is kept for the status. */
   async start(): Promise<void> {
-    this.join = this.options.fixed ?? stored.safeParse(await readJsonFile(join(this.options.stateDir, LOCALAI_FILE))).data ?? null;
+    this.join = this.options.fixed ?? localaiJoin.safeParse(await readJsonFile(join(this.options.stateDir, LOCALAI_FILE))).data ?? null;
     await this.connect();
   }
 

@@ -1,25 +1,17 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { readFile } from 'node:fs/promises';
+import type { NatsCredentials } from '../../shared/api.ts';
 import { isLoopback } from '../../shared/loopback.ts';
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
 import { messageOf } from '../../shared/error-text.ts';
 
 /** How a node reaches the cluster's NATS server. */
-export interface ClusterConnectOptions {
+export interface ClusterConnectOptions extends NatsCredentials {
   url: string;
   /** Shown in the server's connection list. */
   name: string;
-  user?: string | undefined;
-  password?: string | undefined;
-  token?: string | undefined;
-  /** A NATS `.creds` file (user JWT + nkey seed). */
-  credsFile?: string | undefined;
   /** A `.creds` file's text (an invitation's, before it is kept). */
   creds?: string | undefined;
-  /** A CA file for `tls://` servers with a private CA. */
-  caFile?: string | undefined;
-  /** Join a non-loopback server with no credentials anyway. */
-  insecure?: boolean | undefined;
   /** Where this user's request replies arrive (the server lets only this user subscribe there). */
   inboxPrefix?: string | undefined;
   /** The command-line option that gave the address, for messages (default --cluster). */
