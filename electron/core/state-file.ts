@@ -4,7 +4,6 @@
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isAlive } from './supervisor/identity.ts';
 import { messageOf } from '../../shared/error-text.ts';
 
 const TEMP_SUFFIX = '.tmp';
@@ -99,7 +98,14 @@ export async function removeInterruptedWrites(dir: string): Promise<string[]> {
 
 function writerRuns(name: string): boolean {
   const pid = /\.(\d+)(?:\.\d+)?\.tmp$/.exec(name)?.[1];
-  return pid !== undefined && isAlive(Number(pid));
+  if (pid === undefined) return false;
+  // Signal 0 asks only whether the pid exists, on every platform (no /proc read).
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** "no space left on device" from Node's "ENOSPC: no space left on device, write". */
