@@ -66,11 +66,11 @@ export class Rechecks {
     const current = procs.filter((proc) => !proc.retired);
     const probes = current.map((proc) => ({ pid: proc.pid, recorded: proc.identity }));
     const changes = await recordedChanges(probes);
-    // A replaced directory is told by its recorded identity alone, so it is said at once; what the OS says of each
-    // cwd follows (under the POSIX layer, one `ps` and one `lsof` away).
+    // A replaced directory is told by its recorded identity alone, so it is said at once; what the OS says the cwd
+    // is (unknown until then, not the path it had) follows: under the POSIX layer, one `ps` and one `lsof` away.
     for (const [i, proc] of current.entries()) {
       const change = changes[i];
-      if (change) this.update(proc, { cwd: 'stale', cwdReason: change, procCwd: proc.cwd.procCwd });
+      if (change && proc.cwd.cwd !== 'stale') this.update(proc, { cwd: 'stale', cwdReason: change, procCwd: null });
     }
     const ended = new Set(await this.endings.endedUnseen(current));
     const live = current.flatMap((proc, i) => (ended.has(proc) ? [] : [{ proc, probe: probes[i]!, change: changes[i]! }]));

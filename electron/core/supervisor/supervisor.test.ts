@@ -200,12 +200,14 @@ describe('supervisor', { concurrency: false }, () => {
     stopAfter(t, supervisor, 'swap');
     const before = await supervisor.load(echo, 'swap');
     const stale = nextEvent(supervisor, (v) => v.model === 'swap' && v.cwd === 'stale');
+    // What the OS says the cwd is follows the stale event, which the recorded identity alone decides.
+    const shown = nextEvent(supervisor, (v) => v.model === 'swap' && v.cwd === 'stale' && v.procCwd !== null);
     const swappedAt = performance.now();
     await swapOutOfBand(home.backendsDir, 'echo', (dir) => writeEcho(dir, '2.0.0'));
     const event = await stale;
     console.log(`stale event ${(performance.now() - swappedAt).toFixed(1)} ms after the swap began: ${event.cwdReason}`);
     assert.equal(event.pid, before.pid);
-    assert.match(event.procCwd ?? '', /echo\.install-backup \(deleted\)$/);
+    assert.match((await shown).procCwd ?? '', /echo\.install-backup \(deleted\)$/);
     assert.equal(await supervisor.matches(echo, 'swap'), false);
 
     // The bug is real: asked directly, the stale process is healthy but cannot load.
