@@ -20,6 +20,8 @@ export class RolloutRun {
   private dirty = false;
   /** The writes under way, or null. */
   private writing: Promise<void> | null = null;
+  /** The link to the store came back while a write was under way: one it cut is made again at once. */
+  private relinkedMeanwhile = false;
   /** Writes the record a heartbeat after its last write: a step's write counts as one. */
   private readonly lease: NodeJS.Timeout;
 
@@ -52,6 +54,12 @@ export class RolloutRun {
     await this.save();
   }
 
+  /** The link to the store is back: a write the outage cut is made now, not a heartbeat later. */
+  relinked(): void {
+    if (this.writing) this.relinkedMeanwhile = true;
+    else if (this.dirty) void this.save();
+  }
+
   release(): void {
     clearInterval(this.lease);
     this.options.onRelease();
@@ -60,7 +68,7 @@ export class RolloutRun {
   /**
    * Writes the record, one write at a time, the newest record each time (changes made meanwhile go in one write). A
    * revision that moved on marks the run lost. A write that fails otherwise (the store out of reach) is tried again
-   * next heartbeat. Each write puts the lease's next one a heartbeat later: the record is still never silent longer
+   * next heartbeat, or at once when the link comes back. Each write puts the lease's next one a heartbeat later: the record is still never silent longer
    * than a heartbeat and a write, with no write that says nothing new while steps keep it changing.
    */
   save(): Promise<void> {
@@ -78,8 +86,9 @@ export class RolloutRun {
         } catch (error) {
           if (error instanceof RecordConflict) this.lost = true;
           else this.dirty = true;
-          break;
+          if (this.lost || !this.relinkedMeanwhile) break;
         }
+        this.relinkedMeanwhile = false;
       }
       this.writing = null;
       if (this.lost || (!this.dirty && this.rollout.finishedAt !== null)) this.release();

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { NodeApi } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { canDo } from '../../shared/localai-worker.ts';
@@ -52,6 +53,8 @@ export class Rollouts {
   private readonly watchdog: NodeJS.Timeout;
   /** Without the server no record can change: silence then says nothing about a coordinator. */
   private linked = true;
+  /** 'back' each time the link comes back; every call a step waits on listens. */
+  private readonly relinks = new EventEmitter<{ back: [] }>().setMaxListeners(0);
   private readonly onChange = (key: string, entry: RecordEntry<RolloutRecord> | undefined) => this.heard(key, entry);
 
   constructor(private readonly options: RolloutsOptions) {
@@ -139,6 +142,10 @@ export class Rollouts {
    * link may be back too: it tries to reconnect on its own clock, up to a wait and its jitter after this host did.
    */
   setLinked(linked: boolean): void {
+    if (linked && !this.linked) {
+      this.relinks.emit('back');
+      for (const run of this.runs.values()) run.relinked();
+    }
     this.linked = linked;
     const from = Date.now() + RECONNECT_WAIT_MS + RECONNECT_JITTER_MS;
     if (linked) for (const key of this.lastChange.keys()) this.lastChange.set(key, from);
@@ -293,7 +300,11 @@ export class Rollouts {
 
   /** How long a step waits for a node the link cannot reach, while this host still runs the rollout. */
   private patience(run: RolloutRun): Patience {
-    return { untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS, stop: () => run.lost };
+    const onRelinked = (back: () => void) => {
+      this.relinks.once('back', back);
+      return () => void this.relinks.off('back', back);
+    };
+    return { untilMs: Date.now() + this.readyTimeoutMs(), everyMs: READY_POLL_MS, stop: () => run.lost, onRelinked };
   }
 
   private readyTimeoutMs(): number {
