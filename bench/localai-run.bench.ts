@@ -7,11 +7,12 @@
 // running binary, its exit waited for, the new binary spawned by hand, with the same prober.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { localAiApiKey } from '../electron/localai/runner/api-key.ts';
 import { freePort } from '../electron/localai/runner/free-port.ts';
 import { releasePlatform } from '../electron/localai/runner/release.ts';
 import { LocalAiRunner } from '../electron/localai/runner/runner.ts';
@@ -36,7 +37,8 @@ export default async function (): Promise<BenchFigure[]> {
       return version;
     };
     await runner.install(await nextRelease());
-    const apiKey = (await readFile(join(home, 'state', 'localai-api-key'), 'utf8')).trim();
+    // The key the runner gives LocalAI (made at its first start, if not yet): the run by hand gets the same.
+    const apiKey = await localAiApiKey(join(home, 'state'));
     const byHand = (binary: string, port: number) =>
       spawn(binary, ['run', '--address', `127.0.0.1:${port}`, '--backends-path', join(home, 'backends'), '--models-path', join(home, 'models')], {
         cwd: join(home, 'localai'),
