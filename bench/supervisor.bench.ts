@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { LogLine, ProcessView } from '../shared/index.ts';
 import { currentPlatform } from '../electron/core/platform/index.ts';
 import { Supervisor, type BackendTarget } from '../electron/core/supervisor/supervisor.ts';
-import { makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend } from '../electron/core/supervisor/test-helpers.ts';
+import { makeHome, startUpstream, swapOutOfBand, writeEcho, writeRelayBackend } from '../electron/core/supervisor/test-helpers.ts';
 import { median, type BenchFigure } from './figure.ts';
 import { bareSpawnToHealth } from './spawn-floor.ts';
 
@@ -24,9 +24,7 @@ const LOAD_MARGIN_MS = 30;
 
 export default async function (): Promise<BenchFigure[]> {
   const home = makeHome();
-  const upstreamDir = join(home.root, 'upstream');
-  await writeEcho(upstreamDir, 'upstream');
-  const upstream = await startEchoServer(upstreamDir);
+  const upstream = await startUpstream(home.root);
   const echo: BackendTarget = { name: 'echo', dir: join(home.backendsDir, 'echo') };
   const relay: BackendTarget = { name: 'relay', dir: join(home.backendsDir, 'relay') };
   await writeEcho(echo.dir, '1.0.0');

@@ -81,18 +81,3 @@ export function isAlive(pid: number): boolean {
 export function processStartTime(pid: number): string | null {
   return procStat(pid)?.startTime ?? null;
 }
-
-/**
- * What `pid` names now, against the process recorded with `startTime`: 'ours' while it is that process (a zombie
- * still is: its pid cannot be reused until it is reaped), 'gone' when no process has the pid, 'other' when another
- * process does (or an entry without a start time cannot be told apart from one). Linux never gives a pid to a new
- * process while a process group or session of that number has members, so for 'ours' and 'gone' the group and the
- * session named by the pid are still the recorded process's; for 'other' they cannot be. Without /proc, a live pid
- * counts as ours.
- */
-export function ownership(pid: number, startTime: string | null): 'ours' | 'gone' | 'other' {
-  if (process.platform !== 'linux') return isAlive(pid) ? 'ours' : 'gone';
-  const st = procStat(pid);
-  if (!st) return 'gone';
-  return startTime !== null && st.startTime === startTime ? 'ours' : 'other';
-}

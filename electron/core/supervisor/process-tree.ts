@@ -39,7 +39,7 @@ export function indexProcesses(table = readProcessTable()): ProcessIndex {
 export function processTree(leader: Leader, index = indexProcesses()): Member[] {
   if (process.platform !== 'linux') return [];
   const tree = new Set<number>(members(leader.cgroup));
-  // A pid that names another process now names no group or session of the leader's (identity.ts, ownership()).
+  // A pid that names another process now names no group or session of the leader's (signals.ts, ownership()).
   const now = index.table.get(leader.pid);
   if (now === undefined || (leader.startTime !== null && now.startTime === leader.startTime)) {
     tree.add(leader.pid);

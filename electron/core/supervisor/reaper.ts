@@ -3,20 +3,21 @@
 // host's group does not take it down too, holds the read end of a pipe from the host and the list of backend
 // processes: pid, start time and cgroup of each. Pipe EOF without a prior "release" means the host died (SIGKILL,
 // crash, exit without close()): the reaper ends every listed backend and exits. From one read of the process table
-// (/proc under the linux platform layer; ps, with each process's leader mark, under posix) it first
-// keeps only the listed processes whose pid is still theirs (the same start time) or names no process any more
-// (then its group and session, if any members are left, are still its own: Linux gives no new process a pid that
-// names a live group or session), and finds every member of their groups and sessions and every descendant of those
-// by parent links: a backend's child that left the group with setsid is part of the backend, and once its parent
-// dies it is re-parented and no later walk could find it (under posix, where no session is shown, the mark finds it). It sends SIGTERM to all of them and to the members of
-// their cgroups, waits a second, then sends SIGKILL to what is left, after checking each pid's start time again
-// (a pid freed meanwhile may belong to someone else by then), kills each cgroup and removes it.
+// (/proc under the linux platform layer; ps, with each process's leader mark, under posix) it first keeps only the
+// listed processes whose pid is still theirs (the same start time) or names no process any more (then its group and
+// session, if any members are left, are still its own: Linux gives no new process a pid that names a live group or
+// session), and finds every member of their groups and sessions and every descendant of those by parent links: a
+// backend's child that left the group with setsid is part of the backend, and once its parent dies it is re-parented
+// and no later walk could find it (under posix, where no session is shown, the mark finds it). It sends SIGTERM to
+// all of them and to the members of their cgroups, waits a second, then sends SIGKILL to what is left, after
+// checking each pid's start time again (a pid freed meanwhile may belong to someone else by then), kills each cgroup
+// and removes it.
 //
-// Trade-off, chosen over `setpriv --pdeathsig`: pdeathsig fires on ANY parent exit, clean or not, and only on
-// the process it is set on (not on what a backend forks). With the reaper, close({ stopAll: false }) sends
-// "release" and adopted or kept-alive backends survive a clean exit, while an abrupt death still kills them.
-// The price: a backend that survives its host loses its stdout/stderr pipes (later writes get EPIPE), and if the
-// reaper itself is SIGKILLed, the watch is gone until the next host run re-adopts the backends.
+// Trade-off, chosen over `setpriv --pdeathsig`: pdeathsig fires on ANY parent exit, clean or not, and only on the
+// process it is set on (not on what a backend forks). With the reaper, close({ stopAll: false }) sends "release" and
+// adopted or kept-alive backends survive a clean exit, while an abrupt death still kills them. The price: a backend
+// that survives its host loses its stdout/stderr pipes (later writes get EPIPE), and if the reaper itself is
+// SIGKILLed, the watch is gone until the next host run re-adopts the backends.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
@@ -24,7 +25,8 @@ import { basename } from 'node:path';
 import { MARK } from '../platform/process-groups.ts';
 import type { Leader, PlatformName } from '../platform/types.ts';
 
-// $1: the directory of the host's cgroups ('' when there are none); $2: the platform layer's name. Each listed process is " pid:start:cgroup ".
+// $1: the directory of the host's cgroups ('' when there are none); $2: the platform layer's name. Each listed
+// process is " pid:start:cgroup ".
 // plan prints "G pgid" for each listed group still its own, "P pid start" for each process of them; given a plan
 // (as $1), it adds the plan's P lines whose pid still has the start time recorded there.
 const script = `

@@ -6,20 +6,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
-import { makeHome, startEchoServer, writeEcho, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
+import { makeHome, startUpstream, type EchoServer, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
 
 describe("a scan counts a backend's children as Hangar's", { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
   let home: ReturnType<typeof makeHome>;
-  let upstream: Awaited<ReturnType<typeof startEchoServer>>;
+  let upstream: EchoServer;
   let supervisor: Supervisor;
   let parent: BackendTarget;
   let sleeperFile: string;
 
   before(async () => {
     home = makeHome();
-    const upstreamDir = join(home.root, 'upstream');
-    await writeEcho(upstreamDir, 'upstream');
-    upstream = await startEchoServer(upstreamDir);
+    upstream = await startUpstream(home.root);
     parent = { name: 'parent', dir: join(home.backendsDir, 'parent') };
     sleeperFile = join(home.root, 'sleeper.pid');
     // run.sh leaves a `sleep` behind, its own child, before it becomes the server.

@@ -6,7 +6,7 @@ import type { ProcessView } from '../../../shared/index.ts';
 import { startingNote } from '../../../shared/process-text.ts';
 import { humanDuration } from '../../../shared/progress.ts';
 import { Supervisor } from './supervisor.ts';
-import { makeHome, startEchoServer, writeEcho, writeRelayBackend, writeScriptBackend, type Home } from './test-helpers.ts';
+import { makeHome, startUpstream, type EchoServer, writeRelayBackend, writeScriptBackend, type Home } from './test-helpers.ts';
 
 // A GPU build may take minutes to answer Health. The relay backend here sleeps before it listens, as a build that
 // imports torch would: a model's own limit below its start fails, the node's default waits, and once a start of that
@@ -14,14 +14,12 @@ import { makeHome, startEchoServer, writeEcho, writeRelayBackend, writeScriptBac
 
 const SLEEP_S = 2;
 let home: Home;
-let upstream: Awaited<ReturnType<typeof startEchoServer>>;
+let upstream: EchoServer;
 let slow: { name: string; dir: string };
 
 before(async () => {
   home = makeHome();
-  const upstreamDir = join(home.root, 'upstream');
-  await writeEcho(upstreamDir, 'upstream');
-  upstream = await startEchoServer(upstreamDir);
+  upstream = await startUpstream(home.root);
   slow = slowBackend('slow', SLEEP_S);
 });
 

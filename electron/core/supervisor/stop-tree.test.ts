@@ -13,7 +13,7 @@ import { currentPlatform } from '../platform/index.ts';
 import { cgroupOf } from './cgroups.ts';
 import { isAlive, procStat } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
-import { makeHome, startEchoServer, swapOutOfBand, writeEcho, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
+import { makeHome, startUpstream, type EchoServer, swapOutOfBand, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
@@ -42,16 +42,14 @@ function sessionOf(pid: number): number {
 
 describe('stopping a backend stops its whole tree', { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
   let home: ReturnType<typeof makeHome>;
-  let upstream: Awaited<ReturnType<typeof startEchoServer>>;
+  let upstream: EchoServer;
   let forker: BackendTarget;
   let n = 0;
   const pidFile = () => join(home.root, `grandchild-${n}.pid`);
 
   before(async () => {
     home = makeHome();
-    const upstreamDir = join(home.root, 'upstream');
-    await writeEcho(upstreamDir, 'upstream');
-    upstream = await startEchoServer(upstreamDir);
+    upstream = await startUpstream(home.root);
     forker = { name: 'forker', dir: join(home.backendsDir, 'forker') };
   });
   after(async () => {

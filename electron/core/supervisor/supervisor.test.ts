@@ -20,7 +20,7 @@ import type { TableEntry } from './table.ts';
 import {
   assertPythonGrpc,
   makeHome,
-  startEchoServer,
+  startUpstream,
   swapOutOfBand,
   swapStaged,
   writeEcho,
@@ -35,9 +35,7 @@ const runtimeEnv = { HANGAR_NODE: process.execPath };
 async function setUp(options: Partial<SupervisorOptions> = {}) {
   const home = makeHome();
   await writeEcho(join(home.backendsDir, 'echo'), '1.0.0');
-  const upstreamDir = join(home.root, 'upstream');
-  await writeEcho(upstreamDir, 'upstream');
-  const upstream = await startEchoServer(upstreamDir);
+  const upstream = await startUpstream(home.root);
   writeRelayBackend(join(home.backendsDir, 'relay'), upstream.address);
   const supervisors: Supervisor[] = [];
   /** A supervisor of its own for the test `t`, closed (stopping everything) once `t` ends, whatever its outcome. */

@@ -105,8 +105,21 @@ export function writeRelayBackend(dir: string, upstream: string, options: { anno
   writeFileSync(join(dir, 'relay.pl'), relay);
 }
 
+/** The echo backend served from `<root>/upstream`: what relay backends forward to. */
+export async function startUpstream(root: string): Promise<EchoServer> {
+  const dir = join(root, 'upstream');
+  await writeEcho(dir, 'upstream');
+  return startEchoServer(dir);
+}
+
+export interface EchoServer {
+  address: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
 /** Starts an echo server outside any supervisor (the relays' upstream); resolves once it listens. */
-export async function startEchoServer(dir: string): Promise<{ address: string; child: ChildProcess; stop(): Promise<void> }> {
+export async function startEchoServer(dir: string): Promise<EchoServer> {
   const address = `127.0.0.1:${await freePort()}`;
   const child = spawn(join(dir, 'run.sh'), ['--addr', address], { cwd: dir, env: { ...process.env, HANGAR_NODE: process.execPath }, stdio: ['ignore', 'ignore', 'pipe'] });
   const [line] = (await once(createInterface({ input: child.stderr! }), 'line')) as [string];

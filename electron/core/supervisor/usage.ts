@@ -39,6 +39,7 @@ function bootTimeMs(): number {
   }
   return bootMs;
 }
+
 const MIN_INTERVAL_MS = 1000;
 
 /** Remembers each process's previous sample, so a reading is the recent CPU share and not a lifetime average. */

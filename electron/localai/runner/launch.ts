@@ -67,8 +67,11 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
     const live = new Set(await alive(platform, [...noted.values()]));
     for (const member of noted.values()) if (!live.has(member)) noted.delete(member.pid);
   };
+  // One note at a time; one that fails (a `ps` that could not run) leaves the last one standing, and never an
+  // unhandled rejection in a host that runs LocalAI.
   let noting: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => (noting = noting.then(note)), NOTE_PROCESSES_MS).unref();
+  const noteNext = () => (noting = noting.then(note).catch(() => undefined));
+  const timer = setInterval(noteNext, NOTE_PROCESSES_MS).unref();
   void ended.then(() => clearInterval(timer));
   return {
     pid,
@@ -93,7 +96,7 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
       return noted.size;
     },
     async killLeftovers() {
-      await (noting = noting.then(note));
+      await noteNext();
       const left = await alive(platform, [...noted.values()]);
       await signalTree(platform, left, 'SIGKILL');
       noted.clear();

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { currentPlatform } from '../../platform/index.ts';
 import { isAlive, processStartTime } from '../identity.ts';
-import { childrenOf, makeHome, startEchoServer, writeEcho, writeRelayBackend } from '../test-helpers.ts';
+import { childrenOf, makeHome, startUpstream, writeRelayBackend } from '../test-helpers.ts';
 
 async function until(done: () => boolean, what: string, withinMs = 10_000): Promise<void> {
   for (const end = Date.now() + withinMs; !done(); await delay(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -40,9 +40,7 @@ async function impostorAt(pid: number): Promise<ChildProcess> {
 const reapersOf = (host: number) => childrenOf(host, 'release) exit 0');
 
 const home = makeHome();
-const upstreamDir = join(home.root, 'upstream');
-await writeEcho(upstreamDir, 'upstream');
-const upstream = await startEchoServer(upstreamDir);
+const upstream = await startUpstream(home.root);
 const relay = { name: 'relay', dir: join(home.backendsDir, 'relay') };
 writeRelayBackend(relay.dir, upstream.address);
 const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: home.stateDir, stopGraceMs: 500 };

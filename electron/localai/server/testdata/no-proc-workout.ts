@@ -5,15 +5,13 @@ import { join } from 'node:path';
 import { currentPlatform } from '../../../core/platform/index.ts';
 import { alive } from '../../../core/supervisor/signals.ts';
 import { Supervisor } from '../../../core/supervisor/supervisor.ts';
-import { makeHome, startEchoServer, writeEcho, writeRelayBackend, writeScriptBackend } from '../../../core/supervisor/test-helpers.ts';
+import { makeHome, startUpstream, writeRelayBackend, writeScriptBackend } from '../../../core/supervisor/test-helpers.ts';
 import { findServerProcesses, serverPidOf } from '../processes.ts';
 
 console.log(process.pid);
 const platform = currentPlatform();
 const home = makeHome();
-const upstreamDir = join(home.root, 'upstream');
-await writeEcho(upstreamDir, 'upstream');
-const upstream = await startEchoServer(upstreamDir);
+const upstream = await startUpstream(home.root);
 const target = { name: 'forker', dir: join(home.backendsDir, 'forker') };
 writeRelayBackend(target.dir, upstream.address);
 // A child in the backend's group, and one that leaves its group and session (setsid), as some backends do.
