@@ -9,7 +9,8 @@
 // session), and finds every member of their groups and sessions and every descendant of those by parent links: a
 // backend's child that left the group with setsid is part of the backend, and once its parent dies it is re-parented
 // and no later walk could find it (under posix, where no session is shown, the mark finds it). It sends SIGTERM to
-// all of them and to the members of their cgroups, waits a second, then sends SIGKILL to what is left, after
+// all of them (a whole group only while its leader still holds the pid: a freed pid may be given to a process that
+// leads a group of that number before the signal lands) and to the members of their cgroups, waits a second, then sends SIGKILL to what is left, after
 // checking each pid's start time again (a pid freed meanwhile may belong to someone else by then), kills each cgroup
 // and removes it.
 //
@@ -63,10 +64,10 @@ plan() {
     { ppid[$1] = $2; pgrp[$1] = $3; sess[$1] = $4; st[$1] = $5 }
     END {
       n = split(procs, list, " ")
-      for (i = 1; i <= n; i++) { split(list[i], f, ":"); g = f[1]; if (!(g in st) || st[g] == f[2]) ours[g] = 1 }
+      for (i = 1; i <= n; i++) { split(list[i], f, ":"); g = f[1]; if (!(g in st) || st[g] == f[2]) ours[g] = 1; if ((g in st) && st[g] == f[2]) held[g] = 1 }
       for (p in ppid) { g = pgrp[p]; s = sess[p]; if ((g in ours) || (s in ours) || ((p in mark) && (mark[p] in ours))) keep[p] = 1 }
       do { grew = 0; for (p in ppid) if (!(p in keep) && (ppid[p] in keep)) { keep[p] = 1; grew = 1 } } while (grew)
-      for (g in ours) print "G", g
+      for (g in held) print "G", g
       for (p in keep) print "P", p, st[p]
       m = split(earlier, old, "\\n")
       for (i = 1; i <= m; i++) { split(old[i], f, " "); if (f[1] == "P" && (f[2] in st) && st[f[2]] == f[3]) print "P", f[2], f[3] }

@@ -6,9 +6,7 @@ import type { Member, Platform } from '../platform/types.ts';
 /**
  * What `pid` names now, against the process recorded with `startTime`: 'ours' while it is that process (a zombie
  * still is: its pid cannot be reused until it is reaped), 'gone' when no process has the pid, 'other' when another
- * process does (or an entry without a start time cannot be told apart from one). No OS gives a new process a pid
- * while a process group of that number has members, so for 'ours' and 'gone' the group named by the pid is still
- * the recorded process's; for 'other' it cannot be.
+ * process does (or an entry without a start time cannot be told apart from one).
  */
 export async function ownership(platform: Platform, pid: number, startTime: string | null): Promise<'ours' | 'gone' | 'other'> {
   const now = (await platform.statuses([pid])).get(pid);
@@ -41,11 +39,13 @@ export async function signalTree(platform: Platform, tree: Member[], signal: Nod
 }
 
 /**
- * Signals the leader's process group, unless its pid names another process now; a leader that leads no group (a
- * legacy entry) is signalled alone, and only while it is still itself.
+ * Signals the leader's process group while the leader is still itself: its pid, held, names no one else's group. A
+ * leader that has ended is not signalled by group: its pid is free, and an unrelated process given it between the
+ * look and the signal would lead a group of that number (its members are signalled one by one, from the tree read
+ * before). A leader that leads no group (a legacy entry) is signalled alone.
  */
 export async function signalGroup(platform: Platform, leader: Member, signal: NodeJS.Signals): Promise<void> {
-  if ((await ownership(platform, leader.pid, leader.startTime)) === 'other') return;
+  if ((await ownership(platform, leader.pid, leader.startTime)) !== 'ours') return;
   try {
     process.kill(-leader.pid, signal);
   } catch {
