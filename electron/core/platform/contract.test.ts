@@ -10,6 +10,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { until } from '../../agent/test-agent.ts';
+import { Cgroups } from '../supervisor/cgroups.ts';
+import { JOIN_CGROUP } from '../supervisor/spawn.ts';
+import { stopTree } from '../supervisor/tree-stop.ts';
 import { platformNamed } from './index.ts';
 import type { Platform, ProcessCwd } from './types.ts';
 
@@ -172,18 +175,21 @@ describe('the platform contract, linux and posix alike', () => {
 
 /**
  * A backend that starts a daemon the classic way: a child that calls setsid and forks, and exits, so the daemon is
- * in no group, session or parent chain of the backend's. A stop still ends it.
+ * in no group, session or parent chain of the backend's. Started as the supervisor starts one (in a cgroup of its own
+ * where the layer uses them, after the layer's leader setup), the layer's `trees` counts the daemon as the backend's,
+ * and the supervisor's stop ends it.
  */
 async function containedDoubleFork(layer: Platform): Promise<void> {
   const dir = join(root, `contained-${layer.name}`);
   mkdirSync(dir);
-  const containment = layer.containment(dir, true);
-  await containment.detect();
-  const container = await containment.create();
+  const cgroups = new Cgroups(dir, layer.name === 'linux');
+  const tracking = await cgroups.detect();
+  const cgroup = await cgroups.create();
+  const setup = [cgroup ? JOIN_CGROUP : '', layer.leaderSetup].filter(Boolean).join('; ');
   const daemon = 'setsid /bin/sh -c "sleep 600 & echo \\$!" &';
   // The daemon's pid first; then, once its middle process has exited, the backend says so.
-  const { file, args } = container.command('/bin/sh', ['-c', `${daemon} wait; echo alone; exec sleep 600`]);
-  const child = spawn(file, args, { cwd: dir, env: { ...process.env, ...container.env }, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  const script = `${setup ? `${setup}; ` : ''}${daemon} wait; echo alone; exec sleep 600`;
+  const child = spawn('/bin/sh', ['-c', script, cgroup ?? ''], { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const escaped = Number((await lines.next()).value);
@@ -194,10 +200,10 @@ async function containedDoubleFork(layer: Platform): Promise<void> {
   assert.ok(leaderEntry && escapedEntry, 'both run');
   assert.notEqual(escapedEntry.pgid, leaderEntry.pgid, 'the daemon left the backend\'s group');
   assert.notEqual(escapedEntry.ppid, child.pid, 'and its parent chain');
-  const leader = { pid: child.pid!, startTime: leaderEntry.startTime };
-  const members = (await containment.members(container, leader)).map((m) => m.pid);
-  assert.ok(members.includes(escaped), `${layer.name} (${containment.tracking.mechanism}) counts the daemon as the backend's`);
-  await containment.stop(container, leader, exited, 5000);
+  const leader = { pid: child.pid!, startTime: leaderEntry.startTime, cgroup };
+  const [members = []] = await layer.trees([leader]);
+  assert.ok(members.some((m) => m.pid === escaped), `${layer.name} (${(layer.tracking ?? tracking).mechanism}) counts the daemon as the backend's`);
+  assert.deepEqual(await stopTree({ platform: layer, cgroups }, leader, exited, 5000), [], 'the stop says nothing survived');
   assert.equal(await layer.process(escaped), null, 'the daemon is gone');
   assert.equal(await layer.process(child.pid!), null, 'the backend is gone');
 }

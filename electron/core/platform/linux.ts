@@ -3,16 +3,13 @@
 import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
-import { Cgroups } from '../supervisor/cgroups.ts';
 import { processStartTime, procStat } from '../supervisor/identity.ts';
 import { indexProcesses, processTree, readProcessTableYielding } from '../supervisor/process-tree.ts';
 import { readCommand, readCwd } from '../supervisor/scan.ts';
-import { JOIN_CGROUP } from '../supervisor/spawn.ts';
-import { stopTree } from '../supervisor/tree-stop.ts';
 import { startedAtOf, UsageSampler as ProcUsage } from '../supervisor/usage.ts';
 import { listenerPid } from './linux-listener.ts';
 import { cpuFigures, diskFigures } from './machine.ts';
-import type { Container, Containment, Member, MachineFigures, Platform, ProcessCwd, ProcessEntry, ProcessStatus, Usage, UsageSampler } from './types.ts';
+import type { Member, MachineFigures, Platform, ProcessCwd, ProcessEntry, ProcessStatus, Usage, UsageSampler } from './types.ts';
 import { readVendorGpus } from './vendor-gpus.ts';
 
 const DELETED = ' (deleted)';
@@ -72,7 +69,6 @@ export const linux: Platform = {
   usageSampler: () => new ProcUsageSampler(),
   machine: async (diskDir): Promise<MachineFigures> => ({ cpu: cpuFigures(), memory: await procMemory(), disk: await diskFigures(diskDir) }),
   gpus: (env) => readVendorGpus(env),
-  containment: (owner, enabled) => new CgroupContainment(owner, enabled),
 };
 
 function pidsInProc(): number[] {
@@ -109,36 +105,4 @@ async function procMemory(): Promise<MachineFigures['memory']> {
   const total = kb('MemTotal');
   const available = kb('MemAvailable') ?? kb('MemFree');
   return total === null || available === null ? null : { totalBytes: total, availableBytes: available };
-}
-
-/** A cgroup per backend where the machine allows it; else its process group, session and descendants. */
-class CgroupContainment implements Containment {
-  private readonly cgroups: Cgroups;
-
-  constructor(owner: string, enabled: boolean) {
-    this.cgroups = new Cgroups(owner, enabled);
-  }
-
-  get tracking() {
-    return this.cgroups.tracking;
-  }
-
-  detect() {
-    return this.cgroups.detect();
-  }
-
-  async create(): Promise<Container> {
-    const cgroup = await this.cgroups.create();
-    // The shell joins the cgroup, then becomes the backend (same pid): everything the backend forks is in it.
-    const command = (file: string, args: string[]) => (cgroup ? { file: '/bin/sh', args: ['-c', `${JOIN_CGROUP}; exec "$@"`, cgroup, file, ...args] } : { file, args });
-    return { cgroup, env: {}, command };
-  }
-
-  async members(container: Container, leader: Member): Promise<Member[]> {
-    return processTree({ ...leader, cgroup: container.cgroup });
-  }
-
-  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]> {
-    return stopTree({ platform: linux, cgroups: this.cgroups }, { ...leader, cgroup: container.cgroup }, exited, graceMs);
-  }
 }

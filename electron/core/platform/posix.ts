@@ -1,11 +1,11 @@
 // The POSIX layer: only what macOS has too. Processes from `ps`, cwds by identity from one `lsof` per read,
-// listeners from `lsof -iTCP -sTCP:LISTEN`, containment by process groups; memory and GPUs from macOS's tools
+// listeners from `lsof -iTCP -sTCP:LISTEN`, a backend's processes by its group and mark; memory and GPUs from macOS's tools
 // (elsewhere, from what Node and the vendors' tools say).
 import { freemem, totalmem } from 'node:os';
 import { darwinMemory, parseDisplays } from './darwin.ts';
 import { lsofCwds, lsofListener } from './lsof.ts';
 import { cpuFigures, diskFigures } from './machine.ts';
-import { LEADER_TRACKING, MARK_LEADER, membersOf, ProcessGroups } from './process-groups.ts';
+import { LEADER_TRACKING, MARK_LEADER, membersOf } from './process-groups.ts';
 import { psEnvironments, psTable, psUsage, run } from './ps.ts';
 import type { GpuReading, Platform, Usage, UsageSampler } from './types.ts';
 import { readVendorGpus } from './vendor-gpus.ts';
@@ -40,7 +40,6 @@ export const posix: Platform = {
     return { cpu: cpuFigures(), memory, disk: await diskFigures(diskDir) };
   },
   gpus: (env) => (process.platform === 'darwin' ? appleGpus() : readVendorGpus(env)),
-  containment: () => new ProcessGroups(),
 };
 
 /** ps's own figures: %cpu is the share of one core (macOS: a decaying recent average; procps: since the start). */

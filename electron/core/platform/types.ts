@@ -79,30 +79,6 @@ export interface ProcessStatus {
   zombie: boolean;
 }
 
-/** Where one backend's processes are kept, made before it starts. */
-export interface Container {
-  /** The cgroup (linux), or null. */
-  cgroup: string | null;
-  /** Variables the backend is started with, so every process it forks carries them (posix). */
-  env: Record<string, string>;
-  /** The command that starts the backend inside the container. */
-  command(file: string, args: string[]): { file: string; args: string[] };
-}
-
-export interface Containment {
-  /** Finds what this machine allows; once per host. */
-  detect(): Promise<ProcessTracking>;
-  readonly tracking: ProcessTracking;
-  create(): Promise<Container>;
-  /** Every process of the backend led by `leader` now; read before any signal (orphans are re-parented after). */
-  members(container: Container, leader: Member): Promise<Member[]>;
-  /**
-   * SIGTERM to every process of the backend; SIGKILL after `graceMs`, or to what is left once `exited` (the leader's
-   * end) settles; then the container goes. Resolves with a line for each process still there when the waits ran out.
-   */
-  stop(container: Container, leader: Member, exited: Promise<unknown>, graceMs: number): Promise<string[]>;
-}
-
 export interface Platform {
   readonly name: PlatformName;
   /**
@@ -133,7 +109,6 @@ export interface Platform {
   usageSampler(): UsageSampler;
   machine(diskDir: string): Promise<MachineFigures>;
   gpus(env: NodeJS.ProcessEnv): Promise<GpuReading>;
-  containment(owner: string, enabled: boolean): Containment;
 }
 
 export interface UsageSampler {
