@@ -6,7 +6,6 @@ import type { NodeEvent, ClusterRole, ClusterStatusView, NodeCard } from '../../
 import type { Envelope } from '../core/invoke.ts';
 import { connectCluster, type ClusterConnectOptions } from '../nats/connect.ts';
 import { clusterOf } from './cluster-id.ts';
-import { Converger } from './converge.ts';
 import { ClusterHealth } from './health.ts';
 import { loadIdentity, parsePublicKey, type PublicKey } from './identity.ts';
 import { LinkState } from './link.ts';
@@ -30,7 +29,11 @@ export interface ClusterLink {
   name: string;
   heartbeatMs: number;
   /** Serves this machine's node to the cluster (a node role). */
-  member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null } | null;
+  member: { serve(method: unknown, params: unknown): Promise<Envelope>; card(): NodeCard | null; refreshSoon(): void } | null;
+  /** The source of the drift the member's card reports. */
+  followDrift(source: () => number): void;
+  /** Whether a record signed by this key (this node's own, or one this home trusts) may make the node act. */
+  signerTrusted(signer: string): Promise<boolean>;
   /** The cluster's durable state: desired versions, rollouts, each node's convergence. */
   stores: Stores;
   /**
@@ -87,30 +90,14 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   grants?.on('change', () => trust.setGranted(new Map(grants.all().filter((g) => grantsViewer(g.value)).map((g) => [g.key, g.value.key]))));
   const trustTimer = setInterval(() => void trust.refresh().catch(() => false), options.heartbeatMs);
 
-  let converger: Converger | null = null;
+  // The node's drift from its desired versions, which the host's converger reports once it follows this link.
+  let drift = () => 0;
   const member = serves
     ? new Member({
         nc, node: options.node, identity, trust, anyCaller: options.anyCaller, health, name: options.name, heartbeatMs: options.heartbeatMs, stateDir: join(options.home, 'state'),
-        drift: () => converger?.drift() ?? 0,
+        drift: () => drift(),
       })
     : null;
-  if (member) {
-    converger = new Converger({
-      node: options.node,
-      id: identity.id,
-      desired: store.desired,
-      rollouts: store.rollouts,
-      status: store.status,
-      stateDir: join(options.home, 'state'),
-      heartbeatMs: options.heartbeatMs,
-      trusts: async (signer) => {
-        if (signer === identity.publicKey) return true;
-        const key = parsePublicKey(signer);
-        return key !== null && (await trusts(key));
-      },
-      onDrift: () => member.refreshSoon(),
-    });
-  }
   const checkMs = Math.max(10, Math.min(250, Math.floor(options.heartbeatMs / 4)));
   const presence = views
     ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, cluster: identity.cluster, selfCard: () => member?.current() ?? null })
@@ -153,7 +140,6 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   store.start();
   try {
     await member?.start();
-    await converger?.start();
   } catch (error) {
     clearInterval(trustTimer);
     await store.close();
@@ -167,6 +153,14 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
     name: options.name,
     heartbeatMs: options.heartbeatMs,
     member,
+    followDrift: (source) => {
+      drift = source;
+    },
+    signerTrusted: async (signer) => {
+      if (signer === identity.publicKey) return true;
+      const key = parsePublicKey(signer);
+      return key !== null && (await trusts(key));
+    },
     presence,
     stores: store,
     callTimeoutMs: options.callTimeoutMs,
@@ -174,7 +168,6 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
     on: (event, listener) => emitter.on(event, listener),
     status,
     close: async () => {
-      await converger?.close();
       presence?.close();
       events?.close();
       caller?.close();

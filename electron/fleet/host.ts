@@ -6,11 +6,11 @@ import type { ClusterStatusView, LocalAiAction, LocalAiRunView, LocalAiServerVie
 import type { ClusterLink } from '../cluster/join.ts';
 import type { ClusterSettings } from '../cluster/cluster-settings.ts';
 import type { Invitations } from '../cluster/invitations.ts';
-import { Converger } from '../cluster/converge.ts';
+import { Converger } from './rollouts/converge.ts';
 import { DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
-import { DesiredState } from '../cluster/desired.ts';
-import { askOffers, checkOffered } from '../cluster/offers.ts';
-import { Rollouts } from '../cluster/rollouts.ts';
+import { DesiredState } from './rollouts/desired.ts';
+import { askOffers, checkOffered } from './rollouts/offers.ts';
+import { Rollouts } from './rollouts/rollouts.ts';
 import { HOME, homeStores, migrateRollouts, type Stores } from '../cluster/store/home-stores.ts';
 import type { LocalNodeApi } from '../core/local-node-api.ts';
 import type { LocalAiConnection } from '../localai/connection.ts';
@@ -96,10 +96,21 @@ export function createHost(options: HostOptions): Host {
 
   const stores = cluster?.stores ?? homeStores(options.stateDir);
   const desired = new DesiredState({ records: stores.desired, status: stores.status, writer: cluster?.id ?? HOME.id, store: () => stores.view(), emit });
-  // A host in no cluster is a cluster of one: its own node follows the desired versions kept in its home.
-  converger = cluster
+  // A host in no cluster is a cluster of one: its own node follows the desired versions kept in its home. In a cluster,
+  // a member follows the cluster's; a viewer-only host has no node there.
+  const member = cluster?.member ?? null;
+  converger = cluster && !member
     ? null
-    : new Converger({ node, id: LOCAL_NODE, ...stores, trusts: async () => true, stateDir: options.stateDir, heartbeatMs: DEFAULT_HEARTBEAT_MS, onDrift: () => undefined });
+    : new Converger({
+        node,
+        id: cluster?.id ?? LOCAL_NODE,
+        ...stores,
+        trusts: cluster ? (signer) => cluster.signerTrusted(signer) : async () => true,
+        stateDir: options.stateDir,
+        heartbeatMs: cluster?.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+        onDrift: () => member?.refreshSoon(),
+      });
+  if (converger) cluster?.followDrift(() => converger?.drift() ?? 0);
   void converger?.start();
   const nodes = (): Promise<NodeCard[]> => cardsOf(providers);
   // A LocalAI worker on a Hangar node's machine and backends directory is rolled out as that node.

@@ -8,16 +8,16 @@
 // still the one in force here. A pin a rollout recorded is acted on only while that rollout's record is seen: a record
 // erased, or not yet read, never lets a node follow a version its rollout may have halted.
 import { join } from 'node:path';
-import { LOCAL_NODE } from '../../shared/api.ts';
-import { HangarError } from '../../shared/errors.ts';
-import { selects } from '../../shared/selector.ts';
-import type { NodeConvergence, NodeEvent } from '../../shared/types.ts';
-import { CoalescedFile } from '../core/coalesced-file.ts';
-import type { LocalNodeApi } from '../core/local-node-api.ts';
+import { LOCAL_NODE } from '../../../shared/api.ts';
+import { HangarError } from '../../../shared/errors.ts';
+import { selects } from '../../../shared/selector.ts';
+import type { NodeConvergence, NodeEvent } from '../../../shared/types.ts';
+import { CoalescedFile } from '../../core/coalesced-file.ts';
+import type { LocalNodeApi } from '../../core/local-node-api.ts';
 import { inForce } from './desired.ts';
-import { backendOfKey, touches, type DesiredBody, type RolloutRecord, type StatusBody } from './store/bodies.ts';
-import type { RecordEntry, Records } from './store/records.ts';
-import { oneLine } from '../../shared/error-text.ts';
+import { backendOfKey, touches, type DesiredBody, type RolloutRecord, type StatusBody } from '../../cluster/store/bodies.ts';
+import type { RecordEntry, Records } from '../../cluster/store/records.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 export const MAX_TRIES = 5;
 const FIRST_RETRY_MS = 1000;

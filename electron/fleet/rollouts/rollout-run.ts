@@ -2,9 +2,9 @@
 // that write got. Each step's outcome is written behind the work, and the record at least every heartbeat (its lease),
 // one write at a time, at the revision this host last wrote. A revision that moved on ends the run here: another
 // viewer took it over (its record, at a later revision, says so), or the record was lost (rollouts.ts then halts it).
-import type { RolloutNode, RolloutView } from '../../shared/types.ts';
-import type { RolloutRecord } from './store/bodies.ts';
-import { RecordConflict, type Records } from './store/records.ts';
+import type { RolloutNode, RolloutView } from '../../../shared/types.ts';
+import type { RolloutRecord } from '../../cluster/store/bodies.ts';
+import { RecordConflict, type Records } from '../../cluster/store/records.ts';
 
 export interface RolloutRunOptions {
   records: Records<RolloutRecord>;

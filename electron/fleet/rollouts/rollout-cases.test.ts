@@ -7,11 +7,11 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard, RolloutView } from '../../shared/types.ts';
-import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
-import { trustingHomes } from './test-cluster.ts';
-import { startNats, type NatsServer } from './test-nats.ts';
+import type { NodeCard, RolloutView } from '../../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
+import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { trustingHomes } from '../../cluster/test-cluster.ts';
+import { startNats, type NatsServer } from '../../cluster/test-nats.ts';
 
 const HEARTBEAT_MS = 300;
 

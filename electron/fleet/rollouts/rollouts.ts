@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { NodeApi } from '../../shared/api.ts';
-import { HangarError } from '../../shared/errors.ts';
-import { canDo } from '../../shared/localai-worker.ts';
-import { describeSelector, parseSelector, selects } from '../../shared/selector.ts';
-import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../shared/types.ts';
+import type { NodeApi } from '../../../shared/api.ts';
+import { HangarError } from '../../../shared/errors.ts';
+import { canDo } from '../../../shared/localai-worker.ts';
+import { describeSelector, parseSelector, selects } from '../../../shared/selector.ts';
+import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../../shared/types.ts';
 import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
 import { untilReached, untilStored, type Patience } from './link-waits.ts';
 import { settleInFlight, startUpgrade, versionOn, waitReady } from './rollout-node.ts';
-import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../nats/reconnect.ts';
-import { MISSED_HEARTBEATS } from './heartbeat.ts';
-import { isActive, type RolloutRecord } from './store/bodies.ts';
+import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../../nats/reconnect.ts';
+import { MISSED_HEARTBEATS } from '../../cluster/heartbeat.ts';
+import { isActive, type RolloutRecord } from '../../cluster/store/bodies.ts';
 import { RolloutRun } from './rollout-run.ts';
-import { RecordConflict, type RecordEntry, type Records } from './store/records.ts';
-import { oneLine } from '../../shared/error-text.ts';
+import { RecordConflict, type RecordEntry, type Records } from '../../cluster/store/records.ts';
+import { oneLine } from '../../../shared/error-text.ts';
 
 export interface RolloutsOptions {
   /** Routes by node: every member is reached through it. */
@@ -284,9 +284,9 @@ export class Rollouts {
         }
         const job = await this.options.api.rollback({ node: step.id, name: rollout.backend });
         const final = await this.options.api.waitJob({ node: step.id, id: job.id });
-        if (final.state !== 'done') throw new Error(jobFailure(final));
+        if (final.state !== 'done') throw new HangarError('failed', jobFailure(final));
         const now = await versionOn(this.options.api, step.id, rollout.backend);
-        if (now !== step.from) throw new Error(`it runs ${now ?? 'no build'} after its rollback, not ${step.from ?? 'the build before'}`);
+        if (now !== step.from) throw new HangarError('failed', `it runs ${now ?? 'no build'} after its rollback, not ${step.from ?? 'the build before'}`);
         run.mark(step, 'rolled-back', null);
       } catch (error) {
         run.mark(step, 'upgraded', `rollback failed: ${oneLine(error)}`);

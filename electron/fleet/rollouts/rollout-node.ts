@@ -1,8 +1,8 @@
 // What a rollout asks of one node: its upgrade started, its models back, a job still under way ended, its version.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NodeApi } from '../../shared/api.ts';
-import { HangarError } from '../../shared/errors.ts';
-import type { JobView, RolloutView } from '../../shared/types.ts';
+import type { NodeApi } from '../../../shared/api.ts';
+import { HangarError } from '../../../shared/errors.ts';
+import type { JobView, RolloutView } from '../../../shared/types.ts';
 
 /** The node's job, or why it has none: its galleries do not offer the version (a drift, not a failure). */
 export async function startUpgrade(api: NodeApi, node: string, rollout: RolloutView): Promise<JobView | string> {
@@ -25,7 +25,7 @@ export async function waitReady(
     const processes = (await reaching(() => api.processes({ node: wait.node }))).filter((p) => p.backend === wait.backend);
     const missing = wait.models.filter((m) => !processes.some((p) => p.model === m && p.state === 'ready' && p.cwd !== 'stale'));
     if (missing.length === 0) return;
-    if (Date.now() > wait.untilMs) throw new Error(`upgraded, but ${missing.join(', ')} did not come back healthy`);
+    if (Date.now() > wait.untilMs) throw new HangarError('failed', `upgraded, but ${missing.join(', ')} did not come back healthy`);
     await sleep(wait.everyMs);
   }
 }

@@ -1,10 +1,10 @@
 // What the selected nodes have and offer of one backend, asked with their galleries re-read first (a version
 // published a minute ago counts). A rollout or a pin of a name, or a version, that no node knows is a typo: it is
 // refused before anything is recorded, so no node chases it.
-import type { NodeApi } from '../../shared/api.ts';
-import { HangarError } from '../../shared/errors.ts';
-import { describeSelector } from '../../shared/selector.ts';
-import type { NodeCard } from '../../shared/types.ts';
+import type { NodeApi } from '../../../shared/api.ts';
+import { HangarError } from '../../../shared/errors.ts';
+import { describeSelector } from '../../../shared/selector.ts';
+import type { NodeCard } from '../../../shared/types.ts';
 
 export interface Offers {
   /** How many nodes answered. */

@@ -1,10 +1,10 @@
 // The cluster's desired versions as a viewer reads and writes them: each writer's own per backend, kept in the
 // cluster's store (signed by the viewer that wrote it), the newest one this host takes in force; with what each node
 // last said of its own convergence.
-import type { ClusterStatusView, DesiredStateView, DesiredVersion, NodeEvent } from '../../shared/types.ts';
-import { HangarError } from '../../shared/errors.ts';
-import { backendOfKey, desiredKey, type DesiredBody, type StatusBody } from './store/bodies.ts';
-import type { RecordEntry, Records } from './store/records.ts';
+import type { ClusterStatusView, DesiredStateView, DesiredVersion, NodeEvent } from '../../../shared/types.ts';
+import { HangarError } from '../../../shared/errors.ts';
+import { backendOfKey, desiredKey, type DesiredBody, type StatusBody } from '../../cluster/store/bodies.ts';
+import type { RecordEntry, Records } from '../../cluster/store/records.ts';
 
 const EMIT_DEBOUNCE_MS = 50;
 

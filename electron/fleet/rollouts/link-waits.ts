@@ -2,7 +2,7 @@
 // failure. A call the link could not carry is tried again until it answers; what the node did meanwhile is then read
 // from the node, never guessed.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NodeUnreachable } from './request-failure.ts';
+import { NodeUnreachable } from '../../cluster/request-failure.ts';
 
 export interface Patience {
   /** Until when (ms since the epoch) the link is waited for. */
