@@ -17,7 +17,7 @@ import {
   shell,
   type MenuItemConstructorOptions,
 } from 'electron';
-import { LOCAL_NODE } from '../shared/api.ts';
+import { LOCAL_NODE, type ClusterJoinRequest } from '../shared/api.ts';
 import type { NodeSettings } from '../shared/types.ts';
 import packageJson from '../package.json' with { type: 'json' };
 import type { LocalNode } from './core/node.ts';
@@ -79,14 +79,12 @@ async function start(): Promise<void> {
   const desktop = readJson(desktopFile, desktopSettingsSchema, DEFAULT_DESKTOP_SETTINGS);
   // Settings name a cluster, else the home joined one by invitation (Settings → Cluster → Join with an invitation).
   const joining = clusterOf(desktop) ?? (await joinedConnection(userData))?.cluster;
-  // Settings → Cluster changes what the app joins at its next start.
-  let nextCluster = desktop.cluster ?? null;
-  const clusterSettings = (joined: JoinOptions | undefined) =>
-    storedClusterSettings(joined, () => nextCluster, (next) => {
-      // Kept only once written: a change that cannot be (a full disk) is refused, and the view stays as it was.
-      writeJson(desktopFile, { ...desktop, cluster: next ?? undefined });
-      nextCluster = next;
-    });
+  // Settings → Cluster changes what the app joins at its next start, kept in the desktop's settings file.
+  const clusterPlace = {
+    read: async () => desktop.cluster ?? null,
+    write: async (next: ClusterJoinRequest | null) => writeJson(desktopFile, { ...desktop, cluster: next ?? undefined }),
+  };
+  const clusterSettings = (joined: JoinOptions | undefined) => storedClusterSettings(joined, clusterPlace);
 
   lockDownSession();
   protocol.handle(APP_SCHEME, serveRenderer);
@@ -103,10 +101,10 @@ async function start(): Promise<void> {
   });
   for (const line of recovered) console.log(`hangar: recovered: ${line}`);
 
-  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: clusterSettings(joining), localaiServer, localaiRunner }).catch((error: unknown) => {
+  const host = await startHost({ node, home: userData, stateDir: node.stateDir, cluster: joining, clusterSettings: await clusterSettings(joining), localaiServer, localaiRunner }).catch(async (error: unknown) => {
     // A cluster that cannot be joined leaves this machine usable on its own.
     console.error(`hangar: ${messageOf(error)}`);
-    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: clusterSettings(undefined), localaiServer, localaiRunner });
+    return startHost({ node, home: userData, stateDir: node.stateDir, clusterSettings: await clusterSettings(undefined), localaiServer, localaiRunner });
   });
   // The app's window shows the cluster for as long as the app runs.
   host.watch();

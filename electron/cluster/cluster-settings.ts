@@ -2,13 +2,12 @@
 // whether it can be changed there. An agent takes it from how it was started; the desktop keeps it in its own
 // settings file. A password or token never leaves the host: viewers learn only that one is kept.
 import type { ClusterJoinRequest } from '../../shared/api.ts';
-import { HangarError } from '../../shared/errors.ts';
 import type { ClusterJoin, ClusterSettingsView } from '../../shared/types.ts';
-import { withSecretsKept } from '../core/secrets.ts';
+import { KeptSetting, type SettingPlace } from '../core/kept-setting.ts';
 
 export interface ClusterSettings {
   view(): ClusterSettingsView;
-  update(next: ClusterJoinRequest | null): ClusterSettingsView;
+  update(next: ClusterJoinRequest | null): Promise<ClusterSettingsView>;
 }
 
 type JoinLike = Omit<ClusterJoinRequest, 'name'> & { name?: string | undefined };
@@ -27,29 +26,27 @@ export function publicJoin(join: JoinLike | null | undefined): ClusterJoin | nul
   };
 }
 
-/** An agent's: the cluster on its command line, for as long as it runs. */
+const FIXED = 'This agent joins the cluster it was started with; another one takes a restart of the agent.';
+
+/** An agent's: the cluster on its command line (or none), for as long as it runs. */
 export function fixedClusterSettings(joined: JoinLike | undefined): ClusterSettings {
-  const fixed = 'This agent joins the cluster it was started with; another one takes a restart of the agent.';
-  const view: ClusterSettingsView = { joined: publicJoin(joined), next: publicJoin(joined), fixed };
-  return {
-    view: () => view,
-    update: () => {
-      throw new HangarError('conflict', fixed);
-    },
-  };
+  const place: SettingPlace<JoinLike> = { read: async () => null, write: async () => undefined };
+  return clusterSettings(joined, new KeptSetting({ place, fixed: { value: joined ?? null, reason: FIXED }, secrets: [] }));
 }
 
-/** The desktop's: what `read` gives, changed through `save`; the host joins it at its next start. */
-export function storedClusterSettings(
-  joined: JoinLike | undefined,
-  read: () => ClusterJoinRequest | null,
-  save: (next: ClusterJoinRequest | null) => void,
-): ClusterSettings {
-  const view = (): ClusterSettingsView => ({ joined: publicJoin(joined), next: publicJoin(read()), fixed: null });
+/** The desktop's: kept in `place`; the host joins what it keeps at its next start. */
+export async function storedClusterSettings(joined: JoinLike | undefined, place: SettingPlace<ClusterJoinRequest>): Promise<ClusterSettings> {
+  const setting = new KeptSetting({ place, secrets: ['password', 'token'] });
+  await setting.load();
+  return clusterSettings(joined, setting);
+}
+
+function clusterSettings<T extends JoinLike>(joined: JoinLike | undefined, setting: KeptSetting<T>): ClusterSettings {
+  const view = (): ClusterSettingsView => ({ joined: publicJoin(joined), next: publicJoin(setting.get()), fixed: setting.fixedReason });
   return {
     view,
-    update: (next) => {
-      save(next && withSecretsKept(next, read(), ['password', 'token']));
+    update: async (next) => {
+      await setting.save(next as T | null);
       return view();
     },
   };

@@ -2,20 +2,15 @@
 // run), else kept in `<state>/localai.json` (mode 600, written whole) and applied at once. The API key and NATS
 // secrets never leave the host: viewers learn only that one is kept, and no message carries one.
 import { EventEmitter } from 'node:events';
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
-import { HangarError } from '../../shared/errors.ts';
 import { localaiJoin } from '../../shared/schemas.ts';
 import type { LocalAiJoin, LocalAiSettingsView, LocalAiStatusView, NodeEvent } from '../../shared/types.ts';
-import { withSecretsKept } from '../core/secrets.ts';
-import { readJsonFile, writeFileAtomic } from '../core/state-file.ts';
+import { KeptSetting, ownerFile } from '../core/kept-setting.ts';
 import type { HangarNodes, LocalAiLink } from './link.ts';
 import { oneLine } from '../../shared/error-text.ts';
 
 export const LOCALAI_FILE = 'localai.json';
-/** Every file that holds a secret is the owner's alone. */
-const SECRET_MODE = 0o600;
 
 export interface LocalAiConnectionOptions {
   stateDir: string;
@@ -35,7 +30,7 @@ const FIXED = 'This agent manages the LocalAI cluster it was started with (--loc
 
 /** Emits 'event' (NodeEvent): the workers' cards, jobs, backends and processes. */
 export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
-  private join: LocalAiJoinRequest | null = null;
+  private readonly setting: KeptSetting<LocalAiJoinRequest>;
   private current: LocalAiLink | null = null;
   private failure: string | null = null;
   private retry: NodeJS.Timeout | undefined;
@@ -43,11 +38,16 @@ export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
 
   constructor(private readonly options: LocalAiConnectionOptions) {
     super();
+    this.setting = new KeptSetting({
+      place: ownerFile(join(options.stateDir, LOCALAI_FILE), localaiJoin),
+      fixed: options.fixed && { value: options.fixed, reason: FIXED },
+      secrets: ['apiKey', 'natsPassword', 'natsToken'],
+    });
   }
 
   /** Reads the kept settings (unless the command line fixed them) and connects; a failure is kept for the status. */
   async start(): Promise<void> {
-    this.join = this.options.fixed ?? localaiJoin.safeParse(await readJsonFile(join(this.options.stateDir, LOCALAI_FILE))).data ?? null;
+    await this.setting.load();
     await this.connect();
   }
 
@@ -56,19 +56,12 @@ export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
   }
 
   view(): LocalAiSettingsView {
-    return { localai: publicJoin(this.join), fixed: this.options.fixed ? FIXED : null, status: this.status() };
+    return { localai: publicJoin(this.setting.get()), fixed: this.setting.fixedReason, status: this.status() };
   }
 
   async update(next: LocalAiJoinRequest | null): Promise<LocalAiSettingsView> {
-    if (this.options.fixed) throw new HangarError('conflict', FIXED);
-    const merged = next && withSecretsKept(next, this.join, ['apiKey', 'natsPassword', 'natsToken']);
-    const file = join(this.options.stateDir, LOCALAI_FILE);
     // Kept first: a change that cannot be written is refused, and the link stays as it was.
-    await mkdir(this.options.stateDir, { recursive: true }).catch(() => undefined);
-    await writeFileAtomic(file, JSON.stringify(merged, null, 2) + '\n', { mode: SECRET_MODE }).catch((error: Error) => {
-      throw new HangarError('failed', error.message);
-    });
-    this.join = merged;
+    await this.setting.save(next);
     await this.disconnect();
     await this.connect();
     return this.view();
@@ -80,14 +73,15 @@ export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
   }
 
   private status(): LocalAiStatusView | null {
-    if (!this.join) return null;
+    const join = this.setting.get();
+    if (!join) return null;
     if (this.current) return this.current.status();
-    return { frontend: this.join.frontend, connected: false, reason: this.failure, workers: 0, refreshedAt: null };
+    return { frontend: join.frontend, connected: false, reason: this.failure, workers: 0, refreshedAt: null };
   }
 
   private async connect(): Promise<void> {
     clearTimeout(this.retry);
-    const join = this.join;
+    const join = this.setting.get();
     if (!join) return;
     const generation = ++this.generation;
     try {

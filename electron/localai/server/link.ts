@@ -17,7 +17,8 @@ import { MemorySampler } from './memory.ts';
 import { findServerProcesses, processAlive, serverPidOf, type ServerProcess } from './processes.ts';
 import { Reloader } from './reloader.ts';
 import { assignProcesses } from './rows.ts';
-import { ServerSettings, FIXED } from './settings.ts';
+import { serverSetting } from './settings.ts';
+import type { KeptSetting } from '../../core/kept-setting.ts';
 import { directoryNote, modelView, type ModelRow } from './views.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
@@ -49,7 +50,7 @@ const SETTLE_MS = 30;
 
 export class LocalAiServer implements CoRunner {
   readonly name = 'LocalAI';
-  private readonly settings: ServerSettings;
+  private readonly settings: KeptSetting<LocalAiServerRequest>;
   private readonly platform = currentPlatform();
   private context: CoRunnerContext | null = null;
   private api: LocalAiServerApi | null = null;
@@ -81,7 +82,7 @@ export class LocalAiServer implements CoRunner {
   private readonly seenInstalled = new Set<string>();
 
   constructor(private readonly options: LocalAiServerOptions) {
-    this.settings = new ServerSettings(options.stateDir, options.fixed);
+    this.settings = serverSetting(options.stateDir, options.fixed);
     this.reloader = new Reloader(this, {
       loadTimeoutMs: options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS,
       log: (line) => this.log(line),
@@ -110,7 +111,7 @@ export class LocalAiServer implements CoRunner {
   view(): LocalAiServerView {
     const current = this.settings.get();
     const status = this.status && { ...this.status, models: this.system?.loaded.length ?? 0, backendsNote: this.backendsNote() };
-    return { url: current?.url ?? null, hasApiKey: Boolean(current?.apiKey), insecure: current?.insecure === true, fixed: this.settings.fixed ? FIXED : null, status };
+    return { url: current?.url ?? null, hasApiKey: Boolean(current?.apiKey), insecure: current?.insecure === true, fixed: this.settings.fixedReason, status };
   }
 
   async update(next: LocalAiServerRequest | null): Promise<LocalAiServerView> {
