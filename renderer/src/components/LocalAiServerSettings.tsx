@@ -4,13 +4,13 @@ import { useEffect, useState } from 'react';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { isLoopback } from '../../../shared/loopback.ts';
 import type { LocalAiServerView } from '../../../shared/types.ts';
-import { changeLocalAiServer, loadLocalAiServer, localaiServerProblem, useLocalAiServer } from '../state/localai-server.ts';
+import { localaiServerSetting } from '../state/host-settings.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { useAction } from './useAction.ts';
 
 export function LocalAiServerSection() {
-  const view = useLocalAiServer((s) => s.view);
-  const load = useAction(loadLocalAiServer);
+  const view = localaiServerSetting.use((s) => s.view);
+  const load = useAction(localaiServerSetting.load);
   useEffect(() => void load.run(), [load.run]);
   if (!view) return load.error ? <p className="alert error">Could not read the LocalAI server: {load.error}</p> : null;
   return (
@@ -48,11 +48,11 @@ function ServerState({ view }: { view: LocalAiServerView }) {
 }
 
 function ServerForm({ view }: { view: LocalAiServerView }) {
-  const change = useAction(changeLocalAiServer);
+  const change = useAction(localaiServerSetting.change);
   const [form, setForm] = useState({ url: view.url ?? '', apiKey: '', insecure: view.insecure });
   useEffect(() => setForm({ url: view.url ?? '', apiKey: '', insecure: view.insecure }), [view.url, view.insecure]);
   const request = requestFrom<LocalAiServerRequest>(form);
-  const problem = form.url === '' ? "Give the server's address." : localaiServerProblem(request);
+  const problem = form.url === '' ? "Give the server's address." : localaiServerSetting.problem(request);
   return (
     <>
       <form

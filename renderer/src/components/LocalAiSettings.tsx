@@ -4,7 +4,7 @@ import { useEffect, useState } from 'react';
 import type { LocalAiJoinRequest } from '../../../shared/api.ts';
 import { NEEDS_HANGAR_AGENT } from '../../../shared/localai-worker.ts';
 import type { LocalAiJoin, LocalAiSettingsView } from '../../../shared/types.ts';
-import { changeLocalAi, loadLocalAi, localaiProblem, useLocalAi } from '../state/localai.ts';
+import { localaiSetting } from '../state/host-settings.ts';
 import { useNodes } from '../state/node.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { useAction } from './useAction.ts';
@@ -37,8 +37,8 @@ function formFrom(join: LocalAiJoin | null): Form {
 
 /** Settings → LocalAI cluster: the frontend and NATS whose workers this host lists as nodes. */
 export function LocalAiSection() {
-  const view = useLocalAi((s) => s.view);
-  const load = useAction(loadLocalAi);
+  const view = localaiSetting.use((s) => s.view);
+  const load = useAction(localaiSetting.load);
   useEffect(() => void load.run(), [load.run]);
   if (!view) return load.error ? <p className="alert error">Could not read the LocalAI cluster: {load.error}</p> : null;
   return (
@@ -66,11 +66,11 @@ function LinkState({ view }: { view: LocalAiSettingsView }) {
 }
 
 function LocalAiForm({ view }: { view: LocalAiSettingsView }) {
-  const change = useAction(changeLocalAi);
+  const change = useAction(localaiSetting.change);
   const [form, setForm] = useState(() => formFrom(view.localai));
   useEffect(() => setForm(formFrom(view.localai)), [view.localai]);
   const request = requestFrom<LocalAiJoinRequest>(form);
-  const problem = form.frontend === '' || form.nats === '' ? "Give the frontend's address and its NATS server's." : localaiProblem(request);
+  const problem = form.frontend === '' || form.nats === '' ? "Give the frontend's address and its NATS server's." : localaiSetting.problem(request);
   const disabled = change.pending;
   const field = (key: Exclude<keyof Form, 'insecure'>, label: string, props: { type?: string; placeholder?: string; grow?: boolean } = {}) => (
     <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`localai-${key}`} />

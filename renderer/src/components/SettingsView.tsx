@@ -1,10 +1,11 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { galleryNameFor } from '../../../shared/gallery-name.ts';
 import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
-import { requestSchemas, STARTER_LOCATION } from '../../../shared/schemas.ts';
+import { STARTER_LOCATION } from '../../../shared/schemas.ts';
 import type { ClusterJoin, ClusterSettingsView, GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
 import { useNodes } from '../state/node.ts';
-import { changeClusterSettings, changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
+import { changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
+import { clusterSetting } from '../state/host-settings.ts';
 import { BackendStartTimeouts } from './BackendStartTimeouts.tsx';
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
@@ -263,17 +264,12 @@ function formFrom(join: ClusterJoin | null): ClusterForm {
   };
 }
 
-function clusterProblem(request: ClusterJoinRequest): string | null {
-  const checked = requestSchemas.updateClusterSettings.safeParse({ node: LOCAL_NODE, cluster: request });
-  return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
-}
-
 /**
  * The cluster the host joins: the host's, not a node's. The desktop app keeps it and joins it at its next start;
  * an agent's comes from its command line, so it is shown, not edited.
  */
 function ClusterSection() {
-  const view = useSettings((s) => s.cluster);
+  const view = clusterSetting.use((s) => s.view);
   if (!view) return null;
   return view.fixed === null ? <ClusterForm view={view} /> : <FixedCluster view={view} />;
 }
@@ -316,11 +312,11 @@ function FixedCluster({ view }: { view: ClusterSettingsView }) {
 
 /** The desktop app's cluster: what it joins when it next starts. */
 function ClusterForm({ view }: { view: ClusterSettingsView }) {
-  const change = useAction(changeClusterSettings);
+  const change = useAction(clusterSetting.change);
   const [form, setForm] = useState(() => formFrom(view.next));
   useEffect(() => setForm(formFrom(view.next)), [view.next]);
   const request = requestFrom<ClusterJoinRequest>(form);
-  const problem = form.url === '' ? 'Give the cluster\'s address, e.g. nats://HOST:4222.' : clusterProblem(request);
+  const problem = form.url === '' ? 'Give the cluster\'s address, e.g. nats://HOST:4222.' : clusterSetting.problem(request);
   const disabled = change.pending;
   const field = (key: Exclude<keyof ClusterForm, 'insecure'>, label: string, props: { type?: string; placeholder?: string } = {}) => (
     <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`cluster-${key}`} />

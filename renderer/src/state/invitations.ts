@@ -3,6 +3,7 @@
 import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE, type ClusterInviteRequest } from '../../../shared/api.ts';
 import { requestSchemas } from '../../../shared/schemas.ts';
+import { problemOf } from './host-settings.ts';
 import type { ClusterInvitation, ClusterInvitationsView } from '../../../shared/types.ts';
 import { bridge } from './session.ts';
 
@@ -26,6 +27,5 @@ export async function joinWith(token: string): Promise<void> {
 
 /** The first reason the host would refuse `request`, checked with its own schema before anything is sent. */
 export function inviteProblem(request: ClusterInviteRequest): string | null {
-  const checked = requestSchemas.clusterInvite.safeParse({ node: LOCAL_NODE, ...request });
-  return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
+  return problemOf(requestSchemas.clusterInvite.safeParse({ node: LOCAL_NODE, ...request }));
 }

@@ -1,30 +1,24 @@
 // The selected node's settings: read when the Settings view opens, kept current by 'settings' events.
 import { createStore, useStore } from 'zustand';
 import { nodeSettings } from '../../../shared/schemas.ts';
-import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
-import type { ClusterSettingsView, NodeSettings, SettingsView } from '../../../shared/types.ts';
+import type { NodeSettings, SettingsView } from '../../../shared/types.ts';
+import { clusterSetting, problemOf } from './host-settings.ts';
 import { selectedNode } from './node.ts';
 import { bridge } from './session.ts';
 
 export interface SettingsState {
   view: SettingsView | null;
-  cluster: ClusterSettingsView | null;
 }
 
-export const settingsStore = createStore<SettingsState>(() => ({ view: null, cluster: null }));
+export const settingsStore = createStore<SettingsState>(() => ({ view: null }));
 
 export function useSettings<T>(selector: (state: SettingsState) => T): T {
   return useStore(settingsStore, selector);
 }
 
 export async function loadSettings(): Promise<void> {
-  const [view, cluster] = await Promise.all([bridge().settings({ node: selectedNode() }), bridge().clusterSettings({ node: LOCAL_NODE })]);
-  settingsStore.setState({ view, cluster });
-}
-
-/** The cluster is the host's, not a node's: it is always asked of the host this page talks to. */
-export async function changeClusterSettings(cluster: ClusterJoinRequest | null): Promise<void> {
-  settingsStore.setState({ cluster: await bridge().updateClusterSettings({ node: LOCAL_NODE, cluster }) });
+  const [view] = await Promise.all([bridge().settings({ node: selectedNode() }), clusterSetting.load()]);
+  settingsStore.setState({ view });
 }
 
 /** Shows the change at once, then what the node kept; a refused change puts the old values back. */
@@ -41,6 +35,5 @@ export async function changeSettings(patch: Partial<NodeSettings>): Promise<void
 
 /** The first reason `patch` would be refused, checked with the node's own schema before anything is sent. */
 export function settingsProblem(patch: Partial<NodeSettings>): string | null {
-  const checked = nodeSettings.partial().safeParse(patch);
-  return checked.success ? null : (checked.error.issues[0]?.message ?? 'not valid');
+  return problemOf(nodeSettings.partial().safeParse(patch));
 }
