@@ -2,6 +2,7 @@
 // the UI and the CLI match nodes the way the cluster does.
 
 export const LABEL_KEY = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/;
+import { HangarError } from './errors.ts';
 export const LABEL_VALUE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 export const LABEL_RULE = 'a label is KEY=VALUE: letters, digits, ".", "_" and "-" (and "/" in the key), at most 63 each';
 /** A small cluster's tags; more would only grow every heartbeat. */
@@ -19,10 +20,10 @@ export function parseSelector(text: string): Selector {
   }
   if (text.startsWith('nodes:')) {
     const ids = text.slice('nodes:'.length).split(',');
-    if (ids.length === 0 || ids.length > 256 || !ids.every((id) => NODE_ID.test(id))) throw new Error(`"${text.slice(0, 80)}" names no node ids`);
+    if (ids.length === 0 || ids.length > 256 || !ids.every((id) => NODE_ID.test(id))) throw new HangarError('bad-input', `"${text.slice(0, 80)}" names no node ids`);
     return { kind: 'nodes', ids: [...new Set(ids)] };
   }
-  throw new Error(`"${text.slice(0, 80)}" is not a selector: all, label:KEY=VALUE or nodes:ID,ID`);
+  throw new HangarError('bad-input', `"${text.slice(0, 80)}" is not a selector: all, label:KEY=VALUE or nodes:ID,ID`);
 }
 
 export function isSelector(text: string): boolean {
@@ -39,7 +40,7 @@ export function parseLabel(text: string): { key: string; value: string } {
   const at = text.indexOf('=');
   const key = at < 0 ? text : text.slice(0, at);
   const value = at < 0 ? '' : text.slice(at + 1);
-  if (!LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) throw new Error(`"${text.slice(0, 80)}": ${LABEL_RULE}`);
+  if (!LABEL_KEY.test(key) || !LABEL_VALUE.test(value)) throw new HangarError('bad-input', `"${text.slice(0, 80)}": ${LABEL_RULE}`);
   return { key, value };
 }
 

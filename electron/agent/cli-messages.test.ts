@@ -43,10 +43,10 @@ describe('what the CLI says', () => {
 
   test('galleries add refuses a URL that answers 404, or a file that is not there, unless --force', async () => {
     const refused = await hangar(agent, 'galleries', 'add', notFoundUrl, 'gone');
-    assert.equal(refused.code, 1);
+    assert.equal(refused.code, 6);
     assert.equal(refused.stderr, `hangar: ${notFoundUrl} answers 404 Not Found: the gallery was not added (--force adds it anyway)\n`);
     const missing = await hangar(agent, 'galleries', 'add', join(root, 'nothing.yaml'));
-    assert.equal(missing.code, 1);
+    assert.equal(missing.code, 6);
     assert.equal(missing.stderr, `hangar: ${join(root, 'nothing.yaml')} does not exist: the gallery was not added (--force adds it anyway)\n`);
     assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
 

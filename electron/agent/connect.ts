@@ -2,6 +2,7 @@ import WebSocket from 'ws';
 import { createWireClient, type SocketLike, type WireClient } from '../../shared/wire-client.ts';
 import { tokenProtocol, WS_PATH, WS_PROTOCOL } from '../../shared/wire.ts';
 import { DEFAULT_LISTEN, readAgentUrl, readToken } from './paths.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface ConnectOptions {
   node?: string;
@@ -15,7 +16,7 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
   const url = options.node ?? running ?? `http://${DEFAULT_LISTEN}`;
   const token = options.token ?? process.env.HANGAR_TOKEN ?? (await readToken(options.home));
   if (!token) {
-    throw new Error(
+    throw new HangarError('failed', 
       options.node || running
         ? `no token for ${url}: pass --token or set HANGAR_TOKEN`
         : `no agent runs on ${options.home}: start one with \`hangar agent --home ${options.home}\`, or pass --node and --token`,

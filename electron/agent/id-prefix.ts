@@ -1,4 +1,5 @@
 // An id typed in full or by its first characters, as `hangar jobs` and `hangar rollouts` list them.
+import { HangarError } from '../../shared/errors.ts';
 
 /**
  * The one of `ids` that `text` is or starts. Characters that start several are refused, naming them (`list` is the
@@ -7,6 +8,6 @@
 export function pickId(ids: readonly string[], text: string, what: { plural: string; list: string }): string {
   if (ids.includes(text)) return text;
   const matching = ids.filter((id) => id.startsWith(text));
-  if (matching.length > 1) throw new Error(`${matching.length} ${what.plural} start with "${text}" (${matching.join(', ')}): give more of the id (see ${what.list})`);
+  if (matching.length > 1) throw new HangarError('invalid-request', `${matching.length} ${what.plural} start with "${text}" (${matching.join(', ')}): give more of the id (see ${what.list})`);
   return matching[0] ?? text;
 }

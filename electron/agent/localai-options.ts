@@ -10,6 +10,7 @@ import type { LocalAiHostOptions } from '../fleet/start.ts';
 import { apiKeyProblem } from '../localai/http.ts';
 import type { LocalAiServerOptions } from '../localai/server/link.ts';
 import { checkTarget } from '../localai/server/target.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface LocalAiCommandOptions {
   localaiUrl?: string;
@@ -48,7 +49,7 @@ export function localaiOptions(command: Command, parseMs: (value: string) => num
 
 /** LocalAI run by the agent (`hangar localai`): its binary, release source and models directory. */
 export function localaiRunOptions(options: LocalAiCommandOptions): { binary?: string; releases?: string; modelsPath?: string } {
-  if (options.localaiReleases !== undefined && !/^https?:\/\/\S+$/i.test(options.localaiReleases)) throw new Error(`--localai-releases wants an http(s) URL, got "${options.localaiReleases}"`);
+  if (options.localaiReleases !== undefined && !/^https?:\/\/\S+$/i.test(options.localaiReleases)) throw new HangarError('invalid-request', `--localai-releases wants an http(s) URL, got "${options.localaiReleases}"`);
   return {
     ...(options.localaiBin !== undefined && { binary: resolve(options.localaiBin) }),
     ...(options.localaiReleases !== undefined && { releases: options.localaiReleases }),
@@ -60,11 +61,11 @@ export function localaiRunOptions(options: LocalAiCommandOptions): { binary?: st
 export async function localaiHostOptions(options: LocalAiCommandOptions, insecure: boolean): Promise<LocalAiHostOptions> {
   const timing = { pollMs: options.localaiPoll, reloadWaitMs: options.localaiReloadWait };
   if (options.localaiFrontend === undefined) {
-    if (options.localaiNats !== undefined) throw new Error('--localai-nats goes with --localai-frontend');
-    if (options.localaiApiKeyFile !== undefined && options.localaiUrl === undefined) throw new Error('--localai-api-key-file goes with --localai-frontend or --localai-url');
+    if (options.localaiNats !== undefined) throw new HangarError('invalid-request', '--localai-nats goes with --localai-frontend');
+    if (options.localaiApiKeyFile !== undefined && options.localaiUrl === undefined) throw new HangarError('invalid-request', '--localai-api-key-file goes with --localai-frontend or --localai-url');
     return { fixed: null, ...timing };
   }
-  if (options.localaiNats === undefined) throw new Error("--localai-frontend needs --localai-nats: Hangar calls LocalAI's workers over their NATS subjects");
+  if (options.localaiNats === undefined) throw new HangarError('invalid-request', "--localai-frontend needs --localai-nats: Hangar calls LocalAI's workers over their NATS subjects");
   const fixed: LocalAiJoinRequest = {
     frontend: options.localaiFrontend,
     nats: options.localaiNats,
@@ -103,14 +104,14 @@ function defined<K extends string>(key: K, value: string | undefined): Partial<R
  */
 async function readKey(file: string): Promise<string> {
   const cannot = (error: NodeJS.ErrnoException) => {
-    throw new Error(`cannot read the LocalAI API key file ${file}: ${error.code ?? error.message}`);
+    throw new HangarError('bad-input', `cannot read the LocalAI API key file ${file}: ${error.code ?? error.message}`);
   };
   const { mode } = await stat(file).catch(cannot);
-  if ((mode & 0o077) !== 0) throw new Error(`the LocalAI API key file ${file} can be read by others (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`);
+  if ((mode & 0o077) !== 0) throw new HangarError('bad-input', `the LocalAI API key file ${file} can be read by others (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`);
   const key = (await readFile(file, 'utf8').catch(cannot)).trim();
-  if (!key) throw new Error(`the LocalAI API key file ${file} is empty`);
-  if (/[\r\n]/.test(key)) throw new Error(`the LocalAI API key file ${file} holds more than one line: put the key alone in it`);
+  if (!key) throw new HangarError('bad-input', `the LocalAI API key file ${file} is empty`);
+  if (/[\r\n]/.test(key)) throw new HangarError('bad-input', `the LocalAI API key file ${file} holds more than one line: put the key alone in it`);
   const problem = apiKeyProblem(key);
-  if (problem) throw new Error(`the LocalAI API key file ${file}: ${problem}`);
+  if (problem) throw new HangarError('bad-input', `the LocalAI API key file ${file}: ${problem}`);
   return key;
 }

@@ -1,6 +1,7 @@
 import { LOCAL_NODE, type HangarApi } from '../../shared/api.ts';
 import { parseSelector, selects } from '../../shared/selector.ts';
 import type { NodeCard } from '../../shared/types.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export const ALL_NODES = 'all';
 
@@ -27,7 +28,7 @@ export async function resolveNode(api: Pick<HangarApi, 'nodes' | 'clusterStatus'
   } catch (error) {
     // A host that serves only its own node hears of no other: that, not the name, is why.
     if ((await api.clusterStatus({ node: LOCAL_NODE })).role === 'node') {
-      throw new Error('this host joined the cluster as a node only (--cluster-role node): it serves its own node and calls no other');
+      throw new HangarError('forbidden', 'this host joined the cluster as a node only (--cluster-role node): it serves its own node and calls no other');
     }
     throw error;
   }
@@ -42,7 +43,7 @@ export async function resolveTargets(api: Pick<HangarApi, 'nodes'>, on: string):
   if (on.startsWith('label:')) {
     const selector = parseSelector(on);
     const chosen = members.filter((c) => selects(selector, c));
-    if (chosen.length === 0) throw new Error(`no node has the label ${on.slice('label:'.length)} (see hangar nodes)`);
+    if (chosen.length === 0) throw new HangarError('not-found', `no node has the label ${on.slice('label:'.length)} (see hangar nodes)`);
     return chosen.map(targetOf);
   }
   const chosen = new Set(on.split(',').map((part) => pick(cards, part.trim()).id));
@@ -80,8 +81,8 @@ function pick(cards: NodeCard[], on: string): NodeCard {
   }
   const byId = cards.find((c) => c.id === on);
   const chosen = byId ? [byId] : named(cards, on);
-  if (chosen.length === 0) throw new Error(`no node "${on}" in the cluster (see hangar nodes)`);
-  if (chosen.length > 1) throw new Error(`${chosen.length} nodes are named "${on}": pass one of their ids (${chosen.map((c) => c.id).join(', ')})`);
+  if (chosen.length === 0) throw new HangarError('not-found', `no node "${on}" in the cluster (see hangar nodes)`);
+  if (chosen.length > 1) throw new HangarError('invalid-request', `${chosen.length} nodes are named "${on}": pass one of their ids (${chosen.map((c) => c.id).join(', ')})`);
   return chosen[0]!;
 }
 

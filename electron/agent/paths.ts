@@ -4,6 +4,7 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../core/state-file.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8471';
 
@@ -30,15 +31,15 @@ export const TOKEN_MIN_LENGTH = 16;
 export async function agentToken(home: string, given: { token?: string | undefined; tokenFile?: string | undefined }): Promise<string> {
   const explicit = given.token ?? (given.tokenFile !== undefined ? await readTokenFile(given.tokenFile) : process.env.HANGAR_TOKEN);
   const token = explicit ?? (await ensureToken(home));
-  if (token.length < TOKEN_MIN_LENGTH) throw new Error(`the token is too short: use at least ${TOKEN_MIN_LENGTH} characters`);
+  if (token.length < TOKEN_MIN_LENGTH) throw new HangarError('bad-input', `the token is too short: use at least ${TOKEN_MIN_LENGTH} characters`);
   return token;
 }
 
 async function readTokenFile(file: string): Promise<string> {
   const token = (await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new Error(`cannot read the token file ${file}: ${error.code ?? error.message}`);
+    throw new HangarError('bad-input', `cannot read the token file ${file}: ${error.code ?? error.message}`);
   })).trim();
-  if (!token) throw new Error(`the token file ${file} is empty`);
+  if (!token) throw new HangarError('bad-input', `the token file ${file} is empty`);
   return token;
 }
 

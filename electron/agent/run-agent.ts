@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../core/state-file.ts';
 import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from './paths.ts';
 import { logClusterLink } from './link-log.ts';
 import { startAgentServer } from './server.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface AgentOptions {
   home: string;
@@ -176,27 +177,27 @@ function tokenSource(options: AgentOptions): string {
 
 function stallLimits(text: string): Partial<TransferLimits> {
   const ms = Number(text) * 1000;
-  if (!(ms >= 1000)) throw new Error(`--stall-timeout wants seconds (at least 1), got "${text}"`);
+  if (!(ms >= 1000)) throw new HangarError('invalid-request', `--stall-timeout wants seconds (at least 1), got "${text}"`);
   return { headersMs: ms, lowSpeedWindowMs: ms };
 }
 
 function startTimeout(text: string): number {
   const seconds = Number(text);
-  if (!Number.isInteger(seconds) || seconds < 10 || seconds > 86_400) throw new Error(`--start-timeout wants whole seconds from 10 to 86400, got "${text}"`);
+  if (!Number.isInteger(seconds) || seconds < 10 || seconds > 86_400) throw new HangarError('invalid-request', `--start-timeout wants whole seconds from 10 to 86400, got "${text}"`);
   return seconds * 1000;
 }
 
 function parsePorts(ports: string): [number, number] {
   const match = /^(\d{1,5})-(\d{1,5})$/.exec(ports);
   const [from, to] = [Number(match?.[1]), Number(match?.[2])];
-  if (!match || from < 1024 || to > 65535 || from > to) throw new Error(`--ports wants FROM-TO within 1024-65535, got "${ports}"`);
+  if (!match || from < 1024 || to > 65535 || from > to) throw new HangarError('invalid-request', `--ports wants FROM-TO within 1024-65535, got "${ports}"`);
   return [from, to];
 }
 
 function parseListen(listen: string): { host: string; port: number } {
   const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(listen);
   const port = Number(match?.[2]);
-  if (!match || port > 65535) throw new Error(`--listen wants HOST:PORT, got "${listen}"`);
+  if (!match || port > 65535) throw new HangarError('invalid-request', `--listen wants HOST:PORT, got "${listen}"`);
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { parsePublicKey } from './identity.ts';
 import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export const adminFile = (home: string) => join(home, 'state', 'cluster-admin.json');
 
@@ -46,7 +47,7 @@ export function readAdmin(home: string): Promise<AdminState | null> {
 /** The admin's state, or one line saying this home administers no cluster. */
 export async function adminOf(home: string): Promise<AdminState> {
   const state = await readAdmin(home);
-  if (!state) throw new Error(`this home administers no cluster (${adminFile(home)}): run this on the machine that ran hangar cluster init, or pass its --home`);
+  if (!state) throw new HangarError('not-found', `this home administers no cluster (${adminFile(home)}): run this on the machine that ran hangar cluster init, or pass its --home`);
   return state;
 }
 

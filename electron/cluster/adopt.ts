@@ -4,6 +4,7 @@
 // where nats-server keeps an account's streams in operator mode. What changes is said, machine by machine.
 import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface OldConfig {
   cluster: string;
@@ -16,7 +17,7 @@ export interface OldConfig {
 /** Reads what `nats-config` wrote; one line when the file is not that. */
 export async function readOldConfig(file: string): Promise<OldConfig> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new Error(`cannot read ${file} (--from): ${error.code ?? error.message}`);
+    throw new HangarError('bad-input', `cannot read ${file} (--from): ${error.code ?? error.message}`);
   });
   const field = (pattern: RegExp) => {
     const match = pattern.exec(text);
@@ -26,7 +27,7 @@ export async function readOldConfig(file: string): Promise<OldConfig> {
   const listen = field(/^listen: ("[^"\n]*")$/m);
   const storeDir = field(/^jetstream \{ store_dir: ("[^"\n]*") \}$/m);
   if (!text.includes('written by `hangar cluster nats-config`') || !cluster || !listen || !storeDir) {
-    throw new Error(`${file} is not a configuration hangar cluster nats-config wrote (with a server_name): --adopt moves only those`);
+    throw new HangarError('bad-input', `${file} is not a configuration hangar cluster nats-config wrote (with a server_name): --adopt moves only those`);
   }
   const machines = [...text.matchAll(/^ {6}# ([A-Za-z0-9][A-Za-z0-9_-]{0,63}): (.*)$/gm)].map(([, name, roles]) => ({
     name: name!, node: /\bnode\b/.test(roles!), viewer: /\bviewer\b/.test(roles!),

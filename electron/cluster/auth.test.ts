@@ -117,7 +117,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     assert.equal(installed.code, 0, installed.stderr);
     assert.deepEqual((await json<Array<{ name: string }>>(agents.ops!, 'ls', '--on', 'gpu1')).map((b) => b.name), ['echo']);
     const fromNode = await hangar(agents.gpu1!, 'ls', '--on', 'gpu2');
-    assert.equal(fromNode.code, 1);
+    assert.equal(fromNode.code, 5);
     assert.match(fromNode.stderr, /joined the cluster as a node only \(--cluster-role node\)/);
     const itself = await json<NodeCard[]>(agents.gpu1!, 'nodes');
     assert.deepEqual(itself.map((c) => [c.name, c.self]), [['gpu1', true]]);
@@ -246,14 +246,14 @@ describe('a cluster set up with hangar cluster nats-config', () => {
       timeout: 20_000,
     }).then(() => null, (error: { code: number; stderr: string }) => error);
     assert.ok(failed, 'the agent did not start');
-    assert.equal(failed.code, 1);
+    assert.equal(failed.code, 5);
     assert.equal(failed.stderr, `hangar: cannot join the cluster at ${URL}: the server refused the credentials (authorization violation)\n`);
   });
 
   test('a non-loopback server with no credentials is refused before any connection', async () => {
     const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'open'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', 'nats://192.0.2.1:4222'], { timeout: 20_000 })
       .then(() => null, (error: { code: number; stderr: string }) => error);
-    assert.equal(failed?.code, 1);
+    assert.equal(failed?.code, 2);
     assert.match(failed?.stderr ?? '', /^hangar: refusing to join nats:\/\/192\.0\.2\.1:4222 with no credentials: pass .* \(or --insecure\)\n$/);
   });
 });

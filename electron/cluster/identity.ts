@@ -5,6 +5,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { HangarError } from '../../shared/errors.ts';
 
 export const clusterKeyFile = (home: string) => join(home, 'state', 'cluster-key');
 
@@ -30,12 +31,12 @@ export async function loadIdentity(home: string): Promise<ClusterIdentity> {
   const file = clusterKeyFile(home);
   let pem = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
-    throw new Error(`cannot read ${file}: ${error.code ?? error.message}`);
+    throw new HangarError('bad-input', `cannot read ${file}: ${error.code ?? error.message}`);
   });
   if (pem === null) pem = await createKeyFile(file);
   else if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);
   const identity = identityFromPem(pem);
-  if (!identity) throw new Error(`${file} does not hold a cluster ed25519 key: move it away to make a new one (this node's id changes with it)`);
+  if (!identity) throw new HangarError('bad-input', `${file} does not hold a cluster ed25519 key: move it away to make a new one (this node's id changes with it)`);
   return identity;
 }
 
@@ -61,7 +62,7 @@ export function newKeyPem(): string {
 export async function adoptKey(home: string, pem: string): Promise<void> {
   const file = clusterKeyFile(home);
   const kept = await readFile(file, 'utf8').catch(() => null);
-  if (kept !== null && kept !== pem) throw new Error(`${file} holds another cluster key: join from a new home (--home), or move it away`);
+  if (kept !== null && kept !== pem) throw new HangarError('conflict', `${file} holds another cluster key: join from a new home (--home), or move it away`);
   await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
   await writeFile(file, pem, { mode: 0o600 });
 }

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './identity.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 const PREFIX = 'hjoin1.';
 const TOKEN_MAX = 16 * 1024;
@@ -42,20 +43,20 @@ export function encodeInvitation(invitation: Invitation, admin: ClusterIdentity)
 /** Reads a token; throws one line saying what is wrong with it. Expiry and use are checked by the caller. */
 export function decodeInvitation(token: string): Invitation {
   const text = token.trim();
-  if (!text.startsWith(PREFIX) || text.length > TOKEN_MAX) throw new Error('this is not a Hangar invitation (hangar cluster invite prints one, starting with hjoin1.)');
+  if (!text.startsWith(PREFIX) || text.length > TOKEN_MAX) throw new HangarError('bad-input', 'this is not a Hangar invitation (hangar cluster invite prints one, starting with hjoin1.)');
   const [payload = '', sig = '', ...more] = text.slice(PREFIX.length).split('.');
   let invitation: Invitation;
   try {
     if (more.length > 0) throw new Error('more parts');
     invitation = bodySchema.parse(JSON.parse(Buffer.from(payload, 'base64url').toString()));
   } catch {
-    throw new Error('this invitation is damaged (cut short or edited): copy it again whole, or ask an admin for a new one');
+    throw new HangarError('bad-input', 'this invitation is damaged (cut short or edited): copy it again whole, or ask an admin for a new one');
   }
   const admin = parsePublicKey(invitation.by);
   if (!admin || !invitation.admins.includes(invitation.by) || !verifySignature(admin, signed(payload), Buffer.from(sig, 'base64url'))) {
-    throw new Error('this invitation was edited after an admin made it (its signature does not match): ask an admin for a new one');
+    throw new HangarError('bad-input', 'this invitation was edited after an admin made it (its signature does not match): ask an admin for a new one');
   }
-  if (!identityFromPem(invitation.key) && !parsePublicKey(invitation.key)) throw new Error('this invitation holds no usable key: ask an admin for a new one');
+  if (!identityFromPem(invitation.key) && !parsePublicKey(invitation.key)) throw new HangarError('bad-input', 'this invitation holds no usable key: ask an admin for a new one');
   return invitation;
 }
 

@@ -12,6 +12,7 @@ import { machineCreds } from './operator-jwts.ts';
 import { checkMachineName } from './permissions.ts';
 import { claimSubject, openMembers, writeGrant, type GrantBody } from './store/grants.ts';
 import { memberInboxOf } from './subjects.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface InviteInput {
   home: string;
@@ -36,13 +37,13 @@ export const INVITE_MAX_MS = 7 * 86_400_000;
 export async function invite(input: InviteInput): Promise<Invited> {
   const { state, joined, admin } = await adminContext(input.home);
   const name = checkMachineName(input.name ?? `${input.role}-${Math.random().toString(16).slice(2, 6)}`);
-  if (state.members.some((m) => m.name === name && m.revokedAt === null)) throw new Error(`the cluster has a member named ${name} already (hangar cluster members)`);
-  if (!(input.expiresMs > 0 && input.expiresMs <= INVITE_MAX_MS)) throw new Error('--expires wants a time from 1m to 7d');
+  if (state.members.some((m) => m.name === name && m.revokedAt === null)) throw new HangarError('conflict', `the cluster has a member named ${name} already (hangar cluster members)`);
+  if (!(input.expiresMs > 0 && input.expiresMs <= INVITE_MAX_MS)) throw new HangarError('invalid-request', '--expires wants a time from 1m to 7d');
   const own = input.key === undefined ? null : parsePublicKey(input.key.trim());
-  if (input.key !== undefined && !own) throw new Error(`--key "${input.key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
+  if (input.key !== undefined && !own) throw new HangarError('bad-input', `--key "${input.key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
   const pem = own ? null : newKeyPem();
   const key = own ? { id: own.id, publicKey: own.text } : identityFromPem(pem!)!;
-  if (state.members.some((m) => m.key === key.publicKey && m.revokedAt === null)) throw new Error(`key ${key.id} is a member's already (hangar cluster members)`);
+  if (state.members.some((m) => m.key === key.publicKey && m.revokedAt === null)) throw new HangarError('conflict', `key ${key.id} is a member's already (hangar cluster members)`);
   const inviteId = newInviteId();
   const [node, viewer] = [input.role !== 'viewer', input.role !== 'node'];
   const { creds, user } = await machineCreds(state.seeds, { name, nodeId: node ? key.id : null, viewerKey: viewer ? key.publicKey : null, viewer, admin: false }, [claimSubject(inviteId)]);
@@ -62,7 +63,7 @@ export async function invite(input: InviteInput): Promise<Invited> {
 export async function adminContext(home: string): Promise<{ state: AdminState; joined: Joined; admin: ClusterIdentity }> {
   const state = await adminOf(home);
   const joined = await readJoined(home);
-  if (!joined) throw new Error('this home administers a cluster but holds no membership of it (state/cluster-join.json is gone): restore it from a backup');
+  if (!joined) throw new HangarError('not-found', 'this home administers a cluster but holds no membership of it (state/cluster-join.json is gone): restore it from a backup');
   return { state, joined, admin: { ...(await loadIdentity(home)), cluster: state.cluster } };
 }
 

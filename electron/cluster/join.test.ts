@@ -54,7 +54,7 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
   }
 
   /** `hangar agent` refused with `code`: 2 for an invitation on the command line, 1 for one the cluster refuses. */
-  const refusedJoin = async (home: string, token: string, inline = false, code = inline ? 2 : 1) => {
+  const refusedJoin = async (home: string, token: string, code: number, inline = false) => {
     const args = ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', ...(inline ? ['--join', token] : [])];
     const result = await run(process.execPath, args, { env: inline ? process.env : withToken(token) }).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
     assert.equal(result.code, code);
@@ -126,20 +126,20 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
 
   test('a used, expired, edited or other cluster\'s invitation is refused in one line, and nothing is written', async () => {
     // On the command line every user of the machine could read it: refused before it is even looked at.
-    assert.match(await refusedJoin(join(root, 'inline'), tokens.gpu1!, true), /^hangar: an invitation holds this machine's NATS credential and key, and a command line is readable by every user of the machine: give it as HANGAR_JOIN_TOKEN=<token> hangar agent/);
-    assert.match(await refusedJoin(join(root, 'again'), tokens.gpu1!), /^hangar: this invitation was used already at \S+: each is used once/);
+    assert.match(await refusedJoin(join(root, 'inline'), tokens.gpu1!, 2, true), /^hangar: an invitation holds this machine's NATS credential and key, and a command line is readable by every user of the machine: give it as HANGAR_JOIN_TOKEN=<token> hangar agent/);
+    assert.match(await refusedJoin(join(root, 'again'), tokens.gpu1!, 4), /^hangar: this invitation was used already at \S+: each is used once/);
     const admin = { ...(await loadIdentity(homes.admin!)) };
     const late = encodeInvitation({ ...decodeInvitation(tokens.gpu1!), exp: Date.now() - 120_000 }, admin);
-    assert.match(await refusedJoin(join(root, 'late'), late), /^hangar: this invitation expired at \S+ \(2 min ago by this machine's clock\)/);
+    assert.match(await refusedJoin(join(root, 'late'), late, 4), /^hangar: this invitation expired at \S+ \(2 min ago by this machine's clock\)/);
     const [head, body = '', sig] = tokens.ops!.split('.');
     const edited = `${head}.${body.slice(0, 40)}${body[40] === 'A' ? 'B' : 'A'}${body.slice(41)}.${sig}`;
-    assert.match(await refusedJoin(join(root, 'edited'), edited), /^hangar: this invitation (was edited after an admin made it|is damaged)/);
+    assert.match(await refusedJoin(join(root, 'edited'), edited, 6), /^hangar: this invitation (was edited after an admin made it|is damaged)/);
     // Another cluster's admin, whose invitation names this server's address.
     const other = await cli('--home', join(root, 'other'), 'cluster', 'init', '--url', URL, '--out', join(root, 'other', 'nats.conf'), '--name', 'other');
     assert.equal(other.code, 0, other.stderr);
     const otherState = (await readAdmin(join(root, 'other')))!;
     const forged = encodeInvitation({ ...decodeInvitation(tokens.ops!), cluster: otherState.cluster, creds: (await readFile(credsFile(join(root, 'other')), 'utf8')) }, admin);
-    assert.match(await refusedJoin(join(root, 'forged'), forged), /^hangar: the server at nats:\/\/127\.0\.0\.1:28100 refused this invitation's credential/);
+    assert.match(await refusedJoin(join(root, 'forged'), forged, 5), /^hangar: the server at nats:\/\/127\.0\.0\.1:28100 refused this invitation's credential/);
     // A machine whose clock is 10 min ahead is told so, and joins with the same invitation once it is right.
     const token = await invite('--role', 'viewer', '--name', 'desk2');
     homes.desk2 = join(root, 'desk2');

@@ -18,6 +18,7 @@ import { newClusterName } from './cluster-id.ts';
 import { parsePublicKey } from './identity.ts';
 import { checkMachineName, permissionsOf, SWEEP_AFTER_SECONDS, storeServices, STORE_FILE_BYTES, STORE_STREAMS } from './permissions.ts';
 import { inboxPrefixOf } from './subjects.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface ClusterMachine {
   name: string;
@@ -60,9 +61,9 @@ export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'
     const [name = '', value = ''] = splitOption(option);
     const key = parsePublicKey(value);
     const id = key?.id ?? (NODE_ID.test(value) ? value : null);
-    if (!id) throw new Error(`--node wants NAME=ID or NAME=KEY (hangar cluster key prints both on that machine), got "${option.slice(0, 100)}"`);
+    if (!id) throw new HangarError('invalid-request', `--node wants NAME=ID or NAME=KEY (hangar cluster key prints both on that machine), got "${option.slice(0, 100)}"`);
     const m = machine(name);
-    if (m.nodeId) throw new Error(`--node ${name} is given twice`);
+    if (m.nodeId) throw new HangarError('invalid-request', `--node ${name} is given twice`);
     m.nodeId = id;
   }
   for (const option of input.viewers) {
@@ -70,20 +71,20 @@ export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'
     const m = machine(name);
     if (value !== undefined) {
       const key = parsePublicKey(value);
-      if (!key) throw new Error(`--viewer wants NAME or NAME=KEY (hangar cluster key prints the key on that machine), got "${option.slice(0, 100)}"`);
+      if (!key) throw new HangarError('invalid-request', `--viewer wants NAME or NAME=KEY (hangar cluster key prints the key on that machine), got "${option.slice(0, 100)}"`);
       m.viewerKey = key.text;
     }
     m.viewer = true;
   }
   for (const name of input.admins ?? []) {
     const m = machines.get(name);
-    if (!m?.viewerKey) throw new Error(`--admin ${name.slice(0, 80)} must name a viewer given with its key (--viewer ${name.slice(0, 80)}=KEY): it sweeps what that key does not take`);
+    if (!m?.viewerKey) throw new HangarError('invalid-request', `--admin ${name.slice(0, 80)} must name a viewer given with its key (--viewer ${name.slice(0, 80)}=KEY): it sweeps what that key does not take`);
     m.admin = true;
   }
   const list = [...machines.values()];
-  if (!list.some((m) => m.nodeId)) throw new Error('name at least one --node');
+  if (!list.some((m) => m.nodeId)) throw new HangarError('invalid-request', 'name at least one --node');
   const ids = list.flatMap((m) => (m.nodeId ? [m.nodeId] : []));
-  if (new Set(ids).size !== ids.length) throw new Error('two --node names share one id: each machine has its own key');
+  if (new Set(ids).size !== ids.length) throw new HangarError('invalid-request', 'two --node names share one id: each machine has its own key');
   return list;
 }
 

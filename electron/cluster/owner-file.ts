@@ -4,6 +4,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { writeFileAtomic } from '../core/state-file.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export async function readOwnerJson<T>(file: string, schema: z.ZodType<T>, damaged: string): Promise<T | null> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
@@ -15,10 +16,10 @@ export async function readOwnerJson<T>(file: string, schema: z.ZodType<T>, damag
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new Error(`${file} is damaged: ${damaged}`);
+    throw new HangarError('bad-input', `${file} is damaged: ${damaged}`);
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new Error(`${file} is damaged: ${damaged}`);
+  if (!parsed.success) throw new HangarError('bad-input', `${file} is damaged: ${damaged}`);
   return parsed.data;
 }
 

@@ -3,6 +3,7 @@
 // each under the limit. Whatever would need more than MAX_PARTS parts is not sent: the caller gets an error instead.
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
+import { HangarError } from '../../shared/errors.ts';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -44,9 +45,9 @@ export async function encodeBody(text: string, maxPayload: number, maxParts = MA
 /** The text of a body put back together; rejects one larger than `maxBytes`, a compressed one as soon as it inflates past it. */
 export async function decodeBody(parts: Uint8Array[], encoding: string | undefined, maxBytes: number): Promise<string> {
   const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  if (body.byteLength > maxBytes) throw new Error(`the body is larger than ${maxBytes} bytes`);
+  if (body.byteLength > maxBytes) throw new HangarError('bad-input', `the body is larger than ${maxBytes} bytes`);
   if (encoding === undefined) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString();
-  if (encoding !== 'gzip') throw new Error(`unknown encoding "${encoding.slice(0, 32)}"`);
+  if (encoding !== 'gzip') throw new HangarError('bad-input', `unknown encoding "${encoding.slice(0, 32)}"`);
   return (await gunzipAsync(body, { maxOutputLength: maxBytes })).toString();
 }
 

@@ -11,11 +11,12 @@ import { BUCKET_LIMITS } from './store/store-limits.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,
 } from './subjects.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 
 /** Throws one line unless `name` is usable as a machine's name. */
 export function checkMachineName(name: string): string {
-  if (!MACHINE_NAME_PATTERN.test(name)) throw new Error(`"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
+  if (!MACHINE_NAME_PATTERN.test(name)) throw new HangarError('bad-input', `"${name.slice(0, 80)}" is not a usable name: letters, digits, "_" and "-", at most 64`);
   return name;
 }
 

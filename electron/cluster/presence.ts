@@ -6,6 +6,7 @@ import type { ClusterHealth } from './health.ts';
 import { heartbeatSchema, MISSED_HEARTBEATS, type Heartbeat } from './heartbeat.ts';
 import { check } from './signed.ts';
 import { PRESENCE_ALL, PRESENCE_QUERY, subjectNode } from './subjects.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 interface Seen {
   heartbeat: Heartbeat;
@@ -154,7 +155,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
 
   card(idOrSeen: string | Seen): NodeCard {
     const seen = typeof idOrSeen === 'string' ? this.seen.get(idOrSeen) : idOrSeen;
-    if (!seen) throw new Error(`no member ${String(idOrSeen)}`);
+    if (!seen) throw new HangarError('not-found', `no member ${String(idOrSeen)}`);
     const self = seen.heartbeat.id === this.options.selfId;
     const { leaving: _leaving, trusts: _trusts, open: _open, ...heartbeat } = (self && this.options.selfCard()) || seen.heartbeat;
     return { ...heartbeat, self, ...this.status(seen, self), lastSeen: new Date(self ? Date.now() : seen.at).toISOString(), access: this.access(seen.heartbeat) };

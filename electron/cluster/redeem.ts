@@ -13,20 +13,21 @@ import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-hom
 import { claimInvite, openMembers, releaseClaim } from './store/grants.ts';
 import { memberInboxOf } from './subjects.ts';
 import { addTrust, readTrust, removeTrust } from './trust.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export async function redeemInvitation(home: string, token: string): Promise<Joined> {
   const invitation = decodeInvitation(token);
   const expired = expiredLine(invitation);
-  if (expired) throw new Error(expired);
+  if (expired) throw new HangarError('conflict', expired);
   const joined = await readJoined(home);
-  if (joined) throw new Error(`this home joined the cluster already, as ${joined.name}: run hangar agent without --join (or join from a new home, --home)`);
+  if (joined) throw new HangarError('conflict', `this home joined the cluster already, as ${joined.name}: run hangar agent without --join (or join from a new home, --home)`);
   const kept = await readFile(clusterKeyFile(home), 'utf8').catch(() => null);
   const ownKey = parsePublicKey(invitation.key);
   if (ownKey) {
     // An invitation for the key this machine made (an adopted cluster's): the home must hold it.
     const held = kept === null ? null : (await loadIdentity(home)).publicKey;
-    if (held !== ownKey.text) throw new Error(`this invitation is for the key ${ownKey.id}, which this home does not hold (${held ? `it holds ${parsePublicKey(held)!.id}` : 'it holds none'}): join from the home where hangar cluster key printed it (--home)`);
-  } else if (kept !== null && kept !== invitation.key) throw new Error(`${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
+    if (held !== ownKey.text) throw new HangarError('conflict', `this invitation is for the key ${ownKey.id}, which this home does not hold (${held ? `it holds ${parsePublicKey(held)!.id}` : 'it holds none'}): join from the home where hangar cluster key printed it (--home)`);
+  } else if (kept !== null && kept !== invitation.key) throw new HangarError('conflict', `${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
   await claimThen(invitation, async () => {
     const trustedBefore = new Set((await readTrust(home)).map((e) => e.key));
     try {
@@ -54,21 +55,20 @@ const membershipOf = (invitation: Invitation): Joined => ({
 async function claimThen(invitation: Invitation, keep: () => Promise<void>): Promise<void> {
   const nc = await connectCluster({ url: invitation.url, name: invitation.name, creds: invitation.creds, inboxPrefix: memberInboxOf(invitation.name), flag: '--join' })
     .catch((error: Error) => {
-      throw new Error(/refused the credentials/.test(error.message)
-        ? `the server at ${invitation.url} refused this invitation's credential: it is another cluster's, not in operator mode, or the machine was revoked (hangar cluster members)`
-        : error.message);
+      if (!/refused the credentials/.test(error.message)) throw error;
+      throw new HangarError('forbidden', `the server at ${invitation.url} refused this invitation's credential: it is another cluster's, not in operator mode, or the machine was revoked (hangar cluster members)`);
     });
   try {
     const server = clusterOf(nc.info);
-    if (server !== invitation.cluster) throw new Error(`this invitation is for cluster ${invitation.cluster}, but the server at ${invitation.url} is ${server || 'not a Hangar cluster made by hangar cluster init'}`);
+    if (server !== invitation.cluster) throw new HangarError('conflict', `this invitation is for cluster ${invitation.cluster}, but the server at ${invitation.url} is ${server || 'not a Hangar cluster made by hangar cluster init'}`);
     const members = await openMembers(nc, false, memberInboxOf(invitation.name));
     const serverNow = await claimInvite(members, invitation.invite, invitation.name);
     const skew = Date.now() - serverNow;
-    if (serverNow > invitation.exp) throw new Error(`this invitation expired at ${new Date(invitation.exp).toISOString()} by the cluster server's clock: ask an admin for a new one (hangar cluster invite)`);
+    if (serverNow > invitation.exp) throw new HangarError('conflict', `this invitation expired at ${new Date(invitation.exp).toISOString()} by the cluster server's clock: ask an admin for a new one (hangar cluster invite)`);
     if (Math.abs(skew) > CALL_WINDOW_MS) {
       // Its calls or a node's would be refused: it joins once the clock is right, with the same invitation.
       await releaseClaim(members, invitation.invite);
-      throw new Error(`this machine's clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'} the cluster server's (at most ${CALL_WINDOW_MS / 1000} s): set it right (NTP) and run the same command again`);
+      throw new HangarError('failed', `this machine's clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? 'ahead of' : 'behind'} the cluster server's (at most ${CALL_WINDOW_MS / 1000} s): set it right (NTP) and run the same command again`);
     }
     await keep().catch(async (error: unknown) => {
       await releaseClaim(members, invitation.invite).catch(() => undefined);

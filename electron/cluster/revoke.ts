@@ -8,16 +8,17 @@ import { parsePublicKey } from './identity.ts';
 import { revocations, writeServerConfig } from './init.ts';
 import { adminContext, grant, withAdminLink } from './invite.ts';
 import { accountJwts, systemCreds } from './operator-jwts.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 const PUSH_TIMEOUT_MS = 5000;
 
 export async function revoke(home: string, which: string): Promise<MemberRecord> {
   const { state, joined, admin } = await adminContext(home);
   const named = membersNamed(state, which).filter((m) => m.revokedAt === null);
-  if (named.length === 0) throw new Error(`the cluster has no member "${which.slice(0, 80)}" left to revoke (hangar cluster members lists them)`);
-  if (named.length > 1) throw new Error(`"${which.slice(0, 80)}" names ${named.length} members: give one's key`);
+  if (named.length === 0) throw new HangarError('not-found', `the cluster has no member "${which.slice(0, 80)}" left to revoke (hangar cluster members lists them)`);
+  if (named.length > 1) throw new HangarError('invalid-request', `"${which.slice(0, 80)}" names ${named.length} members: give one's key`);
   const member = named[0]!;
-  if (member.key === admin.publicKey) throw new Error('an admin cannot revoke itself');
+  if (member.key === admin.publicKey) throw new HangarError('forbidden', 'an admin cannot revoke itself');
   member.revokedAt = Date.now();
   await pushHangarJwt(state);
   await writeAdmin(home, state);
@@ -34,7 +35,7 @@ async function pushHangarJwt(state: AdminState): Promise<void> {
   try {
     const answer = await nc.request('$SYS.REQ.CLAIMS.UPDATE', jwts.hangar, { timeout: PUSH_TIMEOUT_MS });
     const reply = answer.json<{ data?: { code?: number; message?: string }; error?: { description?: string } }>();
-    if (reply.data?.code !== 200) throw new Error(`the server did not take the account's new JWT: ${reply.error?.description ?? reply.data?.message ?? 'no reason given'}`);
+    if (reply.data?.code !== 200) throw new HangarError('failed', `the server did not take the account's new JWT: ${reply.error?.description ?? reply.data?.message ?? 'no reason given'}`);
   } finally {
     await nc.close();
   }

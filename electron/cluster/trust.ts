@@ -6,6 +6,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/state-file.ts';
 import { parsePublicKey } from './identity.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export const trustFile = (home: string) => join(home, 'state', 'cluster-trust');
 
@@ -34,8 +35,8 @@ export async function readTrust(home: string): Promise<TrustEntry[]> {
 /** Adds a viewer's key (or relabels it); returns the entry. */
 export async function addTrust(home: string, key: string, label = ''): Promise<TrustEntry> {
   const parsed = parsePublicKey(key.trim());
-  if (!parsed) throw new Error(`"${key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
-  if (label && !LABEL.test(label)) throw new Error('a label may hold letters, digits, ".", "_", "@" and "-", at most 64 characters');
+  if (!parsed) throw new HangarError('bad-input', `"${key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
+  if (label && !LABEL.test(label)) throw new HangarError('bad-input', 'a label may hold letters, digits, ".", "_", "@" and "-", at most 64 characters');
   const entry: TrustEntry = { key: parsed.text, id: parsed.id, label };
   await writeTrust(home, [...(await readTrust(home)).filter((e) => e.id !== parsed.id), entry]);
   return entry;
@@ -45,7 +46,7 @@ export async function addTrust(home: string, key: string, label = ''): Promise<T
 export async function removeTrust(home: string, which: string): Promise<TrustEntry[]> {
   const entries = await readTrust(home);
   const removed = entries.filter((e) => e.key === which || e.id === which || (e.label !== '' && e.label === which));
-  if (removed.length === 0) throw new Error(`the trust list holds no key "${which.slice(0, 80)}" (hangar cluster trust lists it)`);
+  if (removed.length === 0) throw new HangarError('not-found', `the trust list holds no key "${which.slice(0, 80)}" (hangar cluster trust lists it)`);
   await writeTrust(home, entries.filter((e) => !removed.includes(e)));
   return removed;
 }

@@ -167,7 +167,7 @@ export class WorkerNode {
       }
       const after = await this.rows();
       const row = after.find((r) => r.name === name);
-      if (!row) throw new Error(`the worker said ${name} was installed, but its backend.list does not have it`);
+      if (!row) throw new HangarError('failed', `the worker said ${name} was installed, but its backend.list does not have it`);
       await this.refresh();
       ctx.notice(`the worker started a process for ${name} (LocalAI's backend.install starts one)`);
       return row.version ? `installed ${row.version}` : 'installed';
@@ -204,7 +204,7 @@ export class WorkerNode {
       ctx.phase('checking the version the worker reports');
       const after = (await this.rows()).find((r) => r.name === name);
       const problem = upgradeProblem(row, after, target);
-      if (problem) throw new Error(problem);
+      if (problem) throw new HangarError('failed', problem);
 
       await this.waitForModels(stopped, ctx);
       await this.refresh();

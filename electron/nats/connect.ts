@@ -4,6 +4,7 @@ import type { NatsCredentials } from '../../shared/api.ts';
 import { isLoopback } from '../../shared/loopback.ts';
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
 import { messageOf } from '../../shared/error-text.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 /** How a node reaches the cluster's NATS server. */
 export interface ClusterConnectOptions extends NatsCredentials {
@@ -24,7 +25,7 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
   const url = parseClusterUrl(options.url, flag);
   const hasAuth = Boolean(options.user || options.token || options.credsFile || options.creds);
   if (!hasAuth && !isLoopback(url.hostname) && !options.insecure) {
-    throw new Error(`refusing to join ${options.url} with no credentials: pass ${flag}-user/${flag}-password, ${flag}-token or ${flag}-creds (or --insecure)`);
+    throw new HangarError('invalid-request', `refusing to join ${options.url} with no credentials: pass ${flag}-user/${flag}-password, ${flag}-token or ${flag}-creds (or --insecure)`);
   }
   const tls = url.protocol === 'tls:' || options.caFile !== undefined;
   const connection: ConnectionOptions = {
@@ -46,7 +47,8 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
   try {
     return await connect(connection);
   } catch (error) {
-    throw new Error(`cannot join the cluster at ${options.url}: ${describeConnectError(error)}`);
+    const refused = REFUSED.test(messageOf(error));
+    throw new HangarError(refused ? 'forbidden' : 'failed', `cannot join the cluster at ${options.url}: ${refused ? 'the server refused the credentials (authorization violation)' : describeConnectError(error)}`);
   }
 }
 
@@ -55,23 +57,24 @@ function parseClusterUrl(text: string, flag: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new Error(`${flag} wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
+    throw new HangarError('invalid-request', `${flag} wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
   }
-  if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new Error(`${flag} wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
-  if (url.username || url.password) throw new Error(`put the NATS credentials in ${flag}-user/${flag}-password, not in the URL`);
+  if (url.protocol !== 'nats:' && url.protocol !== 'tls:') throw new HangarError('invalid-request', `${flag} wants nats://HOST:PORT or tls://HOST:PORT, got "${text}"`);
+  if (url.username || url.password) throw new HangarError('invalid-request', `put the NATS credentials in ${flag}-user/${flag}-password, not in the URL`);
   return url;
 }
 
 
 async function readCreds(file: string): Promise<Uint8Array> {
   return readFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw new Error(`cannot read the creds file ${file}: ${error.code ?? error.message}`);
+    throw new HangarError('bad-input', `cannot read the creds file ${file}: ${error.code ?? error.message}`);
   });
 }
 
+const REFUSED = /authorization violation|authentication/i;
+
 function describeConnectError(error: unknown): string {
   const message = messageOf(error);
-  if (/authorization violation|authentication/i.test(message)) return 'the server refused the credentials (authorization violation)';
   if (/ECONNREFUSED/.test(message) || (error as { code?: string }).code === 'ECONNREFUSED') return 'connection refused (is nats-server running there?)';
   return message.split('\n')[0]!;
 }

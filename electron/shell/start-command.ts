@@ -1,6 +1,7 @@
 // What `npm start -- OPTIONS` runs: the desktop app, or the headless agent where there is no Electron binary or
 // the options ask for a served node (--listen, --ports). Every option reaches what runs.
 import type { ElectronBinary } from './electron-binary.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 export interface StartCommand {
   command: string;
@@ -19,7 +20,7 @@ export function startCommand(argv: string[], electron: ElectronBinary, env: Node
     const home = optionValue(argv, '--home');
     const { ELECTRON_RUN_AS_NODE: _ignored, ...rest } = env; // it would start Electron as plain Node instead of the app
     const unknown = argv.filter((arg, i) => !(arg === '--home' || arg.startsWith('--home=') || argv[i - 1] === '--home'));
-    if (unknown.length > 0) throw new Error(`the desktop app takes only --home; ${unknown.join(' ')} is for the headless agent`);
+    if (unknown.length > 0) throw new HangarError('invalid-request', `the desktop app takes only --home; ${unknown.join(' ')} is for the headless agent`);
     return { command: electron.path, args: ['.'], env: home === undefined ? rest : { ...rest, HANGAR_HOME: home }, note: null };
   }
   const why = 'path' in electron ? `${served.map((a) => a.split('=')[0]).join(' and ')} asked for a served node` : `no Electron binary here: ${electron.missing}`;

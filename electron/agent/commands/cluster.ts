@@ -11,6 +11,7 @@ import { homeDir } from '../paths.ts';
 import { collect, type CliContext } from './context.ts';
 import { followRollout, rolloutId, upgradeFailed } from './follow-rollout.ts';
 import { confirm, print } from './terminal.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 export function registerClusterCommands(context: CliContext): void {
   const home = () => homeDir(context.globals().home);
@@ -110,7 +111,7 @@ export function registerClusterCommands(context: CliContext): void {
       const running = await c.processes({ node: context.node });
       for (const p of running) process.stderr.write(`will stop ${p.model} (${p.backend}, pid ${p.pid}, ${p.state})\n`);
       const what = running.length === 0 ? 'cordon this node (it runs no process)' : `cordon this node and stop ${running.length} process${running.length === 1 ? '' : 'es'}`;
-      if (!options.yes && !(await confirm(`${what}? [y/N] `))) throw new Error('not drained');
+      if (!options.yes && !(await confirm(`${what}? [y/N] `))) throw new HangarError('failed', 'not drained');
       const stopped = await c.drain({ node: context.node });
       print(options, { cordoned: true, stopped }, () => `drained: cordoned, ${stopped.length === 0 ? 'no process to stop' : `stopped ${stopped.join(', ')}`}\n`);
     }));

@@ -6,6 +6,7 @@ import { jobEndText, jobLine, table } from '../format.ts';
 import { pickId } from '../id-prefix.ts';
 import type { CliContext } from './context.ts';
 import { print } from './terminal.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 /** What Ctrl-C does while a job is followed: cancel the job (as the UI's Cancel does), or only stop following it. */
 type InterruptMode = 'cancel' | 'stop following';
@@ -23,7 +24,7 @@ export async function runJob(context: CliContext, c: WireClient, options: { json
     process.exitCode = 130;
     return;
   }
-  if (final.state !== 'done') throw new Error(final.error ?? `${final.kind} ${final.backend} ${final.state}`);
+  if (final.state !== 'done') throw new HangarError('failed', final.error ?? `${final.kind} ${final.backend} ${final.state}`);
   const swapped = !options.json && final.phase === 'done' && final.kind !== 'delete';
   const version = swapped ? ((await c.backends({ node: context.node })).find((b) => b.name === final.backend)?.version ?? null) : null;
   print(options, final, () => `${jobEndText(final, version)}\n`);

@@ -4,6 +4,7 @@ import { jobsTable } from '../format.ts';
 import type { CliContext } from './context.ts';
 import { cancelledText, jobId, runJob } from './follow-job.ts';
 import { print } from './terminal.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 export function registerJobCommands(context: CliContext): void {
   context.clientCommand('jobs', 'list this node\'s jobs (installs, upgrades, rollbacks, deletes): running ones with their progress, then how each ended')
@@ -17,9 +18,9 @@ export function registerJobCommands(context: CliContext): void {
     .action(context.withClient(async (c, text: string, options: { json?: boolean }) => {
       const id = await jobId(c, context.node, text);
       const asked = await c.cancelJob({ node: context.node, id });
-      if (asked.finishedAt !== null) throw new Error(`the ${asked.kind} of ${asked.backend} already ended: ${asked.state}`);
+      if (asked.finishedAt !== null) throw new HangarError('conflict', `the ${asked.kind} of ${asked.backend} already ended: ${asked.state}`);
       const final = await c.waitJob({ node: context.node, id });
-      if (final.state !== 'cancelled') throw new Error(`the ${final.kind} of ${final.backend} was past the point where it can be cancelled, and ended: ${final.state}`);
+      if (final.state !== 'cancelled') throw new HangarError('conflict', `the ${final.kind} of ${final.backend} was past the point where it can be cancelled, and ended: ${final.state}`);
       print(options, final, () => `${cancelledText(final)}\n`);
     }));
 

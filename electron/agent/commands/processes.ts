@@ -85,7 +85,7 @@ export function registerProcessCommands(context: CliContext): void {
       const found = (await c.scan({ node: context.node })).find((entry) => entry.pid === pid);
       if (!found) throw new HangarError('not-found', `pid ${pid} is not a process of this node's backends (see hangar scan)`);
       const what = `pid ${pid} (${found.command || 'no command line'})`;
-      if (!options.yes && !(await confirm(`stop ${what}? [y/N] `))) throw new Error(`${what} was not stopped`);
+      if (!options.yes && !(await confirm(`stop ${what}? [y/N] `))) throw new HangarError('failed', `${what} was not stopped`);
       await c.stopProcess({ node: context.node, pid });
       print(options, { stopped: pid, command: found.command }, () => `stopped ${what}\n`);
     }));

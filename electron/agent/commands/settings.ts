@@ -4,6 +4,7 @@ import { LOCAL_NODE } from '../../../shared/api.ts';
 import { backendStartTimeoutPatch, editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from '../settings-cli.ts';
 import type { CliContext } from './context.ts';
 import { print } from './terminal.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 export function registerSettingsCommands(context: CliContext): void {
   context.clientCommand('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) =>
@@ -26,7 +27,7 @@ export function registerSettingsCommands(context: CliContext): void {
       const galleries = editedGalleries(view.settings.galleries, action, args);
       if (action === 'add' && !options.force) {
         const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
-        if (problem) throw new Error(`${problem}: the gallery was not added (--force adds it anyway)`);
+        if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
       }
       view = await c.updateSettings({ node: context.node, settings: { galleries } });
     }

@@ -19,6 +19,7 @@ import { KvRecords, logicalKey, PLAIN_KEYS, storageKey, type KeyCodec } from './
 import { SeenMarks } from './seen-marks.ts';
 import { bucketStreamConfig, makeBucket } from './store-limits.ts';
 import { BucketSweep } from './sweep.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 export interface ClusterStoreOptions {
   nc: NatsConnection;
@@ -202,7 +203,7 @@ export class ClusterStore extends EventEmitter<{ availability: [ClusterStatusVie
       config.subjects.join() !== wanted.subjects.join() && `it stores ${config.subjects.join(', ')}`,
     ].filter(Boolean);
     if (wrong.length > 0) {
-      throw new Error(`the cluster's ${name} bucket was not made as Hangar makes it (${wrong.join('; ')}): delete stream KV_${name} with the NATS tools, and a viewer makes it again`);
+      throw new HangarError('conflict', `the cluster's ${name} bucket was not made as Hangar makes it (${wrong.join('; ')}): delete stream KV_${name} with the NATS tools, and a viewer makes it again`);
     }
   }
 

@@ -11,6 +11,7 @@ import type { ClusterIdentity } from '../identity.ts';
 import { BUCKETS } from '../subjects.ts';
 import { makeBucket } from './store-limits.ts';
 import { seal } from './sealed.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 export interface GrantBody {
   key: string;
@@ -57,7 +58,7 @@ export async function claimInvite(kv: KV, invite: string, name: string): Promise
     const kept = await kv.get(claimKey(invite)).catch(() => null);
     if (!kept) throw error;
     const when = claimTime(kept.string());
-    throw new Error(`this invitation was used already${when === null ? '' : ` at ${new Date(when).toISOString()}`}: each is used once; ask an admin for a new one (hangar cluster invite)`);
+    throw new HangarError('conflict', `this invitation was used already${when === null ? '' : ` at ${new Date(when).toISOString()}`}: each is used once; ask an admin for a new one (hangar cluster invite)`);
   }
   const stored = await kv.get(claimKey(invite));
   return stored ? stored.created.getTime() : Date.now();

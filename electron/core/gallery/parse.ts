@@ -101,10 +101,10 @@ function expandedSize(value: unknown, budget: number): number {
 }
 
 function readEntry(value: unknown, where: string): EntryFields {
-  if (!isRecord(value)) throw new Error(`${where}: is not a mapping`);
+  if (!isRecord(value)) throw new HangarError('bad-input', `${where}: is not a mapping`);
   const name = value.name;
-  if (name === undefined || name === null || name === '') throw new Error(`${where}: has no "name"`);
-  if (typeof name !== 'string') throw new Error(`${where}: "name" must be text`);
+  if (name === undefined || name === null || name === '') throw new HangarError('bad-input', `${where}: has no "name"`);
+  if (typeof name !== 'string') throw new HangarError('bad-input', `${where}: "name" must be text`);
   const fail = (field: string, expected: string) => new Error(`${where} "${name}": "${field}" must be ${expected}`);
 
   const text = Object.fromEntries(

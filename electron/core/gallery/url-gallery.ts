@@ -3,13 +3,14 @@
 import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
 import type { IndexParser } from './index-parser.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 const fetchTimeoutMs = 30_000;
 
 /** Reads a body as text, failing as soon as it passes `limit` bytes (a server may stream forever). */
 async function readCapped(response: Response, limit: number): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
-  if (declared > limit) throw new Error(`the index is ${mebibytes(declared)}, over the ${mebibytes(limit)} limit`);
+  if (declared > limit) throw new HangarError('bad-input', `the index is ${mebibytes(declared)}, over the ${mebibytes(limit)} limit`);
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = response.body?.getReader();
@@ -17,7 +18,7 @@ async function readCapped(response: Response, limit: number): Promise<string> {
     size += read.value.byteLength;
     if (size > limit) {
       await reader!.cancel();
-      throw new Error(`the index passed the ${mebibytes(limit)} limit while downloading`);
+      throw new HangarError('bad-input', `the index passed the ${mebibytes(limit)} limit while downloading`);
     }
     chunks.push(read.value);
   }
@@ -61,7 +62,7 @@ export class UrlGallery implements GallerySource {
     let baseUrl: string;
     try {
       const response = await this.fetch(this.url, { signal: AbortSignal.timeout(fetchTimeoutMs) });
-      if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`.trim());
+      if (!response.ok) throw new HangarError('failed', `HTTP ${response.status} ${response.statusText}`.trim());
       text = await readCapped(response, GALLERY_MAX_BYTES);
       baseUrl = response.url || this.url;
     } catch (error) {

@@ -3,6 +3,7 @@
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { HangarError } from '../../../shared/errors.ts';
 
 export interface BackendMetadata {
   name: string;
@@ -36,7 +37,7 @@ const onDisk = z.object(Object.fromEntries(Object.values(KEYS).map((key) => [key
 /** Parses metadata.json text; missing fields become null (LocalAI omits empty ones). Throws on bad JSON or types. */
 export function parseMetadata(text: string, dirName: string, fallbackInstalledAt: string): BackendMetadata {
   const parsed = onDisk.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join('.') || 'document'}: ${i.message}`).join(', '));
+  if (!parsed.success) throw new HangarError('bad-input', parsed.error.issues.map((i) => `${i.path.join('.') || 'document'}: ${i.message}`).join(', '));
   const field = (key: keyof BackendMetadata): string | null => parsed.data[KEYS[key]] || null;
   return {
     name: field('name') ?? dirName,

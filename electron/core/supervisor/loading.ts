@@ -36,7 +36,7 @@ export class Loader {
       if (!proc.retired && proc.state === 'loading') proc.state = 'ready';
     });
     this.budget.record('load', proc.backend, Date.now() - started);
-    if (!result.success) throw new Error(result.message);
+    if (!result.success) throw new HangarError('failed', result.message);
     proc.loaded = true;
     proc.error = null;
     this.records.publish(proc);

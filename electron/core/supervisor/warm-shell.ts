@@ -9,6 +9,7 @@ import type { ResultPromise } from 'execa';
 import { RUN_SH } from '../install/run-file.ts';
 import type { Cgroups } from './cgroups.ts';
 import { JOIN_CGROUP, backendArgs, type SpawnedAhead } from './spawn.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 /**
  * $0: the cgroup to join ('' for none); $1: the platform layer's setup of a backend's first process. Then a line each on stdin: the backend's directory and its port. Once in the
@@ -126,7 +127,7 @@ export class WarmShell {
     if (shell.pid === undefined) {
       await shell;
       await this.cgroups.release(cgroup);
-      throw new Error('the shell did not start');
+      throw new HangarError('failed', 'the shell did not start');
     }
     // Its fd 3 is this module's business: to the rest, it is a backend's process.
     return new WaitingShell(shell as unknown as ResultPromise, cgroup, shell.stdio[3]);

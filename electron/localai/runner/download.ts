@@ -99,7 +99,7 @@ async function capped(response: Response, max: number): Promise<string> {
     size += value.byteLength;
     if (size > max) {
       await reader.cancel();
-      throw new Error(`${response.url} is over ${max / 1024} KiB, not a checksums file`);
+      throw new HangarError('bad-input', `${response.url} is over ${max / 1024} KiB, not a checksums file`);
     }
     chunks.push(Buffer.from(value));
   }

@@ -92,7 +92,7 @@ export class Reloader {
       if (unreached.length > 0) break;
       todo = await this.stillOnReplaced(backend, signal);
       if (todo.length === 0) break;
-      if (round === MAX_ROUNDS) throw new Error(`LocalAI keeps starting ${todo.join(', ')} from the replaced tree of ${backend}`);
+      if (round === MAX_ROUNDS) throw new HangarError('failed', `LocalAI keeps starting ${todo.join(', ')} from the replaced tree of ${backend}`);
       await found?.(todo);
     }
     this.host.emitRows();
@@ -228,7 +228,7 @@ export class Reloader {
     await this.again(model, 'reload', signal);
     const row = this.host.row(model);
     // Proven by its process, where one can be seen: running from the live tree.
-    if (row?.process?.stale) throw new Error(`LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
+    if (row?.process?.stale) throw new HangarError('failed', `LocalAI loaded ${model} again, but its process (pid ${row.process.pid}) ${row.process.stale}`);
     this.pending.delete(model);
     const version = backendVersion(this.host.backendsDir, row?.process?.backend ?? backend);
     return `${model} reloaded${version ? ` from ${version}` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`;
@@ -274,7 +274,7 @@ export class Reloader {
       const models = this.host.allRows().filter((r) => r.process && stale.includes(r.process)).map((r) => r.model);
       if (models.length > 0) return models;
       if (!this.host.serverPidKnown()) return [];
-      if (Date.now() > deadline) throw new Error(`LocalAI's process ${stale.map((p) => `pid ${p.pid}`).join(', ')} still runs from a replaced tree of ${backend}, for no model it lists`);
+      if (Date.now() > deadline) throw new HangarError('failed', `LocalAI's process ${stale.map((p) => `pid ${p.pid}`).join(', ')} still runs from a replaced tree of ${backend}, for no model it lists`);
       await sleep(LOOK_AGAIN_MS, undefined, signal ? { signal } : {});
     }
   }
