@@ -102,7 +102,7 @@ describe('Ctrl-C and the jobs of the CLI', () => {
     assert.equal((await upgrade.exited).code, 1);
 
     const again = await hangar(agent, 'cancel', running.id);
-    assert.equal(again.code, 1);
+    assert.equal(again.code, 4);
     assert.equal(again.stderr, 'hangar: the upgrade of echo already ended: cancelled\n');
     const unknown = await hangar(agent, 'cancel', 'zzzz');
     assert.equal(unknown.code, 3);

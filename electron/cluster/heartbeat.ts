@@ -30,5 +30,11 @@ export const heartbeatSchema = z.object({
 
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
 
+/**
+ * A card as it goes on the wire: its trust list only when it changed since the card before, or when the card answers
+ * a viewer's question (the viewer keeps the list it was last told).
+ */
+export const cardSchema = heartbeatSchema.extend({ trusts: heartbeatSchema.shape.trusts.optional() });
+
 /** A member is offline once this many heartbeats in a row are missing. */
 export const MISSED_HEARTBEATS = 3;

@@ -12,7 +12,7 @@ import { gzip } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect as connectAgent } from '../agent/connect.ts';
@@ -22,7 +22,7 @@ import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign } from './signed.ts';
 import { clusterOf } from './cluster-id.ts';
 import { BUCKETS, callSubject, eventsSubject, presenceSubject } from './subjects.ts';
-import { madeUpKey, writeSigned } from './test-cluster.ts';
+import { madeUpKey, nextCard, writeSigned } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 import { addTrust } from './trust.ts';
 
@@ -70,8 +70,7 @@ describe('what hostile input costs the cluster', () => {
     beta = await startAgent(join(root, 'beta'), gallery, args('beta', '23750-23759'));
     watching = await connectAgent({ node: viewer.url, home: viewer.home });
     nc = await connect({ servers: nats.url.replace('nats://', '') });
-    const caught = new Promise<Msg>((resolve) => nc.subscribe(presenceSubject(betaKey.id), { max: 1, callback: (_e, m) => resolve(m) }));
-    betaCard = JSON.parse((await caught).string()) as Record<string, unknown>;
+    betaCard = JSON.parse((await nextCard(nc, betaKey.id)).string()) as Record<string, unknown>;
     await until('beta online', async () => ((await cards()).some((c) => c.name === 'beta' && c.status === 'online') ? true : undefined), 5000);
     assert.equal((await hangar(viewer, 'install', 'echo', '--on', 'beta')).code, 0);
   });

@@ -17,7 +17,7 @@ import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
 import { sign, type SignedKind } from './signed.ts';
 import { callSubject, eventsSubject, presenceSubject } from './subjects.ts';
-import { nodeState } from './test-cluster.ts';
+import { nextBeat, nextCard, nodeState } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 import { addTrust } from './trust.ts';
 
@@ -85,7 +85,8 @@ describe('the cluster against hostile NATS traffic', () => {
     const events = eventsSubject(betaId);
     const genuineCall = await capture(calls, () => hangar(viewer, 'ls', '--on', 'beta'));
     const genuineEvent = await capture(events, () => hangar(viewer, 'install', 'echo', '--on', 'beta'));
-    const genuineCard = await capture(cards, async () => undefined);
+    const genuineCard = await nextCard(nc, betaId);
+    const genuineBeat = await nextBeat(nc, betaId);
     await until('the install settled', async () => ((await json<Array<{ name: string }>>(viewer, 'ls', '--on', 'beta')).length === 1 ? true : undefined), 5000);
     const diskBefore = await nodeState(beta.home);
     const countedBefore = await refusedOrDropped();
@@ -114,6 +115,9 @@ describe('the cluster against hostile NATS traffic', () => {
       ['cards: forged id on its own subject', () => signed(outsider, 'card', presenceSubject(outsider.id), outsider.id, genuineCard.data as Buffer)],
       ['cards: replayed', () => ({ subject: cards, data: genuineCard.data, headers: genuineCard.headers! })],
       ['cards: oversized', () => ({ subject: cards, data: Buffer.alloc(70_000 + Math.floor(Math.random() * 900_000), 0x20) })],
+      ['beats: signed by a key not the node\'s', (i) => signed(outsider, 'beat', cards, betaId, text(String(i)))],
+      ['beats: replayed', () => ({ subject: cards, data: genuineBeat.data, headers: genuineBeat.headers! })],
+      ['beats: from a node with no card taken', (i) => signed(outsider, 'beat', presenceSubject(outsider.id), outsider.id, text(String(i)))],
       ['events: bad JSON, unsigned', () => ({ subject: events, data: garbage() })],
       ['events: wrong shapes, signed by another key', (i) => signed(outsider, 'event', events, betaId, shape(i))],
       ['events: wrong shapes on its own subject', (i) => signed(outsider, 'event', eventsSubject(outsider.id), outsider.id, shape(i))],

@@ -35,6 +35,12 @@ const CARD_EVENTS: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend
 const COUNT_DEBOUNCE_MS = 100;
 /** Presence queries are answered with at most one heartbeat per this long, however many arrive: the first at once. */
 const QUERY_COALESCE_MS = 50;
+/**
+ * Between cards a node sends a beat (a signed line saying it is there and which card it stands by): a card goes when
+ * what it says changes, when it is asked for, and at least every this many heartbeats, so the resources it shows
+ * (CPU load, memory, disk, GPUs) are never older than that (30 s at the default 2 s).
+ */
+export const CARD_EVERY_HEARTBEATS = 15;
 /** Gallery entries go out in events of at most this many. */
 const ENTRIES_PER_EVENT = 500;
 
@@ -53,6 +59,11 @@ export class Member {
   private queryTimer: NodeJS.Timeout | undefined;
   private lastAnswerAt = 0;
   private heartbeat: Heartbeat | undefined;
+  /** The stamp of the last card sent, what it said (its resources aside) and the beats since. */
+  private cardAt: string | null = null;
+  private sentCard = '';
+  private sentTrusts = '';
+  private beatsSinceCard = 0;
   private refreshing = false;
   private refreshTimer: NodeJS.Timeout | undefined;
   private readonly onTrust = () => {
@@ -161,16 +172,33 @@ export class Member {
     this.queryTimer = setTimeout(() => {
       this.queryTimer = undefined;
       this.lastAnswerAt = Date.now();
-      void this.beat();
+      void this.sendCard(true);
     }, Math.max(0, wait));
   }
 
-  /** Sends the card with what is known now, then refreshes it and the trust list for the next one. */
+  /** Sends the card when it is due, else a beat; then refreshes the card and the trust list for the next one. */
   private async beat(): Promise<void> {
     if (!this.heartbeat) return;
-    await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat));
+    const due = this.cardAt === null || this.beatsSinceCard + 1 >= CARD_EVERY_HEARTBEATS || saidBy(this.heartbeat) !== this.sentCard;
+    if (due) await this.sendCard();
+    else if ((await this.sender.beat(presenceSubject(this.id), this.cardAt!)) !== null) this.beatsSinceCard++;
     await this.options.trust.refresh().catch(() => false);
     await this.refresh();
+  }
+
+  /** The card, with its trust list when it changed or `asked` (a viewer's question, which any viewer may have sent). */
+  private async sendCard(asked = false): Promise<void> {
+    const card = this.heartbeat;
+    if (!card) return;
+    const trusts = JSON.stringify(card.trusts);
+    const { trusts: _trusts, ...rest } = card;
+    const withTrusts = asked || trusts !== this.sentTrusts;
+    const at = await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(withTrusts ? card : rest));
+    if (at === null) return;
+    this.cardAt = at;
+    this.sentCard = saidBy(card);
+    if (withTrusts) this.sentTrusts = trusts;
+    this.beatsSinceCard = 0;
   }
 
   private trusts(): string[] {
@@ -184,7 +212,7 @@ export class Member {
   refreshSoon(): void {
     clearTimeout(this.refreshTimer);
     this.refreshTimer = setTimeout(() => {
-      void this.refresh().then((changed) => changed && this.heartbeat && this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify(this.heartbeat)));
+      void this.refresh().then((changed) => (changed ? this.sendCard() : undefined));
     }, COUNT_DEBOUNCE_MS);
   }
 
@@ -219,6 +247,12 @@ export class Member {
   private relabel<T>(value: T): T {
     return relabelNode(value, this.id);
   }
+}
+
+/** What a card says that makes it worth sending again: all of it but its resources, which change at every read. */
+function saidBy(card: Heartbeat): string {
+  const { resources: _resources, ...said } = card;
+  return JSON.stringify(said);
 }
 
 /** An event as the cluster takes it: a log line cut to a size every viewer accepts, gallery entries in batches. */

@@ -3,8 +3,9 @@ import { EventEmitter } from 'node:events';
 import { nodeId } from '../../shared/schemas.ts';
 import type { NodeAccess, NodeCard } from '../../shared/types.ts';
 import type { ClusterHealth } from './health.ts';
-import { heartbeatSchema, MISSED_HEARTBEATS, type Heartbeat } from './heartbeat.ts';
-import { check } from './signed.ts';
+import { cardSchema, MISSED_HEARTBEATS, type Heartbeat } from './heartbeat.ts';
+import type { PublicKey } from './identity.ts';
+import { check, signingKey } from './signed.ts';
 import { PRESENCE_ALL, PRESENCE_QUERY, subjectNode } from './subjects.ts';
 import { HangarError } from '../../shared/errors.ts';
 
@@ -14,8 +15,11 @@ interface Seen {
   offline: string | null;
   /** Heard since this host last began watching: one not heard yet may have gone while no one watched. */
   heard: boolean;
-  /** The sequence of the last card taken: a card is taken only above it. */
+  /** The sequence of the last card or beat taken: one is taken only above it. */
   sequence: number;
+  /** The key the card was signed with, which its beats are checked against, and the card's own sequence. */
+  key: PublicKey;
+  cardAt: string;
 }
 
 /** Far above any card a node sends (its trust list included). */
@@ -72,7 +76,8 @@ interface Round {
 /**
  * A viewer's table of the cluster's members, kept from their heartbeats while it watches (see `watch` and `look`). A
  * card is taken only from its own presence subject, signed by the key its id derives from, newer than the last one
- * taken, and valid by the schema; anything else is dropped and counted. A member goes offline when MISSED_HEARTBEATS
+ * taken, and valid by the schema; a beat only when signed by the key of the card taken from that node and newer than
+ * what was taken; anything else is dropped and counted. A member goes offline when MISSED_HEARTBEATS
  * of its heartbeats in a row are missing. While the link to the server is down the others are `unknown`, not offline,
  * and this host's own node stays online.
  */
@@ -86,6 +91,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   private round: Round | null = null;
   /** Since when silence counts: the start of watching, or the link's return. */
   private listeningSince = 0;
+  /** When this host last asked for every card because a beat named one it had missed. */
+  private askedAt = 0;
 
   constructor(private readonly options: PresenceOptions) {
     super();
@@ -202,13 +209,14 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     if (msg.data.length > CARD_MAX_BYTES) return drop('too large');
     const id = subjectNode(msg.subject);
     if (!nodeId.safeParse(id).success) return drop('bad subject');
+    if (!signingKey(msg) && msg.headers) return this.hearBeat(msg, id, drop);
     const checked = check(msg, 'card', id, this.options.cluster);
     if (!checked.ok) return drop(checked.reason);
     if (checked.key.id !== id) return drop("signed by another node's key");
     if (checked.stamp.encoding !== undefined) return drop('compressed');
     let parsed;
     try {
-      parsed = heartbeatSchema.safeParse(JSON.parse(msg.string()));
+      parsed = cardSchema.safeParse(JSON.parse(msg.string()));
     } catch {
       return drop('not JSON');
     }
@@ -217,9 +225,42 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     const sequence = Number(checked.stamp.at);
     const known = this.seen.get(id);
     if (!Number.isSafeInteger(sequence) || sequence <= (known?.sequence ?? 0)) return drop('replayed');
-    if (!known && !this.makeRoom(this.isMember(parsed.data))) return drop('too many nodes');
-    this.record(parsed.data, sequence);
+    // A card without its trust list keeps the one this host was told last.
+    const heartbeat = { ...parsed.data, trusts: parsed.data.trusts ?? known?.heartbeat.trusts ?? [] };
+    if (!known && !this.makeRoom(this.isMember(heartbeat))) return drop('too many nodes');
+    this.record(heartbeat, sequence, checked.key, checked.stamp.at!);
     this.round?.heard(id);
+  }
+
+  /**
+   * A beat: the node is there and stands by its card stamped as the beat says. Checked against the key of the card
+   * taken from it; one that names another card means a card was missed (sent while the link was down), so the cards
+   * are asked for again.
+   */
+  private hearBeat(msg: Msg, id: string, drop: (reason: string) => void): void {
+    const known = this.seen.get(id);
+    if (!known) return drop('no card yet');
+    const checked = check(msg, 'beat', id, this.options.cluster, known.key);
+    if (!checked.ok) return drop(checked.reason);
+    const [at = '', cardAt] = msg.string().split(' ');
+    const sequence = Number(at);
+    if (!/^\d{1,16}$/.test(at) || !Number.isSafeInteger(sequence) || sequence <= known.sequence) return drop('replayed');
+    const wasOnline = known.heard && known.offline === null;
+    known.sequence = sequence;
+    known.at = Date.now();
+    known.heard = true;
+    if (!known.heartbeat.leaving) known.offline = null;
+    if (cardAt !== known.cardAt) this.askForCards();
+    if (!wasOnline) this.emit('member', this.card(known));
+    this.round?.heard(id);
+  }
+
+  /** Every member sends its card again: at most once a heartbeat, however many beats name a card this host missed. */
+  private askForCards(): void {
+    const now = Date.now();
+    if (now - this.askedAt < this.options.heartbeatMs) return;
+    this.askedAt = now;
+    this.options.nc.publish(PRESENCE_QUERY);
   }
 
   private isMember(heartbeat: Heartbeat): boolean {
@@ -250,9 +291,9 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     return heartbeat.trusts.includes(this.options.keyId) ? 'trusted' : 'not-trusted';
   }
 
-  private record(heartbeat: Heartbeat, sequence: number): void {
+  private record(heartbeat: Heartbeat, sequence: number, key: PublicKey, cardAt: string): void {
     const before = this.seen.get(heartbeat.id);
-    const seen: Seen = { heartbeat, at: Date.now(), offline: heartbeat.leaving ? 'it shut down' : null, sequence, heard: true };
+    const seen: Seen = { heartbeat, at: Date.now(), offline: heartbeat.leaving ? 'it shut down' : null, sequence, heard: true, key, cardAt };
     this.seen.set(heartbeat.id, seen);
     const changed = !before?.heard || before.offline !== seen.offline || JSON.stringify(before.heartbeat) !== JSON.stringify(heartbeat);
     if (changed) this.emit('member', this.card(seen));

@@ -28,20 +28,33 @@ export class NodeSender {
     return typeof announced === 'number' && announced > 0 ? announced : DEFAULT_MAX_PAYLOAD;
   }
 
-  /** A card or an event, as one signed message; false when it could not go. */
-  announce(subject: string, kind: 'card' | 'event', text: string): Promise<boolean> {
-    const sent = this.queue.then(async () => {
+  /** A card or an event, as one signed message: the sequence it was stamped with, or null when it could not go. */
+  announce(subject: string, kind: 'card' | 'event', text: string): Promise<string | null> {
+    return this.inOrder(async () => {
       const encoded = await encodeBody(text, this.maxPayload(), 1);
       if (!encoded) {
         this.health.unsend(`${kind} too large`);
-        return false;
+        return null;
       }
       const [body] = encoded.parts as [Buffer];
       const stamp = { at: this.sequence.next(), ...(encoded.encoding && { encoding: encoded.encoding }) };
-      return this.publish(subject, body, { headers: sign(this.identity, kind, subject, this.identity.id, '', stamp, body) });
+      return this.publish(subject, body, { headers: sign(this.identity, kind, subject, this.identity.id, '', stamp, body) }) ? stamp.at : null;
     });
+  }
+
+  /** A beat between cards: the node is there and stands by its card stamped `cardAt`. Its own sequence is its body's. */
+  beat(subject: string, cardAt: string): Promise<string | null> {
+    return this.inOrder(async () => {
+      const at = this.sequence.next();
+      const body = Buffer.from(`${at} ${cardAt}`);
+      return this.publish(subject, body, { headers: sign(this.identity, 'beat', subject, this.identity.id, '', {}, body) }) ? at : null;
+    });
+  }
+
+  private inOrder(send: () => Promise<string | null>): Promise<string | null> {
+    const sent = this.queue.then(send);
     this.queue = sent.then(() => undefined, () => undefined);
-    return sent.catch(() => false);
+    return sent.catch(() => null);
   }
 
   /** Answers a call on its reply subject: the whole envelope, in as many parts as it takes, or an error that fits. */

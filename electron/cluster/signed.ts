@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
 import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from './identity.ts';
 
-export type SignedKind = 'call' | 'reply' | 'card' | 'event';
+/** A beat: a node's signed word that it is there and stands by the card it last sent, between cards. */
+export type SignedKind = 'call' | 'reply' | 'card' | 'event' | 'beat';
 
 /** What a message says about itself beside its body; each field is signed. */
 export interface Stamp {
@@ -33,10 +34,14 @@ function signedBytes(cluster: string, kind: SignedKind, subject: string, node: s
   return Buffer.from([...scheme, kind, subject, node, reply, ...STAMP_FIELDS.map((f) => stamp[f] ?? ''), digest].join('\n'));
 }
 
-/** The headers that sign `body` as `kind` in the identity's cluster, published on `subject` about `node` (with `reply` for a call). */
+/**
+ * The headers that sign `body` as `kind` in the identity's cluster, published on `subject` about `node` (with `reply`
+ * for a call). A beat leaves its key out: it is checked against the key of the card before it, and it is sent the
+ * most often of all.
+ */
 export function sign(identity: ClusterIdentity, kind: SignedKind, subject: string, node: string, reply: string, stamp: Stamp, body: Uint8Array): MsgHdrs {
   const h = natsHeaders();
-  h.set(HEADER.key, identity.publicKey);
+  if (kind !== 'beat') h.set(HEADER.key, identity.publicKey);
   h.set(HEADER.sig, identity.sign(signedBytes(identity.cluster ?? '', kind, subject, node, reply, stamp, body)).toString('base64url'));
   for (const field of STAMP_FIELDS) if (stamp[field] !== undefined) h.set(HEADER[field], stamp[field]);
   return h;
@@ -44,13 +49,15 @@ export function sign(identity: ClusterIdentity, kind: SignedKind, subject: strin
 
 export type Checked = { ok: true; key: PublicKey; stamp: Stamp } | { ok: false; reason: string };
 
-/** Checks a message's signature as `kind` in `cluster` about `node`; who may have signed it is the caller's question. */
-export function check(msg: Msg, kind: SignedKind, node: string, cluster: string): Checked {
+/**
+ * Checks a message's signature as `kind` in `cluster` about `node`; who may have signed it is the caller's question.
+ * `known`: the key a beat is checked against (it carries none).
+ */
+export function check(msg: Msg, kind: SignedKind, node: string, cluster: string, known?: PublicKey): Checked {
   const h = msg.headers;
-  const keyText = header(h, HEADER.key);
   const sig = header(h, HEADER.sig);
-  if (!keyText || !sig) return { ok: false, reason: 'unsigned' };
-  const key = parsePublicKey(keyText);
+  const key = kind === 'beat' ? known : parsePublicKey(header(h, HEADER.key));
+  if (!sig || (kind !== 'beat' && !header(h, HEADER.key))) return { ok: false, reason: 'unsigned' };
   if (!key) return { ok: false, reason: 'not a key' };
   const stamp: Stamp = {};
   for (const field of STAMP_FIELDS) {

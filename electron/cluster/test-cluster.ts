@@ -1,11 +1,14 @@
 // Cluster homes for tests, set up as a user does it, and what "nothing changed on disk" compares.
 import assert from 'node:assert/strict';
 import type { KV } from '@nats-io/kv';
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatPublicKey, keyId, loadIdentity, type ClusterIdentity } from './identity.ts';
 import { seal, type RecordKind } from './store/sealed.ts';
+import { signingKey } from './signed.ts';
+import { PRESENCE_QUERY, presenceSubject } from './subjects.ts';
 import { addTrust } from './trust.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 import { cli } from '../agent/test-agent.ts';
@@ -17,6 +20,33 @@ export async function trustingHomes(homes: string[]): Promise<ClusterIdentity[]>
     for (const [j, other] of identities.entries()) if (i !== j) await addTrust(home, other.publicKey, `test-${j}`);
   }
   return identities;
+}
+
+/** The next card node `id` sends, asked for as a viewer asks for it (the beats in between are passed over). */
+export function nextCard(nc: NatsConnection, id: string): Promise<Msg> {
+  return nextOn(nc, id, (msg) => signingKey(msg) !== '', () => nc.publish(PRESENCE_QUERY));
+}
+
+/** The next beat node `id` sends between its cards. */
+export function nextBeat(nc: NatsConnection, id: string): Promise<Msg> {
+  return nextOn(nc, id, (msg) => signingKey(msg) === '');
+}
+
+async function nextOn(nc: NatsConnection, id: string, wanted: (msg: Msg) => boolean, ask?: () => void): Promise<Msg> {
+  let found = (_msg: Msg) => {};
+  const caught = new Promise<Msg>((resolve) => (found = resolve));
+  const sub = nc.subscribe(presenceSubject(id), {
+    callback: (_e, msg) => {
+      if (wanted(msg)) found(msg);
+    },
+  });
+  await nc.flush();
+  ask?.();
+  try {
+    return await caught;
+  } finally {
+    sub.unsubscribe();
+  }
 }
 
 /** A key made on the spot, kept in no home, as an attacker makes thousands. */

@@ -15,7 +15,7 @@ import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './identity.ts';
 import { sign, type SignedKind } from './signed.ts';
 import { callSubject, eventsSubject, presenceSubject } from './subjects.ts';
-import { nodeState } from './test-cluster.ts';
+import { nextCard, nodeState } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 import { addTrust } from './trust.ts';
 
@@ -156,7 +156,7 @@ describe('an outsider on the NATS server', () => {
 
   test('forged, misplaced and replayed cards are dropped and counted; a look-alike keeps its own id', async () => {
     const beta = ids.beta!;
-    const genuine = await new Promise<Msg>((resolve) => nc.subscribe(presenceSubject(beta), { max: 1, callback: (_e, m) => resolve(m) }));
+    const genuine = await nextCard(nc, beta);
     const card = JSON.parse(genuine.string()) as Record<string, unknown>;
     const forged = Buffer.from(JSON.stringify({ ...card, name: 'evil', counts: { backends: 99, processes: 0, stale: 0, upgradable: 0, drift: 0 } }));
     const at = () => String(Date.now() * 1000 + 999);
