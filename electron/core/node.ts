@@ -1,6 +1,5 @@
 // One machine's node behind the NodeApi contract: the façade that composes the gallery, the installed backends, the
 // supervisor and the jobs (node/ holds its parts), and turns what they do into events.
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { arch, platform } from 'node:os';
@@ -36,11 +35,14 @@ import { MachineResources } from './machine/resources.ts';
 import { machineAddresses } from './machine-addresses.ts';
 import { DEFAULT_TRANSFER, guardedFetch } from './net/guarded-fetch.ts';
 import { Catalog } from './node/catalog.ts';
+import { coRunnerContext } from './node/co-runner.ts';
 import { DirectoryChanges } from './node/directory-changes.ts';
 import { LiveSettings, fixedSettings } from './node/live-settings.ts';
+import { ModelProcesses } from './node/model-processes.ts';
 import { BackendNames } from './node/names.ts';
 import type { LocalNodeOptions } from './node/options.ts';
 import { SwapJobs } from './node/swap-jobs.ts';
+import { endInterrupted } from './node/swap-words.ts';
 import { SettingsStore } from './settings.ts';
 import { removeInterruptedWrites } from './state-file.ts';
 import { Supervisor } from './supervisor/index.ts';
@@ -77,6 +79,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     (name) => this.locks.running(name),
   );
   private readonly swaps: SwapJobs;
+  private readonly models: ModelProcesses;
   private readonly machine: MachineResources;
 
   constructor(private readonly options: LocalNodeOptions) {
@@ -137,6 +140,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
       runner, home: this.home, capability, galleries, variantChoices, store, sources, fetch, installLimits: options.installLimits, locks: this.locks, supervisor, catalog, names, snapshot, smokeStart,
       coRunner: options.coRunner ?? null, coRunnerRespawn,
     });
+    this.models = new ModelProcesses(supervisor, options.coRunner ?? null, this.locks);
     supervisor.on('process', (process: ProcessView) => this.emitEvent({ type: 'process', node: this.id, process }));
     supervisor.on('process-removed', (model: string) => this.emitEvent({ type: 'process-removed', node: this.id, model }));
     supervisor.on('log', (line: LogLine) => this.emitEvent({ type: 'log', node: this.id, line }));
@@ -157,27 +161,19 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });
     // The jobs of the last run are listed again; an interrupted swap's own then says how its recovery ended it.
     await this.jobRunner.restore();
-    await this.swaps.endInterrupted(interrupted);
-    this.options.coRunner?.attach({
-      node: this.id,
-      backendsDir: this.backendsDir,
-      ownPids: () => new Set(this.supervisor.list().map((p) => p.pid)),
-      respawnAfterSwap: () => this.settingsStore.current().localaiRespawn,
-      shared: (backend, work) => this.locks.shared(backend, work),
-      emit: (event) => this.emitEvent(event),
-      recordJob: (job) =>
-        void this.jobRunner.ended({
-          ...job,
-          id: randomUUID(),
-          node: this.id,
-          state: job.error ? 'failed' : 'done',
-          phase: job.error ? 'failed' : 'done',
-          bytes: 0,
-          totalBytes: null,
-          finishedAt: new Date().toISOString(),
-        }),
-      interruptedReloads: interrupted.flatMap((swap) => (swap.note?.coModels ?? []).map((model) => ({ model, backend: swap.name }))),
-    });
+    await endInterrupted(this.jobRunner, interrupted);
+    this.options.coRunner?.attach(
+      coRunnerContext({
+        node: this.id,
+        backendsDir: this.backendsDir,
+        ownPids: () => new Set(this.supervisor.list().map((p) => p.pid)),
+        respawnAfterSwap: () => this.settingsStore.current().localaiRespawn,
+        shared: (backend, work) => this.locks.shared(backend, work),
+        emit: (event) => this.emitEvent(event),
+        jobs: this.jobRunner,
+        interrupted,
+      }),
+    );
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
@@ -354,16 +350,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async respawn(req: ModelRef): Promise<ProcessView> {
     this.check(req);
-    const process = this.processOf(req.model);
-    const coRunner = this.coRunnerOf(req.model);
-    return this.locks.shared(process.backend, () => (coRunner ? coRunner.respawn(req.model) : this.supervisor.respawn(req.model)));
+    return this.models.respawn(req.model);
   }
 
   async restart(req: ModelRef): Promise<ProcessView> {
     this.check(req);
-    const process = this.processOf(req.model);
-    const coRunner = this.coRunnerOf(req.model);
-    return this.locks.shared(process.backend, () => (coRunner ? coRunner.respawn(req.model) : this.supervisor.restart(req.model)));
+    return this.models.restart(req.model);
   }
 
   async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
@@ -374,19 +366,12 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async stop(req: ModelRef): Promise<void> {
     this.check(req);
-    const process = this.processOf(req.model);
-    const coRunner = this.coRunnerOf(req.model);
-    await this.locks.shared(process.backend, () => (coRunner ? coRunner.unload([req.model]) : this.supervisor.stop(req.model)));
+    await this.models.stop(req.model);
   }
 
-  /** Frees the model's memory; a co-runner's model is stopped (LocalAI unloads a model only with its process). */
   async unload(req: ModelRef): Promise<ProcessView> {
     this.check(req);
-    const process = this.processOf(req.model);
-    const coRunner = this.coRunnerOf(req.model);
-    if (!coRunner) return this.locks.shared(process.backend, () => this.supervisor.unload(req.model));
-    await this.locks.shared(process.backend, () => coRunner.unload([req.model]));
-    return { ...process, state: 'exited', loaded: false, message: `unloaded by ${coRunner.name}` };
+    return this.models.unload(req.model);
   }
 
   async stopProcess(req: NodeRef & { pid: number }): Promise<void> {
@@ -405,18 +390,6 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.check(req);
     if (!this.supervisor.knows(req.model)) throw new HangarError('not-found', `no process for model ${req.model}`);
     return this.supervisor.logs(req.model);
-  }
-
-  private processOf(model: string): ProcessView {
-    const process = this.supervisor.get(model) ?? this.options.coRunner?.processes().find((p) => p.model === model);
-    if (!process) throw new HangarError('not-found', `no process for model ${model}`);
-    return process;
-  }
-
-  /** The co-runner, when `model` is its own and not the supervisor's. */
-  private coRunnerOf(model: string): NonNullable<LocalNodeOptions['coRunner']> | null {
-    const coRunner = this.options.coRunner;
-    return coRunner && !this.supervisor.get(model) && coRunner.owns(model) ? coRunner : null;
   }
 
   private async onGalleryChanged(): Promise<void> {

@@ -1,7 +1,10 @@
 // Another runtime that starts processes from this node's backend directories: a LocalAI server that shares them. The
 // node does not supervise its processes, but shows them, lets people respawn and unload them, and makes every swap
 // bring them back on the new tree, as it does its own.
+import { randomUUID } from 'node:crypto';
 import type { JobKind, NodeEvent, ProcessView } from '../../../shared/types.ts';
+import type { InterruptedSwap } from '../install/store.ts';
+import type { JobRunner } from '../jobs.ts';
 import type { DirIdentity } from '../supervisor/identity.ts';
 
 /** What the node gives a co-runner when it starts. */
@@ -52,4 +55,33 @@ export interface CoRunner {
   respawn(model: string): Promise<ProcessView>;
   /** Whether it runs a backend of this name now; null when it cannot tell (its link is down). */
   knows(backend: string): boolean | null;
+}
+
+/** What the node gives its co-runner: its own parts, its jobs, and the reloads its swaps' journals left undone. */
+export function coRunnerContext(parts: {
+  node: string;
+  backendsDir: string;
+  ownPids(): Set<number>;
+  respawnAfterSwap(): boolean;
+  shared: CoRunnerContext['shared'];
+  emit(event: NodeEvent): void;
+  jobs: Pick<JobRunner, 'ended'>;
+  interrupted: InterruptedSwap[];
+}): CoRunnerContext {
+  const { jobs, interrupted, ...own } = parts;
+  return {
+    ...own,
+    recordJob: (job) =>
+      void jobs.ended({
+        ...job,
+        id: randomUUID(),
+        node: parts.node,
+        state: job.error ? 'failed' : 'done',
+        phase: job.error ? 'failed' : 'done',
+        bytes: 0,
+        totalBytes: null,
+        finishedAt: new Date().toISOString(),
+      }),
+    interruptedReloads: interrupted.flatMap((swap) => (swap.note?.coModels ?? []).map((model) => ({ model, backend: swap.name }))),
+  };
 }

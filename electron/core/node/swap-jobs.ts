@@ -1,18 +1,17 @@
 // Install, upgrade, rollback and delete as jobs: fetched with no lock held, then swapped under the backend's lock with
 // the replaced tree's processes stopped by directory identity first and respawned after, gated on Health (with none
 // to respawn, the new build is smoke-started instead). A co-runner's models (a LocalAI server's) that ran from the
-// replaced tree are brought back on the new one as part of the gate. A swap a crash interrupted is told as its job's
-// end. A leftover working directory is restored or removed under the same lock.
+// replaced tree are brought back on the new one as part of the gate. A leftover working directory is restored or
+// removed under the same lock (swap-words.ts says what each job says).
 import { HangarError } from '../../../shared/errors.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import type { JobKind, JobView } from '../../../shared/types.ts';
 import type { Galleries, GalleryEntry, VariantChoices } from '../gallery/index.ts';
-import { compareVersions } from '../gallery/version.ts';
 import { stageBackend } from '../install/install.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from '../install/limits.ts';
 import type { SourceFactory } from '../install/source.ts';
 import { localaiTimestamp } from '../install/metadata.ts';
-import { interruption, leftoverOf, type BackendStore, type InstalledBackend, type InterruptedSwap, type PendingSwap, type SwapHooks, type SwapNote } from '../install/store.ts';
+import { leftoverOf, type BackendStore, type InstalledBackend, type PendingSwap, type SwapHooks, type SwapNote } from '../install/store.ts';
 import { tagFallbacks } from '../install/tag-fallback.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 import type { JobContext, JobRunner } from '../jobs.ts';
@@ -23,16 +22,10 @@ import { dirIdentity } from '../supervisor/identity.ts';
 import { keysOf, type Catalog } from './catalog.ts';
 import type { CoRunner } from './co-runner.ts';
 import type { BackendNames } from './names.ts';
+import { gateFailure, leftRunningNotice, verbOf, type VersionChange } from './swap-words.ts';
 
 type Stopped = DirectoryStop['stopped'];
 
-interface VersionChange {
-  verb: string;
-  from: string | null;
-  to: string | null;
-  /** Whether a build was live before (a first install replaces none). */
-  replacing: boolean;
-}
 
 /** How a swap is gated: which processes it may stop, and whether, with none to respawn, the new build is smoke-started. */
 export interface GateOptions {
@@ -271,31 +264,6 @@ export class SwapJobs {
   }
 
   /**
-   * Ends the jobs of swaps a previous host run did not live to finish, as its start finished them: a swap stopped
-   * before its gate passed was undone, one stopped after was finished. (What the swaps stopped runs again: see the
-   * supervisor's start.)
-   */
-  async endInterrupted(swaps: InterruptedSwap[]): Promise<void> {
-    for (const { name, phase, outcome, replacing, note } of swaps) {
-      if (!note?.job) continue;
-      const rolledBack = outcome === 'rolled back';
-      const change = { verb: note.verb, from: note.from, to: note.to, replacing };
-      await this.parts.runner.ended({
-        ...note.job,
-        node: this.parts.runner.node,
-        backend: name,
-        state: rolledBack ? 'failed' : 'done',
-        phase: rolledBack ? 'rolled back' : 'done',
-        bytes: 0,
-        totalBytes: null,
-        error: rolledBack ? gateFailure(name, change, interruption(phase)) : null,
-        notice: rolledBack ? null : 'the host stopped after the new build passed its health gate; the swap was finished when it started again',
-        finishedAt: new Date().toISOString(),
-      });
-    }
-  }
-
-  /**
    * Swaps, then respawns what ran from the replaced tree; with nothing to respawn, smoke-starts the new build (one
    * process, until it answers Health) unless told not to. The swap is health-gated: if those processes do not come
    * back from the new tree, the swap is undone, they run again from the old tree, and the rollback target is left as
@@ -408,24 +376,4 @@ export class SwapJobs {
       throw error;
     }
   }
-}
-
-/** What a swap does, in its failure's words: an install over an older build is an upgrade, over a newer a downgrade. */
-function verbOf(upgrade: boolean, from: string | null, to: string | null, replacing: boolean): string {
-  if (upgrade) return 'upgrade';
-  if (!replacing) return 'install';
-  if (from === null || to === null || from === to) return 'reinstall';
-  return compareVersions(to, from) > 0 ? 'upgrade' : 'downgrade';
-}
-
-/** "upgrade echo to 2.0.0 failed: WHY; rolled back to 1.0.0", or for a first install, that nothing is installed. */
-function gateFailure(name: string, change: VersionChange, why: string): string {
-  const version = (v: string | null) => v ?? 'the unversioned build';
-  const after = change.replacing ? `rolled back to ${version(change.from)}` : `${name} is not installed`;
-  return `${change.verb} ${name} to ${version(change.to)} failed: ${why}; ${after}`;
-}
-
-function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {
-  const list = processes.map((p) => `pid ${p.pid} (${p.command || 'no command line'})`).join(', ');
-  return `left running what Hangar did not start in ${dir}: ${list}; stop-process PID stops one, --stop-unsupervised stops them all`;
 }

@@ -1,0 +1,53 @@
+// A model's process, whichever runs it: the node's supervisor, or the co-runner (LocalAI) that shares its backend
+// directories. Respawn, restart, stop and unload go to that one, beside loads and never during a swap of its backend.
+import { HangarError } from '../../../shared/errors.ts';
+import type { ProcessView } from '../../../shared/types.ts';
+import type { KeyedLock } from '../locks.ts';
+import type { Supervisor } from '../supervisor/index.ts';
+import type { CoRunner } from './co-runner.ts';
+
+export class ModelProcesses {
+  constructor(
+    private readonly supervisor: Supervisor,
+    private readonly coRunner: CoRunner | null,
+    private readonly locks: KeyedLock,
+  ) {}
+
+  respawn(model: string): Promise<ProcessView> {
+    return this.onProcess(model, (coRunner) => (coRunner ? coRunner.respawn(model) : this.supervisor.respawn(model)));
+  }
+
+  restart(model: string): Promise<ProcessView> {
+    return this.onProcess(model, (coRunner) => (coRunner ? coRunner.respawn(model) : this.supervisor.restart(model)));
+  }
+
+  async stop(model: string): Promise<void> {
+    await this.onProcess(model, (coRunner) => (coRunner ? coRunner.unload([model]) : this.supervisor.stop(model)));
+  }
+
+  /** Frees the model's memory; a co-runner's model is stopped (LocalAI unloads a model only with its process). */
+  async unload(model: string): Promise<ProcessView> {
+    const process = this.processOf(model);
+    const coRunner = this.coRunnerOf(model);
+    if (!coRunner) return this.locks.shared(process.backend, () => this.supervisor.unload(model));
+    await this.locks.shared(process.backend, () => coRunner.unload([model]));
+    return { ...process, state: 'exited', loaded: false, message: `unloaded by ${coRunner.name}` };
+  }
+
+  private onProcess<T>(model: string, work: (coRunner: CoRunner | null) => Promise<T>): Promise<T> {
+    const process = this.processOf(model);
+    const coRunner = this.coRunnerOf(model);
+    return this.locks.shared(process.backend, () => work(coRunner));
+  }
+
+  private processOf(model: string): ProcessView {
+    const process = this.supervisor.get(model) ?? this.coRunner?.processes().find((p) => p.model === model);
+    if (!process) throw new HangarError('not-found', `no process for model ${model}`);
+    return process;
+  }
+
+  /** The co-runner, when `model` is its own and not the supervisor's. */
+  private coRunnerOf(model: string): CoRunner | null {
+    return this.coRunner && !this.supervisor.get(model) && this.coRunner.owns(model) ? this.coRunner : null;
+  }
+}

@@ -1,0 +1,60 @@
+// What a swap job says: its verb (an install over an older build is an upgrade, over a newer a downgrade), why its
+// gate failed and what it rolled back to, what it left running, and how the jobs of swaps a host did not live to
+// finish ended.
+import type { DirectoryStop } from '../supervisor/index.ts';
+import { compareVersions } from '../gallery/version.ts';
+import { interruption, type InterruptedSwap } from '../install/store.ts';
+import type { JobRunner } from '../jobs.ts';
+
+export interface VersionChange {
+  verb: string;
+  from: string | null;
+  to: string | null;
+  /** Whether a build was live before (a first install replaces none). */
+  replacing: boolean;
+}
+
+/** What a swap does, in its failure's words: an install over an older build is an upgrade, over a newer a downgrade. */
+export function verbOf(upgrade: boolean, from: string | null, to: string | null, replacing: boolean): string {
+  if (upgrade) return 'upgrade';
+  if (!replacing) return 'install';
+  if (from === null || to === null || from === to) return 'reinstall';
+  return compareVersions(to, from) > 0 ? 'upgrade' : 'downgrade';
+}
+
+/** "upgrade echo to 2.0.0 failed: WHY; rolled back to 1.0.0", or for a first install, that nothing is installed. */
+export function gateFailure(name: string, change: VersionChange, why: string): string {
+  const version = (v: string | null) => v ?? 'the unversioned build';
+  const after = change.replacing ? `rolled back to ${version(change.from)}` : `${name} is not installed`;
+  return `${change.verb} ${name} to ${version(change.to)} failed: ${why}; ${after}`;
+}
+
+export function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {
+  const list = processes.map((p) => `pid ${p.pid} (${p.command || 'no command line'})`).join(', ');
+  return `left running what Hangar did not start in ${dir}: ${list}; stop-process PID stops one, --stop-unsupervised stops them all`;
+}
+
+/**
+ * Ends the jobs of swaps a previous host run did not live to finish, as its start finished them: a swap stopped
+ * before its gate passed was undone, one stopped after was finished. (What the swaps stopped runs again: see the
+ * supervisor's start.)
+ */
+export async function endInterrupted(runner: JobRunner, swaps: InterruptedSwap[]): Promise<void> {
+  for (const { name, phase, outcome, replacing, note } of swaps) {
+    if (!note?.job) continue;
+    const rolledBack = outcome === 'rolled back';
+    const change = { verb: note.verb, from: note.from, to: note.to, replacing };
+    await runner.ended({
+      ...note.job,
+      node: runner.node,
+      backend: name,
+      state: rolledBack ? 'failed' : 'done',
+      phase: rolledBack ? 'rolled back' : 'done',
+      bytes: 0,
+      totalBytes: null,
+      error: rolledBack ? gateFailure(name, change, interruption(phase)) : null,
+      notice: rolledBack ? null : 'the host stopped after the new build passed its health gate; the swap was finished when it started again',
+      finishedAt: new Date().toISOString(),
+    });
+  }
+}
