@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../../shared/types.ts';
@@ -100,7 +99,13 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     }, 20_000);
     const port = Number(new URL(nats.url).port);
     await nats.stop({ keepStore: true });
-    await sleep(4000);
+    // The broker stays away until p3 has ended its step on its own (asked of p3 itself, not over NATS).
+    await until('p3 ended its upgrade with the broker away', async () => {
+      const jobs = await json<Array<{ kind: string; backend: string; finishedAt: string | null; startedAt: string }>>(agents[2]!, 'jobs');
+      const upgrade = jobs.filter((j) => j.kind === 'upgrade' && j.backend === 'echo').sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
+      return upgrade?.finishedAt ? true : undefined;
+    }, 20_000);
+    assert.equal((await json<{ link: { connected: boolean } }>(agents[0]!, 'cluster', 'status')).link.connected, false, 'the coordinator saw the broker go');
     nats = await startNats([], port, nats.storeDir!);
     const { code, stdout, stderr } = await run;
     assert.equal(code, 0, stderr);

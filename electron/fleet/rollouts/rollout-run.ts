@@ -20,8 +20,11 @@ export class RolloutRun {
   private dirty = false;
   /** The writes under way, or null. */
   private writing: Promise<void> | null = null;
-  /** The link to the store came back while a write was under way: one it cut is made again at once. */
+  /** The link to the store came back while a write was under way: it is not waited for, and the record written again. */
   private relinkedMeanwhile = false;
+  private wakeOnRelink: () => void = () => undefined;
+  /** Writes whose answer was not waited for (the outage may have cut it, or not): each as written, to know it again. */
+  private readonly unanswered = new Set<string>();
   /** Writes the record a heartbeat after its last write: a step's write counts as one. */
   private readonly lease: NodeJS.Timeout;
 
@@ -56,8 +59,10 @@ export class RolloutRun {
 
   /** The link to the store is back: a write the outage cut is made now, not a heartbeat later. */
   relinked(): void {
-    if (this.writing) this.relinkedMeanwhile = true;
-    else if (this.dirty) void this.save();
+    if (this.writing) {
+      this.relinkedMeanwhile = true;
+      this.wakeOnRelink();
+    } else if (this.dirty) void this.save();
   }
 
   release(): void {
@@ -67,9 +72,11 @@ export class RolloutRun {
 
   /**
    * Writes the record, one write at a time, the newest record each time (changes made meanwhile go in one write). A
-   * revision that moved on marks the run lost. A write that fails otherwise (the store out of reach) is tried again
-   * next heartbeat, or at once when the link comes back. Each write puts the lease's next one a heartbeat later: the record is still never silent longer
-   * than a heartbeat and a write, with no write that says nothing new while steps keep it changing.
+   * revision that moved on marks the run lost, unless it moved on by a write of this run whose answer the outage cut.
+   * A write that fails otherwise (the store out of reach) is tried again next heartbeat, or at once when the link
+   * comes back: a write under way then is not waited for (its answer may be lost, and its timeout seconds away). Each
+   * write puts the lease's next one a heartbeat later: the record is still never silent longer than a heartbeat and a
+   * write, with no write that says nothing new while steps keep it changing.
    */
   save(): Promise<void> {
     this.dirty = true;
@@ -79,20 +86,55 @@ export class RolloutRun {
       while (this.dirty && !this.lost) {
         this.dirty = false;
         const record = { ...this.record, beat: this.record.beat + 1 };
+        const written = structuredClone(record);
+        const write = this.options.records.update(this.rollout.id, written, this.revision);
         try {
-          this.revision = await this.options.records.update(this.rollout.id, structuredClone(record), this.revision);
+          const revision = await this.unlessRelinked(write);
+          if (revision === null) {
+            this.unanswered.add(JSON.stringify(written));
+            void write.catch(() => undefined);
+            this.dirty = true;
+            continue;
+          }
+          this.revision = revision;
           this.record.beat = record.beat;
+          this.unanswered.clear();
           this.lease.refresh();
         } catch (error) {
+          if (error instanceof RecordConflict && this.ownWrite()) {
+            this.dirty = true;
+            continue;
+          }
           if (error instanceof RecordConflict) this.lost = true;
           else this.dirty = true;
           if (this.lost || !this.relinkedMeanwhile) break;
         }
-        this.relinkedMeanwhile = false;
       }
       this.writing = null;
       if (this.lost || (!this.dirty && this.rollout.finishedAt !== null)) this.release();
     })();
     return this.writing;
+  }
+
+  /** The write's revision, or null when the link came back before it was answered. */
+  private unlessRelinked(write: Promise<number>): Promise<number | null> {
+    // A return of the link before this write began is over: this write is made after it.
+    this.relinkedMeanwhile = false;
+    return new Promise<number | null>((resolve, reject) => {
+      this.wakeOnRelink = () => resolve(null);
+      write.then(resolve, reject);
+    }).finally(() => {
+      this.wakeOnRelink = () => undefined;
+    });
+  }
+
+  /** The record in the store is a write of this run that was not waited for: the run goes on from its revision. */
+  private ownWrite(): boolean {
+    const stored = this.options.records.get(this.rollout.id);
+    if (!stored || !this.unanswered.has(JSON.stringify(stored.value))) return false;
+    this.revision = stored.revision;
+    this.record.beat = stored.value.beat;
+    this.unanswered.clear();
+    return true;
   }
 }
