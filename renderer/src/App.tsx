@@ -16,6 +16,7 @@ import { Toasts } from './components/Toasts.tsx';
 import { useBackends } from './state/backends.ts';
 import { isWorkerSelected, offlineReason, useNodes } from './state/node.ts';
 import { useUi } from './state/ui.ts';
+import { Alert } from './components/Message.tsx';
 
 interface AppProps {
   transport: Transport;
@@ -42,12 +43,12 @@ export function App({ transport, onSignIn, onRetry, tokenRejected }: AppProps) {
         <ConnectionBanner status={status} />
         <ClusterBanner />
         {error && (
-          <div className="alert error page-alert" role="alert">
+          <Alert className="page-alert">
             <span>Could not load this node: {error}</span>
             <button type="button" className="btn small" onClick={onRetry}>
               Retry
             </button>
-          </div>
+          </Alert>
         )}
         {offline && view !== 'cluster' && view !== 'notifications' && (
           <div className="alert muted page-alert" role="status" data-testid="node-offline">

@@ -11,7 +11,7 @@ import { isActive, useLatestJob } from '../state/jobs.ts';
 import { impactOf, leftoverImpact, type Impact } from '../state/impact.ts';
 import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
-import { Message } from './Message.tsx';
+import { Alert, Message } from './Message.tsx';
 import { JobStatus } from './JobStatus.tsx';
 import { LoadModelForm } from './LoadModelForm.tsx';
 import { ProcessChip } from './ProcessChip.tsx';
@@ -74,10 +74,10 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
         </p>
       )}
       {backend.broken && (
-        <p className="alert error" role="alert" data-testid="backend-broken">
+        <Alert testId="backend-broken">
           <strong>Broken:</strong> {backend.broken}
           {backend.kind === 'backend' && '. Reinstall puts it right.'}
-        </p>
+        </Alert>
       )}
       {backend.localai.length > 0 && (
         <ul className="localai-notes" aria-label={`How LocalAI sees ${name}`} data-testid="backend-localai">

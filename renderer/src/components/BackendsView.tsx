@@ -10,6 +10,7 @@ import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { VirtualList } from './VirtualList.tsx';
 import { useAction } from './useAction.ts';
 import { WorkerNote } from './WorkerNote.tsx';
+import { Alert } from './Message.tsx';
 
 const renderRow = (name: string) => <BackendRow name={name} />;
 const byItself = (name: string) => name;
@@ -57,7 +58,7 @@ function UpgradeAll() {
   return (
     <div className="header-actions">
       {summary && <span className="muted small">{summary}</span>}
-      {action.error && <span className="alert error inline" role="alert">{action.error}</span>}
+      {action.error && <Alert inline>{action.error}</Alert>}
       {any && (
         <ActionButton
           className="btn primary"

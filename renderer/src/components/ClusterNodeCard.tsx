@@ -7,6 +7,7 @@ import { awayText, type NodeEntry } from '../state/node.ts';
 import { bridge } from '../state/session.ts';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 /**
  * One node of the cluster at a glance: status, labels, what it runs, its machine as bars, cordon and drain. A LocalAI
@@ -186,9 +187,9 @@ function NodeActions({ node, card, disabled }: { node: NodeEntry; card: NodeCard
         {drain.pending ? 'Draining…' : 'Drain'}
       </button>
       {error && (
-        <p className="alert error inline" role="alert">
+        <Alert inline>
           {error}
-        </p>
+        </Alert>
       )}
       <ConfirmDialog
         open={draining !== null}

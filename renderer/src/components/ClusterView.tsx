@@ -12,6 +12,7 @@ import { ActionButton } from './ActionButton.tsx';
 import { ClusterNodeCard } from './ClusterNodeCard.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 const UNDER_WAY: Partial<Record<RolloutView['state'], string>> = { running: 'Upgrading…', 'rolling-back': 'Rolling back…' };
 
@@ -168,9 +169,9 @@ function AwaitingRollouts({ rollouts, sides, nameOf, ask }: { rollouts: RolloutV
             </ActionButton>
           )}
           {(resume.error ?? rollBack.error) && (
-            <span className="alert error inline" role="alert">
+            <Alert inline>
               {resume.error ?? rollBack.error}
-            </span>
+            </Alert>
           )}
         </div>
       ))}
@@ -251,9 +252,9 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
           </span>
         )}
         {error && (
-          <p className="alert error cell-block" role="alert">
+          <Alert className="cell-block">
             {error}
-          </p>
+          </Alert>
         )}
       </th>
       {nodes.map((n, i) => (
@@ -304,9 +305,9 @@ function PinForm(props: { name: string; nodes: NodeEntry[]; sides: NodeSide[]; c
         Pin {name}
       </button>
       {pin.error && (
-        <span className="alert error inline" role="alert">
+        <Alert inline>
           {pin.error}
-        </span>
+        </Alert>
       )}
     </form>
   );

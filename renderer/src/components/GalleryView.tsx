@@ -9,6 +9,7 @@ import { GalleryEntry } from './GalleryEntry.tsx';
 import { ActionButton } from './ActionButton.tsx';
 import { VirtualList } from './VirtualList.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 const STATUS_LABELS: Record<GalleryStatusFilter, string> = {
   all: 'All',
@@ -77,16 +78,18 @@ export function GalleryView() {
         </select>
       </div>
       {error && (
-        <p className="alert error" role="alert">
+        <Alert>
           Could not read the gallery: {error}
-        </p>
+        </Alert>
       )}
       {problems.length > 0 && (
-        <ul className="alert error gallery-problems" role="alert" data-testid="gallery-problems">
-          {problems.map((problem) => (
-            <li key={problem.message}>{problem.message}</li>
-          ))}
-        </ul>
+        <Alert testId="gallery-problems">
+          <ul className="gallery-problems">
+            {problems.map((problem) => (
+              <li key={problem.message}>{problem.message}</li>
+            ))}
+          </ul>
+        </Alert>
       )}
       {!loaded ? (
         <Loading what="the gallery" />

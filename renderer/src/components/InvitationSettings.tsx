@@ -5,6 +5,7 @@ import type { ClusterInvitation, ClusterInvitationsView, InvitedRole } from '../
 import { inviteProblem, joinWith, loadInvitations, makeInvitation, useInvitations } from '../state/invitations.ts';
 import { Section } from './SettingControls.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 const EXPIRIES: [string, number][] = [['30 minutes', 30], ['1 hour', 60], ['1 day', 1440], ['7 days', 10_080]];
 
@@ -86,9 +87,9 @@ function InviteSection({ view }: { view: ClusterInvitationsView }) {
         {problem && <span className="muted setting-problem">{problem}</span>}
       </form>
       {invite.error && (
-        <div className="alert error" role="alert">
+        <Alert>
           {invite.error}
-        </div>
+        </Alert>
       )}
       {made && <MadeInvitation made={made} />}
     </Section>
@@ -159,9 +160,9 @@ function JoinSection({ view }: { view: ClusterInvitationsView }) {
         </form>
       )}
       {join.error && (
-        <div className="alert error" role="alert" data-testid="join-error">
+        <Alert testId="join-error">
           {join.error}
-        </div>
+        </Alert>
       )}
     </Section>
   );

@@ -15,6 +15,7 @@ import {
   useLocalAiRun,
 } from '../state/localai-run.ts';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 const POLL_MS = 1000;
 const BUSY: ReadonlySet<LocalAiRunView['state']> = new Set(['starting', 'stopping']);
@@ -27,7 +28,7 @@ export function LocalAiRunSection({ autostart }: { autostart: ReactNode }) {
     const timer = setInterval(() => void loadLocalAiRun().catch(() => undefined), POLL_MS);
     return () => clearInterval(timer);
   }, [load.run]);
-  if (!view) return load.error ? <p className="alert error">Could not read LocalAI: {load.error}</p> : null;
+  if (!view) return load.error ? <Alert>Could not read LocalAI: {load.error}</Alert> : null;
   return (
     <section className="card settings-section" aria-label="LocalAI" data-testid="localai-run-settings">
       <h2>LocalAI</h2>
@@ -93,9 +94,9 @@ function RunActions({ view }: { view: LocalAiRunView }) {
         {pending && <span className="muted">{check.pending ? 'checking…' : view.operation?.state === 'running' ? view.operation.phase : `${view.state}…`}</span>}
       </div>
       {error && (
-        <div className="alert error" role="alert" data-testid="localai-run-error">
+        <Alert testId="localai-run-error">
           {error}
-        </div>
+        </Alert>
       )}
     </>
   );
@@ -124,7 +125,7 @@ function MarkedBackends({ view }: { view: LocalAiRunView }) {
           </button>
         </>
       )}
-      {problem && <p className="alert error">{problem}</p>}
+      {problem && <Alert>{problem}</Alert>}
     </div>
   );
 }

@@ -7,12 +7,13 @@ import type { LocalAiServerView } from '../../../shared/types.ts';
 import { localaiServerSetting } from '../state/host-settings.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 export function LocalAiServerSection() {
   const view = localaiServerSetting.use((s) => s.view);
   const load = useAction(localaiServerSetting.load);
   useEffect(() => void load.run(), [load.run]);
-  if (!view) return load.error ? <p className="alert error">Could not read the LocalAI server: {load.error}</p> : null;
+  if (!view) return load.error ? <Alert>Could not read the LocalAI server: {load.error}</Alert> : null;
   return (
     <section className="card settings-section" aria-label="LocalAI server" data-testid="localai-server-settings">
       <h2>LocalAI server</h2>
@@ -90,9 +91,9 @@ function ServerForm({ view }: { view: LocalAiServerView }) {
         {problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
       </form>
       {change.error && (
-        <div className="alert error" role="alert">
+        <Alert>
           {change.error}
-        </div>
+        </Alert>
       )}
     </>
   );

@@ -8,6 +8,7 @@ import { localaiSetting } from '../state/host-settings.ts';
 import { useNodes } from '../state/node.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 interface Form {
   frontend: string;
@@ -40,7 +41,7 @@ export function LocalAiSection() {
   const view = localaiSetting.use((s) => s.view);
   const load = useAction(localaiSetting.load);
   useEffect(() => void load.run(), [load.run]);
-  if (!view) return load.error ? <p className="alert error">Could not read the LocalAI cluster: {load.error}</p> : null;
+  if (!view) return load.error ? <Alert>Could not read the LocalAI cluster: {load.error}</Alert> : null;
   return (
     <section className="card settings-section" aria-label="LocalAI cluster" data-testid="localai-settings">
       <h2>LocalAI cluster</h2>
@@ -109,9 +110,9 @@ function LocalAiForm({ view }: { view: LocalAiSettingsView }) {
         {problem && form.frontend !== '' && form.nats !== '' && <span className="muted setting-problem">{problem}</span>}
       </form>
       {change.error && (
-        <div className="alert error" role="alert">
+        <Alert>
           {change.error}
-        </div>
+        </Alert>
       )}
     </>
   );

@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import { closeLogs, useLogs } from '../state/logs.ts';
+import { Alert } from './Message.tsx';
 
 /** How close to the bottom (px) still counts as "following" the tail. */
 const FOLLOW_SLACK = 24;
@@ -54,7 +55,7 @@ export function LogsDrawer() {
         }}
       >
         {loading && <p className="muted">Loading…</p>}
-        {error && <p className="alert error" role="alert">{error}</p>}
+        {error && <Alert>{error}</Alert>}
         {!loading && !error && lines.length === 0 && <p className="muted">No output yet.</p>}
         {lines.map((line, i) => (
           <div key={i} className={`log-line ${line.stream}`}>

@@ -11,6 +11,7 @@ import { isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { SupervisedProcesses } from './SupervisedProcesses.tsx';
 import { useAction } from './useAction.ts';
+import { Alert } from './Message.tsx';
 
 const SUPERVISED_HINT = 'Respawn it from the Backends view to run the current install.';
 const UNSUPERVISED_HINT = 'Hangar did not start it: restart it yourself to run the current install.';
@@ -80,9 +81,9 @@ export function ProcessesView() {
       )}
       {entries !== null && <h2 className="section-title">Running from the backends directory</h2>}
       {scan.error && (
-        <p className="alert error" role="alert" data-testid="processes-error">
+        <Alert testId="processes-error">
           Could not scan for processes: {scan.error}
-        </p>
+        </Alert>
       )}
       {entries === null ? (
         scan.pending && <Loading what="processes" />
@@ -168,9 +169,9 @@ function StopProcess({ entry, onStopped }: { entry: ScanEntry; onStopped: () => 
         {stop.pending ? 'Stopping…' : 'Stop process'}
       </button>
       {stop.error && (
-        <p className="alert error inline" role="alert">
+        <Alert inline>
           {stop.error}
-        </p>
+        </Alert>
       )}
       <ConfirmDialog
         open={confirming}

@@ -16,6 +16,7 @@ import { LocalAiServerSection } from './LocalAiServerSettings.tsx';
 import { LocalAiSection } from './LocalAiSettings.tsx';
 import { NumberSetting, Section, Toggle } from './SettingControls.tsx';
 import { useAction } from './useAction.ts';
+import { Alert, Message } from './Message.tsx';
 
 const FIXED_REASON = 'Set when this node was started; it can change after a restart.';
 
@@ -43,17 +44,14 @@ export function SettingsView() {
         <span className="count">each change applies at once</span>
       </header>
       {load.error && (
-        <div className="alert error" role="alert">
+        <Alert>
           Could not read the settings: {load.error}
-        </div>
+        </Alert>
       )}
       {change.error && (
-        <div className="alert error" role="alert" data-testid="settings-error">
-          <span>{change.error}</span>
-          <button type="button" className="btn small ghost" onClick={change.clearError}>
-            Dismiss
-          </button>
-        </div>
+        <Message kind="error" boxed testId="settings-error" onDismiss={change.clearError}>
+          {change.error}
+        </Message>
       )}
       {!view ? (
         !load.error && <Loading what="settings" />
@@ -368,9 +366,9 @@ function ClusterForm({ view }: { view: ClusterSettingsView }) {
         {problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
       </form>
       {change.error && (
-        <div className="alert error" role="alert">
+        <Alert>
           {change.error}
-        </div>
+        </Alert>
       )}
     </Section>
   );

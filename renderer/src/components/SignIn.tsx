@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { Alert } from './Message.tsx';
 
 /** Asks for the agent's token when the URL carried none or the agent rejected it. */
 export function SignIn({ onSubmit, rejected }: { onSubmit: (token: string) => void; rejected: boolean }) {
@@ -22,9 +23,9 @@ export function SignIn({ onSubmit, rejected }: { onSubmit: (token: string) => vo
           home directory.
         </p>
         {rejected && (
-          <p className="alert error" role="alert">
+          <Alert>
             The agent rejected the token.
-          </p>
+          </Alert>
         )}
         <label className="field">
           <span>Access token</span>
