@@ -83,11 +83,14 @@ test('an anchor merged into many entries expands, an alias bomb is refused', () 
   const { entries, errors } = parseGalleryIndex(many.join('\n'), source);
   assert.deepEqual([entries.length, errors.length, entries[300]!.license], [301, 0, 'mit']);
 
+  // Nine levels of ten aliases each: a billion x's once expanded, refused before anything copies it.
   const bomb = ['- &a [x, x, x, x, x, x, x, x, x, x]'];
-  for (const [level, previous] of ['b', 'c', 'd', 'e', 'f'].map((name, i) => [name, 'abcde'[i]])) {
+  for (const [level, previous] of ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'].map((name, i) => [name, 'abcdefghi'[i]])) {
     bomb.push(`- &${level} [${Array(10).fill(`*${previous}`).join(', ')}]`);
   }
-  assert.throws(() => parseGalleryIndex(bomb.join('\n'), source), /gallery "localai": invalid YAML: Excessive alias count/);
+  assert.throws(() => parseGalleryIndex(bomb.join('\n'), source), /gallery "localai": its anchors expand to more than 64\.0 MiB of text; refused/);
+  const aliases = ['- &a [x]', `- [${Array(10_001).fill('*a').join(', ')}]`];
+  assert.throws(() => parseGalleryIndex(aliases.join('\n'), source), /gallery "localai": invalid YAML: .*alias/i);
 });
 
 test('malformed YAML and a top level that is not a list fail naming the gallery', () => {

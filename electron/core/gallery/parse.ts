@@ -1,16 +1,19 @@
 // Parses a LocalAI backend gallery index (a YAML list of backends, with anchors and `<<` merge keys).
 // Whole-document problems throw; a bad entry is reported with its position and skipped.
-import { isSeq, LineCounter, parseDocument, type Document, type Tags } from 'yaml';
+import { boolCoreTag, constructFromEvents, EVENT_ID, mapTag, mergeTag, nullCoreTag, parseEvents, Schema, seqTag, strTag, YAMLException, type Event } from 'js-yaml';
 import { HangarError } from '../../../shared/errors.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
-// Every known field is text, so plain scalars are never read as numbers: `version: 1.10` stays "1.10".
-const numberTags = new Set(['tag:yaml.org,2002:int', 'tag:yaml.org,2002:float']);
-const yamlOptions = {
-  merge: true,
-  customTags: (tags: Tags) => tags.filter((tag) => !(typeof tag === 'object' && 'tag' in tag && numberTags.has(tag.tag))),
-};
+/**
+ * YAML's core schema with `<<` merge keys (LocalAI's index writes them `!!merge <<: *anchor`), but no numbers: every
+ * known field is text, so plain scalars are never read as numbers (`version: 1.10` stays "1.10").
+ */
+const schema = new Schema([strTag, seqTag, mapTag, nullCoreTag, boolCoreTag, mergeTag]);
+/** Far above LocalAI's index (a few thousand merged keys); a merge bomb is stopped at it. */
+const MAX_MERGE_KEYS = 1_000_000;
+/** js-yaml shares an alias's value rather than copying it; what aliases expand to is bounded below. */
+const MAX_ALIASES = 10_000;
 
 const textFields = ['alias', 'uri', 'version', 'sha256', 'description', 'license', 'icon'] as const;
 const listFields = ['mirrors', 'tags', 'urls'] as const;
@@ -23,24 +26,29 @@ export interface ParsedIndex {
 }
 
 export function parseGalleryIndex(text: string, source: IndexSource): ParsedIndex {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { ...yamlOptions, lineCounter });
-  const syntaxError = doc.errors[0];
-  if (syntaxError) {
-    throw new HangarError('bad-input', `gallery "${source.gallery}": invalid YAML: ${yamlReason(syntaxError)}`);
+  let events: Event[];
+  let documents: unknown[];
+  try {
+    events = parseEvents(text, {});
+    documents = constructFromEvents(events, { source: text, schema, maxAliases: MAX_ALIASES, maxTotalMergeKeys: MAX_MERGE_KEYS });
+  } catch (error) {
+    throw new HangarError('bad-input', `gallery "${source.gallery}": invalid YAML: ${yamlReason(error)}`);
   }
-  if (doc.contents === null) return { entries: [], errors: [] };
-  if (!isSeq(doc.contents)) {
+  if (documents.length > 1) throw new HangarError('bad-input', `gallery "${source.gallery}": the index must be one YAML document, not ${documents.length}`);
+  const [top = null] = documents;
+  if (top === null) return { entries: [], errors: [] };
+  if (!Array.isArray(top)) {
     throw new HangarError('bad-input', `gallery "${source.gallery}": the index must be a YAML list of backends`);
   }
-
-  const items = doc.contents.items;
-  const values = expandAliases(doc, source.gallery);
+  if (expandedSize(top, GALLERY_MAX_EXPANDED) > GALLERY_MAX_EXPANDED) {
+    throw new HangarError('bad-input', `gallery "${source.gallery}": its anchors expand to more than ${mebibytes(GALLERY_MAX_EXPANDED)} of text; refused`);
+  }
+  const starts = itemStarts(events);
   const entries: GalleryEntry[] = [];
   const errors: string[] = [];
-  values.forEach((value, index) => {
-    const offset = (items[index] as { range?: [number, number, number] } | null)?.range?.[0];
-    const where = offset === undefined ? `entry ${index + 1}` : `entry ${index + 1} (line ${lineCounter.linePos(offset).line})`;
+  top.forEach((value, index) => {
+    const offset = starts[index];
+    const where = offset === undefined ? `entry ${index + 1}` : `entry ${index + 1} (line ${lineAt(text, offset)})`;
     try {
       entries.push({ ...readEntry(value, where), ...source });
     } catch (error) {
@@ -50,9 +58,27 @@ export function parseGalleryIndex(text: string, source: IndexSource): ParsedInde
   return { entries, errors };
 }
 
-// yaml's default alias budget (100) would refuse a plain anchor merged into 100+ entries; nested alias
-// bombs still multiply past this bound quickly.
-const maxAliasCount = 10_000;
+/** Where each item of the top-level list begins in the text, from the parser's events. */
+function itemStarts(events: Event[]): number[] {
+  const starts: number[] = [];
+  // The document opens depth 1 and the list depth 2: its items are the events met at depth 2.
+  let depth = 0;
+  for (const event of events) {
+    if (event.type === EVENT_ID.POP) depth--;
+    else if (event.type === EVENT_ID.DOCUMENT) depth++;
+    else {
+      if (depth === 2) starts.push(event.type === EVENT_ID.SCALAR ? event.valueStart : event.type === EVENT_ID.ALIAS ? event.anchorStart : event.start);
+      if (event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) depth++;
+    }
+  }
+  return starts;
+}
+
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
 
 /** The largest gallery Hangar reads (LocalAI's own index is about 0.3 MiB). */
 export const GALLERY_MAX_BYTES = 16 * 1024 * 1024;
@@ -64,19 +90,6 @@ export const GALLERY_MAX_EXPANDED = 64 * 1024 * 1024;
 
 export function mebibytes(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
-
-function expandAliases(doc: Document, gallery: string): unknown[] {
-  let values: unknown[];
-  try {
-    values = doc.toJS({ maxAliasCount }) as unknown[];
-  } catch (error) {
-    throw new HangarError('bad-input', `gallery "${gallery}": invalid YAML: ${yamlReason(error)}`);
-  }
-  if (expandedSize(values, GALLERY_MAX_EXPANDED) > GALLERY_MAX_EXPANDED) {
-    throw new HangarError('bad-input', `gallery "${gallery}": its anchors expand to more than ${mebibytes(GALLERY_MAX_EXPANDED)} of text; refused`);
-  }
-  return values;
 }
 
 /** Size of value with every alias counted each time it is used; stops counting once past budget. */
@@ -144,7 +157,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The yaml package's message without the source excerpt its first line introduces with a colon. */
+/** The parser's reason and where, on one line (its message adds the source around the place). */
 function yamlReason(error: unknown): string {
-  return oneLine(error).replace(/:$/, '');
+  if (error instanceof YAMLException && error.mark) return `${error.reason} at line ${error.mark.line + 1}, column ${error.mark.column + 1}`;
+  return oneLine(error);
 }

@@ -4,7 +4,7 @@
 // directory's *.yaml and *.yml files that are not dotfiles, each one config or a list of them, named by `name:`.
 import { open, readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { parse } from 'yaml';
+import { load } from 'js-yaml';
 
 const LOCALAI_ATTEMPTS = 20;
 const LOCALAI_ATTEMPT_SLEEP_S = 2;
@@ -45,7 +45,7 @@ function grpcOf(text: string | null, model: string): GrpcOptions | null {
   if (text === null) return null;
   let parsed: unknown;
   try {
-    parsed = parse(text, { maxAliasCount: 100 });
+    parsed = load(text, { maxAliases: 100 });
   } catch {
     return null;
   }
