@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '../electron/agent/connect.ts';
 import { LocalNode } from '../electron/core/node.ts';
 import { echoSource, runJob, writeGallery } from '../electron/core/testing/fixtures.ts';
-import { LocalAiServer } from '../electron/localai/server/link.ts';
+import { LocalAiServer } from '../electron/localai/server/server.ts';
 import { HostileLocalAi } from '../electron/localai/testing/hostile-localai.ts';
 import { StandInServer } from '../electron/localai/testing/standin-server.ts';
 import { startAgent } from '../e2e/fixtures/agent.ts';

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LocalNode } from '../electron/core/node.ts';
 import { echoSource, runJob, writeGallery } from '../electron/core/testing/fixtures.ts';
-import { LocalAiServer } from '../electron/localai/server/link.ts';
+import { LocalAiServer } from '../electron/localai/server/server.ts';
 import { StandInServer } from '../electron/localai/testing/standin-server.ts';
 import { inTurns, median, type BenchFigure } from './figure.ts';
 

@@ -4,7 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { ClusterStatusView } from '../../shared/types.ts';
-import { clusterKeyFile, loadIdentity } from '../cluster/identity.ts';
+import { clusterKeyFile, loadIdentity } from '../cluster/node-key.ts';
 import { clusterMachines, listenAddress, natsConfig, startCommands, type NatsConfigInput } from '../cluster/nats-config.ts';
 import { addTrust, readTrust, removeTrust, trustFile } from '../cluster/trust.ts';
 import { table } from './format.ts';

@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { LocalAiHostOptions } from '../fleet/start.ts';
 import { apiKeyProblem } from '../localai/http.ts';
-import type { LocalAiServerOptions } from '../localai/server/link.ts';
+import type { LocalAiServerOptions } from '../localai/server/server.ts';
 import { checkTarget } from '../localai/server/target.ts';
 import { HangarError } from '../../shared/errors.ts';
 

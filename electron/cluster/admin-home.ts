@@ -3,7 +3,7 @@
 // every machine it invited: its NATS user, its Hangar key, who invited it, when, and whether it was revoked.
 import { join } from 'node:path';
 import { z } from 'zod';
-import { parsePublicKey } from './identity.ts';
+import { parsePublicKey } from './node-key.ts';
 import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
 import { HangarError } from '../../shared/errors.ts';
 

@@ -15,7 +15,7 @@ import { Kvm } from '@nats-io/kv';
 import type { ClusterStatusView, DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
-import { loadIdentity } from './identity.ts';
+import { loadIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, presenceSubject } from './subjects.ts';
 import { runNats, type NatsServer } from './test-nats.ts';

@@ -11,7 +11,7 @@ import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { ClusterHealth } from './health.ts';
-import { loadIdentity } from './identity.ts';
+import { loadIdentity } from './node-key.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
 import { Caller } from './request.ts';
 import { trustingHomes } from './test-cluster.ts';

@@ -18,7 +18,7 @@ import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect as connectAgent } from '../agent/connect.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
-import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
 import { clusterOf } from './cluster-id.ts';
 import { BUCKETS, callSubject, eventsSubject, presenceSubject } from './subjects.ts';

@@ -13,7 +13,7 @@ import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect as connectAgent } from '../agent/connect.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
-import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
 import { sign, type SignedKind } from './signed.ts';
 import { callSubject, eventsSubject, presenceSubject } from './subjects.ts';

@@ -7,7 +7,7 @@ import { isLoopback } from '../../shared/loopback.ts';
 import { adoptNotes, moveStore, type OldConfig } from './adopt.ts';
 import { adminFile, readAdmin, writeAdmin, type AdminState } from './admin-home.ts';
 import { newClusterName } from './cluster-id.ts';
-import { loadIdentity } from './identity.ts';
+import { loadIdentity } from './node-key.ts';
 import { joinedFile, readJoined, writeJoined } from './joined-home.ts';
 import { listenAddress } from './nats-config.ts';
 import { operatorConfig } from './operator-config.ts';

@@ -6,7 +6,7 @@
 // (its id is marked used in the cluster's store as it joins) and is short-lived.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './identity.ts';
+import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './node-key.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 const PREFIX = 'hjoin1.';

@@ -5,7 +5,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster } from '../nats/connect.ts';
 import { adminOf, writeAdmin, type AdminState } from './admin-home.ts';
-import { identityFromPem, loadIdentity, newKeyPem, parsePublicKey, type ClusterIdentity } from './identity.ts';
+import { identityFromPem, loadIdentity, newKeyPem, parsePublicKey, type ClusterIdentity } from './node-key.ts';
 import { encodeInvitation, newInviteId, type InvitedRole } from './invitation.ts';
 import { credsFile, readJoined, type Joined } from './joined-home.ts';
 import { machineCreds } from './operator-jwts.ts';

@@ -14,7 +14,7 @@ import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { readAdmin } from './admin-home.ts';
-import { loadIdentity } from './identity.ts';
+import { loadIdentity } from './node-key.ts';
 import { decodeInvitation, encodeInvitation } from './invitation.ts';
 import { credsFile } from './joined-home.ts';
 import { openMembers } from './store/grants.ts';

@@ -8,7 +8,7 @@ import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { CallGuard } from './call-guard.ts';
 import type { ClusterHealth } from './health.ts';
 import { TRUSTS_LISTED, type Heartbeat } from './heartbeat.ts';
-import type { ClusterIdentity } from './identity.ts';
+import type { ClusterIdentity } from './node-key.ts';
 import { NodeSender } from './sender.ts';
 import { callSubject, eventsSubject, isInboxSubject, presenceSubject, PRESENCE_QUERY } from './subjects.ts';
 import type { TrustList } from './trust.ts';

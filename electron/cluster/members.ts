@@ -2,7 +2,7 @@
 // when it used its invitation (read from the cluster's store, when the server answers), when it was last seen (from
 // this home's running agent, for a node) and whether it was revoked.
 import type { AdminState, MemberRecord } from './admin-home.ts';
-import { parsePublicKey } from './identity.ts';
+import { parsePublicKey } from './node-key.ts';
 import { adminContext, withAdminLink } from './invite.ts';
 import { claimedAt, openMembers } from './store/grants.ts';
 import { memberInboxOf } from './subjects.ts';

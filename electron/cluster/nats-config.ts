@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isLoopback } from '../../shared/loopback.ts';
 import { newClusterName } from './cluster-id.ts';
-import { parsePublicKey } from './identity.ts';
+import { parsePublicKey } from './node-key.ts';
 import { checkMachineName, permissionsOf, SWEEP_AFTER_SECONDS, storeServices, STORE_FILE_BYTES, STORE_STREAMS } from './permissions.ts';
 import { inboxPrefixOf } from './subjects.ts';
 import { HangarError } from '../../shared/errors.ts';

@@ -6,7 +6,7 @@
 // admin alone writes grants (store/grants.ts) and may remove a stored value (store/sweep.ts). Every host reads the
 // grants. No role may make a JetStream consumer, or reach any other JetStream API.
 import { MACHINE_NAME_PATTERN } from '../../shared/names.ts';
-import { parsePublicKey } from './identity.ts';
+import { parsePublicKey } from './node-key.ts';
 import { BUCKET_LIMITS } from './store/store-limits.ts';
 import {
   BUCKETS, CALLS_ALL, callSubject, EVENTS_ALL, eventsSubject, inboxPrefixOf, kvSubject, PRESENCE_ALL, PRESENCE_QUERY, presenceSubject, type BucketName,

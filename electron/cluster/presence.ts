@@ -4,7 +4,7 @@ import { nodeId } from '../../shared/schemas.ts';
 import type { NodeAccess, NodeCard } from '../../shared/types.ts';
 import type { ClusterHealth } from './health.ts';
 import { cardSchema, MISSED_HEARTBEATS, type Heartbeat } from './heartbeat.ts';
-import type { PublicKey } from './identity.ts';
+import type { PublicKey } from './node-key.ts';
 import { check, signingKey } from './signed.ts';
 import { PRESENCE_ALL, PRESENCE_QUERY, subjectNode } from './subjects.ts';
 import { HangarError } from '../../shared/errors.ts';

@@ -7,7 +7,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { connectCluster } from '../nats/connect.ts';
 import { CALL_WINDOW_MS } from './call-guard.ts';
 import { clusterOf } from './cluster-id.ts';
-import { adoptKey, clusterKeyFile, loadIdentity, parsePublicKey } from './identity.ts';
+import { adoptKey, clusterKeyFile, loadIdentity, parsePublicKey } from './node-key.ts';
 import { decodeInvitation, expiredLine, type Invitation } from './invitation.ts';
 import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
 import { claimInvite, openMembers, releaseClaim } from './store/grants.ts';

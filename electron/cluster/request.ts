@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { ClusterHealth } from './health.ts';
-import type { ClusterIdentity } from './identity.ts';
+import type { ClusterIdentity } from './node-key.ts';
 import { decodeBody, MAX_REPLY_BYTES, PartCollector, parsePart } from './payload.ts';
 import { RequestFailure } from './request-failure.ts';
 import { check, sign } from './signed.ts';

@@ -4,7 +4,7 @@
 // node takes its calls or records any more) and writes the server's configuration again, so a restart keeps it.
 import { connectCluster } from '../nats/connect.ts';
 import { membersNamed, writeAdmin, type AdminState, type MemberRecord } from './admin-home.ts';
-import { parsePublicKey } from './identity.ts';
+import { parsePublicKey } from './node-key.ts';
 import { revocations, writeServerConfig } from './init.ts';
 import { adminContext, grant, withAdminLink } from './invite.ts';
 import { accountJwts, systemCreds } from './operator-jwts.ts';

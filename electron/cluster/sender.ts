@@ -5,7 +5,7 @@ import type { NatsConnection, PublishOptions } from '@nats-io/transport-node';
 import { iecBytes } from '../../shared/progress.ts';
 import type { Envelope } from '../core/invoke.ts';
 import type { ClusterHealth } from './health.ts';
-import type { ClusterIdentity } from './identity.ts';
+import type { ClusterIdentity } from './node-key.ts';
 import { encodeBody, MAX_PARTS } from './payload.ts';
 import { Sequence, sign } from './signed.ts';
 

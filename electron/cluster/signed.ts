@@ -6,7 +6,7 @@
 // are those an earlier Hangar signed, so the two still speak to each other there.
 import { createHash } from 'node:crypto';
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node';
-import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from './identity.ts';
+import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from './node-key.ts';
 
 /** A beat: a node's signed word that it is there and stands by the card it last sent, between cards. */
 export type SignedKind = 'call' | 'reply' | 'card' | 'event' | 'beat';

@@ -15,7 +15,7 @@ import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import type { ClusterStatusView, DesiredStateView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
-import { loadIdentity } from './identity.ts';
+import { loadIdentity } from './node-key.ts';
 import { seal } from './store/sealed.ts';
 import { generatedCluster } from './test-cluster.ts';
 import { BUCKET_LIMITS } from './store/store-limits.ts';

@@ -17,7 +17,7 @@ import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { mountTmpfs, type Tmpfs } from '../core/testing/tmpfs.ts';
 import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { clusterOf } from './cluster-id.ts';
-import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { seal } from './store/sealed.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';

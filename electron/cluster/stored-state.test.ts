@@ -14,7 +14,7 @@ import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node'
 import type { ClusterStatusView, DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
-import { loadIdentity, type ClusterIdentity } from './identity.ts';
+import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
 import { clusterOf } from './cluster-id.ts';

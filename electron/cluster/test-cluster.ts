@@ -5,7 +5,7 @@ import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatPublicKey, keyId, loadIdentity, type ClusterIdentity } from './identity.ts';
+import { formatPublicKey, keyId, loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { seal, type RecordKind } from './store/sealed.ts';
 import { signingKey } from './signed.ts';
 import { PRESENCE_QUERY, presenceSubject } from './subjects.ts';

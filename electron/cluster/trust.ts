@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/state-file.ts';
-import { parsePublicKey } from './identity.ts';
+import { parsePublicKey } from './node-key.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export const trustFile = (home: string) => join(home, 'state', 'cluster-trust');

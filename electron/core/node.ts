@@ -25,7 +25,7 @@ import type {
 } from '../../shared/types.ts';
 import { Galleries, VariantChoices, detectCapability } from './gallery/index.ts';
 import { BackendStore, LOCALAI_DIR_MODE } from './install/store.ts';
-import { builtinSources } from './install/sources.ts';
+import { builtinSources } from './install/builtin-sources.ts';
 import { DigestResolver, ociSource } from './install/oci/index.ts';
 import { JobHistory } from './job-history.ts';
 import { JobRunner } from './jobs.ts';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { LOCAL_NODE, type LocalAiJoinRequest } from '../../shared/api.ts';
 import type { ClusterRole } from '../../shared/types.ts';
 import { LocalAiConnection } from '../localai/connection.ts';
-import type { HangarNodes } from '../localai/link.ts';
+import type { HangarNodes } from '../localai/workers-link.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../cluster/defaults.ts';
 import type { ClusterConnectOptions } from '../nats/connect.ts';
 import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-settings.ts';
@@ -13,7 +13,7 @@ import type { LocalNodeOptions } from '../core/node/options.ts';
 import { linkRunLocalAi } from '../localai/runner/link-server.ts';
 import { BackendMarks } from '../localai/runner/backend-marks.ts';
 import { LocalAiRunner, type LocalAiRunnerOptions } from '../localai/runner/runner.ts';
-import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/link.ts';
+import { LocalAiServer, type LocalAiServerOptions } from '../localai/server/server.ts';
 import { createHost, type Host, type LocalAiRunnerControl, type LocalAiServerSettings } from './host.ts';
 import { followMarks, markCheck } from './localai-marks.ts';
 

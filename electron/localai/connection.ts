@@ -7,7 +7,7 @@ import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import { localaiJoin } from '../../shared/schemas.ts';
 import type { LocalAiJoin, LocalAiSettingsView, LocalAiStatusView, NodeEvent } from '../../shared/types.ts';
 import { KeptSetting, ownerFile } from '../core/kept-setting.ts';
-import type { HangarNodes, LocalAiLink } from './link.ts';
+import type { HangarNodes, LocalAiLink } from './workers-link.ts';
 import { oneLine } from '../../shared/error-text.ts';
 
 export const LOCALAI_FILE = 'localai.json';

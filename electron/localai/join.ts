@@ -5,7 +5,7 @@ import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { NodeEvent } from '../../shared/types.ts';
 import { connectCluster } from '../nats/connect.ts';
 import { FrontendClient } from './frontend-client.ts';
-import { LocalAiLink, type HangarNodes } from './link.ts';
+import { LocalAiLink, type HangarNodes } from './workers-link.ts';
 import type { WORKER_TIMEOUTS_MS } from './protocol.ts';
 
 export interface JoinLocalAiOptions {

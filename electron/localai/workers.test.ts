@@ -14,7 +14,7 @@ import { until } from '../agent/test-agent.ts';
 import { BackendClient } from '../core/supervisor/grpc-client.ts';
 import { portAnswers } from '../core/supervisor/readiness.ts';
 import { joinLocalAi } from './join.ts';
-import type { LocalAiLink } from './link.ts';
+import type { LocalAiLink } from './workers-link.ts';
 import { workerSubjects } from './protocol.ts';
 import { startGalleryServer, type GalleryServer } from './testing/gallery-server.ts';
 import { startStandInFrontend, type StandInFrontend } from './testing/standin-frontend.ts';

@@ -10,7 +10,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { EventEmitter } from 'node:events';
 import type { ClusterStatusView } from '../../../shared/types.ts';
 import type { ClusterHealth } from '../health.ts';
-import { parsePublicKey, type ClusterIdentity, type PublicKey } from '../identity.ts';
+import { parsePublicKey, type ClusterIdentity, type PublicKey } from '../node-key.ts';
 import { BUCKETS, type BucketName } from '../subjects.ts';
 import { backendOfKey, desiredBodySchema, rolloutRecordSchema, statusBodySchema, writerOfKey, type DesiredBody, type RolloutRecord, type StatusBody } from './bodies.ts';
 import { BucketSource } from './bucket-source.ts';

@@ -7,7 +7,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
-import type { ClusterIdentity } from '../identity.ts';
+import type { ClusterIdentity } from '../node-key.ts';
 import { BUCKETS } from '../subjects.ts';
 import { makeBucket } from './store-limits.ts';
 import { seal } from './sealed.ts';

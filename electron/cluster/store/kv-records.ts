@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ClusterHealth } from '../health.ts';
-import type { ClusterIdentity, PublicKey } from '../identity.ts';
+import type { ClusterIdentity, PublicKey } from '../node-key.ts';
 import type { BucketSource, StoredValue } from './bucket-source.ts';
 import { RecordConflict, RecordMap, type Records, type UntrustedRecord } from './records.ts';
 import { seal, unseal, type RecordKind } from './sealed.ts';

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { TIME_MAX_MS, TIME_MIN_MS } from '../../../shared/event-schema.ts';
-import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from '../identity.ts';
+import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from '../node-key.ts';
 
 export type RecordKind = 'desired' | 'rollout' | 'status' | 'grant';
 

@@ -9,7 +9,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import { stageBackend, type InstallRequest } from './install.ts';
 import { guardedFetch } from '../net/guarded-fetch.ts';
 import { DEFAULT_LIMITS } from './limits.ts';
-import { builtinSources } from './sources.ts';
+import { builtinSources } from './builtin-sources.ts';
 import { backendEntries, makeTar, makeTarGz, serve, sha256, writeArchive, type TarEntry } from './testdata/fixtures.ts';
 import { harness, noBase, workLeft, type Harness } from './testdata/harness.ts';
 

@@ -4,7 +4,7 @@
 import type { ExtractLimits } from './limits.ts';
 import { localaiTimestamp, type BackendMetadata } from './metadata.ts';
 import type { FetchContext, SourceFactory, SourceOptions } from './source.ts';
-import { fetchFromFirst } from './sources.ts';
+import { fetchFromFirst } from './builtin-sources.ts';
 import { backendError, type BackendStore, type PendingSwap, type SwapHooks } from './store.ts';
 
 export interface InstallRequest {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { installBackend } from './install.ts';
-import { builtinSources } from './sources.ts';
+import { builtinSources } from './builtin-sources.ts';
 import { BackendStore } from './store.ts';
 import { backendEntries, makeTarGz, snapshot, tempRoot, writeArchive } from './testdata/fixtures.ts';
 

@@ -8,7 +8,7 @@ import type { Loader } from './loading.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
 import type { ParentWatch } from './reaper.ts';
-import { liveTarget, modelEntryOf, newRow, specOf, tell, type ProcessRecords } from './records.ts';
+import { liveTarget, modelEntryOf, newRow, specOf, tell, type ProcessRecords } from './process-records.ts';
 import { alive } from './signals.ts';
 import type { ModelEntry, TableContents, TableEntry } from './table.ts';
 import { oneLine } from '../../../shared/error-text.ts';

@@ -5,7 +5,7 @@ import type { Cgroups } from './cgroups.ts';
 import type { ModelLogs } from './model-logs.ts';
 import type { PortPool } from './ports.ts';
 import type { ParentWatch } from './reaper.ts';
-import { endText, freshHistory, type Proc, type ProcessRecords } from './records.ts';
+import { endText, freshHistory, type Proc, type ProcessRecords } from './process-records.ts';
 import type { RestartScheduler } from './restart-policy.ts';
 import { alive } from './signals.ts';
 import type { RowUsage } from './row-usage.ts';

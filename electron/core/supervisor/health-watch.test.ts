@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import type { ProcessView } from '../../../shared/index.ts';
 import { currentPlatform } from '../platform/index.ts';
 import { HealthWatch } from './health-watch.ts';
-import { ProcessRecords, type Proc } from './records.ts';
+import { ProcessRecords, type Proc } from './process-records.ts';
 import { rowUsage } from './row-usage.ts';
 import { ProcessTable } from './table.ts';
 import { echoRow, makeHome, startEchoServer, writeEcho, type Home } from './test-helpers.ts';

@@ -1,7 +1,7 @@
 // The health watch: ready backends are asked Health and Status on a timer, so a hung one or a lost model shows.
 import type { ProcessState } from '../../../shared/index.ts';
 import type { Endings } from './endings.ts';
-import type { Proc, ProcessRecords } from './records.ts';
+import type { Proc, ProcessRecords } from './process-records.ts';
 
 /** States in which the health watch asks a backend whether it still answers. */
 const WATCHED = new Set<ProcessState>(['ready', 'unresponsive']);

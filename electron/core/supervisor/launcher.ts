@@ -13,7 +13,7 @@ import { deathWhileStarting, portMoveText, retryOnPortClash, type PortMove } fro
 import type { PortPool } from './ports.ts';
 import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
-import { newRow, startCancelled, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import { newRow, startCancelled, type BackendTarget, type ModelSpec, type Proc, type ProcessRecords } from './process-records.ts';
 import { spawnBackend, type Spawned } from './spawn.ts';
 import type { Stopping } from './stopping.ts';
 import { killRemains } from './tree-stop.ts';

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/index.ts';
 import { BackendCallError, type LoadModelRequest } from './grpc-client.ts';
-import { startCancelled, tell, type ModelSpec, type Proc, type ProcessRecords } from './records.ts';
+import { startCancelled, tell, type ModelSpec, type Proc, type ProcessRecords } from './process-records.ts';
 import type { StartBudget } from './start-budget.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 

@@ -1,8 +1,8 @@
 // Each model's log across its processes: lines go to the running process's ring, the model's file and the 'log' event.
 import type { LogLine } from '../../../shared/index.ts';
 import type { LogRing } from './log-ring.ts';
-import { ModelLog } from './model-log.ts';
-import type { Proc, ProcessRecords, SupervisorEvents } from './records.ts';
+import { ModelLog } from './log-file.ts';
+import type { Proc, ProcessRecords, SupervisorEvents } from './process-records.ts';
 
 const LOG_TAIL_LINES = 1000;
 

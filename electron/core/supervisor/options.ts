@@ -1,6 +1,6 @@
 // The supervisor's settings: what a host may set, and what holds where it sets nothing.
 import { join, resolve } from 'node:path';
-import { LOG_MAX_BYTES } from './model-log.ts';
+import { LOG_MAX_BYTES } from './log-file.ts';
 import { DEFAULT_RESTART_RULES, type RestartClock, type RestartRules } from './restart-policy.ts';
 
 export interface SupervisorOptions {

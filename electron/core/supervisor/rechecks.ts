@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import type { Platform } from '../platform/types.ts';
 import { probeCwds, recordedChanges, type CwdReport } from './cwd-probe.ts';
 import type { Endings } from './endings.ts';
-import type { Proc, ProcessRecords } from './records.ts';
+import type { Proc, ProcessRecords } from './process-records.ts';
 
 const WATCH_DEBOUNCE_MS = 2;
 

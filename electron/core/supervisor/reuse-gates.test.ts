@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { currentPlatform } from '../platform/index.ts';
 import { Rechecks } from './rechecks.ts';
-import { ProcessRecords, type BackendTarget, type Proc } from './records.ts';
+import { ProcessRecords, type BackendTarget, type Proc } from './process-records.ts';
 import { ReuseGates } from './reuse-gates.ts';
 import { rowUsage } from './row-usage.ts';
 import { ProcessTable } from './table.ts';

@@ -1,7 +1,7 @@
 // The reuse gates: a process serves its backend again only while it is alive, ready, answers Health, and still
 // runs from the very directory (dev/ino) it was started in.
 import { resolve } from 'node:path';
-import { endText, type BackendTarget, type Proc } from './records.ts';
+import { endText, type BackendTarget, type Proc } from './process-records.ts';
 import type { Rechecks } from './rechecks.ts';
 
 export class ReuseGates {

@@ -13,7 +13,7 @@ import { deathWhileStarting, portMoveText, retryOnPortClash, type PortMove } fro
 import type { PortPool } from './ports.ts';
 import { NotReadyError, OutputNudge, waitReady } from './readiness.ts';
 import type { ParentWatch } from './reaper.ts';
-import type { BackendTarget } from './records.ts';
+import type { BackendTarget } from './process-records.ts';
 import type { StartBudget } from './start-budget.ts';
 import { stopTree } from './tree-stop.ts';
 

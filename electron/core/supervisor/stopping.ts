@@ -5,7 +5,7 @@ import type { Platform } from '../platform/types.ts';
 import type { Cgroups } from './cgroups.ts';
 import type { Endings } from './endings.ts';
 import { dirIdentity, sameInode } from './identity.ts';
-import type { Proc, ProcessRecords } from './records.ts';
+import type { Proc, ProcessRecords } from './process-records.ts';
 import { processesInDirectory } from './scan.ts';
 import { isSameProcess, signalTree, startTimeOf } from './signals.ts';
 import { settlesWithin, stopTree, waitForExit } from './tree-stop.ts';

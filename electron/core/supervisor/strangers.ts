@@ -2,7 +2,7 @@
 // them a user may stop through Hangar (its own, and strangers only when their directory was replaced).
 import { HangarError, type ScanEntry } from '../../../shared/index.ts';
 import type { Platform } from '../platform/types.ts';
-import type { Proc, ProcessRecords } from './records.ts';
+import type { Proc, ProcessRecords } from './process-records.ts';
 import { scanProcesses } from './scan.ts';
 import type { Stopping } from './stopping.ts';
 

@@ -10,7 +10,7 @@
 //   respawn, stop        stopping.ts (the whole process tree; by directory before a swap); strangers.ts (the scan)
 //   crash → restart      endings.ts, restart-policy.ts (backoff, crash loop)
 //   host restart         adoption.ts (the saved table's live processes adopted, the others started again)
-// Each model's row and what it should run as: records.ts, saved by table.ts. Its log: model-logs.ts.
+// Each model's row and what it should run as: process-records.ts, saved by table.ts. Its log: model-logs.ts.
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { HangarError, type LoadResult, type LogLine, type ProcessView, type RestartOptions, type ScanEntry } from '../../../shared/index.ts';
@@ -29,7 +29,7 @@ import type { PortMove } from './port-clash.ts';
 import { PortPool } from './ports.ts';
 import { Rechecks } from './rechecks.ts';
 import { Reaper, type ParentWatch } from './reaper.ts';
-import { ProcessRecords, endText, liveTarget, tell, type BackendTarget, type Proc } from './records.ts';
+import { ProcessRecords, endText, liveTarget, tell, type BackendTarget, type Proc } from './process-records.ts';
 import { RestartScheduler } from './restart-policy.ts';
 import { ReuseGates } from './reuse-gates.ts';
 import { SmokeStart } from './smoke-start.ts';

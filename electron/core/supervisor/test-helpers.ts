@@ -14,7 +14,7 @@ import { BackendClient } from './grpc-client.ts';
 import { currentPlatform } from '../platform/index.ts';
 import { dirIdentity, procStat } from './identity.ts';
 import { startTimeOf } from './signals.ts';
-import { newRow, type Proc } from './records.ts';
+import { newRow, type Proc } from './process-records.ts';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 let echoBuild: Promise<string> | null = null;

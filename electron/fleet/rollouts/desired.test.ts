@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { DesiredStateView, NodeCard, ProcessView } from '../../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
-import { loadIdentity } from '../../cluster/identity.ts';
+import { loadIdentity } from '../../cluster/node-key.ts';
 import { seal } from '../../cluster/store/sealed.ts';
 import { clusterOf } from '../../cluster/cluster-id.ts';
 import { BUCKETS } from '../../cluster/subjects.ts';

@@ -14,7 +14,7 @@ import type { WireClient } from '../../../shared/wire-client.ts';
 import { connect } from '../../agent/connect.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
 import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
-import { loadIdentity } from '../../cluster/identity.ts';
+import { loadIdentity } from '../../cluster/node-key.ts';
 import { trustingHomes } from '../../cluster/test-cluster.ts';
 import { addTrust } from '../../cluster/trust.ts';
 import { startNats, type NatsServer } from '../../cluster/test-nats.ts';

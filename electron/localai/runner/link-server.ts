@@ -1,7 +1,7 @@
 // The LocalAI Hangar runs becomes the server beside the node with nothing typed: the existing link is pointed at its
 // URL and key (the link finds its pid as the process listening on that loopback port, so its model processes are
 // told as its children). An agent started with --localai-url keeps the server it names.
-import type { LocalAiServer } from '../server/link.ts';
+import type { LocalAiServer } from '../server/server.ts';
 
 export async function linkRunLocalAi(link: LocalAiServer, server: { url: string; apiKey: string; pid: number }): Promise<string> {
   const current = link.view();

@@ -10,7 +10,7 @@ import { createOciSource } from '../oci/oci-source.ts';
 import { hostPlatform } from '../oci/platform.ts';
 import { pushImage } from '../oci/testing/image.ts';
 import { startRegistry } from '../oci/testing/registry.ts';
-import { builtinSources } from '../sources.ts';
+import { builtinSources } from '../builtin-sources.ts';
 import type { ArchiveFile } from './big-files.ts';
 import { serve } from './fixtures.ts';
 

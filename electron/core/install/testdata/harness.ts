@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { installBackend, type InstallRequest } from '../install.ts';
-import { builtinSources } from '../sources.ts';
+import { builtinSources } from '../builtin-sources.ts';
 import { BackendStore } from '../store.ts';
 import { backendEntries, makeTarGz, snapshot, tempRoot, writeArchive } from './fixtures.ts';
 

@@ -1,7 +1,7 @@
 // Child for the permission test (run as an unprivileged user): installs "demo" from a uri, prints the error line.
 // argv: <backendsDir> <uri>
 import { installBackend } from '../install.ts';
-import { builtinSources } from '../sources.ts';
+import { builtinSources } from '../builtin-sources.ts';
 import { BackendStore } from '../store.ts';
 
 const [backendsDir, uri] = process.argv.slice(2) as [string, string];

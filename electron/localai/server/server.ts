@@ -41,7 +41,7 @@ export interface LocalAiServerOptions {
 }
 
 /** How the link stands, as the status tells it (the counts are read when it is shown). */
-type LinkState = Omit<LocalAiServerStatus, 'models' | 'backendsNote'>;
+type ServerState = Omit<LocalAiServerStatus, 'models' | 'backendsNote'>;
 
 const DEFAULT_POLL_MS = 2000;
 const DEFAULT_LOAD_TIMEOUT_MS = 10 * 60_000;
@@ -54,7 +54,7 @@ export class LocalAiServer implements CoRunner {
   private readonly platform = currentPlatform();
   private context: CoRunnerContext | null = null;
   private api: LocalAiServerApi | null = null;
-  private status: LinkState | null = null;
+  private status: ServerState | null = null;
   /** When LocalAI stopped answering, while it does not. */
   private downSince: Date | null = null;
   private system: SystemInfo | null = null;
@@ -315,7 +315,7 @@ export class LocalAiServer implements CoRunner {
   }
 
   /** Keeps the link's state; a change (linked, or why not) is said once, never the API key. */
-  private setStatus(next: LinkState): void {
+  private setStatus(next: ServerState): void {
     const before = this.status;
     this.status = next;
     if (next.connected) this.downSince = null;
