@@ -4,6 +4,14 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const electronOnlyHere = ['electron/main.ts', 'electron/preload.ts', 'electron/ipc.ts'];
+const NO_ELECTRON = { name: 'electron', message: 'Only electron/main.ts, preload.ts and ipc.ts may import electron; the core stays Electron-free.' };
+
+/** Core's areas: outside core, each is imported through its index.ts, its public surface, and nothing around it. */
+const CORE_AREAS = ['gallery', 'install', 'machine', 'net', 'node', 'platform', 'supervisor'];
+const THROUGH_INDEX = {
+  group: CORE_AREAS.flatMap((area) => [`**/core/${area}/**`, `!**/core/${area}/index.ts`]),
+  message: 'Outside electron/core/, an area of core is imported through its index.ts.',
+};
 
 /**
  * The layers, lowest first: a layer may import itself and any layer before it, never one after it, and the layers that
@@ -43,13 +51,15 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node, ...globals.browser } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-imports': [
-        'error',
-        { paths: [{ name: 'electron', message: 'Only electron/main.ts, preload.ts and ipc.ts may import electron; the core stays Electron-free.' }] },
-      ],
+      'no-restricted-imports': ['error', { paths: [NO_ELECTRON] }],
     },
   },
-  { files: electronOnlyHere, rules: { 'no-restricted-imports': 'off' } },
+  {
+    files: ['electron/*/**/*.ts'],
+    ignores: ['electron/core/**', '**/*.test.ts', '**/testing/**', '**/testdata/**', '**/test-*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [NO_ELECTRON], patterns: [THROUGH_INDEX] }] },
+  },
+  { files: electronOnlyHere, rules: { 'no-restricted-imports': ['error', { patterns: [THROUGH_INDEX] }] } },
   {
     // Sources only: tests, the stand-ins they run and the benches reach across layers to set a scene.
     files: ['shared/**/*.ts', 'backends/**/*.ts', 'electron/**/*.ts', 'renderer/**/*.{ts,tsx}'],

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
-import { parseSize } from '../core/install/limits.ts';
-import type { TransferLimits } from '../core/net/guarded-fetch.ts';
+import { parseSize } from '../core/install/index.ts';
+import type { TransferLimits } from '../core/net/index.ts';
 import { startHost, startNode, type Host, type JoinOptions, type LocalAiHostOptions, type NodeSetup } from '../fleet/start.ts';
 import { warmUp } from '../core/supervisor/index.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';

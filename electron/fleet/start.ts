@@ -9,7 +9,7 @@ import { fixedClusterSettings, type ClusterSettings } from '../cluster/cluster-s
 import { homeInvitations } from '../cluster/invitations.ts';
 import type { LocalNodeApi } from '../core/local-node-api.ts';
 import { LocalNode } from '../core/node.ts';
-import type { LocalNodeOptions } from '../core/node/options.ts';
+import type { LocalNodeOptions } from '../core/node/index.ts';
 import { linkRunLocalAi } from '../localai/runner/link-server.ts';
 import { BackendMarks } from '../localai/runner/backend-marks.ts';
 import { LocalAiRunner, type LocalAiRunnerOptions } from '../localai/runner/runner.ts';

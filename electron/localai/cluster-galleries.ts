@@ -1,7 +1,7 @@
 // The backend galleries of a LocalAI cluster: the frontend's own list (GET /backends/galleries), passed to workers
 // verbatim as LocalAI passes it, and read by Hangar too, so a worker's upgrades are judged against the same index.
 import { Galleries, type GalleryEntry, type GallerySpec } from '../core/gallery/index.ts';
-import { DigestResolver, ociSource } from '../core/install/oci/index.ts';
+import { DigestResolver, ociSource } from '../core/install/index.ts';
 import type { FrontendClient, LocalAiGallery } from './frontend-client.ts';
 
 /** LocalAI re-reads the frontend's gallery list rarely; Hangar reads it again at most this often. */

@@ -4,8 +4,7 @@
 import { NEEDS_HANGAR_AGENT } from '../../shared/localai-worker.ts';
 import type { BackendView, GalleryEntryView, ProcessView } from '../../shared/types.ts';
 import { followedByName } from '../../shared/gallery-sources.ts';
-import { entryFacts, isEntryCompatible, isMeta, metaResolution, upgradeOffered, type GalleryEntry } from '../core/gallery/index.ts';
-import { DEVELOPMENT_SUFFIX } from '../core/gallery/localai-listing.ts';
+import { DEVELOPMENT_SUFFIX, entryFacts, type GalleryEntry, isEntryCompatible, isMeta, metaResolution, upgradeOffered } from '../core/gallery/index.ts';
 import type { ClusterGalleries } from './cluster-galleries.ts';
 import type { RunningModel, WorkerBackend } from './protocol.ts';
 import { oneLine } from '../../shared/error-text.ts';

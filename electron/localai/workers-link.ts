@@ -7,7 +7,7 @@ import type { NodeMethod } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { workerStatusReason } from '../../shared/localai-worker.ts';
 import type { BackendView, LocalAiStatusView, NodeCard, NodeEvent, NodeInfo } from '../../shared/types.ts';
-import { countsOf } from '../core/node/catalog.ts';
+import { countsOf } from '../core/node/index.ts';
 import { ClusterGalleries } from './cluster-galleries.ts';
 import { FrontendClient, type FrontendNode } from './frontend-client.ts';
 import { addressHost, sameDirectory, sameMachine } from './pairing.ts';

@@ -8,3 +8,4 @@ export { detectCapability } from './capability.ts';
 export { compareVersions, digestDiffers, upgradeOffered, versionVerdict, type InstalledFacts } from './version.ts';
 export { STARTER_GALLERY_NAME, starterGallerySpec } from './location.ts';
 export { entryFacts } from './entry-facts.ts';
+export { DEVELOPMENT_SUFFIX } from './localai-listing.ts';

@@ -5,10 +5,8 @@
 // crash above all, is found by its session or by that note and killed, rather than left holding memory and ports.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { currentPlatform } from '../../core/platform/index.ts';
-import type { Member } from '../../core/platform/types.ts';
-import { alive, signalTree, startTimeOf } from '../../core/supervisor/signals.ts';
-import { settlesWithin } from '../../core/supervisor/tree-stop.ts';
+import { currentPlatform, type Member } from '../../core/platform/index.ts';
+import { alive, settlesWithin, signalTree, startTimeOf } from '../../core/supervisor/index.ts';
 import type { LogLines } from './log-lines.ts';
 
 export interface LaunchSpec {

@@ -4,7 +4,7 @@
 // for its concrete build, and a backend's `alias` from its metadata.json).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { placeOf } from '../../core/supervisor/scan.ts';
+import { placeOf } from '../../core/supervisor/index.ts';
 
 /** pkg/model/initializers.go `Aliases`: old names LocalAI still takes for these backends. */
 const LOCALAI_ALIASES: Readonly<Record<string, string>> = {

@@ -8,8 +8,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { isLoopback } from '../../../shared/loopback.ts';
-import type { Platform, ProcessCwd } from '../../core/platform/types.ts';
-import { placeOf } from '../../core/supervisor/scan.ts';
+import type { Platform, ProcessCwd } from '../../core/platform/index.ts';
+import { placeOf } from '../../core/supervisor/index.ts';
 
 export interface ServerProcess {
   pid: number;

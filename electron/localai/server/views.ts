@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ProcessView } from '../../../shared/types.ts';
 import { installed, metadata } from './backend-names.ts';
 import { currentPlatform } from '../../core/platform/index.ts';
-import { rowUsage } from '../../core/supervisor/row-usage.ts';
+import { rowUsage } from '../../core/supervisor/index.ts';
 import type { ServerProcess } from './processes.ts';
 
 /** One model LocalAI has loaded, with the process of it found on this machine (null: none is visible here). */

@@ -1,0 +1,4 @@
+// What others need of installing: the size limits as the command line gives them, and OCI images (their digests,
+// and an image as a source of a backend's tree).
+export { parseSize } from './limits.ts';
+export { DigestResolver, ociSource } from './oci/index.ts';
