@@ -64,7 +64,11 @@ const handlers: UntypedServiceImplementation = {
     return { message: Buffer.from(`echo ${version}: ${request.Prompt}`) };
   }),
   // Its memory as a backend may report it (StatusResponse.memory), which LocalAI's /backend/monitor passes on.
-  Status: unary(() => ({ state, memory: { total: process.memoryUsage().rss, breakdown: { rss: process.memoryUsage().rss } } })),
+  Status: unary(() => {
+    // One reading for both: the total is its resident memory, all of it.
+    const rss = process.memoryUsage().rss;
+    return { state, memory: { total: rss, breakdown: { rss } } };
+  }),
   Free: unary(() => {
     state = 'UNINITIALIZED';
     return { success: true, message: 'freed' };

@@ -4,8 +4,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+export { until } from '../core/testing/until.ts';
 
 const CLI = 'dist/agent/cli.js';
 const run = promisify(execFile);
@@ -66,17 +66,6 @@ export async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
   const result = await hangar(agent, ...args, '--json');
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout) as T;
-}
-
-/** Polls `probe` until it gives a value; fails, naming `what`, after `withinMs`. */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, withinMs: number): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${withinMs} ms`);
-    await sleep(20);
-  }
 }
 
 /** How many files (sockets included) process `pid` holds open. */

@@ -91,14 +91,17 @@ describe('processes Hangar did not start', () => {
   test('the node refuses the same pids when asked directly, past the CLI', async () => {
     const { connect } = await import('./connect.ts');
     const client = await connect({ node: agent.url, home: agent.home });
+    const elsewhere = spawn('sleep', ['300'], { cwd: root, stdio: 'ignore' });
+    await once(elsewhere, 'spawn');
+    users.push(elsewhere);
     try {
-      await assert.rejects(client.stopProcess({ node: 'local', pid: process.pid }), /is not a process of this node's backends/);
+      await assert.rejects(client.stopProcess({ node: 'local', pid: elsewhere.pid! }), /is not a process of this node's backends/);
       await assert.rejects(client.stopProcess({ node: 'local', pid: 1.5 } as never), /pid must be an integer/);
       await assert.rejects(client.stopProcess({ node: 'local', pid: 1 } as never), /pid must be 2 or more/);
     } finally {
       client.close();
     }
-    assert.ok(isAlive(process.pid));
+    assert.ok(isAlive(elsewhere.pid!), 'the process the call named is alive');
   });
 
   test('delete --stop-unsupervised stops what Hangar did not start too', async () => {

@@ -8,17 +8,11 @@ import type { NodeEvent } from '../../shared/types.ts';
 import { BackendClient, type BackendCallError } from './supervisor/grpc-client.ts';
 import { isAlive } from './supervisor/identity.ts';
 import { runJob, startTestNode, writeGallery, type TestNode } from './testing/fixtures.ts';
+import { until } from './testing/until.ts';
 
 const local = 'local';
 
 /** Waits for `seen` to hold, on the node's own events: 2 s is eight times the figure the bench measures. */
-async function until(seen: () => boolean): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while (!seen()) {
-    if (Date.now() > deadline) throw new Error('the change did not reach the viewers within 2 s');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 
 describe('LocalNode', () => {
@@ -189,11 +183,11 @@ describe('LocalNode', () => {
     try {
       const copied = join(t.node.backendsDir, 'copied');
       execFileSync('cp', ['-a', join(t.node.backendsDir, 'echo'), copied]);
-      await until(() => heard.some((h) => h.startsWith('backend ')));
+      await until('the change told to the viewers', () => heard.find((h) => h.startsWith('backend ')), 2000);
       const listed = (await t.node.backends({ node: local })).find((b) => b.name === 'copied');
       assert.equal(heard[0], `backend ${listed?.version ?? null}`, 'the event says what a listing says');
       await rm(copied, { recursive: true });
-      await until(() => heard.at(-1) === 'removed');
+      await until('the removal told to the viewers', () => (heard.at(-1) === 'removed' ? true : undefined), 2000);
     } finally {
       t.node.off('event', onEvent);
       await rm(join(t.node.backendsDir, 'copied'), { recursive: true, force: true });

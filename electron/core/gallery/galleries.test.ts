@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { after, test } from 'node:test';
 import { HangarError } from '../../../shared/errors.ts';
 import { Galleries } from './galleries.ts';
 import { starterGallerySpec } from './location.ts';
+import { until } from '../testing/until.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'hangar-galleries-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -262,7 +263,10 @@ test("an index's parse is kept on disk and read back at the next start; a change
   const first = new Galleries({ specs: [{ location: index }], parseCacheDir: cache });
   assert.equal((await first.entries())[0]?.description, 'from the yaml');
   first.close();
-  const kept = await until(() => readdirSync(cache).filter((f) => f.endsWith('.json')));
+  const kept = await until('the parse kept', () => {
+    const files = existsSync(cache) ? readdirSync(cache).filter((f) => f.endsWith('.json')) : [];
+    return files.length > 0 ? files : undefined;
+  }, 2000);
   assert.equal(kept.length, 1);
   // The next start reads what was kept, not the YAML: a kept parse edited on disk shows through.
   const file = join(cache, kept[0]!);
@@ -275,17 +279,3 @@ test("an index's parse is kept on disk and read back at the next start; a change
   assert.equal((await third.entries())[0]?.version, '2.0.0');
   third.close();
 });
-
-/** What `probe` returns once it is not empty, asked every 10 ms for up to 2 s. */
-async function until<T>(probe: () => T[]): Promise<T[]> {
-  for (let i = 0; i < 200; i++) {
-    try {
-      const found = probe();
-      if (found.length > 0) return found;
-    } catch {
-      // not there yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('nothing appeared within 2 s');
-}

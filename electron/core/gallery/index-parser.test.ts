@@ -7,6 +7,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import { cachedParser, parseIndex } from './index-parser.ts';
 import { keptParse } from './parse-cache.ts';
 import { parseGalleryIndex } from './parse.ts';
+import { until } from '../testing/until.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'hangar-index-parser-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -29,10 +30,6 @@ async function turnsDuring<T>(work: () => Promise<T>): Promise<{ settled: Promis
   }
 }
 
-async function until(probe: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !probe(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(probe(), 'nothing appeared within 5 s');
-}
 
 test('a large index is parsed off this thread, to the entries and problems a parse here gives', async () => {
   const { settled, turns } = await turnsDuring(() => parseIndex(withBadEntries, source));
@@ -56,7 +53,7 @@ test('a malformed large index fails with the error a parse here gives; the good 
   const good = keptParse(dir, localai, source);
   const parse = cachedParser(dir);
   await parse(localai, source);
-  await until(() => existsSync(good.file));
+  await until('the parse kept', () => (existsSync(good.file) ? true : undefined), 5000);
 
   await assert.rejects(parse(malformed, source), (error: unknown) => error instanceof HangarError && error.code === 'bad-input' && error.message === (here as Error).message);
   assert.deepEqual(readdirSync(dir), [good.file.slice(dir.length + 1)], 'nothing kept for the malformed text');

@@ -5,9 +5,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { writeGallery } from '../testing/fixtures.ts';
+import { until } from '../testing/until.ts';
 import { cgroupOf } from './cgroups.ts';
 import { isAlive } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
@@ -18,23 +18,15 @@ const runtimeEnv = { HANGAR_NODE: process.execPath };
 /** The shells `host` has waiting for a start. */
 const waitingShells = (host: number) => childrenOf(host, 'IFS= read -r dir');
 
-async function until<T>(what: string, value: () => T | null | undefined | false, withinMs = 10_000): Promise<T> {
-  for (const deadline = Date.now() + withinMs; ; await delay(20)) {
-    const found = value();
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-  }
-}
-
 const oneShell = (host: number) => () => {
   const shells = waitingShells(host);
-  return shells.length === 1 ? shells[0]! : null;
+  return shells.length === 1 ? shells[0]! : undefined;
 };
 
 /** The cgroup the waiting shell joined, once it has (null where backends get none). */
 function joinedCgroup(s: Supervisor, shell: number): Promise<string> | null {
   if (s.tracking.mechanism !== 'cgroup') return null;
-  return until('the shell in a cgroup of its own', () => cgroupOf(shell)?.includes('/hangar/') && cgroupOf(shell));
+  return until('the shell in a cgroup of its own', () => (cgroupOf(shell)?.includes('/hangar/') ? cgroupOf(shell)! : undefined), 10_000);
 }
 
 function environOf(pid: number): Map<string, string> {
@@ -61,7 +53,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
 
   test('a start becomes it: the backend is that process, in its cgroup and its directory, with the host\'s environment; another then waits', async (t) => {
     const s = await supervisor(t, [29520, 29539]);
-    const shell = await until('a shell waiting after the start', oneShell(process.pid));
+    const shell = await until('a shell waiting after the start', oneShell(process.pid), 10_000);
     const cgroup = await joinedCgroup(s, shell);
     const { process: view } = await s.ensureRunning(echo, 'm1');
     assert.equal(view.pid, shell, 'the backend is the waiting shell become run.sh');
@@ -70,7 +62,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
     if (cgroup) assert.equal(cgroupOf(shell), cgroup, 'it kept the cgroup it joined while waiting');
     const env = environOf(shell);
     assert.deepEqual([env.get('LOCALAI_BACKEND_PARENT_WATCH'), env.get('HANGAR_NODE')], ['false', process.execPath]);
-    const next = await until('another shell waiting', oneShell(process.pid));
+    const next = await until('another shell waiting', oneShell(process.pid), 10_000);
     assert.notEqual(next, shell);
   });
 
@@ -80,7 +72,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
     mkdirSync(join(dir, 'vulkan', 'icd.d'), { recursive: true });
     writeFileSync(join(dir, 'vulkan', 'icd.d', 'gpu_icd.json'), '{}');
     const s = await supervisor(t, [29540, 29559]);
-    const shell = await until('a shell waiting after the start', oneShell(process.pid));
+    const shell = await until('a shell waiting after the start', oneShell(process.pid), 10_000);
     const { process: view } = await s.ensureRunning({ name: 'vulkan-echo', dir }, 'm2');
     assert.notEqual(view.pid, shell);
     assert.equal(environOf(view.pid).get('VK_DRIVER_FILES'), join(dir, 'vulkan', 'icd.d', 'gpu_icd.json'));
@@ -89,7 +81,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
 
   test('closing the host ends the waiting shell and removes its cgroup', async (t) => {
     const s = await supervisor(t, [29560, 29579]);
-    const shell = await until('a shell waiting after the start', oneShell(process.pid));
+    const shell = await until('a shell waiting after the start', oneShell(process.pid), 10_000);
     const cgroup = await joinedCgroup(s, shell);
     await s.close({ stopAll: false });
     assert.equal(isAlive(shell), false);
@@ -103,8 +95,8 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
     const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../testing/node-host.ts'), join(home.root, 'host-home'), gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
     t.after(() => void host.kill('SIGKILL'));
     for await (const line of createInterface({ input: host.stdout! })) if (line.includes('"ready"')) break;
-    const shell = await until('the host\'s waiting shell', oneShell(host.pid!));
+    const shell = await until('the host\'s waiting shell', oneShell(host.pid!), 10_000);
     host.kill('SIGKILL');
-    await until('the waiting shell to end', () => !isAlive(shell));
+    await until('the waiting shell to end', () => (isAlive(shell) ? undefined : true), 10_000);
   });
 });
