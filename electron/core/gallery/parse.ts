@@ -43,12 +43,12 @@ export function parseGalleryIndex(text: string, source: IndexSource): ParsedInde
   if (expandedSize(top, GALLERY_MAX_EXPANDED) > GALLERY_MAX_EXPANDED) {
     throw new HangarError('bad-input', `gallery "${source.gallery}": its anchors expand to more than ${mebibytes(GALLERY_MAX_EXPANDED)} of text; refused`);
   }
-  const starts = itemStarts(events);
+  const lines = linesAt(text, itemStarts(events));
   const entries: GalleryEntry[] = [];
   const errors: string[] = [];
   top.forEach((value, index) => {
-    const offset = starts[index];
-    const where = offset === undefined ? `entry ${index + 1}` : `entry ${index + 1} (line ${lineAt(text, offset)})`;
+    const line = lines[index];
+    const where = line === undefined ? `entry ${index + 1}` : `entry ${index + 1} (line ${line})`;
     try {
       entries.push({ ...readEntry(value, where), ...source });
     } catch (error) {
@@ -74,10 +74,19 @@ function itemStarts(events: Event[]): number[] {
   return starts;
 }
 
-function lineAt(text: string, offset: number): number {
+/** The line of each offset (given in order), in one pass over the text. */
+function linesAt(text: string, offsets: number[]): number[] {
+  const lines: number[] = [];
   let line = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++;
-  return line;
+  let from = 0;
+  for (const offset of offsets) {
+    for (let i = text.indexOf('\n', from); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+      line++;
+      from = i + 1;
+    }
+    lines.push(line);
+  }
+  return lines;
 }
 
 /** The largest gallery Hangar reads (LocalAI's own index is about 0.3 MiB). */
