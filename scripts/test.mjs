@@ -1,5 +1,5 @@
 // Runs every node:test file (*.test.ts) under the source folders, through tsx.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -61,12 +61,28 @@ if (files.length === 0) {
 const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, Math.max(2, availableParallelism()));
 // --test-force-exit: a file whose tests have all ended exits, even if a child it leaked still holds one of its pipes
 // (a shell's sleeping child once held a file open for ten minutes, and its lane with it).
-const run = (list, env = process.env) => spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...list], { stdio: 'inherit', env }).status ?? 1;
-const status = run(files);
-// A full run then runs these again under the POSIX platform layer (ps, lsof, process groups: what macOS has), after
-// the rest and not beside it: they reserve the same ports as their first run. The set is the most telling of the
-// supervisor's, the swaps', the scan's and the LocalAI server link's (about a minute and a half on 2 cores); run any
-// other file so with `HANGAR_PLATFORM=posix node scripts/test.mjs FILE`.
-const posixStatus = filter.length === 0 && process.env.HANGAR_PLATFORM !== 'posix' ? run(POSIX, { ...process.env, HANGAR_PLATFORM: 'posix' }) : 0;
-if (posixStatus !== 0) console.error(`test: the files run again under HANGAR_PLATFORM=posix failed: ${POSIX.join(' ')}`);
-process.exit(status || posixStatus);
+const args = (list, lanes) => ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
+const exitOf = (child) => new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
+
+const main = spawn(process.execPath, args(files, concurrency), { stdio: 'inherit' });
+// A full run also runs these again under the POSIX platform layer (ps, lsof, process groups: what macOS has), beside
+// the rest in a lane of their own: under posix their fixed ports are other ranges (core/testing/test-ports.ts). The
+// set is the most telling of the supervisor's, the swaps', the scan's and the LocalAI server link's; run any other
+// file so with `HANGAR_PLATFORM=posix node scripts/test.mjs FILE`. Its report is printed once the main run's is done.
+const posixRun = filter.length === 0 && process.env.HANGAR_PLATFORM !== 'posix';
+let posixStatus = Promise.resolve(0);
+const posixReport = [];
+if (posixRun) {
+  const posix = spawn(process.execPath, args(POSIX, 1), { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HANGAR_PLATFORM: 'posix' } });
+  posix.stdout.on('data', (chunk) => posixReport.push(chunk));
+  posix.stderr.on('data', (chunk) => posixReport.push(chunk));
+  posixStatus = exitOf(posix);
+}
+const status = await exitOf(main);
+const posixCode = await posixStatus;
+if (posixRun) {
+  process.stdout.write('\n# the same files again, under HANGAR_PLATFORM=posix\n');
+  process.stdout.write(Buffer.concat(posixReport));
+  if (posixCode !== 0) console.error(`test: the files run again under HANGAR_PLATFORM=posix failed: ${POSIX.join(' ')}`);
+}
+process.exit(status || posixCode);

@@ -13,13 +13,14 @@ import { processesInDirectory } from './scan.ts';
 import { systemClock } from './restart-policy.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
 import { makeHome, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts';
+import { portsFor } from '../testing/test-ports.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
-// A range of its own, below the ephemeral ports (no other test file uses 292xx).
-const PORTS: [number, number] = [29200, 29279];
+// Ranges of its own, below the ephemeral ports (no other test file uses 292xx or 288xx).
+const PORTS = portsFor([29200, 29279], [28800, 28879]);
 // The hosts of the test that checks a model comes back on its port: the other tests' hosts still run meanwhile, and
 // restart what they watch, so they must not be able to take a port it left.
-const RESTORE_PORTS: [number, number] = [29280, 29299];
+const RESTORE_PORTS = portsFor([29280, 29299], [28880, 28899]);
 
 let home: Home;
 let echo: BackendTarget;

@@ -1,5 +1,5 @@
 // A scan lists what a supervised backend started (run.sh's children) as Hangar's: judged by its backend's directory,
-// never offered to be stopped on its own. Real processes; backend ports 29620-29629.
+// never offered to be stopped on its own. Real processes; backend ports 29620-29629, 28960-28969 under posix.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
 import { makeHome, startUpstream, type EchoServer, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
+import { portsFor } from '../testing/test-ports.ts';
 
 describe("a scan counts a backend's children as Hangar's", { skip: process.platform !== 'linux' && 'reads /proc' }, () => {
   let home: ReturnType<typeof makeHome>;
@@ -26,7 +27,7 @@ describe("a scan counts a backend's children as Hangar's", { skip: process.platf
       `sleep 300 & echo $! > '${sleeperFile}'`,
       `RELAY_UPSTREAM=${upstream.address} exec perl "$(dirname "$0")/relay.pl" "$@"`,
     ].join('\n'));
-    supervisor = new Supervisor({ ...home, runtimeEnv: { HANGAR_NODE: process.execPath }, portRange: [29620, 29629], stopGraceMs: 1000 });
+    supervisor = new Supervisor({ ...home, runtimeEnv: { HANGAR_NODE: process.execPath }, portRange: portsFor([29620, 29629], [28960, 28969]), stopGraceMs: 1000 });
     await supervisor.start();
   });
   after(async () => {

@@ -1,6 +1,6 @@
 // A backend's processes are its cgroup (where the machine allows one), its process group, its session and every
 // descendant, setsid children included: a stop, a swap, a closing host and the reaper of a killed host all reach
-// them. Real processes; backend ports 29580-29599 (and the default range, reserved machine-wide).
+// them. Real processes; backend ports 29580-29599, 28980-28999 under posix (and the default range, reserved machine-wide).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +14,7 @@ import { cgroupOf } from './cgroups.ts';
 import { isAlive, procStat } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
 import { makeHome, startUpstream, type EchoServer, swapOutOfBand, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
+import { portsFor } from '../testing/test-ports.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
@@ -69,7 +70,7 @@ describe('stopping a backend stops its whole tree', { skip: process.platform !==
   }
 
   test('stop() and close({ stopAll }) reach a setsid grandchild that left the group', async () => {
-    const supervisor = new Supervisor({ ...home, runtimeEnv, portRange: [29580, 29589], stopGraceMs: 1000 });
+    const supervisor = new Supervisor({ ...home, runtimeEnv, portRange: portsFor([29580, 29589], [28980, 28989]), stopGraceMs: 1000 });
     await supervisor.start();
     try {
       const stopped = writeForker();
@@ -92,7 +93,7 @@ describe('stopping a backend stops its whole tree', { skip: process.platform !==
 
   test("the reaper of a host killed with SIGKILL reaches a backend's setsid grandchild", async () => {
     const file = writeForker();
-    const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: join(home.root, 'host-state'), portRange: [29590, 29599] };
+    const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: join(home.root, 'host-state'), portRange: portsFor([29590, 29599], [28990, 28999]) };
     const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), 'idle', JSON.stringify(options), JSON.stringify(forker)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });

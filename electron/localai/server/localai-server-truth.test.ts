@@ -15,6 +15,7 @@ import { hangar, json, startAgent, until, type Agent } from '../../agent/test-ag
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
 import { StandInServer, type StandInServerOptions } from '../testing/standin-server.ts';
 import { TcpGate } from '../testing/tcp-gate.ts';
+import { portsFor } from '../../core/testing/test-ports.ts';
 
 describe('Hangar beside a running LocalAI server tells the truth', () => {
   let root: string;
@@ -62,7 +63,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     gallery = join(root, 'index.yaml');
     localaiGallery = join(root, 'localai-index.yaml');
     await offer('1.0.0', 'llama-1');
-    agent = await startAgent(home, gallery, ['--ports', '24320-24339', '--localai-poll', '5000']);
+    agent = await startAgent(home, gallery, ['--ports', portsFor([24320, 24339], [28920, 28939]).join('-'), '--localai-poll', '5000']);
     await ok('install', 'echo');
     await ok('install', 'llama-cpp');
     localai = new StandInServer(standIn());
