@@ -156,6 +156,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     this.store.watch((name) => this.directoryChanges.heard(name));
     await this.settingsStore.load();
     this.liveSettings.apply(['galleries', 'portRange', 'autoUpgrade', 'startTimeoutSec', 'backendStartTimeoutSec']);
+    // The galleries are read now, while the rest starts: a large index is parsed in a worker thread meanwhile, and the
+    // first client to ask finds it ready.
+    void this.galleries.entries().catch(() => undefined);
     // What an interrupted swap stopped runs again, from whichever tree recovery left live.
     const again = interrupted.flatMap((swap) => swap.note?.stopped.map((s) => s.model) ?? []);
     await this.supervisor.start({ restore: this.settingsStore.current().startBackendsOnLaunch, again });
