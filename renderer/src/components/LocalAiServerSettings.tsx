@@ -6,26 +6,25 @@ import { isLoopback } from '../../../shared/loopback.ts';
 import type { LocalAiServerView } from '../../../shared/types.ts';
 import { localaiServerSetting } from '../state/host-settings.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
-import { useAction } from './useAction.ts';
-import { Alert } from './Message.tsx';
+import { HostSettingForm, HostSettingSection } from './HostSettingSection.tsx';
 
 export function LocalAiServerSection() {
-  const view = localaiServerSetting.use((s) => s.view);
-  const load = useAction(localaiServerSetting.load);
-  useEffect(() => void load.run(), [load.run]);
-  if (!view) return load.error ? <Alert>Could not read the LocalAI server: {load.error}</Alert> : null;
   return (
-    <section className="card settings-section" aria-label="LocalAI server" data-testid="localai-server-settings">
-      <h2>LocalAI server</h2>
-      <p className="muted">
-        A LocalAI server (<code>local-ai run</code>) on this machine that uses this node&apos;s backends directory. Its models show under Processes;
-        after every upgrade, Hangar&apos;s or LocalAI&apos;s own, each one that ran from the replaced tree is stopped and loaded again on the new one.
-        Hangar calls only <code>/system</code>, <code>/backend/monitor</code>, <code>/backend/shutdown</code>, <code>/backend/load</code> and{' '}
-        <code>/version</code>.
-      </p>
-      <ServerState view={view} />
-      {view.fixed === null ? <ServerForm view={view} /> : <p className="muted">{view.fixed}</p>}
-    </section>
+    <HostSettingSection
+      setting={localaiServerSetting}
+      title="LocalAI server"
+      testId="localai-server-settings"
+      intro={
+        <>
+          A LocalAI server (<code>local-ai run</code>) on this machine that uses this node&apos;s backends directory. Its models show under Processes;
+          after every upgrade, Hangar&apos;s or LocalAI&apos;s own, each one that ran from the replaced tree is stopped and loaded again on the new one.
+          Hangar calls only <code>/system</code>, <code>/backend/monitor</code>, <code>/backend/shutdown</code>, <code>/backend/load</code> and{' '}
+          <code>/version</code>.
+        </>
+      }
+      state={(view) => <ServerState view={view} />}
+      form={(view) => <ServerForm view={view} />}
+    />
   );
 }
 
@@ -49,53 +48,41 @@ function ServerState({ view }: { view: LocalAiServerView }) {
 }
 
 function ServerForm({ view }: { view: LocalAiServerView }) {
-  const change = useAction(localaiServerSetting.change);
   const [form, setForm] = useState({ url: view.url ?? '', apiKey: '', insecure: view.insecure });
   useEffect(() => setForm({ url: view.url ?? '', apiKey: '', insecure: view.insecure }), [view.url, view.insecure]);
   const request = requestFrom<LocalAiServerRequest>(form);
   const problem = form.url === '' ? "Give the server's address." : localaiServerSetting.problem(request);
   return (
-    <>
-      <form
-        className="setting-row"
-        aria-label="LocalAI server to link"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!problem) void change.run(request);
-        }}
-      >
-        <JoinField label="Address" value={form.url} disabled={change.pending} onChange={(url) => setForm({ ...form, url })} testId="localai-server-url" placeholder="http://127.0.0.1:8080" grow />
-        <JoinField
-          label="API key"
-          type="password"
-          value={form.apiKey}
-          disabled={change.pending}
-          onChange={(apiKey) => setForm({ ...form, apiKey })}
-          testId="localai-server-api-key"
-          placeholder={view.hasApiKey ? 'kept' : ''}
-        />
-        {inClear(form.url) && (
-          <label className="setting-toggle">
-            <input type="checkbox" checked={form.insecure} disabled={change.pending} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} data-testid="localai-server-insecure" />
-            <span>Allow plain http:// to another machine: its API key and Hangar&apos;s calls cross the network in clear</span>
-          </label>
-        )}
-        <button type="submit" className="btn small primary" disabled={change.pending || problem !== null} data-testid="localai-server-save">
-          Link
-        </button>
-        {view.url && (
-          <button type="button" className="btn small" disabled={change.pending} onClick={() => void change.run(null)} data-testid="localai-server-forget">
-            Forget this server
-          </button>
-        )}
-        {problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
-      </form>
-      {change.error && (
-        <Alert>
-          {change.error}
-        </Alert>
+    <HostSettingForm
+      setting={localaiServerSetting}
+      label="LocalAI server to link"
+      request={request}
+      problem={problem}
+      showProblem={form.url !== ''}
+      save={{ text: 'Link', testId: 'localai-server-save' }}
+      forget={view.url ? { text: 'Forget this server', testId: 'localai-server-forget' } : null}
+    >
+      {(disabled) => (
+        <>
+          <JoinField label="Address" value={form.url} disabled={disabled} onChange={(url) => setForm({ ...form, url })} testId="localai-server-url" placeholder="http://127.0.0.1:8080" grow />
+          <JoinField
+            label="API key"
+            type="password"
+            value={form.apiKey}
+            disabled={disabled}
+            onChange={(apiKey) => setForm({ ...form, apiKey })}
+            testId="localai-server-api-key"
+            placeholder={view.hasApiKey ? 'kept' : ''}
+          />
+          {inClear(form.url) && (
+            <label className="setting-toggle">
+              <input type="checkbox" checked={form.insecure} disabled={disabled} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} data-testid="localai-server-insecure" />
+              <span>Allow plain http:// to another machine: its API key and Hangar&apos;s calls cross the network in clear</span>
+            </label>
+          )}
+        </>
       )}
-    </>
+    </HostSettingForm>
   );
 }
 

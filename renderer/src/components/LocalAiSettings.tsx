@@ -7,8 +7,7 @@ import type { LocalAiJoin, LocalAiSettingsView } from '../../../shared/types.ts'
 import { localaiSetting } from '../state/host-settings.ts';
 import { useNodes } from '../state/node.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
-import { useAction } from './useAction.ts';
-import { Alert } from './Message.tsx';
+import { HostSettingForm, HostSettingSection } from './HostSettingSection.tsx';
 
 interface Form {
   frontend: string;
@@ -38,20 +37,20 @@ function formFrom(join: LocalAiJoin | null): Form {
 
 /** Settings → LocalAI cluster: the frontend and NATS whose workers this host lists as nodes. */
 export function LocalAiSection() {
-  const view = localaiSetting.use((s) => s.view);
-  const load = useAction(localaiSetting.load);
-  useEffect(() => void load.run(), [load.run]);
-  if (!view) return load.error ? <Alert>Could not read the LocalAI cluster: {load.error}</Alert> : null;
   return (
-    <section className="card settings-section" aria-label="LocalAI cluster" data-testid="localai-settings">
-      <h2>LocalAI cluster</h2>
-      <p className="muted">
-        The workers of a LocalAI distributed cluster (<code>local-ai worker</code>) are listed as nodes of their own and managed over their own
-        protocol. Hangar reads the frontend&apos;s node list with an admin&apos;s API key and never writes to LocalAI&apos;s database.
-      </p>
-      <LinkState view={view} />
-      {view.fixed === null ? <LocalAiForm view={view} /> : <p className="muted">{view.fixed}</p>}
-    </section>
+    <HostSettingSection
+      setting={localaiSetting}
+      title="LocalAI cluster"
+      testId="localai-settings"
+      intro={
+        <>
+          The workers of a LocalAI distributed cluster (<code>local-ai worker</code>) are listed as nodes of their own and managed over their own
+          protocol. Hangar reads the frontend&apos;s node list with an admin&apos;s API key and never writes to LocalAI&apos;s database.
+        </>
+      }
+      state={(view) => <LinkState view={view} />}
+      form={(view) => <LocalAiForm view={view} />}
+    />
   );
 }
 
@@ -67,54 +66,43 @@ function LinkState({ view }: { view: LocalAiSettingsView }) {
 }
 
 function LocalAiForm({ view }: { view: LocalAiSettingsView }) {
-  const change = useAction(localaiSetting.change);
   const [form, setForm] = useState(() => formFrom(view.localai));
   useEffect(() => setForm(formFrom(view.localai)), [view.localai]);
   const request = requestFrom<LocalAiJoinRequest>(form);
   const problem = form.frontend === '' || form.nats === '' ? "Give the frontend's address and its NATS server's." : localaiSetting.problem(request);
-  const disabled = change.pending;
-  const field = (key: Exclude<keyof Form, 'insecure'>, label: string, props: { type?: string; placeholder?: string; grow?: boolean } = {}) => (
-    <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`localai-${key}`} />
-  );
   const kept = (has: boolean | undefined) => (has ? 'kept' : '');
   return (
-    <>
-      <form
-        className="setting-row"
-        aria-label="LocalAI cluster to manage"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!problem) void change.run(request);
-        }}
-      >
-        {field('frontend', 'Frontend', { placeholder: 'http://HOST:8080', grow: true })}
-        {field('apiKey', 'Admin API key', { type: 'password', placeholder: kept(view.localai?.hasApiKey) })}
-        {field('nats', 'NATS', { placeholder: 'nats://HOST:4222', grow: true })}
-        {field('natsUser', 'NATS user')}
-        {field('natsPassword', 'NATS password', { type: 'password', placeholder: kept(view.localai?.hasNatsPassword) })}
-        {field('natsToken', 'NATS token', { type: 'password', placeholder: kept(view.localai?.hasNatsToken) })}
-        {field('natsCredsFile', 'NATS credentials file')}
-        {field('natsCaFile', 'NATS CA file (tls://)')}
-        <label className="setting-toggle">
-          <input type="checkbox" checked={form.insecure} disabled={disabled} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} />
-          <span>Use a NATS server on another machine without credentials</span>
-        </label>
-        <button type="submit" className="btn small primary" disabled={disabled || problem !== null} data-testid="localai-save">
-          Connect
-        </button>
-        {view.localai && (
-          <button type="button" className="btn small" disabled={disabled} onClick={() => void change.run(null)} data-testid="localai-forget">
-            Forget this cluster
-          </button>
-        )}
-        {problem && form.frontend !== '' && form.nats !== '' && <span className="muted setting-problem">{problem}</span>}
-      </form>
-      {change.error && (
-        <Alert>
-          {change.error}
-        </Alert>
-      )}
-    </>
+    <HostSettingForm
+      setting={localaiSetting}
+      label="LocalAI cluster to manage"
+      request={request}
+      problem={problem}
+      showProblem={form.frontend !== '' && form.nats !== ''}
+      save={{ text: 'Connect', testId: 'localai-save' }}
+      forget={view.localai ? { text: 'Forget this cluster', testId: 'localai-forget' } : null}
+    >
+      {(disabled) => {
+        const field = (key: Exclude<keyof Form, 'insecure'>, label: string, props: { type?: string; placeholder?: string; grow?: boolean } = {}) => (
+          <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`localai-${key}`} />
+        );
+        return (
+          <>
+            {field('frontend', 'Frontend', { placeholder: 'http://HOST:8080', grow: true })}
+            {field('apiKey', 'Admin API key', { type: 'password', placeholder: kept(view.localai?.hasApiKey) })}
+            {field('nats', 'NATS', { placeholder: 'nats://HOST:4222', grow: true })}
+            {field('natsUser', 'NATS user')}
+            {field('natsPassword', 'NATS password', { type: 'password', placeholder: kept(view.localai?.hasNatsPassword) })}
+            {field('natsToken', 'NATS token', { type: 'password', placeholder: kept(view.localai?.hasNatsToken) })}
+            {field('natsCredsFile', 'NATS credentials file')}
+            {field('natsCaFile', 'NATS CA file (tls://)')}
+            <label className="setting-toggle">
+              <input type="checkbox" checked={form.insecure} disabled={disabled} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} />
+              <span>Use a NATS server on another machine without credentials</span>
+            </label>
+          </>
+        );
+      }}
+    </HostSettingForm>
   );
 }
 

@@ -17,6 +17,7 @@ import { LocalAiSection } from './LocalAiSettings.tsx';
 import { NumberSetting, Section, Toggle } from './SettingControls.tsx';
 import { useAction } from './useAction.ts';
 import { Alert, Message } from './Message.tsx';
+import { HostSettingForm } from './HostSettingSection.tsx';
 
 const FIXED_REASON = 'Set when this node was started; it can change after a restart.';
 
@@ -310,15 +311,10 @@ function FixedCluster({ view }: { view: ClusterSettingsView }) {
 
 /** The desktop app's cluster: what it joins when it next starts. */
 function ClusterForm({ view }: { view: ClusterSettingsView }) {
-  const change = useAction(clusterSetting.change);
   const [form, setForm] = useState(() => formFrom(view.next));
   useEffect(() => setForm(formFrom(view.next)), [view.next]);
   const request = requestFrom<ClusterJoinRequest>(form);
   const problem = form.url === '' ? 'Give the cluster\'s address, e.g. nats://HOST:4222.' : clusterSetting.problem(request);
-  const disabled = change.pending;
-  const field = (key: Exclude<keyof ClusterForm, 'insecure'>, label: string, props: { type?: string; placeholder?: string } = {}) => (
-    <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`cluster-${key}`} />
-  );
   const joined = view.joined ? `This app is in the cluster at ${view.joined.url}${view.joined.name ? ` as ${view.joined.name}` : ''}.` : 'This app runs on its own.';
   const pending = JSON.stringify(view.next) !== JSON.stringify(view.joined) ? ' The change takes effect when Hangar next starts.' : '';
   return (
@@ -327,49 +323,45 @@ function ClusterForm({ view }: { view: ClusterSettingsView }) {
         {joined}
         {pending && <span className="muted">{pending}</span>}
       </p>
-      <form
-        className="setting-row"
-        aria-label="Cluster to join"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!problem) void change.run(request);
-        }}
+      <HostSettingForm
+        setting={clusterSetting}
+        label="Cluster to join"
+        request={request}
+        problem={problem}
+        showProblem={form.url !== ''}
+        save={{ text: 'Save', testId: 'cluster-save' }}
+        forget={view.next ? { text: 'Leave the cluster', testId: 'cluster-leave' } : null}
       >
-        <label className="field grow">
-          Address
-          <input
-            value={form.url}
-            disabled={disabled}
-            placeholder="nats://HOST:4222"
-            onChange={(e) => setForm({ ...form, url: e.target.value.trim() })}
-            data-testid="cluster-url"
-          />
-        </label>
-        {field('name', 'Node name', { placeholder: 'hostname' })}
-        {field('user', 'User')}
-        {field('password', 'Password', { type: 'password', placeholder: view.next?.hasPassword ? 'kept' : '' })}
-        {field('token', 'Token', { type: 'password', placeholder: view.next?.hasToken ? 'kept' : '' })}
-        {field('credsFile', 'Credentials file')}
-        {field('caFile', 'CA file (tls://)')}
-        <label className="setting-toggle">
-          <input type="checkbox" checked={form.insecure} disabled={disabled} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} />
-          <span>Join a server on another machine without credentials</span>
-        </label>
-        <button type="submit" className="btn small primary" disabled={disabled || problem !== null} data-testid="cluster-save">
-          Save
-        </button>
-        {view.next && (
-          <button type="button" className="btn small" disabled={disabled} onClick={() => void change.run(null)} data-testid="cluster-leave">
-            Leave the cluster
-          </button>
-        )}
-        {problem && form.url !== '' && <span className="muted setting-problem">{problem}</span>}
-      </form>
-      {change.error && (
-        <Alert>
-          {change.error}
-        </Alert>
-      )}
+        {(disabled) => {
+          const field = (key: Exclude<keyof ClusterForm, 'insecure'>, label: string, props: { type?: string; placeholder?: string } = {}) => (
+            <JoinField {...props} label={label} value={form[key]} disabled={disabled} onChange={(value) => setForm({ ...form, [key]: value })} testId={`cluster-${key}`} />
+          );
+          return (
+            <>
+              <label className="field grow">
+                Address
+                <input
+                  value={form.url}
+                  disabled={disabled}
+                  placeholder="nats://HOST:4222"
+                  onChange={(e) => setForm({ ...form, url: e.target.value.trim() })}
+                  data-testid="cluster-url"
+                />
+              </label>
+              {field('name', 'Node name', { placeholder: 'hostname' })}
+              {field('user', 'User')}
+              {field('password', 'Password', { type: 'password', placeholder: view.next?.hasPassword ? 'kept' : '' })}
+              {field('token', 'Token', { type: 'password', placeholder: view.next?.hasToken ? 'kept' : '' })}
+              {field('credsFile', 'Credentials file')}
+              {field('caFile', 'CA file (tls://)')}
+              <label className="setting-toggle">
+                <input type="checkbox" checked={form.insecure} disabled={disabled} onChange={(e) => setForm({ ...form, insecure: e.target.checked })} />
+                <span>Join a server on another machine without credentials</span>
+              </label>
+            </>
+          );
+        }}
+      </HostSettingForm>
     </Section>
   );
 }

@@ -1,0 +1,75 @@
+// The shell every host setting's part of Settings shares (the LocalAI cluster, the LocalAI server): read when it
+// opens, what it is linked to now, and its form, or why the command line fixed it; the form links or forgets, says
+// the first reason the host would refuse it, and shows the host's refusal.
+import { useEffect, type ReactNode } from 'react';
+import type { HostSetting } from '../state/host-settings.ts';
+import { Alert } from './Message.tsx';
+import { useAction } from './useAction.ts';
+
+interface SectionProps<View extends { fixed: string | null }, Request> {
+  setting: HostSetting<View, Request>;
+  /** What it is, in the section's title and its errors ("LocalAI server"). */
+  title: string;
+  testId: string;
+  intro: ReactNode;
+  state: (view: View) => ReactNode;
+  form: (view: View) => ReactNode;
+}
+
+export function HostSettingSection<View extends { fixed: string | null }, Request>({ setting, title, testId, intro, state, form }: SectionProps<View, Request>) {
+  const view = setting.use((s) => s.view);
+  const load = useAction(setting.load);
+  useEffect(() => void load.run(), [load.run]);
+  if (!view) return load.error ? <Alert>Could not read the {title}: {load.error}</Alert> : null;
+  return (
+    <section className="card settings-section" aria-label={title} data-testid={testId}>
+      <h2>{title}</h2>
+      <p className="muted">{intro}</p>
+      {state(view)}
+      {view.fixed === null ? form(view) : <p className="muted">{view.fixed}</p>}
+    </section>
+  );
+}
+
+interface FormProps<Request> {
+  setting: HostSetting<unknown, Request>;
+  /** The form's accessible name. */
+  label: string;
+  request: Request;
+  /** Why the form cannot be sent yet (a field left empty, or the host's schema), or null. */
+  problem: string | null;
+  /** Whether to show `problem`: not while the form is still being filled in. */
+  showProblem: boolean;
+  save: { text: string; testId: string };
+  /** Offered once something is kept. */
+  forget: { text: string; testId: string } | null;
+  children: (disabled: boolean) => ReactNode;
+}
+
+export function HostSettingForm<Request>({ setting, label, request, problem, showProblem, save, forget, children }: FormProps<Request>) {
+  const change = useAction(setting.change);
+  return (
+    <>
+      <form
+        className="setting-row"
+        aria-label={label}
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (!problem) void change.run(request);
+        }}
+      >
+        {children(change.pending)}
+        <button type="submit" className="btn small primary" disabled={change.pending || problem !== null} data-testid={save.testId}>
+          {save.text}
+        </button>
+        {forget && (
+          <button type="button" className="btn small" disabled={change.pending} onClick={() => void change.run(null)} data-testid={forget.testId}>
+            {forget.text}
+          </button>
+        )}
+        {problem && showProblem && <span className="muted setting-problem">{problem}</span>}
+      </form>
+      {change.error && <Alert>{change.error}</Alert>}
+    </>
+  );
+}
