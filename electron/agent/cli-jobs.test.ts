@@ -1,38 +1,17 @@
 // Ctrl-C in the real `hangar` CLI while a job runs, against a real agent: the first cancels the job as the UI's
 // Cancel does and says so; a second leaves it running and says how to follow it. `jobs`, `wait` and `cancel`.
 import assert from 'node:assert/strict';
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { serveSlowly, type SlowServer } from '../../e2e/fixtures/slow-server.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+import { hangar, json, startAgent, startCli as start, until, type Agent } from './test-agent.ts';
 
 const run = promisify(execFile);
-
-interface Running {
-  stderr(): string;
-  interrupt(): void;
-  exited: Promise<{ code: number | null; stdout: string }>;
-}
-
-/** The CLI as a terminal runs it, with its stderr read as it comes. */
-function start(agent: Agent, ...args: string[]): Running {
-  const child = spawn(process.execPath, ['dist/agent/cli.js', '--node', agent.url, '--home', agent.home, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return {
-    stderr: () => stderr,
-    interrupt: () => child.kill('SIGINT'),
-    exited: once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout })),
-  };
-}
 
 describe('Ctrl-C and the jobs of the CLI', () => {
   let root: string;

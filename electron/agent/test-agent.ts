@@ -62,6 +62,26 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   }
 }
 
+export interface RunningCli {
+  stderr(): string;
+  interrupt(): void;
+  exited: Promise<{ code: number | null; stdout: string }>;
+}
+
+/** The CLI as a terminal runs it, with its stderr read as it comes. */
+export function startCli(agent: Agent, ...args: string[]): RunningCli {
+  const child = spawn(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return {
+    stderr: () => stderr,
+    interrupt: () => child.kill('SIGINT'),
+    exited: once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout })),
+  };
+}
+
 export async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
   const result = await hangar(agent, ...args, '--json');
   assert.equal(result.code, 0, result.stderr);

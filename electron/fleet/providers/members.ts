@@ -72,12 +72,16 @@ async function remoteCall(cluster: ClusterLink, method: NodeMethod, req: NodeRef
 
 /**
  * Waits for a job on another node without one long request: the job's events usually end the wait, and a
- * periodic `jobs` call both backs them up and notices a node that stopped answering.
+ * periodic `jobs` call both backs them up and notices a node that stopped answering. A broker outage is waited out:
+ * the job's end may have been told while it lasted, so the node is asked again as soon as the link is back.
  */
 function remoteWaitJob(cluster: ClusterLink, req: NodeRef & { id: string }, events: EventEmitter<{ event: [NodeEvent] }>): Promise<JobView> {
   return new Promise<JobView>((resolve, reject) => {
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let linked = cluster.status().link.connected;
+    let polling = false;
+    let again = false;
     const settle = (finish: () => void) => {
       if (settled) return;
       settled = true;
@@ -85,12 +89,22 @@ function remoteWaitJob(cluster: ClusterLink, req: NodeRef & { id: string }, even
       events.off('event', onEvent);
       finish();
     };
+    const askNow = () => {
+      clearTimeout(timer);
+      if (polling) again = true;
+      else void poll();
+    };
     const onEvent = (event: NodeEvent) => {
       if (event.type === 'job' && event.node === req.node && event.job.id === req.id && TERMINAL_JOB_STATES.has(event.job.state)) {
         settle(() => resolve(event.job));
+      } else if (event.type === 'cluster-status') {
+        const back = event.status.link.connected && !linked;
+        linked = event.status.link.connected;
+        if (back) askNow();
       }
     };
     const poll = async () => {
+      polling = true;
       try {
         const jobs = (await remoteCall(cluster, 'jobs', { node: req.node })) as JobView[];
         const job = jobs.find((j) => j.id === req.id);
@@ -98,7 +112,14 @@ function remoteWaitJob(cluster: ClusterLink, req: NodeRef & { id: string }, even
         if (TERMINAL_JOB_STATES.has(job.state)) return settle(() => resolve(job));
         if (!settled) timer = setTimeout(() => void poll(), cluster.callTimeoutMs);
       } catch (error) {
-        settle(() => reject(error as Error));
+        // Without the broker no node can answer: the link's return asks again.
+        if (!(error instanceof NodeUnreachable && !linked)) settle(() => reject(error as Error));
+      } finally {
+        polling = false;
+        if (again && !settled) {
+          again = false;
+          askNow();
+        }
       }
     };
     events.on('event', onEvent);

@@ -5,10 +5,11 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import type { NodeCard, RolloutView } from '../../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, startAgent, startCli, until, type Agent } from '../../agent/test-agent.ts';
 import { trustingHomes } from '../../cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../../cluster/test-nats.ts';
 
@@ -114,5 +115,30 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     assert.deepEqual(rollout.nodes.map((n) => [n.name, n.step]), [['p1', 'upgraded'], ['p2', 'skipped'], ['p3', 'upgraded']]);
     const p3 = (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(agents[0]!, 'ls', '--on', 'all')).find((c) => c.name === 'p3');
     assert.equal(p3?.backends?.[0]?.version, '1.3.0');
+  });
+
+  test('hangar wait --on a node waits out a broker outage, and ends once the link is back, not a call timeout later', async () => {
+    // A build that takes 3 s to answer Health, upgraded on p3 by p3 itself; p1 follows the job.
+    const slow = await echoSource(root, '1.5.0');
+    const runSh = join(slow, 'run.sh');
+    await writeFile(runSh, (await readFile(runSh, 'utf8')).replace(/^exec /m, 'sleep 3\nexec '));
+    for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: slow, version: '1.5.0' }]);
+    await until('p3 offers 1.5.0', async () => ((await json<Array<{ upgradable: boolean }>>(agents[2]!, 'ls'))[0]?.upgradable ? true : undefined), 5000);
+    const upgrading = hangar(agents[2]!, 'upgrade', 'echo');
+    const job = await until('the upgrade under way on p3', async () => (await json<Array<{ id: string; kind: string; state: string }>>(agents[2]!, 'jobs')).find((j) => j.kind === 'upgrade' && j.state === 'running'), 10_000);
+    const waiting = startCli(agents[0]!, 'wait', job.id, '--on', 'p3');
+    // The broker goes once the wait has the job (it shows the job's line) and follows it.
+    await until('the wait following the job', async () => (/upgrade echo/.test(waiting.stderr()) ? true : undefined), 10_000);
+    const port = Number(new URL(nats.url).port);
+    await nats.stop({ keepStore: true });
+    // The job's end is told while no one can hear it.
+    await until('p3 ended its upgrade with the broker away', async () => (await json<Array<{ id: string; finishedAt: string | null }>>(agents[2]!, 'jobs')).find((j) => j.id === job.id && j.finishedAt) ?? undefined, 20_000);
+    nats = await startNats([], port, nats.storeDir!);
+    const back = performance.now();
+    const waited = await waiting.exited;
+    const afterMs = performance.now() - back;
+    assert.equal(waited.code, 0, waiting.stderr());
+    assert.ok(afterMs < 4000, `the wait ended ${Math.round(afterMs)} ms after the broker came back (a call timeout is 10 s)`);
+    assert.equal((await upgrading).code, 0);
   });
 });
