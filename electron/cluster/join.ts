@@ -38,9 +38,10 @@ export interface ClusterLink {
   stores: Stores;
   /**
    * The members heard from (a viewer role), while the table is watched: `look` makes it live and waits for its first
-   * round of cards; `watch` keeps it live until released (a viewer-only host's always is).
+   * round of cards; `watch` keeps it live until released (a viewer-only host's always is), telling `heard` of every
+   * card or beat taken meanwhile.
    */
-  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean; look(): Promise<void>; watch(): () => void } | null;
+  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean; look(): Promise<void>; watch(heard?: (id: string) => void): () => void } | null;
   /** How long a call to another node may take before it counts as unanswered. */
   callTimeoutMs: number;
   /** Sends one signed call to a node; rejects with a RequestFailure. */

@@ -81,7 +81,7 @@ interface Round {
  * of its heartbeats in a row are missing. While the link to the server is down the others are `unknown`, not offline,
  * and this host's own node stays online.
  */
-export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [string]; watching: [boolean] }> {
+export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [string]; watching: [boolean]; heard: [string] }> {
   private readonly seen = new Map<string, Seen>();
   private subscription: Subscription | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -98,14 +98,16 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     super();
   }
 
-  /** Keeps the table live until the returned function is called, and a linger after. */
-  watch(): () => void {
+  /** Keeps the table live until the returned function is called, and a linger after; `heard` is told of each node heard from. */
+  watch(heard?: (id: string) => void): () => void {
     this.watchers++;
     this.begin();
+    if (heard) this.on('heard', heard);
     let released = false;
     return () => {
       if (released) return;
       released = true;
+      if (heard) this.off('heard', heard);
       this.watchers--;
       this.linger();
     };
@@ -229,6 +231,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     const heartbeat = { ...parsed.data, trusts: parsed.data.trusts ?? known?.heartbeat.trusts ?? [] };
     if (!known && !this.makeRoom(this.isMember(heartbeat))) return drop('too many nodes');
     this.record(heartbeat, sequence, checked.key, checked.stamp.at!);
+    this.emit('heard', id);
     this.round?.heard(id);
   }
 
@@ -252,6 +255,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     if (!known.heartbeat.leaving) known.offline = null;
     if (cardAt !== known.cardAt) this.askForCards();
     if (!wasOnline) this.emit('member', this.card(known));
+    this.emit('heard', id);
     this.round?.heard(id);
   }
 
