@@ -23,8 +23,8 @@ export function remoteWaitJob(cluster: ClusterLink, req: NodeRef & { id: string 
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
     let linked = cluster.status().link.connected;
-    let polling = false;
-    let again = false;
+    /** The newest poll: an older one still under way was asked before what called this one, so its answer is not used. */
+    let newest = 0;
     /** The node did not answer: what it said last, until it is heard from again. */
     let silent: Error | null = null;
     const settle = (finish: () => void) => {
@@ -35,52 +35,51 @@ export function remoteWaitJob(cluster: ClusterLink, req: NodeRef & { id: string 
       unwatch?.();
       finish();
     };
-    const askNow = () => {
-      clearTimeout(timer);
-      if (polling) again = true;
-      else void poll();
-    };
     const onHeard = (id: string) => {
       if (id !== req.node || silent === null) return;
       silent = null;
-      askNow();
+      void poll();
     };
     const onEvent = (event: NodeEvent) => {
       if (event.type === 'job' && event.node === req.node && event.job.id === req.id && TERMINAL_JOB_STATES.has(event.job.state)) {
         settle(() => resolve(event.job));
-      } else if (event.type === 'member' && event.node === req.node && event.member.status === 'offline' && silent !== null) {
+      } else if (event.type === 'member' && event.node === req.node && event.member.status === 'offline') {
+        // Gone quiet: either it did not answer already, or it is asked at once rather than at the next poll.
         const error = silent;
-        settle(() => reject(new NodeUnreachable(`${error.message}; the cluster says it is offline: ${event.member.reason}`)));
+        if (error) settle(() => reject(offline(error, event.member.reason)));
+        else void poll();
       } else if (event.type === 'cluster-status') {
         const back = event.status.link.connected && !linked;
         linked = event.status.link.connected;
-        if (back) askNow();
+        if (back) void poll();
       }
     };
     const poll = async () => {
-      polling = true;
+      const mine = ++newest;
+      clearTimeout(timer);
       try {
         const jobs = (await remoteCall(cluster, 'jobs', { node: req.node })) as JobView[];
+        if (mine !== newest) return;
         const job = jobs.find((j) => j.id === req.id);
         if (!job) return settle(() => reject(new HangarError('not-found', `no job ${req.id} on node ${labelOf(cluster, req.node)}`)));
         if (TERMINAL_JOB_STATES.has(job.state)) return settle(() => resolve(job));
         if (!settled) timer = setTimeout(() => void poll(), cluster.callTimeoutMs);
       } catch (error) {
+        if (mine !== newest) return;
         if (!(error instanceof NodeUnreachable) || !presence?.has(req.node)) return settle(() => reject(error as Error));
         // Without the broker no node can answer: the link's return asks again.
         if (!linked) return;
-        if (presence.card(req.node).status === 'offline') return settle(() => reject(error));
+        const card = presence.card(req.node);
+        if (card.status === 'offline') return settle(() => reject(offline(error, card.reason)));
         silent = error;
-      } finally {
-        polling = false;
-        if (again && !settled) {
-          again = false;
-          askNow();
-        }
       }
     };
     events.on('event', onEvent);
     const unwatch = presence?.watch(onHeard);
     void poll();
   });
+}
+
+function offline(unanswered: Error, reason: string | null): NodeUnreachable {
+  return new NodeUnreachable(`${unanswered.message}; the cluster says it is offline (${reason ?? 'no heartbeat'})`);
 }

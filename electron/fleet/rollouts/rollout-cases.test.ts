@@ -141,4 +141,23 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     assert.ok(afterMs < 4000, `the wait ended ${Math.round(afterMs)} ms after the broker came back (a call timeout is 10 s)`);
     assert.equal((await upgrading).code, 0);
   });
+
+  test('hangar wait --on a node that dies ends once the cluster says it is offline, not at the next poll', async () => {
+    const slow = await echoSource(root, '1.6.0');
+    const runSh = join(slow, 'run.sh');
+    await writeFile(runSh, (await readFile(runSh, 'utf8')).replace(/^exec /m, 'sleep 30\nexec '));
+    await writeGallery(galleries[2]!, [{ name: 'echo', uri: slow, version: '1.6.0' }]);
+    await until('p3 offers 1.6.0', async () => ((await json<Array<{ upgradable: boolean }>>(agents[2]!, 'ls'))[0]?.upgradable ? true : undefined), 5000);
+    void hangar(agents[2]!, 'upgrade', 'echo');
+    const job = await until('the upgrade under way on p3', async () => (await json<Array<{ id: string; kind: string; state: string }>>(agents[2]!, 'jobs')).find((j) => j.kind === 'upgrade' && j.state === 'running'), 10_000);
+    const waiting = startCli(agents[0]!, 'wait', job.id, '--on', 'p3');
+    await until('the wait following the job', async () => (/upgrade echo/.test(waiting.stderr()) ? true : undefined), 10_000);
+    const killed = performance.now();
+    agents[2]!.child.kill('SIGKILL');
+    const waited = await waiting.exited;
+    const afterMs = performance.now() - killed;
+    assert.notEqual(waited.code, 0);
+    assert.match(waiting.stderr(), /node p3 .* is not connected to the cluster; the cluster says it is offline \(no heartbeat since/);
+    assert.ok(afterMs < 5000, `the wait ended ${Math.round(afterMs)} ms after p3 died (3 heartbeats are ${3 * HEARTBEAT_MS} ms; a poll is 10 s away)`);
+  });
 });
