@@ -242,7 +242,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
    */
   private hearBeat(msg: Msg, id: string, drop: (reason: string) => void): void {
     const known = this.seen.get(id);
-    if (!known) return drop('no card yet');
+    // Beats that come before the cards asked for when this host began listening are the usual start, not a drop.
+    if (!known) return Date.now() - this.listeningSince < ROUND_MAX_MS ? undefined : drop('no card yet');
     const checked = check(msg, 'beat', id, this.options.cluster, known.key);
     if (!checked.ok) return drop(checked.reason);
     const [at = '', cardAt] = msg.string().split(' ');
