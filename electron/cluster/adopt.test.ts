@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { DesiredStateView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { cli, hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { generatedCluster, type GeneratedCluster } from './test-cluster.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
@@ -43,7 +42,7 @@ describe('hangar cluster init --adopt', () => {
     const pinned = await hangar(agents.desk!, 'pin', 'echo', '1.0.0', '--on', 'gpu1');
     assert.equal(pinned.code, 0, pinned.stderr);
     await until('gpu1 converged on the pin', async () => {
-      const view = await json<DesiredStateView>(agents.desk!, 'desired');
+      const view = await read(agents.desk!, 'desired');
       return view.nodes.some((n) => n.node === cluster.keys.gpu1!.id && n.state === 'converged') ? true : undefined;
     }, 20_000);
     await stopAll();
@@ -76,11 +75,11 @@ describe('hangar cluster init --adopt', () => {
     agents.desk = await startAgent(cluster.homes.desk!, gallery, ['--ports', PORTS.desk!, '--heartbeat', String(HEARTBEAT_MS)]);
     agents.gpu1 = await startAgent(cluster.homes.gpu1!, gallery, ['--ports', PORTS.gpu1!, '--heartbeat', String(HEARTBEAT_MS)], { ...process.env, HANGAR_JOIN_TOKEN: token });
     const card = await until('gpu1 online and trusting desk, under its old id', async () => {
-      const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
+      const cards = await read(agents.desk!, 'nodes');
       return cards.find((c) => c.name === 'gpu1' && c.status === 'online' && c.access === 'trusted');
     }, 15_000);
     assert.equal(card.id, cluster.keys.gpu1!.id);
-    const view = await json<DesiredStateView>(agents.desk!, 'desired');
+    const view = await read(agents.desk!, 'desired');
     assert.deepEqual(view.desired.map((d) => [d.backend, d.version]), [['echo', '1.0.0']], 'the pin made before is still in force');
     const listed = await hangar(agents.desk!, 'ls', '--on', 'gpu1');
     assert.equal(listed.code, 0, listed.stderr);

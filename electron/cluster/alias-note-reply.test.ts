@@ -5,8 +5,8 @@ import { once } from 'node:events';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BackendView, NodeCard } from '../../shared/types.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import type { BackendView } from '../../shared/types.ts';
+import { hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { buildMetadata, writeLocalAiDir } from '../core/testing/localai-layout.ts';
 import { trustingHomes } from './test-cluster.ts';
@@ -44,7 +44,7 @@ describe(`a node whose ${BUILDS.toLocaleString('en-US')} backend directories sha
 
   test('every row arrives, and the alias row says "b1 and 2,599 others"', async () => {
     const viewer = agents[1]!;
-    await until('n2 online', async () => (await json<NodeCard[]>(viewer, 'nodes')).find((c) => c.name === 'n2' && c.status === 'online'), 10_000);
+    await until('n2 online', async () => (await read(viewer, 'nodes')).find((c) => c.name === 'n2' && c.status === 'online'), 10_000);
     const listed = await hangar(viewer, 'ls', '--on', 'n2', '--json');
     assert.equal(listed.code, 0, listed.stderr);
     const rows = JSON.parse(listed.stdout) as BackendView[];

@@ -12,9 +12,8 @@ import { connect, PermissionViolationError, type NatsConnection } from '@nats-io
 import { after, before, describe, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import type { ClusterStatusView, DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { cli, hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, presenceSubject } from './subjects.ts';
@@ -105,7 +104,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     assert.deepEqual(steps.machines.map((m) => [m.machine, m.commands.length]), [['gpu1', 3], ['gpu2', 3], ['desk', 2], ['ops', 2]]);
     for (const viewer of ['desk', 'ops']) {
       const cards = await until(`both nodes seen by ${viewer}`, async () => {
-        const all = await json<NodeCard[]>(agents[viewer]!, 'nodes');
+        const all = await read(agents[viewer]!, 'nodes');
         return all.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? all : undefined;
       }, 3000);
       assert.deepEqual(cards.map((c) => [c.name, c.access]).sort(), [['gpu1', 'trusted'], ['gpu2', 'trusted'], [viewer, 'self']].sort());
@@ -119,9 +118,9 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     const fromNode = await hangar(agents.gpu1!, 'ls', '--on', 'gpu2');
     assert.equal(fromNode.code, 5);
     assert.match(fromNode.stderr, /joined the cluster as a node only \(--cluster-role node\)/);
-    const itself = await json<NodeCard[]>(agents.gpu1!, 'nodes');
+    const itself = await read(agents.gpu1!, 'nodes');
     assert.deepEqual(itself.map((c) => [c.name, c.self]), [['gpu1', true]]);
-    const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
+    const status = await read(agents.gpu1!, 'clusterStatus');
     assert.deepEqual([status.role, status.id, status.trusted, status.violations], ['node', keys.gpu1!.id, 2, []]);
   });
 
@@ -135,17 +134,17 @@ describe('a cluster set up with hangar cluster nats-config', () => {
       assert.equal(result.code, 0, `${line}: ${result.stderr}`);
       if (line.startsWith('hangar pin')) {
         await until('gpu2 installs the pinned echo and says it converged', async () => {
-          const view = await json<DesiredStateView>(agents.ops!, 'desired');
+          const view = await read(agents.ops!, 'desired');
           return view.nodes.some((n) => n.node === keys.gpu2!.id && n.state === 'converged') ? true : undefined;
         }, 15_000);
       }
     }
     assert.deepEqual((await json<Array<{ name: string; version: string }>>(agents.ops!, 'ls', '--on', 'gpu2')).map((b) => [b.name, b.version]), [['echo', '1.0.0']]);
-    const listed = await json<RolloutView[]>(agents.ops!, 'rollouts');
+    const listed = await read(agents.ops!, 'rollouts');
     assert.deepEqual(listed.map((r) => [r.coordinator.name, r.state, r.nodes.map((n) => n.step)]), [['desk', 'done', ['unchanged', 'unchanged']]]);
     assert.equal((await hangar(agents.gpu1!, 'pin', 'echo', '1.0.0')).stderr, "hangar: this host joined the cluster as a node only (--cluster-role node): pins and rollouts are a viewer's\n");
     for (const machine of ['gpu1', 'gpu2', 'desk', 'ops']) {
-      const status = await json<ClusterStatusView>(agents[machine]!, 'cluster', 'status');
+      const status = await read(agents[machine]!, 'clusterStatus');
       assert.deepEqual([status.store, status.violations], [{ available: true, reason: null }, []], `${machine} reads and writes what it needs`);
     }
   });
@@ -167,7 +166,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     assert.equal(await refused('gpu1', BUCKETS.rollouts, 'x'), `Permissions Violation for Publish to "$KV.${BUCKETS.rollouts}.x"`);
     assert.equal(await refused('gpu1', BUCKETS.status, keys.gpu2!.id), `Permissions Violation for Publish to "$KV.${BUCKETS.status}.${keys.gpu2!.id}"`);
     assert.equal(await refused('desk', BUCKETS.status, keys.gpu1!.id), `Permissions Violation for Publish to "$KV.${BUCKETS.status}.${keys.gpu1!.id}"`);
-    const view = await json<DesiredStateView>(agents.desk!, 'desired');
+    const view = await read(agents.desk!, 'desired');
     assert.deepEqual(view.desired.map((d) => [d.backend, d.version]), [['echo', '1.0.0']], 'the pin is as the viewer wrote it');
   });
 
@@ -203,7 +202,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
       await intruder.close();
     }
     assert.deepEqual(await json(agents.desk!, 'ls', '--on', 'gpu2'), before, 'gpu2 did nothing');
-    const deskStatus = await json<ClusterStatusView>(agents.desk!, 'cluster', 'status');
+    const deskStatus = await read(agents.desk!, 'clusterStatus');
     assert.deepEqual(deskStatus.dropped.cards, {}, 'the refused card never reached a viewer');
   });
 

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import type { ClusterStatusView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { bucketStreamConfig } from './store/store-limits.ts';
 import { BUCKETS } from './subjects.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
@@ -40,7 +39,7 @@ test('a desired bucket made first with rollups and purges allowed is not used: t
   await writeGallery(gallery, [{ name: 'echo', uri: await echoSource(root, '1.0.0'), version: '1.0.0' }]);
   agent = await startAgent(join(root, 'home'), gallery, ['--cluster', nats.url, '--name', 'n1', '--ports', '23800-23809', '--heartbeat', '300']);
   const store = await until('the store refused', async () => {
-    const { store } = await json<ClusterStatusView>(agent!, 'cluster', 'status');
+    const { store } = await read(agent!, 'clusterStatus');
     return store.available ? undefined : store;
   }, 10_000);
   assert.match(store.reason ?? '', /hangar-desired bucket was not made as Hangar makes it \(it allows rollup headers; it allows purges\): delete stream KV_hangar-desired/);

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import type { RolloutView } from '../../shared/types.ts';
 import { connect } from '../agent/connect.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
@@ -26,7 +26,7 @@ describe('the cluster in its own words', () => {
     const uri = await echoSource(root, version);
     for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri, version }]);
   };
-  const cards = () => json<NodeCard[]>(agents.v1!, 'nodes');
+  const cards = () => read(agents.v1!, 'nodes');
   const versions = async () => (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(agents.v1!, 'ls', '--on', 'all')).map((c) => [c.name, c.backends?.[0]?.version ?? '-']);
 
   before(async () => {

@@ -6,10 +6,10 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard, RolloutView } from '../../shared/types.ts';
+import type { RolloutView } from '../../shared/types.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { ClusterHealth } from './health.ts';
 import { loadIdentity } from './node-key.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
@@ -34,7 +34,7 @@ describe('a cluster over NATS', () => {
     agents[i] = await startAgent(join(root, `home-${i}`), galleries[i]!, clusterArgs(`n${i + 1}`, `23${i + 1}00-23${i + 1}99`));
     return agents[i]!;
   };
-  const nodesSeenBy = (agent: Agent) => json<NodeCard[]>(agent, 'nodes');
+  const nodesSeenBy = (agent: Agent) => read(agent, 'nodes');
 
   before(async () => {
     root = await tempDir('cluster');
@@ -188,7 +188,7 @@ describe('a cluster over NATS', () => {
     const back = await until('n3 online again', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'online'), 1000);
     assert.equal(back.id, ids[2]);
 
-    const [recorded] = await json<RolloutView[]>(agents[2]!, 'rollouts');
+    const [recorded] = await read(agents[2]!, 'rollouts');
     assert.deepEqual(recorded?.nodes.map((n) => n.step), ['upgraded', 'failed', 'skipped']);
     const human = await hangar(agents[2]!, 'rollouts');
     assert.match(human.stdout, new RegExp(`^rollout ${recorded!.id}: echo → 1\\.1\\.0 on every node, halted`));

@@ -13,10 +13,9 @@ import { after, before, describe, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import type { ClusterStatusView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect as connectAgent } from '../agent/connect.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
@@ -41,8 +40,8 @@ describe('what hostile input costs the cluster', () => {
   let betaCard: Record<string, unknown>;
   let sequence = Date.now() * 1000;
 
-  const status = (agent: Agent) => json<ClusterStatusView>(agent, 'cluster', 'status');
-  const cards = () => json<NodeCard[]>(viewer, 'nodes');
+  const status = (agent: Agent) => read(agent, 'clusterStatus');
+  const cards = () => read(viewer, 'nodes');
   const args = (name: string, ports: string) => ['--cluster', nats.url, '--name', name, '--ports', ports, '--heartbeat', String(HEARTBEAT_MS)];
   /** A card of a node that is not there: signed by its own key, valid by the schema. */
   const announce = (key: ClusterIdentity, name: string, extra: Record<string, unknown> = {}) => {
@@ -113,7 +112,7 @@ describe('what hostile input costs the cluster', () => {
       assert.deepEqual((await json<Array<{ name: string }>>(viewer, 'ls', '--on', 'beta')).map((b) => b.name), ['echo']);
       const rolled = await hangar(viewer, 'upgrade', 'echo', '--on', 'all');
       assert.equal(rolled.code, 0, rolled.stderr);
-      const rollout = (await json<RolloutView[]>(viewer, 'rollouts'))[0]!;
+      const rollout = (await read(viewer, 'rollouts'))[0]!;
       assert.equal(rollout.state, 'done');
       assert.equal(rollout.nodes.find((n) => n.id === impostor.id)?.reason, 'not trusted by this node');
     } finally {
@@ -220,6 +219,6 @@ describe('what hostile input costs the cluster', () => {
     await until('every one listed as untrusted', async () => ((await status(viewer)).untrusted.filter((r) => r.bucket === 'rollouts').length >= 60 ? true : undefined), 10_000);
     const listed = await hangar(viewer, 'rollouts');
     assert.equal(listed.code, 0, listed.stderr);
-    assert.ok((await json<RolloutView[]>(viewer, 'rollouts')).every((r) => !r.id.startsWith('flood-')));
+    assert.ok((await read(viewer, 'rollouts')).every((r) => !r.id.startsWith('flood-')));
   });
 });

@@ -8,10 +8,9 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
-import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect as connectAgent } from '../agent/connect.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { MAX_REQUEST_BYTES } from './member.ts';
@@ -41,7 +40,7 @@ describe('the cluster against hostile NATS traffic', () => {
   let betaId: string;
   const stderr: string[] = [];
 
-  const status = (agent: Agent) => json<ClusterStatusView>(agent, 'cluster', 'status');
+  const status = (agent: Agent) => read(agent, 'clusterStatus');
   const total = (counts: Record<string, number>) => Object.values(counts).reduce((a, b) => a + b, 0);
   const refusedOrDropped = async () => {
     const [v, b] = await Promise.all([status(viewer), status(beta)]);
@@ -58,7 +57,7 @@ describe('the cluster against hostile NATS traffic', () => {
     beta = await startAgent(join(root, 'beta'), gallery, ['--cluster', nats.url, '--name', 'beta', '--ports', '23730-23739', '--heartbeat', '300']);
     for (const agent of [viewer, beta]) agent.child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
     watching = await connectAgent({ node: viewer.url, home: viewer.home });
-    betaId = (await until('beta online', async () => (await json<NodeCard[]>(viewer, 'nodes')).find((c) => c.name === 'beta' && c.status === 'online'), 3000)).id;
+    betaId = (await until('beta online', async () => (await read(viewer, 'nodes')).find((c) => c.name === 'beta' && c.status === 'online'), 3000)).id;
     nc = await connect({ servers: nats.url.replace('nats://', '') });
     outsider = await loadIdentity(join(root, 'outsider'));
   });
@@ -145,7 +144,7 @@ describe('the cluster against hostile NATS traffic', () => {
     assert.equal(refused, tried, 'every hostile message was refused or dropped, and counted');
     assert.equal(crashes, 0);
     assert.equal(changed, 0);
-    const after = await json<NodeCard[]>(viewer, 'nodes');
+    const after = await read(viewer, 'nodes');
     assert.deepEqual(after.map((c) => [c.name, c.status]), [['beta', 'online'], ['viewer', 'online']], 'no forged card took a place');
     assert.deepEqual((await json<Array<{ name: string }>>(viewer, 'ls', '--on', 'beta')).map((b) => b.name), ['echo'], 'the link and the node still serve');
   });

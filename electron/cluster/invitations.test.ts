@@ -7,10 +7,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
-import type { NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect } from '../agent/connect.ts';
-import { cli, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { cli, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -98,7 +97,7 @@ describe('invitations from Settings (clusterInvitations, clusterInvite, clusterJ
     await start('gpu');
     assert.equal((await clients.gpu!.clusterInvitations(local)).restart, false);
     const cards = await until('gpu online in the admin\'s nodes', async () => {
-      const seen = await json<NodeCard[]>(agents.admin!, 'nodes');
+      const seen = await read(agents.admin!, 'nodes');
       return seen.some((c) => c.name === 'gpu' && c.status === 'online') ? seen : undefined;
     }, 15_000);
     assert.deepEqual(cards.find((c) => c.name === 'gpu')?.labels, { gpu: 'a100' });

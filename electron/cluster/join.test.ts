@@ -10,9 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, credsAuthenticator, headers, type NatsConnection } from '@nats-io/transport-node';
-import type { ClusterStatusView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { cli, hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { readAdmin } from './admin-home.ts';
 import { loadIdentity } from './node-key.ts';
 import { decodeInvitation, encodeInvitation } from './invitation.ts';
@@ -104,13 +103,13 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
 
   test('every machine is online in the admin\'s nodes, and the extra viewer calls both nodes with no trust line typed', async () => {
     const online = await until('gpu1, gpu2 online and trusting the admin', async () => {
-      const cards = await json<NodeCard[]>(agents.admin!, 'nodes');
+      const cards = await read(agents.admin!, 'nodes');
       return cards.filter((c) => c.status === 'online' && (c.access === 'trusted' || c.self)).length === 3 ? cards : undefined;
     }, 15_000);
     assert.deepEqual(online.map((c) => c.name).sort(), ['admin', 'gpu1', 'gpu2']);
     assert.deepEqual(online.find((c) => c.name === 'gpu2')?.labels, { gpu: 'a100' }, 'the labels its invitation gave');
     await until('ops trusted by both nodes', async () => {
-      const cards = await json<NodeCard[]>(agents.ops!, 'nodes');
+      const cards = await read(agents.ops!, 'nodes');
       return cards.filter((c) => c.access === 'trusted' && c.name.startsWith('gpu')).length === 2 ? true : undefined;
     }, 15_000);
     const installed = await hangar(agents.ops!, 'install', 'echo', '--on', 'gpu2');
@@ -160,7 +159,7 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
       for await (const s of nc.status()) if (s.type === 'error') errors.push(s.error.message);
     })();
     try {
-      const cards = await json<NodeCard[]>(agents.admin!, 'nodes');
+      const cards = await read(agents.admin!, 'nodes');
       const gpu2 = cards.find((c) => c.name === 'gpu2')!.id;
       nc.subscribe(callSubject(gpu2));
       nc.subscribe('_INBOX.ops.>');
@@ -219,7 +218,7 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
       await assert.rejects(jetstream(gpu1).publish(kvSubject(BUCKETS.status, gpu1Id!), 'x', { headers: rollup }), /rollup not permitted/);
       await gpu1.flush();
       assert.deepEqual(await held(), before, 'no bucket holds anything new');
-      const cards = await json<NodeCard[]>(agents.admin!, 'nodes');
+      const cards = await read(agents.admin!, 'nodes');
       assert.deepEqual(cards.filter((c) => c.name.startsWith('gpu')).map((c) => [c.name, c.status]).sort(), [['gpu1', 'online'], ['gpu2', 'online']]);
     } finally {
       await gpu1.close();
@@ -253,27 +252,27 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     const members = await openMembers(adminLink, false, '_INBOX.admin');
     const opsId = (await loadIdentity(homes.ops!)).id;
     const granted = (await members.get(opsId))!;
-    const trusted = (await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted;
+    const trusted = (await read(agents.gpu1!, 'clusterStatus')).trusted;
     const revoked = await cli('--home', homes.admin!, 'cluster', 'revoke', 'ops');
     assert.equal(revoked.code, 0, revoked.stderr);
     await until('ops refused by the server', async () => {
-      const status = await json<ClusterStatusView>(agents.ops!, 'cluster', 'status');
+      const status = await read(agents.ops!, 'clusterStatus');
       return status.link.connected ? undefined : true;
     }, 10_000);
     const call = await hangar(agents.ops!, 'ls', '--on', 'gpu1');
     assert.equal(call.code, 1);
     await until('gpu1 no longer trusts ops', async () => {
-      const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
+      const status = await read(agents.gpu1!, 'clusterStatus');
       return status.trusted === trusted - 1 ? true : undefined;
     }, 10_000);
     // The grant as it was before, played back over the withdrawal (as one who may write grants could): never taken.
     await adminLink.request(`$KV.${BUCKETS.members}.${opsId}`, granted.value);
     await adminLink.close();
     await until('the replayed grant read and refused', async () => {
-      const status = await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status');
+      const status = await read(agents.gpu1!, 'clusterStatus');
       return Object.keys(status.dropped.records).some((reason) => /a replay/.test(reason)) ? true : undefined;
     }, 10_000);
-    assert.equal((await json<ClusterStatusView>(agents.gpu1!, 'cluster', 'status')).trusted, trusted - 1, 'ops still not trusted');
+    assert.equal((await read(agents.gpu1!, 'clusterStatus')).trusted, trusted - 1, 'ops still not trusted');
     const listed = await cli('--home', homes.admin!, 'cluster', 'members', '--json');
     const list = JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null; invitedBy: string; joined: string | null; lastSeen: string | null }>;
     assert.deepEqual(list.map((m) => [m.name, m.invitedBy, m.joined !== null, m.revoked !== null]), [

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
+import type { RolloutView } from '../../shared/types.ts';
 import { isAlive } from '../core/supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { answering, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { answering, hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
@@ -21,7 +21,7 @@ describe('labels, cordon and drain', () => {
   const agents: Agent[] = [];
   const galleries: string[] = [];
 
-  const cards = () => json<NodeCard[]>(agents[0]!, 'nodes');
+  const cards = () => read(agents[0]!, 'nodes');
   const card = async (name: string) => (await cards()).find((c) => c.name === name)!;
   const versions = async (on = 'all') => (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(agents[0]!, 'ls', '--on', on)).map((c) => [c.name, c.backends?.[0]?.version ?? '-']);
   const publish = async (version: string) => {
@@ -84,7 +84,7 @@ describe('labels, cordon and drain', () => {
 
     const l2 = (await card('l2')).id;
     const waiting = await until('l2 says it is cordoned', async () => {
-      const said = (await json<DesiredStateView>(agents[0]!, 'desired')).nodes.find((n) => n.node === l2);
+      const said = (await read(agents[0]!, 'desired')).nodes.find((n) => n.node === l2);
       return said?.state === 'drifted' ? said : undefined;
     }, 5000);
     assert.equal(waiting.reason, 'cordoned: no rollout or convergence touches it');

@@ -8,9 +8,9 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
-import type { BackendView, GalleryEntryView, NodeCard } from '../../shared/types.ts';
+import type { BackendView, GalleryEntryView } from '../../shared/types.ts';
 import { installedBackends, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { MAX_PARTS } from './payload.ts';
 import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
@@ -35,7 +35,7 @@ describe(`a node with ${BACKENDS} backends answers through another host`, () => 
     const args = (name: string, ports: string) => ['--cluster', nats!.url, '--name', name, '--ports', ports, '--heartbeat', '500'];
     big = await startAgent(join(root, 'big'), bigGallery, args('big', '23700-23709'));
     viewer = await startAgent(join(root, 'viewer'), smallGallery, args('viewer', '23710-23719'));
-    const card = await until('big online', async () => (await json<NodeCard[]>(viewer!, 'nodes')).find((c) => c.name === 'big' && c.status === 'online'), 5000);
+    const card = await until('big online', async () => (await read(viewer!, 'nodes')).find((c) => c.name === 'big' && c.status === 'online'), 5000);
     bigId = card.id;
     return { nats, big, viewer };
   }
@@ -103,7 +103,7 @@ describe(`a node with ${BACKENDS} backends answers through another host`, () => 
     assert.match(listed.stderr, new RegExp(`^hangar: the reply is \\d+\\.\\d MiB: more than ${MAX_PARTS} messages of this cluster's max_payload \\(4\\.0 KiB\\) can carry\\n$`));
     assert.equal(big.child.exitCode, null, 'the node is still running');
     assert.deepEqual(await json(viewer!, 'ps', '--on', bigId), [], 'and answers the next call');
-    const status = await json<{ unsent: Record<string, number> }>(big, 'cluster', 'status');
+    const status = await read(big, 'clusterStatus');
     assert.equal(status.unsent['reply too large'], 1);
   });
 });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as connectNats, type Msg } from '@nats-io/transport-node';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { connect } from '../agent/connect.ts';
 import { tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import type { NodeCard } from '../../shared/types.ts';
@@ -66,7 +66,7 @@ describe('presence goes only where the cluster is watched', () => {
       const counts = await received();
       return counts.n1 === 0 && counts.n2 === 0 ? true : undefined;
     }, 10_000);
-    const cards = await json<NodeCard[]>(agents[0]!, 'nodes');
+    const cards = await read(agents[0]!, 'nodes');
     assert.deepEqual(cards.map((c) => [c.name, c.status]), [['n1', 'online'], ['n2', 'online']]);
     const watched = await received();
     assert.ok(watched.n1! >= 3, `n1 heard ${watched.n1} messages in ${WINDOW_MS} ms of being watched`);
@@ -74,7 +74,7 @@ describe('presence goes only where the cluster is watched', () => {
   });
 
   test('between cards a node sends beats of under 200 bytes that keep it online; a change goes out as a card at once', async () => {
-    const n2 = (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === 'n2')!;
+    const n2 = (await read(agents[0]!, 'nodes')).find((c) => c.name === 'n2')!;
     const nc = await connectNats({ servers: nats.url.replace('nats://', '') });
     const heard: Array<{ beat: boolean; bytes: number; labels: unknown }> = [];
     const sub = nc.subscribe(presenceSubject(n2.id), {
@@ -91,7 +91,7 @@ describe('presence goes only where the cluster is watched', () => {
       const cards = heard.length - beats.length;
       assert.ok(cards >= 1 && cards <= 3, `${cards} cards in ${CARD_EVERY_HEARTBEATS + 2} heartbeats with nothing changed: the one that refreshes the resources`);
       assert.ok(beats.every((b) => b.bytes < 200), `beats of ${beats.map((b) => b.bytes).join(', ')} bytes`);
-      const seen = (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.id === n2.id);
+      const seen = (await read(agents[0]!, 'nodes')).find((c) => c.id === n2.id);
       assert.equal(seen?.status, 'online', 'online on beats alone');
       assert.equal(seen?.access, 'trusted', 'a card without its unchanged trust list keeps the one told before');
 
@@ -120,10 +120,10 @@ describe('presence goes only where the cluster is watched', () => {
 
   test('a member that left while no one watched is not shown online when someone looks again, and turns offline', async () => {
     agents[1]!.child.kill('SIGKILL');
-    const [, n2] = await json<NodeCard[]>(agents[0]!, 'nodes');
+    const [, n2] = await read(agents[0]!, 'nodes');
     assert.equal(n2?.name, 'n2');
     assert.notEqual(n2?.status, 'online');
     assert.match(n2?.reason ?? '', /^(not heard since this host began watching the cluster|no heartbeat since \d{4}-\d\d-\d\dT)/);
-    await until('n2 offline', async () => (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === 'n2' && c.status === 'offline'), 3000 + 3 * HEARTBEAT_MS);
+    await until('n2 offline', async () => (await read(agents[0]!, 'nodes')).find((c) => c.name === 'n2' && c.status === 'offline'), 3000 + 3 * HEARTBEAT_MS);
   });
 });

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard, ResourcesView } from '../../shared/types.ts';
+import type { ResourcesView } from '../../shared/types.ts';
 import { fakeGpuTools } from '../core/testing/fake-gpu-tools.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { trustingHomes } from './test-cluster.ts';
 import { startNats, type NatsServer } from './test-nats.ts';
 
@@ -36,7 +36,7 @@ describe('machines you can see', () => {
     const env = { ...process.env, PATH: `${tools.nvidia}:${tools.amd}:${process.env.PATH}`, FAKE_GPU_APPS: apps, HANGAR_FORCE_CAPABILITY: 'default' };
     agents.push(await startAgent(join(root, 'gpu'), gallery, [...common, '--name', 'gpu', '--ports', '26300-26309'], env));
     agents.push(await startAgent(join(root, 'plain'), gallery, [...common, '--name', 'plain', '--ports', '26310-26319']));
-    await until('both nodes online', async () => ((await json<NodeCard[]>(agents[1]!, 'nodes')).filter((c) => c.status === 'online').length === 2 ? true : undefined), 5000);
+    await until('both nodes online', async () => ((await read(agents[1]!, 'nodes')).filter((c) => c.status === 'online').length === 2 ? true : undefined), 5000);
   });
 
   after(async () => {
@@ -46,7 +46,7 @@ describe('machines you can see', () => {
   });
 
   test("each node's card carries its CPUs, memory, disk and GPUs; a node with no GPU tool says so", async () => {
-    const cards = await json<NodeCard[]>(agents[1]!, 'nodes');
+    const cards = await read(agents[1]!, 'nodes');
     const gpu = cards.find((c) => c.name === 'gpu')!.resources!;
     assert.deepEqual(gpu.gpuTools, ['nvidia-smi', 'rocm-smi']);
     assert.deepEqual(gpu.gpus, [

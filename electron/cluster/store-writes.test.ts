@@ -12,9 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import { jetstream, jetstreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import type { ClusterStatusView, DesiredStateView, NodeCard } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity } from './node-key.ts';
 import { seal } from './store/sealed.ts';
 import { generatedCluster } from './test-cluster.ts';
@@ -57,7 +56,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
   const start = async (machine: string) => {
     agents[machine] = await startAgent(homes[machine]!, gallery, agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: passwords[machine]! });
   };
-  const desired = () => json<DesiredStateView>(agents.desk!, 'desired');
+  const desired = () => read(agents.desk!, 'desired');
   const versions = async () =>
     (await json<Array<{ name: string; backends: Array<{ name: string; version: string }> | null }>>(agents.desk!, 'ls', '--on', 'all'))
       .filter((c) => c.name !== 'desk')
@@ -107,7 +106,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
     agentArgs.ops![at + 1] = String(SWEEP_AFTER);
     for (const machine of ['n1', 'n2', 'desk']) await start(machine);
     await until('both nodes online and trusting desk', async () => {
-      const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
+      const cards = await read(agents.desk!, 'nodes');
       return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? true : undefined;
     }, 5000);
     await ok('desk', 'pin', 'echo', '1.0.0');
@@ -248,7 +247,7 @@ describe('who can make JetStream write, under the generated NATS configuration',
     const restarted = Date.now();
     await start('desk');
     // Every key but desk's own pin is mallory's: not taken, each counted.
-    const untaken = () => json<ClusterStatusView>(agents.desk!, 'cluster', 'status').then((s) => Object.values(s.dropped.records).reduce((a, b) => a + b, 0));
+    const untaken = () => read(agents.desk!, 'clusterStatus').then((s) => Object.values(s.dropped.records).reduce((a, b) => a + b, 0));
     await until('desk read the whole bucket', async () => ((await untaken()) >= limit - 1 ? true : undefined), 60_000);
     const readMs = Date.now() - restarted;
     const [cpu, peak] = await usage(agents.desk!.child.pid!);

@@ -12,10 +12,10 @@ import { after, before, describe, test } from 'node:test';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import type { ClusterStatusView, DesiredStateView, NodeCard, NodeConvergence, RolloutView } from '../../shared/types.ts';
+import type { NodeConvergence, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { mountTmpfs, type Tmpfs } from '../core/testing/tmpfs.ts';
-import { cli, hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { cli, hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { clusterOf } from './cluster-id.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { seal } from './store/sealed.ts';
@@ -48,8 +48,8 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
   const asUser = (user: string): Promise<NatsConnection> =>
     connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]!, inboxPrefix: `_INBOX_${user}` });
   const bucketAs = (nc: NatsConnection, bucket: string): Promise<KV> => new Kvm(jetstream(nc)).open(bucket, { allow_direct: true });
-  const status = (machine: string) => json<ClusterStatusView>(agents[machine]!, 'cluster', 'status');
-  const desired = () => json<DesiredStateView>(agents.desk!, 'desired');
+  const status = (machine: string) => read(agents[machine]!, 'clusterStatus');
+  const desired = () => read(agents.desk!, 'desired');
   const deskPinKey = () => `echo.${keys.desk!.id}`;
   const versions = async () =>
     (await json<Array<{ name: string; backends: Array<{ name: string; version: string }> | null }>>(agents.desk!, 'ls', '--on', 'n1,n2')).map((c) => [
@@ -72,7 +72,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     await new Promise((resolve) => agents[machine]!.child.once('exit', resolve));
   };
   const online = (machine: string) =>
-    until(`${machine} online`, async () => ((await json<NodeCard[]>(agents.desk!, 'nodes')).find((c) => c.name === machine && c.status === 'online') ? true : undefined), 10_000);
+    until(`${machine} online`, async () => ((await read(agents.desk!, 'nodes')).find((c) => c.name === machine && c.status === 'online') ? true : undefined), 10_000);
   const dropped = async (machine: string, reason: RegExp) => Object.entries((await status(machine)).dropped.records).filter(([r]) => reason.test(r)).reduce((n, [, c]) => n + c, 0);
   const quietly = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** Both nodes take desk's pin of `version` as the one in force. */
@@ -104,7 +104,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     desk = await loadIdentity(homes.desk!);
     for (const machine of ['n1', 'n2', 'n3', 'desk']) await start(machine);
     await until('the three nodes online and trusting desk', async () => {
-      const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
+      const cards = await read(agents.desk!, 'nodes');
       return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 3 ? true : undefined;
     }, 10_000);
     await ok('desk', 'install', 'echo', '--on', 'n1,n2');
@@ -167,7 +167,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     assert.ok((await dropped('desk', /^a (DEL|PURGE) marker/)) >= 1, 'the markers were heard and not taken');
     const shown = await desired();
     assert.deepEqual(shown.desired.map((d) => [d.backend, d.version, d.rollout]), [['echo', '1.0.0', null]], 'the pin before the rollout is in force again');
-    assert.equal((await json<RolloutView[]>(agents.desk!, 'rollouts')).find((r) => r.version === '3.0.0')?.state, 'halted', 'every view still lists it, halted');
+    assert.equal((await read(agents.desk!, 'rollouts')).find((r) => r.version === '3.0.0')?.state, 'halted', 'every view still lists it, halted');
     // Past the wait for a rollout's record, and with n2 reading the store afresh after a restart.
     await quietly(ROLLOUT_WAIT_MS + 1000);
     await stop('n2');
@@ -205,7 +205,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
       assert.equal(rollout.state, 'halted', run.stderr);
       assert.deepEqual(rollout.nodes[1], { ...rollout.nodes[1]!, step: 'skipped', reason: "halted: its record was lost from the cluster's store" });
       assert.match(run.stderr, /n2 \([0-9a-f]{16}\): skipped: halted: its record was lost from the cluster's store/);
-      assert.equal((await json<RolloutView[]>(agents.desk!, 'rollouts')).find((r) => r.id === rollout.id)?.state, 'halted', 'its record is written again, halted');
+      assert.equal((await read(agents.desk!, 'rollouts')).find((r) => r.id === rollout.id)?.state, 'halted', 'its record is written again, halted');
     } finally {
       await thief.close();
     }

@@ -11,9 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import type { ClusterStatusView, DesiredStateView, NodeCard, RolloutView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
@@ -42,8 +41,8 @@ describe("the cluster's stored state, under the generated NATS configuration", (
   const asUser = (user: string): Promise<NatsConnection> =>
     connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]!, inboxPrefix: `_INBOX_${user}` });
   const bucketAs = async (nc: NatsConnection, bucket: string): Promise<KV> => new Kvm(jetstream(nc)).open(bucket, { allow_direct: true });
-  const status = (machine: string) => json<ClusterStatusView>(agents[machine]!, 'cluster', 'status');
-  const desired = () => json<DesiredStateView>(agents.desk!, 'desired');
+  const status = (machine: string) => read(agents[machine]!, 'clusterStatus');
+  const desired = () => read(agents.desk!, 'desired');
   const versions = async () =>
     (await json<Array<{ name: string; backends: Array<{ name: string; version: string }> | null }>>(agents.desk!, 'ls', '--on', 'all'))
       .filter((c) => c.name !== 'desk')
@@ -61,7 +60,7 @@ describe("the cluster's stored state, under the generated NATS configuration", (
     agents[machine]!.child.kill('SIGKILL');
     await new Promise((resolve) => agents[machine]!.child.once('exit', resolve));
     await start(machine);
-    await until(`${machine} online again`, async () => ((await json<NodeCard[]>(agents.desk!, 'nodes')).find((c) => c.name === machine && c.status === 'online') ? true : undefined), 5000);
+    await until(`${machine} online again`, async () => ((await read(agents.desk!, 'nodes')).find((c) => c.name === machine && c.status === 'online') ? true : undefined), 5000);
   };
   const quietly = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -82,7 +81,7 @@ describe("the cluster's stored state, under the generated NATS configuration", (
     outsider = await loadIdentity(join(root, 'outsider'));
     for (const machine of ['n1', 'n2', 'desk']) await start(machine);
     await until('both nodes online and trusting desk', async () => {
-      const cards = await json<NodeCard[]>(agents.desk!, 'nodes');
+      const cards = await read(agents.desk!, 'nodes');
       return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? true : undefined;
     }, 5000);
     await ok('desk', 'install', 'echo', '--on', 'n1,n2');
@@ -132,7 +131,7 @@ describe("the cluster's stored state, under the generated NATS configuration", (
       await mallory.close();
     }
     await until('desk lists the record as untrusted', async () => ((await status('desk')).untrusted.some((r) => r.name === id && r.by === outsider.id) ? true : undefined), 5000);
-    assert.equal((await json<RolloutView[]>(agents.desk!, 'rollouts')).find((r) => r.id === id), undefined, 'not among the rollouts');
+    assert.equal((await read(agents.desk!, 'rollouts')).find((r) => r.id === id), undefined, 'not among the rollouts');
     assert.match((await ok('desk', 'rollouts')).stdout, new RegExp(`rollout ${id}, signed by key ${outsider.id}`));
     assert.match((await ok('desk', 'cluster', 'status')).stdout, /dropped \d+ records heard from the cluster \([^)]*signed by a key this host does not trust/);
     for (const verb of ['resume', 'rollback']) {
@@ -247,12 +246,12 @@ describe("the cluster's stored state, under the generated NATS configuration", (
   test("a coordinator's death makes no node write what its role may not: no permission is refused anywhere", async () => {
     await offer('1.0.0');
     const started = hangar(agents.desk!, 'upgrade', 'echo', '--on', 'all', '--to', '1.0.0');
-    await until('the rollout running', async () => ((await json<RolloutView[]>(agents.desk!, 'rollouts')).some((r) => r.state === 'running') ? true : undefined), 5000);
+    await until('the rollout running', async () => ((await read(agents.desk!, 'rollouts')).some((r) => r.state === 'running') ? true : undefined), 5000);
     agents.desk!.child.kill('SIGKILL');
     await started;
     await quietly(4 * HEARTBEAT_MS + 500);
     await start('desk');
-    await until('desk marks its own rollout interrupted', async () => ((await json<RolloutView[]>(agents.desk!, 'rollouts')).some((r) => r.state === 'interrupted') ? true : undefined), 5000);
+    await until('desk marks its own rollout interrupted', async () => ((await read(agents.desk!, 'rollouts')).some((r) => r.state === 'interrupted') ? true : undefined), 5000);
     for (const machine of ['n1', 'n2', 'desk']) assert.deepEqual((await status(machine)).violations, [], `${machine} was refused nothing`);
   });
 });

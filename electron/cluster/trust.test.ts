@@ -7,10 +7,10 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect, type Msg, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { after, before, describe, test } from 'node:test';
-import type { BackendView, ClusterStatusView, NodeCard } from '../../shared/types.ts';
+import type { BackendView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { connect as connectAgent } from '../agent/connect.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { sign, type SignedKind } from './signed.ts';
@@ -29,7 +29,7 @@ describe('an outsider on the NATS server', () => {
   let watching: WireClient;
   const ids: Record<string, string> = {};
 
-  const status = (agent: Agent) => json<ClusterStatusView>(agent, 'cluster', 'status');
+  const status = (agent: Agent) => read(agent, 'clusterStatus');
   /** Sends one call and waits for its answer; `headers` are fixed, or made for the reply subject chosen here. */
   const ask = async (subject: string, body: string | Buffer, headers?: MsgHdrs | ((reply: string) => MsgHdrs)) => {
     const inbox = `_INBOX.outsider.${Math.random().toString(36).slice(2)}`;
@@ -58,7 +58,7 @@ describe('an outsider on the NATS server', () => {
     }
     watching = await connectAgent({ node: agents.viewer!.url, home: agents.viewer!.home });
     const cards = await until('alpha and beta online', async () => {
-      const all = await json<NodeCard[]>(agents.viewer!, 'nodes');
+      const all = await read(agents.viewer!, 'nodes');
       return all.filter((c) => c.status === 'online').length === 3 ? all : undefined;
     }, 3000);
     for (const card of cards) ids[card.name] = card.id;
@@ -176,7 +176,7 @@ describe('an outsider on the NATS server', () => {
       return Object.values(since).reduce((a, b) => a + b, 0) >= 5 ? since : undefined;
     }, 2000);
     assert.deepEqual(dropped, { unsigned: 1, "signed by another node's key": 1, 'names another node': 1, 'not JSON': 1, replayed: 1 });
-    const cards = await json<NodeCard[]>(agents.viewer!, 'nodes');
+    const cards = await read(agents.viewer!, 'nodes');
     const real = cards.find((c) => c.id === beta)!;
     assert.deepEqual([real.name, real.status, real.counts.backends, real.access], ['beta', 'online', 1, 'trusted']);
     const twin = cards.find((c) => c.id === outsider.id)!;
@@ -187,7 +187,7 @@ describe('an outsider on the NATS server', () => {
 
   test('a node started with --insecure-any-caller acts on anyone\'s call, and every viewer sees it is open', async () => {
     agents.open = await startAgent(join(root, 'open'), join(root, 'index.yaml'), ['--cluster', nats.url, '--name', 'open', '--ports', '23690-23699', '--heartbeat', '300', '--insecure-any-caller']);
-    const card = await until('open online', async () => (await json<NodeCard[]>(agents.viewer!, 'nodes')).find((c) => c.name === 'open' && c.status === 'online'), 3000);
+    const card = await until('open online', async () => (await read(agents.viewer!, 'nodes')).find((c) => c.name === 'open' && c.status === 'online'), 3000);
     assert.equal(card.access, 'open');
     const raw = await ask(callSubject(card.id), JSON.stringify({ method: 'backends', params: { node: card.id } }));
     assert.deepEqual(raw, { ok: true, value: [] });

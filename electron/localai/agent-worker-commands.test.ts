@@ -6,8 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { NodeCard } from '../../shared/types.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { startNats, type NatsServer } from '../cluster/test-nats.ts';
 import { tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { workerSubjects } from './protocol.ts';
@@ -27,7 +26,7 @@ describe('hangar commands on LocalAI workers', () => {
   const workers: Record<string, StandInWorker> = {};
 
   const run = (...args: string[]) => hangar(agent, ...args);
-  const card = async (name: string) => (await json<NodeCard[]>(agent, 'nodes')).find((c) => c.name === name)!;
+  const card = async (name: string) => (await read(agent, 'nodes')).find((c) => c.name === name)!;
   const received = (worker: string, subject: string) => workers[worker]!.received.filter((r) => r.subject === subject).map((r) => r.body);
   /** What LocalAI's frontend sends to install a backend on a worker, or to load a model on it. */
   const frontendInstalls = async (worker: string, backend: string, model?: string) => {
@@ -61,7 +60,7 @@ describe('hangar commands on LocalAI workers', () => {
       '--localai-frontend', frontend.url, '--localai-api-key-file', keyFile, '--localai-nats', nats.url, '--localai-poll', '200', '--localai-reload-wait', '300',
     ]);
     await until('every worker online', async () => {
-      const cards = (await json<NodeCard[]>(agent, 'nodes')).filter((c) => c.kind === 'localai-worker');
+      const cards = (await read(agent, 'nodes')).filter((c) => c.kind === 'localai-worker');
       return cards.length === Object.keys(workers).length && cards.every((c) => c.status === 'online') ? true : undefined;
     }, 15_000);
   });

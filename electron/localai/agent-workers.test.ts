@@ -6,8 +6,8 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { JobView, NodeCard, RolloutView } from '../../shared/types.ts';
-import { hangar, json, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import type { JobView } from '../../shared/types.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { trustingHomes } from '../cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../cluster/test-nats.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
@@ -39,7 +39,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
   let hubOutput = '';
   const workers: Record<string, StandInWorker> = {};
 
-  const nodes = () => json<NodeCard[]>(agents[0]!, 'nodes');
+  const nodes = () => read(agents[0]!, 'nodes');
   const startWorker = async (name: string, backendsDir: string, options: Partial<ConstructorParameters<typeof StandInWorker>[0]> = {}) => {
     workers[name] = new StandInWorker({ name, nats: nats.url, frontend: frontend.url, registrationToken: TOKEN, backendsDir, heartbeatMs: 200, indexCacheMs: 0, basePort: 25300 + 20 * Object.keys(workers).length, ...options });
     await workers[name].start();
@@ -116,7 +116,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     assert.equal((await json<{ name: string; upgradable: boolean }[]>(agents[0]!, 'ls', '--on', 'lai-3'))[0]?.upgradable, true);
     const result = await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all');
     assert.notEqual(result.code, 0, 'a halted rollout fails the command');
-    const [rollout] = await json<RolloutView[]>(agents[0]!, 'rollouts');
+    const [rollout] = await read(agents[0]!, 'rollouts');
     assert.equal(rollout!.state, 'halted');
     const steps = Object.fromEntries(rollout!.nodes.map((n) => [n.name, [n.step, n.reason]]));
     assert.deepEqual(steps['lai-0'], ['skipped', offline]);
@@ -125,7 +125,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     assert.match(String(steps['lai-2']![1]), /still reports 1\.0\.0, not 2\.0\.0: LocalAI's worker reads its gallery index from a cache/);
     assert.deepEqual(steps['lai-3'], ['skipped', 'halted: lai-2 failed']);
     // Recorded in the cluster's store like any other rollout: another viewer lists it, the workers' steps with it.
-    const seen = await until('the rollout listed by box', async () => (await json<RolloutView[]>(agents[1]!, 'rollouts')).find((r) => r.id === rollout!.id && r.state === 'halted'), 10_000);
+    const seen = await until('the rollout listed by box', async () => (await read(agents[1]!, 'rollouts')).find((r) => r.id === rollout!.id && r.state === 'halted'), 10_000);
     assert.deepEqual(seen.nodes.map((n) => [n.name, n.step]), rollout!.nodes.map((n) => [n.name, n.step]));
     const after = await json<{ node: string; backends: { name: string; version: string }[] }[]>(agents[0]!, 'ls', '--on', 'lai-1,lai-3');
     assert.deepEqual(after.map((c) => c.backends[0]?.version), ['2.0.0', '1.0.0']);
@@ -150,7 +150,7 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     assert.deepEqual(workers['lai-box']!.received.filter((r) => r.subject === 'backend.stop').map((r) => r.body), [{ backend: 'echo' }]);
     // A rollout takes the machine once, as its Hangar node.
     await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all');
-    const [rollout] = await json<RolloutView[]>(agents[0]!, 'rollouts');
+    const [rollout] = await read(agents[0]!, 'rollouts');
     assert.ok(rollout!.nodes.some((n) => n.name === 'box'));
     assert.ok(!rollout!.nodes.some((n) => n.name === 'lai-box'));
   });

@@ -10,9 +10,9 @@ import { connect } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { after, before, describe, test } from 'node:test';
-import type { DesiredStateView, NodeCard, ProcessView } from '../../../shared/types.ts';
+import type { ProcessView } from '../../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../../agent/test-agent.ts';
 import { loadIdentity } from '../../cluster/node-key.ts';
 import { seal } from '../../cluster/store/sealed.ts';
 import { clusterOf } from '../../cluster/cluster-id.ts';
@@ -34,9 +34,9 @@ describe('desired versions kept by the cluster', () => {
   const start = async (i: number, extra: string[] = []) => (agents[i] = await startAgent(join(root, `home-${i}`), galleries[i]!, args(i, extra)));
   const offer = async (i: number, version: string, uri = sources[version]!) => writeGallery(galleries[i]!, [{ name: 'echo', uri, version }]);
   const versions = async () => (await json<Column[]>(agents[0]!, 'ls', '--on', 'all')).map((c) => [c.name, c.backends?.find((b) => b.name === 'echo')?.version ?? c.status]);
-  const desired = () => json<DesiredStateView>(agents[0]!, 'desired');
+  const desired = () => read(agents[0]!, 'desired');
   const said = async (node: string) => (await desired()).nodes.find((n) => n.node === node && n.backend === 'echo');
-  const idOf = async (name: string) => (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === name)!.id;
+  const idOf = async (name: string) => (await read(agents[0]!, 'nodes')).find((c) => c.name === name)!.id;
 
   before(async () => {
     root = await tempDir('desired');
@@ -48,7 +48,7 @@ describe('desired versions kept by the cluster', () => {
       await offer(i, '1.0.0');
       await start(i);
     }
-    await until('three nodes online', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
+    await until('three nodes online', async () => ((await read(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
     const installed = await hangar(agents[0]!, 'install', 'echo', '--on', 'all');
     assert.equal(installed.code, 0, installed.stderr);
     assert.equal((await hangar(agents[2]!, 'load', 'echo', 'm1')).code, 0);
@@ -111,7 +111,7 @@ describe('desired versions kept by the cluster', () => {
     const columns = await json<Column[]>(agents[0]!, 'ls', '--on', 'all');
     assert.deepEqual(columns.map((c) => c.backends?.[0]?.wanted), [null, '3.0.0', null]);
     assert.deepEqual(await json(agents[1]!, 'ls'), before, 'd2 was not touched');
-    const card = (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === 'd2')!;
+    const card = (await read(agents[0]!, 'nodes')).find((c) => c.name === 'd2')!;
     assert.equal(card.counts.drift, 1);
   });
 
@@ -165,7 +165,7 @@ describe('desired versions kept by the cluster', () => {
 
   test('unpin: the nodes keep what they run, and no drift is left', async () => {
     assert.equal((await hangar(agents[0]!, 'unpin', 'echo')).code, 0);
-    await until('no drift left', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).every((c) => c.counts.drift === 0) ? true : undefined), 5000);
+    await until('no drift left', async () => ((await read(agents[0]!, 'nodes')).every((c) => c.counts.drift === 0) ? true : undefined), 5000);
     assert.deepEqual((await desired()).desired, []);
     assert.deepEqual(await versions(), [['d1', '3.0.0'], ['d2', '2.0.0'], ['d3', '3.0.0']]);
     const again = await hangar(agents[0]!, 'unpin', 'echo');
@@ -186,7 +186,7 @@ describe('desired versions kept by the cluster', () => {
     assert.equal(to.code, 3);
     assert.match(to.stderr, /^hangar: no node offers echo 9\.9\.9: /);
     assert.deepEqual((await desired()).desired, []);
-    assert.deepEqual(await json(agents[0]!, 'rollouts'), []);
+    assert.deepEqual(await read(agents[0]!, 'rollouts'), []);
     const refreshed = await hangar(agents[0]!, 'gallery', '--refresh', '--on', 'all');
     assert.equal(refreshed.code, 0, refreshed.stderr);
     assert.match(refreshed.stdout, /^NODE +ENTRIES +REFRESHED\nd1 +1 +now\nd2 +1 +now\nd3 +1 +now\n$/);
@@ -213,7 +213,7 @@ describe('desired versions kept by the cluster', () => {
       await kv.put('echo', JSON.stringify(forged));
       await kv.put('echo', seal(await loadIdentity(join(root, 'home-1')), 'desired', 'not-echo', { cluster: clusterOf(nc.info), after: 0 }, forged));
       await until('both dropped by a viewer', async () => {
-        const status = await json<{ dropped: { records: Record<string, number> } }>(agents[0]!, 'cluster', 'status');
+        const status = await read(agents[0]!, 'clusterStatus');
         return (status.dropped.records.unsigned ?? 0) >= 1 && (status.dropped.records['bad signature'] ?? 0) >= 1 ? true : undefined;
       }, 5000);
     } finally {
@@ -225,7 +225,7 @@ describe('desired versions kept by the cluster', () => {
 
   test('a viewer-only host lists its own machine but never sweeps it into --on all', async () => {
     const viewer = agents[3]!;
-    const own = (await json<NodeCard[]>(viewer, 'nodes')).find((c) => c.self)!;
+    const own = (await read(viewer, 'nodes')).find((c) => c.self)!;
     assert.equal(own.viewerOnly, true);
     assert.match((await hangar(viewer, 'nodes')).stdout, /viewer only: never in --on all, a pin or a rollout/);
     const columns = await json<Column[]>(viewer, 'ls', '--on', 'all');
@@ -237,7 +237,7 @@ describe('desired versions kept by the cluster', () => {
     const port = Number(new URL(nats.url).port);
     await nats.stop({ keepStore: true });
     const cards = await until('the others unknown', async () => {
-      const all = await json<NodeCard[]>(agents[0]!, 'nodes');
+      const all = await read(agents[0]!, 'nodes');
       return all.filter((c) => c.status === 'unknown').length === 2 ? all : undefined;
     }, 3 * HEARTBEAT_MS + 2000);
     assert.deepEqual(cards.filter((c) => c.status === 'online').map((c) => c.name), ['d1']);
@@ -252,7 +252,7 @@ describe('desired versions kept by the cluster', () => {
     assert.equal((await hangar(agents[0]!, 'stop', 'm9')).code, 0);
 
     nats = await startNats([], port, nats.storeDir!);
-    await until('every node online again', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 10_000);
+    await until('every node online again', async () => ((await read(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 10_000);
     const kept = await until('the pins read back', async () => {
       const view = await desired();
       return view.available && view.desired.length === 1 ? view : undefined;

@@ -7,9 +7,9 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard, RolloutView } from '../../../shared/types.ts';
+import type { RolloutView } from '../../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
-import { hangar, json, startAgent, startCli, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, read, startAgent, startCli, until, type Agent } from '../../agent/test-agent.ts';
 import { trustingHomes } from '../../cluster/test-cluster.ts';
 import { startNats, type NatsServer } from '../../cluster/test-nats.ts';
 
@@ -46,7 +46,7 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
       const args = ['--cluster', nats.url, '--name', `p${i + 1}`, '--ports', `22${i + 1}00-22${i + 1}99`, '--heartbeat', String(HEARTBEAT_MS)];
       agents[i] = await startAgent(join(root, `home-${i}`), galleries[i]!, args);
     }
-    await until('three nodes online', async () => ((await json<NodeCard[]>(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 3000);
+    await until('three nodes online', async () => ((await read(agents[0]!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 3000);
     const installed = await hangar(agents[0]!, 'install', 'echo', '--on', 'all');
     assert.equal(installed.code, 0, installed.stderr);
   });
@@ -77,7 +77,7 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     const away = agents[1]!;
     away.child.kill('SIGTERM');
     await once(away.child, 'exit');
-    await until('p2 shown offline', async () => (await json<NodeCard[]>(agents[0]!, 'nodes')).find((c) => c.name === 'p2' && c.status === 'offline'), 3000);
+    await until('p2 shown offline', async () => (await read(agents[0]!, 'nodes')).find((c) => c.name === 'p2' && c.status === 'offline'), 3000);
     await publish('1.2.0');
     await upgradableEverywhere(2);
     const run = await hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--json');
@@ -95,18 +95,18 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     await upgradableEverywhere(2);
     const run = hangar(agents[0]!, 'upgrade', 'echo', '--on', 'all', '--json');
     await until('p3 upgrading', async () => {
-      const [rollout] = await json<RolloutView[]>(agents[0]!, 'rollouts');
+      const [rollout] = await read(agents[0]!, 'rollouts');
       return rollout?.version === '1.3.0' && rollout.nodes.find((n) => n.name === 'p3')?.step === 'upgrading' ? true : undefined;
     }, 20_000);
     const port = Number(new URL(nats.url).port);
     await nats.stop({ keepStore: true });
     // The broker stays away until p3 has ended its step on its own (asked of p3 itself, not over NATS).
     await until('p3 ended its upgrade with the broker away', async () => {
-      const jobs = await json<Array<{ kind: string; backend: string; finishedAt: string | null; startedAt: string }>>(agents[2]!, 'jobs');
+      const jobs = await read(agents[2]!, 'jobs');
       const upgrade = jobs.filter((j) => j.kind === 'upgrade' && j.backend === 'echo').sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
       return upgrade?.finishedAt ? true : undefined;
     }, 20_000);
-    assert.equal((await json<{ link: { connected: boolean } }>(agents[0]!, 'cluster', 'status')).link.connected, false, 'the coordinator saw the broker go');
+    assert.equal((await read(agents[0]!, 'clusterStatus')).link.connected, false, 'the coordinator saw the broker go');
     nats = await startNats([], port, nats.storeDir!);
     const { code, stdout, stderr } = await run;
     assert.equal(code, 0, stderr);
@@ -125,14 +125,14 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: slow, version: '1.5.0' }]);
     await until('p3 offers 1.5.0', async () => ((await json<Array<{ upgradable: boolean }>>(agents[2]!, 'ls'))[0]?.upgradable ? true : undefined), 5000);
     const upgrading = hangar(agents[2]!, 'upgrade', 'echo');
-    const job = await until('the upgrade under way on p3', async () => (await json<Array<{ id: string; kind: string; state: string }>>(agents[2]!, 'jobs')).find((j) => j.kind === 'upgrade' && j.state === 'running'), 10_000);
+    const job = await until('the upgrade under way on p3', async () => (await read(agents[2]!, 'jobs')).find((j) => j.kind === 'upgrade' && j.state === 'running'), 10_000);
     const waiting = startCli(agents[0]!, 'wait', job.id, '--on', 'p3');
     // The broker goes once the wait has the job (it shows the job's line) and follows it.
     await until('the wait following the job', async () => (/upgrade echo/.test(waiting.stderr()) ? true : undefined), 10_000);
     const port = Number(new URL(nats.url).port);
     await nats.stop({ keepStore: true });
     // The job's end is told while no one can hear it.
-    await until('p3 ended its upgrade with the broker away', async () => (await json<Array<{ id: string; finishedAt: string | null }>>(agents[2]!, 'jobs')).find((j) => j.id === job.id && j.finishedAt) ?? undefined, 20_000);
+    await until('p3 ended its upgrade with the broker away', async () => (await read(agents[2]!, 'jobs')).find((j) => j.id === job.id && j.finishedAt) ?? undefined, 20_000);
     nats = await startNats([], port, nats.storeDir!);
     const back = performance.now();
     const waited = await waiting.exited;
@@ -149,7 +149,7 @@ describe('rolling upgrades: in parallel, and past a node that is away', () => {
     await writeGallery(galleries[2]!, [{ name: 'echo', uri: slow, version: '1.6.0' }]);
     await until('p3 offers 1.6.0', async () => ((await json<Array<{ upgradable: boolean }>>(agents[2]!, 'ls'))[0]?.upgradable ? true : undefined), 5000);
     void hangar(agents[2]!, 'upgrade', 'echo');
-    const job = await until('the upgrade under way on p3', async () => (await json<Array<{ id: string; kind: string; state: string }>>(agents[2]!, 'jobs')).find((j) => j.kind === 'upgrade' && j.state === 'running'), 10_000);
+    const job = await until('the upgrade under way on p3', async () => (await read(agents[2]!, 'jobs')).find((j) => j.kind === 'upgrade' && j.state === 'running'), 10_000);
     const waiting = startCli(agents[0]!, 'wait', job.id, '--on', 'p3');
     await until('the wait following the job', async () => (/upgrade echo/.test(waiting.stderr()) ? true : undefined), 10_000);
     const killed = performance.now();

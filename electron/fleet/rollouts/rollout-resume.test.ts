@@ -9,11 +9,11 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { NodeCard, RolloutView } from '../../../shared/types.ts';
+import type { RolloutView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import { connect } from '../../agent/connect.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../../agent/test-agent.ts';
 import { loadIdentity } from '../../cluster/node-key.ts';
 import { trustingHomes } from '../../cluster/test-cluster.ts';
 import { addTrust } from '../../cluster/trust.ts';
@@ -39,7 +39,7 @@ describe('rollouts that outlive their coordinator', () => {
     for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri, version }]);
   };
   const versions = async (via: Agent) => (await json<Array<{ name: string; backends: Array<{ version: string }> | null }>>(via, 'ls', '--on', 'all')).map((c) => [c.name, c.backends?.[0]?.version]);
-  const rolloutOf = async (via: Agent, id: string) => (await json<RolloutView[]>(via, 'rollouts')).find((r) => r.id === id);
+  const rolloutOf = async (via: Agent, id: string) => (await read(via, 'rollouts')).find((r) => r.id === id);
 
   /** Waits until every node's gallery, as `via` sees it, offers `version` as an upgrade. */
   const offeredEverywhere = (via: Agent, version: string) =>
@@ -72,7 +72,7 @@ describe('rollouts that outlive their coordinator', () => {
     await publish('1.0.0');
     await trustingHomes([...NODES, 'v1', 'v2', 'v3'].map(homeOf));
     for (const [i, name] of NODES.entries()) await start(name, i);
-    await until('three nodes online', async () => ((await json<NodeCard[]>(agents.r1!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
+    await until('three nodes online', async () => ((await read(agents.r1!, 'nodes')).filter((c) => c.status === 'online').length === 3 ? true : undefined), 5000);
     assert.equal((await hangar(agents.r1!, 'install', 'echo', '--on', 'all')).code, 0);
     for (const name of NODES) assert.equal((await hangar(agents[name]!, 'load', 'echo', 'm1')).code, 0);
   });
@@ -149,7 +149,7 @@ describe('rollouts that outlive their coordinator', () => {
         const now = await versions(agents.r2!);
         return now.every(([, v]) => v === '1.1.0') ? true : undefined;
       }, 10_000);
-      const desired = await json<{ desired: Array<{ backend: string; version: string }> }>(agents.r2!, 'desired');
+      const desired = await read(agents.r2!, 'desired');
       assert.deepEqual(desired.desired.map((d) => [d.backend, d.version]), [['echo', '1.1.0']], 'the version the first rollout recorded is back');
     } finally {
       watcher.close();
@@ -193,14 +193,14 @@ describe('rollouts that outlive their coordinator', () => {
   });
 
   test('every agent restarted, every viewer still lists the rollouts', async () => {
-    const ids = (await json<RolloutView[]>(agents.r1!, 'rollouts')).map((r) => r.id);
+    const ids = (await read(agents.r1!, 'rollouts')).map((r) => r.id);
     assert.equal(ids.length, 3);
     for (const [i, name] of NODES.entries()) {
       agents[name]!.child.kill('SIGTERM');
       await once(agents[name]!.child, 'exit');
       await start(name, i);
     }
-    for (const name of NODES) assert.deepEqual((await json<RolloutView[]>(agents[name]!, 'rollouts')).map((r) => r.id), ids, `${name} lists them`);
+    for (const name of NODES) assert.deepEqual((await read(agents[name]!, 'rollouts')).map((r) => r.id), ids, `${name} lists them`);
   });
 
   test('rollouts an earlier Hangar kept in its home move into the cluster when it joins, and the file is set aside', async () => {
@@ -214,7 +214,7 @@ describe('rollouts that outlive their coordinator', () => {
     // The other viewers take the records the old host writes once they trust its key, as any viewer's.
     await addTrust(homeOf('r1'), (await loadIdentity(home)).publicKey, 'old-host');
     await start('old-host', 5, ['--cluster-role', 'viewer']);
-    const moved = await until('the old rollout listed by another viewer', async () => (await json<RolloutView[]>(agents.r1!, 'rollouts')).find((r) => r.id === old.id), 10_000);
+    const moved = await until('the old rollout listed by another viewer', async () => (await read(agents.r1!, 'rollouts')).find((r) => r.id === old.id), 10_000);
     assert.deepEqual([moved.backend, moved.state, moved.version, moved.nodes[0]!.step], ['echo', 'done', '1.0.0', 'upgraded']);
     await until('the file set aside', async () => (existsSync(join(home, 'state', 'rollouts.json.migrated')) ? true : undefined), 5000);
     assert.equal(existsSync(join(home, 'state', 'rollouts.json')), false);

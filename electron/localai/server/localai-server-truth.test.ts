@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { JobView, ProcessView } from '../../../shared/types.ts';
 import { connect } from '../../agent/connect.ts';
-import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../../agent/test-agent.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
 import { StandInServer, type StandInServerOptions } from '../testing/standin-server.ts';
 import { TcpGate } from '../testing/tcp-gate.ts';
@@ -37,7 +37,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
     return result;
   };
-  const row = async (model: string) => (await json<ProcessView[]>(agent, 'ps')).find((p) => p.model === model);
+  const row = async (model: string) => (await read(agent, 'processes')).find((p) => p.model === model);
   const load = async (model: string) => {
     const response = await fetch(`${localai.url}/backend/load`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model }) });
     assert.equal(response.status, 200, await response.text());
@@ -167,7 +167,7 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     const since = new Date().toISOString();
     const started = (await (await fetch(`${localai.url}/backends/upgrade/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { id: string };
     await until("LocalAI's upgrade done", async () => (((await (await fetch(`${localai.url}/backends/jobs/${started.id}`)).json()) as { processed: boolean }).processed ? true : undefined), 20_000);
-    const job = await until("a job for LocalAI's own swap", async () => (await json<JobView[]>(agent, 'jobs')).find((j) => j.startedAt >= since && j.backend === 'echo' && j.finishedAt !== null), 20_000);
+    const job = await until("a job for LocalAI's own swap", async () => (await read(agent, 'jobs')).find((j) => j.startedAt >= since && j.backend === 'echo' && j.finishedAt !== null), 20_000);
     assert.equal(job.state, 'done', job.error ?? '');
     assert.match(job.notice ?? '', /^LocalAI: (\w+ reloaded in \d+\.\d s; )*m1 reloaded in \d+\.\d s(; \w+ reloaded in \d+\.\d s)* after a swap of echo Hangar did not make \(LocalAI's backends page or its auto-upgrade\), now 0\.9\.0; /);
     assert.ok(job.notice!.includes(`LocalAI replaced echo ${ours}, which Hangar installed, with the older 0.9.0`), job.notice!);

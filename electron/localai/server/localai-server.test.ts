@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { JobView, LocalAiServerView, ProcessView } from '../../../shared/types.ts';
 import { connect } from '../../agent/connect.ts';
-import { hangar, json, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, read, startAgent, until, type Agent } from '../../agent/test-agent.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
 import { StandInServer } from '../testing/standin-server.ts';
 
@@ -90,7 +90,7 @@ describe('Hangar beside a running LocalAI server', () => {
     const m1 = (await row('m1'))!;
     assert.deepEqual([m1.runBy, m1.backend, m1.pid, m1.cwd, m1.dir], ['localai', 'echo', localai.pids().get('m1'), 'ok', join(backendsDir, 'echo')]);
     assert.match((await ok('ps')).stdout, /\nm1 +echo +LocalAI +\d+/);
-    const card = (await json<Array<{ counts: { processes: number } }>>(agent, 'nodes'))[0]!;
+    const card = (await read(agent, 'nodes'))[0]!;
     assert.equal(card.counts.processes, 2);
   });
 
