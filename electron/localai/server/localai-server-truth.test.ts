@@ -185,9 +185,11 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
       const loaded = await fetch(`${other.url}/backend/load`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"elsewhere"}' });
       assert.equal(loaded.status, 200);
       await client.updateLocalaiServer({ node: 'local', server: { url: other.url } });
-      const view = await until('the note', async () => {
+      // The note on the backends LocalAI lists comes with its first read; the one on where its processes run comes once
+      // they are read too (under posix one lsof, later).
+      const view = await until('the note on where its processes run', async () => {
         const v = await client.localaiServer({ node: 'local' });
-        return v.status?.backendsNote ? v : undefined;
+        return v.status?.backendsNote?.includes('runs backends from') ? v : undefined;
       }, 10_000);
       assert.match(view.status!.backendsNote!, new RegExp(`^LocalAI runs backends from ${otherDir}, not from this node's ${backendsDir}: Hangar's swaps do not touch those`));
     } finally {
