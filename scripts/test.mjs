@@ -63,7 +63,8 @@ if (files.length === 0) {
 const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, availableParallelism() + 1);
 // --test-force-exit: a file whose tests have all ended exits, even if a child it leaked still holds one of its pipes
 // (a shell's sleeping child once held a file open for ten minutes, and its lane with it).
-const args = (list, lanes) => ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
+const unhooked = new URL('./unhooked-test-runner.mjs', import.meta.url).href;
+const args = (list, lanes) => ['--import', 'tsx', '--import', unhooked, '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
 const exitOf = (child) => new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 
 const main = spawn(process.execPath, args(files, concurrency), { stdio: 'inherit' });
