@@ -102,6 +102,7 @@ test('the Processes view shows the GPU memory each backend process holds', async
 test('a pin from the matrix: the nodes that can follow it do, and one whose galleries cannot is shown drifted', async () => {
   for (const name of ['n1', 'n2']) await galleries[name]!.setVersion('echo', '1.0.1');
   const row = page.getByTestId('matrix-echo');
+  await expect(row.getByTestId('rollout-echo'), 'the new version offered').toBeVisible();
   await row.getByTestId('pin-echo').click();
   const form = row.getByTestId('pin-form-echo');
   await form.getByTestId('pin-version').fill('1.0.1');

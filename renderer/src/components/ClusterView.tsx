@@ -216,6 +216,15 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
           </span>
         )}
         <div className="matrix-actions">
+          {/* Pin first: the actions that come and go with the row's state follow it, so it never moves under the pointer. */}
+          <button type="button" className="btn small" aria-expanded={pinning} onClick={() => setPinning(!pinning)} data-testid={`pin-${name}`}>
+            Pin
+          </button>
+          {pin && (
+            <button type="button" className="btn small ghost" disabled={unpin.pending} onClick={() => void unpin.run(name)} data-testid={`unpin-${name}`}>
+              Unpin
+            </button>
+          )}
           {(upgradable || underWay) && (
             <ActionButton
               className="btn small primary"
@@ -235,14 +244,6 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
             >
               Roll back this rollout
             </ActionButton>
-          )}
-          <button type="button" className="btn small" aria-expanded={pinning} onClick={() => setPinning(!pinning)} data-testid={`pin-${name}`}>
-            Pin
-          </button>
-          {pin && (
-            <button type="button" className="btn small ghost" disabled={unpin.pending} onClick={() => void unpin.run(name)} data-testid={`unpin-${name}`}>
-              Unpin
-            </button>
           )}
         </div>
         {pinning && <PinForm name={name} nodes={nodes} sides={sides} current={pin?.version ?? null} ask={ask} onDone={() => setPinning(false)} />}
