@@ -1,7 +1,7 @@
 // The schema of every event a node publishes to the cluster: a host takes an event heard from another node only
 // when it parses here. Each view is typed against its DTO, so a field added to one without its schema fails to
 // compile. Strings and lists are bounded well above anything a node sends, so a forged event cannot grow a viewer.
-import { z } from 'zod';
+import * as z from 'zod';
 import { nodeId, nodeSettings, restartPolicy, selectorText, versionText } from './schemas.ts';
 import type {
   BackendView,

@@ -1,6 +1,6 @@
 // What each node method returns, as a schema: a host takes a reply from another node only when it parses here, so a
 // node that answers with the wrong shape (or a forged one) gives an error, never a value a view or the CLI trips on.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { NodeApi, NodeMethod } from './api.ts';
 import {
   backendSchema, galleryEntrySchema, galleryProblemSchema, jobSchema, logLineSchema, nodeResourcesSchema, processSchema, settingsViewSchema,

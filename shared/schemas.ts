@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
 import type { InvitedRole, LocalAiAction } from './types.ts';
 import { MACHINE_NAME_PATTERN, MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';

@@ -6,19 +6,19 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
-import { readOldConfig, type OldConfig } from '../cluster/adopt.ts';
-import { adminOf } from '../cluster/admin-home.ts';
-import { initCluster } from '../cluster/init.ts';
-import type { InvitedRole } from '../cluster/invitation.ts';
-import { invite, INVITE_MAX_MS } from '../cluster/invite.ts';
-import { memberViews, readClaims, type MemberView } from '../cluster/members.ts';
-import { revoke } from '../cluster/revoke.ts';
+import type { OldConfig } from '../cluster/adopt.ts';
+import { INVITE_MAX_MS, type InvitedRole } from '../cluster/invitation.ts';
+import type { MemberView } from '../cluster/members.ts';
 import { connect } from './connect.ts';
 import { readAgentUrl } from './paths.ts';
 import type { Printed } from './cluster-cli.ts';
 import { table } from './format.ts';
 import { print } from './commands/terminal.ts';
 
+/**
+ * The commands of the cluster's admin. What they run (NATS, JetStream, the operator's JWTs) is loaded when one of them
+ * runs: every other command, and `hangar agent`, starts without it.
+ */
 export function registerJoinCommands(cluster: Command, home: () => string): void {
   cluster.command('init').description('make this home the cluster\'s first admin: its keys, a nats-server configuration (operator mode), and this machine joined as node and viewer')
     .requiredOption('--url <url>', 'where the machines join the server, nats://HOST:PORT (a loopback address: it listens on loopback only)')
@@ -30,6 +30,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     .action(async (options: { url: string; out: string; name?: string; adopt?: boolean; from?: string; json?: boolean }) => {
       if (options.from !== undefined && !options.adopt) throw new CommanderError(2, 'hangar.usage', '--from goes with --adopt');
       const adopt = options.adopt ? await adoptedConfig(options.from ?? options.out, options.out) : undefined;
+      const { initCluster } = await import('../cluster/init.ts');
       const made = await initCluster({ home: home(), url: options.url, out: options.out, name: options.name ?? defaultName(), adopt, say: (line) => process.stderr.write(`hangar: ${line}\n`) });
       printed(options, {
         json: made,
@@ -53,6 +54,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     .option('--expires <time>', 'how long the invitation may be used, e.g. 30m, 1h, 2d (at most 7d)', parseDuration, 3_600_000)
     .option('--json', 'print JSON to stdout (with the token alone)')
     .action(async (options: { role: InvitedRole; name?: string; key?: string; labels: Record<string, string>; expires: number; json?: boolean }) => {
+      const { invite } = await import('../cluster/invite.ts');
       const made = await invite({ home: home(), role: options.role, name: options.name, key: options.key, labels: options.labels, expiresMs: options.expires });
       if (!options.json) process.stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's NATS credential and key, so send it privately; \`hangar agent --join -\` reads it from stdin instead)\n`);
       printed(options, { json: made, text: `HANGAR_JOIN_TOKEN=${made.token} hangar agent\n` });
@@ -60,6 +62,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
 
   cluster.command('members').description('the machines invited to the cluster: role, who invited it and when, when it joined, last seen, whether it was revoked').option('--json', 'print JSON to stdout')
     .action(async (options: { json?: boolean }) => {
+      const [{ adminOf }, { memberViews, readClaims }] = await Promise.all([import('../cluster/admin-home.ts'), import('../cluster/members.ts')]);
       const state = await adminOf(home());
       const [claims, seen] = await Promise.all([readClaims(home()), lastSeen(home())]);
       const members = memberViews(state, { claims, seen });
@@ -71,6 +74,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
   cluster.command('revoke').description('cut a machine off: its NATS user revoked on the server, its grant withdrawn').argument('<member>', 'its name, its key or its key id')
     .option('--json', 'print JSON to stdout')
     .action(async (which: string, options: { json?: boolean }) => {
+      const { revoke } = await import('../cluster/revoke.ts');
       const member = await revoke(home(), which);
       printed(options, { json: member, text: `revoked ${member.name}: the server closed its connection and refuses it; no node takes its calls or records\n` });
     });
@@ -110,6 +114,7 @@ function parseInvitedRole(value: string): InvitedRole {
 
 /** The configuration nats-config wrote, read; kept beside it when the new one is written over it. */
 async function adoptedConfig(from: string, out: string): Promise<OldConfig> {
+  const { readOldConfig } = await import('../cluster/adopt.ts');
   const old = await readOldConfig(from);
   if (resolve(from) === resolve(out)) await copyFile(from, `${from}.nats-config`);
   return old;

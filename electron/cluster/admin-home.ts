@@ -2,7 +2,7 @@
 // and the accounts' seeds (whoever holds them runs the cluster), where its server's configuration was written, and
 // every machine it invited: its NATS user, its Hangar key, who invited it, when, and whether it was revoked.
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parsePublicKey } from './node-key.ts';
 import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
 import { HangarError } from '../../shared/errors.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { nodeCountsSchema, nodeResourcesSchema } from '../../shared/event-schema.ts';
 import { nodeId, nodeLabels } from '../../shared/schemas.ts';
 

@@ -5,7 +5,7 @@
 // that machine's credential and key until the machine is revoked, so it never goes on a command line; it joins once
 // (its id is marked used in the cluster's store as it joins) and is short-lived.
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './node-key.ts';
 import { HangarError } from '../../shared/errors.ts';
 
@@ -29,6 +29,9 @@ const bodySchema = z.object({
 });
 
 export type Invitation = z.infer<typeof bodySchema>;
+
+/** The longest an invitation may stay usable. */
+export const INVITE_MAX_MS = 7 * 86_400_000;
 
 export const newInviteId = () => randomBytes(12).toString('hex');
 

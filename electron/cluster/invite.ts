@@ -6,7 +6,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster } from '../nats/connect.ts';
 import { adminOf, writeAdmin, type AdminState } from './admin-home.ts';
 import { identityFromPem, loadIdentity, newKeyPem, parsePublicKey, type ClusterIdentity } from './node-key.ts';
-import { encodeInvitation, newInviteId, type InvitedRole } from './invitation.ts';
+import { encodeInvitation, INVITE_MAX_MS, newInviteId, type InvitedRole } from './invitation.ts';
 import { credsFile, readJoined, type Joined } from './joined-home.ts';
 import { machineCreds } from './operator-jwts.ts';
 import { checkMachineName } from './permissions.ts';
@@ -30,9 +30,6 @@ export interface Invited {
   role: InvitedRole;
   expires: string;
 }
-
-/** The longest an invitation may stay usable. */
-export const INVITE_MAX_MS = 7 * 86_400_000;
 
 export async function invite(input: InviteInput): Promise<Invited> {
   const { state, joined, admin } = await adminContext(input.home);

@@ -3,7 +3,7 @@
 // (<home>/state/cluster.creds). Both files are owner-only. With them, `hangar agent` joins with no further option.
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { writeFileAtomic } from '../core/state-file.ts';
 import { readOwnerJson, writeOwnerJson } from './owner-file.ts';
 import { memberInboxOf } from './subjects.ts';

@@ -2,7 +2,7 @@
 // one line saying what to do, and it is written whole or not at all, mode 600.
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { writeFileAtomic } from '../core/state-file.ts';
 import { HangarError } from '../../shared/errors.ts';
 

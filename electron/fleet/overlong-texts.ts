@@ -1,7 +1,7 @@
 // A node's reply is held to what its method returns (shared/result-schema.ts), but one text over its length limit
 // (a note naming thousands of backends) must not cost the whole reply: each such text is cut to its limit, and the
 // cut says so. Any other mismatch still refuses the reply.
-import type { z } from 'zod';
+import type * as z from 'zod';
 
 /** What ends a cut text: how long it was. */
 function cutMark(length: number): string {

@@ -1,7 +1,7 @@
 // The LocalAI frontend's admin HTTP API, read-only: the registered workers (GET /api/nodes, core/http/routes/nodes.go)
 // and the backend galleries it passes to them (GET /backends/galleries). The API key goes as LocalAI reads it,
 // `Authorization: Bearer KEY`, and never into a message.
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorText, LocalAiHttpError, parseJson, parseLocalAiUrl, requestLocalAi } from './http.ts';
 
 const text = z.string().max(4096);

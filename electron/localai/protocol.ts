@@ -2,7 +2,7 @@
 // backend_install_progress.go; core/services/nodes/unloader.go; pkg/model's process keys): core-NATS request/reply on subjects under the
 // worker's node id, JSON bodies with LocalAI's field names, and the frontend's own time limits. Replies are
 // validated here before anything reads them: a worker is another program on the network.
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** LocalAI's rule for a subject token: NATS's separator, wildcards and whitespace become "-". */
 export function sanitizeSubjectToken(token: string): string {

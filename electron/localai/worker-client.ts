@@ -2,7 +2,7 @@
 // Every reply is validated before it is read; a failure says which worker and why, in one line.
 import { errors, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { HangarError } from '../../shared/errors.ts';
 import {
   deleteReplySchema,

@@ -1,7 +1,7 @@
 // Small JSON files in userData (window state, settings): validated on read, written atomically and debounced.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { warnWriteFailed, writeFileAtomicSync } from '../core/state-file.ts';
 
 /** The file's content when it is present and valid; otherwise `fallback` (a missing or corrupt file is not fatal). */

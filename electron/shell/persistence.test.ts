@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { STATE_WARNING } from '../core/state-file.ts';
 import { tmpfsForTest } from '../core/testing/tmpfs.ts';
 import { debouncedWriter, readJson, writeJson } from './json-file.ts';
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_WINDOW_STATE, MIN_SIZE, visibleBounds, windowStateSchema, type WindowState } from './window-state.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'hangar-shell-'));

@@ -1,6 +1,6 @@
 // What the desktop app needs before its host starts, kept in userData/settings.json: the NATS cluster this machine
 // joins (the agent's --cluster options). Everything else is the node's own settings (state/settings.json).
-import { z } from 'zod';
+import * as z from 'zod';
 import { natsCredentialFields } from '../../shared/schemas.ts';
 
 export const desktopSettingsSchema = z.object({

@@ -1,5 +1,5 @@
 // Where the window was and whether it was maximized, remembered across launches.
-import { z } from 'zod';
+import * as z from 'zod';
 
 const rectangle = z.object({ x: z.number().int(), y: z.number().int(), width: z.number().int().min(1), height: z.number().int().min(1) });
 export type Rectangle = z.infer<typeof rectangle>;

@@ -1,5 +1,5 @@
 // What each bucket holds, as its readers check it.
-import { z } from 'zod';
+import * as z from 'zod';
 import { nodeConvergenceSchema, rolloutSchema } from '../../../shared/event-schema.ts';
 import { backendName, nodeId, selectorText, versionText } from '../../../shared/schemas.ts';
 import type { NodeConvergence, RolloutView } from '../../../shared/types.ts';

@@ -17,7 +17,8 @@ import { BucketSource } from './bucket-source.ts';
 import { grantBodySchema, type GrantBody } from './grants.ts';
 import { KvRecords, logicalKey, PLAIN_KEYS, storageKey, type KeyCodec } from './kv-records.ts';
 import { SeenMarks } from './seen-marks.ts';
-import { bucketStreamConfig, makeBucket } from './store-limits.ts';
+import { makeBucket } from './make-bucket.ts';
+import { bucketStreamConfig } from './store-limits.ts';
 import { BucketSweep } from './sweep.ts';
 import { HangarError } from '../../../shared/errors.ts';
 

@@ -6,10 +6,10 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ClusterIdentity } from '../node-key.ts';
 import { BUCKETS } from '../subjects.ts';
-import { makeBucket } from './store-limits.ts';
+import { makeBucket } from './make-bucket.ts';
 import { seal } from './sealed.ts';
 import { HangarError } from '../../../shared/errors.ts';
 

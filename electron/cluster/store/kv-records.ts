@@ -8,7 +8,7 @@
 // clock, says which value is newer.
 import type { Subscription } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ClusterHealth } from '../health.ts';
 import type { ClusterIdentity, PublicKey } from '../node-key.ts';

@@ -6,7 +6,7 @@
 // with the value, so a reader knows the value was taken right after that revision and can never be written again
 // later (the key has moved on). Who may be believed is the reader's question.
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { TIME_MAX_MS, TIME_MIN_MS } from '../../../shared/event-schema.ts';
 import { parsePublicKey, verifySignature, type ClusterIdentity, type PublicKey } from '../node-key.ts';
 

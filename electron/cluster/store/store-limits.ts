@@ -2,8 +2,6 @@
 // its keys and on its bytes (a writer that floods a bucket fills it, never a reader's memory), and no rollup header
 // (a value sent with `Nats-Rollup` would otherwise purge every key of the bucket; Hangar never purges). No `max_age`:
 // a pin is written once and stays in force for as long as its viewer leaves it, written again by no one.
-import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { BUCKETS, kvSubject, type BucketName } from '../subjects.ts';
 import { RECORD_MAX_BYTES } from './sealed.ts';
 
@@ -44,14 +42,4 @@ export function bucketStreamConfig(bucket: BucketName) {
     deny_purge: true,
     ...BUCKET_LIMITS[bucket],
   };
-}
-
-/** Makes a bucket with these limits unless it is there; one that is there is taken as it is. */
-export async function makeBucket(nc: NatsConnection, name: BucketName): Promise<void> {
-  const jsm = await jetstreamManager(nc, { checkAPI: false });
-  const config = bucketStreamConfig(name);
-  await jsm.streams.info(config.name).catch(async (error: unknown) => {
-    if (!(error instanceof Error && /stream not found/i.test(error.message))) throw error;
-    await jsm.streams.add(config);
-  });
 }

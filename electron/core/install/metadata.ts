@@ -2,7 +2,7 @@
 // BackendMetadata, its keys in struct order, empty fields omitted, no trailing newline), plus Hangar's `sha256` last.
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
 
 export interface BackendMetadata {

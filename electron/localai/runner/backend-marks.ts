@@ -3,7 +3,7 @@
 // fails its loads with an error that names neither (LocalAI #10720). Kept in `<home>/state/localai-backend-marks.json`
 // with the version they were checked for, so a restarted agent neither checks again nor forgets them; a backend's mark
 // goes once it is upgraded or deleted.
-import { z } from 'zod';
+import * as z from 'zod';
 import type { LocalAiMarkedBackend } from '../../../shared/types.ts';
 import { readJsonFile, writeJsonFile } from '../../core/state-file.ts';
 

@@ -2,7 +2,7 @@
 // `builds.json` (written whole). A build no longer either is removed once the swap that retired it went through.
 import { readdir, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
 import { readJsonFile, writeJsonFile } from '../../core/state-file.ts';
 import type { DownloadedBuild } from './download.ts';

@@ -4,7 +4,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { currentPlatform } from '../../core/platform/index.ts';
 import { alive, isSameProcess, signalTree } from '../../core/supervisor/index.ts';
 import { readJsonFile, writeJsonFile } from '../../core/state-file.ts';

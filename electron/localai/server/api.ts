@@ -1,7 +1,7 @@
 // A single LocalAI server's admin API (`local-ai run`; core/http/routes/localai.go): what it lists (GET /system), a
 // model's backend status (GET /backend/monitor), stopping a model (POST /backend/shutdown) and loading one (POST
 // /backend/load, which answers once the model is loaded), and its version. Nothing else is called.
-import { z } from 'zod';
+import * as z from 'zod';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorText, LocalAiHttpError, LocalAiUnreachable, parseJson, parseLocalAiUrl, requestLocalAi, type LocalAiRequest } from '../http.ts';
 

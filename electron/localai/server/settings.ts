@@ -2,7 +2,7 @@
 // `<state>/localai-server.json` (mode 600, written whole). Its API key never leaves the host: viewers learn only
 // that one is kept.
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { KeptSetting, ownerFile } from '../../core/kept-setting.ts';
 
