@@ -3,7 +3,7 @@
 // slower; timers, sockets) must not weigh on the next, whose host may be this process. It runs in a process group and
 // a temp folder of its own, both removed when it ends, however it ended: an agent a failed bench started does not
 // run on into the next.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -67,22 +67,26 @@ async function runAlone(name: string, result: string, tmp: string): Promise<stri
   });
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   for (const [sent, wait] of [['SIGTERM', 5000], ['SIGKILL', 0]] as const) {
-    if (!groupAlive(child.pid!)) break;
-    process.stderr.write(`bench: ${name} left processes running: ${sent}\n`);
+    const left = leftRunning(child.pid!);
+    if (left.length === 0) break;
+    process.stderr.write(`bench: ${name} left processes running, sent ${sent}:\n${left.map((line) => `  ${line}\n`).join('')}`);
     process.kill(-child.pid!, sent);
-    for (let waited = 0; waited < wait && groupAlive(child.pid!); waited += 100) await sleep(100);
+    for (let waited = 0; waited < wait && leftRunning(child.pid!).length > 0; waited += 100) await sleep(100);
   }
   return code === 0 ? null : (signal ?? `exit code ${code}`);
 }
 
-/** Whether any process of the group `pgid` is alive. */
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * The processes of the group `pgid` still running, a line each (pid, elapsed time, command). An ended one its parent
+ * did not reap (a zombie: tsx's esbuild once the bench exited, on a machine whose init does not reap) runs nothing.
+ */
+function leftRunning(pgid: number): string[] {
+  const ps = spawnSync('ps', ['-eo', 'pid=,pgid=,stat=,etime=,args='], { encoding: 'utf8' }).stdout ?? '';
+  return ps
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([, group, stat]) => group === String(pgid) && !stat!.startsWith('Z'))
+    .map(([pid, , , elapsed, ...args]) => `${pid} ${elapsed} ${args.join(' ').slice(0, 200)}`);
 }
 
 const rows = figures.map((f) => ({
