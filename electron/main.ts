@@ -136,6 +136,8 @@ async function start(): Promise<void> {
     window.on('closed', () => (window = null));
   };
   openWindow();
+  // What the first load of a model needs is made ready once the window's page is in, as the agent does once idle.
+  window!.webContents.once('did-finish-load', () => void node.warmUp().catch(() => undefined));
   showTray({
     ...controls,
     showWindow: () => (window ? window.show() : openWindow()),

@@ -2,7 +2,6 @@ import { rm } from 'node:fs/promises';
 import { parseSize } from '../core/install/index.ts';
 import type { TransferLimits } from '../core/net/index.ts';
 import { startHost, startNode, type Host, type JoinOptions, type LocalAiHostOptions, type NodeSetup } from '../fleet/start.ts';
-import { warmUp } from '../core/supervisor/index.ts';
 import type { GallerySpec } from '../core/gallery/index.ts';
 import { lockHome } from '../core/home-lock.ts';
 import { writeFileAtomic } from '../core/state-file.ts';
@@ -132,7 +131,7 @@ export async function runAgent(options: AgentOptions): Promise<void> {
       .then(() => node.gallery({ node: 'local' }))
       .catch(() => undefined)
       .then(() => server.quiet(WARM_UP_QUIET_MS))
-      .then(() => warmUp())
+      .then(() => node.warmUp())
       .catch(() => undefined),
   );
   // The token goes only to a person's terminal, never into a log file that captured stderr.

@@ -180,6 +180,11 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.settingsStore.problem ? [...recovered, this.settingsStore.problem] : recovered;
   }
 
+  /** What the first start of a backend needs, made ready: for a host that serves and is idle (Supervisor.warmUp). */
+  warmUp(): Promise<void> {
+    return this.supervisor.warmUp();
+  }
+
   /** How a stop finds all of a backend's processes on this machine (known once started). */
   get processTracking(): string {
     return this.supervisor.tracking.description;

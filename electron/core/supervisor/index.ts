@@ -8,13 +8,3 @@ export { rowUsage } from './row-usage.ts';
 export { placeOf } from './scan.ts';
 export { alive, isSameProcess, signalTree, startTimeOf } from './signals.ts';
 export { settlesWithin } from './tree-stop.ts';
-import { loadRuntime } from './grpc-client.ts';
-
-/**
- * Loads what the first load of a model needs (gRPC and the backend protocol, the process library), which a host
- * leaves out of its start so it is up sooner: a host calls this once it is serving and idle, and the first load
- * then costs what every later one does.
- */
-export async function warmUp(): Promise<void> {
-  await Promise.all([loadRuntime(), import('execa')]);
-}

@@ -20,6 +20,7 @@ import { Adoption } from './adoption.ts';
 import { Cgroups, type ProcessTracking } from './cgroups.ts';
 import { Endings, type SelfStart } from './endings.ts';
 import { HealthWatch } from './health-watch.ts';
+import { loadRuntime } from './grpc-client.ts';
 import { Launcher } from './launcher.ts';
 import { Loader, loadError } from './loading.ts';
 import { modelConfigStartLimitMs } from './model-config.ts';
@@ -127,6 +128,15 @@ export class Supervisor extends EventEmitter {
     await this.rechecks.start(this.options.backendsDir, this.options.backstopMs);
     await this.health.start(this.options.healthEveryMs);
     this.adoption.restore(again);
+  }
+
+  /**
+   * Makes ready what a start needs, which the host leaves out of its own start so it serves sooner: gRPC and the
+   * backend protocol, the process library, and a shell waiting to become the next backend. A host calls it once it
+   * serves and is idle; the first load then costs what every later one does.
+   */
+  async warmUp(): Promise<void> {
+    await Promise.all([loadRuntime(), import('execa')]);
     this.launcher.refill();
   }
 

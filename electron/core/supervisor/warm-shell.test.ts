@@ -48,8 +48,19 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
     const s = new Supervisor({ ...home, runtimeEnv, portRange });
     t.after(() => s.close({ stopAll: true }));
     await s.start();
+    await s.warmUp();
     return s;
   }
+
+  test('the shell is made when the host warms up, once it serves, not during its start', async (t) => {
+    const s = new Supervisor({ ...home, runtimeEnv, portRange: [29520, 29539] });
+    t.after(() => s.close({ stopAll: true }));
+    await s.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.deepEqual(waitingShells(process.pid), [], 'no shell spawned by the start');
+    await s.warmUp();
+    await until('a shell waiting after the warm-up', oneShell(process.pid), 10_000);
+  });
 
   test('a start becomes it: the backend is that process, in its cgroup and its directory, with the host\'s environment; another then waits', async (t) => {
     const s = await supervisor(t, [29520, 29539]);

@@ -13,6 +13,8 @@ node.on('event', (event) => {
   if (event.type === 'process') say({ process: event.process });
 });
 await node.start();
+// As a host does once it serves: a shell waits for the next start.
+await node.warmUp();
 say({ ready: true });
 for await (const line of createInterface({ input: process.stdin })) {
   const [verb, first = '', second = ''] = line.split(' ');
