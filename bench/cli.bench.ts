@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const RUNS = 10;
-const NPX_RUNS = 3;
+const NPX_RUNS = 5;
 
 const FLOOR = `
 const WebSocket = require('ws');
