@@ -109,7 +109,11 @@ describe('the platform contract, linux and posix alike', () => {
     const found = await Promise.all(layers.map(async (layer) => {
       const [table, cwds] = await Promise.all([layer.processes(), layer.cwds()]);
       const inside = [...cwds].filter(([, cwd]) => cwd.path.startsWith(backends + '/')).map(([pid]) => pid);
-      return table.filter((p) => inside.includes(p.pid)).map((p) => ({ pid: p.pid, ppid: p.ppid, pgid: p.pgid, command: p.command, zombie: p.zombie })).sort((a, b) => a.pid - b.pid);
+      const listed = table.filter((p) => inside.includes(p.pid));
+      // What a scan reads of them: their command lines alone.
+      const commands = await layer.commands([...inside, 2 ** 22 + 1]);
+      assert.deepEqual(new Map(listed.map((p) => [p.pid, p.command])), commands, `${layer.name}: the same command lines, none for a pid no process has`);
+      return listed.map((p) => ({ pid: p.pid, ppid: p.ppid, pgid: p.pgid, command: p.command, zombie: p.zombie })).sort((a, b) => a.pid - b.pid);
     }));
     const shell = found[0]!.find((p) => p.pid === child.pid);
     assert.ok(shell, 'linux: the shell is found in the directory');

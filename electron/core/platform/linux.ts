@@ -33,6 +33,15 @@ export const linux: Platform = {
     const entry = entryOf(pid);
     return entry && !entry.zombie ? entry : null;
   },
+  async commands(pids) {
+    const commands = new Map<number, string>();
+    for (const [index, pid] of pids.entries()) {
+      if (index > 0 && index % YIELD_EVERY === 0) await setImmediatePromise();
+      const command = readCommand(pid);
+      if (command !== null) commands.set(pid, command);
+    }
+    return commands;
+  },
   async cwds(pids = pidsInProc()) {
     const cwds = new Map<number, ProcessCwd>();
     for (const [index, pid] of pids.entries()) {
@@ -79,7 +88,7 @@ function entryOf(pid: number): ProcessEntry | null {
   const stat = procStat(pid);
   if (!stat) return null;
   const zombie = stat.state === 'Z' || stat.state === 'X';
-  return { pid, ppid: stat.ppid, pgid: stat.pgrp, startTime: stat.startTime, startedAt: startedAtOf(stat.startTime), command: readCommand(pid), zombie };
+  return { pid, ppid: stat.ppid, pgid: stat.pgrp, startTime: stat.startTime, startedAt: startedAtOf(stat.startTime), command: readCommand(pid) ?? '', zombie };
 }
 
 class ProcUsageSampler implements UsageSampler {

@@ -19,6 +19,7 @@ export const posix: Platform = {
     const [entry] = await psTable([pid]);
     return entry && !entry.zombie ? entry : null;
   },
+  commands: async (pids) => new Map((await psTable(pids)).map((p) => [p.pid, p.command])),
   cwds: (pids) => lsofCwds(pids),
   async tree(pid) {
     const table = await psTable();

@@ -92,6 +92,8 @@ export interface Platform {
   processes(pids?: number[]): Promise<ProcessEntry[]>;
   /** The process `pid` now, or null when none has it (a zombie has none: it has finished). */
   process(pid: number): Promise<ProcessEntry | null>;
+  /** The command line of each of `pids` the OS shows (its arguments joined by spaces), from one read: what a scan lists. */
+  commands(pids: number[]): Promise<Map<number, string>>;
   /** The cwd of each of `pids` (of every process when omitted) that the OS shows, from one read. */
   cwds(pids?: number[]): Promise<Map<number, ProcessCwd>>;
   /** Each of `pids` the OS shows now, zombies included, from one read: the check a stop makes before each signal. */

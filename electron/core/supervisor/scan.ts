@@ -37,14 +37,15 @@ export interface ScanDirectory {
 export async function scanProcesses(platform: Platform, backendsDir: string, supervised: SupervisedProcess[], owners: Map<number, SupervisedProcess>): Promise<ScanEntry[]> {
   const roots = backendRoots(backendsDir);
   const known = knownIdentities(backendsDir, supervised);
-  const moved = new Set(supervised.filter((p) => p.identity && !stillAtItsPath(p.identity)));
+  const atPath = identitiesAtPaths();
+  const moved = new Set(supervised.filter((p) => p.identity && !stillAtItsPath(p.identity, atPath)));
   const cwds = await platform.cwds();
   const inside = (cwd: ProcessCwd) => roots.some((root) => cwd.path.startsWith(root + sep)) || (cwd.dev !== null && cwd.ino !== null && known.has(inodeKey({ dev: cwd.dev, ino: cwd.ino })));
   // Commands are read only for the processes a scan lists: ours, and those whose cwd is or was in the directory.
   const listed = new Set([...owners.keys(), ...[...cwds].filter(([, cwd]) => inside(cwd)).map(([pid]) => pid)]);
-  const table = (await platform.processes([...listed].sort((a, b) => a - b))).sort((a, b) => a.pid - b.pid);
+  const commands = await platform.commands([...listed].sort((a, b) => a - b));
   const entries: ScanEntry[] = [];
-  for (const [index, { pid, command }] of table.entries()) {
+  for (const [index, [pid, command]] of [...commands].sort(([a], [b]) => a - b).entries()) {
     if (index > 0 && index % SCAN_SLICE === 0) await setImmediatePromise();
     const mine = owners.get(pid);
     const cwd = cwds.get(pid);
@@ -97,12 +98,12 @@ export function readCwd(pid: number): ScanDirectory | null {
   return { link, stat };
 }
 
-/** The process's command line, arguments joined by spaces ('' when unreadable). */
-export function readCommand(pid: number): string {
+/** The process's command line, arguments joined by spaces (null when it is gone or out of reach). */
+export function readCommand(pid: number): string | null {
   try {
     return readKernelFile(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
   } catch {
-    return '';
+    return null;
   }
 }
 
@@ -116,14 +117,26 @@ export function placeOf(relative: string): { backend: string; aside: boolean } {
   return { backend: first.replace(SIDE_NAMES, ''), aside: SIDE_NAMES.test(first) };
 }
 
+/** What stands at a path now (null: nothing there, or out of reach), each path stat'ed once: a backend's many processes share its directory. */
+function identitiesAtPaths(): (dir: string) => BigIntStats | null {
+  const seen = new Map<string, BigIntStats | null>();
+  const statOf = (dir: string) => {
+    try {
+      return statSync(dir, { bigint: true });
+    } catch {
+      return null;
+    }
+  };
+  return (dir) => {
+    if (!seen.has(dir)) seen.set(dir, statOf(dir));
+    return seen.get(dir)!;
+  };
+}
+
 /** Whether the directory a supervised process was started in is still the one at its path (not moved away or replaced). */
-function stillAtItsPath(identity: DirIdentity): boolean {
-  try {
-    const st = statSync(identity.dir, { bigint: true });
-    return st.dev === identity.dev && st.ino === identity.ino;
-  } catch {
-    return false;
-  }
+function stillAtItsPath(identity: DirIdentity, atPath: (dir: string) => BigIntStats | null): boolean {
+  const st = atPath(identity.dir);
+  return st !== null && st.dev === identity.dev && st.ino === identity.ino;
 }
 
 function backendRoots(backendsDir: string): string[] {
