@@ -20,6 +20,15 @@ export function median(values: number[]): number {
 }
 
 /**
+ * The lowest and highest of the rounds' own ratios (`ours[i] / peer[i]`, measured in the same round), as "0.62–0.91×":
+ * how far one run's figure may stray from the median.
+ */
+export function ratioSpread(ours: number[], peer: number[]): string {
+  const ratios = ours.map((value, i) => value / peer[i]!);
+  return `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×`;
+}
+
+/**
  * Runs one round's steps one after another, each going first in turn (round 0 starts with the first step, round 1
  * with the second...): what runs second meets what the first left behind (dirty pages being written back, a fresh
  * process still settling), so no side always pays for it.

@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { connect } from '../electron/agent/connect.ts';
 import { BackendStore } from '../electron/core/install/store.ts';
-import { inTurns, median, type BenchFigure } from './figure.ts';
+import { inTurns, median, ratioSpread, type BenchFigure } from './figure.ts';
 
 const MiB = 1024 * 1024;
 const RUNS = 5;
@@ -164,7 +164,7 @@ async function installsVsTar(root: string): Promise<BenchFigure[]> {
         value: median(ours) / median(floor),
         unit: 'x',
         goal: payload.goal,
-        note: `install through the built agent ${median(ours).toFixed(0)} ms vs tee >(openssl dgst -sha256) | pigz -dc | tar -x ${median(floor).toFixed(0)} ms; ${payload.what}, ${(bytes / MiB).toFixed(bytes < MiB ? 2 : 0)} MiB .tar.gz, median of ${RUNS}${first === null ? '' : ' after the first'}`,
+        note: `install through the built agent ${median(ours).toFixed(0)} ms vs tee >(openssl dgst -sha256) | pigz -dc | tar -x ${median(floor).toFixed(0)} ms; ${payload.what}, ${(bytes / MiB).toFixed(bytes < MiB ? 2 : 0)} MiB .tar.gz, median of ${RUNS}${first === null ? '' : ' after the first'}; the rounds' own ratios ${ratioSpread(ours, floor)}`,
       });
       if (payload.firstFigure && first !== null) {
         figures.push({

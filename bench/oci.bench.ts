@@ -19,7 +19,7 @@ import { connect } from '../electron/agent/connect.ts';
 import { hostPlatform } from '../electron/core/install/oci/platform.ts';
 import { buildLayer, pushImage, type LayerEntry } from '../electron/core/install/oci/testing/image.ts';
 import { startRegistry } from '../electron/core/install/oci/testing/registry.ts';
-import { inTurns, median, shell, timed, type BenchFigure } from './figure.ts';
+import { inTurns, median, ratioSpread, shell, timed, type BenchFigure } from './figure.ts';
 
 const FILES = 25;
 const FILE_BYTES = 8 * 1024 * 1024;
@@ -106,7 +106,7 @@ export default async function (): Promise<BenchFigure[]> {
         value: ociMs / streamMs,
         unit: 'x',
         goal: 1.1,
-        note: `${mb} MB layer: install through the built agent ${ociMs.toFixed(0)} ms vs curl | tee >(openssl dgst -sha256) | pigz -dc | tar -x ${streamMs.toFixed(0)} ms (medians of ${RUNS}, in turns)`,
+        note: `${mb} MB layer: install through the built agent ${ociMs.toFixed(0)} ms vs curl | tee >(openssl dgst -sha256) | pigz -dc | tar -x ${streamMs.toFixed(0)} ms (medians of ${RUNS}, in turns; the rounds' own ratios ${ratioSpread(oci, stream)})`,
       },
     ];
     if (skopeo) {
