@@ -7,7 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BenchFigure } from './figure.ts';
@@ -35,15 +35,17 @@ const files = readdirSync('bench')
 
 const work = mkdtempSync(join(tmpdir(), 'hangar-bench-'));
 const started = Date.now();
-const figures: (BenchFigure & { file: string })[] = [];
+/** Each figure with its file and the machine's load (1-minute average) as that file began: what else was running. */
+const figures: (BenchFigure & { file: string; load: number })[] = [];
 const failed: string[] = [];
 try {
   for (const name of files) {
     process.stderr.write(`bench: ${name}\n`);
     const result = join(work, `${name}.json`);
+    const load = loadavg()[0]!;
     const ended = await runAlone(name, result, join(work, `${name}.tmp`));
     // A bench that fails loses its own figures only; the run goes on, and ends saying so, and why.
-    if (ended === null) figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]).map((f) => ({ ...f, file: name })));
+    if (ended === null) figures.push(...(JSON.parse(readFileSync(result, 'utf8')) as BenchFigure[]).map((f) => ({ ...f, file: name, load })));
     else {
       const why = existsSync(`${result}.error`) ? readFileSync(`${result}.error`, 'utf8') : 'it printed its reason above, if any';
       process.stderr.write(`bench: ${name} FAILED (${ended}): ${why}\n`);
@@ -94,6 +96,7 @@ const rows = figures.map((f) => ({
   value: `${+f.value.toFixed(3)} ${f.unit}`,
   goal: `<= ${f.goal} ${f.unit}`,
   ok: f.value <= f.goal ? 'yes' : 'NO',
+  load: f.load.toFixed(1),
   note: f.note ?? '',
 }));
 console.table(rows);
@@ -104,9 +107,9 @@ const cell = (text: string) => text.replaceAll('|', '\\|');
 const markdown = [
   `${files.length} bench files, ${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC, ${minutes} minutes`,
   '',
-  '| figure | value | goal | met | what it measures, against what (file) |',
-  '| --- | --- | --- | --- | --- |',
-  ...figures.map((f) => `| \`${f.name}\` | ${+f.value.toPrecision(3)} ${f.unit} | ≤ ${+f.goal.toPrecision(3)} ${f.unit} | ${f.value <= f.goal ? 'yes' : '**missed**'} | ${cell(f.note ?? '')} (\`${f.file}\`) |`),
+  '| figure | value | goal | met | load | what it measures, against what (file) |',
+  '| --- | --- | --- | --- | --- | --- |',
+  ...figures.map((f) => `| \`${f.name}\` | ${+f.value.toPrecision(3)} ${f.unit} | ≤ ${+f.goal.toPrecision(3)} ${f.unit} | ${f.value <= f.goal ? 'yes' : '**missed**'} | ${f.load.toFixed(1)} | ${cell(f.note ?? '')} (\`${f.file}\`) |`),
 ];
 writeFileSync('bench-results.md', markdown.join('\n') + '\n');
 console.log('wrote bench-results.json and bench-results.md');
