@@ -21,6 +21,7 @@ function* walk(dir) {
  * ends when its last file does, and a long one started last would run alone at the end.
  */
 const LONGEST = [
+  'electron/core/supervisor/supervisor-lifetime.test.ts',
   'electron/core/supervisor/supervisor.test.ts',
   'electron/core/supervisor/lifecycle.test.ts',
   'electron/core/install/legit-trees.test.ts',
