@@ -1,6 +1,7 @@
 // What a command loads before it runs, read from the build (npm test builds first): the modules a bundle imports
 // statically are compiled at every start, whatever the command. The cluster's administration (NATS, JetStream, the
-// operator's JWTs) loads only when one of its commands runs, and zod only as far as the schemas use it.
+// operator's JWTs) loads only when one of its commands runs, the gallery's code only in the agent, and zod only as far
+// as the schemas use it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,11 @@ function packagesIn(files: string[]): Set<string> {
   for (const file of files) for (const [, name] of source(file).matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)) packages.add(name!);
   return packages;
 }
+
+test('a command other than `hangar agent` starts without the gallery\'s code and its YAML parser', () => {
+  const packages = packagesIn(loadedWith('cli.js'));
+  assert.ok(!packages.has('js-yaml'), `the CLI loads ${[...packages].join(', ')}`);
+});
 
 test('every command starts without the NATS client, and `hangar agent` without it unless it joins a cluster', () => {
   const cli = loadedWith('cli.js');

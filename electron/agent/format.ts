@@ -2,7 +2,7 @@ import { driftReason, driftText } from '../../shared/drift.ts';
 import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote, reportedNumber, startingNote } from '../../shared/process-text.ts';
-import { compareVersions } from '../core/gallery/index.ts';
+import { compareVersions } from '../../shared/version-order.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({

@@ -5,7 +5,7 @@ export { isEntryCompatible, isMeta, preferredBuild, resolveMetaKey } from './met
 export { metaResolution } from './variants.ts';
 export { VariantChoices } from './variant-choices.ts';
 export { detectCapability } from './capability.ts';
-export { compareVersions, digestDiffers, upgradeOffered, versionVerdict, type InstalledFacts } from './version.ts';
+export { digestDiffers, upgradeOffered, versionVerdict, type InstalledFacts } from './version.ts';
 export { STARTER_GALLERY_NAME, starterGallerySpec } from './location.ts';
 export { entryFacts } from './entry-facts.ts';
 export { DEVELOPMENT_SUFFIX } from './localai-listing.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareVersions, digestDiffers, versionVerdict } from './version.ts';
+import { compareVersions } from '../../../shared/version-order.ts';
+import { digestDiffers, versionVerdict } from './version.ts';
 
 test('compareVersions orders semver-ish versions numerically', () => {
   const table: [string, string, number][] = [

@@ -2,7 +2,7 @@
 // gate failed and what it rolled back to, what it left running, and how the jobs of swaps a host did not live to
 // finish ended.
 import type { DirectoryStop } from '../supervisor/index.ts';
-import { compareVersions } from '../gallery/version.ts';
+import { compareVersions } from '../../../shared/version-order.ts';
 import { interruption, type InterruptedSwap } from '../install/store.ts';
 import type { JobRunner } from '../jobs.ts';
 

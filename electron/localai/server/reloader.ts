@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HangarError } from '../../../shared/errors.ts';
 import type { ProcessView } from '../../../shared/types.ts';
-import { compareVersions } from '../../core/gallery/index.ts';
+import { compareVersions } from '../../../shared/version-order.ts';
 import { LocalAiUnreachable } from '../http.ts';
 import type { ReloadOptions } from '../../core/node/index.ts';
 import type { LocalAiServerApi } from './api.ts';
