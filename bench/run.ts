@@ -30,7 +30,7 @@ if (flag === '--one') {
 const only = process.argv.slice(2);
 const files = readdirSync('bench')
   .filter((f) => f.endsWith('.bench.ts'))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
   .sort();
 
 const work = mkdtempSync(join(tmpdir(), 'hangar-bench-'));
