@@ -17,7 +17,7 @@ import { processesInDirectory } from './scan.ts';
 import type { BackendTarget } from './supervisor.ts';
 import type { TableEntry } from './table.ts';
 import { assertPythonGrpc, swapOutOfBand, swapStaged, writePyecho, writeRelayBackend } from './test-helpers.ts';
-import { childStates, flushedTable, gone, killAfter, nextEvent, openedSince, pgidOf, readTable, setUp, settledDescriptors, stopAfter, writeTable } from './test-supervisor.ts';
+import { childStates, flushedTable, gone, killAfter, nextEvent, openedSince, pgidOf, readTable, setUp, settledDescriptors, stopAfter, writeTable } from '../testing/supervisor-setup.ts';
 
 describe("the supervisor across its host's life", { concurrency: false }, () => {
   let ctx: Awaited<ReturnType<typeof setUp>>;

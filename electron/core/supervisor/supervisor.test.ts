@@ -14,7 +14,7 @@ import { LogRing } from './log-ring.ts';
 import { PortPool } from './ports.ts';
 import { processesInDirectory } from './scan.ts';
 import { swapOutOfBand, writeEcho, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
-import { flushedTable, gone, killAfter, nextEvent, readTable, setUp, stopAfter, writeTable } from './test-supervisor.ts';
+import { flushedTable, gone, killAfter, nextEvent, readTable, setUp, stopAfter, writeTable } from '../testing/supervisor-setup.ts';
 
 describe('supervisor', { concurrency: false }, () => {
   let ctx: Awaited<ReturnType<typeof setUp>>;

@@ -53,7 +53,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
   }
 
   test('the shell is made when the host warms up, once it serves, not during its start', async (t) => {
-    const s = new Supervisor({ ...home, runtimeEnv, portRange: [29520, 29539] });
+    const s = new Supervisor({ ...home, runtimeEnv, portRange: [29700, 29719] });
     t.after(() => s.close({ stopAll: true }));
     await s.start();
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -63,7 +63,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
   });
 
   test('a start becomes it: the backend is that process, in its cgroup and its directory, with the host\'s environment; another then waits', async (t) => {
-    const s = await supervisor(t, [29520, 29539]);
+    const s = await supervisor(t, [29700, 29719]);
     const shell = await until('a shell waiting after the start', oneShell(process.pid), 10_000);
     const cgroup = await joinedCgroup(s, shell);
     const { process: view } = await s.ensureRunning(echo, 'm1');
@@ -82,7 +82,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
     await writeEcho(dir, '1.0.0');
     mkdirSync(join(dir, 'vulkan', 'icd.d'), { recursive: true });
     writeFileSync(join(dir, 'vulkan', 'icd.d', 'gpu_icd.json'), '{}');
-    const s = await supervisor(t, [29540, 29559]);
+    const s = await supervisor(t, [29720, 29739]);
     const shell = await until('a shell waiting after the start', oneShell(process.pid), 10_000);
     const { process: view } = await s.ensureRunning({ name: 'vulkan-echo', dir }, 'm2');
     assert.notEqual(view.pid, shell);
@@ -91,7 +91,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
   });
 
   test('closing the host ends the waiting shell and removes its cgroup', async (t) => {
-    const s = await supervisor(t, [29560, 29579]);
+    const s = await supervisor(t, [29740, 29759]);
     const shell = await until('a shell waiting after the start', oneShell(process.pid), 10_000);
     const cgroup = await joinedCgroup(s, shell);
     await s.close({ stopAll: false });

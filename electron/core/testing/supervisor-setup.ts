@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TestContext } from 'node:test';
 import type { ProcessView } from '../../../shared/index.ts';
-import { isAlive } from './identity.ts';
-import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
-import type { TableEntry } from './table.ts';
-import { makeHome, startUpstream, writeEcho, writeRelayBackend } from './test-helpers.ts';
+import { isAlive } from '../supervisor/identity.ts';
+import { Supervisor, type BackendTarget, type SupervisorOptions } from '../supervisor/supervisor.ts';
+import type { TableEntry } from '../supervisor/table.ts';
+import { makeHome, startUpstream, writeEcho, writeRelayBackend } from '../supervisor/test-helpers.ts';
 
 export const runtimeEnv = { HANGAR_NODE: process.execPath };
 
