@@ -13,6 +13,7 @@ import { processesInDirectory } from './scan.ts';
 import { systemClock } from './restart-policy.ts';
 import { Supervisor, type BackendTarget, type SupervisorOptions } from './supervisor.ts';
 import { makeHome, swapOutOfBand, writeEcho, type Home } from './test-helpers.ts';
+import { nextEvent } from '../testing/supervisor-setup.ts';
 import { portsFor } from '../testing/test-ports.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
@@ -39,18 +40,8 @@ function events(s: Supervisor, model: string): ProcessView[] {
   return seen;
 }
 
-function until(s: Supervisor, match: (v: ProcessView) => boolean, timeoutMs = 10_000): Promise<ProcessView> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no matching process event')), timeoutMs);
-    const listener = (v: ProcessView) => {
-      if (!match(v)) return;
-      clearTimeout(timer);
-      s.off('process', listener);
-      resolve(v);
-    };
-    s.on('process', listener);
-  });
-}
+/** The next process event `match` takes, within 10 s: a crash, a restart and a load may come one after another. */
+const until = (s: Supervisor, match: (v: ProcessView) => boolean) => nextEvent(s, match, 10_000);
 
 async function statusOf(port: number): Promise<string> {
   const client = new BackendClient(`127.0.0.1:${port}`);

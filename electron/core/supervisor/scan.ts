@@ -7,7 +7,7 @@ import { join, sep } from 'node:path';
 import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import type { CwdStatus, ScanEntry } from '../../../shared/index.ts';
 import type { Platform, ProcessCwd } from '../platform/types.ts';
-import type { DirIdentity } from './identity.ts';
+import { sameInode, type DirIdentity } from './identity.ts';
 import { readKernelFile } from './kernel-file.ts';
 
 const DELETED = ' (deleted)';
@@ -37,8 +37,7 @@ export interface ScanDirectory {
 export async function scanProcesses(platform: Platform, backendsDir: string, supervised: SupervisedProcess[], owners: Map<number, SupervisedProcess>): Promise<ScanEntry[]> {
   const roots = backendRoots(backendsDir);
   const known = knownIdentities(backendsDir, supervised);
-  const atPath = identitiesAtPaths();
-  const moved = new Set(supervised.filter((p) => p.identity && !stillAtItsPath(p.identity, atPath)));
+  const moved = movedAway(supervised);
   const cwds = await platform.cwds();
   const inside = (cwd: ProcessCwd) => roots.some((root) => cwd.path.startsWith(root + sep)) || (cwd.dev !== null && cwd.ino !== null && known.has(inodeKey({ dev: cwd.dev, ino: cwd.ino })));
   // Commands are read only for the processes a scan lists: ours, and those whose cwd is or was in the directory.
@@ -117,9 +116,12 @@ export function placeOf(relative: string): { backend: string; aside: boolean } {
   return { backend: first.replace(SIDE_NAMES, ''), aside: SIDE_NAMES.test(first) };
 }
 
-/** What stands at a path now (null: nothing there, or out of reach), each path stat'ed once: a backend's many processes share its directory. */
-function identitiesAtPaths(): (dir: string) => BigIntStats | null {
-  const seen = new Map<string, BigIntStats | null>();
+/**
+ * The supervised processes whose directory is no longer the one at its path (moved away or replaced). Each path is
+ * stat'ed once: a backend's many processes share its directory.
+ */
+function movedAway(supervised: SupervisedProcess[]): Set<SupervisedProcess> {
+  const atPath = new Map<string, BigIntStats | null>();
   const statOf = (dir: string) => {
     try {
       return statSync(dir, { bigint: true });
@@ -127,16 +129,14 @@ function identitiesAtPaths(): (dir: string) => BigIntStats | null {
       return null;
     }
   };
-  return (dir) => {
-    if (!seen.has(dir)) seen.set(dir, statOf(dir));
-    return seen.get(dir)!;
-  };
-}
-
-/** Whether the directory a supervised process was started in is still the one at its path (not moved away or replaced). */
-function stillAtItsPath(identity: DirIdentity, atPath: (dir: string) => BigIntStats | null): boolean {
-  const st = atPath(identity.dir);
-  return st !== null && st.dev === identity.dev && st.ino === identity.ino;
+  return new Set(
+    supervised.filter(({ identity }) => {
+      if (!identity) return false;
+      if (!atPath.has(identity.dir)) atPath.set(identity.dir, statOf(identity.dir));
+      const now = atPath.get(identity.dir);
+      return !now || !sameInode(now, identity);
+    }),
+  );
 }
 
 function backendRoots(backendsDir: string): string[] {

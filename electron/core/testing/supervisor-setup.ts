@@ -12,7 +12,7 @@ import { Supervisor, type BackendTarget, type SupervisorOptions } from '../super
 import type { TableEntry } from '../supervisor/table.ts';
 import { makeHome, startUpstream, writeEcho, writeRelayBackend } from '../supervisor/test-helpers.ts';
 
-export const runtimeEnv = { HANGAR_NODE: process.execPath };
+const runtimeEnv = { HANGAR_NODE: process.execPath };
 
 /** A home with the echo backend installed, a relay backend pointing at a shared echo server, and a supervisor. */
 export async function setUp(options: Partial<SupervisorOptions> = {}) {
@@ -80,7 +80,7 @@ export function writeTable(stateDir: string, processes: TableEntry[]): void {
   writeFileSync(join(stateDir, 'processes.json'), JSON.stringify({ version: 1, processes }));
 }
 
-export function flushTable(supervisor: Supervisor): Promise<void> {
+function flushTable(supervisor: Supervisor): Promise<void> {
   return (supervisor as unknown as { table: { flush(): Promise<void> } }).table.flush();
 }
 
