@@ -1,7 +1,7 @@
 import type { Client, ServiceError } from '@grpc/grpc-js';
 import type { Metadata } from '@grpc/grpc-js';
 
-/** gRPC and the protocol load on the first call, or when the host warms up (see warmUp): not at the host's start. */
+/** gRPC and the protocol load on the first call, or when the host warms up (Supervisor.warmUp): not at the host's start. */
 let runtime: Promise<{ grpc: typeof import('@grpc/grpc-js'); Client: typeof Client }> | undefined;
 export function loadRuntime() {
   return (runtime ??= Promise.all([import('@grpc/grpc-js'), import('../../../backends/proto/service.ts')]).then(([grpc, service]) => ({
