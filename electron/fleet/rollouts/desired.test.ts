@@ -210,12 +210,17 @@ describe('desired versions kept by the cluster', () => {
     try {
       const kv = await new Kvm(jetstream(nc)).open(BUCKETS.desired);
       const forged = { backend: 'echo', version: '1.0.0', on: 'all', installMissing: false, rollout: null };
-      await kv.put('echo', JSON.stringify(forged));
-      await kv.put('echo', seal(await loadIdentity(join(root, 'home-1')), 'desired', 'not-echo', { cluster: clusterOf(nc.info), after: 0 }, forged));
-      await until('both dropped by a viewer', async () => {
-        const status = await read(agents[0]!, 'clusterStatus');
-        return (status.dropped.records.unsigned ?? 0) >= 1 && (status.dropped.records['bad signature'] ?? 0) >= 1 ? true : undefined;
-      }, 5000);
+      // One after the other: the bucket keeps one value per key, so a second write a moment after the first can
+      // replace it before a viewer's watch has read it.
+      const dropped = async (why: string) => (await read(agents[0]!, 'clusterStatus')).dropped.records[why] ?? 0;
+      const droppedOnce = async (why: string, write: () => Promise<unknown>) => {
+        const before = await dropped(why);
+        await write();
+        await until(`dropped by a viewer: ${why}`, async () => ((await dropped(why)) > before ? true : undefined), 5000);
+      };
+      await droppedOnce('unsigned', () => kv.put('echo', JSON.stringify(forged)));
+      const home1 = await loadIdentity(join(root, 'home-1'));
+      await droppedOnce('bad signature', () => kv.put('echo', seal(home1, 'desired', 'not-echo', { cluster: clusterOf(nc.info), after: 0 }, forged)));
     } finally {
       await nc.close();
     }
