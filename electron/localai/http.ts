@@ -17,6 +17,8 @@ export interface LocalAiRequest {
   body?: unknown;
   /** For the whole exchange, headers and body. */
   timeoutMs: number;
+  /** The wait a missed deadline is said in, when this exchange ends a longer one (a load retried after its cooldown). */
+  saidTimeoutMs?: number;
   /** Ends the request at once (a cancelled job). */
   signal?: AbortSignal;
   /** The most of a body read (default 8 MiB). */
@@ -140,7 +142,7 @@ class DeadlineError extends Error {
 
 /** Why no whole answer came, in words that never hold the key (fetch's own errors may quote a header). */
 function describeFailure(error: unknown, request: LocalAiRequest, apiKey: string | null): string {
-  if (error instanceof DeadlineError) return `no whole answer to ${request.path.split('?')[0]} within ${request.timeoutMs / 1000} s`;
+  if (error instanceof DeadlineError) return `no whole answer to ${request.path.split('?')[0]} within ${(request.saidTimeoutMs ?? request.timeoutMs) / 1000} s`;
   if (request.signal?.aborted && error === request.signal.reason) return 'cancelled';
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   if (cause?.code === 'ECONNREFUSED') return 'connection refused';

@@ -94,7 +94,7 @@ export class LocalAiServerApi {
   async load(model: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const { status, body } = await this.send({ method: 'POST', path: '/backend/load', body: { model }, timeoutMs: Math.max(1000, deadline - Date.now()), maxBytes: 64 * 1024, ...(signal && { signal }) });
+      const { status, body } = await this.send({ method: 'POST', path: '/backend/load', body: { model }, timeoutMs: Math.max(1000, deadline - Date.now()), saidTimeoutMs: timeoutMs, maxBytes: 64 * 1024, ...(signal && { signal }) });
       const cooldown = status === 500 ? cooldownMs(errorText(body)) : null;
       if (cooldown === null || Date.now() + cooldown > deadline) return this.check('/backend/load', status, body);
       await sleep(cooldown, undefined, signal ? { signal } : {}).catch(() => {
