@@ -123,14 +123,18 @@ export async function runAgent(options: AgentOptions): Promise<void> {
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   // Serving already: what the app asks for first (its Backends view, then its gallery), then what the first load
   // needs, are made ready now, on idle turns, not when a user waits for them. The backends go first: their listing is
-  // what a client (the app, `hangar ls`) waits on, and made after the gallery's views it would wait for those too.
-  // Loading gRPC blocks the agent for a few hundred ms: it waits until the calls of a client just connected are done.
+  // what a client (the app, `hangar ls`) waits on. Each later step waits until the calls of a client just connected
+  // are done: the gallery's views take the agent's thread for tens of ms at thousands of entries (a `hangar ls` would
+  // wait them out for nothing), and loading gRPC for a few hundred.
+  const whenQuiet = () => server.quiet(WARM_UP_QUIET_MS);
   setImmediate(() =>
     void node
       .backends({ node: 'local' })
+      .catch(() => undefined)
+      .then(whenQuiet)
       .then(() => node.gallery({ node: 'local' }))
       .catch(() => undefined)
-      .then(() => server.quiet(WARM_UP_QUIET_MS))
+      .then(whenQuiet)
       .then(() => node.warmUp())
       .catch(() => undefined),
   );
