@@ -286,13 +286,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async upgradeAll(req: NodeRef): Promise<UpgradeAllResult[]> {
     this.check(req);
-    const upgradable = (await this.backends(req)).filter((b) => b.upgradable);
-    const results: UpgradeAllResult[] = [];
-    for (const backend of upgradable) {
-      const job = await this.jobRunner.wait((await this.upgrade({ node: this.id, name: backend.name })).id);
-      results.push({ backend: backend.name, ok: job.state === 'done', error: job.error, job });
-    }
-    return results;
+    return this.swaps.upgradeAll();
   }
 
   async installVersion(req: BackendRef & GatedSwapOptions & { version: string }): Promise<JobView> {
@@ -308,14 +302,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
   async drain(req: NodeRef): Promise<string[]> {
     this.check(req);
     if (!this.settingsStore.current().cordoned) await this.updateSettings({ node: req.node, settings: { cordoned: true } });
-    const models = this.supervisor.list().map((p) => p.model);
-    for (const model of models) {
-      await this.stop({ node: req.node, model }).catch((error: unknown) => {
-        // One that ended meanwhile is as good as stopped.
-        if (!(error instanceof HangarError && error.code === 'not-found')) throw error;
-      });
-    }
-    return models;
+    return this.models.stopAll();
   }
 
   async rollback(req: BackendRef & GatedSwapOptions): Promise<JobView> {
@@ -345,15 +332,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async load(req: NodeRef & { backend: string; model: string } & RestartOptions): Promise<LoadResult> {
     this.check(req);
-    const target = await this.names.target(req.backend);
-    const { restart, restartDelayMs, maxRestarts, startTimeoutMs } = req;
-    const asked = {
-      ...(restart && { restart }),
-      ...(restartDelayMs !== undefined && { restartDelayMs }),
-      ...(maxRestarts !== undefined && { maxRestarts }),
-      ...(startTimeoutMs !== undefined && { startTimeoutMs }),
-    };
-    return this.locks.shared(target.name, () => this.supervisor.load(target, req.model, asked));
+    return this.models.load(await this.names.target(req.backend), req.model, req);
   }
 
   async respawn(req: ModelRef): Promise<ProcessView> {

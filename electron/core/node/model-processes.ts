@@ -1,9 +1,10 @@
 // A model's process, whichever runs it: the node's supervisor, or the co-runner (LocalAI) that shares its backend
-// directories. Respawn, restart, stop and unload go to that one, beside loads and never during a swap of its backend.
+// directories. Loads go to the supervisor; respawn, restart, stop and unload go to the one that runs the model. Each
+// runs beside the backend's other loads and never during a swap of it.
 import { HangarError } from '../../../shared/errors.ts';
-import type { ProcessView } from '../../../shared/types.ts';
+import type { LoadResult, ProcessView, RestartOptions } from '../../../shared/types.ts';
 import type { KeyedLock } from '../locks.ts';
-import type { Supervisor } from '../supervisor/index.ts';
+import type { BackendTarget, Supervisor } from '../supervisor/index.ts';
 import type { CoRunner } from './co-runner.ts';
 
 export class ModelProcesses {
@@ -12,6 +13,30 @@ export class ModelProcesses {
     private readonly coRunner: CoRunner | null,
     private readonly locks: KeyedLock,
   ) {}
+
+  /** Loads `model` on `target` with the restart options given (those left out are the supervisor's defaults). */
+  load(target: BackendTarget, model: string, options: RestartOptions): Promise<LoadResult> {
+    const { restart, restartDelayMs, maxRestarts, startTimeoutMs } = options;
+    const asked = {
+      ...(restart && { restart }),
+      ...(restartDelayMs !== undefined && { restartDelayMs }),
+      ...(maxRestarts !== undefined && { maxRestarts }),
+      ...(startTimeoutMs !== undefined && { startTimeoutMs }),
+    };
+    return this.locks.shared(target.name, () => this.supervisor.load(target, model, asked));
+  }
+
+  /** Stops every model the supervisor runs, one after the other; returns their names. */
+  async stopAll(): Promise<string[]> {
+    const models = this.supervisor.list().map((p) => p.model);
+    for (const model of models) {
+      await this.stop(model).catch((error: unknown) => {
+        // One that ended meanwhile is as good as stopped.
+        if (!(error instanceof HangarError && error.code === 'not-found')) throw error;
+      });
+    }
+    return models;
+  }
 
   respawn(model: string): Promise<ProcessView> {
     return this.onProcess(model, (coRunner) => (coRunner ? coRunner.respawn(model) : this.supervisor.respawn(model)));

@@ -5,7 +5,7 @@
 // removed under the same lock (swap-words.ts says what each job says).
 import { HangarError } from '../../../shared/errors.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
-import type { JobKind, JobView } from '../../../shared/types.ts';
+import type { JobKind, JobView, UpgradeAllResult } from '../../../shared/types.ts';
 import type { Galleries, GalleryEntry, VariantChoices } from '../gallery/index.ts';
 import { stageBackend } from '../install/install.ts';
 import { DEFAULT_LIMITS, type ExtractLimits } from '../install/limits.ts';
@@ -83,6 +83,16 @@ export class SwapJobs {
     await this.parts.galleries.find(name);
     const mode = { ...options, force: true, upgrade: true };
     return this.start('upgrade', name, (ctx) => this.fetchAndSwap(name, ctx, mode));
+  }
+
+  /** Upgrades every backend the listing says is upgradable, one after the other, each job waited for. */
+  async upgradeAll(): Promise<UpgradeAllResult[]> {
+    const results: UpgradeAllResult[] = [];
+    for (const backend of (await this.parts.catalog.backends()).filter((b) => b.upgradable)) {
+      const job = await this.parts.runner.wait((await this.upgrade(backend.name, { stopUnsupervised: false })).id);
+      results.push({ backend: backend.name, ok: job.state === 'done', error: job.error, job });
+    }
+    return results;
   }
 
   /**
