@@ -24,9 +24,8 @@ interface HostLine {
 }
 
 /** A node host in a child process, and the lines it says. */
-function startHost(t: TestContext, home: string, gallery: string) {
+function startHost(home: string, gallery: string) {
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', hostScript, home, gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
-  t.after(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGKILL')));
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const until = async (match: (line: HostLine) => boolean): Promise<HostLine> => {
     for (;;) {
@@ -62,26 +61,35 @@ async function processOf(node: LocalNode, model: string, match: (view: ProcessVi
   });
 }
 
-/** A host in a child process on a fresh home, with echo 1.0.0 installed from the gallery. */
+/**
+ * A host in a child process on a fresh home, with echo 1.0.0 installed from the gallery; `nextStart` makes the host's
+ * next start, here: a LocalNode on the same home (start it). After `t`, the host is killed and the next start stopped
+ * with its backends, then the folder removed: each of them writes into it until it is gone.
+ */
 async function hostWithEcho(t: TestContext) {
   const root = await tempDir('gate-crash');
-  // What the next start's stop of the killed host's leftovers writes may still land as the folder goes.
-  t.after(() => rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   const home = join(root, 'home');
   const gallery = join(root, 'index.yaml');
+  const hosts: ChildProcess[] = [];
+  const nodes: LocalNode[] = [];
+  t.after(async () => {
+    for (const child of hosts) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const node of nodes) await node.close({ stopBackends: true });
+    // What the next start's stop of the killed host's leftovers writes may still land as the folder goes.
+    await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  });
   await publish(root, gallery, '1.0.0');
-  const host = startHost(t, home, gallery);
+  const host = startHost(home, gallery);
+  hosts.push(host.child);
   await host.until((l) => l.ready === true);
   host.send('install echo');
   await host.until((l) => l.job?.kind === 'install' && l.job.state === 'done');
-  return { root, home, gallery, host };
-}
-
-/** The host's next start, here: a LocalNode on the same home (start it), stopped with its backends after `t`. */
-function nextStart(t: TestContext, home: string, gallery: string): LocalNode {
-  const node = new LocalNode({ home, galleries: [{ name: 'test', location: gallery }], runtimeEnv: { HANGAR_NODE: process.execPath } });
-  t.after(() => node.close({ stopBackends: true }));
-  return node;
+  const nextStart = (): LocalNode => {
+    const node = new LocalNode({ home, galleries: [{ name: 'test', location: gallery }], runtimeEnv: { HANGAR_NODE: process.execPath } });
+    nodes.push(node);
+    return node;
+  };
+  return { root, gallery, host, nextStart };
 }
 
 describe('a host killed during the health gate', () => {
@@ -89,7 +97,7 @@ describe('a host killed during the health gate', () => {
   const hanging = '#!/bin/sh\necho "v2: warming up forever" >&2\nexec sleep 300\n';
 
   test('with a model running: the next start swaps back to 1.0.0, runs the model from it, and the job failed and rolled back', async (t) => {
-    const { root, home, gallery, host } = await hostWithEcho(t);
+    const { root, gallery, host, nextStart } = await hostWithEcho(t);
     host.send('load echo m1');
     const { loaded } = await host.until((l) => l.loaded !== undefined);
 
@@ -101,7 +109,7 @@ describe('a host killed during the health gate', () => {
     host.child.kill('SIGKILL');
     await once(host.child, 'exit');
 
-    const node = nextStart(t, home, gallery);
+    const node = nextStart();
     const recovered = await node.start();
     assert.ok(recovered.includes('echo: swapped back: the host stopped during the health gate'), recovered.join('\n'));
     assert.equal((await readFile(join(node.backendsDir, 'echo', 'VERSION'), 'utf8')).trim(), '1.0.0');
@@ -125,7 +133,7 @@ describe('a host killed during the health gate', () => {
   });
 
   test('during a smoke start (no model running): the next start swaps back and the job failed and rolled back', async (t) => {
-    const { root, home, gallery, host } = await hostWithEcho(t);
+    const { root, gallery, host, nextStart } = await hostWithEcho(t);
 
     await publish(root, gallery, '2.0.0', hanging);
     host.send('upgrade echo');
@@ -133,7 +141,7 @@ describe('a host killed during the health gate', () => {
     host.child.kill('SIGKILL');
     await once(host.child, 'exit');
 
-    const node = nextStart(t, home, gallery);
+    const node = nextStart();
     await node.start();
     assert.equal((await node.backends({ node: local }))[0]?.version, '1.0.0');
     const ended = await node.waitJob({ node: local, id: job!.id });

@@ -24,14 +24,15 @@ test('the desktop app gets --home as HANGAR_HOME; --listen or --ports run the he
 
 test('npm start passes --home, --listen and --ports on to the agent it starts', { skip: !existsSync('dist/agent/cli.js') && 'needs npm run build' }, async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'hangar-start-'));
-  t.after(() => rm(home, { recursive: true, force: true }));
   const child = spawn(process.execPath, ['scripts/start.mjs', '--home', home, '--listen', '127.0.0.1:0', '--ports', '29560-29569'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
+  // Hooks run in the order they are added: the agent, which writes into its home, goes before the home does.
   t.after(() => {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
   });
+  t.after(() => rm(home, { recursive: true, force: true }));
   const lines = createInterface({ input: child.stdout! });
   let url: string | undefined;
   for await (const line of lines) {
