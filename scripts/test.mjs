@@ -59,10 +59,9 @@ if (files.length === 0) {
 }
 // Files run side by side, each in its own process: their supervisors reserve backend ports machine-wide, and every
 // test that needs a fixed port has a range of its own below the ephemeral ports. A file spends part of its time
-// waiting on its agents and backends, so two files more than there are cores keep them busy (on 2 cores: 412 s
-// against 442 s with 3, the same evening; 433 s with 3 against 485 s with 2, an earlier day). At most 4: each file
-// starts its own agents. HANGAR_TEST_CONCURRENCY overrides.
-const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, availableParallelism() + 2);
+// waiting on its agents and backends, so one file more than there are cores keeps them busy (on 2 cores: 433 s
+// against 485 s with 2; with 4, `.ci/run` took 680 and 685 s against 617 s with 3). HANGAR_TEST_CONCURRENCY overrides.
+const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, availableParallelism() + 1);
 // --test-force-exit: a file whose tests have all ended exits, even if a child it leaked still holds one of its pipes
 // (a shell's sleeping child once held a file open for ten minutes, and its lane with it).
 const unhooked = new URL('./unhooked-test-runner.mjs', import.meta.url).href;
