@@ -1,6 +1,6 @@
 // Runs every node:test file (*.test.ts) under the source folders, through tsx.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
@@ -68,6 +68,25 @@ const unhooked = new URL('./unhooked-test-runner.mjs', import.meta.url).href;
 const args = (list, lanes) => ['--import', 'tsx', '--import', unhooked, '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
 const exitOf = (child) => new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 
+/**
+ * The tests' temporary folders are made in RAM where Linux has its tmpfs at /dev/shm and TMPDIR is not set: they
+ * write gigabytes of real fixtures and installs (a 240 MiB tree from five sources, 600 MiB from three), which on disk
+ * the kernel also writes back meanwhile. On 2 cores the unit run took 382 s so, against 442 s in /tmp the same
+ * evening. The folder is open to all with the sticky bit, as /tmp is: a test runs a child as an unprivileged user.
+ */
+function ramTmpdir() {
+  if (process.env.TMPDIR || process.platform !== 'linux') return null;
+  try {
+    const dir = mkdtempSync('/dev/shm/hangar-tests-');
+    chmodSync(dir, 0o1777);
+    return dir;
+  } catch {
+    return null; // no /dev/shm here: the system's temporary folder
+  }
+}
+const ramTmp = ramTmpdir();
+if (ramTmp) process.env.TMPDIR = ramTmp;
+
 const main = spawn(process.execPath, args(files, concurrency), { stdio: 'inherit' });
 // A full run also runs these again under the POSIX platform layer (ps, lsof, process groups: what macOS has), beside
 // the rest in a lane of their own: under posix their fixed ports are other ranges (core/testing/test-ports.ts). The
@@ -88,5 +107,13 @@ if (posixRun) {
   process.stdout.write('\n# the same files again, under HANGAR_PLATFORM=posix\n');
   process.stdout.write(Buffer.concat(posixReport));
   if (posixCode !== 0) console.error(`test: the files run again under HANGAR_PLATFORM=posix failed: ${POSIX.join(' ')}`);
+}
+// What a test left behind would otherwise hold RAM until the machine restarts.
+if (ramTmp) {
+  try {
+    rmSync(ramTmp, { recursive: true, force: true, maxRetries: 3 });
+  } catch (error) {
+    console.error(`test: ${ramTmp} is left behind: ${error.message}`);
+  }
 }
 process.exit(status || posixCode);
