@@ -1,6 +1,6 @@
 // Runs every node:test file (*.test.ts) under the source folders, through tsx.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 
@@ -69,14 +69,18 @@ const args = (list, lanes) => ['--import', 'tsx', '--import', unhooked, '--test'
 const exitOf = (child) => new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 
 /**
- * The tests' temporary folders are made in RAM where Linux has its tmpfs at /dev/shm and TMPDIR is not set: they
- * write gigabytes of real fixtures and installs (a 240 MiB tree from five sources, 600 MiB from three), which on disk
- * the kernel also writes back meanwhile. On 2 cores the unit run took 382 s so, against 442 s in /tmp the same
- * evening. The folder is open to all with the sticky bit, as /tmp is: a test runs a child as an unprivileged user.
+ * The tests' temporary folders are made in RAM where Linux has its tmpfs at /dev/shm with room for them and TMPDIR is
+ * not set: they write gigabytes of real fixtures and installs (a 240 MiB tree from five sources, 600 MiB from three),
+ * which on disk the kernel also writes back meanwhile. On 2 cores the unit run took 382 s so, against 442 s in /tmp
+ * the same evening. A container's /dev/shm (64 MiB by default in Docker) is too small: /tmp then. The folder is open
+ * to all with the sticky bit, as /tmp is: a test runs a child as an unprivileged user.
  */
+const RAM_TMP_ROOM = 8 * 1024 ** 3;
 function ramTmpdir() {
   if (process.env.TMPDIR || process.platform !== 'linux') return null;
   try {
+    const { bavail, bsize } = statfsSync('/dev/shm');
+    if (bavail * bsize < RAM_TMP_ROOM) return null;
     const dir = mkdtempSync('/dev/shm/hangar-tests-');
     chmodSync(dir, 0o1777);
     return dir;
