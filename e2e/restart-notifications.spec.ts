@@ -3,7 +3,7 @@
 import { expect, test } from '@playwright/test';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -34,6 +34,11 @@ test.beforeAll(async () => {
   await gallery.updateEntry('echo', { uri: `${slow.url}/echo-1.1.0.tar.gz`, version: '1.1.0' });
 });
 
+async function keptJobs(): Promise<JobView[]> {
+  const text = await readFile(join(root, 'home', 'state', 'jobs.json'), 'utf8').catch(() => '{"jobs":[]}');
+  return (JSON.parse(text) as { jobs: JobView[] }).jobs;
+}
+
 test.afterAll(async () => {
   await agent?.stop();
   await slow?.close();
@@ -45,6 +50,9 @@ test('after the agent is killed and started again, the notifications list its jo
   await expect.poll(async () => (JSON.parse(await agent.cli('ls', '--json')) as { upgradable: boolean }[])[0]?.upgradable, { timeout: 15_000 }).toBe(true);
   void agent.cli('upgrade', 'echo').catch(() => undefined);
   await expect.poll(async () => (JSON.parse(await agent.cli('jobs', '--json')) as JobView[]).some((j) => j.kind === 'upgrade' && j.phase === 'fetching' && j.bytes > 0), { timeout: 15_000 }).toBe(true);
+  // The job's history is written to disk (fsynced) after the phase is shown: a SIGKILL in between truly leaves the
+  // phase before, so the kill waits until the kept history says fetching.
+  await expect.poll(async () => (await keptJobs()).some((j) => j.kind === 'upgrade' && j.phase === 'fetching'), { timeout: 15_000 }).toBe(true);
   await agent.kill();
   await agent.start();
 
