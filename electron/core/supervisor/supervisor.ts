@@ -4,7 +4,7 @@
 //
 // This file tells the life of one model's process; the parts beside it do each step:
 //   spawn → ready        launcher.ts (its port, spawn.ts, readiness.ts; another port when its port was taken)
-//   load                 loading.ts (LoadModel, again in every later process of the model)
+//   load                 loading.ts (LoadModel, again in every later process of the model); stale-load.ts
 //   reuse, or stale      reuse-gates.ts (directory identity, Health); rechecks.ts (fs.watch, backstop, cwd probe)
 //   unresponsive         health-watch.ts
 //   respawn, stop        stopping.ts (the whole process tree; by directory before a swap); strangers.ts (the scan)
@@ -22,7 +22,7 @@ import { Endings, type SelfStart } from './endings.ts';
 import { HealthWatch } from './health-watch.ts';
 import { loadRuntime } from './grpc-client.ts';
 import { Launcher } from './launcher.ts';
-import { Loader, loadError } from './loading.ts';
+import { Loader } from './loading.ts';
 import { modelConfigStartLimitMs } from './model-config.ts';
 import { ModelLogs } from './model-logs.ts';
 import { settingsOf, type SupervisorOptions, type SupervisorSettings } from './options.ts';
@@ -34,6 +34,7 @@ import { ProcessRecords, endText, liveTarget, tell, type BackendTarget, type Pro
 import { RestartScheduler } from './restart-policy.ts';
 import { ReuseGates } from './reuse-gates.ts';
 import { SmokeStart } from './smoke-start.ts';
+import { loadAfterFailure, type StaleLoadParts } from './stale-load.ts';
 import { Stopping, type DirectoryStop, type DirectoryStopOptions } from './stopping.ts';
 import { Strangers } from './strangers.ts';
 import { ProcessTable } from './table.ts';
@@ -72,6 +73,7 @@ export class Supervisor extends EventEmitter {
   private readonly smoke: SmokeStart;
   private readonly strangers: Strangers;
   private readonly budget: StartBudget;
+  private readonly staleLoad: StaleLoadParts;
   private reaper: Reaper | null = null;
   private closing: Promise<void> | null = null;
 
@@ -108,6 +110,7 @@ export class Supervisor extends EventEmitter {
     this.gates = new ReuseGates(this.rechecks, o.healthTimeoutMs);
     this.health = new HealthWatch(records, endings, o.healthTimeoutMs);
     this.smoke = new SmokeStart({ launcher, ports, parent, cgroups, platform, grpcToken: o.grpcToken, budget, stopGraceMs: o.stopGraceMs, portMoved });
+    this.staleLoad = { rechecks: this.rechecks, stopping, launcher, loader, logs };
     this.adoption = new Adoption({ records, logs, ports, parent, cgroups, platform, launcher, loader, selfStart, backendsDir: o.backendsDir, grpcToken: o.grpcToken });
   }
 
@@ -205,8 +208,9 @@ export class Supervisor extends EventEmitter {
 
   /**
    * ensureRunning + LoadModel; the load is remembered, so every later process of the model loads it again.
-   * Gate 6: a failure from a stale cwd is explained, respawned and retried once. Without a start timeout of its own,
-   * the model's LocalAI config in the models directory may give it one (grpc.attempts × attempts_sleep_time).
+   * Gate 6 (stale-load.ts): a failure from a stale cwd is explained, respawned and retried once. Without a start
+   * timeout of its own, the model's LocalAI config in the models directory may give it one (grpc.attempts ×
+   * attempts_sleep_time).
    */
   load(target: BackendTarget, model: string, options: RestartOptions = {}): Promise<LoadResult> {
     return this.lock.run(model, async () => {
@@ -214,30 +218,12 @@ export class Supervisor extends EventEmitter {
       const spec = this.records.specFor(model, target.name, configured === null ? options : { ...options, startTimeoutMs: configured });
       const request = this.loader.request(model);
       const { proc, reused, replaced } = await this.ensureLocked(target, model);
-      const said = (message: string) => (replaced ? `${replaced}; ${message}` : message);
-      try {
-        const message = await this.loader.into(proc, request);
-        this.records.remember(spec, request);
-        return { pid: proc.pid, port: proc.port, reused, message: said(message) };
-      } catch (first) {
-        await this.rechecks.refresh(proc);
-        if (proc.cwd.cwd !== 'stale') throw this.loader.fail(proc, loadError(proc, first));
-        const why = `backend ${proc.backend} (pid ${proc.pid}) was running from a directory that a reinstall replaced`;
-        await this.stopping.process(proc, true);
-        const fresh = await this.launcher.spawnReady(target, model).catch((err: Error) => {
-          throw new HangarError('failed', `${why}; the respawn failed: ${err.message}`);
-        });
-        this.modelLogs.note(fresh, `${why}; respawned from ${target.dir}`);
-        const replaced = `respawned pid ${proc.pid} → ${fresh.pid}: its directory was replaced`;
-        tell(fresh, replaced);
-        try {
-          const message = await this.loader.into(fresh, request);
-          this.records.remember(spec, request);
-          return { pid: fresh.pid, port: fresh.port, reused: false, message: `${replaced}; ${message}` };
-        } catch (second) {
-          throw this.loader.fail(fresh, new HangarError('failed', `${why}; after a respawn, ${loadError(fresh, second).message}`));
-        }
-      }
+      const loaded = await this.loader.into(proc, request).then(
+        (message) => ({ proc, message: replaced ? `${replaced}; ${message}` : message, reused }),
+        async (failure: unknown) => ({ ...(await loadAfterFailure(this.staleLoad, proc, target, request, failure)), reused: false }),
+      );
+      this.records.remember(spec, request);
+      return { pid: loaded.proc.pid, port: loaded.proc.port, reused: loaded.reused, message: loaded.message };
     });
   }
 
