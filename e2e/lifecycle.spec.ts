@@ -65,6 +65,19 @@ test('a kill -9 leaves a red crashed row in Processes and a crashed count in the
   await expect(row).toHaveCount(0);
 });
 
+test('Unload frees the model: its row says idle, not ready, as `hangar ps` does, until the next load', async () => {
+  const row = page.getByTestId('supervised-chat-model');
+  await expect(row).toHaveAttribute('data-state', 'ready');
+  await row.getByTestId('process-unload').click();
+  await expect(row).toHaveAttribute('data-state', 'idle');
+  await expect(row.getByTestId('process-state')).toHaveText('idle');
+  expect(await agent.cli('ps')).toMatch(/^chat-model\s+echo\s+\d+\s+\d+\s+idle\s/m);
+
+  await agent.cli('load', 'echo', 'chat-model');
+  await expect(row).toHaveAttribute('data-state', 'ready');
+  expect(await agent.cli('ps')).toMatch(/^chat-model\s+echo\s+\d+\s+\d+\s+ready\s/m);
+});
+
 test('the page ran without uncaught errors', async () => {
   expect(pageErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
 });

@@ -1,10 +1,18 @@
 // How every viewer words a process's end and its cwd verdict, so the CLI and the UI say the same thing.
 import { humanDuration } from './progress.ts';
-import type { CwdStatus, ProcessExit, ProcessView, ScanEntry } from './types.ts';
+import type { CwdStatus, ProcessExit, ProcessState, ProcessView, ScanEntry } from './types.ts';
 
 /** A row's pid or port, or null where its node reports none (a row carries 0 there: a LocalAI worker reports no pid). */
 export function reportedNumber(value: number): number | null {
   return value > 0 ? value : null;
+}
+
+/** A process state as viewers show it: `idle` is a process that runs and answers but holds no model. */
+export type ShownState = ProcessState | 'idle';
+
+/** `ready` only while the model is loaded: a process whose model was freed, or whose load failed, is `idle`. */
+export function shownState(p: Pick<ProcessView, 'state' | 'loaded'>): ShownState {
+  return p.state === 'ready' && !p.loaded ? 'idle' : p.state;
 }
 
 /** "killed by SIGKILL at 12:04:05": `time` formats the moment (the CLI prints ISO, the UI the local clock). */

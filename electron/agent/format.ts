@@ -1,7 +1,7 @@
 import { driftReason, driftText } from '../../shared/drift.ts';
 import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
-import { cwdVerdict, exitNote, reportedNumber, startingNote } from '../../shared/process-text.ts';
+import { cwdVerdict, exitNote, reportedNumber, shownState, startingNote } from '../../shared/process-text.ts';
 import { compareVersions } from '../../shared/version-order.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
@@ -53,7 +53,7 @@ export function lsStatus(b: BackendView): string {
 /** A process in `ls`: "m1:1234 ↺2 (CRASHED)"; the model alone where its node reports no pid. */
 export function lsProcess(p: ProcessView): string {
   const pid = reportedNumber(p.pid);
-  return `${p.model}${pid === null ? '' : `:${pid}`}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${p.state === 'ready' ? '' : ` (${p.state.toUpperCase()})`}`;
+  return `${p.model}${pid === null ? '' : `:${pid}`}${p.restarts > 0 ? ` ↺${p.restarts}` : ''}${shownState(p) === 'ready' ? '' : ` (${shownState(p).toUpperCase()})`}`;
 }
 
 /**
@@ -69,7 +69,7 @@ export function psRow(p: ProcessView, runBy = false, vram?: ProcessVramMap): Rec
     ...(runBy && { 'run by': runByText(p) }),
     pid: reportedNumber(p.pid),
     port: reportedNumber(p.port),
-    state: p.state,
+    state: shownState(p),
     '↺': p.restarts,
     restart: restartText(p),
     up: ended ? '-' : uptime(p.startedAt),

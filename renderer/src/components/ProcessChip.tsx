@@ -2,7 +2,7 @@ import { memo } from 'react';
 import { useBackends } from '../state/backends.ts';
 import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { endedText, reportedNumber } from '../../../shared/process-text.ts';
+import { endedText, reportedNumber, shownState } from '../../../shared/process-text.ts';
 import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
@@ -18,7 +18,7 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
       className={`chip${stale || ended ? ' chip-stale' : ''}`}
       data-testid={`process-${model}`}
       data-pid={process.pid}
-      data-state={process.state}
+      data-state={shownState(process)}
       data-cwd={process.cwd}
     >
       <span className="chip-model">{model}</span>
@@ -38,7 +38,7 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
           ↺ <b>{process.restarts}</b>
         </span>
       )}
-      {process.state !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}
+      {shownState(process) !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}
       {stale && <StaleBadge process={process} />}
       {(process.error || (ended && process.exit)) && (
         <span className="process-note error" data-testid="process-error">

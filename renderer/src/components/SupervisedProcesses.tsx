@@ -7,7 +7,7 @@ import { isWorkerSelected, useNodes } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { useProcessVram } from '../state/vram.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { exitNote, startingNote } from '../../../shared/process-text.ts';
+import { exitNote, shownState, startingNote } from '../../../shared/process-text.ts';
 import { useStore } from 'zustand';
 import { clockStore } from '../state/clock.ts';
 import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
@@ -19,7 +19,7 @@ const USAGE_REFRESH_MS = 3000;
 
 /** Ended and stale rows first, then by model. */
 const byUrgency = (a: ProcessView, b: ProcessView) => urgency(b) - urgency(a) || a.model.localeCompare(b.model);
-const urgency = (p: ProcessView) => (isEnded(p.state) || isStale(p) ? 2 : p.state === 'ready' ? 0 : 1);
+const urgency = (p: ProcessView) => (isEnded(p.state) || isStale(p) ? 2 : shownState(p) === 'ready' ? 0 : 1);
 
 /** The processes Hangar supervises, as PM2's list shows them: state, restarts, uptime, CPU, memory, actions. */
 export function SupervisedProcesses() {
@@ -93,7 +93,7 @@ function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; v
   const starting = useStartingNote(p);
   const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : (starting ?? p.message));
   return (
-    <tr className={ended || isStale(p) ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={p.state}>
+    <tr className={ended || isStale(p) ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={shownState(p)}>
       <td className="sticky-start">
         <b>{p.model}</b>
         {note && (
