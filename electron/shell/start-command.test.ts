@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,3 +48,34 @@ test('npm start passes --home, --listen and --ports on to the agent it starts', 
   process.kill(-child.pid!, 'SIGTERM');
   await once(child, 'exit');
 });
+
+test("npm's SIGTERM to `npm start` stops the agent it started: npm signals its shell, which runs the start script in its place", { skip: !existsSync('dist/agent/cli.js') && 'needs npm run build' }, async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'hangar-start-'));
+  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start;
+  assert.match(script, /^npm run build && /);
+  // npm runs `sh -c SCRIPT ARGS` and, sent SIGTERM, passes it to that shell alone; the build is done already.
+  const shell = spawn('sh', ['-c', `${script.replace(/^npm run build && /, '')} --home ${home} --listen 127.0.0.1:0`], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  let agent = 0;
+  t.after(async () => {
+    if (shell.exitCode === null) process.kill(-shell.pid!, 'SIGKILL');
+    // start.mjs gives the agent a process group of its own.
+    if (agent > 0 && alive(agent)) process.kill(-agent, 'SIGKILL');
+    await rm(home, { recursive: true, force: true });
+  });
+  for await (const line of createInterface({ input: shell.stdout! })) if (line.startsWith('hangar agent listening on ')) break;
+  agent = (JSON.parse(readFileSync(join(home, 'state', 'agent.json'), 'utf8')) as { pid: number }).pid;
+  shell.kill('SIGTERM');
+  await once(shell, 'exit');
+  const gone = Date.now() + 15_000;
+  while (alive(agent) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(alive(agent), false, `the agent (pid ${agent}) outlived the SIGTERM npm sent`);
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
