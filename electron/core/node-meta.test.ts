@@ -73,8 +73,12 @@ describe('LocalNode with a meta backend', () => {
     await t.node.stop({ node: local, model: 'm2' });
   });
 
+  test('installing the meta over its installed build writes only the meta directory, and says so', async () => {
+    const job = await runJob(t.node, t.node.install({ node: local, name: 'llama' }));
+    assert.deepEqual([job.phase, job.bytes], ['cpu-echo already installed; llama now points at it', 0]);
+  });
+
   test('deleting the meta deletes its build too, as LocalAI does', async () => {
-    await runJob(t.node, t.node.install({ node: local, name: 'llama' }));
     assert.deepEqual((await t.node.backends({ node: local })).map((b) => b.name), ['cpu-echo', 'llama']);
     await runJob(t.node, t.node.delete({ node: local, name: 'llama' }));
     assert.deepEqual(await t.node.backends({ node: local }), []);

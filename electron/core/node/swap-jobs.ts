@@ -246,8 +246,9 @@ export class SwapJobs {
     if (mode.upgrade && !existing) throw new HangarError('not-found', `backend ${entry.name} is not installed`);
     // As LocalAI: installing what is installed and runnable fetches nothing (a meta still gets its directory).
     if (!mode.force && existing && !existing.broken) {
-      if (meta && !(await store.get(meta.name))) await this.writeMetaDir(meta, entry);
-      return { existing, nothingToDo: 'already installed' };
+      if (!meta || (await store.get(meta.name))) return { existing, nothingToDo: 'already installed' };
+      await this.writeMetaDir(meta, entry);
+      return { existing, nothingToDo: `${entry.name} already installed; ${meta.name} now points at it` };
     }
     if (mode.upgrade && existing && !(await catalog.isUpgradable(existing, entry))) return { existing, nothingToDo: 'up to date' };
     return { existing, nothingToDo: null };
