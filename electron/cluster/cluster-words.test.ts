@@ -53,6 +53,12 @@ describe('the cluster in its own words', () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  test('installing what every node has says, for each node, that it was installed already, not done', async () => {
+    const again = await hangar(agents.v1!, 'install', 'echo', '--on', 'all', '--json');
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual((JSON.parse(again.stdout) as Array<{ node: string; result: string }>).map((r) => [r.node, r.result]), [['c1', 'already installed'], ['c2', 'already installed']]);
+  });
+
   test('a cordoned node shows skipped, cordoned, from the first record of a rollout to its end', async () => {
     assert.equal((await hangar(agents.c2!, 'cordon')).code, 0);
     await until('c2 seen cordoned', async () => ((await cards()).find((c) => c.name === 'c2')?.cordoned ? true : undefined), 3000);

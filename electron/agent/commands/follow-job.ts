@@ -41,7 +41,8 @@ export async function runJobs(context: CliContext, c: WireClient, options: { jso
     else {
       process.stderr.write(`${card.name} (${card.id}):\n`);
       const final = await followJob(c, () => start(on), on).catch((error: Error) => error);
-      row.result = final instanceof Error ? 'failed' : final.state === 'done' ? 'done' : final.state;
+      // A job that had nothing to do ends done in a phase that says so ('already installed', 'up to date').
+      row.result = final instanceof Error ? 'failed' : final.state === 'done' ? final.phase : final.state;
       row.reason = final instanceof Error ? final.message : final.error;
     }
     results.push(row);
