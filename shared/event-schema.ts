@@ -6,6 +6,7 @@ import { nodeId, nodeSettings, restartPolicy, selectorText, versionText } from '
 import type {
   BackendView,
   DesiredVersion,
+  ErrorCode,
   GpuView,
   NodeConvergence,
   NodeResources,
@@ -163,6 +164,7 @@ export const jobSchema: z.ZodType<JobView> = z.object({
   bytes: count,
   totalBytes: count.nullable(),
   error: message.nullable(),
+  errorCode: z.enum(['invalid-request', 'forbidden', 'not-found', 'conflict', 'bad-input', 'failed'] satisfies ErrorCode[]).optional(),
   notice: message.nullable(),
   startedAt: short,
   finishedAt: nullableShort,

@@ -30,7 +30,7 @@ export function createWireClient(socket: SocketLike): WireClient {
 
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.addEventListener('close', ({ code, reason }) => {
-      const error = (closedBy = new HangarError('failed', code === 4401 ? 'the agent rejected the token' : `connection to the agent closed (${code}${reason ? `: ${reason}` : ''})`));
+      const error = (closedBy = code === 4401 ? new HangarError('forbidden', 'the agent rejected the token') : new HangarError('failed', `connection to the agent closed (${code}${reason ? `: ${reason}` : ''})`));
       for (const call of pending.values()) call.reject(error);
       pending.clear();
       resolve({ code, reason });

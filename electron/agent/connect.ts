@@ -29,7 +29,8 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
     socket.once('error', (error) => reject(new Error(`cannot reach the agent at ${url}: ${error.message}`)));
   });
   const client = createWireClient(socket as unknown as SocketLike);
-  // The agent accepts the upgrade, then closes with 4401 on a bad token; a first round trip surfaces that.
-  await Promise.race([client.info({ node: 'local' }), client.closed.then(() => Promise.reject(new Error('the agent rejected the token')))]);
+  // The agent accepts the upgrade, then closes with 4401 on a bad token; a first round trip surfaces that (a call
+  // after the close fails with why it closed).
+  await Promise.race([client.info({ node: 'local' }), client.closed.then(() => client.ping())]);
   return client;
 }

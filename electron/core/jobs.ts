@@ -89,6 +89,7 @@ export class JobRunner {
           // A swap whose new build failed its health gate ends rolled back: the build itself failed, not its fetch.
           phase: cancelled ? 'cancelled' : view.phase === 'rolling back' ? 'rolled back' : 'failed',
           error: cancelled ? `${kind} of ${backend} was cancelled` : oneLine(error),
+          ...(!cancelled && { errorCode: error instanceof HangarError ? error.code : 'failed' }),
           finishedAt: new Date().toISOString(),
         });
       }

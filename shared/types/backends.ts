@@ -1,4 +1,5 @@
 // Installed backends, gallery entries and the jobs that change them. Plain JSON only: no bigint, no Date.
+import type { ErrorCode } from './errors.ts';
 import type { ProcessView } from './processes.ts';
 
 export interface PreviousVersion {
@@ -117,6 +118,11 @@ export interface JobView {
   bytes: number;
   totalBytes: number | null;
   error: string | null;
+  /**
+   * What kind of failure `error` is, as an error envelope's code says (a checksum that does not match is bad input);
+   * absent before a job fails, and for jobs kept by a version that did not say.
+   */
+  errorCode?: ErrorCode;
   /** What the user should know about a job that went through, e.g. processes it found and left running. */
   notice: string | null;
   startedAt: string;

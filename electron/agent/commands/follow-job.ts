@@ -24,7 +24,8 @@ export async function runJob(context: CliContext, c: WireClient, options: { json
     process.exitCode = 130;
     return;
   }
-  if (final.state !== 'done') throw new HangarError('failed', final.error ?? `${final.kind} ${final.backend} ${final.state}`);
+  // A job that failed for what it was given (a checksum, an archive) exits as that kind of failure.
+  if (final.state !== 'done') throw new HangarError(final.errorCode ?? 'failed', final.error ?? `${final.kind} ${final.backend} ${final.state}`);
   const swapped = !options.json && final.phase === 'done' && final.kind !== 'delete';
   const version = swapped ? ((await c.backends({ node: context.node })).find((b) => b.name === final.backend)?.version ?? null) : null;
   print(options, final, () => `${jobEndText(final, version)}\n`);

@@ -1,0 +1,59 @@
+// The exit status of each kind of failure, as the README's table says, against a real agent and the real CLI: what
+// was given is bad (6), what is named is not there (3), a refused token (5); each refusal one line, before any job.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import type { JobView } from '../../shared/types.ts';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+
+const run = promisify(execFile);
+const WRONG_SHA256 = '0'.repeat(64);
+
+describe('exit statuses', () => {
+  let root: string;
+  let gallery: string;
+  let agent: Agent;
+
+  before(async () => {
+    root = await tempDir('cli-exit-codes');
+    gallery = join(root, 'index.yaml');
+    const echo = await echoSource(root, '1.0.0');
+    await run('tar', ['-czf', join(root, 'echo.tar.gz'), '-C', echo, '.']);
+    const broken = join(root, 'broken-src');
+    await mkdir(broken);
+    await writeFile(join(broken, 'run.sh'), '#!/bin/sh\necho "cannot start" >&2\nexit 7\n', { mode: 0o755 });
+    await writeGallery(gallery, [
+      { name: 'echo', uri: echo, version: '1.0.0' },
+      { name: 'checked', uri: join(root, 'echo.tar.gz'), version: '1.0.0', sha256: WRONG_SHA256 },
+      { name: 'folder', uri: echo, version: '1.0.0', sha256: WRONG_SHA256 },
+      { name: 'broken', uri: broken, version: '1.0.0' },
+    ]);
+    agent = await startAgent(join(root, 'home'), gallery);
+    assert.equal((await hangar(agent, 'install', 'echo')).code, 0);
+  });
+
+  after(async () => {
+    agent?.child.kill('SIGKILL');
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('an install whose checksum is wrong exits 6, and its job still failed', async () => {
+    const checked = await hangar(agent, 'install', 'checked', '--force');
+    assert.equal(checked.code, 6, checked.stderr);
+    assert.match(checked.stderr, /^hangar: backend "checked": sha256 mismatch for \S+: expected 0{64}, got [0-9a-f]{64}\n$/m);
+    const job = (await json<JobView[]>(agent, 'jobs')).find((j) => j.backend === 'checked');
+    assert.deepEqual([job?.state, job?.errorCode], ['failed', 'bad-input']);
+    const folder = await hangar(agent, 'install', 'folder');
+    assert.equal(folder.code, 6, folder.stderr);
+    assert.match(folder.stderr, /a sha256 is given, but \S+ is a directory and cannot be verified\n$/);
+  });
+
+  test('a token the agent refuses exits 5', async () => {
+    const refused = await hangar(agent, '--token', 'wrongwrongwrongwrong', 'ps');
+    assert.deepEqual([refused.code, refused.stderr], [5, 'hangar: the agent rejected the token\n']);
+  });
+});
