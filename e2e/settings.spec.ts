@@ -70,7 +70,7 @@ test('switches and ports are kept by the node; a bad range is refused before it 
   await page.getByTestId('setting-port-from').fill('31000');
   await page.getByTestId('setting-port-to').fill('30000');
   await expect(page.getByTestId('setting-ports-apply')).toBeDisabled();
-  await expect(page.getByTestId('setting-ports-note')).toContainText('The port range goes from a lower port to a higher one');
+  await expect(page.getByTestId('setting-ports-note')).toContainText('The port range is reversed: its first port must not be above its last');
   await page.getByTestId('setting-port-to').fill('31099');
   await page.getByTestId('setting-ports-apply').click();
   // The form is off while the change is sent; on again, with Apply off, once the node's view holds the new range.

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
-import type { InvitedRole, LocalAiAction } from './types.ts';
+import type { ErrorCode, InvitedRole, LocalAiAction } from './types.ts';
 import { MACHINE_NAME_PATTERN, MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
 import { isSelector, LABEL_KEY, LABEL_RULE, LABEL_VALUE, LABELS_MAX } from './selector.ts';
 import type { RestartPolicy } from './types.ts';
@@ -13,37 +13,48 @@ export const WORKING_SUFFIXES = ['.install-tmp', '.install-backup', '.upgrade-tm
 
 export { NAME_MAX, MODEL_NAME_RULE } from './names.ts';
 
-export const backendName = z
-  .string()
-  .min(1, 'name is empty')
-  .max(NAME_MAX, `name is longer than ${NAME_MAX} characters`)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._+-]*$/, 'name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit')
-  .refine((n) => !WORKING_SUFFIXES.some((s) => n.endsWith(s)), 'name ends in a reserved working-directory suffix');
+/**
+ * A name as people type it: text that breaks `rule` is bad input (README, "Exit codes": 6), not a malformed request
+ * (2), and is answered with the rule's first word on it. What is not text at all is still malformed.
+ */
+function typedName(rule: z.ZodType<string>) {
+  return z.string().superRefine((value, ctx) => {
+    const checked = rule.safeParse(value);
+    if (!checked.success) ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'bad name', params: { code: 'bad-input' satisfies ErrorCode } });
+  });
+}
 
-/** A working directory of a backend: `<backend>.install-tmp` and the like. */
-export const leftoverName = z
-  .string()
-  .max(NAME_MAX + 16)
-  .refine((n) => WORKING_SUFFIXES.some((s) => n.endsWith(s) && backendName.safeParse(n.slice(0, -s.length)).success), 'not a working directory of a backend');
+const NAME_CHARACTERS = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
+const NAME_CHARACTERS_RULE = 'name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit';
+
+export const backendName = typedName(
+  z
+    .string()
+    .min(1, 'name is empty')
+    .max(NAME_MAX, `name is longer than ${NAME_MAX} characters`)
+    .regex(NAME_CHARACTERS, NAME_CHARACTERS_RULE)
+    .refine((n) => !WORKING_SUFFIXES.some((s) => n.endsWith(s)), 'name ends in a reserved working-directory suffix'),
+);
+
+/** A directory beside the backends, to be a working directory of one (`<backend>.install-tmp`…): the node says if it is. */
+export const leftoverName = typedName(z.string().max(NAME_MAX + 16, `name is longer than ${NAME_MAX + 16} characters`).regex(NAME_CHARACTERS, NAME_CHARACTERS_RULE));
 
 /** `name` or `gallery@name`. */
-export const qualifiedName = z
-  .string()
-  .max(2 * NAME_MAX + 1)
-  .superRefine((value, ctx) => {
-    const at = value.indexOf('@');
-    const parts = at < 0 ? [value] : [value.slice(0, at), value.slice(at + 1)];
-    for (const part of parts) {
-      const r = backendName.safeParse(part);
-      if (!r.success) ctx.addIssue({ code: 'custom', message: r.error.issues[0]?.message ?? 'bad name' });
-    }
-  });
+export const qualifiedName = typedName(
+  z
+    .string()
+    .max(2 * NAME_MAX + 1, `name is longer than ${2 * NAME_MAX + 1} characters`)
+    .superRefine((value, ctx) => {
+      const at = value.indexOf('@');
+      const parts = at < 0 ? [value] : [value.slice(0, at), value.slice(at + 1)];
+      for (const part of parts) {
+        const r = backendName.safeParse(part);
+        if (!r.success) ctx.addIssue({ code: 'custom', message: r.error.issues[0]?.message ?? 'bad name' });
+      }
+    }),
+);
 
-export const modelName = z
-  .string()
-  .min(1, 'Type a model name')
-  .max(NAME_MAX, MODEL_NAME_RULE)
-  .regex(MODEL_NAME_PATTERN, MODEL_NAME_RULE);
+export const modelName = typedName(z.string().min(1, 'Type a model name').max(NAME_MAX, MODEL_NAME_RULE).regex(MODEL_NAME_PATTERN, MODEL_NAME_RULE));
 
 export const restartPolicy = z.enum(['never', 'on-failure', 'always'] satisfies RestartPolicy[]);
 
@@ -97,7 +108,11 @@ export const nodeSettings = z.strictObject({
     .refine((list) => new Set(list.map((g) => g.name)).size === list.length, 'Each gallery needs a name of its own'),
   autoUpgrade: z.boolean(),
   autoUpgradeHours: z.number().int('Hours are whole numbers').min(1, 'Check for upgrades every 1 to 168 hours').max(168, 'Check for upgrades every 1 to 168 hours'),
-  portRange: z.tuple([port, port]).refine(([from, to]) => from <= to, 'The port range goes from a lower port to a higher one'),
+  // A reversed range is said as such first: "20-10" is a typo of order before it is one of size.
+  portRange: z
+    .tuple([z.number(), z.number()])
+    .refine(([from, to]) => from <= to, 'The port range is reversed: its first port must not be above its last')
+    .pipe(z.tuple([port, port])),
   keepBackendsRunning: z.boolean(),
   startBackendsOnLaunch: z.boolean(),
   labels: nodeLabels,

@@ -56,4 +56,36 @@ describe('exit statuses', () => {
     const refused = await hangar(agent, '--token', 'wrongwrongwrongwrong', 'ps');
     assert.deepEqual([refused.code, refused.stderr], [5, 'hangar: the agent rejected the token\n']);
   });
+
+  test('a gallery, a working directory or a previous version that is not there exits 3, before any job', async () => {
+    for (const action of ['remove', 'down', 'enable']) {
+      const missing = await hangar(agent, 'galleries', action, 'nosuch');
+      assert.deepEqual([missing.code, missing.stderr], [3, 'hangar: no gallery named "nosuch"; see hangar galleries\n'], action);
+    }
+    const leftover = await hangar(agent, 'leftover', 'nosuch', 'restore');
+    assert.deepEqual([leftover.code, leftover.stderr], [3, 'hangar: "nosuch" is not a working directory of a backend\n']);
+    const jobs = (await json<JobView[]>(agent, 'jobs')).length;
+    const rollback = await hangar(agent, 'rollback', 'echo');
+    assert.deepEqual([rollback.code, rollback.stderr], [3, 'hangar: backend echo has no previous version to roll back to\n']);
+    assert.equal((await json<JobView[]>(agent, 'jobs')).length, jobs, 'no job was started');
+  });
+
+  test('a name against the rules exits 6, said once', async () => {
+    const rule = 'name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit';
+    for (const args of [['install', '../evil'], ['leftover', '../evil.backup', 'delete']]) {
+      const bad = await hangar(agent, ...args);
+      assert.deepEqual([bad.code, bad.stderr], [6, `hangar: ${rule}\n`], args.join(' '));
+    }
+  });
+
+  test('options the node refuses are said in words, not by schema field', async () => {
+    const reversed = await hangar(agent, 'settings', 'ports', '20-10');
+    assert.deepEqual([reversed.code, reversed.stderr], [2, 'hangar: The port range is reversed: its first port must not be above its last\n']);
+    const low = await hangar(agent, 'settings', 'ports', '20-30');
+    assert.equal(low.stderr, 'hangar: Ports go from 1024 to 65535\n');
+    const restarts = await hangar(agent, 'load', 'echo', 'm1', '--max-restarts', '0');
+    assert.deepEqual([restarts.code, restarts.stderr], [2, 'hangar: max restarts must be at least 1\n']);
+    const policy = await hangar(agent, 'load', 'echo', 'm1', '--restart', 'sometimes');
+    assert.equal(policy.stderr, 'hangar: restart must be one of never, on-failure, always\n');
+  });
 });

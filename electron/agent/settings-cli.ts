@@ -3,6 +3,7 @@
 import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
+import { HangarError } from '../../shared/errors.ts';
 import { galleryNameFor } from '../../shared/gallery-name.ts';
 import { parseLabel } from '../../shared/selector.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
@@ -90,7 +91,7 @@ export function editedGalleries(galleries: GallerySetting[], action: string, arg
   const [first, second] = args;
   const find = (name: string | undefined) => {
     const found = galleries.find((g) => g.name === name);
-    if (!found) throw usage(`no gallery named "${name ?? ''}"; see hangar galleries`);
+    if (!found) throw new HangarError('not-found', `no gallery named "${name ?? ''}"; see hangar galleries`);
     return found;
   };
   switch (action) {

@@ -4,6 +4,7 @@ import { HangarError } from '../../shared/errors.ts';
 import { parseRequest } from '../../shared/schemas.ts';
 import type { ErrorEnvelope } from '../../shared/types.ts';
 import { oneLine } from '../../shared/error-text.ts';
+import { issueEnvelope } from './request-issue.ts';
 
 export type Envelope = { ok: true; value: unknown } | { ok: false; error: ErrorEnvelope };
 
@@ -38,12 +39,8 @@ const MESSAGE_MAX = 300;
 export function toErrorEnvelope(error: unknown): ErrorEnvelope {
   if (error instanceof HangarError) return { code: error.code, message: shortLine(error.message) };
   if (error instanceof ZodError) {
-    const issue = error.issues[0];
-    // A message written as a sentence ("Model names can use…") names its own subject; a terse one, such as zod's
-    // own "Invalid option: expected …", gets its field.
-    const sentence = /^[A-Z]/.test(issue?.message ?? '') && !/^[A-Za-z ]+: /.test(issue?.message ?? '');
-    const where = issue && issue.path.length > 0 && !sentence ? `${issue.path.join('.')}: ` : '';
-    return { code: 'invalid-request', message: shortLine(`${where}${issue?.message ?? 'invalid request'}`) };
+    const { code, message } = issueEnvelope(error.issues[0]);
+    return { code, message: shortLine(message) };
   }
   return { code: 'failed', message: shortLine(oneLine(error)) };
 }

@@ -60,7 +60,7 @@ describe('bridge', () => {
       assert.equal((error as HangarError).code, 'not-found');
       return true;
     });
-    await assert.rejects(bridge.upgrade({ node: 'local', name: '../etc' } as never), { code: 'invalid-request', message: /^name: / });
+    await assert.rejects(bridge.upgrade({ node: 'local', name: '../etc' } as never), { code: 'bad-input', message: /^name may hold only / });
   });
 
   it('rejects a malformed reply instead of resolving it', async () => {

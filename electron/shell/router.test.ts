@@ -33,6 +33,8 @@ const recordingNode = () => recording(async (method) => ({ answered: method }));
 
 /** What Electron's IPC does to a payload on its way from the renderer. */
 const overIpc = (payload: unknown) => structuredClone(payload);
+/** How a payload that fails its schema is refused: malformed, or for a typed name against its rule, bad input. */
+const REFUSALS: readonly string[] = ['invalid-request', 'bad-input'];
 
 function validRequest(method: HangarMethod): Record<string, unknown> {
   const request: Record<string, unknown> = { node: 'local' };
@@ -78,7 +80,7 @@ describe('router', () => {
     assert.deepEqual(calls, [{ method: 'info', request: { node: 'local' } }]);
   });
 
-  it('rejects every schema-failing payload with invalid-request, naming the field', async () => {
+  it('rejects every schema-failing payload as malformed (a name against its rule as bad input), naming the field', async () => {
     const { node, calls } = recordingNode();
     const route = createRouter(node, trusted);
     for (const method of hangarMethods) {
@@ -95,10 +97,10 @@ describe('router', () => {
       for (const payload of bad) {
         const reply = await route(method, mainFrame, overIpc(payload));
         assert.equal(reply.ok, false, `${method} accepted ${JSON.stringify(payload)}`);
-        assert.equal(reply.ok ? null : reply.error.code, 'invalid-request');
+        assert.ok(!reply.ok && REFUSALS.includes(reply.error.code), `${method}: ${JSON.stringify(reply)}`);
       }
       const named = await route(method, mainFrame, { ...valid, node: 42 });
-      assert.match(named.ok ? '' : named.error.message, /^node: \S/);
+      assert.equal(named.ok ? '' : named.error.message, 'node must be text');
     }
     assert.equal(calls.length, 0);
   });
@@ -159,7 +161,7 @@ describe('router fuzz', () => {
             assert.equal(calls.length, before + 1, context);
             assert.deepEqual(calls.at(-1), { method, request: verdict.data }, context);
           } else {
-            assert.deepEqual(reply.ok ? null : reply.error.code, 'invalid-request', context);
+            assert.ok(!reply.ok && REFUSALS.includes(reply.error.code), context);
             assert.equal(calls.length, before, context);
           }
           if (!reply.ok) assert.ok(reply.error.message.length <= 300 && !/[\n\r]/.test(reply.error.message), context);

@@ -55,7 +55,7 @@ export async function restoreLeftover(dirs: BackendDirs, entry: string, touched:
 
 async function existingLeftover(dirs: BackendDirs, entry: string): Promise<Leftover> {
   const leftover = leftoverOf(entry);
-  if (!leftover) throw new HangarError('bad-input', `"${entry.slice(0, 80)}" is not a working directory of a backend`);
+  if (!leftover) throw new HangarError('not-found', `"${entry.slice(0, 80)}" is not a working directory of a backend`);
   if (!(await isDir(join(dirs.dir, entry)))) throw new HangarError('not-found', `${entry} is not in the backends directory`);
   return leftover;
 }

@@ -116,6 +116,7 @@ export class SwapJobs {
     const { store, locks, names } = this.parts;
     const name = names.plain(requested);
     await this.refuseUnknown(name, false);
+    await this.refuseNoPrevious(name);
     return this.start('rollback', name, (ctx) =>
       locks.run(name, async () => {
         const backend = await store.get(name);
@@ -161,7 +162,7 @@ export class SwapJobs {
   async resolveLeftover(name: string, action: LeftoverAction): Promise<void> {
     const { store, locks, supervisor, catalog } = this.parts;
     const leftover = leftoverOf(name);
-    if (!leftover) throw new HangarError('bad-input', `"${name.slice(0, 80)}" is not a working directory of a backend`);
+    if (!leftover) throw new HangarError('not-found', `"${name.slice(0, 80)}" is not a working directory of a backend`);
     await locks.run(leftover.of, async () => {
       const before = (await store.listAll()).find((b) => b.name === name) ?? null;
       if (action === 'restore') await store.restoreLeftover(name);
@@ -176,11 +177,22 @@ export class SwapJobs {
    * at once; the job checks again under the backend's lock.
    */
   private async refuseUnknown(name: string, kept: boolean): Promise<void> {
-    const { store, runner } = this.parts;
+    const { store } = this.parts;
     if (await store.get(name)) return;
     if (kept && (await store.kept()).some((k) => k.name === name)) return;
-    if (runner.list().some((job) => job.backend === name && job.finishedAt === null)) return;
+    if (this.underWay(name)) return;
     throw new HangarError('not-found', `backend ${name} is not installed`);
+  }
+
+  /** So is a rollback with nothing to roll back to, unless a job under way could leave something. */
+  private async refuseNoPrevious(name: string): Promise<void> {
+    const backend = await this.parts.store.get(name);
+    if (!backend || backend.hasPrevious || this.underWay(name)) return;
+    throw new HangarError('not-found', `backend ${name} has no previous version to roll back to`);
+  }
+
+  private underWay(name: string): boolean {
+    return this.parts.runner.list().some((job) => job.backend === name && job.finishedAt === null);
   }
 
   private start(kind: JobKind, backend: string, work: (ctx: JobContext) => Promise<string | void>): JobView {
