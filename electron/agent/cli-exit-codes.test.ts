@@ -78,6 +78,12 @@ describe('exit statuses', () => {
     }
   });
 
+  test("a backend's own start timeout names an installed backend", async () => {
+    const unknown = await hangar(agent, 'settings', 'start-timeout', '30', '--backend', 'nosuch');
+    assert.deepEqual([unknown.code, unknown.stderr], [3, 'hangar: backend nosuch is not installed\n']);
+    assert.doesNotMatch((await hangar(agent, 'settings')).stdout, /nosuch/);
+  });
+
   test('options the node refuses are said in words, not by schema field', async () => {
     const reversed = await hangar(agent, 'settings', 'ports', '20-10');
     assert.deepEqual([reversed.code, reversed.stderr], [2, 'hangar: The port range is reversed: its first port must not be above its last\n']);

@@ -209,6 +209,8 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView> {
     this.check(req);
+    const own = this.settingsStore.current().backendStartTimeoutSec;
+    await this.names.refuseUninstalled(Object.keys(req.settings.backendStartTimeoutSec ?? {}).filter((name) => !(name in own)));
     const changed = await this.settingsStore.update(req.settings);
     this.liveSettings.apply(changed);
     const view = this.settingsStore.view();

@@ -4,6 +4,11 @@ import type { Galleries } from '../gallery/index.ts';
 import type { DirectorySnapshot } from '../localai-rows.ts';
 import type { BackendTarget } from '../supervisor/index.ts';
 
+/** `name` of `gallery@name`. */
+export function unqualified(name: string): string {
+  return name.slice(name.indexOf('@') + 1);
+}
+
 export class BackendNames {
   constructor(
     private readonly galleries: Galleries,
@@ -16,7 +21,14 @@ export class BackendNames {
     if (at >= 0 && !this.galleries.names().includes(name.slice(0, at))) {
       throw new HangarError('not-found', `no gallery named "${name.slice(0, at)}" (galleries: ${this.galleries.names().join(', ') || 'none'})`);
     }
-    return name.slice(at + 1);
+    return unqualified(name);
+  }
+
+  /** Backends a setting is given for anew are installed: a mistyped name is refused, not kept for nothing. */
+  async refuseUninstalled(names: string[]): Promise<void> {
+    const snapshot = await this.snapshot();
+    const unknown = names.find((name) => snapshot.directory(name) === null);
+    if (unknown !== undefined) throw new HangarError('not-found', `backend ${unknown} is not installed`);
   }
 
   /** What `load NAME` starts: the build LocalAI runs for that name (an alias group wins over a meta's own build). */
