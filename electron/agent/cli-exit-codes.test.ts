@@ -94,4 +94,16 @@ describe('exit statuses', () => {
     const policy = await hangar(agent, 'load', 'echo', 'm1', '--restart', 'sometimes');
     assert.equal(policy.stderr, 'hangar: restart must be one of never, on-failure, always\n');
   });
+
+  test('a failed install or upgrade says "failed" once, and what it failed to install', async () => {
+    const install = await hangar(agent, 'install', 'broken');
+    assert.equal(install.code, 1);
+    assert.match(install.stderr, /^hangar: install broken 1\.0\.0 failed: .*; broken is not installed\n$/m);
+    const [ours] = await json<{ name: string }[]>(agent, 'galleries');
+    await writeGallery(gallery, [{ name: 'echo', uri: join(root, 'broken-src'), version: '2.0.0' }]);
+    const upgrade = await hangar(agent, 'upgrade', `${ours!.name}@echo`);
+    assert.equal(upgrade.code, 1);
+    assert.match(upgrade.stderr, /^hangar: upgrade echo to 2\.0\.0 failed: .*; rolled back to 1\.0\.0\n$/m);
+    assert.equal(upgrade.stderr.match(/failed/g)?.length, 1, upgrade.stderr);
+  });
 });

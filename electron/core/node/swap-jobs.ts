@@ -21,7 +21,7 @@ import type { DirectoryStop, PortMove, Supervisor } from '../supervisor/index.ts
 import { dirIdentity } from '../supervisor/identity.ts';
 import { keysOf, type Catalog } from './catalog.ts';
 import type { CoRunner } from './co-runner.ts';
-import type { BackendNames } from './names.ts';
+import { unqualified, type BackendNames } from './names.ts';
 import { gateFailure, leftRunningNotice, verbOf, type VersionChange } from './swap-words.ts';
 
 type Stopped = DirectoryStop['stopped'];
@@ -202,7 +202,8 @@ export class SwapJobs {
       } catch (error) {
         const message = oneLine(error);
         const code = error instanceof HangarError ? error.code : 'failed';
-        throw new HangarError(code, message.includes(backend) ? message : `${kind} ${backend} failed: ${message}`);
+        // A failure that names the backend already says what failed (`upgrade echo to 2.0.0 failed: …`).
+        throw new HangarError(code, message.includes(unqualified(backend)) ? message : `${kind} ${backend} failed: ${message}`);
       }
     });
   }

@@ -22,11 +22,15 @@ export function verbOf(upgrade: boolean, from: string | null, to: string | null,
   return compareVersions(to, from) > 0 ? 'upgrade' : 'downgrade';
 }
 
-/** "upgrade echo to 2.0.0 failed: WHY; rolled back to 1.0.0", or for a first install, that nothing is installed. */
+/**
+ * "upgrade echo to 2.0.0 failed: WHY; rolled back to 1.0.0", or for a first install ("install echo 1.0.0 failed:
+ * WHY"), that nothing is installed.
+ */
 export function gateFailure(name: string, change: VersionChange, why: string): string {
   const version = (v: string | null) => v ?? 'the unversioned build';
   const after = change.replacing ? `rolled back to ${version(change.from)}` : `${name} is not installed`;
-  return `${change.verb} ${name} to ${version(change.to)} failed: ${why}; ${after}`;
+  const what = change.replacing ? `${name} to ${version(change.to)}` : change.to === null ? name : `${name} ${change.to}`;
+  return `${change.verb} ${what} failed: ${why}; ${after}`;
 }
 
 export function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {
