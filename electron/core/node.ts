@@ -209,8 +209,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView> {
     this.check(req);
-    const own = this.settingsStore.current().backendStartTimeoutSec;
-    await this.names.refuseUninstalled(Object.keys(req.settings.backendStartTimeoutSec ?? {}).filter((name) => !(name in own)));
+    await this.names.refuseUninstalled(req.settings.backendStartTimeoutSec, this.settingsStore.current().backendStartTimeoutSec);
     const changed = await this.settingsStore.update(req.settings);
     this.liveSettings.apply(changed);
     const view = this.settingsStore.view();
@@ -349,8 +348,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async respawnBackend(req: BackendRef): Promise<ProcessView[]> {
     this.check(req);
-    const target = await this.names.target(req.name);
-    return this.locks.run(target.name, () => this.supervisor.respawnBackend(target.name));
+    return this.models.respawnBackend((await this.names.target(req.name)).name);
   }
 
   async stop(req: ModelRef): Promise<void> {
@@ -365,9 +363,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async stopProcess(req: NodeRef & { pid: number }): Promise<void> {
     this.check(req);
-    const { model } = await this.supervisor.stoppable(req.pid);
-    if (model !== null) await this.stop({ node: req.node, model });
-    else await this.supervisor.stopStranger(req.pid);
+    await this.models.stopProcess(req.pid);
   }
 
   async scan(req: NodeRef): Promise<ScanEntry[]> {

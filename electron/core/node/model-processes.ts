@@ -51,6 +51,18 @@ export class ModelProcesses {
   }
 
   /** Frees the model's memory; a co-runner's model is stopped (LocalAI unloads a model only with its process). */
+  /** Every process of the backend, from its live directory; never during a swap of it. */
+  respawnBackend(backend: string): Promise<ProcessView[]> {
+    return this.locks.run(backend, () => this.supervisor.respawnBackend(backend));
+  }
+
+  /** A process by pid: a model's is stopped as the model is; another only once the supervisor vetted it. */
+  async stopProcess(pid: number): Promise<void> {
+    const { model } = await this.supervisor.stoppable(pid);
+    if (model !== null) await this.stop(model);
+    else await this.supervisor.stopStranger(pid);
+  }
+
   async unload(model: string): Promise<ProcessView> {
     const process = this.processOf(model);
     const coRunner = this.coRunnerOf(model);

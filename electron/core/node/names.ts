@@ -24,10 +24,13 @@ export class BackendNames {
     return unqualified(name);
   }
 
-  /** Backends a setting is given for anew are installed: a mistyped name is refused, not kept for nothing. */
-  async refuseUninstalled(names: string[]): Promise<void> {
+  /**
+   * Backends a per-backend setting is given for anew (not in `kept`) are installed: a mistyped name is refused, not
+   * kept for nothing. One kept for a backend deleted since may still be changed.
+   */
+  async refuseUninstalled(given: Record<string, unknown> | undefined, kept: Record<string, unknown>): Promise<void> {
     const snapshot = await this.snapshot();
-    const unknown = names.find((name) => snapshot.directory(name) === null);
+    const unknown = Object.keys(given ?? {}).find((name) => !(name in kept) && snapshot.directory(name) === null);
     if (unknown !== undefined) throw new HangarError('not-found', `backend ${unknown} is not installed`);
   }
 
