@@ -1,60 +1,38 @@
 import * as z from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
 import type { ErrorCode, InvitedRole, LocalAiAction } from './types.ts';
-import { MACHINE_NAME_PATTERN, MODEL_NAME_PATTERN, MODEL_NAME_RULE, NAME_MAX } from './names.ts';
+import { backendNameProblem, MACHINE_NAME_PATTERN, modelNameProblem, NAME_CHARACTERS, NAME_CHARACTERS_RULE, NAME_MAX } from './names.ts';
 import { isSelector, LABEL_KEY, LABEL_RULE, LABEL_VALUE, LABELS_MAX } from './selector.ts';
 import type { RestartPolicy } from './types.ts';
 
-/**
- * Suffixes of the working directories an install leaves beside a live backend: LocalAI's install and upgrade
- * (`.install-tmp`, `.install-backup`, `.upgrade-tmp`, `.backup`) and Hangar 0.1 (`.previous`).
- */
-export const WORKING_SUFFIXES = ['.install-tmp', '.install-backup', '.upgrade-tmp', '.backup', '.previous'] as const;
-
-export { NAME_MAX, MODEL_NAME_RULE } from './names.ts';
+export { NAME_MAX, MODEL_NAME_RULE, WORKING_SUFFIXES } from './names.ts';
 
 /**
- * A name as people type it: text that breaks `rule` is bad input (README, "Exit codes": 6), not a malformed request
- * (2), and is answered with the rule's first word on it. What is not text at all is still malformed.
+ * A name as people type it: text whose `problem` is not null is bad input (README, "Exit codes": 6), not a malformed
+ * request (2), and is answered with the problem. What is not text at all is still malformed.
  */
-function typedName(rule: z.ZodType<string>) {
+function typedName(problem: (name: string) => string | null) {
   return z.string().superRefine((value, ctx) => {
-    const checked = rule.safeParse(value);
-    if (!checked.success) ctx.addIssue({ code: 'custom', message: checked.error.issues[0]?.message ?? 'bad name', params: { code: 'bad-input' satisfies ErrorCode } });
+    const found = problem(value);
+    if (found !== null) ctx.addIssue({ code: 'custom', message: found, params: { code: 'bad-input' satisfies ErrorCode } });
   });
 }
 
-const NAME_CHARACTERS = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
-const NAME_CHARACTERS_RULE = 'name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit';
-
-export const backendName = typedName(
-  z
-    .string()
-    .min(1, 'name is empty')
-    .max(NAME_MAX, `name is longer than ${NAME_MAX} characters`)
-    .regex(NAME_CHARACTERS, NAME_CHARACTERS_RULE)
-    .refine((n) => !WORKING_SUFFIXES.some((s) => n.endsWith(s)), 'name ends in a reserved working-directory suffix'),
-);
+export const backendName = typedName(backendNameProblem);
 
 /** A directory beside the backends, to be a working directory of one (`<backend>.install-tmp`…): the node says if it is. */
-export const leftoverName = typedName(z.string().max(NAME_MAX + 16, `name is longer than ${NAME_MAX + 16} characters`).regex(NAME_CHARACTERS, NAME_CHARACTERS_RULE));
-
-/** `name` or `gallery@name`. */
-export const qualifiedName = typedName(
-  z
-    .string()
-    .max(2 * NAME_MAX + 1, `name is longer than ${2 * NAME_MAX + 1} characters`)
-    .superRefine((value, ctx) => {
-      const at = value.indexOf('@');
-      const parts = at < 0 ? [value] : [value.slice(0, at), value.slice(at + 1)];
-      for (const part of parts) {
-        const r = backendName.safeParse(part);
-        if (!r.success) ctx.addIssue({ code: 'custom', message: r.error.issues[0]?.message ?? 'bad name' });
-      }
-    }),
+export const leftoverName = typedName((name) =>
+  name.length > NAME_MAX + 16 ? `name is longer than ${NAME_MAX + 16} characters` : NAME_CHARACTERS.test(name) ? null : NAME_CHARACTERS_RULE,
 );
 
-export const modelName = typedName(z.string().min(1, 'Type a model name').max(NAME_MAX, MODEL_NAME_RULE).regex(MODEL_NAME_PATTERN, MODEL_NAME_RULE));
+/** `name` or `gallery@name`. */
+export const qualifiedName = typedName((value) => {
+  const at = value.indexOf('@');
+  const parts = at < 0 ? [value] : [value.slice(0, at), value.slice(at + 1)];
+  return parts.map(backendNameProblem).find((problem) => problem !== null) ?? null;
+});
+
+export const modelName = typedName(modelNameProblem);
 
 export const restartPolicy = z.enum(['never', 'on-failure', 'always'] satisfies RestartPolicy[]);
 

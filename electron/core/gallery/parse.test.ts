@@ -114,6 +114,20 @@ test('an entry without a name is reported with its position and skipped; the res
   assert.deepEqual(errors, ['entry 2 (line 3): has no "name"']);
 });
 
+test('an entry whose name no install would take is reported with its position and skipped; the rest loads', () => {
+  const text = ['- name: first', '- name: ../evil', '  uri: ./evil', '- name: .hidden', '- name: echo.install-tmp', '- name: last'].join('\n');
+  const { entries, errors } = parseGalleryIndex(text, source);
+  assert.deepEqual(
+    entries.map((entry) => entry.name),
+    ['first', 'last'],
+  );
+  assert.deepEqual(errors, [
+    'entry 2 (line 2) "../evil": name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit',
+    'entry 3 (line 4) ".hidden": name may hold only letters, digits, ".", "_", "+" and "-", and must start with a letter or digit',
+    'entry 4 (line 5) "echo.install-tmp": name ends in a reserved working-directory suffix',
+  ]);
+});
+
 test('known fields are type-checked, unknown fields ignored, numbers-looking text kept as written', () => {
   const text = `
 - name: good

@@ -4,6 +4,7 @@ import { boolCoreTag, constructFromEvents, EVENT_ID, mapTag, mergeTag, nullCoreT
 import { HangarError } from '../../../shared/errors.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
 import { oneLine } from '../../../shared/error-text.ts';
+import { backendNameProblem } from '../../../shared/names.ts';
 
 /**
  * YAML's core schema with `<<` merge keys (LocalAI's index writes them `!!merge <<: *anchor`), but no numbers: every
@@ -127,6 +128,9 @@ function readEntry(value: unknown, where: string): EntryFields {
   const name = value.name;
   if (name === undefined || name === null || name === '') throw new HangarError('bad-input', `${where}: has no "name"`);
   if (typeof name !== 'string') throw new HangarError('bad-input', `${where}: "name" must be text`);
+  // The name is the directory an install writes: one that no install would take is never offered.
+  const nameProblem = backendNameProblem(name);
+  if (nameProblem) throw new HangarError('bad-input', `${where} ${JSON.stringify(name.slice(0, 40))}: ${nameProblem}`);
   const fail = (field: string, expected: string) => new Error(`${where} "${name}": "${field}" must be ${expected}`);
 
   const text = Object.fromEntries(
