@@ -56,6 +56,14 @@ describe('what the CLI says', () => {
     assert.equal((await hangar(agent, 'galleries', 'remove', 'gone')).code, 0);
   });
 
+  test('galleries add starter brings the built-in gallery back after it was removed', async () => {
+    assert.equal((await hangar(agent, 'galleries', 'remove', 'starter')).code, 0);
+    const back = await hangar(agent, 'galleries', 'add', 'starter');
+    assert.equal(back.code, 0, back.stderr);
+    assert.deepEqual(await json(agent, 'galleries'), [{ name: 'starter', location: 'starter', enabled: true }]);
+    await until('the starter gallery read again', async () => ((await hangar(agent, 'gallery')).stdout.match(/^echo +starter /m) ? true : undefined), 10_000);
+  });
+
   test('installing a folder shows its whole size before it moves on; what needs nothing done says what it found', async () => {
     const install = await hangar(agent, 'install', 'echo');
     assert.equal(install.code, 0, install.stderr);

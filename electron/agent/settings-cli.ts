@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { HangarError } from '../../shared/errors.ts';
 import { galleryNameFor } from '../../shared/gallery-name.ts';
+import { STARTER_LOCATION } from '../../shared/schemas.ts';
 import { parseLabel } from '../../shared/selector.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
 import { table } from './format.ts';
@@ -123,9 +124,10 @@ const CHECK_TIMEOUT_MS = 10_000;
 
 /**
  * Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused); a path is looked
- * at only when it names a file on this machine, where the agent reads it.
+ * at only when it names a file on this machine, where the agent reads it. The starter gallery is the agent's own.
  */
 export async function galleryLocationProblem(location: string, { pathsAreHere }: { pathsAreHere: boolean }): Promise<string | null> {
+  if (location === STARTER_LOCATION) return null;
   if (/^https?:\/\//i.test(location)) {
     try {
       const response = await fetch(location, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
