@@ -56,6 +56,23 @@ describe('what the CLI says', () => {
     assert.equal((await hangar(agent, 'galleries', 'remove', 'gone')).code, 0);
   });
 
+  test('galleries add says why a location cannot be read: a scheme it does not support, nothing listening, a blocked port', async () => {
+    const ftp = await hangar(agent, 'galleries', 'add', 'ftp://x/y');
+    assert.equal(ftp.code, 6);
+    assert.equal(ftp.stderr, 'hangar: gallery location "ftp://x/y": only local paths, file:// and http(s):// are supported\n');
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}/index.yaml`;
+    await new Promise((resolve) => gone.close(resolve));
+    const closed = await hangar(agent, 'galleries', 'add', goneUrl);
+    assert.equal(closed.code, 6);
+    assert.equal(closed.stderr, `hangar: ${goneUrl} cannot be reached: nothing listens at ${new URL(goneUrl).host} (connection refused): the gallery was not added (--force adds it anyway)\n`);
+    const blocked = await hangar(agent, 'galleries', 'add', 'http://127.0.0.1:9/index.yaml');
+    assert.equal(blocked.code, 6);
+    assert.equal(blocked.stderr, 'hangar: http://127.0.0.1:9/index.yaml cannot be reached: fetch never connects to 127.0.0.1:9: the Fetch standard blocks that port: the gallery was not added (--force adds it anyway)\n');
+    assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
+  });
+
   test('galleries add starter brings the built-in gallery back after it was removed', async () => {
     assert.equal((await hangar(agent, 'galleries', 'remove', 'starter')).code, 0);
     const back = await hangar(agent, 'galleries', 'add', 'starter');

@@ -1,11 +1,8 @@
 // `hangar settings` and `hangar galleries`: a node's settings as people type them (on/off, FROM-TO), turned into
 // the NodeSettings patch the node validates.
-import { stat } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { HangarError } from '../../shared/errors.ts';
 import { galleryNameFor } from '../../shared/gallery-name.ts';
-import { STARTER_LOCATION } from '../../shared/schemas.ts';
 import { parseLabel } from '../../shared/selector.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
 import { table } from './format.ts';
@@ -118,28 +115,4 @@ export function editedGalleries(galleries: GallerySetting[], action: string, arg
     default:
       throw usage(`galleries does not know "${action}": use add, remove, enable, disable, up or down`);
   }
-}
-
-const CHECK_TIMEOUT_MS = 10_000;
-
-/**
- * Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused); a path is looked
- * at only when it names a file on this machine, where the agent reads it. The starter gallery is the agent's own.
- */
-export async function galleryLocationProblem(location: string, { pathsAreHere }: { pathsAreHere: boolean }): Promise<string | null> {
-  if (location === STARTER_LOCATION) return null;
-  if (/^https?:\/\//i.test(location)) {
-    try {
-      const response = await fetch(location, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
-      await response.body?.cancel();
-      return response.ok ? null : `${location} answers ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
-    } catch (error) {
-      const cause = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
-      return `${location} cannot be reached: ${cause}`;
-    }
-  }
-  if (!pathsAreHere) return null;
-  const path = /^file:\/\//i.test(location) ? fileURLToPath(location) : location;
-  const found = await stat(path).catch(() => null);
-  return found === null ? `${path} does not exist` : found.isFile() ? null : `${path} is not a file`;
 }

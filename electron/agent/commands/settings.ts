@@ -1,7 +1,7 @@
 // `hangar settings` and `hangar galleries`: a node's settings, and the galleries it reads.
 import { CommanderError } from 'commander';
 import { LOCAL_NODE } from '../../../shared/api.ts';
-import { backendStartTimeoutPatch, editedGalleries, galleriesTable, galleryLocationProblem, settingPatch, settingsKeys, settingsTable } from '../settings-cli.ts';
+import { backendStartTimeoutPatch, editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from '../settings-cli.ts';
 import type { CliContext } from './context.ts';
 import { print } from './terminal.ts';
 import { HangarError } from '../../../shared/errors.ts';
@@ -26,6 +26,7 @@ export function registerSettingsCommands(context: CliContext): void {
     if (action !== undefined) {
       const galleries = editedGalleries(view.settings.galleries, action, args);
       if (action === 'add' && !options.force) {
+        const { galleryLocationProblem } = await import('../gallery-check.ts');
         const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
         if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
       }

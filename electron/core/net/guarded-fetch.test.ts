@@ -101,8 +101,10 @@ describe('guardedFetch', () => {
     assert.ok((await (await strict(`${server.url}/steady`)).arrayBuffer()).byteLength > 100_000);
   });
 
-  it('says why a request failed: refused, DNS, TLS, or a redirect to file://', async (t) => {
-    await failsWith(`http://127.0.0.1:${await closedPort()}/x`, /: connection refused$/);
+  it('says why a request failed: nothing listening, a blocked port, DNS, TLS, or a redirect to file://', async (t) => {
+    const closed = await closedPort();
+    await failsWith(`http://127.0.0.1:${closed}/x`, new RegExp(`: nothing listens at 127\\.0\\.0\\.1:${closed} \\(connection refused\\)$`));
+    await failsWith('http://127.0.0.1:9/index.yaml', /: fetch never connects to 127\.0\.0\.1:9: the Fetch standard blocks that port$/);
     await failsWith('http://no-such-host.invalid/x', /host not found \(DNS: (ENOTFOUND|EAI_AGAIN)\)/);
     const server = await serve((_req, res) => {
       res.writeHead(302, { location: 'file:///etc/passwd' });

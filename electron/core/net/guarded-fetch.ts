@@ -43,12 +43,24 @@ function urlOf(input: Parameters<typeof fetch>[0]): string {
 
 const TLS_CODE = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
 
-/** Turns undici's bare "fetch failed" into the reason: refused, DNS, TLS, a bad redirect, a dropped connection. */
-function reasonOf(err: unknown): string {
+/** Where a URL connects to, `host:port`, the port said or implied by its scheme. */
+function hostPort(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const { hostname, port, protocol } = new URL(url);
+  return `${hostname}:${port || (protocol === 'https:' ? 443 : 80)}`;
+}
+
+/**
+ * Turns undici's bare "fetch failed" for `url` into the reason: nothing listening, a port fetch refuses, DNS, TLS, a
+ * bad redirect, a dropped connection.
+ */
+export function fetchFailureReason(err: unknown, url: string): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const code = cause?.code ?? '';
   const message = cause?.message ?? messageOf(err);
-  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ECONNREFUSED') return `nothing listens at ${hostPort(url)} (connection refused)`;
+  // The Fetch standard's blocked ports (25 of SMTP, 6000 of X11, ...): fetch refuses them without connecting.
+  if (message === 'bad port') return `fetch never connects to ${hostPort(url)}: the Fetch standard blocks that port`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `host not found (DNS: ${code})`;
   if (TLS_CODE.test(code)) return `TLS failed (${code}): ${message.split('\n')[0]!.slice(0, 200)}`;
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the server closed the connection';
@@ -143,7 +155,7 @@ function withReasons(body: ReadableStream<Uint8Array>, url: string, signal: Abor
           if (done) controller.close();
           else controller.enqueue(value);
         } catch (err) {
-          controller.error(signal.aborted ? signal.reason : new HangarError('failed', `${url}: the download broke off: ${reasonOf(err)}`));
+          controller.error(signal.aborted ? signal.reason : new HangarError('failed', `${url}: the download broke off: ${fetchFailureReason(err, url)}`));
         }
       },
       cancel: (reason) => reader.cancel(reason),
@@ -173,7 +185,7 @@ export function guardedFetch(inner: typeof fetch, given: Partial<TransferLimits>
       response = await inner(input, { ...init, signal });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      throw new HangarError('failed', `${url}: ${reasonOf(err)}`);
+      throw new HangarError('failed', `${url}: ${fetchFailureReason(err, url)}`);
     } finally {
       clearTimeout(headersTimer);
     }
