@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { iecBytes } from '../../shared/progress.ts';
@@ -54,6 +54,31 @@ describe('what the CLI says', () => {
     assert.equal(forced.code, 0, forced.stderr);
     assert.match(forced.stdout, /^gone +http:\S+ +yes$/m);
     assert.equal((await hangar(agent, 'galleries', 'remove', 'gone')).code, 0);
+  });
+
+  test('galleries add refuses a location whose text is not a gallery index, unless --force', async () => {
+    const broken = join(root, 'bad.yaml');
+    await writeFile(broken, '- name: a\n  tags: [x, y\n- name: b\n');
+    const passwd = join(root, 'passwd');
+    await writeFile(passwd, 'root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n');
+    const page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Not here</body></html>\n'));
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    after(() => page.close());
+    const pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/index.yaml`;
+
+    const invalid = await hangar(agent, 'galleries', 'add', broken);
+    assert.equal(invalid.code, 6);
+    assert.match(invalid.stderr, new RegExp(`^hangar: gallery "${broken}": invalid YAML: .* at line 3, column 1: the gallery was not added \\(--force adds it anyway\\)\n$`));
+    for (const location of [passwd, pageUrl]) {
+      const refused = await hangar(agent, 'galleries', 'add', location);
+      assert.equal(refused.code, 6);
+      assert.equal(refused.stderr, `hangar: gallery "${location}": the index must be a YAML list of backends: the gallery was not added (--force adds it anyway)\n`);
+    }
+    assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
+
+    const forced = await hangar(agent, 'galleries', 'add', broken, '--force');
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal((await hangar(agent, 'galleries', 'remove', 'bad')).code, 0);
   });
 
   test('galleries add says why a location cannot be read: a scheme it does not support, nothing listening, a blocked port', async () => {

@@ -26,7 +26,7 @@ export function registerSettingsCommands(context: CliContext): void {
     if (action !== undefined) {
       const galleries = editedGalleries(view.settings.galleries, action, args);
       if (action === 'add' && !options.force) {
-        const { galleryLocationProblem } = await import('../gallery-check.ts');
+        const { galleryLocationProblem } = await import('../../core/gallery/index.ts');
         const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
         if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
       }

@@ -8,7 +8,7 @@ import { HangarError } from '../../../shared/errors.ts';
 const fetchTimeoutMs = 30_000;
 
 /** Reads a body as text, failing as soon as it passes `limit` bytes (a server may stream forever). */
-async function readCapped(response: Response, limit: number): Promise<string> {
+export async function readCapped(response: Response, limit: number): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (declared > limit) throw new HangarError('bad-input', `the index is ${mebibytes(declared)}, over the ${mebibytes(limit)} limit`);
   const chunks: Uint8Array[] = [];

@@ -1,0 +1,47 @@
+// `hangar galleries add`'s look at a location before the node is told to read it: read and parsed as the node would,
+// so what the node would fail on is refused at once. Loaded only by that command: it brings the gallery's code.
+import { readFile, stat } from 'node:fs/promises';
+import { oneLine } from '../../../shared/error-text.ts';
+import { STARTER_LOCATION } from '../../../shared/schemas.ts';
+import { fetchFailureReason } from '../net/index.ts';
+import { parseLocation } from './location.ts';
+import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
+import { snapshotFromText } from './snapshot.ts';
+import { readCapped } from './url-gallery.ts';
+
+const CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused); a path is looked
+ * at only when it names a file on this machine, where the agent reads it. The starter gallery is the agent's own.
+ */
+export async function galleryLocationProblem(location: string, { pathsAreHere }: { pathsAreHere: boolean }): Promise<string | null> {
+  if (location === STARTER_LOCATION) return null;
+  const parsed = parseLocation(location);
+  let text: string;
+  if (parsed.kind === 'url') {
+    let response: Response;
+    try {
+      response = await fetch(location, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    } catch (error) {
+      return `${location} cannot be reached: ${fetchFailureReason(error, location)}`;
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      return `${location} answers ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+    }
+    try {
+      text = await readCapped(response, GALLERY_MAX_BYTES);
+    } catch (error) {
+      return `${location}: ${oneLine(error)}`;
+    }
+  } else {
+    if (!pathsAreHere) return null;
+    const found = await stat(parsed.path).catch(() => null);
+    if (found === null) return `${parsed.path} does not exist`;
+    if (!found.isFile()) return `${parsed.path} is not a file`;
+    if (found.size > GALLERY_MAX_BYTES) return `${parsed.path} is ${mebibytes(found.size)}, over the ${mebibytes(GALLERY_MAX_BYTES)} limit`;
+    text = await readFile(parsed.path, 'utf8');
+  }
+  return (await snapshotFromText(text, { gallery: location, baseDir: null, baseUrl: null })).failure;
+}
