@@ -98,6 +98,18 @@ describe('what the CLI says', () => {
     assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
   });
 
+  test('a gallery added with --force that cannot be fetched is named once in the warning', async () => {
+    const gone = createServer();
+    await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
+    const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}/index.yaml`;
+    await new Promise((resolve) => gone.close(resolve));
+    assert.equal((await hangar(agent, 'galleries', 'add', goneUrl, 'down', '--force')).code, 0);
+    const listed = await hangar(agent, 'gallery');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stderr, `hangar: warning: gallery "down": cannot fetch ${goneUrl}: nothing listens at ${new URL(goneUrl).host} (connection refused)\n`);
+    assert.equal((await hangar(agent, 'galleries', 'remove', 'down')).code, 0);
+  });
+
   test('galleries add starter brings the built-in gallery back after it was removed', async () => {
     assert.equal((await hangar(agent, 'galleries', 'remove', 'starter')).code, 0);
     const back = await hangar(agent, 'galleries', 'add', 'starter');

@@ -4,6 +4,7 @@ import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
 import type { IndexParser } from './index-parser.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
 import { HangarError } from '../../../shared/errors.ts';
+import { DownloadError } from '../net/index.ts';
 
 const fetchTimeoutMs = 30_000;
 
@@ -66,7 +67,8 @@ export class UrlGallery implements GallerySource {
       text = await readCapped(response, GALLERY_MAX_BYTES);
       baseUrl = response.url || this.url;
     } catch (error) {
-      const cause = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+      // A guarded fetch's error names the URL already, and this line names it too.
+      const cause = error instanceof DownloadError ? error.reason : (((error as Error).cause as Error | undefined)?.message ?? (error as Error).message);
       return this.snapshot.set(`failure:${cause}`, () => failedSnapshot(`gallery "${this.name}": cannot fetch ${this.url}: ${cause}`, this.snapshot.value));
     }
     await this.snapshot.set(`text:${baseUrl}\n${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: null, baseUrl }, this.parse));

@@ -29,6 +29,16 @@ export const DEFAULT_TRANSFER: TransferLimits = {
 /** How finely the sliding windows move: a tenth of the shorter one. */
 const TICKS_PER_WINDOW = 10;
 
+/** A download that failed: its message names the URL; `reason` is the why alone, for a caller that names the URL itself. */
+export class DownloadError extends HangarError {
+  constructor(
+    url: string,
+    readonly reason: string,
+  ) {
+    super('failed', `${url}: ${reason}`);
+  }
+}
+
 function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
 }
@@ -155,7 +165,7 @@ function withReasons(body: ReadableStream<Uint8Array>, url: string, signal: Abor
           if (done) controller.close();
           else controller.enqueue(value);
         } catch (err) {
-          controller.error(signal.aborted ? signal.reason : new HangarError('failed', `${url}: the download broke off: ${fetchFailureReason(err, url)}`));
+          controller.error(signal.aborted ? signal.reason : new DownloadError(url, `the download broke off: ${fetchFailureReason(err, url)}`));
         }
       },
       cancel: (reason) => reader.cancel(reason),
@@ -177,7 +187,7 @@ export function guardedFetch(inner: typeof fetch, given: Partial<TransferLimits>
   return async (input, init = {}) => {
     const url = urlOf(input);
     const guard = new AbortController();
-    const giveUp = (why: string) => guard.abort(new HangarError('failed', `${url}: ${why}`));
+    const giveUp = (why: string) => guard.abort(new DownloadError(url, why));
     const signal = init.signal ? AbortSignal.any([init.signal, guard.signal]) : guard.signal;
     const headersTimer = setTimeout(() => giveUp(`no response within ${seconds(limits.headersMs)}`), limits.headersMs);
     let response: Response;
@@ -185,7 +195,7 @@ export function guardedFetch(inner: typeof fetch, given: Partial<TransferLimits>
       response = await inner(input, { ...init, signal });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
-      throw new HangarError('failed', `${url}: ${fetchFailureReason(err, url)}`);
+      throw new DownloadError(url, fetchFailureReason(err, url));
     } finally {
       clearTimeout(headersTimer);
     }

@@ -1,2 +1,2 @@
 // Network access as the node uses it: fetches bounded in size and time.
-export { DEFAULT_TRANSFER, fetchFailureReason, guardedFetch, type TransferLimits } from './guarded-fetch.ts';
+export { DEFAULT_TRANSFER, DownloadError, fetchFailureReason, guardedFetch, type TransferLimits } from './guarded-fetch.ts';
