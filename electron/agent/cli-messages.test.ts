@@ -81,10 +81,12 @@ describe('what the CLI says', () => {
     assert.equal((await hangar(agent, 'galleries', 'remove', 'bad')).code, 0);
   });
 
-  test('galleries add says why a location cannot be read: a scheme it does not support, nothing listening, a blocked port', async () => {
+  test('galleries add says why a location cannot be read: a scheme it does not support (--force or not), nothing listening, a blocked port', async () => {
     const ftp = await hangar(agent, 'galleries', 'add', 'ftp://x/y');
     assert.equal(ftp.code, 6);
     assert.equal(ftp.stderr, 'hangar: gallery location "ftp://x/y": only local paths, file:// and http(s):// are supported\n');
+    const forced = await hangar(agent, 'galleries', 'add', 'ftp://x/y', '--force');
+    assert.deepEqual([forced.code, forced.stderr], [ftp.code, ftp.stderr], '--force skips only the look at what the location holds');
     const gone = createServer();
     await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
     const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}/index.yaml`;

@@ -25,9 +25,11 @@ export function registerSettingsCommands(context: CliContext): void {
     let view = await c.settings({ node: context.node });
     if (action !== undefined) {
       const galleries = editedGalleries(view.settings.galleries, action, args);
-      if (action === 'add' && !options.force) {
-        const { galleryLocationProblem } = await import('../../core/gallery/index.ts');
-        const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
+      if (action === 'add') {
+        const { galleryLocationProblem, parseLocation } = await import('../../core/gallery/index.ts');
+        // --force skips only the look at what the location holds: a scheme no node reads is refused all the same.
+        parseLocation(args[0]!);
+        const problem = options.force ? null : await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
         if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
       }
       view = await c.updateSettings({ node: context.node, settings: { galleries } });

@@ -6,7 +6,7 @@ export { metaResolution } from './variants.ts';
 export { VariantChoices } from './variant-choices.ts';
 export { detectCapability } from './capability.ts';
 export { digestDiffers, upgradeOffered, versionVerdict, type InstalledFacts } from './version.ts';
-export { STARTER_GALLERY_NAME, starterGallerySpec } from './location.ts';
+export { parseLocation, STARTER_GALLERY_NAME, starterGallerySpec } from './location.ts';
 export { galleryLocationProblem } from './location-check.ts';
 export { entryFacts } from './entry-facts.ts';
 export { DEVELOPMENT_SUFFIX } from './localai-listing.ts';
