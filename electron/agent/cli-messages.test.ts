@@ -4,14 +4,16 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { iecBytes } from '../../shared/progress.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+import { cliAs, hangar, json, startAgent, until, type Agent } from './test-agent.ts';
 
 const STARTER_ECHO = 'dist/backends/echo';
+/** Tests run as root, who reads every file: a file that cannot be read is one nobody cannot. */
+const NOBODY = 65534;
 
 async function filesBytes(dir: string): Promise<number> {
   let total = 0;
@@ -54,6 +56,21 @@ describe('what the CLI says', () => {
     assert.equal(forced.code, 0, forced.stderr);
     assert.match(forced.stdout, /^gone +http:\S+ +yes$/m);
     assert.equal((await hangar(agent, 'galleries', 'remove', 'gone')).code, 0);
+  });
+
+  test('galleries add refuses a file it cannot read, and says why, unless --force', async () => {
+    await chmod(root, 0o755);
+    const locked = join(root, 'locked.yaml');
+    await writeFile(locked, '- name: a\n', { mode: 0o600 });
+    const token = (await readFile(join(agent.home, 'state', 'token'), 'utf8')).trim();
+    const asNobody = (...args: string[]) => cliAs({ uid: NOBODY, gid: NOBODY }, '--node', agent.url, '--home', agent.home, '--token', token, ...args);
+    const refused = await asNobody('galleries', 'add', locked, 'locked');
+    assert.deepEqual([refused.code, refused.stderr], [6, `hangar: ${locked} cannot be read: permission denied: the gallery was not added (--force adds it anyway)\n`]);
+    assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
+
+    const forced = await asNobody('galleries', 'add', locked, 'locked', '--force');
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal((await hangar(agent, 'galleries', 'remove', 'locked')).code, 0);
   });
 
   test('galleries add refuses a location whose text is not a gallery index, unless --force', async () => {

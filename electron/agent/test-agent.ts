@@ -56,8 +56,13 @@ export async function answering(agent: Agent, answer: string, ...args: string[])
 
 /** The CLI with exactly these arguments, as a user types them. */
 export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliAs({}, ...args);
+}
+
+/** The CLI as `user` runs it (`uid` and `gid`: as root, every file is readable). */
+export async function cliAs(user: { uid?: number; gid?: number }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { maxBuffer: 256 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { ...user, maxBuffer: 256 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

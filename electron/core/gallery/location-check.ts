@@ -1,7 +1,7 @@
 // `hangar galleries add`'s look at a location before the node is told to read it: read and parsed as the node would,
 // so what the node would fail on is refused at once. Loaded only by that command: it brings the gallery's code.
 import { readFile, stat } from 'node:fs/promises';
-import { oneLine } from '../../../shared/error-text.ts';
+import { messageOf, oneLine } from '../../../shared/error-text.ts';
 import { STARTER_LOCATION } from '../../../shared/schemas.ts';
 import { fetchFailureReason } from '../net/index.ts';
 import { parseLocation } from './location.ts';
@@ -10,6 +10,11 @@ import { snapshotFromText } from './snapshot.ts';
 import { readCapped } from './url-gallery.ts';
 
 const CHECK_TIMEOUT_MS = 10_000;
+
+/** A failed read's reason alone, "permission denied" of "EACCES: permission denied, open '/x'": the line names the path. */
+function systemReason(error: unknown): string {
+  return /^[A-Z0-9]+: (.+?), \w+ '/.exec(messageOf(error))?.[1] ?? oneLine(error);
+}
 
 /**
  * Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused); a path is looked
@@ -37,11 +42,15 @@ export async function galleryLocationProblem(location: string, { pathsAreHere }:
     }
   } else {
     if (!pathsAreHere) return null;
-    const found = await stat(parsed.path).catch(() => null);
-    if (found === null) return `${parsed.path} does not exist`;
-    if (!found.isFile()) return `${parsed.path} is not a file`;
-    if (found.size > GALLERY_MAX_BYTES) return `${parsed.path} is ${mebibytes(found.size)}, over the ${mebibytes(GALLERY_MAX_BYTES)} limit`;
-    text = await readFile(parsed.path, 'utf8');
+    try {
+      const found = await stat(parsed.path);
+      if (!found.isFile()) return `${parsed.path} is not a file`;
+      if (found.size > GALLERY_MAX_BYTES) return `${parsed.path} is ${mebibytes(found.size)}, over the ${mebibytes(GALLERY_MAX_BYTES)} limit`;
+      text = await readFile(parsed.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return `${parsed.path} does not exist`;
+      return `${parsed.path} cannot be read: ${systemReason(error)}`;
+    }
   }
   return (await snapshotFromText(text, { gallery: location, baseDir: null, baseUrl: null })).failure;
 }
