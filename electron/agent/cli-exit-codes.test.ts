@@ -78,9 +78,11 @@ describe('exit statuses', () => {
     }
   });
 
-  test("a backend's own start timeout names an installed backend", async () => {
+  test("a backend's own start timeout names an installed backend, and its reset one that has its own", async () => {
     const unknown = await hangar(agent, 'settings', 'start-timeout', '30', '--backend', 'nosuch');
     assert.deepEqual([unknown.code, unknown.stderr], [3, 'hangar: backend nosuch is not installed\n']);
+    const reset = await hangar(agent, 'settings', 'start-timeout', 'default', '--backend', 'nosuch');
+    assert.deepEqual([reset.code, reset.stderr], [3, 'hangar: backend nosuch has no start timeout of its own\n']);
     assert.doesNotMatch((await hangar(agent, 'settings')).stdout, /nosuch/);
   });
 

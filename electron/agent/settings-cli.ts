@@ -60,7 +60,10 @@ export function settingPatch(name: string, value: string): Partial<NodeSettings>
 /** `hangar settings start-timeout SECONDS|default --backend NAME`: the backends' own start timeouts after it. */
 export function backendStartTimeoutPatch(current: Record<string, number>, backend: string, value: string): Partial<NodeSettings> {
   const { [backend]: _old, ...others } = current;
-  if (value === 'default') return { backendStartTimeoutSec: others };
+  if (value === 'default') {
+    if (!Object.hasOwn(current, backend)) throw new HangarError('not-found', `backend ${backend} has no start timeout of its own`);
+    return { backendStartTimeoutSec: others };
+  }
   return { backendStartTimeoutSec: { ...others, [backend]: Number(value) } };
 }
 
