@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, type Agent } from './test-agent.ts';
+import { cliAs, hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 const run = promisify(execFile);
 const WRONG_SHA256 = '0'.repeat(64);
@@ -55,6 +55,14 @@ describe('exit statuses', () => {
   test('a token the agent refuses exits 5', async () => {
     const refused = await hangar(agent, '--token', 'wrongwrongwrongwrong', 'ps');
     assert.deepEqual([refused.code, refused.stderr], [5, 'hangar: the agent rejected the token\n']);
+  });
+
+  test('a token not given exits 2, and says how to give it', async () => {
+    const home = join(root, 'no-token-home');
+    await mkdir(home);
+    const { HANGAR_TOKEN: _given, ...env } = process.env;
+    const missing = await cliAs({ env }, '--node', agent.url, '--home', home, 'ps');
+    assert.deepEqual([missing.code, missing.stderr], [2, `hangar: no token for ${agent.url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it\n`]);
   });
 
   test('a gallery, a working directory or a previous version that is not there exits 3, before any job', async () => {

@@ -15,12 +15,12 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
   const running = await readAgentUrl(options.home);
   const url = options.node ?? running ?? `http://${DEFAULT_LISTEN}`;
   const token = options.token ?? process.env.HANGAR_TOKEN ?? (await readToken(options.home));
+  // A token not given is a missing argument; no agent to ask for one is a node that cannot be reached.
+  if (!token && (options.node || running)) {
+    throw new HangarError('invalid-request', `no token for ${url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it`);
+  }
   if (!token) {
-    throw new HangarError('failed', 
-      options.node || running
-        ? `no token for ${url}: pass --token or set HANGAR_TOKEN`
-        : `no agent runs on ${options.home}: start one with \`hangar agent --home ${options.home}\`, or pass --node and --token`,
-    );
+    throw new HangarError('failed', `no agent runs on ${options.home}: start one with \`hangar agent --home ${options.home}\`, or pass --node and --token`);
   }
   const wsUrl = new URL(WS_PATH, url.replace(/^http/, 'ws')).href;
   const socket = new WebSocket(wsUrl, [WS_PROTOCOL, tokenProtocol(token)]);

@@ -59,8 +59,8 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   return cliAs({}, ...args);
 }
 
-/** The CLI as `user` runs it (`uid` and `gid`: as root, every file is readable). */
-export async function cliAs(user: { uid?: number; gid?: number }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The CLI as `user` runs it: another `uid` and `gid` (as root, every file is readable), or another environment. */
+export async function cliAs(user: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { ...user, maxBuffer: 256 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
