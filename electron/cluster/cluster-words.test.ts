@@ -1,7 +1,8 @@
 // What the cluster says to a new user, on a real nats-server with JetStream: two nodes and a viewer-only host. A
 // cordoned node is shown skipped for the whole of a rollout that passes it by, a pin (and its refusal) names its
 // nodes, `desired` lists an offline node that is not there yet with the time it was last heard, and an agent says on
-// stderr when it loses the server and when it is back, once each.
+// stderr when it loses the server and when it is back, once each; a node that shuts down just after an uncordon is
+// not shown cordoned.
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -116,5 +117,14 @@ describe('the cluster in its own words', () => {
     assert.equal(lines.length, 2, lines.join('\n'));
     assert.match(lines[0]!, /^hangar: cluster: lost the NATS server at \S+Z: the NATS server at \S+ cannot be reached; retrying$/);
     assert.match(lines[1]!, /^hangar: cluster: back on the NATS server at \S+Z, after \d+\.\d s without it$/);
+  });
+
+  test('a node uncordoned right before it shuts down is shown offline, not cordoned', async () => {
+    assert.equal((await hangar(agents.c1!, 'cordon')).code, 0);
+    await until('c1 seen cordoned', async () => ((await cards()).find((c) => c.name === 'c1')?.cordoned ? true : undefined), 3000);
+    assert.equal((await hangar(agents.c1!, 'uncordon')).code, 0);
+    agents.c1!.child.kill('SIGTERM');
+    const gone = await until('c1 shut down', async () => (await cards()).find((c) => c.name === 'c1' && c.status === 'offline'), 5000);
+    assert.deepEqual([gone.reason, gone.cordoned], ['it shut down', false]);
   });
 });

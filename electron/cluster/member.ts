@@ -135,7 +135,12 @@ export class Member {
     this.options.node.off('event', this.onEvent);
     this.options.trust.off('change', this.onTrust);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
-    if (this.heartbeat) await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify({ ...this.heartbeat, leaving: true }));
+    if (this.heartbeat) {
+      // The last card says what the settings say now: a change made just before (an uncordon) is not left to a
+      // refresh still waiting, or viewers would keep the old word for as long as the node is away.
+      const { labels, cordoned } = (await this.options.node.settings({ node: LOCAL_NODE }).catch(() => null))?.settings ?? this.heartbeat;
+      await this.sender.announce(presenceSubject(this.id), 'card', JSON.stringify({ ...this.heartbeat, labels, cordoned, leaving: true }));
+    }
     await this.options.nc.flush().catch(() => undefined);
     await this.guard.close();
   }
