@@ -43,6 +43,10 @@ test('a gallery added here shows in the Gallery at once, and turning the starter
   await page.getByTestId('settings-gallery-location').fill('not a place');
   await expect(page.getByTestId('settings-gallery-add')).toBeDisabled();
   await expect(page.getByRole('form', { name: 'Add a gallery' })).toContainText('an absolute path, or an http(s):// or file:// URL');
+  // Typed a key at a time, the URL is not one until its host: the name's hint follows it, and the page stays.
+  await page.getByTestId('settings-gallery-location').fill('');
+  await page.getByTestId('settings-gallery-location').pressSequentially('http://127.0.0.1:1/index.yaml');
+  await expect(page.getByTestId('settings-gallery-name')).toHaveAttribute('placeholder', '127.0.0.1-1-index');
   await page.getByTestId('settings-gallery-location').fill(extraGallery);
   await page.getByTestId('settings-gallery-name').fill('more');
   await page.getByTestId('settings-gallery-add').click();

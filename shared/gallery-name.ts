@@ -3,7 +3,8 @@
  * its folder's name for an `index.yaml` (LocalAI's name for every gallery, so it tells none apart); as one slug.
  */
 export function galleryNameFor(location: string): string {
-  const url = /^https?:\/\//i.test(location) ? new URL(location) : null;
+  // A URL still being typed (`http://`) is not one yet: it is named as text until it parses.
+  const url = /^https?:\/\//i.test(location) && URL.canParse(location) ? new URL(location) : null;
   if (url) return slug(`${url.host}${url.pathname.replace(/\.ya?ml$/i, '')}`);
   const parts = location.replace(/^file:\/\//i, '').split('/').filter(Boolean);
   const file = (parts.at(-1) ?? '').replace(/\.[^.]*$/, '');
