@@ -5,10 +5,10 @@ import type { BackendKind } from '../../../shared/types.ts';
 import type { BackendAction } from '../state/actions.ts';
 import { resolveLeftover, runBackendAction } from '../state/actions.ts';
 import type { BackendInfo } from '../state/backends.ts';
-import { useBackends } from '../state/backends.ts';
+import { backendsStore, useBackends } from '../state/backends.ts';
 import { isWorkerSelected, useNodes, useRefusal } from '../state/node.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
-import { impactOf, leftoverImpact, type Impact } from '../state/impact.ts';
+import { alsoTouched, impactOf, leftoverImpact, type Impact } from '../state/impact.ts';
 import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog, ImpactList } from './ConfirmDialog.tsx';
 import { Alert, Message } from './Message.tsx';
@@ -207,7 +207,7 @@ function BackendActions({ backend, models, busy }: { backend: BackendInfo; model
       {label}
     </ActionButton>
   );
-  const impact = confirming ? impactOf(confirming, backend, models, onWorker) : null;
+  const impact = confirming ? impactOf(confirming, backend, models, onWorker, alsoTouched(backendsStore.getState(), backend.name)) : null;
   return (
     <div className="actions">
       {slot('upgrade', 'Upgrade', backend.upgradable ? null : 'Up to date with its gallery', 'btn primary')}

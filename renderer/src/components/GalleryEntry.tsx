@@ -4,7 +4,7 @@ import { runBackendAction } from '../state/actions.ts';
 import { backendsStore } from '../state/backends.ts';
 import { useOfflineReason } from '../state/connection.ts';
 import type { Impact } from '../state/impact.ts';
-import { impactOf } from '../state/impact.ts';
+import { alsoTouched, impactOf } from '../state/impact.ts';
 import { isActive, useLatestJob } from '../state/jobs.ts';
 import { isWorkerSelected, nodeStore } from '../state/node.ts';
 import { JobStatus } from './JobStatus.tsx';
@@ -31,7 +31,7 @@ export const GalleryEntry = memo(function GalleryEntry({ entry, others = NO_OTHE
   const confirmUpgrade = () => {
     const state = backendsStore.getState();
     const backend = state.byName[entry.name];
-    if (backend) setImpact(impactOf('upgrade', backend, state.modelsByBackend[entry.name] ?? [], isWorkerSelected(nodeStore.getState())));
+    if (backend) setImpact(impactOf('upgrade', backend, state.modelsByBackend[entry.name] ?? [], isWorkerSelected(nodeStore.getState()), alsoTouched(state, entry.name)));
     else void action.run('upgrade', entry.name);
   };
   const installedAs = entry.meta?.installedAs ?? null;

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackendInfo } from './backends.ts';
 import type { BackendView, ProcessView, RolloutView } from '../../../shared/types.ts';
-import { impactOf, leftoverImpact, rollbackImpact, rolloutImpact, upgradeAllImpact } from './impact.ts';
+import { alsoTouched, impactOf, leftoverImpact, rollbackImpact, rolloutImpact, upgradeAllImpact } from './impact.ts';
+import { emptyBackends } from './backends.ts';
 
 const echo: BackendInfo = {
   name: 'echo', kind: 'backend', runs: 'echo', localai: [], leftover: null, kept: null, alias: null, version: '1.0.0', digest: null, sha256: null, uri: null, gallery: null, dir: '/b/echo',
@@ -22,6 +23,25 @@ test('an upgrade names the processes it restarts and the rollback target it repl
 test('a reinstall of the same version keeps the rollback target', () => {
   const impact = impactOf('reinstall', { ...echo, upgradable: false, availableVersion: null }, ['m1']);
   assert.deepEqual(impact.lines.slice(1), ['Will restart 1 process (m1).', 'The rollback target 1.0.1 is kept.']);
+});
+
+test('a swap does not promise to restart a process that runs from a directory replaced outside Hangar', () => {
+  const impact = impactOf('reinstall', { ...echo, upgradable: false, availableVersion: null }, ['m1', 'm2'], false, { stale: ['m2'] });
+  assert.deepEqual(impact.lines.slice(1, 3), [
+    'Will restart 1 process (m1).',
+    'm2 runs from a directory replaced outside Hangar and is not restarted: Respawn it, or the next load does.',
+  ]);
+});
+
+test('deleting a build names the metas that point at it, which go with it', () => {
+  const auto = { ...echo, name: 'echo-auto', metaBackendFor: 'echo', previous: null };
+  const state = { ...emptyBackends, names: ['echo', 'echo-auto'], byName: { echo, 'echo-auto': auto }, modelsByBackend: { echo: ['m1', 'm2'] }, processes: { m1: { cwd: 'ok' }, m2: { cwd: 'stale' } } as unknown as typeof emptyBackends.processes };
+  const also = alsoTouched(state, 'echo');
+  assert.deepEqual(also, { stale: ['m2'], metas: ['echo-auto'] });
+  assert.deepEqual(impactOf('delete', echo, ['m1', 'm2'], false, also).lines, [
+    'Will stop 2 processes (m1, m2).',
+    'Removes echo 1.0.0 and its rollback target 1.0.1, and the meta echo-auto that points at it (as LocalAI does). This cannot be undone.',
+  ]);
 });
 
 test('a rollback and a delete say what they swap and remove', () => {

@@ -3,7 +3,7 @@ import type { LeftoverAction } from '../../../shared/api.ts';
 import { iecBytes } from '../../../shared/progress.ts';
 import type { BackendView, RolloutView } from '../../../shared/types.ts';
 import type { BackendAction } from './actions.ts';
-import type { BackendInfo } from './backends.ts';
+import type { BackendInfo, BackendsState } from './backends.ts';
 
 export interface Impact {
   title: string;
@@ -20,6 +20,28 @@ type Confirmed = Exclude<BackendAction, 'install'>;
 
 const version = (v: string | null | undefined) => v ?? 'unversioned';
 
+/** Besides the backend's processes: those of them a swap does not restart, and the metas that go with it. */
+export interface AlsoTouched {
+  /** Models whose process runs from a directory replaced outside Hangar: a swap stops by identity, so not these. */
+  stale?: readonly string[];
+  /** Meta backends that point at this build: deleted with it, as LocalAI does. */
+  metas?: readonly string[];
+}
+
+/** What the UI knows of `name` beyond its own row: its stale processes and the metas that point at it. */
+export function alsoTouched(state: BackendsState, name: string): AlsoTouched {
+  const stale = (state.modelsByBackend[name] ?? []).filter((model) => state.processes[model]?.cwd === 'stale');
+  const metas = state.names.filter((other) => state.byName[other]?.metaBackendFor === name);
+  return { stale, metas };
+}
+
+/** "m2 runs from a directory replaced outside Hangar: …", or null. */
+function staleText(stale: readonly string[]): string | null {
+  if (stale.length === 0) return null;
+  const one = stale.length === 1;
+  return `${stale.join(', ')} ${one ? 'runs' : 'run'} from a directory replaced outside Hangar and ${one ? 'is' : 'are'} not restarted: Respawn ${one ? 'it' : 'them'}, or the next load does.`;
+}
+
 export function processesText(verb: string, models: readonly string[]): string {
   if (models.length === 0) return `No process is running, so nothing is ${verb === 'restart' ? 'restarted' : 'stopped'}.`;
   const noun = models.length === 1 ? 'process' : 'processes';
@@ -27,8 +49,11 @@ export function processesText(verb: string, models: readonly string[]): string {
 }
 
 /** `onWorker`: the backend is on a LocalAI worker, which is told what to do over its own protocol. */
-export function impactOf(action: Confirmed, backend: BackendInfo, models: readonly string[], onWorker = false): Impact {
+export function impactOf(action: Confirmed, backend: BackendInfo, models: readonly string[], onWorker = false, also: AlsoTouched = {}): Impact {
   if (onWorker) return workerImpactOf(action, backend);
+  const stale = also.stale ?? [];
+  const staleLine = staleText(stale);
+  const restarting = [processesText('restart', models.filter((model) => !stale.includes(model))), ...(staleLine ? [staleLine] : [])];
   const name = backend.name;
   const current = version(backend.version);
   const previous = backend.previous ? version(backend.previous.version) : null;
@@ -40,7 +65,7 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         danger: false,
         lines: [
           `Installs ${name} ${version(backend.availableVersion)} in place of ${current}.`,
-          processesText('restart', models),
+          ...restarting,
           previous ? `Will replace the rollback target ${previous} with ${current}.` : `${current} becomes the rollback target.`,
         ],
       };
@@ -52,7 +77,7 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         danger: false,
         lines: [
           `Installs ${name} ${sameVersion ? current : version(backend.availableVersion)} again from the gallery, replacing this copy.`,
-          processesText('restart', models),
+          ...restarting,
           sameVersion
             ? previous ? `The rollback target ${previous} is kept.` : 'There is no rollback target, and none is made.'
             : previous ? `Will replace the rollback target ${previous} with ${current}.` : `${current} becomes the rollback target.`,
@@ -66,7 +91,7 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         danger: false,
         lines: [
           `Swaps ${previous ?? 'the previous version'} back in for ${current}.`,
-          processesText('restart', models),
+          ...restarting,
           `${current} becomes the rollback target, so you can swap forward again.`,
         ],
       };
@@ -86,10 +111,16 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         lines: [
           processesText('stop', models),
           `Removes ${name} ${current}${previous ? ` and its rollback target ${previous}` : ''}` +
-            `${backend.metaBackendFor ? `, and its build ${backend.metaBackendFor} (as LocalAI does)` : ''}. This cannot be undone.`,
+            `${backend.metaBackendFor ? `, and its build ${backend.metaBackendFor} (as LocalAI does)` : ''}${metasText(also.metas ?? [])}. This cannot be undone.`,
         ],
       };
   }
+}
+
+/** ", and the meta echo-auto that points at it (as LocalAI does)", or nothing. */
+function metasText(metas: readonly string[]): string {
+  if (metas.length === 0) return '';
+  return metas.length === 1 ? `, and the meta ${metas[0]} that points at it (as LocalAI does)` : `, and the metas ${metas.join(', ')} that point at it (as LocalAI does)`;
 }
 
 /**
