@@ -4,6 +4,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { ClusterStatusView } from '../../shared/types.ts';
+import { refuseExisting } from '../cluster/config-out.ts';
 import { clusterKeyFile, loadIdentity } from '../cluster/node-key.ts';
 import { clusterMachines, listenAddress, natsConfig, startCommands, type NatsConfigInput } from '../cluster/nats-config.ts';
 import { addTrust, readTrust, removeTrust, trustFile } from '../cluster/trust.ts';
@@ -42,6 +43,7 @@ export async function writeNatsConfig(input: NatsConfigInput & { out: string }):
   const out = resolve(input.out);
   const storeDir = resolve(input.storeDir);
   const { listen, note } = listenAddress(input.url, input.listen);
+  await refuseExisting([out]);
   // Said before anything is written: the server would not listen where the printed commands join it.
   if (note) process.stderr.write(`hangar: ${note}\n`);
   await mkdir(dirname(out), { recursive: true });

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { HangarError } from '../../shared/errors.ts';
 
 export interface OldConfig {
+  /** The file it was read from. */
+  file: string;
   cluster: string;
   listen: string;
   storeDir: string;
@@ -32,7 +34,7 @@ export async function readOldConfig(file: string): Promise<OldConfig> {
   const machines = [...text.matchAll(/^ {6}# ([A-Za-z0-9][A-Za-z0-9_-]{0,63}): (.*)$/gm)].map(([, name, roles]) => ({
     name: name!, node: /\bnode\b/.test(roles!), viewer: /\bviewer\b/.test(roles!),
   }));
-  return { cluster, listen, storeDir, machines };
+  return { file, cluster, listen, storeDir, machines };
 }
 
 /** Moves the buckets from the STORE account's old directory to the new account's; false when there were none. */

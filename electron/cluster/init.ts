@@ -7,6 +7,7 @@ import { isLoopback } from '../../shared/loopback.ts';
 import { adoptNotes, moveStore, type OldConfig } from './adopt.ts';
 import { adminFile, readAdmin, writeAdmin, type AdminState } from './admin-home.ts';
 import { newClusterName } from './cluster-id.ts';
+import { refuseExisting } from './config-out.ts';
 import { loadIdentity } from './node-key.ts';
 import { joinedFile, readJoined, writeJoined } from './joined-home.ts';
 import { listenAddress } from './nats-config.ts';
@@ -51,6 +52,7 @@ export async function initCluster(input: InitInput): Promise<InitResult> {
     v: 1, seeds, url: input.url, cluster: input.adopt?.cluster ?? newClusterName(), config: out, listen,
     storeDir: input.adopt?.storeDir ?? join(dirname(out), 'nats-store'), resolverDir: join(dirname(out), 'nats-accounts'), members: [],
   };
+  await refuseExisting(input.adopt ? adoptedPaths(input.adopt, state) : [out, state.storeDir, state.resolverDir]);
   const identity = await loadIdentity(input.home);
   const { creds, user } = await machineCreds(seeds, { name, nodeId: identity.id, viewerKey: identity.publicKey, viewer: true, admin: true });
   state.members.push({ name, role: 'node+viewer', user, key: identity.publicKey, invitedBy: name, invitedAt: Date.now(), expires: null, invite: null, revokedAt: null });
@@ -66,6 +68,11 @@ export async function writeServerConfig(state: AdminState): Promise<void> {
   const jwts = await accountJwts(state.seeds, revocations(state));
   await mkdir(dirname(state.config), { recursive: true });
   await writeFile(state.config, operatorConfig({ ...state, serverName: state.cluster, jwts, accounts: accountKeys(state.seeds) }), { mode: 0o600 });
+}
+
+/** --adopt writes over the configuration it moves and keeps its store: only another file, or accounts, are refused. */
+function adoptedPaths(adopt: OldConfig, state: AdminState): string[] {
+  return [...(resolve(adopt.file) === state.config ? [] : [state.config]), state.resolverDir];
 }
 
 /** The NATS users revoked, each with when (seconds): HANGAR's JWT refuses them. */
