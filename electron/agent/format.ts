@@ -273,6 +273,15 @@ export function unansweredLines(answers: { card: NodeCard; answer: unknown }[]):
     .join('');
 }
 
+/**
+ * A listing across nodes failed when no node answered or one asked failed; a node known to be offline is a row that
+ * says so, not a failure, while another answered.
+ */
+export function listingFailed(answers: { answer: unknown }[]): boolean {
+  const answered = (a: { answer: unknown }) => a.answer !== null && !(a.answer instanceof Error);
+  return !answers.some(answered) || answers.some((a) => a.answer instanceof Error);
+}
+
 function cellDrift(column: MatrixColumn, name: string, desired: DesiredStateView): string | null {
   if (!Array.isArray(column.backends)) return null;
   return driftText(desired.desired, column.card, name, column.backends.find((x) => x.name === name)?.version);

@@ -3,7 +3,7 @@
 import { CommanderError, type Command } from 'commander';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { followedByName } from '../../../shared/gallery-sources.ts';
-import { galleryJson, infoText, lsJson, lsProcess, lsStatus, matrix, matrixJson, table, unansweredLines, upgradesUnknownLines, upgradeText } from '../format.ts';
+import { galleryJson, infoText, listingFailed, lsJson, lsProcess, lsStatus, matrix, matrixJson, table, unansweredLines, upgradesUnknownLines, upgradeText } from '../format.ts';
 import { selectorOf } from '../nodes.ts';
 import type { CliContext } from './context.ts';
 import { runJob, runJobs } from './follow-job.ts';
@@ -51,7 +51,9 @@ export function registerBackendCommands(context: CliContext): void {
         c.desired({ node: LOCAL_NODE }),
       ]);
       const columns = context.targets.map((t, i) => ({ card: t.card, backends: listed[i] ?? null }));
-      return print(options, matrixJson(columns, desired), () => matrix(columns, desired));
+      print(options, matrixJson(columns, desired), () => matrix(columns, desired));
+      if (listingFailed(columns.map((c) => ({ answer: c.backends })))) process.exitCode = 1;
+      return;
     }
     const backends = await c.backends({ node: context.node });
     print(options, backends.map(lsJson), () =>

@@ -4,7 +4,7 @@ import { Argument, CommanderError } from 'commander';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { RestartPolicy } from '../../../shared/types.ts';
-import { processVram, psJson, psRow, resourcesRow, resourcesText, runByText, scanJson, table, unansweredLines } from '../format.ts';
+import { listingFailed, processVram, psJson, psRow, resourcesRow, resourcesText, runByText, scanJson, table, unansweredLines } from '../format.ts';
 import type { Target } from '../nodes.ts';
 import type { CliContext } from './context.ts';
 import { confirm, print } from './terminal.ts';
@@ -109,7 +109,9 @@ export function registerProcessCommands(context: CliContext): void {
         const runBy = answers.some(({ answer }) => Array.isArray(answer) && answer.some((p) => p.runBy));
         const anyVram = vrams.some((v) => v !== null);
         const rows = answers.flatMap(({ card, answer }, i) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p, runBy, anyVram ? vrams[i] : undefined) })) : []));
-        return print(options, json, () => table(rows, 'no backend processes on any node', unansweredLines(answers)));
+        print(options, json, () => table(rows, 'no backend processes on any node', unansweredLines(answers)));
+        if (listingFailed(answers)) process.exitCode = 1;
+        return;
       }
       const [processes, vram] = await Promise.all([c.processes({ node: context.node }), vramOn(context.node)]);
       const runBy = processes.some((p) => p.runBy);
@@ -123,7 +125,9 @@ export function registerProcessCommands(context: CliContext): void {
         const answers = context.targets.map((t, i) => ({ card: t.card, answer: read[i] ?? null }));
         const json = answers.map(({ card, answer }) => ({ node: card.id, name: card.name, status: card.status, error: answer instanceof Error ? answer.message : null, resources: answer instanceof Error ? null : answer }));
         const rows = answers.flatMap(({ card, answer }) => (answer && !(answer instanceof Error) ? [resourcesRow(card.name, answer)] : []));
-        return print(options, json, () => table(rows, 'no node answered', unansweredLines(answers)));
+        print(options, json, () => table(rows, 'no node answered', unansweredLines(answers)));
+        if (listingFailed(answers)) process.exitCode = 1;
+        return;
       }
       const r = await c.resources({ node: context.node });
       print(options, r, () => resourcesText(r));
