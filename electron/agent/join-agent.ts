@@ -3,7 +3,7 @@
 // invitation holds the machine's NATS credential and key, so it never goes on a command line, which every user of the
 // machine can read for as long as the agent runs: the environment (readable by its owner only) or stdin carries it.
 import { HangarError } from '../../shared/errors.ts';
-import { joinedConnection, readJoined } from '../cluster/joined-home.ts';
+import { joinedConnection } from '../cluster/joined-home.ts';
 import type { JoinOptions } from '../fleet/start.ts';
 
 export interface InvitedCluster {
@@ -16,7 +16,7 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
   const fromEnv = process.env.HANGAR_JOIN_TOKEN || undefined;
   // Read once, and given to nothing this agent starts.
   delete process.env.HANGAR_JOIN_TOKEN;
-  const token = join === '-' ? await readStdin() : (await readJoined(home)) ? undefined : fromEnv;
+  const token = join === '-' ? await readStdin() : fromEnv;
   if (token !== undefined) {
     // The NATS client is loaded only to join.
     const { redeemInvitation } = await import('../cluster/redeem.ts');

@@ -151,6 +151,22 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     agents.desk2 = await startAgent(homes.desk2, gallery, ['--ports', PORTS.desk2!], withToken(token));
   });
 
+  test('a home that joined already refuses an invitation however it is given, whole or not, and keeps its membership', async () => {
+    const home = join(root, 'joined');
+    assert.equal((await cli('--home', home, 'cluster', 'init', '--url', URL, '--out', join(root, 'joined', 'nats.conf'), '--name', 'joined')).code, 0);
+    const membership = await readFile(join(home, 'state', 'cluster-join.json'), 'utf8');
+    const agent = (env: NodeJS.ProcessEnv, input?: string) => new Promise<{ code: number | null; stderr: string }>((done) => {
+      const child = execFile(process.execPath, ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', ...(input === undefined ? [] : ['--join', '-'])], { env }, (error, _stdout, stderr) => done({ code: error ? (error.code as number) : 0, stderr }));
+      child.stdin!.end(input ?? '');
+    });
+    const token = tokens.gpu1!;
+    for (const [how, result] of [['environment', await agent(withToken(token))], ['damaged', await agent(withToken('garbage'))], ['stdin', await agent(process.env, token)]] as const) {
+      assert.equal(result.code, 4, `${how}: ${result.stderr}`);
+      assert.match(result.stderr, /^hangar: this home joined the cluster already, as joined: run hangar agent without an invitation \(--join, HANGAR_JOIN_TOKEN\), or join from a new home \(--home\)\n$/, how);
+    }
+    assert.equal(await readFile(join(home, 'state', 'cluster-join.json'), 'utf8'), membership);
+  });
+
   test("a node's NATS user cannot speak as another node, read another's inbox, or reach the JetStream API beyond its role", async () => {
     const creds = await readFile(credsFile(homes.gpu1!));
     const nc: NatsConnection = await connect({ servers: URL.slice('nats://'.length), authenticator: credsAuthenticator(creds) });

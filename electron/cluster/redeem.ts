@@ -16,11 +16,12 @@ import { addTrust, readTrust, removeTrust } from './trust.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export async function redeemInvitation(home: string, token: string): Promise<Joined> {
+  // Before the invitation is looked at: whatever it is, this home has its membership.
+  const joined = await readJoined(home);
+  if (joined) throw new HangarError('conflict', `this home joined the cluster already, as ${joined.name}: run hangar agent without an invitation (--join, HANGAR_JOIN_TOKEN), or join from a new home (--home)`);
   const invitation = decodeInvitation(token);
   const expired = expiredLine(invitation);
   if (expired) throw new HangarError('conflict', expired);
-  const joined = await readJoined(home);
-  if (joined) throw new HangarError('conflict', `this home joined the cluster already, as ${joined.name}: run hangar agent without --join (or join from a new home, --home)`);
   const kept = await readFile(clusterKeyFile(home), 'utf8').catch(() => null);
   const ownKey = parsePublicKey(invitation.key);
   if (ownKey) {
