@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cliAs, hangar, json, startAgent, type Agent } from './test-agent.ts';
+import { cli, cliAs, hangar, json, startAgent, type Agent } from './test-agent.ts';
 
 const run = promisify(execFile);
 const WRONG_SHA256 = '0'.repeat(64);
@@ -63,6 +63,22 @@ describe('exit statuses', () => {
     const { HANGAR_TOKEN: _given, ...env } = process.env;
     const missing = await cliAs({ env }, '--node', agent.url, '--home', home, 'ps');
     assert.deepEqual([missing.code, missing.stderr], [2, `hangar: no token for ${agent.url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it\n`]);
+  });
+
+  test('a cluster option typed wrong exits 2; a creds file damaged or not there exits 6 and names it', async () => {
+    const url = await cli('--home', join(root, 'admin'), 'cluster', 'init', '--url', 'nats://127.0.0.1:99999', '--out', join(root, 'nats.conf'));
+    assert.deepEqual([url.code, url.stderr], [2, 'hangar: --url wants nats://HOST:PORT, got "nats://127.0.0.1:99999"\n']);
+    for (const on of ['', 'a,']) {
+      const empty = await hangar(agent, 'ls', '--on', on);
+      assert.deepEqual([empty.code, empty.stderr], [2, `hangar: --on wants a node's name or id (hangar nodes), all, A,B or label:KEY=VALUE, got "${on}"\n`]);
+    }
+    const damaged = join(root, 'bad.creds');
+    await writeFile(damaged, 'garbage\n');
+    const creds = (file: string) => cli('agent', '--home', join(root, 'creds-home'), '--listen', '127.0.0.1:0', '--cluster', 'nats://127.0.0.1:28199', '--cluster-creds', file);
+    const bad = await creds(damaged);
+    assert.deepEqual([bad.code, bad.stderr], [6, `hangar: the creds file ${damaged} is damaged (unable to parse credentials): take it again from whoever made it\n`]);
+    const gone = await creds(join(root, 'gone.creds'));
+    assert.deepEqual([gone.code, gone.stderr], [6, `hangar: the creds file ${join(root, 'gone.creds')} does not exist\n`]);
   });
 
   test('a gallery, a working directory or a previous version that is not there exits 3, before any job', async () => {

@@ -10,7 +10,7 @@ import { newClusterName } from './cluster-id.ts';
 import { refuseExisting } from './config-out.ts';
 import { loadIdentity } from './node-key.ts';
 import { joinedFile, readJoined, writeJoined } from './joined-home.ts';
-import { listenAddress } from './nats-config.ts';
+import { listenAddress, parseUrlOption } from './nats-config.ts';
 import { operatorConfig } from './operator-config.ts';
 import { accountJwts, machineCreds, newSeeds, publicOf, type ClusterSeeds } from './operator-jwts.ts';
 import { checkMachineName } from './permissions.ts';
@@ -42,7 +42,7 @@ export async function initCluster(input: InitInput): Promise<InitResult> {
   const name = checkMachineName(input.name);
   if (await readAdmin(input.home)) throw new HangarError('conflict', `this home administers a cluster already (${adminFile(input.home)}): hangar cluster invite adds machines to it`);
   if (await readJoined(input.home)) throw new HangarError('conflict', `this home joined a cluster already (${joinedFile(input.home)}): run init from a home of its own (--home)`);
-  const url = new URL(input.url);
+  const url = parseUrlOption(input.url);
   if (url.protocol !== 'nats:') throw new HangarError('invalid-request', `--url wants nats://HOST:PORT, got "${input.url}"`);
   const listen = input.adopt?.listen ?? listenAddress(input.url, undefined).listen;
   if (!input.adopt && !isLoopback(url.hostname)) input.say(`nats-server will listen on every interface (${listen}): the other machines join it at ${input.url}`);

@@ -154,12 +154,21 @@ export function natsConfig(machines: ClusterMachine[], input: { listen: string; 
 
 const NATS_PORT = 4222;
 
+/** --url as typed: one that is no URL at all (a port past 65535) is a usage error, said as such. */
+export function parseUrlOption(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new HangarError('invalid-request', `--url wants nats://HOST:PORT, got "${url}"`);
+  }
+}
+
 /**
  * Where nats-server listens: where the URL the agents join says (a loopback URL on that loopback address, any other on
  * every interface), unless `listen` is given; then `note` says how it differs from the URL, if it does.
  */
 export function listenAddress(url: string, listen: string | undefined): { listen: string; note: string | null } {
-  const target = new URL(url);
+  const target = parseUrlOption(url);
   const port = target.port || String(NATS_PORT);
   const loopback = isLoopback(target.hostname);
   if (listen === undefined) return { listen: `${loopback ? (target.hostname === 'localhost' ? '127.0.0.1' : target.hostname) : '0.0.0.0'}:${port}`, note: null };

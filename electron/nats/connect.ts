@@ -65,10 +65,17 @@ function parseClusterUrl(text: string, flag: string): URL {
 }
 
 
+/** The file read and its credential parsed before connecting: a damaged one is the file's fault, not the server's. */
 async function readCreds(file: string): Promise<Uint8Array> {
-  return readFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw new HangarError('bad-input', `cannot read the creds file ${file}: ${error.code ?? error.message}`);
+  const creds = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+    throw new HangarError('bad-input', error.code === 'ENOENT' ? `the creds file ${file} does not exist` : `cannot read the creds file ${file}: ${error.code ?? error.message}`);
   });
+  try {
+    credsAuthenticator(creds)();
+  } catch (error) {
+    throw new HangarError('bad-input', `the creds file ${file} is damaged (${messageOf(error)}): take it again from whoever made it`);
+  }
+  return creds;
 }
 
 const REFUSED = /authorization violation|authentication/i;

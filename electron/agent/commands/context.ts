@@ -44,7 +44,7 @@ export function createCliContext(program: Command): CliContext {
     clientCommand(name, description, configure = (c) => c, options = {}) {
       if (options.sets) acceptsSets.add(name);
       return configure((options.parent ?? program).command(name).description(description))
-        .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.sets ? ', all, or A,B' : ''} (default: ${options.onDefault ?? "this host's node"})`)
+        .option('--on <node>', `the node to act on: a name or id from \`hangar nodes\`${options.sets ? ', all, or A,B' : ''} (default: ${options.onDefault ?? "this host's node"})`, parseOn)
         .option('--json', 'print JSON to stdout');
     },
     withClient<A extends unknown[]>(action: (c: WireClient, ...args: A) => Promise<void>) {
@@ -65,6 +65,12 @@ export function createCliContext(program: Command): CliContext {
     },
   };
   return context;
+}
+
+/** An empty --on, or an empty name in a list, is typed wrong: no node is named "". */
+function parseOn(value: string): string {
+  if (value.split(',').some((part) => part.trim() === '')) throw new CommanderError(2, 'hangar.usage', `--on wants a node's name or id (hangar nodes), all, A,B or label:KEY=VALUE, got "${value}"`);
+  return value;
 }
 
 /** A repeatable option's values, in the order given. */
