@@ -1,5 +1,5 @@
-// A viewer-only host, on a real cluster: what it lists across nodes fails (exit 1) when no node answers it, as when
-// the cluster's server is down.
+// A viewer-only host, on a real cluster: it is no node to cordon or drain, and what it lists across nodes fails
+// (exit 1) when no node answers it, as when the cluster's server is down.
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -28,6 +28,15 @@ describe('a viewer-only host', () => {
     for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
     await nats.stop();
     await rm(root, { recursive: true, force: true });
+  });
+
+  test('is neither cordoned, uncordoned nor drained', async () => {
+    for (const [command, what] of [['cordon', 'cordoned'], ['uncordon', 'uncordoned'], ['drain', 'drained']] as const) {
+      const refused = await hangar(agents.desk!, command, '--on', 'desk', ...(command === 'drain' ? ['--yes'] : []));
+      assert.equal(refused.code, 4, `${command}: ${refused.stdout}${refused.stderr}`);
+      assert.equal(refused.stderr, `hangar: desk joined the cluster as a viewer only (--cluster-role viewer): it runs no backend for the cluster, so it is not ${what}\n`);
+    }
+    assert.equal((await read(agents.desk!, 'nodes')).find((c) => c.self)?.cordoned, false);
   });
 
   test('lists across nodes exit 1 when no node answers, the server being down', async () => {

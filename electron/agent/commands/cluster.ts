@@ -12,6 +12,7 @@ import { collect, type CliContext } from './context.ts';
 import { followRollout, rolloutId, upgradeFailed } from './follow-rollout.ts';
 import { confirm, print } from './terminal.ts';
 import { HangarError } from '../../../shared/errors.ts';
+import type { WireClient } from '../../../shared/wire-client.ts';
 
 export function registerClusterCommands(context: CliContext): void {
   const home = () => homeDir(context.globals().home);
@@ -96,11 +97,13 @@ export function registerClusterCommands(context: CliContext): void {
   }));
 
   context.clientCommand('cordon', 'keep every rollout and convergence off this node (see uncordon)').action(context.withClient(async (c, options: { json?: boolean }) => {
+    await refuseViewerOnly(c, context.node, 'cordoned');
     const view = await c.updateSettings({ node: context.node, settings: { cordoned: true } });
     print(options, view.settings, () => 'cordoned: no rollout or convergence touches this node until hangar uncordon\n');
   }));
 
   context.clientCommand('uncordon', 'let rollouts and convergence touch this node again').action(context.withClient(async (c, options: { json?: boolean }) => {
+    await refuseViewerOnly(c, context.node, 'uncordoned');
     const view = await c.updateSettings({ node: context.node, settings: { cordoned: false } });
     print(options, view.settings, () => 'uncordoned: rollouts and convergence touch this node again\n');
   }));
@@ -108,6 +111,7 @@ export function registerClusterCommands(context: CliContext): void {
   context.clientCommand('drain', 'cordon this node, then stop every process it supervises (Free, then stop); lists them and asks first', (c) =>
     c.option('-y, --yes', 'do not ask for confirmation'))
     .action(context.withClient(async (c, options: { json?: boolean; yes?: boolean }) => {
+      await refuseViewerOnly(c, context.node, 'drained');
       const running = await c.processes({ node: context.node });
       for (const p of running) process.stderr.write(`will stop ${p.model} (${p.backend}, pid ${p.pid}, ${p.state})\n`);
       const what = running.length === 0 ? 'cordon this node (it runs no process)' : `cordon this node and stop ${running.length} process${running.length === 1 ? '' : 'es'}`;
@@ -115,6 +119,12 @@ export function registerClusterCommands(context: CliContext): void {
       const stopped = await c.drain({ node: context.node });
       print(options, { cordoned: true, stopped }, () => `drained: cordoned, ${stopped.length === 0 ? 'no process to stop' : `stopped ${stopped.join(', ')}`}\n`);
     }));
+}
+
+/** A viewer-only host runs no backend for the cluster: no rollout or convergence touches it to be kept off. */
+async function refuseViewerOnly(c: WireClient, node: string, what: string): Promise<void> {
+  const card = (await c.nodes({ node: LOCAL_NODE })).find((k) => (node === LOCAL_NODE ? k.self : k.id === node));
+  if (card?.viewerOnly) throw new HangarError('conflict', `${card.name} joined the cluster as a viewer only (--cluster-role viewer): it runs no backend for the cluster, so it is not ${what}`);
 }
 
 function printed(options: { json?: boolean }, result: Printed): void {
