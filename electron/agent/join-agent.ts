@@ -3,7 +3,7 @@
 // invitation holds the machine's NATS credential and key, so it never goes on a command line, which every user of the
 // machine can read for as long as the agent runs: the environment (readable by its owner only) or stdin carries it.
 import { HangarError } from '../../shared/errors.ts';
-import { joinedConnection } from '../cluster/joined-home.ts';
+import { joinedConnection, readJoined } from '../cluster/joined-home.ts';
 import type { JoinOptions } from '../fleet/start.ts';
 
 export interface InvitedCluster {
@@ -17,7 +17,11 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
   // Read once, and given to nothing this agent starts.
   delete process.env.HANGAR_JOIN_TOKEN;
   const token = join === '-' ? await readStdin() : fromEnv;
-  if (token !== undefined) {
+  // An invitation left in a service's environment must not stop the agent's every restart once its home joined: it
+  // is said and not used. One given on stdin is a person's doing, and is refused (redeem.ts).
+  const member = join === '-' || token === undefined ? null : await readJoined(home);
+  if (member) process.stderr.write(`hangar: HANGAR_JOIN_TOKEN is not used: this home joined the cluster already, as ${member.name}\n`);
+  else if (token !== undefined) {
     // The NATS client is loaded only to join.
     const { redeemInvitation } = await import('../cluster/redeem.ts');
     const joined = await redeemInvitation(home, token);
