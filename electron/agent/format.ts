@@ -274,12 +274,11 @@ export function unansweredLines(answers: { card: NodeCard; answer: unknown }[]):
 }
 
 /**
- * A listing across nodes failed when no node answered or one asked failed; a node known to be offline is a row that
- * says so, not a failure, while another answered.
+ * A listing across nodes failed when no node answered (the cluster's server away, say); a node offline or refusing is
+ * a row that says so while another answered.
  */
 export function listingFailed(answers: { answer: unknown }[]): boolean {
-  const answered = (a: { answer: unknown }) => a.answer !== null && !(a.answer instanceof Error);
-  return !answers.some(answered) || answers.some((a) => a.answer instanceof Error);
+  return !answers.some((a) => a.answer !== null && !(a.answer instanceof Error));
 }
 
 function cellDrift(column: MatrixColumn, name: string, desired: DesiredStateView): string | null {

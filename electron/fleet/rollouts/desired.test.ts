@@ -233,8 +233,12 @@ describe('desired versions kept by the cluster', () => {
     const own = (await read(viewer, 'nodes')).find((c) => c.self)!;
     assert.equal(own.viewerOnly, true);
     assert.match((await hangar(viewer, 'nodes')).stdout, /viewer only: never in --on all, a pin or a rollout/);
-    const columns = await json<Column[]>(viewer, 'ls', '--on', 'all');
+    // No node trusts this viewer yet: each column says so, and with none answered the listing exits 1.
+    const listed = await hangar(viewer, 'ls', '--on', 'all', '--json');
+    assert.equal(listed.code, 1, listed.stderr);
+    const columns = JSON.parse(listed.stdout) as Array<Column & { error: string | null }>;
     assert.deepEqual(columns.map((c) => c.name), ['d1', 'd2', 'd3']);
+    assert.ok(columns.every((c) => /^not trusted by node d\d: /.test(c.error ?? '')), listed.stdout);
   });
 
   test('with nats-server down the host keeps its own node online and usable; back on the same store, every pin is there', async () => {
