@@ -10,7 +10,7 @@ import type { OldConfig } from '../cluster/adopt.ts';
 import { INVITE_MAX_MS, type InvitedRole } from '../cluster/invitation.ts';
 import type { MemberView } from '../cluster/members.ts';
 import { connect } from './connect.ts';
-import { readAgentUrl } from './paths.ts';
+import { homeDir, readAgentUrl } from './paths.ts';
 import type { Printed } from './cluster-cli.ts';
 import { table } from './format.ts';
 import { print } from './commands/terminal.ts';
@@ -38,7 +38,8 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
           `wrote ${made.config}: cluster ${made.cluster}, listening on ${made.listen}. Start the server with:`,
           `  nats-server -c ${made.config}`,
           `then this machine's agent (node, viewer and admin, as ${made.name}):`,
-          '  hangar agent',
+          // On a home other than the default one, the line names it: `hangar agent` alone would start on another.
+          home() === homeDir(undefined) ? '  hangar agent' : `  hangar agent --home ${home()}`,
           'and invite each other machine: hangar cluster invite --role node (or viewer)',
           ...made.notes,
           '',

@@ -99,6 +99,7 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     assert.equal((await stat(credsFile(homes.gpu1!))).mode & 0o777, 0o600, "a joined machine's credential too");
     const elsewhere = await cli('--home', join(root, 'lan'), 'cluster', 'init', '--url', 'nats://192.0.2.7:4222', '--out', join(root, 'lan', 'nats.conf'), '--name', 'lan');
     assert.equal(elsewhere.code, 0, elsewhere.stderr);
+    assert.ok(elsewhere.stdout.split('\n').includes(`  hangar agent --home ${join(root, 'lan')}`), `the agent's line names its home: ${elsewhere.stdout}`);
     assert.match(elsewhere.stderr, /^hangar: nats-server will listen on every interface \(0\.0\.0\.0:4222\)/);
   });
 
