@@ -44,7 +44,7 @@ describe('exit statuses', () => {
   test('an install whose checksum is wrong exits 6, and its job still failed', async () => {
     const checked = await hangar(agent, 'install', 'checked', '--force');
     assert.equal(checked.code, 6, checked.stderr);
-    assert.match(checked.stderr, /^hangar: backend "checked": sha256 mismatch for \S+: expected 0{64}, got [0-9a-f]{64}\n$/m);
+    assert.match(checked.stderr, /^hangar: install checked failed: backend "checked": sha256 mismatch for \S+: expected 0{64}, got [0-9a-f]{64}\n$/m);
     const job = (await json<JobView[]>(agent, 'jobs')).find((j) => j.backend === 'checked');
     assert.deepEqual([job?.state, job?.errorCode], ['failed', 'bad-input']);
     const folder = await hangar(agent, 'install', 'folder');

@@ -202,8 +202,10 @@ export class SwapJobs {
       } catch (error) {
         const message = oneLine(error);
         const code = error instanceof HangarError ? error.code : 'failed';
-        // A failure that names the backend already says what failed (`upgrade echo to 2.0.0 failed: …`).
-        throw new HangarError(code, message.includes(unqualified(backend)) ? message : `${kind} ${backend} failed: ${message}`);
+        // A failure that names the backend and says it failed needs no second "failed" (`upgrade echo to 2.0.0 failed:
+        // …`); one that only names it (`backend "echo": ENOSPC: …`) is said to have failed the job.
+        const said = message.includes(unqualified(backend)) && /\bfailed\b/.test(message);
+        throw new HangarError(code, said ? message : `${kind} ${backend} failed: ${message}`);
       }
     });
   }
