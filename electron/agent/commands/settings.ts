@@ -28,9 +28,11 @@ export function registerSettingsCommands(context: CliContext): void {
       if (action === 'add') {
         const { galleryLocationProblem, parseLocation } = await import('../../core/gallery/index.ts');
         // --force skips only the look at what the location holds: a scheme no node reads is refused all the same.
-        parseLocation(args[0]!);
-        const problem = options.force ? null : await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
-        if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
+        if (options.force) parseLocation(args[0]!);
+        else {
+          const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
+          if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
+        }
       }
       view = await c.updateSettings({ node: context.node, settings: { galleries } });
     }
