@@ -34,29 +34,30 @@ export async function followRollout(c: WireClient, options: { json?: boolean }, 
   const final = await new Promise<RolloutView>((resolve, reject) => {
     let timer: NodeJS.Timeout | undefined;
     let settled = false;
+    const settle = (end: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      end();
+    };
     const seen = (r: RolloutView) => {
       if (settled || r.id !== started.id) return;
       show(r);
-      if (!finished(r)) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(r);
+      if (finished(r)) settle(() => resolve(r));
     };
     follow = seen;
     early.forEach(seen);
     // The rollout runs in the agent: an agent that dies takes it with it, and a viewer can resume it.
-    void c.closed.then(({ code }) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      reject(new Error(`the agent closed its connection (${code}) while it ran rollout ${started.id}: another viewer can see it interrupted and resume or roll it back (hangar rollouts)`));
-    });
-    // Events carry the progress; a slow look at the record backs them up.
+    void c.closed.then(({ code }) =>
+      settle(() => reject(new Error(`the agent closed its connection (${code}) while it ran rollout ${started.id}: another viewer can see it interrupted and resume or roll it back (hangar rollouts)`))),
+    );
+    // Events carry the progress; a slow look at the record backs them up. A look that fails as the connection
+    // closes is said by the close above, which comes a turn later and names the rollout.
     const poll = () => c.rollouts({ node: LOCAL_NODE }).then((all) => {
       const r = all.find((x) => x.id === started.id);
       if (r) seen(r);
       if (!settled) timer = setTimeout(poll, 2000);
-    }, reject);
+    }, (error: Error) => setImmediate(() => settle(() => reject(error))));
     void poll();
   });
   off();

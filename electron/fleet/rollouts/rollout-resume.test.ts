@@ -174,8 +174,9 @@ describe('rollouts that outlive their coordinator', () => {
           }
         });
       });
-      await hangar(v3, 'upgrade', 'echo', '--on', 'all');
-      const id = await killed;
+      // A rollout refused or ended before r2's step fails here, rather than waiting for a kill that never comes.
+      const upgrade = hangar(v3, 'upgrade', 'echo', '--on', 'all').then((ran) => assert.fail(`the rollout ended before r2's step began: ${ran.stderr}`));
+      const id = await Promise.race([killed, upgrade]);
       await until('interrupted', async () => ((await rolloutOf(agents.r3!, id))?.state === 'interrupted' ? true : undefined), 3 * HEARTBEAT_MS + 2000);
       const rolledBack = await hangar(agents.r3!, 'rollback', '--rollout', id, '--json');
       assert.equal(rolledBack.code, 0, rolledBack.stderr);
