@@ -173,6 +173,30 @@ describe('LocalNode', () => {
     assert.match(after.message, /with echo 9\.9\.9/);
   });
 
+  test('a reinstall after an out-of-band swap starts the stale process from the new tree too, and gates on it', async () => {
+    const live = join(t.node.backendsDir, 'echo');
+    const m1 = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    const fresh = await t.publishEcho('9.9.10');
+    await rename(live, `${live}.old`);
+    execFileSync('cp', ['-a', fresh, live]);
+    await waitFor(async () => (await t.node.processes({ node: local })).find((p) => p.model === 'm1' && p.cwd === 'stale'));
+    const m2 = await t.node.load({ node: local, backend: 'echo', model: 'm2' });
+    try {
+      const job = await runJob(t.node, t.node.install({ node: local, name: 'echo', force: true }));
+      assert.equal(job.state, 'done', job.error ?? '');
+      const after = await t.node.processes({ node: local });
+      for (const [model, before] of [['m1', m1.pid], ['m2', m2.pid]] as const) {
+        const now = after.find((p) => p.model === model);
+        assert.deepEqual([now?.cwd, now?.state, now?.loaded], ['ok', 'ready', true], `${model} runs from the new tree`);
+        assert.notEqual(now?.pid, before, `${model} was started again`);
+        assert.equal(isAlive(before), false, `${model}'s old process is gone`);
+      }
+    } finally {
+      await t.node.stop({ node: local, model: 'm2' });
+      await rm(`${live}.old`, { recursive: true, force: true });
+    }
+  });
+
   test('a tree copied in or removed by hand reaches the viewers as a backend event and its removal', async () => {
     const heard: string[] = [];
     const onEvent = (event: NodeEvent) => {
@@ -201,6 +225,22 @@ describe('LocalNode', () => {
     assert.deepEqual(await t.node.backends({ node: local }), []);
     assert.deepEqual(await t.node.processes({ node: local }), []);
     assert.ok(t.events.some((e) => e.type === 'backend-removed' && e.name === 'echo'));
+  });
+
+  test('delete stops a process whose directory was replaced outside Hangar too', async () => {
+    await runJob(t.node, t.node.install({ node: local, name: 'echo' }));
+    const live = join(t.node.backendsDir, 'echo');
+    const m1 = await t.node.load({ node: local, backend: 'echo', model: 'm1' });
+    await rename(live, `${live}.old`);
+    execFileSync('cp', ['-a', `${live}.old`, live]);
+    await waitFor(async () => (await t.node.processes({ node: local })).find((p) => p.model === 'm1' && p.cwd === 'stale'));
+    try {
+      await runJob(t.node, t.node.delete({ node: local, name: 'echo' }));
+      assert.equal(isAlive(m1.pid), false);
+      assert.deepEqual(await t.node.processes({ node: local }), []);
+    } finally {
+      await rm(`${live}.old`, { recursive: true, force: true });
+    }
   });
 
   test('a request for another node is refused', async () => {

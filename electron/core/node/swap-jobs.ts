@@ -389,7 +389,7 @@ export class SwapJobs {
           const identity = coRunner && (await dirIdentity(liveDir));
           coModels = identity ? await coRunner.modelsIn(backend, identity) : [];
           const chosen = (list: Stopped) => ((stopped = list), noteKnown());
-          const outcome = await supervisor.stopByDirectory(liveDir, { stopUnsupervised, onChosen: chosen, spare: coRunner?.pids() ?? [] });
+          const outcome = await supervisor.stopByDirectory(liveDir, { backend, stopUnsupervised, onChosen: chosen, spare: coRunner?.pids() ?? [] });
           stopped = outcome.stopped;
           if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
         },

@@ -19,6 +19,11 @@ export interface DirectoryStop {
 }
 
 export interface DirectoryStopOptions {
+  /**
+   * The backend whose directory is swapped: its supervised processes that run from a directory replaced outside
+   * Hangar (stale) are stopped too, so that they start again from the new tree.
+   */
+  backend?: string;
   stopUnsupervised?: boolean;
   /** Processes another runner (a LocalAI server) brings back itself: neither stopped nor reported as left running. */
   spare?: number[];
@@ -66,16 +71,20 @@ export class Stopping {
 
   /**
    * Before a swap: stops every supervised process whose recorded directory identity is dir's current identity
-   * (never by name), with its whole tree. Other processes whose cwd is inside dir (by the cwd's identity or path)
+   * (never by name), and the swapped backend's others (they run from a tree replaced outside Hangar), each with its
+   * whole tree. Other processes whose cwd is inside dir (by the cwd's identity or path)
    * are stopped only with stopUnsupervised; otherwise they are left running and reported. `onChosen` hears which
    * supervised processes it stops as soon as that is known, before they have exited.
    */
   async directory(dir: string, options: DirectoryStopOptions): Promise<DirectoryStop> {
     const target = await dirIdentity(resolve(dir));
     const [running, table] = await Promise.all([processesInDirectory(this.platform, resolve(dir), target), this.platform.processes()]);
-    const supervised = this.records.all().filter((p) =>
-      !p.retired && (p.identity ? target !== null && sameInode(p.identity, target) : running.has(p.pid)),
-    );
+    const supervised = this.records.all().filter((p) => {
+      if (p.retired) return false;
+      if (!p.identity) return running.has(p.pid);
+      const inDir = target !== null && sameInode(p.identity, target);
+      return inDir || p.backend === options.backend;
+    });
     // A supervised backend's own descendants are stopped with it, not reported as someone else's.
     const ours = new Set(this.records.all().map((p) => p.pid));
     for (const tree of await this.platform.trees(supervised)) for (const member of tree) ours.add(member.pid);

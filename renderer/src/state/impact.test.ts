@@ -25,11 +25,11 @@ test('a reinstall of the same version keeps the rollback target', () => {
   assert.deepEqual(impact.lines.slice(1), ['Will restart 1 process (m1).', 'The rollback target 1.0.1 is kept.']);
 });
 
-test('a swap does not promise to restart a process that runs from a directory replaced outside Hangar', () => {
+test('a swap says that a process running from a directory replaced outside Hangar starts again from the new tree', () => {
   const impact = impactOf('reinstall', { ...echo, upgradable: false, availableVersion: null }, ['m1', 'm2'], false, { stale: ['m2'] });
   assert.deepEqual(impact.lines.slice(1, 3), [
-    'Will restart 1 process (m1).',
-    'm2 runs from a directory replaced outside Hangar and is not restarted: Respawn it, or the next load does.',
+    'Will restart 2 processes (m1, m2).',
+    'm2 runs from a directory replaced outside Hangar, and starts again from the tree swapped in.',
   ]);
 });
 

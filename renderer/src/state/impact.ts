@@ -20,9 +20,9 @@ type Confirmed = Exclude<BackendAction, 'install'>;
 
 const version = (v: string | null | undefined) => v ?? 'unversioned';
 
-/** Besides the backend's processes: those of them a swap does not restart, and the metas that go with it. */
+/** Besides the backend's processes: those of them that run from a replaced directory, and the metas that go with it. */
 export interface AlsoTouched {
-  /** Models whose process runs from a directory replaced outside Hangar: a swap stops by identity, so not these. */
+  /** Models whose process runs from a directory replaced outside Hangar: a swap starts them again from its new tree too. */
   stale?: readonly string[];
   /** Meta backends that point at this build: deleted with it, as LocalAI does. */
   metas?: readonly string[];
@@ -39,7 +39,7 @@ export function alsoTouched(state: BackendsState, name: string): AlsoTouched {
 function staleText(stale: readonly string[]): string | null {
   if (stale.length === 0) return null;
   const one = stale.length === 1;
-  return `${stale.join(', ')} ${one ? 'runs' : 'run'} from a directory replaced outside Hangar and ${one ? 'is' : 'are'} not restarted: Respawn ${one ? 'it' : 'them'}, or the next load does.`;
+  return `${stale.join(', ')} ${one ? 'runs' : 'run'} from a directory replaced outside Hangar, and ${one ? 'starts' : 'start'} again from the tree swapped in.`;
 }
 
 export function processesText(verb: string, models: readonly string[]): string {
@@ -53,7 +53,7 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
   if (onWorker) return workerImpactOf(action, backend);
   const stale = also.stale ?? [];
   const staleLine = staleText(stale);
-  const restarting = [processesText('restart', models.filter((model) => !stale.includes(model))), ...(staleLine ? [staleLine] : [])];
+  const restarting = [processesText('restart', models), ...(staleLine ? [staleLine] : [])];
   const name = backend.name;
   const current = version(backend.version);
   const previous = backend.previous ? version(backend.previous.version) : null;
