@@ -4,6 +4,7 @@ export { Supervisor, type BackendTarget, type DirectoryStop, type PortMove, type
 export { sameInode, type DirIdentity } from './identity.ts';
 export { portIsFree } from './ports.ts';
 export { DEFAULT_RESTART_RULES, RestartScheduler, type RestartHistory } from './restart-policy.ts';
+export { BackendCallError, BackendClient } from './grpc-client.ts';
 export { rowUsage } from './row-usage.ts';
 export { placeOf } from './scan.ts';
 export { alive, isSameProcess, signalTree, startTimeOf } from './signals.ts';

@@ -142,6 +142,22 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     assert.ok(Math.abs(Number(reported) * 1024 * 1024 - rss) < rss * 0.5, `LocalAI reports ${reported} MiB, VmRSS is ${rss} bytes`);
   });
 
+  test('a model whose process hangs is not ready while LocalAI still lists it loaded, and is ready again once it answers', async () => {
+    const pid = localai.pids().get('m1')!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const hung = await until('m1 unresponsive', async () => {
+        const now = await row('m1');
+        return now?.state === 'unresponsive' ? now : undefined;
+      }, 20_000);
+      assert.equal(hung.pid, pid);
+      assert.match(hung.message ?? '', new RegExp(`^its process \\(pid ${pid}\\) gives no Health answer within 2000 ms \\(since \\d\\d:\\d\\d:\\d\\d UTC\\); LocalAI still lists the model loaded$`));
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await until('m1 ready again', async () => ((await row('m1'))?.state === 'ready' ? true : undefined), 20_000);
+  });
+
   test('a stray --addr process in a backend directory is none of LocalAI\'s: not shown, not reloaded; a respawn names the new pid', async () => {
     // Started through a shell that exits: the stray is no child of LocalAI's process.
     const starter = spawn('sh', ['-c', `(cd ${JSON.stringify(join(backendsDir, 'echo'))} && exec sh -c 'while :; do sleep 1; done' stray --addr 127.0.0.1:9) >/dev/null 2>&1 & echo $!`], { stdio: ['ignore', 'pipe', 'ignore'] });

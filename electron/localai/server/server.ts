@@ -14,6 +14,7 @@ import { LocalAiServerApi, type SystemInfo } from './api.ts';
 import { concreteBackend, installed } from './backend-names.ts';
 import { checkTarget, type LocalAiTarget } from './target.ts';
 import { MemorySampler } from './memory.ts';
+import { ProcessHealth } from './process-health.ts';
 import { findServerProcesses, processAlive, serverPidOf, type ServerProcess } from './processes.ts';
 import { Reloader } from './reloader.ts';
 import { assignProcesses } from './rows.ts';
@@ -44,6 +45,8 @@ export interface LocalAiServerOptions {
 type ServerState = Omit<LocalAiServerStatus, 'models' | 'backendsNote'>;
 
 const DEFAULT_POLL_MS = 2000;
+/** As long as Hangar waits for its own backends' Health answer. */
+const HEALTH_TIMEOUT_MS = 2000;
 const DEFAULT_LOAD_TIMEOUT_MS = 10 * 60_000;
 /** A swap's renames come in a burst: the tree is read once they are done. */
 const SETTLE_MS = 30;
@@ -63,6 +66,7 @@ export class LocalAiServer implements CoRunner {
   private elsewhere: string[] = [];
   private rows = new Map<string, ModelRow>();
   private memory: MemorySampler | null = null;
+  private readonly health = new ProcessHealth(HEALTH_TIMEOUT_MS);
   /** Which model a process was started for, as learned from Hangar's own loads (LocalAI does not say). */
   private readonly learned = new Map<number, string>();
   /** What Hangar last did to a model, shown on its row while the process it did it to runs (0: none visible). */
@@ -105,6 +109,7 @@ export class LocalAiServer implements CoRunner {
     clearInterval(this.timer);
     clearTimeout(this.settle);
     this.watcher?.close();
+    this.health.close();
     await this.reloader.idle();
   }
 
@@ -224,6 +229,7 @@ export class LocalAiServer implements CoRunner {
       note: current,
       down: this.downWords(),
       notReloaded: this.reloader.notReloaded(row.model),
+      silent: this.health.silence(row.process),
     });
   }
 
@@ -332,6 +338,8 @@ export class LocalAiServer implements CoRunner {
   private async refresh(): Promise<void> {
     await this.scan();
     this.emitRows();
+    const generation = this.generation;
+    void this.health.probe(this.found).then((changed) => changed && generation === this.generation && this.emitRows());
     // Not waited on: a respawn waits for its backend's lock, which the job that asked for this read may hold (a delete
     // unloading the backend's models reads LocalAI again under it).
     if (this.context?.respawnAfterSwap() && this.status?.connected) void this.reloader.respawnStale();

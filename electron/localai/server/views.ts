@@ -28,6 +28,8 @@ export interface RowFacts {
   down: string | null;
   /** Why it still runs from a replaced tree a swap could not bring it off, or null. */
   notReloaded: string | null;
+  /** Why its process is taken to hang (no Health answer in time), or null. */
+  silent: string | null;
 }
 
 export function modelView(row: ModelRow, backendsDir: string, facts: RowFacts): ProcessView {
@@ -44,7 +46,7 @@ export function modelView(row: ModelRow, backendsDir: string, facts: RowFacts): 
     port: p?.port ?? 0,
     dir: p ? join(backendsDir, p.backend) : '',
     startedAt,
-    state: facts.down ? (p ? 'unresponsive' : 'exited') : stale ? 'stale' : facts.note?.error ? 'crashed' : 'ready',
+    state: facts.down ? (p ? 'unresponsive' : 'exited') : stale ? 'stale' : facts.silent ? 'unresponsive' : facts.note?.error ? 'crashed' : 'ready',
     cwd: !p ? (facts.notReloaded ? 'stale' : 'unknown') : stale ? 'stale' : 'ok',
     cwdReason: facts.notReloaded ?? cwdReason(row, backendsDir),
     procCwd: p?.cwd ?? null,
@@ -53,7 +55,7 @@ export function modelView(row: ModelRow, backendsDir: string, facts: RowFacts): 
     restarts: 0,
     restartDelayMs: 0,
     maxRestarts: 0,
-    message: facts.down ?? `${facts.note?.message ?? 'run by LocalAI'}${reported}`,
+    message: facts.down ?? facts.silent ?? `${facts.note?.message ?? 'run by LocalAI'}${reported}`,
     error: facts.note?.error ?? null,
     exit: null,
     cpu: sampled.cpu,
