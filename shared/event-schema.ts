@@ -102,6 +102,7 @@ export const nodeConvergenceSchema: z.ZodType<NodeConvergence> = z.object({
   reason: message.nullable(),
   tries: count,
   at: isoTime,
+  movedBy: z.object({ rollout: z.string().max(64), from: nullableShort }).optional(),
 });
 
 export const processSchema: z.ZodType<ProcessView> = z.object({

@@ -112,6 +112,11 @@ export interface NodeConvergence {
   reason: string | null;
   tries: number;
   at: string;
+  /**
+   * Set when a rollout's desired version brought the node to `wanted` after the rollout passed it by (cordoned, away,
+   * or not yet joined): that rollout, and what the node ran before. Its rollback covers the node too.
+   */
+  movedBy?: { rollout: string; from: string | null };
 }
 
 export interface DesiredStateView {

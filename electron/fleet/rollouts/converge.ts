@@ -58,6 +58,8 @@ interface Taken {
   body: DesiredBody | null;
   /** Why this pin's build failed its health gate here: it is not tried again. */
   buildFailed?: string;
+  /** This pin, a rollout's, moved the node here from this version: that rollout's rollback covers it. */
+  movedFrom?: string | null;
 }
 
 interface Attempt {
@@ -165,7 +167,7 @@ export class Converger {
     const reporter = (body: Pinned) => {
       const installed = backends.find((b) => b.name === body.backend);
       return (state: NodeConvergence['state'], reason: string | null, tries = 0, version = installed?.version ?? null) =>
-        reports.set(body.backend, { node: this.options.id, backend: body.backend, wanted: body.version, version, state, reason, tries, at: new Date().toISOString() });
+        reports.set(body.backend, { node: this.options.id, backend: body.backend, wanted: body.version, version, state, reason, tries, at: new Date().toISOString(), ...this.movedBy(body) });
     };
     for (const { body, by } of untrusted) {
       if (!selects(body.on, self) || !backends.some((b) => b.name === body.backend)) continue;
@@ -227,6 +229,10 @@ export class Converger {
         report(attempt.tries >= MAX_TRIES ? 'failed' : 'waiting', attempt.tries >= MAX_TRIES ? `gave up after ${MAX_TRIES} tries: ${outcome.error}` : `try ${attempt.tries + 1} of ${MAX_TRIES} soon; the last failed: ${outcome.error}`, attempt.tries);
       } else {
         this.attempts.delete(body.backend);
+        if (body.rollout !== null) {
+          this.taken = { ...this.taken, [body.backend]: { ...this.taken[body.backend]!, movedFrom: installed?.version ?? null } };
+          this.seen.save(this.taken);
+        }
         // The next pass (the job's backend event brings it) reads the version it runs now.
         report('converged', null, 0, body.version);
       }
@@ -257,6 +263,12 @@ export class Converger {
       wanted.push({ body: body as Pinned, revision });
     }
     return wanted;
+  }
+
+  /** Which rollout's pin moved the node to it, and from what, when one did. */
+  private movedBy(body: Pinned): Pick<NodeConvergence, 'movedBy'> {
+    const movedFrom = this.taken[body.backend]?.movedFrom;
+    return body.rollout === null || movedFrom === undefined ? {} : { movedBy: { rollout: body.rollout, from: movedFrom } };
   }
 
   /** Pins signed by keys this node does not trust, for backends no trusted pin names: said, never acted on. */

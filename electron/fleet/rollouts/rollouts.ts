@@ -15,6 +15,7 @@ import { isActive, type RolloutRecord } from '../../cluster/store/bodies.ts';
 import { RolloutRun } from './rollout-run.ts';
 import { RecordConflict, type RecordEntry, type Records } from '../../cluster/store/records.ts';
 import { oneLine } from '../../../shared/error-text.ts';
+import { isConvergedLater, rollbackNodes } from '../../../shared/rollback-nodes.ts';
 
 export interface RolloutsOptions {
   /** Routes by node: every member is reached through it. */
@@ -122,10 +123,11 @@ export class Rollouts {
     const r = entry.value.rollout;
     checkConsistent(entry.value);
     if (r.state === 'running' || r.state === 'rolling-back') throw new HangarError('conflict', `rollout ${id} is still ${r.state}`);
-    if (!r.nodes.some((n) => n.step === 'upgraded' || (n.step === 'upgrading' && n.to !== null))) {
+    const nodes = rollbackNodes(r, (await this.options.desired.view()).nodes, namesOf(await this.options.nodes()));
+    if (!nodes.some((n) => n.step === 'upgraded' || (n.step === 'upgrading' && n.to !== null))) {
       throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
     }
-    const run = await this.takeOver(entry, { ...r, state: 'rolling-back', finishedAt: null, coordinator: this.options.self, interrupted: null });
+    const run = await this.takeOver(entry, { ...r, nodes, state: 'rolling-back', finishedAt: null, coordinator: this.options.self, interrupted: null });
     // The version it recorded goes first, so no node converges back to it meanwhile.
     await this.options.desired.restore(r.backend, id, entry.value.previous).catch(() => undefined);
     this.track(this.rollBackAll(run));
@@ -287,7 +289,7 @@ export class Rollouts {
         if (final.state !== 'done') throw new HangarError('failed', jobFailure(final));
         const now = await versionOn(this.options.api, step.id, rollout.backend);
         if (now !== step.from) throw new HangarError('failed', `it runs ${now ?? 'no build'} after its rollback, not ${step.from ?? 'the build before'}`);
-        run.mark(step, 'rolled-back', null);
+        run.mark(step, 'rolled-back', isConvergedLater(step) ? step.reason : null);
       } catch (error) {
         run.mark(step, 'upgraded', `rollback failed: ${oneLine(error)}`);
       }
@@ -367,6 +369,10 @@ function checkConsistent(record: RolloutRecord): void {
   if (record.previous?.rollout === r.id) throw wrong('it would give back its own pin');
   const astray = r.nodes.find((n) => n.to !== null && r.version !== null && n.to !== r.version);
   if (astray) throw wrong(`node ${astray.name} was moved to ${astray.to}, not ${r.version}`);
+}
+
+function namesOf(cards: NodeCard[]): (id: string) => string | undefined {
+  return (id) => cards.find((c) => c.id === id)?.name;
 }
 
 function jobFailure(job: JobView): string {

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { driftReason, driftText } from '../../../shared/drift.ts';
+import { rollbackNodes } from '../../../shared/rollback-nodes.ts';
 import { describeSelector, selects } from '../../../shared/selector.ts';
-import type { BackendView, DesiredStateView, RolloutNode, RolloutView } from '../../../shared/types.ts';
+import type { BackendView, DesiredStateView, NodeConvergence, RolloutNode, RolloutView } from '../../../shared/types.ts';
 import { pinVersion, resumeRollout, rollBackRollout, startRollout, unpinVersion, useCluster, type NodeBackends } from '../state/cluster.ts';
 import { pinImpact, resumeImpact, rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
 import { nodeKind } from '../../../shared/localai-worker.ts';
@@ -53,7 +54,7 @@ export function ClusterView() {
             The cluster keeps no desired versions or rollouts right now: {desired.reason}
           </p>
         )}
-        <AwaitingRollouts rollouts={rollouts} sides={sides} nameOf={nameOf} ask={setAsking} />
+        <AwaitingRollouts rollouts={rollouts} sides={sides} said={desired?.nodes ?? []} nameOf={nameOf} ask={setAsking} />
         <div className="node-grid" data-testid="node-grid">
           {[...nodes, ...viewers].map((n) => (
             <ClusterNodeCard key={n.id} node={n} pairedWorker={pairedWorkerLabel(all, n)} />
@@ -132,7 +133,7 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
 }
 
 /** Rollouts whose coordinator stopped: any viewer resumes one, or rolls back what it upgraded. */
-function AwaitingRollouts({ rollouts, sides, nameOf, ask }: { rollouts: RolloutView[]; sides: NodeSide[]; nameOf: NameOf; ask: (asking: Asking) => void }) {
+function AwaitingRollouts({ rollouts, sides, said, nameOf, ask }: { rollouts: RolloutView[]; sides: NodeSide[]; said: NodeConvergence[]; nameOf: NameOf; ask: (asking: Asking) => void }) {
   const waiting = rollouts.filter((r) => r.state === 'interrupted');
   const resume = useAction(resumeRollout);
   const rollBack = useAction(rollBackRollout);
@@ -158,11 +159,11 @@ function AwaitingRollouts({ rollouts, sides, nameOf, ask }: { rollouts: RolloutV
           >
             Resume
           </ActionButton>
-          {r.nodes.some((n) => n.step === 'upgraded') && (
+          {rollsBack(r, said) && (
             <ActionButton
               className="btn small"
               unavailable={busy ? 'Starting…' : null}
-              onAct={() => ask({ impact: rollbackImpact(r, sides), act: () => void rollBack.run(r.id) })}
+              onAct={() => ask({ impact: rollbackImpact(r, sides, said), act: () => void rollBack.run(r.id) })}
               data-testid="rollback-interrupted"
             >
               Roll back
@@ -177,6 +178,11 @@ function AwaitingRollouts({ rollouts, sides, nameOf, ask }: { rollouts: RolloutV
       ))}
     </div>
   );
+}
+
+/** Whether a rollback has a node to take back: one the rollout upgraded, or one its desired version moved later. */
+function rollsBack(rollout: RolloutView, said: readonly NodeConvergence[]): boolean {
+  return rollbackNodes(rollout, said, () => undefined).some((n) => n.step === 'upgraded');
 }
 
 function summary(r: RolloutView): string {
@@ -203,7 +209,7 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
   const [pinning, setPinning] = useState(false);
   const upgradable = sides.some((s) => !s.offline && backendOf(s, name)?.upgradable);
   const underWay = rollout ? UNDER_WAY[rollout.state] : undefined;
-  const canRollBack = rollout !== undefined && underWay === undefined && rollout.state !== 'interrupted' && rollout.nodes.some((n) => n.step === 'upgraded');
+  const canRollBack = rollout !== undefined && underWay === undefined && rollout.state !== 'interrupted' && rollsBack(rollout, desired?.nodes ?? []);
   const pin = desired?.desired.find((d) => d.backend === name && d.rollout === null);
   const error = upgrade.error ?? rollBack.error ?? unpin.error;
   return (
@@ -239,7 +245,7 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
             <ActionButton
               className="btn small"
               unavailable={rollBack.pending ? 'Starting…' : null}
-              onAct={() => ask({ impact: rollbackImpact(rollout, sides), act: () => void rollBack.run(rollout.id) })}
+              onAct={() => ask({ impact: rollbackImpact(rollout, sides, desired?.nodes ?? []), act: () => void rollBack.run(rollout.id) })}
               data-testid={`rollback-${name}`}
             >
               Roll back this rollout

@@ -118,3 +118,24 @@ test("rolling back a rollout goes back on each node it upgraded, with that node'
   assert.equal(impact.title, 'Roll back the rollout of echo on 1 node?');
   assert.deepEqual(impact.lines, ['n1: 1.1.0 → 1.0.0, restarts m1.']);
 });
+
+test('rolling back a rollout names the node its desired version moved after it passed it by, and only that one', () => {
+  const rollout: RolloutView = {
+    id: 'r1', backend: 'echo', version: '1.1.0', on: 'all', maxParallel: 1, state: 'done', startedAt: '', finishedAt: '', coordinator: { id: 'local', name: 'this host' }, interrupted: null,
+    nodes: [
+      { id: 'a', name: 'n1', step: 'upgraded', reason: null, from: '1.0.0', to: '1.1.0' },
+      { id: 'b', name: 'n2', step: 'skipped', reason: 'cordoned', from: null, to: null },
+      { id: 'c', name: 'n3', step: 'skipped', reason: 'cordoned', from: null, to: null },
+    ],
+  };
+  const said = (node: string, rollout: string, version: string) => ({ node, backend: 'echo', wanted: '1.1.0', version, state: 'converged' as const, reason: null, tries: 0, at: '', movedBy: { rollout, from: '1.0.0' } });
+  const sides = ['n1', 'n2', 'n3', 'n4'].map((label, i) => ({ id: 'abcd'[i]!, label, offline: false, untrusted: false, backends: [] }));
+  // n3 was moved by another rollout; n4 joined later and was moved by this one.
+  const impact = rollbackImpact(rollout, sides, [said('b', 'r1', '1.1.0'), said('c', 'r0', '1.1.0'), said('d', 'r1', '1.1.0')]);
+  assert.equal(impact.title, 'Roll back the rollout of echo on 3 nodes?');
+  assert.deepEqual(impact.lines, [
+    'n1: 1.1.0 → 1.0.0, no process to restart.',
+    'n2: 1.1.0 → 1.0.0 (converged to 1.1.0 by itself after the rollout passed it by), no process to restart.',
+    'n4: 1.1.0 → 1.0.0 (converged to 1.1.0 by itself after the rollout passed it by), no process to restart.',
+  ]);
+});

@@ -1,7 +1,8 @@
 // What an action is about to do, worded from the state the UI already holds, for the confirmation it asks first.
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { iecBytes } from '../../../shared/progress.ts';
-import type { BackendView, RolloutView } from '../../../shared/types.ts';
+import { isConvergedLater, rollbackNodes } from '../../../shared/rollback-nodes.ts';
+import type { BackendView, NodeConvergence, RolloutView } from '../../../shared/types.ts';
 import type { BackendAction } from './actions.ts';
 import type { BackendInfo, BackendsState } from './backends.ts';
 
@@ -227,15 +228,18 @@ export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact 
   };
 }
 
-/** Roll back a rollout: every node it upgraded, going back, with the processes each restarts. */
-export function rollbackImpact(rollout: RolloutView, nodes: readonly NodeSide[]): Impact {
-  const upgraded = rollout.nodes.filter((n) => n.step === 'upgraded');
+/**
+ * Roll back a rollout: every node it upgraded, and every node its desired version moved after it passed them by (as
+ * `said`, the nodes' own convergence, tells), going back, with the processes each restarts.
+ */
+export function rollbackImpact(rollout: RolloutView, nodes: readonly NodeSide[], said: readonly NodeConvergence[] = []): Impact {
+  const upgraded = rollbackNodes(rollout, said, (id) => nodes.find((n) => n.id === id)?.label).filter((n) => n.step === 'upgraded');
   const lines = upgraded.map((step) => {
     const node = nodes.find((n) => n.id === step.id);
     const label = node?.label ?? step.name;
     if (node?.offline) return `${label}: offline; its rollback will fail.`;
     const backend = node?.backends?.find((b) => b.name === rollout.backend);
-    return `${label}: ${version(step.to)} → ${version(step.from)}, ${restarts(backend)}.`;
+    return `${label}: ${version(step.to)} → ${version(step.from)}${isConvergedLater(step) ? ` (${step.reason})` : ''}, ${restarts(backend)}.`;
   });
   return {
     title: `Roll back the rollout of ${rollout.backend} on ${upgraded.length} node${upgraded.length === 1 ? '' : 's'}?`,
