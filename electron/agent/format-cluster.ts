@@ -5,7 +5,7 @@ import { nodeStatusText, resourceCells, table, uptime } from './format.ts';
 import { named } from './nodes.ts';
 
 /** Whether this host may act on a node, as `hangar nodes` says it. */
-const ACCESS_WORDS: Record<NodeAccess, string> = { self: 'this host', trusted: 'trusted', open: 'open to any caller', 'not-trusted': 'not trusted by this node' };
+const ACCESS_WORDS: Record<NodeAccess, string> = { self: 'this host', trusted: 'trusted', open: 'open to any caller', 'not-trusted': 'not trusted by this node', revoked: 'revoked' };
 
 /** `selfNote`: what to say on this host's own row (what the NATS server refused it). */
 export function nodesTable(cards: NodeCard[], selfNote = ''): string {
@@ -87,7 +87,9 @@ export function desiredTable(view: DesiredStateView, cards: NodeCard[]): string 
   const behind = view.nodes.filter((n) => n.state !== 'converged');
   const said = behind.map((n) => {
     const card = away.get(n.node);
-    return { node: nameOf(n.node), id: n.node, backend: n.backend, wanted: n.wanted, runs: n.version, state: n.state, reason: [n.reason, card && nodeStatusText(card)].filter(Boolean).join('; ') };
+    const row = { node: nameOf(n.node), id: n.node, backend: n.backend, wanted: n.wanted, runs: n.version };
+    if (card?.access === 'revoked') return { ...row, state: 'revoked', reason: neverBack(card) };
+    return { ...row, state: n.state, reason: [n.reason, card && nodeStatusText(card)].filter(Boolean).join('; ') };
   });
   const unsaid = view.desired.flatMap((d) => [...away.values()]
     .filter((c) => !c.viewerOnly && selects(d.on, c))
@@ -95,10 +97,16 @@ export function desiredTable(view: DesiredStateView, cards: NodeCard[]): string 
       const last = view.nodes.find((n) => n.node === c.id && n.backend === d.backend);
       // Listed already, there already, or (a rollout's version) without the backend it would move.
       if (last && (last.state !== 'converged' || last.version === d.version || (last.version === null && !d.installMissing))) return [];
-      return { node: c.name, id: c.id, backend: d.backend, wanted: d.version, runs: last ? last.version : '?', state: 'not there yet', reason: `${nodeStatusText(c)}: it converges when it is back` };
+      const row = { node: c.name, id: c.id, backend: d.backend, wanted: d.version, runs: last ? last.version : '?' };
+      return c.access === 'revoked' ? { ...row, state: 'revoked', reason: neverBack(c) } : { ...row, state: 'not there yet', reason: `${nodeStatusText(c)}: it converges when it is back` };
     }));
   const rows = [...said, ...unsaid];
   return pins + (rows.length === 0 ? '' : '\n' + table(rows, ''));
+}
+
+/** A revoked node is not on its way back: the server refuses its credential. */
+function neverBack(card: NodeCard): string {
+  return `${nodeStatusText(card)}: it cannot come back with its credential, so it does not converge`;
 }
 
 /** Over what the cluster's store holds, while the link is down: what is shown is what this host last read. */

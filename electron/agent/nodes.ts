@@ -65,12 +65,12 @@ export async function selectorOf(api: Pick<HangarApi, 'nodes'>, on: string | und
 
 /**
  * The nodes a name names. A name is only a label, and anyone on the NATS server can send a card with any name: when
- * exactly one of the nodes that share it acts for this host (this host, one that trusts it, one open to any caller),
- * the name means that one.
+ * exactly one of the nodes that share it acts for this host (this host, one that trusts it, one open to any caller,
+ * none revoked), the name means that one.
  */
 export function named(cards: NodeCard[], name: string): NodeCard[] {
   const all = cards.filter((c) => c.name === name);
-  const ours = all.filter((c) => c.access !== 'not-trusted');
+  const ours = all.filter((c) => c.access !== 'not-trusted' && c.access !== 'revoked');
   return all.length > 1 && ours.length === 1 ? ours : all;
 }
 

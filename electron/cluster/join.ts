@@ -103,6 +103,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const presence = views
     ? new Presence({ nc, selfId: member ? identity.id : null, keyId: identity.id, trusted: (id) => trust.hasId(id), checkMs, heartbeatMs: options.heartbeatMs, health, cluster: identity.cluster, selfCard: () => member?.current() ?? null })
     : null;
+  grants?.on('change', () => presence?.setRevoked(new Map(grants.all().filter((g) => g.value.revoked).map((g) => [g.key, g.at]))));
   const events = presence ? new RemoteEvents(nc, member ? identity.id : null, presence, health, emit, identity.cluster) : null;
   const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
   const status = (): ClusterStatusView => ({

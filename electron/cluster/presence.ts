@@ -93,6 +93,8 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   private listeningSince = 0;
   /** When this host last asked for every card because a beat named one it had missed. */
   private askedAt = 0;
+  /** The members an admin revoked, by id, with when its grant says so. */
+  private revoked = new Map<string, number>();
 
   constructor(private readonly options: PresenceOptions) {
     super();
@@ -135,7 +137,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     for (const seen of this.seen.values()) {
       if (seen.heartbeat.id === this.options.selfId) continue;
       seen.heard = false;
-      if (seen.offline !== null) continue;
+      if (seen.offline !== null || this.revoked.has(seen.heartbeat.id)) continue;
       awaited.add(seen.heartbeat.id);
       this.emit('member', this.card(seen));
     }
@@ -172,6 +174,9 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
 
   private status(seen: Seen, self: boolean): Pick<NodeCard, 'status' | 'reason'> {
     if (self) return { status: 'online', reason: null };
+    // The server closed its connection and refuses its credential: it is not coming back, whatever its last card said.
+    const revokedAt = this.revoked.get(seen.heartbeat.id);
+    if (revokedAt !== undefined) return { status: 'offline', reason: `revoked from the cluster at ${new Date(revokedAt).toISOString()}` };
     if (seen.offline !== null) return { status: 'offline', reason: seen.offline };
     if (!this.linked) return { status: 'unknown', reason: NO_BROKER };
     return seen.heard ? { status: 'online', reason: null } : { status: 'unknown', reason: NOT_HEARD };
@@ -189,6 +194,16 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
       this.options.nc.publish(PRESENCE_QUERY);
     }
     for (const seen of this.seen.values()) this.emit('member', this.card(seen));
+  }
+
+  /** The members the cluster's admins revoked (their grants in the store say so), each with when. */
+  setRevoked(revoked: Map<string, number>): void {
+    const before = this.revoked;
+    this.revoked = revoked;
+    for (const seen of this.seen.values()) {
+      const id = seen.heartbeat.id;
+      if (before.get(id) !== revoked.get(id)) this.emit('member', this.card(seen));
+    }
   }
 
   has(id: string): boolean {
@@ -292,6 +307,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
 
   private access(heartbeat: Heartbeat): NodeAccess {
     if (heartbeat.id === this.options.selfId) return 'self';
+    if (this.revoked.has(heartbeat.id)) return 'revoked';
     if (heartbeat.open) return 'open';
     return heartbeat.trusts.includes(this.options.keyId) ? 'trusted' : 'not-trusted';
   }

@@ -50,9 +50,10 @@ export type NodeStatus = 'online' | 'offline' | 'unknown';
 /**
  * Whether this host may act on a member: `self` is its own node; `trusted`, the member's trust list holds this
  * host's key; `open`, the member serves any caller (started with --insecure-any-caller); `not-trusted`, it refuses
- * this host's calls.
+ * this host's calls; `revoked`, an admin revoked it (hangar cluster revoke): the server refuses its credential, so it
+ * never comes back with it.
  */
-export type NodeAccess = 'self' | 'trusted' | 'open' | 'not-trusted';
+export type NodeAccess = 'self' | 'trusted' | 'open' | 'not-trusted' | 'revoked';
 
 /** One member of the cluster as its viewers see it: what its heartbeats say, and whether they still arrive. */
 export interface NodeCard {

@@ -126,6 +126,7 @@ function sideOf(node: NodeEntry, known: NodeBackends | undefined): NodeSide {
     label: node.label,
     offline: node.card !== null && !node.card.self && awayText(node.card) !== null,
     untrusted: node.card?.access === 'not-trusted',
+    revoked: node.card?.access === 'revoked',
     backends: known?.backends ?? null,
     worker: node.card?.kind === 'localai-worker',
     cordoned: node.card?.cordoned === true,

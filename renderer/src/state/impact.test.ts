@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BackendInfo } from './backends.ts';
 import type { BackendView, ProcessView, RolloutView } from '../../../shared/types.ts';
-import { alsoTouched, impactOf, leftoverImpact, rollbackImpact, rolloutImpact, upgradeAllImpact } from './impact.ts';
+import { alsoTouched, impactOf, leftoverImpact, pinImpact, rollbackImpact, rolloutImpact, upgradeAllImpact } from './impact.ts';
 import { emptyBackends } from './backends.ts';
 
 const echo: BackendInfo = {
@@ -138,4 +138,13 @@ test('rolling back a rollout names the node its desired version moved after it p
     'n2: 1.1.0 → 1.0.0 (converged to 1.1.0 by itself after the rollout passed it by), no process to restart.',
     'n4: 1.1.0 → 1.0.0 (converged to 1.1.0 by itself after the rollout passed it by), no process to restart.',
   ]);
+});
+
+test('a pin or a rollout says a revoked node never comes back to follow, where an offline one does', () => {
+  const sides = [
+    { id: 'a', label: 'n1', offline: true, untrusted: false, backends: null },
+    { id: 'b', label: 'n2', offline: true, untrusted: false, revoked: true, backends: null },
+  ];
+  assert.deepEqual(pinImpact('echo', '2.0.0', sides).lines, ['n1: away; it follows when it is back.', 'n2: revoked from the cluster; it cannot come back to follow.']);
+  assert.deepEqual(rolloutImpact('echo', sides).lines, ['n1: offline, passed by.', 'n2: revoked from the cluster, passed by.']);
 });

@@ -189,6 +189,8 @@ export interface NodeSide {
   offline: boolean;
   /** The node refuses this host's calls (its trust list does not hold this host's key). */
   untrusted: boolean;
+  /** An admin revoked it: the server refuses its credential, so it never comes back with it. */
+  revoked?: boolean;
   backends: readonly BackendView[] | null;
   /** Set for a LocalAI worker: its upgrade stops the backend's processes and starts none. */
   worker?: boolean;
@@ -209,6 +211,7 @@ function restarts(backend: BackendView | undefined, node?: NodeSide): string {
 /** Upgrade on all nodes: every node with its version change and the processes it restarts, or why it is left alone. */
 export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact {
   const lines = nodes.map((node) => {
+    if (node.revoked) return `${node.label}: revoked from the cluster, passed by.`;
     if (node.offline) return `${node.label}: offline, passed by.`;
     if (node.untrusted) return `${node.label}: does not trust this host, passed by.`;
     if (node.cordoned) return `${node.label}: cordoned, passed by.`;
@@ -237,6 +240,7 @@ export function rollbackImpact(rollout: RolloutView, nodes: readonly NodeSide[],
   const lines = upgraded.map((step) => {
     const node = nodes.find((n) => n.id === step.id);
     const label = node?.label ?? step.name;
+    if (node?.revoked) return `${label}: revoked from the cluster; its rollback will fail.`;
     if (node?.offline) return `${label}: offline; its rollback will fail.`;
     const backend = node?.backends?.find((b) => b.name === rollout.backend);
     return `${label}: ${version(step.to)} → ${version(step.from)}${isConvergedLater(step) ? ` (${step.reason})` : ''}, ${restarts(backend)}.`;
@@ -256,6 +260,7 @@ export function resumeImpact(rollout: RolloutView, nodes: readonly NodeSide[]): 
   const lines = left.map((step) => {
     const node = nodes.find((n) => n.id === step.id);
     const label = node?.label ?? step.name;
+    if (node?.revoked) return `${label}: revoked from the cluster, passed by.`;
     if (node?.offline) return `${label}: away, passed by.`;
     const backend = node?.backends?.find((b) => b.name === rollout.backend);
     if (backend && backend.version === rollout.version) return `${label}: already ${version(backend.version)}, left as it is.`;
@@ -273,6 +278,7 @@ export function resumeImpact(rollout: RolloutView, nodes: readonly NodeSide[]): 
 /** Pin a version: what each node it selects does about it, now or when it comes back. */
 export function pinImpact(name: string, wanted: string, selected: readonly NodeSide[]): Impact {
   const lines = selected.map((node) => {
+    if (node.revoked) return `${node.label}: revoked from the cluster; it cannot come back to follow.`;
     if (node.offline) return `${node.label}: away; it follows when it is back.`;
     const backend = node.backends?.find((b) => b.name === name);
     if (node.backends === null) return `${node.label}: not read yet; it follows by itself.`;

@@ -1,0 +1,91 @@
+// A machine revoked from a cluster joined by invitation, on Debian's nats-server in operator mode, as the other
+// machines say it: a viewer shows the node revoked (never coming back with its credential) and `desired` says it does
+// not converge.
+import assert from 'node:assert/strict';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
+import { cli, hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { runNats, type NatsServer } from './test-nats.ts';
+
+/** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
+const NATS_PORT = 28700;
+const URL = `nats://127.0.0.1:${NATS_PORT}`;
+const PORTS: Record<string, string> = { admin: '28710-28719', gpu1: '28720-28729', gpu2: '28730-28739', desk: '28740-28749' };
+const HEARTBEAT_MS = 300;
+
+describe('a machine revoked from the cluster', () => {
+  let root: string;
+  let nats: NatsServer;
+  const homes: Record<string, string> = {};
+  const galleries: Record<string, string> = {};
+  const agents: Record<string, Agent> = {};
+  const stderr: Record<string, string> = {};
+
+  async function invite(...args: string[]): Promise<string> {
+    const made = await cli('--home', homes.admin!, 'cluster', 'invite', ...args);
+    assert.equal(made.code, 0, made.stderr);
+    return /^HANGAR_JOIN_TOKEN=(hjoin1\.\S+) hangar agent\n$/.exec(made.stdout)![1]!;
+  }
+
+  async function start(machine: string, extra: string[] = [], token?: string): Promise<void> {
+    homes[machine] ??= join(root, machine);
+    const env = token === undefined ? process.env : { ...process.env, HANGAR_JOIN_TOKEN: token };
+    agents[machine] = await startAgent(homes[machine], galleries[machine] ?? galleries.admin!, ['--ports', PORTS[machine]!, '--heartbeat', String(HEARTBEAT_MS), ...extra], env);
+    stderr[machine] = '';
+    agents[machine].child.stderr!.on('data', (chunk: Buffer) => (stderr[machine] += chunk.toString()));
+  }
+
+  const cards = () => read(agents.desk!, 'nodes');
+
+  before(async () => {
+    root = await tempDir('cluster-revoke');
+    const v1 = await echoSource(root, '1.0.0');
+    for (const machine of ['admin', 'gpu1', 'gpu2']) {
+      galleries[machine] = join(root, `index-${machine}.yaml`);
+      await writeGallery(galleries[machine], [{ name: 'echo', uri: v1, version: '1.0.0' }]);
+    }
+    homes.admin = join(root, 'admin');
+    const made = await cli('--home', homes.admin, 'cluster', 'init', '--url', URL, '--out', join(root, 'nats', 'nats.conf'), '--name', 'admin', '--json');
+    assert.equal(made.code, 0, made.stderr);
+    nats = await runNats(['-c', (JSON.parse(made.stdout) as { config: string }).config]);
+    // The admin only views the cluster, as a desk machine does.
+    await start('admin', ['--cluster-role', 'viewer']);
+    const tokens = { gpu1: await invite('--role', 'node', '--name', 'gpu1'), gpu2: await invite('--role', 'node', '--name', 'gpu2'), desk: await invite('--role', 'viewer', '--name', 'desk') };
+    for (const [machine, token] of Object.entries(tokens)) await start(machine, [], token);
+    await until('gpu1 and gpu2 online and trusting desk', async () => ((await cards()).filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? true : undefined), 15_000);
+    const installed = await hangar(agents.desk!, 'install', 'echo', '--on', 'all');
+    assert.equal(installed.code, 0, installed.stderr);
+  });
+
+  after(async () => {
+    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
+    await nats?.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('a revoked node is shown revoked by a viewer, and desired says it does not come back to converge', async () => {
+    const revoked = await cli('--home', homes.admin!, 'cluster', 'revoke', 'gpu1');
+    assert.equal(revoked.code, 0, revoked.stderr);
+    const gpu1 = await until('desk shows gpu1 revoked', async () => (await cards()).find((c) => c.name === 'gpu1' && c.access === 'revoked'), 10_000);
+    assert.equal(gpu1.status, 'offline');
+    assert.match(gpu1.reason ?? '', /^revoked from the cluster at \d{4}-\d\d-\d\dT\S+Z$/);
+    const nodes = await hangar(agents.desk!, 'nodes');
+    assert.match(nodes.stdout, /^gpu1 +[0-9a-f]{16} +offline: revoked from the cluster at \S+Z +revoked +/m);
+    assert.match(nodes.stdout, /^gpu2 +[0-9a-f]{16} +online +trusted +/m);
+
+    await writeGallery(galleries.gpu2!, [{ name: 'echo', uri: await echoSource(root, '2.0.0'), version: '2.0.0' }]);
+    const pinned = await until('2.0.0 offered on gpu2', async () => {
+      const tried = await hangar(agents.desk!, 'pin', 'echo', '2.0.0');
+      return tried.code === 0 ? tried : undefined;
+    }, 10_000);
+    assert.match(pinned.stdout, /^echo 2\.0\.0 is the desired version on every node/);
+    const desired = await until('desired lists gpu1', async () => {
+      const out = (await hangar(agents.desk!, 'desired')).stdout;
+      return /^gpu1 /m.test(out) ? out : undefined;
+    }, 5000);
+    assert.match(desired, /^gpu1 +[0-9a-f]{16} +echo +2\.0\.0 +\S+ +revoked +offline: revoked from the cluster at \S+Z: it cannot come back with its credential, so it does not converge$/m);
+    assert.doesNotMatch(desired, /converges when it is back/);
+  });
+});
