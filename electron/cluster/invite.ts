@@ -5,7 +5,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { connectCluster } from '../nats/connect.ts';
 import { adminOf, writeAdmin, type AdminState } from './admin-home.ts';
-import { identityFromPem, loadIdentity, newKeyPem, parsePublicKey, type ClusterIdentity } from './node-key.ts';
+import { identityFromPem, loadIdentity, newKeyPem, notAKey, parsePublicKey, type ClusterIdentity } from './node-key.ts';
 import { encodeInvitation, INVITE_MAX_MS, newInviteId, type InvitedRole } from './invitation.ts';
 import { credsFile, readJoined, type Joined } from './joined-home.ts';
 import { machineCreds } from './operator-jwts.ts';
@@ -37,7 +37,7 @@ export async function invite(input: InviteInput): Promise<Invited> {
   if (state.members.some((m) => m.name === name && m.revokedAt === null)) throw new HangarError('conflict', `the cluster has a member named ${name} already (hangar cluster members)`);
   if (!(input.expiresMs > 0 && input.expiresMs <= INVITE_MAX_MS)) throw new HangarError('invalid-request', '--expires wants a time from 1m to 7d');
   const own = input.key === undefined ? null : parsePublicKey(input.key.trim());
-  if (input.key !== undefined && !own) throw new HangarError('bad-input', `--key "${input.key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
+  if (input.key !== undefined && !own) throw new HangarError('bad-input', `--key ${notAKey(input.key)}`);
   const pem = own ? null : newKeyPem();
   const key = own ? { id: own.id, publicKey: own.text } : identityFromPem(pem!)!;
   if (state.members.some((m) => m.key === key.publicKey && m.revokedAt === null)) throw new HangarError('conflict', `key ${key.id} is a member's already (hangar cluster members)`);

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isLoopback } from '../../shared/loopback.ts';
 import { newClusterName } from './cluster-id.ts';
-import { parsePublicKey } from './node-key.ts';
+import { notAKey, parsePublicKey } from './node-key.ts';
 import { checkMachineName, permissionsOf, SWEEP_AFTER_SECONDS, storeServices, STORE_FILE_BYTES, STORE_STREAMS } from './permissions.ts';
 import { inboxPrefixOf } from './subjects.ts';
 import { HangarError } from '../../shared/errors.ts';
@@ -61,6 +61,7 @@ export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'
     const [name = '', value = ''] = splitOption(option);
     const key = parsePublicKey(value);
     const id = key?.id ?? (NODE_ID.test(value) ? value : null);
+    if (!id && value.startsWith('hk1_')) throw new HangarError('invalid-request', `--node ${name}: ${notAKey(value)}`);
     if (!id) throw new HangarError('invalid-request', `--node wants NAME=ID or NAME=KEY (hangar cluster key prints both on that machine), got "${option.slice(0, 100)}"`);
     const m = machine(name);
     if (m.nodeId) throw new HangarError('invalid-request', `--node ${name} is given twice`);
@@ -71,6 +72,7 @@ export function clusterMachines(input: Pick<NatsConfigInput, 'nodes' | 'viewers'
     const m = machine(name);
     if (value !== undefined) {
       const key = parsePublicKey(value);
+      if (!key && value.startsWith('hk1_')) throw new HangarError('invalid-request', `--viewer ${name}: ${notAKey(value)}`);
       if (!key) throw new HangarError('invalid-request', `--viewer wants NAME or NAME=KEY (hangar cluster key prints the key on that machine), got "${option.slice(0, 100)}"`);
       m.viewerKey = key.text;
     }

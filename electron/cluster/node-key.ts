@@ -121,6 +121,13 @@ export function parsePublicKey(text: string): PublicKey | null {
   return key;
 }
 
+/** Why `text`, which parsePublicKey refused, is no key, for whoever typed or pasted it. */
+export function notAKey(text: string): string {
+  const shown = text.trim().slice(0, 80);
+  if (!shown.startsWith(KEY_PREFIX)) return `"${shown}" is not a Hangar key (hangar cluster key prints one, starting with ${KEY_PREFIX})`;
+  return `"${shown}" fails its checksum: a character of it was mistyped or cut off (copy it whole, as hangar cluster key prints it)`;
+}
+
 function decode(text: string): PublicKey | null {
   if (typeof text !== 'string' || !text.startsWith(KEY_PREFIX) || text.length > 64) return null;
   const bytes = Buffer.from(text.slice(KEY_PREFIX.length), 'base64url');

@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/state-file.ts';
-import { parsePublicKey } from './node-key.ts';
+import { notAKey, parsePublicKey } from './node-key.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export const trustFile = (home: string) => join(home, 'state', 'cluster-trust');
@@ -35,7 +35,7 @@ export async function readTrust(home: string): Promise<TrustEntry[]> {
 /** Adds a viewer's key (or relabels it); returns the entry. */
 export async function addTrust(home: string, key: string, label = ''): Promise<TrustEntry> {
   const parsed = parsePublicKey(key.trim());
-  if (!parsed) throw new HangarError('bad-input', `"${key.slice(0, 80)}" is not a Hangar key (hangar cluster key prints one, starting with hk1_)`);
+  if (!parsed) throw new HangarError('bad-input', notAKey(key));
   if (label && !LABEL.test(label)) throw new HangarError('bad-input', 'a label may hold letters, digits, ".", "_", "@" and "-", at most 64 characters');
   const entry: TrustEntry = { key: parsed.text, id: parsed.id, label };
   await writeTrust(home, [...(await readTrust(home)).filter((e) => e.id !== parsed.id), entry]);
