@@ -1,5 +1,7 @@
 // The agent's stderr on its cluster link: a line when the NATS server is lost, one when it is back; not one per retry.
+// A machine revoked from the cluster is told that, once, rather than that it lost the server.
 import type { ClusterStatusView, NodeEvent } from '../../shared/types.ts';
+import { REVOKED } from '../cluster/link-state.ts';
 import type { Host } from '../fleet/start.ts';
 
 type Link = ClusterStatusView['link'];
@@ -10,7 +12,10 @@ export function logClusterLink(host: Pick<Host, 'on' | 'off'>, write: (line: str
   const onEvent = (event: NodeEvent) => {
     if (event.type !== 'cluster-status' || event.status.role === null) return;
     const link = event.status.link;
-    if (!link.connected && lost === null) {
+    if (!link.connected && lost?.reason !== REVOKED && link.reason === REVOKED) {
+      lost = link;
+      write(`hangar: cluster: ${REVOKED.replace('revoked from the cluster', `revoked from the cluster at ${link.since}`)}; it goes on serving its own host alone, and joins again only with a new invitation\n`);
+    } else if (!link.connected && lost === null) {
       lost = link;
       write(`hangar: cluster: lost the NATS server at ${link.since}: ${link.reason ?? 'no answer'}; retrying\n`);
     } else if (link.connected && lost !== null) {

@@ -35,14 +35,14 @@ export class ClusterHealth extends EventEmitter<{ violation: [string] }> {
     this.count(this.unsent, reason, () => `could not send: ${reason}`);
   }
 
-  /** The server refused this host something (a permission violation, reported after the fact). */
-  violation(message: string): void {
+  /** The server refused this host something (a permission violation, reported after the fact); `quiet`: said elsewhere. */
+  violation(message: string, quiet = false): void {
     const line = message.replace(/\s+/g, ' ').slice(0, 300);
     const known = this.violations.get(line);
     this.violations.delete(line);
     this.violations.set(line, { message: line, count: (known?.count ?? 0) + 1, last: new Date().toISOString() });
     if (this.violations.size > VIOLATIONS_KEPT) this.violations.delete(this.violations.keys().next().value!);
-    if (!known) this.log(`the NATS server refused: ${line}`);
+    if (!known && !quiet) this.log(`the NATS server refused: ${line}`);
     this.emit('violation', line);
   }
 

@@ -19,6 +19,7 @@ import { grantsViewer } from './store/grants.ts';
 import type { Stores } from './store/home-stores.ts';
 import { inboxPrefixOf } from './subjects.ts';
 import { TrustList } from './trust.ts';
+import { HangarError } from '../../shared/errors.ts';
 
 /** A host's link to the cluster (made here: this module alone loads the NATS client). */
 export interface ClusterLink {
@@ -68,6 +69,15 @@ export interface LinkOptions extends ClusterConnectOptions {
 
 const VIOLATION_COALESCE_MS = 1000;
 
+/**
+ * A machine that joined by invitation and whose credential the server refuses: most likely an admin revoked it, and no
+ * try again will change that.
+ */
+function refusedMember(error: unknown, options: LinkOptions): unknown {
+  if (!(error instanceof HangarError) || error.code !== 'forbidden' || (options.grantors ?? []).length === 0) return error;
+  return new HangarError('forbidden', `cannot join the cluster at ${options.url}: the server refuses this machine's credential (${options.credsFile ?? "the invitation's"}): an admin revoked it (hangar cluster members, on an admin, says when), or the server runs another cluster's configuration; a new invitation joins it again (hangar cluster invite, on an admin)`);
+}
+
 export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const key = await loadIdentity(options.home);
   const serves = options.role !== 'viewer';
@@ -75,7 +85,9 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const health = new ClusterHealth();
   // A machine that joined by invitation logs in with its credential alone: its inbox is named after it.
   const inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.user);
-  const nc = await connectCluster({ ...options, inboxPrefix });
+  const nc = await connectCluster({ ...options, inboxPrefix }).catch((error: unknown) => {
+    throw refusedMember(error, options);
+  });
   // Everything this host signs from here on is for the cluster its server names.
   const identity = { ...key, cluster: clusterOf(nc.info) };
   const link = new LinkState();

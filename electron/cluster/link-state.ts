@@ -6,8 +6,15 @@ import type { ClusterHealth } from './health.ts';
 
 type LinkView = ClusterStatusView['link'];
 
+/**
+ * Why the link is down once an admin revoked this machine: the server closed its connection and refuses its
+ * credential from then on, so the client's tries to reconnect are refused for good.
+ */
+export const REVOKED = "this machine was revoked from the cluster: the NATS server closed its connection and refuses its credential (hangar cluster members, on an admin, says when)";
+
 export class LinkState extends EventEmitter<{ change: [LinkView] }> {
   private state: LinkView = { connected: true, since: new Date().toISOString(), reason: null };
+  private revoked = false;
 
   view(): LinkView {
     return { ...this.state };
@@ -21,11 +28,15 @@ export class LinkState extends EventEmitter<{ change: [LinkView] }> {
   async follow(status: AsyncIterable<{ type: string; server?: string; error?: Error }>, health: ClusterHealth): Promise<void> {
     for await (const event of status) {
       if (event.type === 'error' && event.error) {
-        health.violation(event.error.message);
-        if (!this.state.connected) this.set(false, refusal(event.error.message));
+        // Counted as any refusal, but said once, as the link's reason: each try to reconnect is refused the same.
+        if (/authentication revoked/i.test(event.error.message)) this.revoked = true;
+        health.violation(event.error.message, this.revoked);
+        if (this.revoked) this.set(false, REVOKED);
+        else if (!this.state.connected) this.set(false, refusal(event.error.message));
       } else if (event.type === 'disconnect') {
-        this.set(false, `the NATS server at ${event.server ?? 'its address'} cannot be reached`);
+        this.set(false, this.revoked ? REVOKED : `the NATS server at ${event.server ?? 'its address'} cannot be reached`);
       } else if (event.type === 'reconnect') {
+        this.revoked = false;
         this.set(true, null);
       }
     }

@@ -1,12 +1,16 @@
-// A machine revoked from a cluster joined by invitation, on Debian's nats-server in operator mode, as the other
-// machines say it: a viewer shows the node revoked (never coming back with its credential) and `desired` says it does
-// not converge.
+// A machine revoked from a cluster joined by invitation, on Debian's nats-server in operator mode, as every other
+// machine and the revoked one itself say it: a viewer shows the node revoked (never coming back with its credential)
+// and `desired` says it does not converge; the node's agent says once, on stderr, that it was revoked, and again in
+// the same words when it is started again.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { credsFile } from './joined-home.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -14,6 +18,7 @@ const NATS_PORT = 28700;
 const URL = `nats://127.0.0.1:${NATS_PORT}`;
 const PORTS: Record<string, string> = { admin: '28710-28719', gpu1: '28720-28729', gpu2: '28730-28739', desk: '28740-28749' };
 const HEARTBEAT_MS = 300;
+const run = promisify(execFile);
 
 describe('a machine revoked from the cluster', () => {
   let root: string;
@@ -87,5 +92,19 @@ describe('a machine revoked from the cluster', () => {
     }, 5000);
     assert.match(desired, /^gpu1 +[0-9a-f]{16} +echo +2\.0\.0 +\S+ +revoked +offline: revoked from the cluster at \S+Z: it cannot come back with its credential, so it does not converge$/m);
     assert.doesNotMatch(desired, /converges when it is back/);
+  });
+
+  test('the revoked node says once, on stderr, that it was revoked, and nothing of an authorization violation', async () => {
+    await until('gpu1 says it was revoked', async () => (/revoked/i.test(stderr.gpu1!) ? true : undefined), 10_000);
+    // Its client tries the server again every half second or so, each try refused: a few go by.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const lines = stderr.gpu1!.split('\n').filter((line) => /revoked|refused|violation|lost the NATS server/i.test(line));
+    assert.equal(lines.length, 1, lines.join('\n'));
+    assert.match(lines[0]!, /^hangar: cluster: this machine was revoked from the cluster at \S+Z: the NATS server closed its connection and refuses its credential \(hangar cluster members, on an admin, says when\); it goes on serving its own host alone, and joins again only with a new invitation$/);
+    // Started again, it is refused at once, and told why in the same words.
+    agents.gpu1!.child.kill('SIGKILL');
+    const again = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.gpu1!, '--listen', '127.0.0.1:0', '--ports', PORTS.gpu1!]).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+    assert.equal(again.code, 5);
+    assert.equal(again.stderr, `hangar: cannot join the cluster at ${URL}: the server refuses this machine's credential (${credsFile(homes.gpu1!)}): an admin revoked it (hangar cluster members, on an admin, says when), or the server runs another cluster's configuration; a new invitation joins it again (hangar cluster invite, on an admin)\n`);
   });
 });
