@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import type { Msg, MsgCallback } from '@nats-io/transport-node';
 import type { ClusterStatusView, ClusterViolation } from '../../shared/types.ts';
+import { violationLine, ViolationWords } from './violation-words.ts';
 
 export type Heard = 'cards' | 'events' | 'replies' | 'records';
 
@@ -16,7 +17,10 @@ export class ClusterHealth extends EventEmitter<{ violation: [string] }> {
   private readonly unsent: Record<string, number> = {};
   private readonly violations = new Map<string, ClusterViolation>();
 
-  constructor(private readonly log: (line: string) => void = (line) => process.stderr.write(`hangar: cluster: ${line}\n`)) {
+  constructor(
+    private readonly log: (line: string) => void = (line) => process.stderr.write(`hangar: cluster: ${line}\n`),
+    private readonly words = new ViolationWords(null),
+  ) {
     super();
   }
 
@@ -37,12 +41,13 @@ export class ClusterHealth extends EventEmitter<{ violation: [string] }> {
 
   /** The server refused this host something (a permission violation, reported after the fact); `quiet`: said elsewhere. */
   violation(message: string, quiet = false): void {
-    const line = message.replace(/\s+/g, ' ').slice(0, 300);
+    const line = violationLine(message);
     const known = this.violations.get(line);
     this.violations.delete(line);
     this.violations.set(line, { message: line, count: (known?.count ?? 0) + 1, last: new Date().toISOString() });
     if (this.violations.size > VIOLATIONS_KEPT) this.violations.delete(this.violations.keys().next().value!);
-    if (!known && !quiet) this.log(`the NATS server refused: ${line}`);
+    const said = known || quiet ? null : this.words.say(line);
+    if (said !== null) this.log(said);
     this.emit('violation', line);
   }
 

@@ -17,7 +17,8 @@ import { Caller } from './request.ts';
 import { ClusterStore } from './store/cluster-store.ts';
 import { grantsViewer } from './store/grants.ts';
 import type { Stores } from './store/home-stores.ts';
-import { inboxPrefixOf } from './subjects.ts';
+import { BUCKETS, callSubject, eventsSubject, inboxPrefixOf, kvSubject, presenceSubject } from './subjects.ts';
+import { ViolationWords, type OwnSubjects } from './violation-words.ts';
 import { TrustList } from './trust.ts';
 import { HangarError } from '../../shared/errors.ts';
 
@@ -78,13 +79,25 @@ function refusedMember(error: unknown, options: LinkOptions): unknown {
   return new HangarError('forbidden', `cannot join the cluster at ${options.url}: the server refuses this machine's credential (${options.credsFile ?? "the invitation's"}): an admin revoked it (hangar cluster members, on an admin, says when), or the server runs another cluster's configuration; a new invitation joins it again (hangar cluster invite, on an admin)`);
 }
 
+/** What the server refuses a node that joined with a credential not made for it: the subjects its id or inbox names. */
+function ownSubjects(id: string, inboxPrefix: string, options: LinkOptions): OwnSubjects {
+  const subjects = [presenceSubject(id), callSubject(id), eventsSubject(id), kvSubject(BUCKETS.status, id)];
+  const invited = (options.grantors ?? []).length > 0;
+  return {
+    holds: (subject) => subjects.includes(subject) || subject.startsWith(`${inboxPrefix}.`),
+    id,
+    credential: options.credsFile ?? (options.creds !== undefined ? "the invitation's" : options.user ? `user ${options.user}` : 'its token'),
+    remedy: invited ? 'join it with an invitation of its own (hangar cluster invite, on an admin)' : 'write the configuration again naming this machine\'s key (hangar cluster nats-config --node NAME=KEY, the key hangar cluster key prints here)',
+  };
+}
+
 export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const key = await loadIdentity(options.home);
   const serves = options.role !== 'viewer';
   const views = options.role !== 'node';
-  const health = new ClusterHealth();
   // A machine that joined by invitation logs in with its credential alone: its inbox is named after it.
   const inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.user);
+  const health = new ClusterHealth(undefined, new ViolationWords(serves ? ownSubjects(key.id, inboxPrefix, options) : null));
   const nc = await connectCluster({ ...options, inboxPrefix }).catch((error: unknown) => {
     throw refusedMember(error, options);
   });

@@ -1,15 +1,17 @@
 // A machine revoked from a cluster joined by invitation, on Debian's nats-server in operator mode, as every other
 // machine and the revoked one itself say it: a viewer shows the node revoked (never coming back with its credential)
 // and `desired` says it does not converge; the node's agent says once, on stderr, that it was revoked, and again in
-// the same words when it is started again.
+// the same words when it is started again. A node started with another machine's credential says once that the server
+// refuses it its own subjects.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { writeFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { cli, hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { decodeInvitation } from './invitation.ts';
 import { credsFile } from './joined-home.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
@@ -20,7 +22,7 @@ const PORTS: Record<string, string> = { admin: '28710-28719', gpu1: '28720-28729
 const HEARTBEAT_MS = 300;
 const run = promisify(execFile);
 
-describe('a machine revoked from the cluster', () => {
+describe('a machine revoked from the cluster, and one with another machine\'s credential', () => {
   let root: string;
   let nats: NatsServer;
   const homes: Record<string, string> = {};
@@ -106,5 +108,25 @@ describe('a machine revoked from the cluster', () => {
     const again = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.gpu1!, '--listen', '127.0.0.1:0', '--ports', PORTS.gpu1!]).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
     assert.equal(again.code, 5);
     assert.equal(again.stderr, `hangar: cannot join the cluster at ${URL}: the server refuses this machine's credential (${credsFile(homes.gpu1!)}): an admin revoked it (hangar cluster members, on an admin, says when), or the server runs another cluster's configuration; a new invitation joins it again (hangar cluster invite, on an admin)\n`);
+  });
+
+  test("a node started with another machine's credential says once that the server refuses it its own subjects", async () => {
+    const other = decodeInvitation(await invite('--role', 'node', '--name', 'gpu3'));
+    agents.gpu2!.child.kill('SIGTERM');
+    await new Promise((resolve) => agents.gpu2!.child.once('exit', resolve));
+    await writeFile(credsFile(homes.gpu2!), other.creds, { mode: 0o600 });
+    await start('gpu2');
+    await until('gpu2 says the server refuses it', async () => (/refuse/.test(stderr.gpu2!) ? true : undefined), 10_000);
+    // Heartbeats, status writes and store reads go on meanwhile, each refused.
+    await new Promise((resolve) => setTimeout(resolve, 10 * HEARTBEAT_MS));
+    const lines = stderr.gpu2!.split('\n').filter((line) => /refuse|violation/i.test(line));
+    assert.equal(lines.length, 1, lines.join('\n'));
+    const id = (await read(agents.gpu2!, 'clusterStatus')).id;
+    assert.equal(lines[0], `hangar: cluster: the NATS server refuses this node its own subjects (${/\(([^)]*)\)/.exec(lines[0]!)?.[1]}): the credential it joined with (${credsFile(homes.gpu2!)}) was not made for node ${id}, but for another machine or for this one before its key changed: join it with an invitation of its own (hangar cluster invite, on an admin). Each refusal is counted: hangar cluster status`);
+    assert.match(lines[0]!, /\(Permissions Violation for (Publish|Subscription) to "[^"]+"\)/);
+    const status = await hangar(agents.gpu2!, 'cluster', 'status');
+    assert.match(status.stdout, new RegExp(`^the NATS server refused this host: Permissions Violation for Publish to "hangar\\.presence\\.${id}" \\(\\d+ times, last \\S+\\)$`, 'm'));
+    const inboxes = status.stdout.split('\n').filter((line) => line.includes('_INBOX'));
+    assert.ok(inboxes.length <= 1, `each reply inbox refused is one line, not one per request:\n${status.stdout}`);
   });
 });
