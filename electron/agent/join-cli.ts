@@ -8,6 +8,7 @@ import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
 import type { OldConfig } from '../cluster/adopt.ts';
 import { INVITE_MAX_MS, type InvitedRole } from '../cluster/invitation.ts';
+import { loadIdentity } from '../cluster/node-key.ts';
 import type { MemberView } from '../cluster/members.ts';
 import { connect } from './connect.ts';
 import { homeDir, readAgentUrl } from './paths.ts';
@@ -66,10 +67,11 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       const [{ adminOf }, { memberViews, readClaims }] = await Promise.all([import('../cluster/admin-home.ts'), import('../cluster/members.ts')]);
       const state = await adminOf(home());
       const [claims, seen] = await Promise.all([readClaims(home()), lastSeen(home())]);
-      const members = memberViews(state, { claims, seen });
+      const members = memberViews(state, { claims, seen: seen ?? new Map() });
       const dash = (v: string | null) => v ?? '-';
       const rows = members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) }));
-      printed(options, { json: members, text: table(rows, 'no members', claims ? unusedNote(members) : 'the cluster\'s server did not answer: who used an invitation is not known\n') });
+      const notes = [claims ? unusedNote(members) : 'the cluster\'s server did not answer: who used an invitation is not known\n', seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
+      printed(options, { json: members, text: table(rows, 'no members', notes.join('')) });
     });
 
   cluster.command('revoke').description('cut a machine off: its NATS user revoked on the server, its grant withdrawn').argument('<member>', 'its name, its key or its key id')
@@ -91,15 +93,19 @@ function unusedNote(members: MemberView[]): string {
   return unused.map((m) => `${m.name}'s invitation expired unused; the credential it carries still logs in: hangar cluster revoke ${m.name}\n`).join('');
 }
 
-/** When each node was last seen, as this home's running agent has it; nothing when none runs. */
-async function lastSeen(home: string): Promise<Map<string, string>> {
-  if ((await readAgentUrl(home)) === null) return new Map();
+/**
+ * When each node was last seen, as this home's running agent has it, its own machine `now` (listed as `local` when it
+ * only views the cluster); null when no agent runs.
+ */
+async function lastSeen(home: string): Promise<Map<string, string> | null> {
+  if ((await readAgentUrl(home)) === null) return null;
   const client = await connect({ home }).catch(() => null);
+  if (!client) return null;
   try {
-    const cards = (await client?.nodes({ node: LOCAL_NODE }).catch(() => [])) ?? [];
-    return new Map(cards.map((c) => [c.id, c.self ? 'now' : c.lastSeen]));
+    const [cards, own] = await Promise.all([client.nodes({ node: LOCAL_NODE }).catch(() => []), loadIdentity(home)]);
+    return new Map(cards.map((c) => (c.self ? [own.id, 'now'] : [c.id, c.lastSeen])));
   } finally {
-    client?.close();
+    client.close();
   }
 }
 

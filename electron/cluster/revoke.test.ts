@@ -2,7 +2,8 @@
 // machine and the revoked one itself say it: a viewer shows the node revoked (never coming back with its credential)
 // and `desired` says it does not converge; the node's agent says once, on stderr, that it was revoked, and again in
 // the same words when it is started again. A node started with another machine's credential says once that the server
-// refuses it its own subjects.
+// refuses it its own subjects. `cluster members` says when each machine was last seen, the admin's own host too when it
+// only views the cluster, and why none is known when no agent answers.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { writeFile, rm } from 'node:fs/promises';
@@ -29,6 +30,7 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
   const galleries: Record<string, string> = {};
   const agents: Record<string, Agent> = {};
   const stderr: Record<string, string> = {};
+  let membersBefore: { code: number; stdout: string };
 
   async function invite(...args: string[]): Promise<string> {
     const made = await cli('--home', homes.admin!, 'cluster', 'invite', ...args);
@@ -57,6 +59,7 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
     const made = await cli('--home', homes.admin, 'cluster', 'init', '--url', URL, '--out', join(root, 'nats', 'nats.conf'), '--name', 'admin', '--json');
     assert.equal(made.code, 0, made.stderr);
     nats = await runNats(['-c', (JSON.parse(made.stdout) as { config: string }).config]);
+    membersBefore = await cli('--home', homes.admin, 'cluster', 'members');
     // The admin only views the cluster, as a desk machine does.
     await start('admin', ['--cluster-role', 'viewer']);
     const tokens = { gpu1: await invite('--role', 'node', '--name', 'gpu1'), gpu2: await invite('--role', 'node', '--name', 'gpu2'), desk: await invite('--role', 'viewer', '--name', 'desk') };
@@ -70,6 +73,21 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
     for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
     await nats?.stop();
     await rm(root, { recursive: true, force: true });
+  });
+
+  test('members says when each machine was last seen, the admin\'s own viewer-only host too, and why none is known with no agent', async () => {
+    assert.equal(membersBefore.code, 0);
+    assert.match(membersBefore.stdout, /^admin +node\+viewer +[0-9a-f]{16} +admin +\S+ +- +\S+ +- +-$/m);
+    assert.match(membersBefore.stdout, /\nno agent answers on this home: when each machine was last seen is not known \(hangar agent starts one\)\n$/);
+    const listed = await cli('--home', homes.admin!, 'cluster', 'members', '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    const seen = Object.fromEntries((JSON.parse(listed.stdout) as Array<{ name: string; lastSeen: string | null }>).map((m) => [m.name, m.lastSeen]));
+    assert.equal(seen.admin, 'now');
+    assert.match(seen.gpu1 ?? '', /^\d{4}-\d\d-\d\dT\S+Z$/);
+    assert.equal(seen.desk, null, 'a viewer sends no heartbeat');
+    const text = (await cli('--home', homes.admin!, 'cluster', 'members')).stdout;
+    assert.match(text, /^admin +node\+viewer +[0-9a-f]{16} +admin +\S+ +- +\S+ +now +-$/m);
+    assert.doesNotMatch(text, /no agent answers/);
   });
 
   test('a revoked node is shown revoked by a viewer, and desired says it does not come back to converge', async () => {
