@@ -90,8 +90,12 @@ export interface NodeApi {
   scan(req: NodeRef): Promise<ScanEntry[]>;
   logs(req: ModelRef): Promise<LogLine[]>;
   settings(req: NodeRef): Promise<SettingsView>;
-  /** Changes the given settings, applies them at once and keeps them; a fixed one is refused. */
-  updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView>;
+  /**
+   * Changes the given settings, applies them at once and keeps them; a fixed one is refused. A gallery at a location
+   * the node does not read yet is first read and parsed as the node will read it, and refused when it cannot be,
+   * unless `force`.
+   */
+  updateSettings(req: NodeRef & { settings: Partial<NodeSettings>; force?: boolean }): Promise<SettingsView>;
   /** CPU, memory, disk and GPUs now, and the GPU memory each supervised process holds. */
   resources(req: NodeRef): Promise<ResourcesView>;
   /** Cordons the node, then stops every process it supervises (Free, then stop); returns the models stopped. */

@@ -184,7 +184,7 @@ export const requestSchemas = {
   scan: nodeRef,
   logs: modelRef,
   settings: nodeRef,
-  updateSettings: z.strictObject({ node: nodeId, settings: nodeSettings.partial() }),
+  updateSettings: z.strictObject({ node: nodeId, settings: nodeSettings.partial(), force: z.boolean().optional() }),
   installVersion: z.strictObject({ node: nodeId, name: qualifiedName, version: versionText, stopUnsupervised, smokeStart }),
   resources: nodeRef,
   drain: nodeRef,

@@ -4,15 +4,15 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chmod, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { iecBytes } from '../../shared/progress.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cliAs, hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
 
 const STARTER_ECHO = 'dist/backends/echo';
-/** Tests run as root, who reads every file: a file that cannot be read is one nobody cannot. */
+/** Tests run as root, who reads every file: a file a node cannot read is one its agent run by nobody cannot. */
 const NOBODY = 65534;
 
 async function filesBytes(dir: string): Promise<number> {
@@ -58,19 +58,22 @@ describe('what the CLI says', () => {
     assert.equal((await hangar(agent, 'galleries', 'remove', 'gone')).code, 0);
   });
 
-  test('galleries add refuses a file it cannot read, and says why, unless --force', async () => {
+  test('galleries add refuses a file the node cannot read, and says why, unless --force', async (t) => {
     await chmod(root, 0o755);
     const locked = join(root, 'locked.yaml');
     await writeFile(locked, '- name: a\n', { mode: 0o600 });
-    const token = (await readFile(join(agent.home, 'state', 'token'), 'utf8')).trim();
-    const asNobody = (...args: string[]) => cliAs({ uid: NOBODY, gid: NOBODY }, '--node', agent.url, '--home', agent.home, '--token', token, ...args);
-    const refused = await asNobody('galleries', 'add', locked, 'locked');
+    const home = join(root, 'nobody-home');
+    await mkdir(home);
+    await chown(home, NOBODY, NOBODY);
+    const nobody = await startAgent(home, null, [], process.env, undefined, { uid: NOBODY, gid: NOBODY });
+    t.after(() => nobody.child.kill('SIGKILL'));
+    const refused = await hangar(nobody, 'galleries', 'add', locked, 'locked');
     assert.deepEqual([refused.code, refused.stderr], [6, `hangar: ${locked} cannot be read: permission denied: the gallery was not added (--force adds it anyway)\n`]);
-    assert.deepEqual((await json<{ name: string }[]>(agent, 'galleries')).map((g) => g.name), ['starter']);
+    assert.deepEqual((await json<{ name: string }[]>(nobody, 'galleries')).map((g) => g.name), ['starter']);
 
-    const forced = await asNobody('galleries', 'add', locked, 'locked', '--force');
+    const forced = await hangar(nobody, 'galleries', 'add', locked, 'locked', '--force');
     assert.equal(forced.code, 0, forced.stderr);
-    assert.equal((await hangar(agent, 'galleries', 'remove', 'locked')).code, 0);
+    assert.deepEqual((await json<{ name: string }[]>(nobody, 'galleries')).map((g) => g.name), ['starter', 'locked']);
   });
 
   test('galleries add refuses a location whose text is not a gallery index, unless --force', async () => {

@@ -21,13 +21,21 @@ export interface Agent {
 
 /**
  * `gallery` null: the node reads the galleries of its settings. `openFiles` lowers the agent's open-file limit
- * (through util-linux's prlimit, which execs it: the pid is the agent's).
+ * (through util-linux's prlimit, which execs it: the pid is the agent's). `user` runs it as another uid and gid (as
+ * root, every file is readable); its home must be theirs.
  */
-export async function startAgent(home: string, gallery: string | null, extra: string[] = [], env: NodeJS.ProcessEnv = process.env, openFiles?: number): Promise<Agent> {
+export async function startAgent(
+  home: string,
+  gallery: string | null,
+  extra: string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+  openFiles?: number,
+  user: { uid?: number; gid?: number } = {},
+): Promise<Agent> {
   const galleries = gallery === null ? [] : ['--gallery', gallery];
   const command = [process.execPath, CLI, 'agent', '--home', home, ...galleries, '--listen', '127.0.0.1:0', ...extra];
   if (openFiles !== undefined) command.unshift('prlimit', `--nofile=${openFiles}:${openFiles}`);
-  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env, ...user });
   const lines = createInterface({ input: child.stdout! });
   // An agent that refuses its arguments exits without a line: that is said, not waited on for ever (its stderr is
   // left for the test to read).

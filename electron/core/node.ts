@@ -41,6 +41,7 @@ import { LiveSettings, fixedSettings } from './node/live-settings.ts';
 import { ModelProcesses } from './node/model-processes.ts';
 import { BackendNames } from './node/names.ts';
 import type { LocalNodeOptions } from './node/options.ts';
+import { refuseSettingsChange } from './node/settings-change.ts';
 import { SwapJobs } from './node/swap-jobs.ts';
 import { endInterrupted } from './node/swap-words.ts';
 import { SettingsStore } from './settings.ts';
@@ -207,9 +208,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
     return this.settingsStore.view();
   }
 
-  async updateSettings(req: NodeRef & { settings: Partial<NodeSettings> }): Promise<SettingsView> {
+  async updateSettings(req: NodeRef & { settings: Partial<NodeSettings>; force?: boolean }): Promise<SettingsView> {
     this.check(req);
-    await this.names.refuseUninstalled(req.settings.backendStartTimeoutSec, this.settingsStore.current().backendStartTimeoutSec);
+    await refuseSettingsChange(req.settings, req.force === true, { store: this.settingsStore, names: this.names });
     const changed = await this.settingsStore.update(req.settings);
     this.liveSettings.apply(changed);
     const view = this.settingsStore.view();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { parseRequest } from '../../shared/schemas.ts';
 import type { NodeEvent } from '../../shared/types.ts';
 import { isAlive } from './supervisor/identity.ts';
 import { LocalNode, type LocalNodeOptions } from './node.ts';
@@ -80,6 +81,37 @@ describe('node settings', () => {
     const recovered = await node.start();
     assert.ok(recovered.some((line) => /settings\.json was not used: /.test(line)), recovered.join('\n'));
     assert.deepEqual((await node.settings({ node: local })).settings.portRange, [30100, 30999]);
+  });
+
+  test('a gallery added is read first: one that cannot be is refused in one line and nothing changes, unless forced', async (t) => {
+    const { root, starter, other } = await homeWithGalleries();
+    const node = nodeOn(root, starter);
+    t.after(() => node.close({ stopBackends: true }));
+    await node.start();
+    const kept = (await node.settings({ node: local })).settings.galleries;
+    const missing = join(root, 'nothing.yaml');
+    const broken = join(root, 'broken.yaml');
+    await writeFile(broken, '- name: a\n  tags: [x, y\n- name: b\n');
+    const gone = { name: 'gone', location: missing, enabled: true };
+    await assert.rejects(node.updateSettings({ node: local, settings: { galleries: [...kept, gone] } }), {
+      name: 'HangarError',
+      code: 'bad-input',
+      message: `${missing} does not exist: the gallery was not added`,
+    });
+    await assert.rejects(node.updateSettings({ node: local, settings: { galleries: [...kept, { name: 'bad', location: broken, enabled: true }] } }), (error: Error) =>
+      new RegExp(`^gallery "${broken}": invalid YAML: .*: the gallery was not added$`).test(error.message),
+    );
+    assert.deepEqual((await node.settings({ node: local })).settings.galleries, kept, 'nothing was added');
+
+    await node.updateSettings({ node: local, settings: { galleries: [...kept, gone] }, force: true });
+    const reordered = [{ ...gone, enabled: false }, ...kept];
+    await node.updateSettings({ node: local, settings: { galleries: reordered } });
+    assert.deepEqual((await node.settings({ node: local })).settings.galleries, reordered, 'a gallery kept is not read again when it is moved or turned off');
+    await node.updateSettings({ node: local, settings: { galleries: [...reordered, { name: 'mine', location: other, enabled: true }] } });
+    assert.deepEqual(await names(node), ['starter@echo', 'mine@other-echo']);
+
+    assert.throws(() => parseRequest('updateSettings', { node: local, settings: {}, force: 'yes' }), /expected boolean/);
+    assert.deepEqual(parseRequest('updateSettings', { node: local, settings: {}, force: true }), { node: local, settings: {}, force: true });
   });
 
   test('keep-running leaves the backends up when the host closes, and the next host adopts them', async (t) => {

@@ -57,11 +57,16 @@ export class SettingsStore {
     return { settings: this.current(), fixed: Object.keys(this.fixed) as (keyof NodeSettings)[] };
   }
 
+  /** Refuses a patch that changes what the host fixed for its run. */
+  refuseFixed(patch: Partial<NodeSettings>): void {
+    const fixed = Object.keys(patch).filter((key) => key in this.fixed);
+    if (fixed.length > 0) throw new HangarError('conflict', `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed for this run by how the host was started`);
+  }
+
   /** Writes `patch` over the saved settings, then keeps it; returns the keys whose value changed. */
   async update(patch: Partial<NodeSettings>): Promise<(keyof NodeSettings)[]> {
     const keys = Object.keys(patch) as (keyof NodeSettings)[];
-    const fixed = keys.filter((key) => key in this.fixed);
-    if (fixed.length > 0) throw new HangarError('conflict', `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed for this run by how the host was started`);
+    this.refuseFixed(patch);
     return this.writing.run(this.path, async () => {
       const next = { ...this.saved, ...patch };
       await writeJsonFile(this.path, next).catch((error: Error) => {

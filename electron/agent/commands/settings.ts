@@ -1,10 +1,10 @@
 // `hangar settings` and `hangar galleries`: a node's settings, and the galleries it reads.
 import { CommanderError } from 'commander';
-import { LOCAL_NODE } from '../../../shared/api.ts';
 import { backendStartTimeoutPatch, editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from '../settings-cli.ts';
 import type { CliContext } from './context.ts';
 import { print } from './terminal.ts';
 import { HangarError } from '../../../shared/errors.ts';
+import { isGalleryRefusal } from '../../../shared/gallery-refusal.ts';
 
 export function registerSettingsCommands(context: CliContext): void {
   context.clientCommand('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) =>
@@ -25,23 +25,16 @@ export function registerSettingsCommands(context: CliContext): void {
     let view = await c.settings({ node: context.node });
     if (action !== undefined) {
       const galleries = editedGalleries(view.settings.galleries, action, args);
-      if (action === 'add') {
-        const { galleryLocationProblem, parseLocation } = await import('../../core/gallery/index.ts');
-        // --force skips only the look at what the location holds: a scheme no node reads is refused all the same.
-        if (options.force) parseLocation(args[0]!);
-        else {
-          const problem = await galleryLocationProblem(args[0]!, { pathsAreHere: agentIsHere(context) });
-          if (problem) throw new HangarError('bad-input', `${problem}: the gallery was not added (--force adds it anyway)`);
-        }
+      const adding = action === 'add';
+      // A scheme no node reads is said in the gallery's words, --force or not; what the location holds the node reads.
+      if (adding) (await import('../../core/gallery/index.ts')).parseLocation(args[0]!);
+      try {
+        view = await c.updateSettings({ node: context.node, settings: { galleries }, ...(adding && options.force && { force: true }) });
+      } catch (error) {
+        if (adding && error instanceof HangarError && isGalleryRefusal(error.message)) throw new HangarError(error.code, `${error.message} (--force adds it anyway)`);
+        throw error;
       }
-      view = await c.updateSettings({ node: context.node, settings: { galleries } });
     }
     print(options, view.settings.galleries, () => galleriesTable(view));
   }));
-}
-
-/** Whether a path given to this command names a file on the agent's machine: the node is this host's own, here. */
-function agentIsHere(context: CliContext): boolean {
-  const url = context.globals().node;
-  return context.node === LOCAL_NODE && (url === undefined || /^https?:\/\/(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:|\/|$)/i.test(url));
 }

@@ -1,5 +1,5 @@
-// `hangar galleries add`'s look at a location before the node is told to read it: read and parsed as the node would,
-// so what the node would fail on is refused at once. Loaded only by that command: it brings the gallery's code.
+// A node's look at a gallery's location before it adds it: read and parsed as it will be read, so what would fail
+// then is refused at once.
 import { readFile, stat } from 'node:fs/promises';
 import { messageOf, oneLine } from '../../../shared/error-text.ts';
 import { STARTER_LOCATION } from '../../../shared/schemas.ts';
@@ -16,11 +16,8 @@ function systemReason(error: unknown): string {
   return /^[A-Z0-9]+: (.+?), \w+ '/.exec(messageOf(error))?.[1] ?? oneLine(error);
 }
 
-/**
- * Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused); a path is looked
- * at only when it names a file on this machine, where the agent reads it. The starter gallery is the agent's own.
- */
-export async function galleryLocationProblem(location: string, { pathsAreHere }: { pathsAreHere: boolean }): Promise<string | null> {
+/** Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused). The starter gallery is the node's own. */
+export async function galleryLocationProblem(location: string): Promise<string | null> {
   if (location === STARTER_LOCATION) return null;
   const parsed = parseLocation(location);
   let text: string;
@@ -41,7 +38,6 @@ export async function galleryLocationProblem(location: string, { pathsAreHere }:
       return `${location}: ${oneLine(error)}`;
     }
   } else {
-    if (!pathsAreHere) return null;
     try {
       const found = await stat(parsed.path);
       if (!found.isFile()) return `${parsed.path} is not a file`;
