@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery } from './fixtures/gallery.ts';
-import { collectErrors, docShot } from './fixtures/page.ts';
+import { collectErrors, docShot, shot } from './fixtures/page.ts';
 
 test.describe.configure({ mode: 'serial' });
 
@@ -65,6 +65,36 @@ test('a gallery added here shows in the Gallery at once, and turning the starter
     { name: 'starter', location: 'starter', enabled: false },
   ]);
   await page.getByTestId('nav-settings').click();
+});
+
+test('a gallery the node cannot read is refused in the form, in the CLI\'s words, keeping what was typed; Add anyway adds it', async () => {
+  const before = (await savedSettings()).galleries as unknown[];
+  const missing = join(root, 'nowhere', 'index.yaml');
+  const location = page.getByTestId('settings-gallery-location');
+  const name = page.getByTestId('settings-gallery-name');
+  await location.fill(missing);
+  await name.fill('later');
+  await page.getByTestId('settings-gallery-add').click();
+  const refused = page.getByTestId('settings-gallery-refused');
+  await expect(refused).toHaveText(`${missing} does not exist: the gallery was not added`);
+  await expect(location).toHaveValue(missing);
+  await expect(name).toHaveValue('later');
+  await expect(page.getByTestId('settings-gallery-later')).toHaveCount(0);
+  expect((await savedSettings()).galleries).toEqual(before);
+  const cli = await agent.cli('galleries', 'add', missing).then(
+    () => null,
+    (error: { stderr: string }) => error.stderr,
+  );
+  expect(cli).toBe(`hangar: ${await refused.textContent()} (--force adds it anyway)\n`);
+  await shot(page, 'settings-gallery-refused');
+
+  await page.getByTestId('settings-gallery-force').click();
+  await expect(page.getByTestId('settings-gallery-later')).toContainText(missing);
+  await expect(refused).toHaveCount(0);
+  await expect(location).toHaveValue('');
+  expect((await savedSettings()).galleries).toEqual([...before, { name: 'later', location: missing, enabled: true }]);
+  await page.getByRole('button', { name: 'Remove later' }).click();
+  await expect(page.getByTestId('settings-gallery-later')).toHaveCount(0);
 });
 
 test('switches and ports are kept by the node; a bad range is refused before it is sent', async () => {

@@ -1,12 +1,11 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { galleryNameFor } from '../../../shared/gallery-name.ts';
 import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
-import { STARTER_LOCATION } from '../../../shared/schemas.ts';
-import type { ClusterJoin, ClusterSettingsView, GallerySetting, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
+import type { ClusterJoin, ClusterSettingsView, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
 import { useNodes } from '../state/node.ts';
 import { changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { clusterSetting } from '../state/host-settings.ts';
 import { BackendStartTimeouts } from './BackendStartTimeouts.tsx';
+import { Galleries } from './GallerySettings.tsx';
 import { Loading } from './BackendsView.tsx';
 import { LabelsSetting } from './LabelsSetting.tsx';
 import { InvitationSections } from './InvitationSettings.tsx';
@@ -58,7 +57,7 @@ export function SettingsView() {
         !load.error && <Loading what="settings" />
       ) : (
         <div className="settings-sections">
-          <Galleries view={view} busy={change.pending} save={(galleries) => void change.run({ galleries })} />
+          <Galleries view={view} busy={change.pending} fixedReason={FIXED_REASON} save={(galleries) => void change.run({ galleries })} />
           <Section title="Upgrades">
             {toggle('autoUpgrade', 'Upgrade backends automatically', 'When a gallery offers a newer version, and on a timer.', 'setting-auto-upgrade')}
             <NumberSetting
@@ -147,95 +146,6 @@ function PortRange({ view, disabled, save }: { view: View; disabled: boolean; sa
         {view.fixed.includes('portRange') ? FIXED_REASON : (problem ?? 'Backends started from now on use these ports; running ones keep theirs.')}
       </span>
     </form>
-  );
-}
-
-function Galleries({ view, busy, save }: { view: View; busy: boolean; save(galleries: GallerySetting[]): void }) {
-  const galleries = view.settings.galleries;
-  const fixed = view.fixed.includes('galleries');
-  const [location, setLocation] = useState('');
-  const [name, setName] = useState('');
-  const added: GallerySetting = { name: name || galleryNameFor(location), location, enabled: true };
-  const problem = location === '' ? null : settingsProblem({ galleries: [...galleries, added] });
-  const disabled = busy || fixed;
-  const move = (index: number, by: number) => {
-    const next = [...galleries];
-    next.splice(index + by, 0, ...next.splice(index, 1));
-    save(next);
-  };
-  const add = (e: FormEvent) => {
-    e.preventDefault();
-    if (location === '' || problem) return;
-    save([...galleries, added]);
-    setLocation('');
-    setName('');
-  };
-  return (
-    <Section title="Galleries" fixedReason={fixed ? FIXED_REASON : null}>
-      <p className="muted">In order: when two galleries list a backend, the first one wins.</p>
-      <ul className="settings-galleries" data-testid="settings-galleries">
-        {galleries.map((g, index) => (
-          <li key={g.name} className="setting-gallery" data-testid={`settings-gallery-${g.name}`}>
-            <label className="setting-toggle">
-              <input
-                type="checkbox"
-                checked={g.enabled}
-                disabled={disabled}
-                aria-label={`Read the ${g.name} gallery`}
-                onChange={(e) => save(galleries.map((o) => (o === g ? { ...o, enabled: e.target.checked } : o)))}
-              />
-              <span>
-                {g.name}
-                <span className="muted setting-hint">{g.location === STARTER_LOCATION ? 'The gallery that ships with Hangar' : g.location}</span>
-              </span>
-            </label>
-            <span className="spacer" />
-            <button type="button" className="btn small ghost" disabled={disabled || index === 0} onClick={() => move(index, -1)} aria-label={`Move ${g.name} up`}>
-              Up
-            </button>
-            <button
-              type="button"
-              className="btn small ghost"
-              disabled={disabled || index === galleries.length - 1}
-              onClick={() => move(index, 1)}
-              aria-label={`Move ${g.name} down`}
-            >
-              Down
-            </button>
-            <button
-              type="button"
-              className="btn small danger-text"
-              disabled={disabled || g.location === STARTER_LOCATION}
-              title={g.location === STARTER_LOCATION ? 'The starter gallery can be turned off, not removed' : undefined}
-              onClick={() => save(galleries.filter((o) => o !== g))}
-              aria-label={`Remove ${g.name}`}
-            >
-              Remove
-            </button>
-          </li>
-        ))}
-      </ul>
-      <form className="setting-row" onSubmit={add} aria-label="Add a gallery">
-        <label className="field grow">
-          Index location
-          <input
-            value={location}
-            disabled={disabled}
-            onChange={(e) => setLocation(e.target.value.trim())}
-            placeholder="https://…/index.yaml or /path/to/index.yaml"
-            data-testid="settings-gallery-location"
-          />
-        </label>
-        <label className="field">
-          Name
-          <input value={name} disabled={disabled} onChange={(e) => setName(e.target.value.trim())} placeholder={location ? galleryNameFor(location) : 'optional'} data-testid="settings-gallery-name" />
-        </label>
-        <button type="submit" className="btn small primary" disabled={disabled || location === '' || problem !== null} data-testid="settings-gallery-add">
-          Add gallery
-        </button>
-        {problem && <span className="muted setting-problem">{problem}</span>}
-      </form>
-    </Section>
   );
 }
 

@@ -1,7 +1,7 @@
 // The selected node's settings: read when the Settings view opens, kept current by 'settings' events.
 import { createStore, useStore } from 'zustand';
 import { nodeSettings } from '../../../shared/schemas.ts';
-import type { NodeSettings, SettingsView } from '../../../shared/types.ts';
+import type { GallerySetting, NodeSettings, SettingsView } from '../../../shared/types.ts';
 import { clusterSetting, problemOf } from './host-settings.ts';
 import { selectedNode } from './node.ts';
 import { bridge } from './session.ts';
@@ -31,6 +31,16 @@ export async function changeSettings(patch: Partial<NodeSettings>): Promise<void
     settingsStore.setState({ view: before });
     throw error;
   }
+}
+
+/**
+ * Adds a gallery once the node has read it (`force`: without reading it): the node's view is shown only once it kept
+ * the change, and a refusal leaves the view as it was.
+ */
+export async function addGallery(galleries: GallerySetting[], force: boolean): Promise<SettingsView> {
+  const view = await bridge().updateSettings({ node: selectedNode(), settings: { galleries }, ...(force && { force }) });
+  settingsStore.setState({ view });
+  return view;
 }
 
 /** The first reason `patch` would be refused, checked with the node's own schema before anything is sent. */
