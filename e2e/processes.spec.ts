@@ -145,6 +145,47 @@ test('the Scan button works from the keyboard and drops a process that has exite
   await expect(page.getByTestId('processes-empty')).toBeVisible();
 });
 
+/** Whether two boxes do not overlap: side by side, or one above the other. */
+function apart(a: { x: number; y: number; width: number; height: number }, b: { x: number; y: number; width: number; height: number }): boolean {
+  return a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
+}
+
+test('at 900 and 700 px a stale row shows its state beside the actions that stay in view, not under them', async () => {
+  const backendsDir = join(agent.home, 'backends');
+  await agent.cli('load', 'echo', 'm2');
+  // A respawn leaves a note under the model's name, which widens the column that stays in view at the left.
+  await agent.cli('respawn', 'm2');
+  const sleeper: ChildProcess = spawn('sleep', ['63'], { cwd: join(backendsDir, 'echo'), stdio: 'ignore' });
+  try {
+    await swapOutOfBand(backendsDir, 'echo', '1.0.0-narrow');
+    await page.getByTestId('processes-scan').click();
+    const supervised = page.getByTestId('supervised-m2');
+    const scanned = page.getByTestId(`scan-row-${sleeper.pid}`);
+    await expect(supervised.getByTestId('stale-badge')).toBeVisible();
+    await expect(scanned.getByTestId('stale-badge')).toBeVisible();
+    for (const width of [900, 700]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.mouse.move(0, 0);
+      await shot(page, `09-processes-${width}`);
+      for (const row of [supervised, scanned]) {
+        const badge = row.getByTestId('stale-badge');
+        const state = (await row.locator('td', { has: page.getByTestId('stale-badge') }).boundingBox())!;
+        const actions = (await row.locator('td.sticky-end').boundingBox())!;
+        expect(apart(state, actions), `at ${width} px the state cell (${JSON.stringify(state)}) is clear of the actions (${JSON.stringify(actions)})`).toBe(true);
+        const shown = await badge.evaluate((el) => {
+          const box = el.getBoundingClientRect();
+          return [box.left + 1, box.left + box.width / 2, box.right - 1].every((x) => el.contains(document.elementFromPoint(x, box.top + box.height / 2)));
+        });
+        expect(shown, `at ${width} px nothing covers the stale badge`).toBe(true);
+      }
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+    sleeper.kill('SIGKILL');
+    await agent.cli('stop', 'm2');
+  }
+});
+
 test('the page ran without uncaught errors', async () => {
   expect(pageErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
 });

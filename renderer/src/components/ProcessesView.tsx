@@ -98,9 +98,9 @@ export function ProcessesView() {
             <thead>
               <tr>
                 <th scope="col" className="num sticky-start">PID</th>
+                <th scope="col" className="state-col">Status</th>
                 <th scope="col">Command</th>
                 <th scope="col">Working directory</th>
-                <th scope="col" className="state-col">Status</th>
                 <th scope="col">Supervised</th>
                 <th scope="col">Backend</th>
                 <th scope="col" className="sticky-end">
@@ -128,6 +128,15 @@ function ScanRow({ entry, verdict, byLocalAi, onStopped }: { entry: ScanEntry; v
       <td className="num mono sticky-start" data-testid="scan-pid">
         {entry.pid}
       </td>
+      <td data-testid="scan-status">
+        {stale ? (
+          <StaleBadge process={{ cwdReason: verdict.reason, procCwd: entry.cwd || null }} hint={hint} />
+        ) : (
+          <span className="muted" title={verdict.reason}>
+            {verdict.status}
+          </span>
+        )}
+      </td>
       <td className="mono">
         {entry.command ? (
           <span className="truncate" title={entry.command}>
@@ -139,15 +148,6 @@ function ScanRow({ entry, verdict, byLocalAi, onStopped }: { entry: ScanEntry; v
       </td>
       <td className="mono cell-path" data-testid="scan-cwd">
         {entry.cwd ? <PathText path={entry.cwd} /> : <span className="muted">(unreadable)</span>}
-      </td>
-      <td data-testid="scan-status">
-        {stale ? (
-          <StaleBadge process={{ cwdReason: verdict.reason, procCwd: entry.cwd || null }} hint={hint} />
-        ) : (
-          <span className="muted" title={verdict.reason}>
-            {verdict.status}
-          </span>
-        )}
       </td>
       <td className="nowrap" data-testid="scan-supervised">{entry.supervised ? 'yes' : byLocalAi ? 'run by LocalAI' : 'not started by Hangar'}</td>
       <td data-testid="scan-backend">{entry.backend ?? <span className="muted">—</span>}</td>

@@ -51,6 +51,7 @@ function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: s
           <thead>
             <tr>
               <th scope="col" className="sticky-start">Model</th>
+              <th scope="col" className="state-col">State</th>
               {onWorker ? (
                 <th scope="col" className="num">Port</th>
               ) : (
@@ -60,7 +61,6 @@ function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: s
                   <th scope="col" className="num">Port</th>
                 </>
               )}
-              <th scope="col" className="state-col">State</th>
               {!onWorker && (
                 <>
                   <th scope="col" className="num" title="Restarts">↺</th>
@@ -102,12 +102,12 @@ function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; v
           </span>
         )}
       </td>
-      {!onWorker && <td>{p.backend}</td>}
-      {!onWorker && <td className="num mono">{p.pid}</td>}
-      <td className="num mono">{p.port}</td>
       <td className="nowrap">
         {isStale(p) ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
       </td>
+      {!onWorker && <td>{p.backend}</td>}
+      {!onWorker && <td className="num mono">{p.pid}</td>}
+      <td className="num mono">{p.port}</td>
       {!onWorker && (
         <>
           <td className="num" data-testid="supervised-restarts">{p.restarts}</td>
