@@ -1,7 +1,7 @@
 // The Processes view against a real agent: a process Hangar did not start, left running in a backend directory that
 // an out-of-band reinstall replaced, shows up on Scan with the red stale cwd badge.
 import { expect, test } from '@playwright/test';
-import type { Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
@@ -150,19 +150,33 @@ function apart(a: { x: number; y: number; width: number; height: number }, b: { 
   return a.x + a.width <= b.x || b.x + b.width <= a.x || a.y + a.height <= b.y || b.y + b.height <= a.y;
 }
 
-test('at 900 and 700 px a stale row shows its state beside the actions that stay in view, not under them', async () => {
+/**
+ * A supervised model and a process Hangar did not start, both stale, each a row in its table: `check` is given the
+ * two rows; then the model is stopped and the process killed.
+ */
+async function withStaleRows(model: string, check: (supervised: Locator, scanned: Locator) => Promise<void>): Promise<void> {
   const backendsDir = join(agent.home, 'backends');
-  await agent.cli('load', 'echo', 'm2');
+  await agent.cli('load', 'echo', model);
   // A respawn leaves a note under the model's name, which widens the column that stays in view at the left.
-  await agent.cli('respawn', 'm2');
+  await agent.cli('respawn', model);
   const sleeper: ChildProcess = spawn('sleep', ['63'], { cwd: join(backendsDir, 'echo'), stdio: 'ignore' });
   try {
-    await swapOutOfBand(backendsDir, 'echo', '1.0.0-narrow');
+    await swapOutOfBand(backendsDir, 'echo', `1.0.0-${model}`);
     await page.getByTestId('processes-scan').click();
-    const supervised = page.getByTestId('supervised-m2');
+    const supervised = page.getByTestId(`supervised-${model}`);
     const scanned = page.getByTestId(`scan-row-${sleeper.pid}`);
     await expect(supervised.getByTestId('stale-badge')).toBeVisible();
     await expect(scanned.getByTestId('stale-badge')).toBeVisible();
+    await check(supervised, scanned);
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 860 });
+    sleeper.kill('SIGKILL');
+    await agent.cli('stop', model);
+  }
+}
+
+test('at 900 and 700 px a stale row shows its state beside the actions that stay in view, not under them', async () => {
+  await withStaleRows('m2', async (supervised, scanned) => {
     for (const width of [900, 700]) {
       await page.setViewportSize({ width, height: 800 });
       await page.mouse.move(0, 0);
@@ -179,11 +193,39 @@ test('at 900 and 700 px a stale row shows its state beside the actions that stay
         expect(shown, `at ${width} px nothing covers the stale badge`).toBe(true);
       }
     }
-  } finally {
-    await page.setViewportSize({ width: 1280, height: 860 });
-    sleeper.kill('SIGKILL');
-    await agent.cli('stop', 'm2');
-  }
+  });
+});
+
+test("a stale badge's tooltip shows its whole text, in either table, at 1280 and 700 px", async () => {
+  await withStaleRows('m3', async (supervised, scanned) => {
+    for (const width of [1280, 700]) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const [table, row] of [['supervised', supervised], ['scan', scanned]] as const) {
+        const badge = row.getByTestId('stale-badge');
+        await badge.focus();
+        const tooltip = row.getByTestId('stale-tooltip');
+        await expect(tooltip).toBeVisible();
+        await expect(tooltip).toContainText('/proc says');
+        await shot(page, `09-processes-tooltip-${table}-${width}`);
+        const hidden = await tooltip.evaluate((tip) => {
+          const box = tip.getBoundingClientRect();
+          return [...tip.querySelectorAll<HTMLElement>('.tooltip-title, dt, dd, :scope > .muted')].flatMap((part) => {
+            const r = part.getBoundingClientRect();
+            const corners = [r.left + 2, r.right - 2].flatMap((x) => [r.top + 2, r.bottom - 2].map((y) => document.elementFromPoint(x, y)));
+            const problems = [
+              r.left < box.left || r.right > box.right ? 'runs out of the tooltip' : null,
+              part.scrollWidth > part.clientWidth + 1 ? 'its text overflows' : null,
+              corners.every((at) => at !== null && tip.contains(at)) ? null : 'is clipped or covered',
+            ];
+            return problems.filter(Boolean).map((problem) => `${part.textContent!.slice(0, 40)}: ${problem}`);
+          });
+        });
+        expect(hidden, `the ${table} tooltip at ${width} px`).toEqual([]);
+        await badge.blur();
+        await expect(tooltip).toBeHidden();
+      }
+    }
+  });
 });
 
 test('the page ran without uncaught errors', async () => {
