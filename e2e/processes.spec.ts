@@ -97,6 +97,7 @@ test('Stop process asks, naming the PID and command line, and stops only that pr
     await shot(page, '09-processes-stop');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await expect(dialog).toBeHidden();
+    await expect(row.getByTestId('scan-stop'), 'Cancel gives focus back to the button that asked').toBeFocused();
     expect(sleeper.exitCode ?? sleeper.signalCode, 'Cancel leaves it running').toBeNull();
 
     await row.getByTestId('scan-stop').click();
@@ -226,6 +227,44 @@ test("a stale badge's tooltip shows its whole text, in either table, at 1280 and
       }
     }
   });
+});
+
+/** Whether `control` is the page's active element. */
+function hasFocus(control: Locator): Promise<boolean> {
+  return control.evaluate((el) => el === document.activeElement);
+}
+
+test('a confirmation and the Logs drawer, closed by a click or by Escape, give focus back to the button that opened them', async () => {
+  await agent.cli('load', 'echo', 'm4');
+  try {
+    const row = page.getByTestId('supervised-m4');
+    const stop = row.getByTestId('process-stop');
+    const dialog = page.getByRole('dialog', { name: 'Stop m4?' });
+    await stop.click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await expect(dialog).toHaveCount(0);
+    await expect.poll(() => hasFocus(stop), 'Cancel gives focus back to Stop').toBe(true);
+    await stop.press('Enter');
+    await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+    await page.keyboard.press('Escape');
+    await expect(dialog).toHaveCount(0);
+    await expect.poll(() => hasFocus(stop), 'Escape gives focus back to Stop').toBe(true);
+
+    const logs = row.getByTestId('process-logs');
+    const close = page.getByRole('button', { name: 'Close logs' });
+    await logs.click();
+    await expect(close).toBeFocused();
+    await close.click();
+    await expect(page.getByTestId('logs-drawer')).toHaveCount(0);
+    await expect.poll(() => hasFocus(logs), 'Close gives focus back to Logs').toBe(true);
+    await logs.press('Enter');
+    await expect(close).toBeFocused();
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('logs-drawer')).toHaveCount(0);
+    await expect.poll(() => hasFocus(logs), 'Escape gives focus back to Logs').toBe(true);
+  } finally {
+    await agent.cli('stop', 'm4');
+  }
 });
 
 test('the page ran without uncaught errors', async () => {

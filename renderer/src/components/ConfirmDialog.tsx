@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useLayoutEffect, useRef } from 'react';
 import type { ReactNode } from 'react';
 
 interface ConfirmDialogProps {
@@ -12,14 +12,22 @@ interface ConfirmDialogProps {
   onClose: () => void;
 }
 
-/** A modal confirmation on the native <dialog>: focus trap, Escape and backdrop come for free. */
+/**
+ * A modal confirmation on the native <dialog>: focus trap, Escape and backdrop come for free. When it closes, or is
+ * taken away while open, focus goes back to what had it when it opened: the control that opened it.
+ */
 export function ConfirmDialog({ open, title, children, confirmLabel, danger = true, onConfirm, onClose }: ConfirmDialogProps) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
+    if (!open || !dialog) return;
+    const opener = document.activeElement;
+    if (!dialog.open) dialog.showModal();
+    return () => {
+      // While a modal dialog is open the rest of the page is inert and cannot take focus.
+      if (dialog.open) dialog.close();
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+    };
   }, [open]);
   return (
     <dialog ref={ref} className="dialog" onClose={onClose} aria-label={title}>

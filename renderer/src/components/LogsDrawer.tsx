@@ -8,14 +8,25 @@ const FOLLOW_SLACK = 24;
 /** A live tail of one process's output. Follows new lines unless the user scrolled up. */
 export function LogsDrawer() {
   const { model, lines, loading, error } = useLogs((s) => s);
+  const drawerRef = useRef<HTMLElement>(null);
   const bodyRef = useRef<HTMLDivElement>(null);
   const closeRef = useRef<HTMLButtonElement>(null);
   const following = useRef(true);
+  /** The control that opened the drawer, which has focus again when it closes. */
+  const opener = useRef<HTMLElement | null>(null);
 
   useEffect(() => {
     if (model) {
+      const active = document.activeElement;
+      // Another Logs clicked while the drawer is open opens it anew; focus inside the drawer opened nothing.
+      if (active instanceof HTMLElement && !drawerRef.current?.contains(active)) opener.current = active;
       following.current = true;
       closeRef.current?.focus();
+    } else if (opener.current) {
+      // Only focus the drawer took with it goes back: a drawer closed from elsewhere leaves focus where it is.
+      const lost = document.activeElement === null || document.activeElement === document.body;
+      if (lost && opener.current.isConnected) opener.current.focus();
+      opener.current = null;
     }
   }, [model]);
 
@@ -27,6 +38,7 @@ export function LogsDrawer() {
   if (!model) return null;
   return (
     <aside
+      ref={drawerRef}
       className="drawer"
       role="dialog"
       aria-label={`Logs of ${model}`}
