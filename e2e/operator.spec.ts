@@ -131,7 +131,7 @@ test('a name two galleries list is one card, for the source the node follows; th
   await expect(card).toHaveCount(1);
   await expect(card.getByTestId('entry-gallery')).toHaveText('gallery');
   await expect(card.getByText('installed', { exact: true })).toBeVisible();
-  await expect(card.getByText('update available')).toHaveCount(0);
+  await expect(card.getByTestId('entry-available-version')).toHaveCount(0);
   await expect(card.getByTestId('entry-source-team')).toContainText('team 2.0.0');
   await expect(card.getByTestId('entry-follows')).toContainText('installs and upgrades echo from gallery, the first gallery that lists it');
   await shot(page, 'operator-gallery-sources');

@@ -189,8 +189,16 @@ test('gallery entries name their gallery from its configuration and show their s
   const echo = entry('echo');
   await expect(echo.getByTestId('entry-gallery'), 'the folder of index.yaml, not "index"').toHaveText('gallery');
   await expect(echo.getByTestId('entry-source')).toHaveText('./echo');
-  await expect(echo.getByText('installed', { exact: true })).toBeVisible();
-  await expect(echo.getByText('update available', { exact: true })).toBeVisible();
+  const installed = echo.getByText('installed', { exact: true });
+  await expect(installed).toBeVisible();
+  // As the Backends view says it: the version installed, then the one offered, after the word installed.
+  const from = echo.getByTestId('entry-installed-version');
+  const to = echo.getByTestId('entry-available-version');
+  await expect(from).toHaveText('1.0.0');
+  await expect(to).toHaveText('1.0.2');
+  const [badgeX, fromX, toX] = await Promise.all([installed, from, to].map(async (l) => (await l.boundingBox())!.x));
+  expect(badgeX! < fromX! && fromX! < toX!, 'installed, then 1.0.0, then 1.0.2, left to right').toBe(true);
+  await expect(echo).not.toContainText('update available');
   await expect(entry('bigecho').getByTestId('entry-source')).toHaveText(`${slow.url}/bigecho.tar.gz`);
   await shot(page, 'trust-05-gallery');
   await echo.getByRole('button', { name: 'Upgrade', exact: true }).click();

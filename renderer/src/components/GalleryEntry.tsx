@@ -1,7 +1,7 @@
 import { memo, useState } from 'react';
 import type { GalleryEntryView } from '../../../shared/types.ts';
 import { runBackendAction } from '../state/actions.ts';
-import { backendsStore } from '../state/backends.ts';
+import { backendsStore, useBackends } from '../state/backends.ts';
 import { useOfflineReason } from '../state/connection.ts';
 import type { Impact } from '../state/impact.ts';
 import { alsoTouched, impactOf } from '../state/impact.ts';
@@ -42,9 +42,8 @@ export const GalleryEntry = memo(function GalleryEntry({ entry, others = NO_OTHE
         <div className="backend-title">
           <h2>{entry.name}</h2>
           {entry.alias && <span className="pill">alias {entry.alias}</span>}
-          {entry.version && <span className="version">{entry.version}</span>}
           {entry.installed && <span className="badge ok">installed</span>}
-          {entry.upgradable && <span className="badge warn">update available</span>}
+          {entry.upgradable ? <Upgrade entry={entry} /> : entry.version && <span className="version">{entry.version}</span>}
           {entry.meta && <span className="badge neutral">meta</span>}
           {!entry.compatible && <span className="badge danger">does not run here</span>}
         </div>
@@ -103,6 +102,21 @@ export const GalleryEntry = memo(function GalleryEntry({ entry, others = NO_OTHE
     </article>
   );
 });
+
+/** As the Backends view says an upgrade: the version installed, then the one this entry offers. */
+function Upgrade({ entry }: { entry: GalleryEntryView }) {
+  const installed = useBackends((s) => s.byName[entry.name]?.version ?? null) ?? 'no version';
+  const offered = entry.version ?? 'newer';
+  return (
+    <span className="version" title={`${installed} is installed; ${entry.gallery} offers ${offered}`}>
+      <span data-testid="entry-installed-version">{installed}</span>
+      {' → '}
+      <span className="version-available" data-testid="entry-available-version">
+        {offered}
+      </span>
+    </span>
+  );
+}
 
 /** The other galleries that list this name: different sources, which this node does not follow. */
 function OtherSources({ entry, others }: { entry: GalleryEntryView; others: GalleryEntryView[] }) {
