@@ -73,8 +73,9 @@ describe('Settings → LocalAI cluster', () => {
     await again.close();
   });
 
-  test('a wrong API key, or no frontend there, is said in the status and nothing throws', async () => {
-    const connection = new LocalAiConnection({ stateDir: join(root, 'state-bad'), fixed: null, hangar: noHangar, pollMs: 200, retryMs: 100 });
+  test('a wrong API key, or no frontend there, is said in the status and once in the log, and nothing throws', async () => {
+    const logged: string[] = [];
+    const connection = new LocalAiConnection({ stateDir: join(root, 'state-bad'), fixed: null, hangar: noHangar, pollMs: 200, retryMs: 100, log: (line) => logged.push(line) });
     await connection.start();
     const wrongKey = await connection.update({ frontend: frontend.url, apiKey: 'not-the-key-000000', nats: nats.url });
     assert.equal(wrongKey.status?.connected, false);
@@ -83,6 +84,11 @@ describe('Settings → LocalAI cluster', () => {
     const noNats = await connection.update({ frontend: frontend.url, apiKey: API_KEY, nats: 'nats://127.0.0.1:1' });
     assert.match(noNats.status?.reason ?? '', /cannot join the cluster at nats:\/\/127\.0\.0\.1:1/);
     await until('still retrying, still said', async () => (connection.view().status?.reason ? true : undefined), 1000);
+    // Retried every 100 ms, each reason is said once.
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(logged.length, 2, logged.join('\n'));
+    assert.match(logged[0]!, new RegExp(`^LocalAI cluster ${frontend.url.replace(/[.]/g, '\\.')}: .*refused the API key \\(401\\).*; asked again every 0\\.2 s$`));
+    assert.match(logged[1]!, /cannot join the cluster at nats:\/\/127\.0\.0\.1:1.*; retrying every 0\.1 s$/);
     await connection.close();
   });
 

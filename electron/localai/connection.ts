@@ -21,6 +21,8 @@ export interface LocalAiConnectionOptions {
   reloadWaitMs?: number;
   /** How long a failed connection waits before it is tried again. */
   retryMs?: number;
+  /** Where a change in how the link stands is said (default: the agent's stderr). */
+  log?: (line: string) => void;
 }
 
 export const DEFAULT_POLL_MS = 5000;
@@ -92,16 +94,25 @@ export class LocalAiConnection extends EventEmitter<{ event: [NodeEvent] }> {
         // Only the current link speaks: one replaced while it connected is closed unheard.
         onEvent: (event) => generation === this.generation && this.emit('event', event),
         pollMs: this.options.pollMs ?? DEFAULT_POLL_MS,
+        log: (line) => generation === this.generation && this.log(line),
         reloadWaitMs: this.options.reloadWaitMs ?? DEFAULT_RELOAD_WAIT_MS,
       });
       if (generation !== this.generation) return void (await link.close());
       this.current = link;
+      if (this.failure !== null) this.log(`LocalAI cluster ${join.frontend}: linked`);
       this.failure = null;
     } catch (error) {
       if (generation !== this.generation) return;
-      this.failure = oneLine(error);
-      this.retry = setTimeout(() => void this.connect(), this.options.retryMs ?? DEFAULT_POLL_MS);
+      const failure = oneLine(error);
+      const retryMs = this.options.retryMs ?? DEFAULT_POLL_MS;
+      if (failure !== this.failure) this.log(`LocalAI cluster ${join.frontend}: ${failure}; retrying every ${retryMs / 1000} s`);
+      this.failure = failure;
+      this.retry = setTimeout(() => void this.connect(), retryMs);
     }
+  }
+
+  private log(line: string): void {
+    (this.options.log ?? ((text: string) => process.stderr.write(`hangar: ${text}\n`)))(line);
   }
 
   private async disconnect(): Promise<void> {

@@ -15,6 +15,8 @@ export interface JoinLocalAiOptions {
   pollMs: number;
   reloadWaitMs: number;
   timeouts?: typeof WORKER_TIMEOUTS_MS;
+  /** Told each change in whether the frontend answers, in one line. */
+  log?: (line: string) => void;
 }
 
 export async function joinLocalAi(join: LocalAiJoinRequest, options: JoinLocalAiOptions): Promise<LocalAiLink> {

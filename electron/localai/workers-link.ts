@@ -30,6 +30,8 @@ export interface LocalAiLinkOptions {
   timeouts?: typeof WORKER_TIMEOUTS_MS;
   /** The Hangar nodes this host sees, for "same machine, same backends directory". */
   hangar?: HangarNodes;
+  /** Told each change in whether the frontend answers, in one line. */
+  log?: (line: string) => void;
 }
 
 export interface HangarNodes {
@@ -128,16 +130,19 @@ export class LocalAiLink extends EventEmitter<{ event: [NodeEvent] }> {
    */
   private refresh(wait: boolean): Promise<void> {
     this.refreshing ??= this.readAll(wait)
-      .catch((error: unknown) => {
-        this.problem = oneLine(error);
-      })
+      .catch((error: unknown) => this.setProblem(oneLine(error)))
       .finally(() => (this.refreshing = null));
     return this.refreshing;
   }
 
+  private setProblem(problem: string | null): void {
+    if (problem !== this.problem) this.options.log?.(`LocalAI cluster ${this.options.frontend.url}: ${problem === null ? 'its frontend answers again' : `${problem}; asked again every ${this.options.pollMs / 1000} s`}`);
+    this.problem = problem;
+  }
+
   private async readAll(wait: boolean): Promise<void> {
     const nodes = (await this.options.frontend.nodes()).filter((n) => (n.node_type === '' || n.node_type === 'backend') && USABLE_ID.test(n.id));
-    this.problem = null;
+    this.setProblem(null);
     this.refreshedAt = new Date().toISOString();
     const listed = new Set<string>();
     const reads = nodes.map((node) => {

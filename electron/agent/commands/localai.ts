@@ -3,6 +3,7 @@
 import type { LocalAiRunView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import type { CliContext } from './context.ts';
+import { linkLines } from './localai-links.ts';
 import { print } from './terminal.ts';
 
 export function registerLocalAiCommands(context: CliContext): void {
@@ -35,10 +36,12 @@ export function registerLocalAiCommands(context: CliContext): void {
     }));
   }
 
-  sub('status', 'where LocalAI stands: state, pid, version, url')
+  sub('status', 'where LocalAI stands: state, pid, version, url, and the links to a LocalAI server or cluster')
     .action(context.withClient(async (c, options: { json?: boolean }) => {
-      const view = await c.localaiRun({ node: context.node });
-      print(options, view, () => statusText(view));
+      const ref = { node: context.node };
+      const [view, server, cluster] = await Promise.all([c.localaiRun(ref), c.localaiServer(ref), c.localaiSettings(ref)]);
+      const links = linkLines(view, server, cluster);
+      print(options, { ...view, server, cluster: cluster.status }, () => statusText(view, links));
     }));
 
   sub('logs', "LocalAI's last log lines", (c) => c.option('-n, --lines <count>', 'how many (default 200)', (v) => Number(v), 200))
@@ -67,9 +70,10 @@ async function saying(c: WireClient, node: string, work: () => Promise<LocalAiRu
   }
 }
 
-function statusText(view: LocalAiRunView): string {
+/** `links`: how the links Hangar did not make by running LocalAI stand; with one, a missing LocalAI is no news. */
+function statusText(view: LocalAiRunView, links: string[] = []): string {
   const lines = [`LocalAI: ${view.state}${view.pid !== null ? ` (pid ${view.pid})` : ''}${view.version ? `, ${view.version}` : ''}${view.url ? `, ${view.url}` : ''}`];
-  if (view.state === 'not-installed') lines.push('install it: hangar localai install');
+  if (view.state === 'not-installed' && links.length === 0) lines.push('install it: hangar localai install');
   if (view.binary) lines.push(`binary: ${view.binary}${view.fixedBinary ? ' (--localai-bin)' : ''}`);
   if (view.previousVersion) lines.push(`kept for a rollback: ${view.previousVersion} (hangar localai rollback)`);
   lines.push(`models: ${view.modelsPath}${view.pid !== null ? ` (${view.processes} model process${view.processes === 1 ? '' : 'es'} running)` : ''}`, `backends: ${view.backendsPath}`);
@@ -79,5 +83,6 @@ function statusText(view: LocalAiRunView): string {
   if (op) lines.push(`last ${op.kind}: ${op.state}${op.message ? `: ${op.message}` : ''}`);
   for (const m of view.marked) lines.push(`marked for upgrade by LocalAI's gallery since LocalAI ${m.since}: ${m.name} (${m.why})`);
   if (view.marked.length > 0) lines.push('upgrade them: hangar upgrade --all');
+  lines.push(...links);
   return lines.join('\n') + '\n';
 }

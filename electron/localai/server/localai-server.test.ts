@@ -184,10 +184,16 @@ describe('Hangar beside a running LocalAI server', () => {
       }, 5000);
       assert.equal(refused.status!.reason, `LocalAI at ${keyed.url} refused the API key (401): give Hangar one of its API keys`);
       assert.equal(refused.hasApiKey, true);
+      // A user on the command line sees it too, with no hint to install a LocalAI of Hangar's own.
+      const status = await hangar(agent, 'localai', 'status');
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, new RegExp(`^LocalAI server: not linked: LocalAI at ${keyed.url} refused the API key \\(401\\): give Hangar one of its API keys$`, 'm'));
+      assert.doesNotMatch(status.stdout, /install it/);
       await keyed.stop();
       await client.updateLocalaiServer({ node: 'local', server: { url: keyed.url, apiKey: '' } });
       const gone = await client.localaiServer({ node: 'local' });
       assert.match(gone.status?.reason ?? '', /^cannot reach LocalAI at http:\/\/127\.0\.0\.1:\d+: connection refused$/);
+      assert.match((await hangar(agent, 'localai', 'status')).stdout, /^LocalAI server: not linked: cannot reach LocalAI at http:\/\/127\.0\.0\.1:\d+: connection refused$/m);
       assert.equal(gone.hasApiKey, false);
       assert.equal((await hangar(agent, 'ls')).code, 0);
     } finally {
