@@ -90,6 +90,8 @@ describe('a LocalAI cluster managed from hangar agent', () => {
     ]);
     const text = await hangar(agents[0]!, 'nodes');
     assert.match(text.stdout, /lai-1 \(LocalAI worker\)/);
+    const status = await hangar(agents[0]!, 'localai', 'status');
+    assert.match(status.stdout, new RegExp(`^LocalAI cluster: ${frontend.url.replace(/\./g, '\\.')}, 5 backend workers$`, 'm'));
     // The API key is never shown or logged.
     assert.doesNotMatch(text.stdout + text.stderr, new RegExp(API_KEY));
   });
