@@ -1,5 +1,5 @@
 // The `hangar` CLI: its global options, then each group of commands; one command runs per process.
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help, type Option } from 'commander';
 import { HomeBusyError } from '../core/home-lock.ts';
 import { registerAgentCommand } from './commands/agent.ts';
 import { registerBackendCommands } from './commands/backends.ts';
@@ -19,6 +19,9 @@ const program = new Command('hangar')
   .option('--home <dir>', 'Hangar home (default: $HANGAR_HOME or the platform data dir)')
   .enablePositionalOptions()
   .showHelpAfterError('(run hangar --help for usage)')
+  // A flag's "(default: false)" and a repeatable option's "(default: [])" say nothing; where it matters, the
+  // description says what holds without the option.
+  .configureHelp({ optionDescription: (option: Option) => Help.prototype.optionDescription.call(new Help(), option).replace(/ \(default: (?:false|\[\])\)$/, '') })
   .exitOverride();
 
 const context = createCliContext(program);

@@ -44,7 +44,7 @@ export function registerLocalAiCommands(context: CliContext): void {
       print(options, { ...view, server, cluster: cluster.status }, () => statusText(view, links));
     }));
 
-  sub('logs', "LocalAI's last log lines", (c) => c.option('-n, --lines <count>', 'how many (default 200)', (v) => Number(v), 200))
+  sub('logs', "LocalAI's last log lines", (c) => c.option('-n, --lines <count>', 'how many', (v) => Number(v), 200))
     .action(context.withClient(async (c, options: { json?: boolean; lines: number }) => {
       const lines = await c.localaiLogs({ node: context.node, lines: options.lines });
       print(options, lines, () => lines.map((l) => `${l}\n`).join(''));
