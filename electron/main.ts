@@ -128,7 +128,7 @@ async function start(): Promise<void> {
     setOpenAtLogin: (on) => app.setLoginItemSettings({ openAtLogin: on }),
   });
   Menu.setApplicationMenu(Menu.buildFromTemplate(menuTemplate(settings, update, localai)));
-  if (settings.localaiAutostart) void localaiRunner.control('start').catch(localaiFailed);
+  void localaiRunner.launch(settings.localaiAutostart).catch(localaiFailed);
 
   const openWindow = () => {
     window = createWindow(join(userData, 'window-state.json'));

@@ -117,9 +117,8 @@ export async function runAgent(options: AgentOptions): Promise<void> {
     process.stderr.write(`hangar: warning: ${error.message}: \`hangar\` finds this agent only with --node ${server.url}\n`),
   );
   process.stdout.write(`hangar agent listening on ${server.url}\n`);
-  if ((await node.settings({ node: 'local' })).settings.localaiAutostart) {
-    void localaiRunner.control('start').catch((error: unknown) => process.stderr.write(`hangar: LocalAI did not start: ${(error as Error).message}\n`));
-  }
+  const { localaiAutostart } = (await node.settings({ node: 'local' })).settings;
+  void localaiRunner.launch(localaiAutostart).catch((error: unknown) => process.stderr.write(`hangar: LocalAI did not start: ${(error as Error).message}\n`));
   process.stderr.write(`hangar: processes: ${node.processTracking}\n`);
   // Serving already: what the app asks for first (its Backends view, then its gallery), then what the first load
   // needs, are made ready now, on idle turns, not when a user waits for them. The backends go first: their listing is

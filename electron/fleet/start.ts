@@ -61,7 +61,6 @@ export async function startNode(setup: NodeSetup): Promise<StartedNode> {
   await marks.load();
   const localaiServer = new LocalAiServer({ stateDir: join(options.home, 'state'), fixed: null, ...server, loadNote: (...backends) => marks.loadNote(...backends) });
   const node = new LocalNode({ ...options, coRunner: localaiServer });
-  const recovered = await node.start();
   const localaiRunner = new LocalAiRunner({
     ...localaiRun,
     home: options.home,
@@ -69,8 +68,10 @@ export async function startNode(setup: NodeSetup): Promise<StartedNode> {
     onReady: (running) => linkRunLocalAi(localaiServer, running),
     marks: { store: marks, check: markCheck(node) },
   });
-  followMarks(node, marks, (line) => process.stderr.write(`hangar: ${line}\n`));
+  // Before the node starts its link: a LocalAI a killed agent left running is stopped first, never linked.
   await localaiRunner.load();
+  const recovered = await node.start();
+  followMarks(node, marks, (line) => process.stderr.write(`hangar: ${line}\n`));
   return { node, localaiServer, localaiRunner, recovered };
 }
 

@@ -1,7 +1,7 @@
 // LocalAI run by Hangar (`hangar localai …`): installed from LocalAI's releases with its checksum, started as
 // `local-ai run` on 127.0.0.1 on this node's backends directory, ready when /readyz answers, restarted after a crash by
 // the backends' restart policy, linked as the server beside the node, upgraded and rolled back as a gated swap.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiAction, LocalAiOperation, LocalAiRunState, LocalAiRunView } from '../../../shared/types.ts';
@@ -12,12 +12,12 @@ import { LocalAiServerApi } from '../server/api.ts';
 import { concreteBackend } from '../server/backend-names.ts';
 import { withLoadNote } from '../server/load-note.ts';
 import type { BackendMarks, MarkCheck } from './backend-marks.ts';
-import { localAiApiKey } from './api-key.ts';
+import { API_KEY_FILE, localAiApiKey } from './api-key.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
 import { downloadRelease } from './download.ts';
 import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
 import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
-import { noteRunning, noteStopped, stopLeftRunning } from './left-running.ts';
+import { leftRunningText, noteRunning, noteStopped, stopLeftRunning, type LeftRunning } from './left-running.ts';
 import { LogLines } from './log-lines.ts';
 import { endText, waitReady } from './readiness.ts';
 import { DEFAULT_RELEASES, latestRelease, releaseFiles, releaseTag } from './release.ts';
@@ -51,6 +51,8 @@ const KEY = 'localai';
 const DEFAULT_READY_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_LOAD_TIMEOUT_MS = 10 * 60_000;
 const FAILURE_TAIL = 20;
+/** How long the LocalAI a previous agent left running may take to say which models it has loaded. */
+const LEFT_SYSTEM_TIMEOUT_MS = 3000;
 
 export class LocalAiRunner {
   private readonly builds: Builds;
@@ -71,6 +73,8 @@ export class LocalAiRunner {
   private link: string | null = null;
   private operation: LocalAiOperation | null = null;
   private closed = false;
+  /** The LocalAI a previous agent left running, stopped by `load`: started again by `launch`. */
+  private left: LeftRunning | null = null;
 
   constructor(private readonly options: LocalAiRunnerOptions) {
     this.builds = new Builds(join(options.home, 'localai'));
@@ -78,10 +82,28 @@ export class LocalAiRunner {
     this.fetch = guardedFetch(fetch, options.transfer);
   }
 
+  /** Reads the builds, and stops a LocalAI a previous agent left running (before anything links it). */
   async load(): Promise<void> {
     await this.builds.load();
-    const stopped = await stopLeftRunning(this.builds.dir, DEFAULT_STOP_GRACE.interruptMs);
-    if (stopped) this.say(stopped);
+    const key = await readFile(join(this.options.home, 'state', API_KEY_FILE), 'utf8').catch(() => '');
+    const loaded = async (url: string) => (await new LocalAiServerApi(url, key.trim() || null).system(AbortSignal.timeout(LEFT_SYSTEM_TIMEOUT_MS))).loaded.map((m) => m.id);
+    this.left = await stopLeftRunning(this.builds.dir, DEFAULT_STOP_GRACE.interruptMs, loaded);
+    if (this.left) this.say(leftRunningText(this.left));
+  }
+
+  /**
+   * At the host's start, once it serves: LocalAI again when the previous agent died with it running (its models
+   * loaded again), or when it starts with the agent (localai-autostart).
+   */
+  async launch(autostart: boolean): Promise<void> {
+    const left = this.left;
+    this.left = null;
+    if (!left && !autostart) return;
+    await this.serial.run(KEY, async () => {
+      if (left?.url) this.port ??= Number(new URL(left.url).port) || null;
+      await this.startNow(false);
+      if (left && left.models.length > 0) this.say(await this.loadAgain(left.models));
+    });
   }
 
   view(): LocalAiRunView {
@@ -225,6 +247,18 @@ export class LocalAiRunner {
     return this.view();
   }
 
+  /** Loads `models` again on the LocalAI that runs now; says which did and which did not. */
+  private async loadAgain(models: string[]): Promise<string> {
+    const loaded: string[] = [];
+    const failed: string[] = [];
+    for (const model of models) {
+      await this.api()
+        .load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS)
+        .then(() => loaded.push(model), (error: unknown) => failed.push(`${model} (${oneLine(error)})`));
+    }
+    return [loaded.length > 0 && `models loaded again: ${loaded.join(', ')}`, failed.length > 0 && `not loaded again: ${failed.join('; ')}`].filter(Boolean).join('; ');
+  }
+
   private api(): LocalAiServerApi {
     if (!this.process) throw new HangarError('conflict', 'LocalAI is not running');
     return new LocalAiServerApi(this.process.url, this.apiKey);
@@ -251,7 +285,7 @@ export class LocalAiRunner {
     this.process = proc;
     if (afterCrash) this.supervised = proc;
     this.logs.note(`started ${binary} (pid ${proc.pid}) on ${proc.url}`);
-    await noteRunning(this.builds.dir, proc.pid, proc.startTime);
+    await noteRunning(this.builds.dir, proc);
     void proc.ended.then((ended) => this.ended(proc, ended));
     const readiness = await waitReady(proc.url, proc.ended, this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
     if (!readiness.ready) {
