@@ -22,6 +22,7 @@ function view(state: LocalAiRunView['state'], more: Partial<LocalAiRunView> = {}
     lastExit: null,
     link: null,
     operation: null,
+    failedStart: null,
     marked: [],
     ...more,
   };

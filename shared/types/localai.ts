@@ -76,6 +76,8 @@ export interface LocalAiRunView {
   /** Where the server link stands: linked to it, or why not. */
   link: string | null;
   operation: LocalAiOperation | null;
+  /** The last start that did not get to ready: when, why, and the lines that LocalAI process wrote. */
+  failedStart: { at: string; why: string; logTail: string[] } | null;
   /** Installed backends LocalAI's gallery marked for upgrade when LocalAI's version last changed, until upgraded. */
   marked: LocalAiMarkedBackend[];
 }

@@ -51,23 +51,28 @@ export function registerLocalAiCommands(context: CliContext): void {
     }));
 }
 
-const FAILURE_LINES = 20;
-
 /**
- * Runs `work`; when it fails, LocalAI's own last lines go to stderr before the error: those of the build that failed
- * to start, as the operation kept them, else the last lines LocalAI wrote.
+ * Runs `work`; when it fails because a LocalAI process did (a start, or the new build in a swap), the lines that
+ * process wrote go to stderr before the error. Any other failure (bad input, a refused release) is its one line.
  */
 async function saying(c: WireClient, node: string, work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView> {
-  const startedAt = new Date().toISOString();
+  const before = await c.localaiRun({ node });
   try {
     return await work();
   } catch (error) {
-    const view = await c.localaiRun({ node }).catch(() => null);
-    const operation = view?.operation && view.operation.startedAt >= startedAt ? view.operation : null;
-    const lines = operation?.logTail.length ? operation.logTail : await c.localaiLogs({ node, lines: FAILURE_LINES }).catch(() => []);
+    const after = await c.localaiRun({ node }).catch(() => null);
+    const lines = after ? failedProcessLines(before, after) : [];
     if (lines.length > 0) process.stderr.write(`LocalAI's last log lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
     throw error;
   }
+}
+
+/** The lines of the LocalAI process whose failure is new since `before`: an operation's failed build, or a start's. */
+function failedProcessLines(before: LocalAiRunView, after: LocalAiRunView): string[] {
+  const operation = after.operation;
+  if (operation?.state === 'failed' && operation.startedAt !== before.operation?.startedAt && operation.logTail.length > 0) return operation.logTail;
+  const start = after.failedStart;
+  return start && start.at !== before.failedStart?.at ? start.logTail : [];
 }
 
 /** `links`: how the links Hangar did not make by running LocalAI stand; with one, a missing LocalAI is no news. */

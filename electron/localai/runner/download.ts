@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HangarError } from '../../../shared/errors.ts';
-import { checksumOf, type ReleaseFiles } from './release.ts';
+import type { ErrorCode } from '../../../shared/types.ts';
+import { checksumOf, unreachable, type ReleaseFiles } from './release.ts';
 
 const CHECKSUMS_MAX_BYTES = 1024 * 1024;
 /**
@@ -23,6 +24,22 @@ export interface DownloadedBuild {
   sha256: string;
 }
 
+/**
+ * A release Hangar will not install: its one line shortens what it shows (a digest) so that its conclusion survives
+ * any bound on a line; `full` says it whole, as the operation keeps it.
+ */
+export class Refused extends HangarError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly full: string = message,
+  ) {
+    super(code, message);
+  }
+}
+
+const NEVER_UNCHECKED = 'nothing was installed (Hangar never installs a binary it cannot check)';
+
 /** Downloads `files` into `dir` as `local-ai-vX.Y.Z`, executable; `progress` is told the bytes as they come. */
 export async function downloadRelease(
   files: ReleaseFiles,
@@ -30,11 +47,12 @@ export async function downloadRelease(
   fetchFn: typeof fetch,
   progress: (bytes: number, total: number | null) => void = () => undefined,
   maxBytes = BINARY_MAX_BYTES,
+  signal?: AbortSignal,
 ): Promise<DownloadedBuild> {
-  const expected = await expectedChecksum(files, fetchFn);
-  const response = await ok(fetchFn, files.binaryUrl, 'the LocalAI binary');
+  const expected = await expectedChecksum(files, fetchFn, signal);
+  const response = await ok(fetchFn, files, files.binaryUrl, 'the LocalAI binary', signal);
   const total = Number(response.headers.get('content-length')) || null;
-  const tooBig = () => new HangarError('failed', `refused LocalAI ${files.tag}: ${files.asset} is over ${maxBytes.toLocaleString('en')} bytes, more than a LocalAI binary is; nothing was installed`);
+  const tooBig = () => new Refused('bad-input', `refused LocalAI ${files.tag}: ${files.asset} is over ${maxBytes.toLocaleString('en')} bytes, more than a LocalAI binary is; nothing was installed`);
   if (total !== null && total > maxBytes) {
     await response.body?.cancel();
     throw tooBig();
@@ -53,40 +71,68 @@ export async function downloadRelease(
     },
   });
   try {
-    await pipeline(Readable.fromWeb(response.body! as import('node:stream/web').ReadableStream), hashing, createWriteStream(temp, { mode: 0o600 }));
+    await pipeline(Readable.fromWeb(response.body! as import('node:stream/web').ReadableStream), hashing, createWriteStream(temp, { mode: 0o600 }), ...(signal ? [{ signal }] : []));
     const actual = hash.digest('hex');
-    if (actual !== expected) {
-      throw new HangarError('failed', `refused LocalAI ${files.tag}: ${files.asset} has sha256 ${actual}, but ${files.checksumsUrl} lists ${expected}; nothing was installed`);
-    }
+    if (actual !== expected) throw mismatch(files, actual, expected);
     await chmod(temp, 0o755);
     await rename(temp, path);
     return { tag: files.tag, path, sha256: actual };
   } catch (error) {
     await rm(temp, { force: true });
-    throw error;
+    throw signal?.aborted ? signal.reason : error;
   }
+}
+
+function mismatch(files: ReleaseFiles, actual: string, expected: string): Refused {
+  const head = `refused LocalAI ${files.tag}: its sha256 is not the one its checksums file lists; nothing was installed`;
+  const checksums = files.checksumsUrl.slice(files.checksumsUrl.lastIndexOf('/') + 1);
+  return new Refused(
+    'bad-input',
+    `${head} (${files.asset} has ${actual.slice(0, 16)}…, ${checksums} lists ${expected.slice(0, 16)}…)`,
+    `${head} (${files.asset} has sha256 ${actual}; ${files.checksumsUrl} lists ${expected})`,
+  );
 }
 
 /** The sha256 the release lists for this machine's binary; a release without one is refused. */
-async function expectedChecksum(files: ReleaseFiles, fetchFn: typeof fetch): Promise<string> {
-  const refused = (why: string) => new HangarError('failed', `refused LocalAI ${files.tag}: ${why}; nothing was installed (Hangar never installs a binary it cannot check)`);
-  let text: string;
+async function expectedChecksum(files: ReleaseFiles, fetchFn: typeof fetch, signal: AbortSignal | undefined): Promise<string> {
+  const refused = (why: string) => new Refused('bad-input', `refused LocalAI ${files.tag}: ${why}; ${NEVER_UNCHECKED}`);
+  let response: Response;
   try {
-    const response = await ok(fetchFn, files.checksumsUrl, 'its checksums file');
-    text = await capped(response, CHECKSUMS_MAX_BYTES);
+    response = await ok(fetchFn, files, files.checksumsUrl, 'its checksums file', signal);
   } catch (error) {
-    throw refused((error as Error).message);
+    if (!(error instanceof AnsweredNotFound)) throw error;
+    // No checksums file: a release that has no binary for this machine either is no release at all.
+    if (!(await binaryThere(fetchFn, files, signal))) throw new Refused('not-found', `there is no LocalAI release ${files.tag} at ${files.releases}; nothing was installed`);
+    throw refused(error.message);
   }
-  const sha = checksumOf(text, files.asset);
-  if (!sha) throw refused(`${files.checksumsUrl} lists no sha256 for ${files.asset}`);
+  const sha = checksumOf(await capped(response, CHECKSUMS_MAX_BYTES), files.asset);
+  if (!sha) throw refused(`its checksums file lists no sha256 for ${files.asset}`);
   return sha;
 }
 
-async function ok(fetchFn: typeof fetch, url: string, what: string): Promise<Response> {
-  const response = await fetchFn(url, { redirect: 'follow' });
+class AnsweredNotFound extends HangarError {
+  constructor(message: string) {
+    super('not-found', message);
+  }
+}
+
+async function ok(fetchFn: typeof fetch, files: ReleaseFiles, url: string, what: string, signal: AbortSignal | undefined): Promise<Response> {
+  const response = await fetchFn(url, { redirect: 'follow', ...(signal && { signal }) }).catch((error: unknown) => {
+    throw unreachable(files.source, error, 'nothing was installed');
+  });
   if (response.ok && response.body) return response;
   await response.body?.cancel();
-  throw new HangarError(response.status === 404 ? 'not-found' : 'failed', `${what} ${url} answered ${response.status}`);
+  if (response.status === 404) throw new AnsweredNotFound(`${what} ${url} answered 404`);
+  throw new HangarError('failed', `LocalAI ${files.tag}: ${what} ${url} answered ${response.status}; nothing was installed`);
+}
+
+/** Whether the release has a binary for this machine (HEAD, nothing downloaded). */
+async function binaryThere(fetchFn: typeof fetch, files: ReleaseFiles, signal: AbortSignal | undefined): Promise<boolean> {
+  const response = await fetchFn(files.binaryUrl, { method: 'HEAD', redirect: 'follow', ...(signal && { signal }) }).catch((error: unknown) => {
+    throw unreachable(files.source, error, 'nothing was installed');
+  });
+  await response.body?.cancel();
+  return response.status !== 404;
 }
 
 async function capped(response: Response, max: number): Promise<string> {

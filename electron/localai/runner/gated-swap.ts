@@ -16,7 +16,7 @@ export interface SwapSteps {
   /** Starts LocalAI and resolves once /readyz answers; rejects saying why not (a StartFailed with its own lines). */
   start(): Promise<void>;
   load(model: string): Promise<void>;
-  /** LocalAI's last lines, for a failure that is not a start's. */
+  /** The lines the new build wrote, for a failure that is not its start's (a model that did not load on it). */
   logTail(): string[];
   phase(text: string): void;
 }

@@ -10,7 +10,7 @@ describe('an agent killed while LocalAI runs', () => {
   let stand: LocalAiStand;
 
   before(async () => {
-    stand = await localAiStand('localai-left', '24460-24479');
+    stand = await localAiStand('localai-left', '24600-24619');
     await stand.releases.publish({ version: 'v3.2.0' });
     await stand.ok('localai', 'install');
   });

@@ -109,14 +109,14 @@ describe('Hangar runs LocalAI', () => {
     await releases.publish({ version: 'v3.0.1' }, 'unlisted');
     await releases.publish({ version: 'v3.0.2' }, 'no-file');
     const wrong = await hangar(agent, 'localai', 'install', 'v3.0.0');
-    assert.equal(wrong.code, 1);
-    assert.match(wrong.stderr, /refused LocalAI v3\.0\.0: local-ai-v3\.0\.0-\S+ has sha256 [0-9a-f]{64}, but .*LocalAI-v3\.0\.0-checksums\.txt lists [0-9a-f]{64}; nothing was installed/);
+    assert.equal(wrong.code, 6);
+    assert.match(wrong.stderr, /refused LocalAI v3\.0\.0: its sha256 is not the one its checksums file lists; nothing was installed \(local-ai-v3\.0\.0-\S+ has [0-9a-f]{16}…, LocalAI-v3\.0\.0-checksums\.txt lists [0-9a-f]{16}…\)/);
     const unlisted = await hangar(agent, 'localai', 'install', '3.0.1');
-    assert.equal(unlisted.code, 1);
+    assert.equal(unlisted.code, 6);
     assert.match(unlisted.stderr, /refused LocalAI v3\.0\.1: .*lists no sha256 for local-ai-v3\.0\.1-/);
     // The latest, through the releases/latest redirect: its checksums file is missing, so its binary is not even fetched.
     const missing = await hangar(agent, 'localai', 'install');
-    assert.equal(missing.code, 1);
+    assert.equal(missing.code, 6);
     assert.match(missing.stderr, /refused LocalAI v3\.0\.2: its checksums file .*LocalAI-v3\.0\.2-checksums\.txt answered 404/);
     assert.ok(!releases.asked.some((p) => p.endsWith(`local-ai-v3.0.2-${releasePlatform()}`)), 'the binary of a release without checksums is not downloaded');
     assert.deepEqual(await binaries(), []);

@@ -21,3 +21,14 @@ test('only the last lines are kept, and a mark gives those written after it', ()
   assert.deepEqual(logs.since(mark, 2), ['c', 'd']);
   assert.deepEqual(logs.since(logs.mark(), 5), []);
 });
+
+test("the lines since a mark are LocalAI's own, never Hangar's about it", () => {
+  const logs = new LogLines(() => null);
+  logs.note('LocalAI install failed: refused LocalAI v3.0.0');
+  const mark = logs.mark();
+  logs.note('started local-ai (pid 7)');
+  logs.write('stderr', 'ERR broken\n');
+  logs.note('LocalAI (pid 7) ended by itself: exit code 1');
+  assert.deepEqual(logs.since(mark, 20), ['ERR broken']);
+  assert.equal(logs.last().length, 4, 'the log keeps them all');
+});

@@ -12,6 +12,8 @@ test('release names are those of LocalAI’s launcher, with Go’s os and arch',
   assert.equal(releasePlatform('linux', 'ia32'), null);
   assert.deepEqual(releaseFiles('https://mirror.example/', '3.1.0', 'linux-arm64'), {
     tag: 'v3.1.0',
+    source: 'https://mirror.example',
+    releases: 'https://mirror.example/mudler/LocalAI/releases',
     asset: 'local-ai-v3.1.0-linux-arm64',
     binaryUrl: 'https://mirror.example/mudler/LocalAI/releases/download/v3.1.0/local-ai-v3.1.0-linux-arm64',
     checksumsUrl: 'https://mirror.example/mudler/LocalAI/releases/download/v3.1.0/LocalAI-v3.1.0-checksums.txt',

@@ -3,6 +3,7 @@
 // `BASE/mudler/LocalAI/releases/download/vX.Y.Z/`, and the latest release told by the redirect of
 // `BASE/mudler/LocalAI/releases/latest` to `.../releases/tag/vX.Y.Z` (api.github.com would be rate-limited).
 import { HangarError } from '../../../shared/errors.ts';
+import { DownloadError } from '../../core/net/index.ts';
 
 export const DEFAULT_RELEASES = 'https://github.com';
 const REPOSITORY = 'mudler/LocalAI';
@@ -24,6 +25,10 @@ export function releasePlatform(platform: NodeJS.Platform = process.platform, ar
 
 export interface ReleaseFiles {
   tag: string;
+  /** Where releases are fetched from (BASE, `https://github.com` or a mirror). */
+  source: string;
+  /** Its releases page, `BASE/mudler/LocalAI/releases`, as a message names it. */
+  releases: string;
   /** The binary's file name, as the checksums file lists it. */
   asset: string;
   binaryUrl: string;
@@ -33,15 +38,19 @@ export interface ReleaseFiles {
 export function releaseFiles(base: string, version: string, platform = releasePlatform()): ReleaseFiles {
   if (!platform) throw new HangarError('conflict', `LocalAI publishes no binary for ${process.platform}-${process.arch}`);
   const tag = releaseTag(version);
-  const dir = `${trimmed(base)}/${REPOSITORY}/releases/download/${tag}`;
+  const releases = `${trimmed(base)}/${REPOSITORY}/releases`;
+  const dir = `${releases}/download/${tag}`;
   const asset = `local-ai-${tag}-${platform}`;
-  return { tag, asset, binaryUrl: `${dir}/${asset}`, checksumsUrl: `${dir}/LocalAI-${tag}-checksums.txt` };
+  return { tag, source: trimmed(base), releases, asset, binaryUrl: `${dir}/${asset}`, checksumsUrl: `${dir}/LocalAI-${tag}-checksums.txt` };
 }
 
 /** The latest release's tag, from where `BASE/mudler/LocalAI/releases/latest` redirects. */
-export async function latestRelease(base: string, fetchFn: typeof fetch): Promise<string> {
+/** `unreached`: what a source that cannot be reached means for the caller. */
+export async function latestRelease(base: string, fetchFn: typeof fetch, signal?: AbortSignal, unreached = 'the latest LocalAI release cannot be told'): Promise<string> {
   const url = `${trimmed(base)}/${REPOSITORY}/releases/latest`;
-  const response = await fetchFn(url, { redirect: 'manual' });
+  const response = await fetchFn(url, { redirect: 'manual', ...(signal && { signal }) }).catch((error: unknown) => {
+    throw unreachable(base, error, unreached);
+  });
   await response.body?.cancel();
   const location = response.headers.get('location');
   if (response.status < 300 || response.status > 399 || !location) {
@@ -59,6 +68,15 @@ export function checksumOf(checksums: string, asset: string): string | null {
     if (name?.replace(/^\*/, '') === asset && /^[0-9a-f]{64}$/i.test(hash ?? '')) return hash!.toLowerCase();
   }
   return null;
+}
+
+/**
+ * A release source that could not be reached at all (nothing listens, DNS, TLS): said as that, not as a release
+ * refused. A cancel (or any other failure) is passed on as it is.
+ */
+export function unreachable(base: string, error: unknown, conclusion: string): unknown {
+  if (!(error instanceof DownloadError)) return error;
+  return new HangarError('failed', `cannot reach LocalAI's releases at ${trimmed(base)}: ${error.reason}; ${conclusion}`);
 }
 
 function trimmed(base: string): string {

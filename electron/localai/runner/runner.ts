@@ -14,7 +14,7 @@ import { withLoadNote } from '../server/load-note.ts';
 import type { BackendMarks, MarkCheck } from './backend-marks.ts';
 import { API_KEY_FILE, localAiApiKey } from './api-key.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
-import { downloadRelease } from './download.ts';
+import { downloadRelease, Refused } from './download.ts';
 import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
 import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
 import { leftRunningText, noteRunning, noteStopped, stopLeftRunning, type LeftRunning } from './left-running.ts';
@@ -73,6 +73,9 @@ export class LocalAiRunner {
   private link: string | null = null;
   private operation: LocalAiOperation | null = null;
   private closed = false;
+  /** Where the log stood when the last start began: the lines after it are that process's. */
+  private startMark = 0;
+  private failedStart: LocalAiRunView['failedStart'] = null;
   /** The LocalAI a previous agent left running, stopped by `load`: started again by `launch`. */
   private left: LeftRunning | null = null;
 
@@ -125,6 +128,7 @@ export class LocalAiRunner {
       // How the link stood when it last started: said only while that process runs.
       link: this.process && this.state !== 'stopped' ? this.link : null,
       operation: this.operation && { ...this.operation, logTail: [...this.operation.logTail] },
+      failedStart: this.failedStart && { ...this.failedStart, logTail: [...this.failedStart.logTail] },
       marked: this.options.marks?.store.list() ?? [],
     };
   }
@@ -154,7 +158,7 @@ export class LocalAiRunner {
     return this.serial.run(KEY, () =>
       this.operate(this.builds.inUse() ? 'upgrade' : 'install', async (phase) => {
         phase('finding the release');
-        const tag = version === undefined ? await this.latest() : releaseTag(version);
+        const tag = version === undefined ? await latestRelease(this.releases, this.fetch, undefined, 'nothing was installed') : releaseTag(version);
         const before = this.builds.inUse();
         if (before?.tag === tag) return `LocalAI ${tag} is already installed`;
         phase(`downloading LocalAI ${tag}`);
@@ -221,7 +225,7 @@ export class LocalAiRunner {
           .catch((error: unknown) => {
             throw withLoadNote(error, model, this.markNote(backendOf.get(model) ?? null));
           }),
-      logTail: () => this.logs.last(FAILURE_TAIL),
+      logTail: () => this.logs.since(this.startMark, FAILURE_TAIL),
       phase,
     }, what).finally(() => this.builds.prune());
   }
@@ -236,10 +240,10 @@ export class LocalAiRunner {
       this.say(operation.message);
     } catch (error) {
       operation.state = 'failed';
-      operation.message = oneLine(error);
+      operation.message = error instanceof Refused ? error.full : oneLine(error);
       if (error instanceof SwapFailed || error instanceof StartFailed) operation.logTail = error.logTail;
       this.say(`LocalAI ${kind} failed: ${operation.message}`);
-      throw new HangarError(error instanceof HangarError ? error.code : 'failed', operation.message);
+      throw new HangarError(error instanceof HangarError ? error.code : 'failed', oneLine(error));
     } finally {
       operation.phase = operation.state;
       operation.finishedAt = new Date().toISOString();
@@ -277,7 +281,7 @@ export class LocalAiRunner {
     this.port = this.port !== null && (await portIsFree(this.port)) ? this.port : await freePort();
     await Promise.all([mkdir(this.modelsPath, { recursive: true }), mkdir(this.options.backendsPath, { recursive: true }), mkdir(this.builds.dir, { recursive: true })]);
     this.state = 'starting';
-    const mark = this.logs.mark();
+    const mark = (this.startMark = this.logs.mark());
     const proc = await launchLocalAi({ binary, port: this.port, backendsPath: this.options.backendsPath, modelsPath: this.modelsPath, apiKey: this.apiKey!, cwd: this.builds.dir, logs: this.logs }).catch((error: Error) => {
       this.state = 'stopped';
       throw new HangarError('failed', error.message);
@@ -291,6 +295,7 @@ export class LocalAiRunner {
     if (!readiness.ready) {
       const tail = this.logs.since(mark, FAILURE_TAIL);
       if (!(afterCrash && this.process !== proc)) await this.stopNow();
+      this.failedStart = { at: new Date().toISOString(), why: readiness.why, logTail: tail };
       throw new StartFailed(readiness.why, tail);
     }
     this.supervised = proc;

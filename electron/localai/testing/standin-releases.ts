@@ -1,7 +1,8 @@
 // LocalAI's releases as a local HTTP server (tests only), laid out as github.com serves them to LocalAI's launcher:
 // `/mudler/LocalAI/releases/latest` redirects to `/mudler/LocalAI/releases/tag/vX.Y.Z`, and each release serves
 // `local-ai-vX.Y.Z-<os>-<arch>` (here the stand-in binary, a Node script) and `LocalAI-vX.Y.Z-checksums.txt`
-// (sha256sum lines). A release can be published with a wrong checksum, without its line, or without the file.
+// (sha256sum lines). A release can be published with a wrong checksum, without its line, or without the file. HEAD
+// answers as GET does, without the body.
 import { createHash } from 'node:crypto';
 import { build as esbuild } from 'esbuild';
 import { once } from 'node:events';
@@ -53,8 +54,10 @@ export class StandInReleases {
   private readonly releases = new Map<string, Release>();
   private server: Server | null = null;
   latest: string | null = null;
-  /** Paths asked for, in order. */
+  /** Paths fetched (GET), in order. */
   readonly asked: string[] = [];
+  /** Paths only looked at (HEAD), in order. */
+  readonly probed: string[] = [];
 
   constructor(
     private readonly dir: string,
@@ -77,7 +80,7 @@ export class StandInReleases {
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      this.asked.push(path);
+      (req.method === 'HEAD' ? this.probed : this.asked).push(path);
       const answer = this.answer(path);
       res.writeHead(answer.status, answer.headers ?? {});
       res.end(answer.body);
