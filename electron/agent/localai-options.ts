@@ -3,7 +3,7 @@
 // file, never taken on the command line (the process list shows that to every user of the machine); NATS credentials
 // come as for Hangar's own cluster.
 import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { LocalAiJoinRequest } from '../../shared/api.ts';
 import type { LocalAiHostOptions } from '../fleet/start.ts';
@@ -48,13 +48,23 @@ export function localaiOptions(command: Command, parseMs: (value: string) => num
 }
 
 /** LocalAI run by the agent (`hangar localai`): its binary, release source and models directory. */
-export function localaiRunOptions(options: LocalAiCommandOptions): { binary?: string; releases?: string; modelsPath?: string } {
-  if (options.localaiReleases !== undefined && !/^https?:\/\/\S+$/i.test(options.localaiReleases)) throw new HangarError('invalid-request', `--localai-releases wants an http(s) URL, got "${options.localaiReleases}"`);
+export async function localaiRunOptions(options: LocalAiCommandOptions): Promise<{ binary?: string; releases?: string; modelsPath?: string }> {
+  if (options.localaiReleases !== undefined) httpUrl('--localai-releases', options.localaiReleases);
+  const modelsPath = options.localaiModels !== undefined ? resolve(options.localaiModels) : undefined;
+  // LocalAI's start makes the models directory; a parent that is not there is a path typed wrong, not one to make.
+  if (modelsPath !== undefined && !(await stat(dirname(modelsPath)).then((s) => s.isDirectory(), () => false))) {
+    throw new HangarError('not-found', `--localai-models ${modelsPath}: there is no directory ${dirname(modelsPath)} to make it in`);
+  }
   return {
     ...(options.localaiBin !== undefined && { binary: resolve(options.localaiBin) }),
     ...(options.localaiReleases !== undefined && { releases: options.localaiReleases }),
-    ...(options.localaiModels !== undefined && { modelsPath: resolve(options.localaiModels) }),
+    ...(modelsPath !== undefined && { modelsPath }),
   };
+}
+
+/** An option's URL as typed: http(s) and nothing else, or the option is typed wrong (exit 2). */
+function httpUrl(option: string, value: string): void {
+  if (!/^https?:\/\/\S+$/i.test(value) || !URL.canParse(value)) throw new HangarError('invalid-request', `${option} wants an http(s) URL, got "${value.slice(0, 200)}"`);
 }
 
 /** The options as the host takes them; none given: the LocalAI cluster is the one Settings keep. */
@@ -88,6 +98,7 @@ export async function localaiServerOptions(options: LocalAiCommandOptions, insec
     insecure,
   };
   if (options.localaiUrl === undefined) return { fixed: null, ...timing };
+  httpUrl('--localai-url', options.localaiUrl);
   const apiKey = options.localaiApiKeyFile !== undefined ? await readKey(options.localaiApiKeyFile) : undefined;
   const fixed = { url: options.localaiUrl, ...(apiKey && { apiKey }) };
   checkTarget({ url: fixed.url, apiKey: apiKey ?? null, pid: null }, insecure);
@@ -104,7 +115,9 @@ function defined<K extends string>(key: K, value: string | undefined): Partial<R
  */
 async function readKey(file: string): Promise<string> {
   const cannot = (error: NodeJS.ErrnoException) => {
-    throw new HangarError('bad-input', `cannot read the LocalAI API key file ${file}: ${error.code ?? error.message}`);
+    if (error.code === 'ENOENT') throw new HangarError('bad-input', `the LocalAI API key file ${file} does not exist`);
+    if (error.code === 'EISDIR') throw new HangarError('bad-input', `the LocalAI API key file ${file} is a directory`);
+    throw new HangarError('bad-input', `cannot read the LocalAI API key file ${file}: ${error.code === 'EACCES' ? 'permission denied' : (error.code ?? error.message)}`);
   };
   const { mode } = await stat(file).catch(cannot);
   if ((mode & 0o077) !== 0) throw new HangarError('bad-input', `the LocalAI API key file ${file} can be read by others (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`);

@@ -69,7 +69,7 @@ export function registerAgentCommand(context: CliContext): void {
       // Loaded only here: client commands start faster without the node's code and its dependencies.
       const { runAgent } = await import('../run-agent.ts');
       const localai = await localaiHostOptions(options, options.insecure);
-      await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options, options.insecure), localaiRun: localaiRunOptions(options) });
+      await runAgent({ ...options, home, galleries: options.gallery, cluster, labels, localai, localaiServer: await localaiServerOptions(options, options.insecure), localaiRun: await localaiRunOptions(options) });
     });
 }
 

@@ -54,7 +54,10 @@ export async function launchLocalAi(spec: LaunchSpec): Promise<LocalAiProcess> {
   child.stdout.on('data', (chunk: Buffer) => spec.logs.write('stdout', chunk));
   child.stderr.on('data', (chunk: Buffer) => spec.logs.write('stderr', chunk));
   const ended = new Promise<Ended>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, uptimeMs: Date.now() - startedAt })));
-  await Promise.race([once(child, 'spawn'), once(child, 'error').then(([error]) => Promise.reject(new Error(`cannot run ${spec.binary}: ${(error as Error).message}`)))]);
+  // `once` rejects with the 'error' event's own error, a bare errno: said in words instead.
+  await once(child, 'spawn').catch((error: NodeJS.ErrnoException) => {
+    throw new Error(`cannot run ${spec.binary}: ${error.code === 'EACCES' ? 'permission denied' : error.code === 'ENOENT' ? 'it is not there' : (error.code ?? error.message)}`);
+  });
   const pid = child.pid!;
   const platform = currentPlatform();
   const leader = { pid, startTime: await startTimeOf(platform, pid), cgroup: null };

@@ -13,6 +13,7 @@ import { concreteBackend } from '../server/backend-names.ts';
 import { withLoadNote } from '../server/load-note.ts';
 import type { BackendMarks, MarkCheck } from './backend-marks.ts';
 import { API_KEY_FILE, localAiApiKey } from './api-key.ts';
+import { binaryProblem } from './binary-check.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
 import { downloadRelease, Refused } from './download.ts';
 import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
@@ -275,6 +276,8 @@ export class LocalAiRunner {
     if (this.closed) throw new HangarError('conflict', 'the agent is stopping');
     const binary = this.options.binary ?? this.builds.inUse()?.path;
     if (!binary) throw new HangarError('conflict', 'LocalAI is not installed: hangar localai install (or hangar agent --localai-bin PATH)');
+    const problem = await binaryProblem(binary, this.options.binary ? 'hangar agent --localai-bin' : 'installed by Hangar, then removed');
+    if (problem) throw problem;
     this.restarts.cancel(KEY);
     // Made at the first start, not with the agent: an agent that never runs LocalAI writes nothing for it.
     this.apiKey ??= await localAiApiKey(join(this.options.home, 'state'));
