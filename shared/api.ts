@@ -155,7 +155,7 @@ export interface ClusterApi {
   /** Starts, stops or restarts it; a start answers once /readyz does (or it failed). */
   localaiControl(req: NodeRef & { action: LocalAiAction }): Promise<LocalAiRunView>;
   /**
-   * Installs LocalAI's release `version` (default: the latest), its sha256 checked against the release's checksums
+   * Installs LocalAI's release `version` (vX.Y.Z; default, or `latest`: the latest), its sha256 checked against the release's checksums
    * file. A LocalAI already running goes through a gated swap: its loaded models noted, stopped, the new build started
    * and the models loaded again; any step failing rolls back to the previous build. Answers when it is done.
    */

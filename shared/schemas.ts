@@ -143,7 +143,10 @@ const localaiServer = z.strictObject({
 export const LOCALAI_LOG_LINES = 2000;
 
 /** A LocalAI release tag as its releases page names it: v2.29.0 (the v may be left out). */
-const localaiVersion = z.string().regex(/^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/, 'A LocalAI version looks like v3.1.0');
+/** vX.Y.Z (or X.Y.Z), or latest; a refusal names what was typed. */
+const localaiVersion = z.string().superRefine((value, ctx) => {
+  if (value !== 'latest' && !/^v?\d{1,4}\.\d{1,4}\.\d{1,4}$/.test(value)) ctx.addIssue({ code: 'custom', message: `version must look like v3.1.0 or be latest, got ${JSON.stringify(value.slice(0, 100))}` });
+});
 
 type Schemas = { [M in HangarMethod]: z.ZodType<NodeRequest<M>> };
 

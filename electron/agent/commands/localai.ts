@@ -10,13 +10,13 @@ export function registerLocalAiCommands(context: CliContext): void {
   const group = context.program.command('localai').description("LocalAI run by Hangar: install, start, stop, restart, status, logs, upgrade, rollback");
   const sub = (name: string, description: string, configure?: Parameters<CliContext['clientCommand']>[2]) => context.clientCommand(name, description, configure, { parent: group });
 
-  sub('install', "install LocalAI's release VERSION (default: the latest), its sha256 checked; over a running LocalAI, as a gated swap", (c) => c.argument('[version]'))
+  sub('install', "install LocalAI's release VERSION (vX.Y.Z, or latest: the default), its sha256 checked; over a running LocalAI, as a gated swap", (c) => c.argument('[version]'))
     .action(context.withClient(async (c, version: string | undefined, options: { json?: boolean }) => {
       const view = await saying(c, context.node, () => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) }));
       print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
     }));
 
-  sub('upgrade', 'upgrade LocalAI to VERSION (default: the latest): loaded models noted, LocalAI stopped, swapped, started, models loaded again; rolled back if any step fails', (c) => c.argument('[version]'))
+  sub('upgrade', 'upgrade LocalAI to VERSION (vX.Y.Z, or latest: the default): loaded models noted, LocalAI stopped, swapped, started, models loaded again; rolled back if any step fails', (c) => c.argument('[version]'))
     .action(context.withClient(async (c, version: string | undefined, options: { json?: boolean }) => {
       const view = await saying(c, context.node, () => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) }));
       print(options, view, () => `${view.operation?.message ?? 'done'}\n`);

@@ -11,9 +11,14 @@ const VERSION = /^v?(\d{1,4}\.\d{1,4}\.\d{1,4})$/;
 
 /** `v3.1.0` from `3.1.0` or `v3.1.0`. */
 export function releaseTag(version: string): string {
-  const match = VERSION.exec(version.trim());
-  if (!match) throw new HangarError('invalid-request', `a LocalAI version looks like v3.1.0, got "${version.slice(0, 100)}"`);
+  const match = VERSION.exec(version);
+  if (!match) throw new HangarError('invalid-request', `a LocalAI version looks like v3.1.0 (or latest), got ${JSON.stringify(version.slice(0, 100))}`);
   return `v${match[1]}`;
+}
+
+/** The release a typed version asks for: a tag, or null for the latest (none typed, or `latest`). */
+export function wantedRelease(version: string | undefined): string | null {
+  return version === undefined || version === 'latest' ? null : releaseTag(version);
 }
 
 /** Go's GOOS/GOARCH for this machine, as the release names carry them; null where LocalAI publishes no binary. */

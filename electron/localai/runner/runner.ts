@@ -21,7 +21,7 @@ import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } fr
 import { leftRunningText, noteRunning, noteStopped, stopLeftRunning, type LeftRunning } from './left-running.ts';
 import { LogLines } from './log-lines.ts';
 import { endText, waitReady } from './readiness.ts';
-import { DEFAULT_RELEASES, latestRelease, releaseFiles, releaseTag } from './release.ts';
+import { DEFAULT_RELEASES, latestRelease, releaseFiles, wantedRelease } from './release.ts';
 import { freePort } from './free-port.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
@@ -156,10 +156,11 @@ export class LocalAiRunner {
   /** Installs `version` (default the latest); over a running LocalAI, as a gated swap. */
   install(version?: string): Promise<LocalAiRunView> {
     this.refuseFixed('install');
+    const wanted = wantedRelease(version);
     return this.serial.run(KEY, () =>
       this.operate(this.builds.inUse() ? 'upgrade' : 'install', async (phase) => {
         phase('finding the release');
-        const tag = version === undefined ? await latestRelease(this.releases, this.fetch, undefined, 'nothing was installed') : releaseTag(version);
+        const tag = wanted ?? (await latestRelease(this.releases, this.fetch, undefined, 'nothing was installed'));
         const before = this.builds.inUse();
         if (before?.tag === tag) return `LocalAI ${tag} is already installed`;
         phase(`downloading LocalAI ${tag}`);
