@@ -11,6 +11,7 @@ import type {
   JobView,
   LoadResult,
   LocalAiAction,
+  LocalAiCancel,
   LocalAiRunView,
   LocalAiServerView,
   LocalAiSettingsView,
@@ -162,6 +163,11 @@ export interface ClusterApi {
   localaiInstall(req: NodeRef & { version?: string }): Promise<LocalAiRunView>;
   /** Back to the build kept before the last install, by the same gated swap. */
   localaiRollback(req: NodeRef): Promise<LocalAiRunView>;
+  /**
+   * Cancels the install, upgrade or rollback under way if its swap has not begun (LocalAI is then as it was), and
+   * answers once it ended; past that point it goes on. Refused when none is under way.
+   */
+  localaiCancel(req: NodeRef): Promise<LocalAiCancel>;
   /** LocalAI's last log lines (stdout and stderr), oldest first. */
   localaiLogs(req: NodeRef & { lines?: number }): Promise<string[]>;
   /** The latest release the release source offers. */
@@ -242,7 +248,7 @@ export const clusterMethods = [
   'nodes', 'rollout', 'rollouts', 'rollbackRollout', 'resumeRollout', 'pin', 'unpin', 'desired', 'clusterSettings', 'updateClusterSettings', 'clusterStatus',
   'clusterInvitations', 'clusterInvite', 'clusterJoin',
   'localaiSettings', 'updateLocalaiSettings', 'localaiServer', 'updateLocalaiServer',
-  'localaiRun', 'localaiControl', 'localaiInstall', 'localaiRollback', 'localaiLogs', 'localaiLatest',
+  'localaiRun', 'localaiControl', 'localaiInstall', 'localaiRollback', 'localaiCancel', 'localaiLogs', 'localaiLatest',
 ] as const satisfies readonly (keyof ClusterApi)[];
 
 /** Every method a host serves; a node serves only `nodeMethods` to the cluster. */

@@ -233,6 +233,7 @@ export const requestSchemas = {
   localaiControl: z.strictObject({ node: nodeId, action: z.enum(['start', 'stop', 'restart'] satisfies LocalAiAction[]) }),
   localaiInstall: z.strictObject({ node: nodeId, version: localaiVersion.optional() }),
   localaiRollback: nodeRef,
+  localaiCancel: nodeRef,
   localaiLogs: z.strictObject({ node: nodeId, lines: z.number().int().min(1).max(LOCALAI_LOG_LINES).optional() }),
   localaiLatest: nodeRef,
 } satisfies Schemas;

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { LOCAL_NODE, type HangarApi, type LocalAiServerRequest, type NodeRef } from '../../shared/api.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { parseSelector, selects } from '../../shared/selector.ts';
-import type { ClusterStatusView, LocalAiAction, LocalAiRunView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
+import type { ClusterStatusView, LocalAiAction, LocalAiCancel, LocalAiRunView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
 import type { ClusterLink } from '../cluster/join.ts';
 import type { ClusterSettings } from '../cluster/cluster-settings.ts';
 import type { Invitations } from '../cluster/invitations.ts';
@@ -31,6 +31,7 @@ export interface LocalAiRunnerControl {
   control(action: LocalAiAction): Promise<LocalAiRunView>;
   install(version?: string): Promise<LocalAiRunView>;
   rollback(): Promise<LocalAiRunView>;
+  cancel(): Promise<LocalAiCancel>;
   logLines(count?: number): string[];
   latest(): Promise<string>;
 }
@@ -222,6 +223,7 @@ export function createHost(options: HostOptions): Host {
     localaiControl: async (req) => runner(req).control(req.action),
     localaiInstall: async (req) => runner(req).install(req.version),
     localaiRollback: async (req) => runner(req).rollback(),
+    localaiCancel: async (req) => runner(req).cancel(),
     localaiLogs: async (req) => runner(req).logLines(req.lines),
     localaiLatest: async (req) => ({ latest: await runner(req).latest() }),
     watch: () => cluster?.presence?.watch() ?? (() => undefined),

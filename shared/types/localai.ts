@@ -43,7 +43,8 @@ export type LocalAiRunState = 'not-installed' | 'stopped' | 'starting' | 'ready'
 /** An install, upgrade or rollback of LocalAI itself: what it did, or why it failed with LocalAI's last log lines. */
 export interface LocalAiOperation {
   kind: 'install' | 'upgrade' | 'rollback';
-  state: 'running' | 'done' | 'failed';
+  /** Cancelled: before its swap began, so LocalAI is as it was. */
+  state: 'running' | 'done' | 'failed' | 'cancelled';
   phase: string;
   /** The outcome in one line (done), or why it failed. */
   message: string | null;
@@ -92,3 +93,14 @@ export interface LocalAiMarkedBackend {
 }
 
 export type LocalAiAction = 'start' | 'stop' | 'restart';
+
+/** What a cancel of the LocalAI install, upgrade or rollback under way did. */
+export interface LocalAiCancel {
+  kind: LocalAiOperation['kind'];
+  /** False: it was past the point where it can be cancelled (its swap had begun), and goes on. */
+  cancelled: boolean;
+  /** The phase it was in when asked. */
+  phase: string;
+  /** How it ended, once cancelled. */
+  message: string | null;
+}

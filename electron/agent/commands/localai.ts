@@ -1,31 +1,39 @@
 // `hangar localai …`: LocalAI run by the agent: installed from its releases, started, stopped, upgraded and rolled
 // back, its state and its logs.
-import type { LocalAiRunView } from '../../../shared/types.ts';
+import { HangarError } from '../../../shared/errors.ts';
+import type { LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import type { CliContext } from './context.ts';
+import { operating, pastCancelText, saying } from './localai-follow.ts';
 import { linkLines } from './localai-links.ts';
 import { print } from './terminal.ts';
 
 export function registerLocalAiCommands(context: CliContext): void {
-  const group = context.program.command('localai').description("LocalAI run by Hangar: install, start, stop, restart, status, logs, upgrade, rollback");
+  const group = context.program.command('localai').description("LocalAI run by Hangar: install, start, stop, restart, status, logs, upgrade, rollback, cancel");
   const sub = (name: string, description: string, configure?: Parameters<CliContext['clientCommand']>[2]) => context.clientCommand(name, description, configure, { parent: group });
 
+  const operation = (kind: LocalAiOperation['kind'], work: (c: WireClient) => Promise<LocalAiRunView>) =>
+    context.withClient(async (c, ...args: unknown[]) => {
+      const options = args.at(-2) as { json?: boolean };
+      const view = await operating(c, context.node, kind, () => work(c));
+      if (view) print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
+    });
+  const install = (c: WireClient, version: string | undefined) => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) });
+
   sub('install', "install LocalAI's release VERSION (vX.Y.Z, or latest: the default), its sha256 checked; over a running LocalAI, as a gated swap", (c) => c.argument('[version]'))
-    .action(context.withClient(async (c, version: string | undefined, options: { json?: boolean }) => {
-      const view = await saying(c, context.node, () => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) }));
-      print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
-    }));
+    .action((version: string | undefined, ...rest: unknown[]) => operation('install', (c) => install(c, version))(...rest));
 
   sub('upgrade', 'upgrade LocalAI to VERSION (vX.Y.Z, or latest: the default): loaded models noted, LocalAI stopped, swapped, started, models loaded again; rolled back if any step fails', (c) => c.argument('[version]'))
-    .action(context.withClient(async (c, version: string | undefined, options: { json?: boolean }) => {
-      const view = await saying(c, context.node, () => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) }));
-      print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
-    }));
+    .action((version: string | undefined, ...rest: unknown[]) => operation('upgrade', (c) => install(c, version))(...rest));
 
   sub('rollback', 'go back to the LocalAI build kept before the last install, by the same gated swap')
+    .action(operation('rollback', (c) => c.localaiRollback({ node: context.node })));
+
+  sub('cancel', 'cancel the LocalAI install, upgrade or rollback under way, unless its swap has begun (then it goes on)')
     .action(context.withClient(async (c, options: { json?: boolean }) => {
-      const view = await saying(c, context.node, () => c.localaiRollback({ node: context.node }));
-      print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
+      const answer = await c.localaiCancel({ node: context.node });
+      if (!answer.cancelled) throw new HangarError('conflict', pastCancelText(answer));
+      print(options, answer, () => `${answer.message}\n`);
     }));
 
   for (const action of ['start', 'stop', 'restart'] as const) {
@@ -49,30 +57,6 @@ export function registerLocalAiCommands(context: CliContext): void {
       const lines = await c.localaiLogs({ node: context.node, lines: options.lines });
       print(options, lines, () => lines.map((l) => `${l}\n`).join(''));
     }));
-}
-
-/**
- * Runs `work`; when it fails because a LocalAI process did (a start, or the new build in a swap), the lines that
- * process wrote go to stderr before the error. Any other failure (bad input, a refused release) is its one line.
- */
-async function saying(c: WireClient, node: string, work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView> {
-  const before = await c.localaiRun({ node });
-  try {
-    return await work();
-  } catch (error) {
-    const after = await c.localaiRun({ node }).catch(() => null);
-    const lines = after ? failedProcessLines(before, after) : [];
-    if (lines.length > 0) process.stderr.write(`LocalAI's last log lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
-    throw error;
-  }
-}
-
-/** The lines of the LocalAI process whose failure is new since `before`: an operation's failed build, or a start's. */
-function failedProcessLines(before: LocalAiRunView, after: LocalAiRunView): string[] {
-  const operation = after.operation;
-  if (operation?.state === 'failed' && operation.startedAt !== before.operation?.startedAt && operation.logTail.length > 0) return operation.logTail;
-  const start = after.failedStart;
-  return start && start.at !== before.failedStart?.at ? start.logTail : [];
 }
 
 /** `links`: how the links Hangar did not make by running LocalAI stand; with one, a missing LocalAI is no news. */

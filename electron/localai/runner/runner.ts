@@ -4,7 +4,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
-import type { LocalAiAction, LocalAiOperation, LocalAiRunState, LocalAiRunView } from '../../../shared/types.ts';
+import type { LocalAiAction, LocalAiCancel, LocalAiOperation, LocalAiRunState, LocalAiRunView } from '../../../shared/types.ts';
 import { KeyedLock } from '../../core/locks.ts';
 import { guardedFetch, type TransferLimits } from '../../core/net/index.ts';
 import { DEFAULT_RESTART_RULES, portIsFree, type RestartHistory, RestartScheduler } from '../../core/supervisor/index.ts';
@@ -15,11 +15,12 @@ import type { BackendMarks, MarkCheck } from './backend-marks.ts';
 import { API_KEY_FILE, localAiApiKey } from './api-key.ts';
 import { binaryProblem } from './binary-check.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
-import { downloadRelease, Refused } from './download.ts';
-import { gatedSwap, StartFailed, SwapFailed } from './gated-swap.ts';
+import { downloadRelease } from './download.ts';
+import { gatedSwap, StartFailed } from './gated-swap.ts';
 import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
 import { leftRunningText, noteRunning, noteStopped, stopLeftRunning, type LeftRunning } from './left-running.ts';
 import { LogLines } from './log-lines.ts';
+import { Operations, type OperationContext } from './operations.ts';
 import { endText, waitReady } from './readiness.ts';
 import { DEFAULT_RELEASES, latestRelease, releaseFiles, wantedRelease } from './release.ts';
 import { freePort } from './free-port.ts';
@@ -72,7 +73,7 @@ export class LocalAiRunner {
   private restartCount = 0;
   private lastExit: string | null = null;
   private link: string | null = null;
-  private operation: LocalAiOperation | null = null;
+  private readonly operations = new Operations();
   private closed = false;
   /** Where the log stood when the last start began: the lines after it are that process's. */
   private startMark = 0;
@@ -128,7 +129,7 @@ export class LocalAiRunner {
       lastExit: this.lastExit,
       // How the link stood when it last started: said only while that process runs.
       link: this.process && this.state !== 'stopped' ? this.link : null,
-      operation: this.operation && { ...this.operation, logTail: [...this.operation.logTail] },
+      operation: this.operations.view(),
       failedStart: this.failedStart && { ...this.failedStart, logTail: [...this.failedStart.logTail] },
       marked: this.options.marks?.store.list() ?? [],
     };
@@ -139,6 +140,7 @@ export class LocalAiRunner {
   }
 
   control(action: LocalAiAction): Promise<LocalAiRunView> {
+    this.operations.refuseBusy();
     return this.serial.run(KEY, async () => {
       if (action !== 'start') await this.stopNow();
       if (action === 'stop') return this.view();
@@ -154,44 +156,50 @@ export class LocalAiRunner {
   }
 
   /** Installs `version` (default the latest); over a running LocalAI, as a gated swap. */
-  install(version?: string): Promise<LocalAiRunView> {
+  async install(version?: string): Promise<LocalAiRunView> {
     this.refuseFixed('install');
     const wanted = wantedRelease(version);
-    return this.serial.run(KEY, () =>
-      this.operate(this.builds.inUse() ? 'upgrade' : 'install', async (phase) => {
-        phase('finding the release');
-        const tag = wanted ?? (await latestRelease(this.releases, this.fetch, undefined, 'nothing was installed'));
-        const before = this.builds.inUse();
-        if (before?.tag === tag) return `LocalAI ${tag} is already installed`;
-        phase(`downloading LocalAI ${tag}`);
-        await mkdir(this.builds.dir, { recursive: true });
-        const build = await downloadRelease(releaseFiles(this.releases, tag), this.builds.dir, this.fetch, (bytes, total) => {
-          if (this.operation) this.operation.phase = `downloading LocalAI ${tag}: ${total ? `${Math.floor((bytes / total) * 100)}%` : `${bytes} bytes`}`;
-        });
-        if (!before) {
-          await this.builds.use(build);
-          return `LocalAI ${tag} installed (sha256 ${build.sha256.slice(0, 12)}… checked) in ${this.builds.dir}`;
-        }
-        return this.swapTo(build, `LocalAI ${before.tag} → ${tag}`, phase);
-      }),
-    );
+    await this.operate(this.builds.inUse() ? 'upgrade' : 'install', async ({ signal, phase, ifCancelled, commit }) => {
+      phase('finding the release');
+      const tag = wanted ?? (await latestRelease(this.releases, this.fetch, signal, 'nothing was installed'));
+      const before = this.builds.inUse();
+      if (before?.tag === tag) return `LocalAI ${tag} is already installed`;
+      ifCancelled(before ? `cancelled the LocalAI upgrade to ${tag}: LocalAI ${before.tag} ${this.process ? 'runs' : 'stays'} as it was` : `cancelled the LocalAI install of ${tag}: nothing was installed`);
+      phase(`downloading LocalAI ${tag}`);
+      await mkdir(this.builds.dir, { recursive: true });
+      const progress = (bytes: number, total: number | null) => phase(`downloading LocalAI ${tag}: ${total ? `${Math.floor((bytes / total) * 100)}%` : `${bytes} bytes`}`);
+      const build = await downloadRelease(releaseFiles(this.releases, tag), this.builds.dir, this.fetch, progress, undefined, signal);
+      commit();
+      if (!before) {
+        await this.builds.use(build);
+        return `LocalAI ${tag} installed (sha256 ${build.sha256.slice(0, 12)}… checked) in ${this.builds.dir}`;
+      }
+      return this.swapTo(build, `LocalAI ${before.tag} → ${tag}`, phase);
+    });
+    return this.view();
   }
 
-  rollback(): Promise<LocalAiRunView> {
+  async rollback(): Promise<LocalAiRunView> {
     this.refuseFixed('roll back');
-    return this.serial.run(KEY, () =>
-      this.operate('rollback', async (phase) => {
-        const back = this.builds.kept();
-        if (!back) throw new HangarError('conflict', 'no previous LocalAI build is kept: nothing to roll back to');
-        return this.swapTo(back, `LocalAI ${this.builds.inUse()?.tag ?? '?'} → ${back.tag} (rollback)`, phase);
-      }),
-    );
+    await this.operate('rollback', async ({ phase, commit }) => {
+      const back = this.builds.kept();
+      if (!back) throw new HangarError('conflict', 'no previous LocalAI build is kept: nothing to roll back to');
+      commit();
+      return this.swapTo(back, `LocalAI ${this.builds.inUse()?.tag ?? '?'} → ${back.tag} (rollback)`, phase);
+    });
+    return this.view();
+  }
+
+  /** Cancels the install, upgrade or rollback under way, unless its swap has begun. */
+  cancel(): Promise<LocalAiCancel> {
+    return this.operations.cancel();
   }
 
   /** Stops LocalAI for good (the agent is leaving): no restart follows. */
   async close(): Promise<void> {
     this.closed = true;
     this.restarts.close();
+    await this.operations.close();
     await this.serial.run(KEY, () => this.stopNow());
   }
 
@@ -232,25 +240,9 @@ export class LocalAiRunner {
     }, what).finally(() => this.builds.prune());
   }
 
-  /** Runs an install, upgrade or rollback as the view's operation; its failure is kept there and thrown. */
-  private async operate(kind: LocalAiOperation['kind'], work: (phase: (text: string) => void) => Promise<string>): Promise<LocalAiRunView> {
-    const operation: LocalAiOperation = { kind, state: 'running', phase: 'starting', message: null, logTail: [], startedAt: new Date().toISOString(), finishedAt: null };
-    this.operation = operation;
-    try {
-      operation.message = await work((text) => (operation.phase = text));
-      operation.state = 'done';
-      this.say(operation.message);
-    } catch (error) {
-      operation.state = 'failed';
-      operation.message = error instanceof Refused ? error.full : oneLine(error);
-      if (error instanceof SwapFailed || error instanceof StartFailed) operation.logTail = error.logTail;
-      this.say(`LocalAI ${kind} failed: ${operation.message}`);
-      throw new HangarError(error instanceof HangarError ? error.code : 'failed', oneLine(error));
-    } finally {
-      operation.phase = operation.state;
-      operation.finishedAt = new Date().toISOString();
-    }
-    return this.view();
+  /** Runs an install, upgrade or rollback in its turn, as the view's operation. */
+  private operate(kind: LocalAiOperation['kind'], work: (context: OperationContext) => Promise<string>): Promise<void> {
+    return this.operations.run(kind, (next) => this.serial.run(KEY, next), work, (line) => this.say(line));
   }
 
   /** Loads `models` again on the LocalAI that runs now; says which did and which did not. */

@@ -13,6 +13,8 @@ export interface StandInBuild {
   version: string;
   /** A broken build: its start fails with this message. */
   failStart?: string;
+  /** A slow build: it listens only this long after its start. */
+  readyAfterMs?: number;
 }
 
 const FLAGS: Record<string, string> = {
@@ -39,6 +41,7 @@ export async function runLocalAi(build: StandInBuild, argv: string[], env: NodeJ
     log('ERR', build.failStart);
     process.exit(1);
   }
+  if (build.readyAfterMs) await new Promise((resolve) => setTimeout(resolve, build.readyAfterMs));
   const [host, port] = hostPort(address);
   if (apiKeys.length === 0 && host !== '127.0.0.1' && host !== 'localhost') {
     log('ERR', 'refusing to listen on a non-loopback address without API keys');

@@ -1,8 +1,8 @@
 // LocalAI's releases as a local HTTP server (tests only), laid out as github.com serves them to LocalAI's launcher:
 // `/mudler/LocalAI/releases/latest` redirects to `/mudler/LocalAI/releases/tag/vX.Y.Z`, and each release serves
 // `local-ai-vX.Y.Z-<os>-<arch>` (here the stand-in binary, a Node script) and `LocalAI-vX.Y.Z-checksums.txt`
-// (sha256sum lines). A release can be published with a wrong checksum, without its line, or without the file. HEAD
-// answers as GET does, without the body.
+// (sha256sum lines). A release can be published with a wrong checksum, without its line, or without the file, and its
+// binary held halfway (a download that stalls). HEAD answers as GET does, without the body.
 import { createHash } from 'node:crypto';
 import { build as esbuild } from 'esbuild';
 import { once } from 'node:events';
@@ -58,6 +58,9 @@ export class StandInReleases {
   readonly asked: string[] = [];
   /** Paths only looked at (HEAD), in order. */
   readonly probed: string[] = [];
+  /** Releases whose binary stalls halfway until `letGo`, and the downloads stalled so far. */
+  private readonly held = new Set<string>();
+  private readonly stalled: Array<() => void> = [];
 
   constructor(
     private readonly dir: string,
@@ -77,10 +80,39 @@ export class StandInReleases {
     if (latest) this.latest = build.version;
   }
 
+  /** From now on, a download of `version`'s binary sends half of it, then nothing until `letGo`. */
+  hold(version: string): void {
+    this.held.add(version);
+  }
+
+  /** Downloads stalled so far (those still open). */
+  stalledDownloads(): number {
+    return this.stalled.length;
+  }
+
+  /** Sends the rest of every stalled download, and stalls no more. */
+  letGo(): void {
+    this.held.clear();
+    for (const finish of this.stalled.splice(0)) finish();
+  }
+
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       (req.method === 'HEAD' ? this.probed : this.asked).push(path);
+      const release = /\/download\/([^/]+)\/local-ai-/.exec(path)?.[1];
+      const binary = release !== undefined && req.method === 'GET' && this.held.has(release) ? this.releases.get(release)?.binary : undefined;
+      if (binary) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': binary.length });
+        res.write(binary.subarray(0, binary.length >> 1));
+        const finish = () => res.end(binary.subarray(binary.length >> 1));
+        this.stalled.push(finish);
+        res.once('close', () => {
+          const at = this.stalled.indexOf(finish);
+          if (at !== -1) this.stalled.splice(at, 1);
+        });
+        return;
+      }
       const answer = this.answer(path);
       res.writeHead(answer.status, answer.headers ?? {});
       res.end(answer.body);

@@ -1,0 +1,75 @@
+// How a `hangar localai` command that changes LocalAI runs: a failure is its one line, after the lines of the LocalAI
+// process that failed if one did; and Ctrl-C on an install, upgrade or rollback cancels it, as it cancels a backend's
+// job, unless its swap has begun (then it goes on); a second Ctrl-C leaves it running and says how to follow it.
+import { LOCAL_NODE } from '../../../shared/api.ts';
+import { messageOf } from '../../../shared/error-text.ts';
+import type { LocalAiCancel, LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
+import type { WireClient } from '../../../shared/wire-client.ts';
+
+const say = (line: string) => process.stderr.write(`hangar: ${line}\n`);
+
+/**
+ * Runs `work`; when it fails because a LocalAI process did (a start, or the new build in a swap), the lines that
+ * process wrote go to stderr before the error. Any other failure (bad input, a refused release) is its one line.
+ */
+export async function saying(c: WireClient, node: string, work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView> {
+  const before = await c.localaiRun({ node });
+  try {
+    return await work();
+  } catch (error) {
+    const after = await c.localaiRun({ node }).catch(() => null);
+    const lines = after ? failedProcessLines(before, after) : [];
+    if (lines.length > 0) process.stderr.write(`LocalAI's last log lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
+    throw error;
+  }
+}
+
+/** The lines of the LocalAI process whose failure is new since `before`: an operation's failed build, or a start's. */
+function failedProcessLines(before: LocalAiRunView, after: LocalAiRunView): string[] {
+  const operation = after.operation;
+  if (operation?.state === 'failed' && operation.startedAt !== before.operation?.startedAt && operation.logTail.length > 0) return operation.logTail;
+  const start = after.failedStart;
+  return start && start.at !== before.failedStart?.at ? start.logTail : [];
+}
+
+/** `saying`, answering Ctrl-C: resolves with the view, or null once Ctrl-C cancelled it (exit status 130). */
+export async function operating(c: WireClient, node: string, kind: LocalAiOperation['kind'], work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView | null> {
+  const on = node === LOCAL_NODE ? '' : ` --on ${node}`;
+  let cancelling: Promise<LocalAiCancel | null> | null = null;
+  const interrupt = () => {
+    if (cancelling) {
+      say(`left the LocalAI ${kind} running: \`hangar localai status${on}\` follows it, \`hangar localai cancel${on}\` cancels it`);
+      process.exit(130);
+    }
+    say(`cancelling the LocalAI ${kind}… (Ctrl-C again leaves it running)`);
+    cancelling = c.localaiCancel({ node }).then(
+      (answer) => {
+        if (!answer.cancelled) say(pastCancelText(answer));
+        return answer;
+      },
+      (error: unknown) => {
+        say(`could not cancel it: ${messageOf(error)}`);
+        return null;
+      },
+    );
+  };
+  process.on('SIGINT', interrupt);
+  try {
+    return await saying(c, node, work);
+  } catch (error) {
+    // The cancel's answer, which may come after the failure it caused.
+    const answer = await (cancelling as Promise<LocalAiCancel | null> | null);
+    if (!answer?.cancelled) throw error;
+    say(answer.message ?? messageOf(error));
+    process.exitCode = 130;
+    return null;
+  } finally {
+    process.off('SIGINT', interrupt);
+    // Once Ctrl-C was pressed the command is on its way out: another press must not kill it before it says how.
+    if (cancelling) process.on('SIGINT', () => undefined);
+  }
+}
+
+export function pastCancelText(answer: LocalAiCancel): string {
+  return `the LocalAI ${answer.kind} is past the point where it can be cancelled (${answer.phase}); it goes on`;
+}
