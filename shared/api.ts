@@ -158,9 +158,10 @@ export interface ClusterApi {
   /**
    * Installs LocalAI's release `version` (vX.Y.Z; default, or `latest`: the latest), its sha256 checked against the release's checksums
    * file. A LocalAI already running goes through a gated swap: its loaded models noted, stopped, the new build started
-   * and the models loaded again; any step failing rolls back to the previous build. Answers when it is done.
+   * and the models loaded again; any step failing rolls back to the previous build. Answers when it is done. `as`: what
+   * the user asked for, as the operation is named (default: an upgrade when a build is installed).
    */
-  localaiInstall(req: NodeRef & { version?: string }): Promise<LocalAiRunView>;
+  localaiInstall(req: NodeRef & { version?: string; as?: 'install' | 'upgrade' }): Promise<LocalAiRunView>;
   /** Back to the build kept before the last install, by the same gated swap. */
   localaiRollback(req: NodeRef): Promise<LocalAiRunView>;
   /**

@@ -231,7 +231,7 @@ export const requestSchemas = {
   updateLocalaiServer: z.strictObject({ node: nodeId, server: localaiServer.nullable() }),
   localaiRun: nodeRef,
   localaiControl: z.strictObject({ node: nodeId, action: z.enum(['start', 'stop', 'restart'] satisfies LocalAiAction[]) }),
-  localaiInstall: z.strictObject({ node: nodeId, version: localaiVersion.optional() }),
+  localaiInstall: z.strictObject({ node: nodeId, version: localaiVersion.optional(), as: z.enum(['install', 'upgrade']).optional() }),
   localaiRollback: nodeRef,
   localaiCancel: nodeRef,
   localaiLogs: z.strictObject({ node: nodeId, lines: z.number().int().min(1).max(LOCALAI_LOG_LINES).optional() }),

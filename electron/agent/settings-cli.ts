@@ -9,7 +9,7 @@ import { table } from './format.ts';
 
 type Scalar = Exclude<keyof NodeSettings, 'galleries' | 'backendStartTimeoutSec'>;
 
-const KEYS: Record<string, { key: Scalar; parse(text: string): NodeSettings[Scalar]; show(value: NodeSettings[Scalar]): string }> = {
+const KEYS: Record<string, { key: Scalar; parse(text: string, name: string): NodeSettings[Scalar]; show(value: NodeSettings[Scalar]): string }> = {
   'auto-upgrade': { key: 'autoUpgrade', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'auto-upgrade-hours': { key: 'autoUpgradeHours', parse: Number, show: String },
   ports: { key: 'portRange', parse: portRange, show: (v) => (v as [number, number]).join('-') },
@@ -35,14 +35,14 @@ function usage(message: string): CommanderError {
   return new CommanderError(2, 'hangar.usage', message);
 }
 
-function onOff(text: string): boolean {
+function onOff(text: string, name: string): boolean {
   if (text === 'on' || text === 'off') return text === 'on';
-  throw usage(`wants on or off, got "${text}"`);
+  throw usage(`${name} wants on or off, got "${text}"`);
 }
 
-function portRange(text: string): [number, number] {
+function portRange(text: string, name: string): [number, number] {
   const match = /^(\d+)-(\d+)$/.exec(text);
-  if (!match) throw usage(`wants FROM-TO, got "${text}"`);
+  if (!match) throw usage(`${name} wants FROM-TO, got "${text}"`);
   return [Number(match[1]), Number(match[2])];
 }
 
@@ -54,7 +54,7 @@ export function settingsKeys(): string {
 export function settingPatch(name: string, value: string): Partial<NodeSettings> {
   const setting = KEYS[name];
   if (!setting) throw usage(`no setting "${name}"; settings are ${settingsKeys()}, and galleries (see hangar galleries)`);
-  return { [setting.key]: setting.parse(value) };
+  return { [setting.key]: setting.parse(value, name) };
 }
 
 /** `hangar settings start-timeout SECONDS|default --backend NAME`: the backends' own start timeouts after it. */

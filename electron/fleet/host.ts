@@ -29,7 +29,7 @@ export interface LocalAiServerSettings {
 export interface LocalAiRunnerControl {
   view(): LocalAiRunView;
   control(action: LocalAiAction): Promise<LocalAiRunView>;
-  install(version?: string): Promise<LocalAiRunView>;
+  install(version?: string, as?: 'install' | 'upgrade'): Promise<LocalAiRunView>;
   rollback(): Promise<LocalAiRunView>;
   cancel(): Promise<LocalAiCancel>;
   logLines(count?: number): string[];
@@ -221,7 +221,7 @@ export function createHost(options: HostOptions): Host {
     },
     localaiRun: async (req) => runner(req).view(),
     localaiControl: async (req) => runner(req).control(req.action),
-    localaiInstall: async (req) => runner(req).install(req.version),
+    localaiInstall: async (req) => runner(req).install(req.version, req.as),
     localaiRollback: async (req) => runner(req).rollback(),
     localaiCancel: async (req) => runner(req).cancel(),
     localaiLogs: async (req) => runner(req).logLines(req.lines),

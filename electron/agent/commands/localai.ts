@@ -18,13 +18,13 @@ export function registerLocalAiCommands(context: CliContext): void {
       const view = await operating(c, context.node, kind, () => work(c));
       if (view) print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
     });
-  const install = (c: WireClient, version: string | undefined) => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }) });
+  const install = (c: WireClient, version: string | undefined, as: 'install' | 'upgrade') => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }), as });
 
   sub('install', "install LocalAI's release VERSION (vX.Y.Z, or latest: the default), its sha256 checked; over a running LocalAI, as a gated swap", (c) => c.argument('[version]'))
-    .action((version: string | undefined, ...rest: unknown[]) => operation('install', (c) => install(c, version))(...rest));
+    .action((version: string | undefined, ...rest: unknown[]) => operation('install', (c) => install(c, version, 'install'))(...rest));
 
   sub('upgrade', 'upgrade LocalAI to VERSION (vX.Y.Z, or latest: the default): loaded models noted, LocalAI stopped, swapped, started, models loaded again; rolled back if any step fails', (c) => c.argument('[version]'))
-    .action((version: string | undefined, ...rest: unknown[]) => operation('upgrade', (c) => install(c, version))(...rest));
+    .action((version: string | undefined, ...rest: unknown[]) => operation('upgrade', (c) => install(c, version, 'upgrade'))(...rest));
 
   sub('rollback', 'go back to the LocalAI build kept before the last install, by the same gated swap')
     .action(operation('rollback', (c) => c.localaiRollback({ node: context.node })));
@@ -63,6 +63,7 @@ export function registerLocalAiCommands(context: CliContext): void {
 function statusText(view: LocalAiRunView, links: string[] = []): string {
   const lines = [`LocalAI: ${view.state}${view.pid !== null ? ` (pid ${view.pid})` : ''}${view.version ? `, ${view.version}` : ''}${view.url ? `, ${view.url}` : ''}`];
   if (view.state === 'not-installed' && links.length === 0) lines.push('install it: hangar localai install');
+  if (view.state === 'crash-looping') lines.push('start it again: hangar localai start');
   if (view.binary) lines.push(`binary: ${view.binary}${view.fixedBinary ? ' (--localai-bin)' : ''}`);
   if (view.previousVersion) lines.push(`kept for a rollback: ${view.previousVersion} (hangar localai rollback)`);
   lines.push(`models: ${view.modelsPath}${view.pid !== null ? ` (${view.processes} model process${view.processes === 1 ? '' : 'es'} running)` : ''}`, `backends: ${view.backendsPath}`);

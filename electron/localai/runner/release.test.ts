@@ -1,7 +1,7 @@
 // LocalAI's release names and checksums files, as its launcher reads them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checksumOf, releaseFiles, releasePlatform, releaseTag } from './release.ts';
+import { checksumOf, isOlder, releaseFiles, releasePlatform, releaseTag } from './release.ts';
 
 const SHA = 'a'.repeat(64);
 
@@ -28,4 +28,11 @@ test('a checksum is the one listed for exactly that file, in sha256sum text or b
   assert.equal(checksumOf(text, 'local-ai-v3.1.0-linux-arm64'), null);
   assert.equal(checksumOf('not-a-hash  local-ai-v3.1.0-linux-amd64\n', 'local-ai-v3.1.0-linux-amd64'), null);
   assert.equal(checksumOf('', 'local-ai-v3.1.0-linux-amd64'), null);
+});
+
+test('a release is older by its numbers, not by its text', () => {
+  assert.equal(isOlder('v3.9.0', 'v3.10.0'), true);
+  assert.equal(isOlder('v3.10.0', 'v3.9.0'), false);
+  assert.equal(isOlder('v3.2.0', 'v3.2.0'), false);
+  assert.equal(isOlder('v2.29.9', 'v3.0.0'), true);
 });

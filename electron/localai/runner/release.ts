@@ -16,6 +16,13 @@ export function releaseTag(version: string): string {
   return `v${match[1]}`;
 }
 
+/** Whether release tag `a` (vX.Y.Z) is older than `b`, by its numbers. */
+export function isOlder(a: string, b: string): boolean {
+  const [x, y] = [a, b].map((tag) => tag.replace(/^v/, '').split('.').map(Number));
+  const at = x!.findIndex((n, i) => n !== y![i]);
+  return at !== -1 && x![at]! < y![at]!;
+}
+
 /** The release a typed version asks for: a tag, or null for the latest (none typed, or `latest`). */
 export function wantedRelease(version: string | undefined): string | null {
   return version === undefined || version === 'latest' ? null : releaseTag(version);

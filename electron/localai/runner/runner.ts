@@ -22,7 +22,7 @@ import { leftRunningText, noteRunning, noteStopped, stopLeftRunning, type LeftRu
 import { LogLines } from './log-lines.ts';
 import { Operations, type OperationContext } from './operations.ts';
 import { endText, waitReady } from './readiness.ts';
-import { DEFAULT_RELEASES, latestRelease, releaseFiles, wantedRelease } from './release.ts';
+import { DEFAULT_RELEASES, isOlder, latestRelease, releaseFiles, wantedRelease } from './release.ts';
 import { freePort } from './free-port.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
@@ -155,16 +155,21 @@ export class LocalAiRunner {
     return latestRelease(this.releases, this.fetch);
   }
 
-  /** Installs `version` (default the latest); over a running LocalAI, as a gated swap. */
-  async install(version?: string): Promise<LocalAiRunView> {
+  /**
+   * Installs `version` (default the latest); over a running LocalAI, as a gated swap. `as`: what the user asked for,
+   * as its operation is named (default: an upgrade when a build is installed).
+   */
+  async install(version?: string, as?: 'install' | 'upgrade'): Promise<LocalAiRunView> {
     this.refuseFixed('install');
     const wanted = wantedRelease(version);
-    await this.operate(this.builds.inUse() ? 'upgrade' : 'install', async ({ signal, phase, ifCancelled, commit }) => {
+    const kind = as ?? (this.builds.inUse() ? 'upgrade' : 'install');
+    await this.operate(kind, async ({ signal, phase, ifCancelled, commit }) => {
       phase('finding the release');
       const tag = wanted ?? (await latestRelease(this.releases, this.fetch, signal, 'nothing was installed'));
       const before = this.builds.inUse();
       if (before?.tag === tag) return `LocalAI ${tag} is already installed`;
-      ifCancelled(before ? `cancelled the LocalAI upgrade to ${tag}: LocalAI ${before.tag} ${this.process ? 'runs' : 'stays'} as it was` : `cancelled the LocalAI install of ${tag}: nothing was installed`);
+      const asked = `cancelled the LocalAI ${kind === 'upgrade' ? `upgrade to ${tag}` : `install of ${tag}`}`;
+      ifCancelled(before ? `${asked}: LocalAI ${before.tag} ${this.process ? 'runs' : 'stays'} as it was` : `${asked}: nothing was installed`);
       phase(`downloading LocalAI ${tag}`);
       await mkdir(this.builds.dir, { recursive: true });
       const progress = (bytes: number, total: number | null) => phase(`downloading LocalAI ${tag}: ${total ? `${Math.floor((bytes / total) * 100)}%` : `${bytes} bytes`}`);
@@ -174,7 +179,7 @@ export class LocalAiRunner {
         await this.builds.use(build);
         return `LocalAI ${tag} installed (sha256 ${build.sha256.slice(0, 12)}… checked) in ${this.builds.dir}`;
       }
-      return this.swapTo(build, `LocalAI ${before.tag} → ${tag}`, phase);
+      return this.swapTo(build, `LocalAI ${before.tag} → ${tag}${isOlder(tag, before.tag) ? ' (a downgrade)' : ''}`, phase);
     });
     return this.view();
   }
@@ -342,17 +347,18 @@ export class LocalAiRunner {
   private ended(proc: LocalAiProcess, ended: Ended): void {
     if (this.process !== proc) return;
     this.process = null;
-    this.lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
-    const lastExit = this.lastExit;
+    const lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
     void proc.killLeftovers().then((count) => this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${lastExit}${leftovers(count)}`));
-    // One that ends during a start asked for is that start's failure, said to whoever asked.
+    // One that ends during a start asked for is that start's failure, said to whoever asked: not a crash of the
+    // LocalAI that runs (a broken build in a swap), so not its last end either.
     if (this.supervised !== proc) return;
+    this.lastExit = lastExit;
     const failed = ended.code !== 0 || ended.signal !== null;
     this.state = 'crashed';
     const verdict = this.restarts.afterEnd(KEY, { policy: 'on-failure' }, failed, ended.uptimeMs, this.history, () => void this.restartAfterCrash());
     if (verdict && 'stay' in verdict) {
       this.state = verdict.stay === 'loop' ? 'crash-looping' : 'stopped';
-      this.say(verdict.stay === 'loop' ? `LocalAI ended ${verdict.ends} times in a row soon after its start: left stopped (crash-looping)` : `LocalAI ended (${this.lastExit})`);
+      this.say(verdict.stay === 'loop' ? `LocalAI ended ${verdict.ends} times in a row soon after its start: left stopped (crash-looping); hangar localai start starts it again` : `LocalAI ended (${this.lastExit})`);
     } else this.say(`LocalAI crashed (${this.lastExit}): restarting`);
   }
 
