@@ -70,7 +70,8 @@ function statusText(view: LocalAiRunView, links: string[] = []): string {
   if (view.link) lines.push(`link: ${view.link}`);
   if (view.restarts > 0 || view.lastExit) lines.push(`restarts after a crash: ${view.restarts}${view.lastExit ? ` (last end: ${view.lastExit})` : ''}`);
   const op = view.operation;
-  if (op) lines.push(`last ${op.kind}: ${op.state}${op.message ? `: ${op.message}` : ''}`);
+  // A cancel's message says it was cancelled, and how that left LocalAI.
+  if (op) lines.push(`last ${op.kind}: ${op.state === 'cancelled' && op.message ? op.message : `${op.state}${op.message ? `: ${op.message}` : ''}`}`);
   for (const m of view.marked) lines.push(`marked for upgrade by LocalAI's gallery since LocalAI ${m.since}: ${m.name} (${m.why})`);
   if (view.marked.length > 0) lines.push('upgrade them: hangar upgrade --all');
   lines.push(...links);

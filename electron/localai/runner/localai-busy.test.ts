@@ -60,6 +60,7 @@ describe('a LocalAI upgrade under way', () => {
     const after = await stand.status();
     assert.deepEqual([after.state, after.version, after.pid, after.operation?.state], ['ready', 'v3.3.0', running.pid, 'cancelled']);
     assert.deepEqual(await files(), ['local-ai-v3.2.0', 'local-ai-v3.3.0'], 'no part of the download is left');
+    assert.match((await stand.ok('localai', 'status')).stdout, /\nlast upgrade: cancelled the LocalAI upgrade to v3\.4\.0: LocalAI v3\.3\.0 runs as it was\n/);
 
     // From another terminal, `hangar localai cancel` does the same; the command that ran the upgrade says so.
     const again = startCli(stand.agent, 'localai', 'upgrade', 'v3.4.0');
