@@ -66,6 +66,7 @@ export async function startNode(setup: NodeSetup): Promise<StartedNode> {
     home: options.home,
     backendsPath: node.backendsDir,
     onReady: (running) => linkRunLocalAi(localaiServer, running),
+    onModelsLoaded: () => localaiServer.readFresh(),
     marks: { store: marks, check: markCheck(node) },
   });
   // Before the node starts its link: a LocalAI a killed agent left running is stopped first, never linked.

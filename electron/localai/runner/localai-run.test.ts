@@ -182,7 +182,11 @@ describe('Hangar runs LocalAI', () => {
     await releases.publish({ version: 'v3.3.0' });
     const upgraded = await ok('localai', 'upgrade');
     assert.match(upgraded.stdout, /LocalAI v3\.2\.0 → v3\.3\.0; models loaded again: m1/);
+    // What the upgrade said is what ps says right after it: the new build's process of m1.
+    const listed = (await json<Array<{ model: string; runBy: string; state: string; pid: number }>>(agent, 'ps')).find((p) => p.model === 'm1');
     const after = await status();
+    assert.deepEqual([listed?.runBy, listed?.state], ['localai', 'ready'], JSON.stringify(listed));
+    assert.ok(after.pid !== null && listed?.pid !== undefined && alive(listed.pid), `m1's process ${listed?.pid} runs`);
     assert.equal(after.state, 'ready');
     assert.equal(after.version, 'v3.3.0');
     assert.equal(after.previousVersion, 'v3.2.0');

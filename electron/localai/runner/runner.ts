@@ -43,6 +43,8 @@ export interface LocalAiRunnerOptions {
   loadTimeoutMs?: number | undefined;
   /** Told when LocalAI is ready (to link it); says how the link stands. */
   onReady?(server: { url: string; apiKey: string; pid: number }): Promise<string>;
+  /** Told once models were loaded again, before the operation ends: what it says is then what a listing shows. */
+  onModelsLoaded?(): Promise<unknown>;
   /** The backends LocalAI's gallery marks for upgrade, checked again by `check` whenever LocalAI's version changes. */
   marks?: { store: BackendMarks; check: MarkCheck } | undefined;
   /** Where its state changes are said (default: the agent's stderr). */
@@ -242,7 +244,10 @@ export class LocalAiRunner {
           }),
       logTail: () => this.logs.since(this.startMark, FAILURE_TAIL),
       phase,
-    }, what).finally(() => this.builds.prune());
+    }, what).finally(async () => {
+      this.builds.prune();
+      await this.options.onModelsLoaded?.().catch(() => undefined);
+    });
   }
 
   /** Runs an install, upgrade or rollback in its turn, as the view's operation. */
@@ -259,6 +264,7 @@ export class LocalAiRunner {
         .load(model, this.options.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS)
         .then(() => loaded.push(model), (error: unknown) => failed.push(`${model} (${oneLine(error)})`));
     }
+    await this.options.onModelsLoaded?.().catch(() => undefined);
     return [loaded.length > 0 && `models loaded again: ${loaded.join(', ')}`, failed.length > 0 && `not loaded again: ${failed.join('; ')}`].filter(Boolean).join('; ');
   }
 
