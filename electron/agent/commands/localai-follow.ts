@@ -1,6 +1,7 @@
 // How a `hangar localai` command that changes LocalAI runs: a failure is its one line, after the lines of the LocalAI
 // process that failed if one did; and Ctrl-C on an install, upgrade or rollback cancels it, as it cancels a backend's
-// job, unless its swap has begun (then it goes on); a second Ctrl-C leaves it running and says how to follow it.
+// job, unless its swap has begun (then it goes on), and on a start stops LocalAI before it is ready; a second Ctrl-C
+// leaves it running and says how to follow it.
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { messageOf } from '../../../shared/error-text.ts';
 import type { LocalAiCancel, LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
@@ -32,35 +33,69 @@ function failedProcessLines(before: LocalAiRunView, after: LocalAiRunView): stri
   return start && start.at !== before.failedStart?.at ? start.logTail : [];
 }
 
+/** What Ctrl-C stops, in the words said about it. */
+export interface Interruption {
+  /** "the LocalAI upgrade", "LocalAI's start". */
+  what: string;
+  /** Asks the agent to cancel it: the line to end with, or null when it goes on (said here already). */
+  cancel(): Promise<string | null>;
+  /** For a second Ctrl-C: "`hangar localai status` follows it, …". */
+  following: string;
+}
+
+/** An install, upgrade or rollback: Ctrl-C cancels it unless its swap has begun. */
+export function operationInterruption(c: WireClient, node: string, kind: LocalAiOperation['kind']): Interruption {
+  const on = onNode(node);
+  return {
+    what: `the LocalAI ${kind}`,
+    cancel: async () => {
+      const answer = await c.localaiCancel({ node });
+      if (answer.cancelled) return answer.message;
+      say(pastCancelText(answer));
+      return null;
+    },
+    following: `\`hangar localai status${on}\` follows it, \`hangar localai cancel${on}\` cancels it`,
+  };
+}
+
+/** A start (or a restart's start): Ctrl-C stops LocalAI before it is ready. */
+export function startInterruption(c: WireClient, node: string): Interruption {
+  const on = onNode(node);
+  return {
+    what: "LocalAI's start",
+    cancel: async () => {
+      await c.localaiControl({ node, action: 'stop' });
+      return 'stopped LocalAI before it was ready';
+    },
+    following: `\`hangar localai status${on}\` follows it, \`hangar localai stop${on}\` stops it`,
+  };
+}
+
+const onNode = (node: string) => (node === LOCAL_NODE ? '' : ` --on ${node}`);
+
 /** `saying`, answering Ctrl-C: resolves with the view, or null once Ctrl-C cancelled it (exit status 130). */
-export async function operating(c: WireClient, node: string, kind: LocalAiOperation['kind'], work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView | null> {
-  const on = node === LOCAL_NODE ? '' : ` --on ${node}`;
-  let cancelling: Promise<LocalAiCancel | null> | null = null;
+export async function interruptible(c: WireClient, node: string, interruption: Interruption, work: () => Promise<LocalAiRunView>): Promise<LocalAiRunView | null> {
+  const { what } = interruption;
+  let cancelling: Promise<string | null> | null = null;
   const interrupt = () => {
     if (cancelling) {
-      say(`left the LocalAI ${kind} running: \`hangar localai status${on}\` follows it, \`hangar localai cancel${on}\` cancels it`);
+      say(`left ${what} running: ${interruption.following}`);
       process.exit(130);
     }
-    say(`cancelling the LocalAI ${kind}… (Ctrl-C again leaves it running)`);
-    cancelling = c.localaiCancel({ node }).then(
-      (answer) => {
-        if (!answer.cancelled) say(pastCancelText(answer));
-        return answer;
-      },
-      (error: unknown) => {
-        say(`could not cancel it: ${messageOf(error)}`);
-        return null;
-      },
-    );
+    say(`cancelling ${what}… (Ctrl-C again leaves it running)`);
+    cancelling = interruption.cancel().catch((error: unknown) => {
+      say(`could not cancel it: ${messageOf(error)}`);
+      return null;
+    });
   };
   process.on('SIGINT', interrupt);
   try {
     return await saying(c, node, work);
   } catch (error) {
     // The cancel's answer, which may come after the failure it caused.
-    const answer = await (cancelling as Promise<LocalAiCancel | null> | null);
-    if (!answer?.cancelled) throw error;
-    say(answer.message ?? messageOf(error));
+    const ended = await (cancelling as Promise<string | null> | null);
+    if (ended === null || ended === undefined) throw error;
+    say(ended);
     process.exitCode = 130;
     return null;
   } finally {

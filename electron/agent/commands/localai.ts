@@ -4,7 +4,7 @@ import { HangarError } from '../../../shared/errors.ts';
 import type { LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import type { CliContext } from './context.ts';
-import { operating, pastCancelText, saying } from './localai-follow.ts';
+import { interruptible, operationInterruption, pastCancelText, saying, startInterruption } from './localai-follow.ts';
 import { linkLines } from './localai-links.ts';
 import { print } from './terminal.ts';
 
@@ -15,7 +15,7 @@ export function registerLocalAiCommands(context: CliContext): void {
   const operation = (kind: LocalAiOperation['kind'], work: (c: WireClient) => Promise<LocalAiRunView>) =>
     context.withClient(async (c, ...args: unknown[]) => {
       const options = args.at(-2) as { json?: boolean };
-      const view = await operating(c, context.node, kind, () => work(c));
+      const view = await interruptible(c, context.node, operationInterruption(c, context.node, kind), () => work(c));
       if (view) print(options, view, () => `${view.operation?.message ?? 'done'}\n`);
     });
   const install = (c: WireClient, version: string | undefined, as: 'install' | 'upgrade') => c.localaiInstall({ node: context.node, ...(version !== undefined && { version }), as });
@@ -39,8 +39,9 @@ export function registerLocalAiCommands(context: CliContext): void {
   for (const action of ['start', 'stop', 'restart'] as const) {
     const says = { start: 'start LocalAI and wait until /readyz answers', stop: 'stop LocalAI (SIGINT, then SIGTERM, then SIGKILL)', restart: 'stop LocalAI, then start it and wait until /readyz answers' }[action];
     sub(action, says).action(context.withClient(async (c, options: { json?: boolean }) => {
-      const view = await saying(c, context.node, () => c.localaiControl({ node: context.node, action }));
-      print(options, view, () => statusText(view));
+      const control = () => c.localaiControl({ node: context.node, action });
+      const view = action === 'stop' ? await saying(c, context.node, control) : await interruptible(c, context.node, startInterruption(c, context.node), control);
+      if (view) print(options, view, () => statusText(view));
     }));
   }
 

@@ -1,5 +1,5 @@
 // LocalAI is ready when GET /readyz answers 200 (core/http/routes/health.go; it needs no key). A process that ends
-// first, or a wait that runs out, is a failed start.
+// first, or a wait that runs out, is a failed start; a wait cancelled by `signal` ends at once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Ended } from './launch.ts';
 
@@ -8,11 +8,12 @@ const PROBE_TIMEOUT_MS = 2000;
 
 export type Readiness = { ready: true } | { ready: false; why: string };
 
-export async function waitReady(url: string, ended: Promise<Ended>, timeoutMs: number): Promise<Readiness> {
+export async function waitReady(url: string, ended: Promise<Ended>, timeoutMs: number, signal: AbortSignal): Promise<Readiness> {
   let exit: Ended | null = null;
   void ended.then((e) => (exit = e));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
+    if (signal.aborted) return { ready: false, why: 'cancelled' };
     if (exit) return { ready: false, why: `LocalAI exited before it was ready (${endText(exit)})` };
     if (await answers(url)) return { ready: true };
     if (Date.now() > deadline) return { ready: false, why: `LocalAI did not answer ${url}/readyz within ${Math.round(timeoutMs / 1000)} s` };

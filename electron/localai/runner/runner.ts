@@ -82,6 +82,8 @@ export class LocalAiRunner {
   private failedStart: LocalAiRunView['failedStart'] = null;
   /** The LocalAI a previous agent left running, stopped by `load`: started again by `launch`. */
   private left: LeftRunning | null = null;
+  /** Aborted by a stop or restart asked for while LocalAI starts: its wait for /readyz ends then. */
+  private starting: AbortController | null = null;
 
   constructor(private readonly options: LocalAiRunnerOptions) {
     this.builds = new Builds(join(options.home, 'localai'));
@@ -143,6 +145,8 @@ export class LocalAiRunner {
 
   control(action: LocalAiAction): Promise<LocalAiRunView> {
     this.operations.refuseBusy();
+    // A stop takes effect now, not after a wait for /readyz that may last minutes (a first start's downloads).
+    if (action !== 'start') this.starting?.abort(`hangar localai ${action} was asked for`);
     return this.serial.run(KEY, async () => {
       if (action !== 'start') await this.stopNow();
       if (action === 'stop') return this.view();
@@ -206,6 +210,7 @@ export class LocalAiRunner {
   async close(): Promise<void> {
     this.closed = true;
     this.restarts.close();
+    this.starting?.abort('the agent is stopping');
     await this.operations.close();
     await this.serial.run(KEY, () => this.stopNow());
   }
@@ -298,10 +303,13 @@ export class LocalAiRunner {
     this.logs.note(`started ${binary} (pid ${proc.pid}) on ${proc.url}`);
     await noteRunning(this.builds.dir, proc);
     void proc.ended.then((ended) => this.ended(proc, ended));
-    const readiness = await waitReady(proc.url, proc.ended, this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    const starting = (this.starting = new AbortController());
+    const readiness = await waitReady(proc.url, proc.ended, this.options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS, starting.signal);
+    this.starting = null;
     if (!readiness.ready) {
       const tail = this.logs.since(mark, FAILURE_TAIL);
       if (!(afterCrash && this.process !== proc)) await this.stopNow();
+      if (starting.signal.aborted) throw new HangarError('failed', `LocalAI's start was cancelled before it was ready: ${String(starting.signal.reason)}`);
       this.failedStart = { at: new Date().toISOString(), why: readiness.why, logTail: tail };
       throw new StartFailed(readiness.why, tail);
     }
