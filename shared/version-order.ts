@@ -46,3 +46,12 @@ function compareIdentifier(a: string, b: string): number {
   if (numeric.test(a) !== numeric.test(b)) return numeric.test(a) ? -1 : 1;
   return Math.sign(naturalOrder().compare(a, b));
 }
+
+/**
+ * What an upgrade brings, as every client says it after "→": the version on offer, or "new build" when the version is
+ * the one installed (LocalAI upgrades on a new image digest alone), or "newer" when none is known.
+ */
+export function offeredVersion(installed: string | null | undefined, available: string | null | undefined): string {
+  if (!available) return 'newer';
+  return available === installed ? 'new build' : available;
+}

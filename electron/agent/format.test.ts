@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DesiredStateView, JobView, NodeCard } from '../../shared/types.ts';
-import { jobEndText, jobLine, matrix } from './format.ts';
+import { jobEndText, jobLine, matrix, upgradeText } from './format.ts';
 
 const job = (patch: Partial<JobView>): JobView => ({
   id: 'j1', node: 'local', kind: 'install', backend: 'echo', state: 'running', phase: 'fetching', bytes: 0, totalBytes: null,
@@ -20,6 +20,13 @@ test('a job that went through says what it did and to which version; one with no
   assert.equal(jobEndText(job({ kind: 'rollback', state: 'done', phase: 'done' }), '1.0.0'), 'rolled back echo to 1.0.0');
   assert.equal(jobEndText(job({ kind: 'delete', state: 'done', phase: 'done' }), null), 'deleted echo');
   assert.equal(jobEndText(job({ kind: 'upgrade', state: 'done', phase: 'up to date' }), null), 'upgrade echo: up to date');
+});
+
+test('an upgrade says which way it goes, and a new build of the same version as one', () => {
+  assert.equal(upgradeText('1.0.0', '1.1.0'), '1.0.0 → 1.1.0');
+  assert.equal(upgradeText('1.1.0', '1.0.0'), '1.1.0 → 1.0.0 (gallery went back)');
+  assert.equal(upgradeText('1.0.0', '1.0.0'), '1.0.0 → new build');
+  assert.equal(upgradeText('1.0.0', null), '1.0.0 → newer');
 });
 
 test('a matrix no node answered says so, not that nothing is installed', () => {

@@ -2,7 +2,7 @@ import { driftReason, driftText } from '../../shared/drift.ts';
 import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeCard, NodeInfo, NodeResources, ProcessView, ResourcesView, ScanEntry } from '../../shared/types.ts';
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote, reportedNumber, shownState, startingNote } from '../../shared/process-text.ts';
-import { compareVersions } from '../../shared/version-order.ts';
+import { compareVersions, offeredVersion } from '../../shared/version-order.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
@@ -182,7 +182,7 @@ export function uptime(startedAt: string): string {
 
 /** "1.1.0 → 1.0.0 (gallery went back)": LocalAI offers an upgrade on any version difference, so say which way. */
 export function upgradeText(installed: string | null, available: string | null): string {
-  const text = `${installed ?? '?'} → ${available ?? 'newer'}`;
+  const text = `${installed ?? '?'} → ${offeredVersion(installed, available)}`;
   return installed && available && compareVersions(available, installed) < 0 ? `${text} (gallery went back)` : text;
 }
 

@@ -218,6 +218,19 @@ describe('agent start-up: tokens and galleries', () => {
     assert.match(stderr, /token is too short: use at least 16 characters/);
   });
 
+  test('a token file that is missing or a directory is named in words, with no errno', async () => {
+    const refusal = async (file: string) => {
+      const child = spawn(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'no-file'), '--gallery', gallery, '--listen', '127.0.0.1:0', '--token-file', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number];
+      return [code, stderr];
+    };
+    const missing = join(root, 'no-such-token');
+    assert.deepEqual(await refusal(missing), [6, `hangar: the token file ${missing} does not exist\n`]);
+    assert.deepEqual(await refusal(root), [6, `hangar: the token file ${root} is a directory, not a file\n`]);
+  });
+
   test('a token from a file or HANGAR_TOKEN works, never shows in the command line, and is not printed to a non-terminal', async () => {
     const file = join(root, 'token.txt');
     await writeFile(file, 'from-a-file-0123456789\n', { mode: 0o600 });

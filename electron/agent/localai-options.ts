@@ -10,6 +10,7 @@ import type { LocalAiHostOptions } from '../fleet/start.ts';
 import { apiKeyProblem } from '../localai/http.ts';
 import type { LocalAiServerOptions } from '../localai/server/server.ts';
 import { checkTarget } from '../localai/server/target.ts';
+import { unreadableFile } from '../core/unreadable-file.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export interface LocalAiCommandOptions {
@@ -76,6 +77,7 @@ export async function localaiHostOptions(options: LocalAiCommandOptions, insecur
     return { fixed: null, ...timing };
   }
   if (options.localaiNats === undefined) throw new HangarError('invalid-request', "--localai-frontend needs --localai-nats: Hangar calls LocalAI's workers over their NATS subjects");
+  httpUrl('--localai-frontend', options.localaiFrontend);
   const fixed: LocalAiJoinRequest = {
     frontend: options.localaiFrontend,
     nats: options.localaiNats,
@@ -115,9 +117,7 @@ function defined<K extends string>(key: K, value: string | undefined): Partial<R
  */
 async function readKey(file: string): Promise<string> {
   const cannot = (error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new HangarError('bad-input', `the LocalAI API key file ${file} does not exist`);
-    if (error.code === 'EISDIR') throw new HangarError('bad-input', `the LocalAI API key file ${file} is a directory`);
-    throw new HangarError('bad-input', `cannot read the LocalAI API key file ${file}: ${error.code === 'EACCES' ? 'permission denied' : (error.code ?? error.message)}`);
+    throw unreadableFile(`the LocalAI API key file ${file}`, error);
   };
   const { mode } = await stat(file).catch(cannot);
   if ((mode & 0o077) !== 0) throw new HangarError('bad-input', `the LocalAI API key file ${file} can be read by others (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`);

@@ -4,6 +4,7 @@ import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../core/state-file.ts';
+import { unreadableFile } from '../core/unreadable-file.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8471';
@@ -37,7 +38,7 @@ export async function agentToken(home: string, given: { token?: string | undefin
 
 async function readTokenFile(file: string): Promise<string> {
   const token = (await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new HangarError('bad-input', `cannot read the token file ${file}: ${error.code ?? error.message}`);
+    throw unreadableFile(`the token file ${file}`, error);
   })).trim();
   if (!token) throw new HangarError('bad-input', `the token file ${file} is empty`);
   return token;

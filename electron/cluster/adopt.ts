@@ -4,6 +4,7 @@
 // where nats-server keeps an account's streams in operator mode. What changes is said, machine by machine.
 import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { unreadableFile } from '../core/unreadable-file.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export interface OldConfig {
@@ -19,7 +20,7 @@ export interface OldConfig {
 /** Reads what `nats-config` wrote; one line when the file is not that. */
 export async function readOldConfig(file: string): Promise<OldConfig> {
   const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    throw new HangarError('bad-input', `cannot read ${file} (--from): ${error.code ?? error.message}`);
+    throw unreadableFile(`the configuration ${file} (--from)`, error);
   });
   const field = (pattern: RegExp) => {
     const match = pattern.exec(text);

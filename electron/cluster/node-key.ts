@@ -5,6 +5,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { unreadableFile } from '../core/unreadable-file.ts';
 import { HangarError } from '../../shared/errors.ts';
 
 export const clusterKeyFile = (home: string) => join(home, 'state', 'cluster-key');
@@ -31,7 +32,7 @@ export async function loadIdentity(home: string): Promise<ClusterIdentity> {
   const file = clusterKeyFile(home);
   let pem = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
-    throw new HangarError('bad-input', `cannot read ${file}: ${error.code ?? error.message}`);
+    throw unreadableFile(`this node's key ${file}`, error);
   });
   if (pem === null) pem = await createKeyFile(file);
   else if (((await stat(file)).mode & 0o077) !== 0) await chmod(file, 0o600);

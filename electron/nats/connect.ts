@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import type { NatsCredentials } from '../../shared/api.ts';
 import { isLoopback } from '../../shared/loopback.ts';
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
+import { unreadableFile } from '../core/unreadable-file.ts';
 import { messageOf } from '../../shared/error-text.ts';
 import { HangarError } from '../../shared/errors.ts';
 
@@ -68,7 +69,7 @@ function parseClusterUrl(text: string, flag: string): URL {
 /** The file read and its credential parsed before connecting: a damaged one is the file's fault, not the server's. */
 async function readCreds(file: string): Promise<Uint8Array> {
   const creds = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw new HangarError('bad-input', error.code === 'ENOENT' ? `the creds file ${file} does not exist` : `cannot read the creds file ${file}: ${error.code ?? error.message}`);
+    throw unreadableFile(`the creds file ${file}`, error);
   });
   try {
     credsAuthenticator(creds)();

@@ -29,11 +29,13 @@ describe("the agent's LocalAI options", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  test('a malformed --localai-url exits 2, as a malformed --localai-releases does', async () => {
+  test('a malformed --localai-url or --localai-frontend exits 2, as a malformed --localai-releases does', async () => {
     const releases = await agent('--localai-releases', '127.0.0.1:40677');
     assert.deepEqual([releases.code, releases.stderr], [2, 'hangar: --localai-releases wants an http(s) URL, got "127.0.0.1:40677"\n']);
     const url = await agent('--localai-url', 'localhost:8080');
     assert.deepEqual([url.code, url.stderr], [2, 'hangar: --localai-url wants an http(s) URL, got "localhost:8080"\n']);
+    const frontend = await agent('--localai-frontend', 'frontend:8080', '--localai-nats', 'nats://127.0.0.1:4222');
+    assert.deepEqual([frontend.code, frontend.stderr], [2, 'hangar: --localai-frontend wants an http(s) URL, got "frontend:8080"\n']);
   });
 
   test('an API key file that is not there is named, with no errno', async () => {

@@ -2,6 +2,7 @@ import { memo, useState } from 'react';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { iecBytes } from '../../../shared/progress.ts';
 import type { BackendKind } from '../../../shared/types.ts';
+import { offeredVersion } from '../../../shared/version-order.ts';
 import type { BackendAction } from '../state/actions.ts';
 import { resolveLeftover, runBackendAction } from '../state/actions.ts';
 import type { BackendInfo } from '../state/backends.ts';
@@ -57,7 +58,7 @@ export const BackendRow = memo(function BackendRow({ name }: { name: string }) {
               <>
                 {' → '}
                 <span className="version-available" data-testid="backend-available-version">
-                  {backend.availableVersion ?? 'newer'}
+                  {offeredVersion(backend.version, backend.availableVersion)}
                 </span>
               </>
             )}

@@ -6,6 +6,7 @@ import type { BackendView, DesiredStateView, NodeConvergence, RolloutNode, Rollo
 import { pinVersion, resumeRollout, rollBackRollout, startRollout, unpinVersion, useCluster, type NodeBackends } from '../state/cluster.ts';
 import { pinImpact, resumeImpact, rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
 import { nodeKind } from '../../../shared/localai-worker.ts';
+import { offeredVersion } from '../../../shared/version-order.ts';
 import { awayText, machines, pairedWorkerLabel, useNodes, type NodeEntry } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { Loading } from './BackendsView.tsx';
@@ -338,7 +339,7 @@ function Cell({ side, node, name, desired }: { side: NodeSide; node: NodeEntry; 
   return (
     <span className="cell-line">
       <span className="mono">{backend.version ?? '?'}</span>
-      {backend.upgradable && <span className="badge warn">→ {backend.availableVersion ?? 'newer'}</span>}
+      {backend.upgradable && <span className="badge warn">→ {offeredVersion(backend.version, backend.availableVersion)}</span>}
       {stale > 0 && <span className="badge danger">{stale} stale cwd</span>}
       {wanted}
     </span>

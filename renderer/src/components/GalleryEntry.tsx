@@ -1,5 +1,6 @@
 import { memo, useState } from 'react';
 import type { GalleryEntryView } from '../../../shared/types.ts';
+import { offeredVersion } from '../../../shared/version-order.ts';
 import { runBackendAction } from '../state/actions.ts';
 import { backendsStore, useBackends } from '../state/backends.ts';
 import { useOfflineReason } from '../state/connection.ts';
@@ -105,8 +106,9 @@ export const GalleryEntry = memo(function GalleryEntry({ entry, others = NO_OTHE
 
 /** As the Backends view says an upgrade: the version installed, then the one this entry offers. */
 function Upgrade({ entry }: { entry: GalleryEntryView }) {
-  const installed = useBackends((s) => s.byName[entry.name]?.version ?? null) ?? 'no version';
-  const offered = entry.version ?? 'newer';
+  const version = useBackends((s) => s.byName[entry.name]?.version ?? null);
+  const installed = version ?? 'no version';
+  const offered = offeredVersion(version, entry.version);
   return (
     <span className="version" title={`${installed} is installed; ${entry.gallery} offers ${offered}`}>
       <span data-testid="entry-installed-version">{installed}</span>

@@ -20,6 +20,12 @@ test('an upgrade names the processes it restarts and the rollback target it repl
   ]);
 });
 
+test('an upgrade to a new build of the same version says so, not "1.0.0 → 1.0.0"', () => {
+  const rebuilt = { ...echo, availableVersion: '1.0.0' };
+  assert.equal(impactOf('upgrade', rebuilt, []).lines[0], "Installs a new build of echo 1.0.0 (the gallery's image changed) in place of the one installed.");
+  assert.deepEqual(upgradeAllImpact([rebuilt], {}).lines[0], 'Upgrades echo 1.0.0 → new build.');
+});
+
 test('a reinstall of the same version keeps the rollback target', () => {
   const impact = impactOf('reinstall', { ...echo, upgradable: false, availableVersion: null }, ['m1']);
   assert.deepEqual(impact.lines.slice(1), ['Will restart 1 process (m1).', 'The rollback target 1.0.1 is kept.']);

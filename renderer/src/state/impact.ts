@@ -3,6 +3,7 @@ import type { LeftoverAction } from '../../../shared/api.ts';
 import { iecBytes } from '../../../shared/progress.ts';
 import { isConvergedLater, rollbackNodes } from '../../../shared/rollback-nodes.ts';
 import type { BackendView, NodeConvergence, RolloutView } from '../../../shared/types.ts';
+import { offeredVersion } from '../../../shared/version-order.ts';
 import type { BackendAction } from './actions.ts';
 import type { BackendInfo, BackendsState } from './backends.ts';
 
@@ -65,7 +66,9 @@ export function impactOf(action: Confirmed, backend: BackendInfo, models: readon
         confirmLabel: 'Upgrade',
         danger: false,
         lines: [
-          `Installs ${name} ${version(backend.availableVersion)} in place of ${current}.`,
+          backend.availableVersion === backend.version
+            ? `Installs a new build of ${name} ${current} (the gallery's image changed) in place of the one installed.`
+            : `Installs ${name} ${version(backend.availableVersion)} in place of ${current}.`,
           ...restarting,
           previous ? `Will replace the rollback target ${previous} with ${current}.` : `${current} becomes the rollback target.`,
         ],
@@ -175,7 +178,7 @@ export function upgradeAllImpact(backends: readonly BackendInfo[], modelsByBacke
     confirmLabel: 'Upgrade all',
     danger: false,
     lines: [
-      `Upgrades ${upgradable.map((b) => `${b.name} ${version(b.version)} → ${version(b.availableVersion)}`).join(', ')}.`,
+      `Upgrades ${upgradable.map((b) => `${b.name} ${version(b.version)} → ${offeredVersion(b.version, b.availableVersion)}`).join(', ')}.`,
       processesText('restart', models),
       'Each one\'s current version becomes its rollback target, replacing the one it had.',
     ],
@@ -219,7 +222,7 @@ export function rolloutImpact(name: string, nodes: readonly NodeSide[]): Impact 
     if (node.backends === null) return `${node.label}: not read yet; upgraded if ${name} has an upgrade there.`;
     if (!backend) return `${node.label}: ${name} is not installed, left alone.`;
     if (!backend.upgradable) return `${node.label}: already ${version(backend.version)}, left alone.`;
-    return `${node.label}: ${version(backend.version)} → ${version(backend.availableVersion)}, ${restarts(backend, node)}.`;
+    return `${node.label}: ${version(backend.version)} → ${offeredVersion(backend.version, backend.availableVersion)}, ${restarts(backend, node)}.`;
   });
   const upgraded = nodes.filter((n) => !n.offline && !n.untrusted && !n.cordoned && n.backends?.some((b) => b.name === name && b.upgradable)).length;
   return {
