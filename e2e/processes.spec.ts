@@ -133,6 +133,7 @@ test("a supervised backend's child is Hangar's, and a move of its directory show
   } finally {
     await rename(`${dir}.old`, dir).catch(() => undefined);
     await agent.cli('stop', 'm1');
+    await rename(join(dir, 'real-run.sh'), join(dir, 'run.sh'));
   }
 });
 
@@ -192,6 +193,21 @@ test('at 900 and 700 px a stale row shows its state beside the actions that stay
           return [box.left + 1, box.left + box.width / 2, box.right - 1].every((x) => el.contains(document.elementFromPoint(x, box.top + box.height / 2)));
         });
         expect(shown, `at ${width} px nothing covers the stale badge`).toBe(true);
+      }
+    }
+  });
+});
+
+test('at 1280 px no column of either table lies under the actions that stay in view', async () => {
+  await withStaleRows('m4', async (supervised, scanned) => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.mouse.move(0, 0);
+    await shot(page, '09-processes-1280');
+    for (const row of [supervised, scanned]) {
+      const actions = (await row.locator('td.sticky-end').boundingBox())!;
+      for (const cell of await row.locator('td:not(.sticky-end), th').all()) {
+        const box = (await cell.boundingBox())!;
+        expect(apart(box, actions), `"${(await cell.innerText()).trim()}" (${JSON.stringify(box)}) is clear of the actions (${JSON.stringify(actions)})`).toBe(true);
       }
     }
   });
