@@ -280,8 +280,15 @@ export class Rollouts {
         // A node its coordinator was upgrading when it stopped may still be at it: that job ends (cancelled, or past
         // the point where it can be) before the node's version is read. Only an upgrade that went through is undone.
         if (step.step === 'upgrading') await settleInFlight(this.options.api, step.id, rollout.backend);
-        if (step.step === 'upgrading' && (await versionOn(this.options.api, step.id, rollout.backend)) !== step.to) {
+        const runs = await versionOn(this.options.api, step.id, rollout.backend);
+        if (step.step === 'upgrading' && runs !== step.to) {
           run.mark(step, 'skipped', 'its upgrade did not go through');
+          continue;
+        }
+        // Back on its version already (a rollback that could not reach it gave back the desired version, which moved
+        // it): its build before is the rollout's, so a swap would undo that.
+        if (step.from !== null && runs === step.from) {
+          run.mark(step, 'rolled-back', `it ran ${step.from} already`);
           continue;
         }
         const job = await this.options.api.rollback({ node: step.id, name: rollout.backend });
