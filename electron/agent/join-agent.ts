@@ -17,14 +17,17 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
   // Read once, and given to nothing this agent starts.
   delete process.env.HANGAR_JOIN_TOKEN;
   const token = join === '-' ? await readStdin() : fromEnv;
+  // The NATS client is loaded only to join.
+  const redeem = token === undefined ? null : await import('../cluster/redeem.ts');
   // An invitation left in a service's environment must not stop the agent's every restart once its home joined: it
-  // is said and not used. One given on stdin is a person's doing, and is refused (redeem.ts).
-  const member = join === '-' || token === undefined ? null : await readJoined(home);
-  if (member) process.stderr.write(`hangar: HANGAR_JOIN_TOKEN is not used: this home joined the cluster already, as ${member.name}\n`);
+  // is said and not used. One given on stdin is a person's doing, and is refused (redeem.ts). A membership the server
+  // refuses (revoked) is what a new invitation to the same cluster replaces.
+  const held = token === undefined ? null : await readJoined(home);
+  const replaced = held && (await redeem!.replacedMembership(home, token!));
+  if (held && !replaced && join !== '-') process.stderr.write(`hangar: HANGAR_JOIN_TOKEN is not used: this home joined the cluster already, as ${held.name}\n`);
   else if (token !== undefined) {
-    // The NATS client is loaded only to join.
-    const { redeemInvitation } = await import('../cluster/redeem.ts');
-    const joined = await redeemInvitation(home, token);
+    if (replaced) process.stderr.write(`hangar: the server refuses this home's membership (${replaced.name}): the invitation replaces it\n`);
+    const joined = await redeem!.redeemInvitation(home, token);
     process.stderr.write(`hangar: joined cluster ${joined.cluster} at ${joined.url} as ${joined.name} (${joined.role}); from now on \`hangar agent\` alone joins it\n`);
   }
   const joined = await joinedConnection(home);

@@ -59,11 +59,11 @@ export function newKeyPem(): string {
   return generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
 
-/** Gives a home the key an invitation brought; a home that holds another key keeps it (its node id is its key's). */
-export async function adoptKey(home: string, pem: string): Promise<void> {
+/** Gives a home the key an invitation brought; a home that holds another key keeps it (its node id is its key's), unless `replace`: its membership was refused. */
+export async function adoptKey(home: string, pem: string, replace = false): Promise<void> {
   const file = clusterKeyFile(home);
   const kept = await readFile(file, 'utf8').catch(() => null);
-  if (kept !== null && kept !== pem) throw new HangarError('conflict', `${file} holds another cluster key: join from a new home (--home), or move it away`);
+  if (kept !== null && kept !== pem && !replace) throw new HangarError('conflict', `${file} holds another cluster key: join from a new home (--home), or move it away`);
   await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
   await writeFile(file, pem, { mode: 0o600 });
 }

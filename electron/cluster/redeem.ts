@@ -7,37 +7,66 @@ import { readFile, rm } from 'node:fs/promises';
 import { connectCluster } from '../nats/connect.ts';
 import { CALL_WINDOW_MS } from './call-guard.ts';
 import { clusterOf } from './cluster-id.ts';
+import { readAdmin } from './admin-home.ts';
 import { adoptKey, clusterKeyFile, loadIdentity, parsePublicKey } from './node-key.ts';
 import { decodeInvitation, expiredLine, type Invitation } from './invitation.ts';
-import { forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
+import { credsFile, forgetJoined, readJoined, writeJoined, type Joined } from './joined-home.ts';
 import { claimInvite, openMembers, releaseClaim } from './store/grants.ts';
 import { memberInboxOf } from './subjects.ts';
 import { addTrust, readTrust, removeTrust } from './trust.ts';
 import { HangarError } from '../../shared/errors.ts';
 
-export async function redeemInvitation(home: string, token: string): Promise<Joined> {
-  // Before the invitation is looked at: whatever it is, this home has its membership.
+/**
+ * The membership of this home that `token` replaces: one for the same cluster whose credential the server refuses (an
+ * admin revoked it). Null for any other: a home that administers the cluster, or still logs in, keeps its own.
+ */
+export async function replacedMembership(home: string, token: string): Promise<Joined | null> {
   const joined = await readJoined(home);
-  if (joined) throw new HangarError('conflict', `this home joined the cluster already, as ${joined.name}: run hangar agent without an invitation (--join, HANGAR_JOIN_TOKEN), or join from a new home (--home)`);
+  if (!joined || (await readAdmin(home))) return null;
+  let cluster: string;
+  try {
+    cluster = decodeInvitation(token).cluster;
+  } catch {
+    return null;
+  }
+  if (cluster !== joined.cluster) return null;
+  try {
+    await (await connectCluster({ url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name) })).close();
+    return null;
+  } catch (error) {
+    return error instanceof HangarError && error.code === 'forbidden' ? joined : null;
+  }
+}
+
+export async function redeemInvitation(home: string, token: string): Promise<Joined> {
+  // Before the invitation is looked at: whatever it is, this home has its membership, unless the invitation replaces it.
+  const joined = await readJoined(home);
+  const refused = joined && (await replacedMembership(home, token));
+  if (joined && !refused) throw new HangarError('conflict', `this home joined the cluster already, as ${joined.name}: run hangar agent without an invitation (--join, HANGAR_JOIN_TOKEN), or join from a new home (--home)`);
   const invitation = decodeInvitation(token);
   const expired = expiredLine(invitation);
   if (expired) throw new HangarError('conflict', expired);
+  // The key of a membership the server refuses gives way to the key of the invitation that replaces it.
+  const refusedCreds = refused && (await readFile(credsFile(home), 'utf8'));
   const kept = await readFile(clusterKeyFile(home), 'utf8').catch(() => null);
   const ownKey = parsePublicKey(invitation.key);
   if (ownKey) {
     // An invitation for the key this machine made (an adopted cluster's): the home must hold it.
     const held = kept === null ? null : (await loadIdentity(home)).publicKey;
     if (held !== ownKey.text) throw new HangarError('conflict', `this invitation is for the key ${ownKey.id}, which this home does not hold (${held ? `it holds ${parsePublicKey(held)!.id}` : 'it holds none'}): join from the home where hangar cluster key printed it (--home)`);
-  } else if (kept !== null && kept !== invitation.key) throw new HangarError('conflict', `${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
+  } else if (kept !== null && kept !== invitation.key && !refused) throw new HangarError('conflict', `${clusterKeyFile(home)} holds another cluster key: join from a new home (--home), or move it away`);
   await claimThen(invitation, async () => {
     const trustedBefore = new Set((await readTrust(home)).map((e) => e.key));
     try {
-      if (!ownKey) await adoptKey(home, invitation.key);
+      if (!ownKey) await adoptKey(home, invitation.key, Boolean(refused));
       for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await addTrust(home, admin, 'admin');
       await writeJoined(home, membershipOf(invitation), invitation.creds);
     } catch (error) {
       await forgetJoined(home);
-      if (kept === null) await rm(clusterKeyFile(home), { force: true });
+      if (refused) {
+        await adoptKey(home, kept!, true);
+        await writeJoined(home, refused, refusedCreds!);
+      } else if (kept === null) await rm(clusterKeyFile(home), { force: true });
       for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await removeTrust(home, admin).catch(() => undefined);
       throw error;
     }

@@ -1,7 +1,8 @@
 // A machine revoked from a cluster joined by invitation, on Debian's nats-server in operator mode, as every other
 // machine and the revoked one itself say it: a viewer shows the node revoked (never coming back with its credential)
 // and `desired` says it does not converge; the node's agent says once, on stderr, that it was revoked, and again in
-// the same words when it is started again. A node started with another machine's credential says once that the server
+// the same words when it is started again; invited again, it joins on the same home with the line the invitation
+// prints. A node started with another machine's credential says once that the server
 // refuses it its own subjects. `cluster members` says when each machine was last seen, the admin's own host too when it
 // only views the cluster, and why none is known when no agent answers.
 import assert from 'node:assert/strict';
@@ -126,6 +127,22 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
     const again = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.gpu1!, '--listen', '127.0.0.1:0', '--ports', PORTS.gpu1!]).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
     assert.equal(again.code, 5);
     assert.equal(again.stderr, `hangar: cannot join the cluster at ${URL}: the server refuses this machine's credential (${credsFile(homes.gpu1!)}): an admin revoked it (hangar cluster members, on an admin, says when), or the server runs another cluster's configuration; a new invitation joins it again (hangar cluster invite, on an admin)\n`);
+  });
+
+  test('invited again, the revoked machine joins on its own home with the line the invitation prints, its backends kept', async () => {
+    const token = await invite('--role', 'node', '--name', 'gpu1');
+    await start('gpu1', [], token);
+    await until('gpu1 says it joined', async () => (/^hangar: joined cluster/m.test(stderr.gpu1!) ? true : undefined), 5000);
+    assert.match(stderr.gpu1!, /^hangar: the server refuses this home's membership \(gpu1\): the invitation replaces it\nhangar: joined cluster hangar-[0-9a-f]{24} at \S+ as gpu1 \(node\)/);
+    const back = await until('desk shows gpu1 online and trusted again', async () => (await cards()).find((c) => c.name === 'gpu1' && c.status === 'online' && c.access === 'trusted'), 10_000);
+    assert.equal(back.id, (await read(agents.gpu1!, 'clusterStatus')).id);
+    const ls = await hangar(agents.desk!, 'ls', '--on', 'gpu1');
+    assert.match(ls.stdout, /^echo +1\.0\.0 /m);
+    // Once joined again, the same line is an invitation used already, not used.
+    agents.gpu1!.child.kill('SIGTERM');
+    await new Promise((resolve) => agents.gpu1!.child.once('exit', resolve));
+    await start('gpu1', [], token);
+    await until('gpu1 says the invitation is not used', async () => (/^hangar: HANGAR_JOIN_TOKEN is not used: this home joined the cluster already, as gpu1$/m.test(stderr.gpu1!) ? true : undefined), 5000);
   });
 
   test("a node started with another machine's credential says once that the server refuses it its own subjects", async () => {
