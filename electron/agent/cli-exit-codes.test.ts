@@ -2,6 +2,7 @@
 // was given is bad (6), what is named is not there (3), a refused token (5); each refusal one line, before any job.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -63,6 +64,15 @@ describe('exit statuses', () => {
     const { HANGAR_TOKEN: _given, ...env } = process.env;
     const missing = await cliAs({ env }, '--node', agent.url, '--home', home, 'ps');
     assert.deepEqual([missing.code, missing.stderr], [2, `hangar: no token for ${agent.url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it\n`]);
+  });
+
+  test('an agent killed on its home: a command says none runs there and how to start one, not the socket\'s error', async () => {
+    const home = join(root, 'killed-home');
+    const killed = await startAgent(home, null);
+    killed.child.kill('SIGKILL');
+    await once(killed.child, 'exit');
+    const result = await cli('--home', home, 'ps');
+    assert.deepEqual([result.code, result.stderr], [1, `hangar: no agent runs on ${home}: the one at ${killed.url} stopped without closing; start one with \`hangar agent --home ${home}\`\n`]);
   });
 
   test('a cluster option typed wrong exits 2; a creds file damaged or not there exits 6 and names it', async () => {

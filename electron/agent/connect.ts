@@ -20,13 +20,18 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
     throw new HangarError('invalid-request', `no token for ${url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it`);
   }
   if (!token) {
-    throw new HangarError('failed', `no agent runs on ${options.home}: start one with \`hangar agent --home ${options.home}\`, or pass --node and --token`);
+    throw new HangarError('failed', `no agent runs on ${options.home}: ${startOne(options.home)}, or pass --node and --token`);
   }
   const wsUrl = new URL(WS_PATH, url.replace(/^http/, 'ws')).href;
   const socket = new WebSocket(wsUrl, [WS_PROTOCOL, tokenProtocol(token)]);
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
-    socket.once('error', (error) => reject(new Error(`cannot reach the agent at ${url}: ${error.message}`)));
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      // An agent killed (or its machine stopped) leaves its address in its home: nothing listens there any more.
+      if (!options.node && running && error.code === 'ECONNREFUSED') {
+        reject(new HangarError('failed', `no agent runs on ${options.home}: the one at ${url} stopped without closing; ${startOne(options.home)}`));
+      } else reject(new Error(`cannot reach the agent at ${url}: ${error.message}`));
+    });
   });
   const client = createWireClient(socket as unknown as SocketLike);
   // The agent accepts the upgrade, then closes with 4401 on a bad token; a first round trip surfaces that (a call
@@ -34,3 +39,5 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
   await Promise.race([client.info({ node: 'local' }), client.closed.then(() => client.ping())]);
   return client;
 }
+
+const startOne = (home: string) => `start one with \`hangar agent --home ${home}\``;
