@@ -94,6 +94,9 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
   test('a revoked node is shown revoked by a viewer, and desired says it does not come back to converge', async () => {
     const revoked = await cli('--home', homes.admin!, 'cluster', 'revoke', 'gpu1');
     assert.equal(revoked.code, 0, revoked.stderr);
+    const again = await cli('--home', homes.admin!, 'cluster', 'revoke', 'gpu1');
+    assert.equal(again.code, 4);
+    assert.match(again.stderr, /^hangar: gpu1 was revoked already, at \d{4}-\d\d-\d\dT\S+Z: a new invitation joins it again \(hangar cluster invite --role node --name gpu1\)\n$/);
     const gpu1 = await until('desk shows gpu1 revoked', async () => (await cards()).find((c) => c.name === 'gpu1' && c.access === 'revoked'), 10_000);
     assert.equal(gpu1.status, 'offline');
     assert.match(gpu1.reason ?? '', /^revoked from the cluster at \d{4}-\d\d-\d\dT\S+Z$/);

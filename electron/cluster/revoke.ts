@@ -14,7 +14,12 @@ const PUSH_TIMEOUT_MS = 5000;
 
 export async function revoke(home: string, which: string): Promise<MemberRecord> {
   const { state, joined, admin } = await adminContext(home);
-  const named = membersNamed(state, which).filter((m) => m.revokedAt === null);
+  const all = membersNamed(state, which);
+  const named = all.filter((m) => m.revokedAt === null);
+  const revoked = all.at(-1);
+  if (named.length === 0 && revoked) {
+    throw new HangarError('conflict', `${revoked.name} was revoked already, at ${new Date(revoked.revokedAt!).toISOString()}: a new invitation joins it again (hangar cluster invite --role ${revoked.role} --name ${revoked.name})`);
+  }
   if (named.length === 0) throw new HangarError('not-found', `the cluster has no member "${which.slice(0, 80)}" left to revoke (hangar cluster members lists them)`);
   if (named.length > 1) throw new HangarError('invalid-request', `"${which.slice(0, 80)}" names ${named.length} members: give one's key`);
   const member = named[0]!;
