@@ -39,6 +39,8 @@ describe('names and ids as typed', () => {
     const rolledBack = await hangar(agent, 'rollback', '--rollout', prefix);
     assert.equal(rolledBack.code, 0, rolledBack.stderr);
     assert.match(rolledBack.stdout, new RegExp(`^rollout ${rollout!.id}: echo → 1\\.1\\.0 on every node, rolled-back`));
+    const again = await hangar(agent, 'rollback', '--rollout', prefix);
+    assert.deepEqual([again.code, again.stderr], [4, `hangar: rollout ${rollout!.id} was rolled back already, at ${(await json<RolloutView[]>(agent, 'rollouts'))[0]!.finishedAt}\n`]);
   });
 
   test('a mistyped backend name is one error to the one who typed it, not a failed job', async () => {

@@ -201,7 +201,7 @@ describe('a cluster over NATS', () => {
     const [echo] = await json<Array<{ version: string }>>(agents[2]!, 'ls', '--on', 'n1');
     assert.equal(echo?.version, '1.0.0');
     const again = await hangar(agents[2]!, 'rollback', '--rollout', recorded!.id);
-    assert.match(again.stderr, /upgraded no node that could be rolled back/);
+    assert.match(again.stderr, /^hangar: rollout \S+ was rolled back already, at \S+Z\n$/);
   });
 
   test('kill -9: offline within 3 heartbeats; restarted, it is the same node, with no orphan left and its model back', async () => {

@@ -123,6 +123,7 @@ export class Rollouts {
     const r = entry.value.rollout;
     checkConsistent(entry.value);
     if (r.state === 'running' || r.state === 'rolling-back') throw new HangarError('conflict', `rollout ${id} is still ${r.state}`);
+    if (r.state === 'rolled-back') throw new HangarError('conflict', `rollout ${id} was rolled back already, at ${r.finishedAt ?? 'a time not recorded'}`);
     const nodes = rollbackNodes(r, (await this.options.desired.view()).nodes, namesOf(await this.options.nodes()));
     if (!nodes.some((n) => n.step === 'upgraded' || (n.step === 'upgrading' && n.to !== null))) {
       throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
