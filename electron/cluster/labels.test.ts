@@ -68,7 +68,8 @@ describe('labels, cordon and drain', () => {
   });
 
   test('a cordoned node is passed by a rollout on its label and does not converge until it is uncordoned', async () => {
-    assert.equal((await hangar(agents[0]!, 'cordon', '--on', 'l2')).code, 0);
+    const cordoned = await hangar(agents[0]!, 'cordon', '--on', 'l2');
+    assert.deepEqual([cordoned.code, cordoned.stdout], [0, 'cordoned l2: no rollout or convergence touches it until hangar uncordon --on l2\n']);
     await until('l2 shown cordoned', async () => ((await card('l2')).cordoned ? true : undefined), 3000);
     assert.match((await hangar(agents[0]!, 'nodes')).stdout, /\nl2 .* cordoned\n/);
     await publish('1.1.0');
@@ -91,7 +92,8 @@ describe('labels, cordon and drain', () => {
     await new Promise((r) => setTimeout(r, 1000));
     assert.deepEqual(await versions(), [['l1', '1.1.0'], ['l2', '1.0.0'], ['l3', '-']], 'l2 stayed, and l3 without echo got none');
 
-    assert.equal((await hangar(agents[0]!, 'uncordon', '--on', 'l2')).code, 0);
+    const uncordoned = await hangar(agents[0]!, 'uncordon', '--on', 'l2');
+    assert.deepEqual([uncordoned.code, uncordoned.stdout], [0, 'uncordoned l2: rollouts and convergence touch it again\n']);
     await until('l2 converges once uncordoned', async () => ((await versions())[1]![1] === '1.1.0' ? true : undefined), 10_000);
     assert.equal((await card('l2')).cordoned, false);
   });

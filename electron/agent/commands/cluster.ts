@@ -97,15 +97,16 @@ export function registerClusterCommands(context: CliContext): void {
   }));
 
   context.clientCommand('cordon', 'keep every rollout and convergence off this node (see uncordon)').action(context.withClient(async (c, options: { json?: boolean }) => {
-    await refuseViewerOnly(c, context.node, 'cordoned');
+    const name = await refuseViewerOnly(c, context.node, 'cordoned');
     const view = await c.updateSettings({ node: context.node, settings: { cordoned: true } });
-    print(options, view.settings, () => 'cordoned: no rollout or convergence touches this node until hangar uncordon\n');
+    const on = context.node === LOCAL_NODE ? '' : ` --on ${name}`;
+    print(options, view.settings, () => `cordoned ${name}: no rollout or convergence touches it until hangar uncordon${on}\n`);
   }));
 
   context.clientCommand('uncordon', 'let rollouts and convergence touch this node again').action(context.withClient(async (c, options: { json?: boolean }) => {
-    await refuseViewerOnly(c, context.node, 'uncordoned');
+    const name = await refuseViewerOnly(c, context.node, 'uncordoned');
     const view = await c.updateSettings({ node: context.node, settings: { cordoned: false } });
-    print(options, view.settings, () => 'uncordoned: rollouts and convergence touch this node again\n');
+    print(options, view.settings, () => `uncordoned ${name}: rollouts and convergence touch it again\n`);
   }));
 
   context.clientCommand('drain', 'cordon this node, then stop every process it supervises (Free, then stop); lists them and asks first', (c) =>
@@ -121,10 +122,14 @@ export function registerClusterCommands(context: CliContext): void {
     }));
 }
 
-/** A viewer-only host runs no backend for the cluster: no rollout or convergence touches it to be kept off. */
-async function refuseViewerOnly(c: WireClient, node: string, what: string): Promise<void> {
+/**
+ * A viewer-only host runs no backend for the cluster: no rollout or convergence touches it to be kept off. The node's
+ * name, as the cluster shows it.
+ */
+async function refuseViewerOnly(c: WireClient, node: string, what: string): Promise<string> {
   const card = (await c.nodes({ node: LOCAL_NODE })).find((k) => (node === LOCAL_NODE ? k.self : k.id === node));
   if (card?.viewerOnly) throw new HangarError('conflict', `${card.name} joined the cluster as a viewer only (--cluster-role viewer): it runs no backend for the cluster, so it is not ${what}`);
+  return card?.name ?? 'this node';
 }
 
 function printed(options: { json?: boolean }, result: Printed): void {
