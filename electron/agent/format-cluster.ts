@@ -63,6 +63,12 @@ export function pinSentence(pin: DesiredVersion, cards: readonly NodeCard[]): st
   return `${pin.backend} ${pin.version} is the desired version on ${describeSelector(pin.on, namesOf(cards))}`;
 }
 
+/** What a pin on other nodes took the place of: the nodes only the one before covered are no longer held to it. */
+export function replacedLine(before: DesiredVersion | undefined, pin: DesiredVersion, cards: readonly NodeCard[]): string {
+  if (!before || before.on === pin.on) return '';
+  return `it replaces ${before.backend} ${before.version} on ${describeSelector(before.on, namesOf(cards))}: a backend has one desired version at a time\n`;
+}
+
 /** `cards`: the nodes as this host knows them now, to name the nodes a rollout of some of them selected. */
 export function rolloutTable(r: RolloutView, cards: readonly NodeCard[] = []): string {
   const target = `${r.backend}${r.version ? ` → ${r.version}` : ''} on ${describeSelector(r.on, namesOf(cards))}`;

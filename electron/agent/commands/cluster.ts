@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';
-import { desiredTable, nodesTable, pinSentence, rolloutTable, staleStoreNote } from '../format-cluster.ts';
+import { desiredTable, nodesTable, pinSentence, replacedLine, rolloutTable, staleStoreNote } from '../format-cluster.ts';
 import { registerJoinCommands } from '../join-cli.ts';
 import { selectorOf } from '../nodes.ts';
 import { homeDir } from '../paths.ts';
@@ -80,9 +80,11 @@ export function registerClusterCommands(context: CliContext): void {
   context.clientCommand('pin', 'record VERSION as the desired version of NAME on the nodes --on selects: they install or move to it by themselves', (c) =>
     c.argument('<name>').argument('<version>'), { sets: true, onDefault: 'every node' })
     .action(context.withClient(async (c, name: string, version: string, options: { json?: boolean; on?: string }) => {
-      const pinned = await c.pin({ node: LOCAL_NODE, name, version, on: await selectorOf(c, options.on) });
+      const on = await selectorOf(c, options.on);
+      const before = (await c.desired({ node: LOCAL_NODE })).desired.find((d) => d.backend === name);
+      const pinned = await c.pin({ node: LOCAL_NODE, name, version, on });
       const cards = await c.nodes({ node: LOCAL_NODE });
-      print(options, pinned, () => `${pinSentence(pinned, cards)}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n`);
+      print(options, pinned, () => `${pinSentence(pinned, cards)}: nodes that differ converge by themselves (hangar desired, hangar ls --on all)\n${replacedLine(before, pinned, cards)}`);
     }));
 
   context.clientCommand('unpin', 'clear the desired version of NAME: nodes keep what they run', (c) => c.argument('<name>'))
