@@ -249,6 +249,14 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     assert.equal(failed.stderr, `hangar: cannot join the cluster at ${URL}: the server refused the credentials (authorization violation)\n`);
   });
 
+  test('a server that does not run there is said so, with what to look at', async () => {
+    const away = `nats://127.0.0.1:${NATS_PORT + 1}`;
+    const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'away'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', away], { timeout: 20_000 })
+      .then(() => null, (error: { code: number; stderr: string }) => error);
+    assert.equal(failed?.code, 1);
+    assert.equal(failed.stderr, `hangar: cannot join the cluster at ${away}: connection refused (is nats-server running there?)\n`);
+  });
+
   test('a non-loopback server with no credentials is refused before any connection', async () => {
     const failed = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', join(root, 'open'), '--listen', '127.0.0.1:0', '--gallery', gallery, '--cluster', 'nats://192.0.2.1:4222'], { timeout: 20_000 })
       .then(() => null, (error: { code: number; stderr: string }) => error);

@@ -83,6 +83,8 @@ const REFUSED = /authorization violation|authentication/i;
 
 function describeConnectError(error: unknown): string {
   const message = messageOf(error);
-  if (/ECONNREFUSED/.test(message) || (error as { code?: string }).code === 'ECONNREFUSED') return 'connection refused (is nats-server running there?)';
+  // The client gives the socket's error as the cause of its own.
+  const codes = [error, (error as { cause?: unknown } | null)?.cause].map((e) => (e as { code?: string } | null | undefined)?.code);
+  if (/ECONNREFUSED/.test(message) || codes.includes('ECONNREFUSED')) return 'connection refused (is nats-server running there?)';
   return message.split('\n')[0]!;
 }
