@@ -49,6 +49,11 @@ export function parseLabels(text: string): Record<string, string> {
   return Object.fromEntries(text.split(',').map((t) => t.trim()).filter(Boolean).map(parseLabel).map((l) => [l.key, l.value]));
 }
 
+/** A selector as `--on` takes it: `all`, `label:KEY=VALUE`, or the node ids, comma-separated. */
+export function selectorArgument(text: string): string {
+  return text.startsWith('nodes:') ? text.slice('nodes:'.length) : text;
+}
+
 /** Whether a node (its id and labels) is one the selector names. */
 export function selects(selector: Selector | string, node: { id: string; labels: Record<string, string> }): boolean {
   const s = typeof selector === 'string' ? parseSelector(selector) : selector;

@@ -194,6 +194,8 @@ describe('a cluster over NATS', () => {
     const human = await hangar(agents[2]!, 'rollouts');
     assert.match(human.stdout, new RegExp(`^rollout ${recorded!.id}: echo → 1\\.1\\.0 on every node, halted`));
 
+    const resumed = await hangar(agents[2]!, 'resume', '--rollout', recorded!.id);
+    assert.deepEqual([resumed.code, resumed.stderr], [4, `hangar: rollout ${recorded!.id} is halted: there is nothing to resume; hangar rollback --rollout ${recorded!.id} undoes what it did, or hangar upgrade echo --on all --to 1.1.0 runs it again\n`]);
     const rolledBack = await hangar(agents[2]!, 'rollback', '--rollout', recorded!.id, '--json');
     assert.equal(rolledBack.code, 0, rolledBack.stderr);
     const final = JSON.parse(rolledBack.stdout) as RolloutView;

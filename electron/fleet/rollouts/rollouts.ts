@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { NodeApi } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import { canDo } from '../../../shared/localai-worker.ts';
-import { describeSelector, parseSelector, selects } from '../../../shared/selector.ts';
+import { describeSelector, parseSelector, selectorArgument, selects } from '../../../shared/selector.ts';
 import type { JobView, NodeCard, NodeEvent, RolloutNode, RolloutView } from '../../../shared/types.ts';
 import type { DesiredState } from './desired.ts';
 import { askOffers, checkOffered, type Offers } from './offers.ts';
@@ -110,7 +110,8 @@ export class Rollouts {
     checkConsistent(entry.value);
     if (r.state !== 'interrupted' || !r.interrupted) {
       const running = r.state === 'running' || r.state === 'rolling-back';
-      throw new HangarError('conflict', running ? `rollout ${id} is ${r.state}, run by ${r.coordinator.name} (${r.coordinator.id}): it is not interrupted` : `rollout ${id} is ${r.state}: there is nothing to resume`);
+      const halted = r.state === 'halted' ? `; hangar rollback --rollout ${id} undoes what it did, or hangar upgrade ${r.backend} --on ${selectorArgument(r.on)}${r.version ? ` --to ${r.version}` : ''} runs it again` : '';
+      throw new HangarError('conflict', running ? `rollout ${id} is ${r.state}, run by ${r.coordinator.name} (${r.coordinator.id}): it is not interrupted` : `rollout ${id} is ${r.state}: there is nothing to resume${halted}`);
     }
     const run = await this.takeOver(entry, { ...r, state: r.interrupted.while, finishedAt: null, coordinator: this.options.self, interrupted: null });
     if (run.rollout.state === 'rolling-back') this.track(this.rollBackAll(run));
