@@ -1,6 +1,7 @@
 // A machine joins the cluster from the app (issue 42): the admin's Settings → Cluster make an invitation and show its
 // one command, another agent's Settings join with it, and its next start is in the cluster; a used invitation is
-// refused there in one line. Real agents on Debian's nats-server in operator mode, as `hangar cluster init` writes it.
+// refused there in one line; revoked, the machine's page says so. Real agents on Debian's nats-server in operator
+// mode, as `hangar cluster init` writes it.
 import { expect, test, type Browser, type Page } from '@playwright/test';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -95,5 +96,17 @@ test('a used invitation is refused in one line, and the home stays out of the cl
   await expect(join.getByTestId('join-token')).toBeVisible();
   await join.scrollIntoViewIfNeeded();
   await shot(page, 'settings-cluster-refused');
+  expect(pageErrors).toEqual([]);
+});
+
+test("a revoked machine's page says it was revoked: no link retried, no permission missing", async ({ browser }) => {
+  await agents.admin!.cli('--home', join(root, 'admin'), 'cluster', 'revoke', 'gpu');
+  const page = await settingsOf(browser, agents.desk!);
+  const banner = page.getByTestId('cluster-banner');
+  await expect(banner).toContainText('This machine was revoked from the cluster: the NATS server closed its connection');
+  await expect(banner).toContainText('It stays usable on its own; a new invitation joins it again (hangar cluster invite, on an admin).');
+  await expect(banner).not.toContainText('retrying');
+  await expect(page.getByTestId('cluster-refused')).toHaveCount(0);
+  await shot(page, 'cluster-revoked');
   expect(pageErrors).toEqual([]);
 });

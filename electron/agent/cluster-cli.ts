@@ -3,6 +3,7 @@
 // with or without a running agent (a running one takes a new trust entry at its next heartbeat).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { linkLostWords } from '../../shared/cluster-link.ts';
 import type { ClusterStatusView } from '../../shared/types.ts';
 import { refuseExisting } from '../cluster/config-out.ts';
 import { clusterKeyFile, loadIdentity } from '../cluster/node-key.ts';
@@ -97,6 +98,7 @@ export function statusText(status: ClusterStatusView): string {
     `node id  ${status.id}`,
     `key      ${status.key}`,
     `trusts   ${status.openToAnyCaller ? 'any caller (--insecure-any-caller)' : `${status.trusted} viewer key${status.trusted === 1 ? '' : 's'}`}`,
+    ...(status.link.connected ? [] : [`link     lost since ${status.link.since}: ${linkLostWords(status.link)}`]),
   ];
   return head.join('\n') + '\n' + (statusNotes(status) || 'nothing dropped, refused or refused to this host\n');
 }

@@ -1,7 +1,7 @@
 // The agent's stderr on its cluster link: a line when the NATS server is lost, one when it is back; not one per retry.
 // A machine revoked from the cluster is told that, once, rather than that it lost the server.
 import type { ClusterStatusView, NodeEvent } from '../../shared/types.ts';
-import { REVOKED } from '../cluster/link-state.ts';
+import { REVOKED } from '../../shared/cluster-link.ts';
 import type { Host } from '../fleet/start.ts';
 
 type Link = ClusterStatusView['link'];

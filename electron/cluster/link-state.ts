@@ -3,14 +3,9 @@
 import { EventEmitter } from 'node:events';
 import type { ClusterStatusView } from '../../shared/types.ts';
 import type { ClusterHealth } from './health.ts';
+import { REVOKED } from '../../shared/cluster-link.ts';
 
 type LinkView = ClusterStatusView['link'];
-
-/**
- * Why the link is down once an admin revoked this machine: the server closed its connection and refuses its
- * credential from then on, so the client's tries to reconnect are refused for good.
- */
-export const REVOKED = "this machine was revoked from the cluster: the NATS server closed its connection and refuses its credential (hangar cluster members, on an admin, says when)";
 
 export class LinkState extends EventEmitter<{ change: [LinkView] }> {
   private state: LinkView = { connected: true, since: new Date().toISOString(), reason: null };

@@ -2,7 +2,7 @@
 // machine and the revoked one itself say it: a viewer shows the node revoked (never coming back with its credential)
 // and `desired` says it does not converge; the node's agent says once, on stderr, that it was revoked, and again in
 // the same words when it is started again; invited again, it joins on the same home with the line the invitation
-// prints. A node started with another machine's credential says once that the server
+// prints. A revoked viewer says so in its own views. A node started with another machine's credential says once that the server
 // refuses it its own subjects. `cluster members` says when each machine was last seen, the admin's own host too when it
 // only views the cluster, and why none is known when no agent answers.
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ import { runNats, type NatsServer } from './test-nats.ts';
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 28700;
 const URL = `nats://127.0.0.1:${NATS_PORT}`;
-const PORTS: Record<string, string> = { admin: '28710-28719', gpu1: '28720-28729', gpu2: '28730-28739', desk: '28740-28749' };
+const PORTS: Record<string, string> = { admin: '28710-28719', gpu1: '28720-28729', gpu2: '28730-28739', desk: '28740-28749', desk2: '28750-28759' };
 const HEARTBEAT_MS = 300;
 const run = promisify(execFile);
 
@@ -146,6 +146,21 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
     await new Promise((resolve) => agents.gpu1!.child.once('exit', resolve));
     await start('gpu1', [], token);
     await until('gpu1 says the invitation is not used', async () => (/^hangar: HANGAR_JOIN_TOKEN is not used: this home joined the cluster already, as gpu1$/m.test(stderr.gpu1!) ? true : undefined), 5000);
+  });
+
+  test('a revoked viewer says so in its own views, and a pin there fails at once with why, not as a server that does not answer', async () => {
+    await start('desk2', [], await invite('--role', 'viewer', '--name', 'desk2'));
+    assert.equal((await cli('--home', homes.admin!, 'cluster', 'revoke', 'desk2')).code, 0);
+    await until('desk2 knows it was revoked', async () => ((await read(agents.desk2!, 'clusterStatus')).link.reason?.startsWith('this machine was revoked') ? true : undefined), 10_000);
+    const status = await hangar(agents.desk2!, 'cluster', 'status');
+    assert.match(status.stdout, /^link {5}lost since \S+Z: this machine was revoked from the cluster: the NATS server closed its connection and refuses its credential \(hangar cluster members, on an admin, says when\)$/m);
+    const nodes = await hangar(agents.desk2!, 'nodes');
+    assert.match(nodes.stdout, /cluster connection lost: this machine was revoked from the cluster: [^;\n]*says when\)(;|\n|$)/);
+    assert.doesNotMatch(nodes.stdout, /retrying/);
+    const started = Date.now();
+    const pinned = await hangar(agents.desk2!, 'pin', 'echo', '1.0.0');
+    assert.deepEqual([pinned.code, pinned.stderr], [1, "hangar: the cluster cannot be reached: this machine was revoked from the cluster: the NATS server closed its connection and refuses its credential (hangar cluster members, on an admin, says when)\n"]);
+    assert.ok(Date.now() - started < 3000, 'at once, not after a timeout');
   });
 
   test("a node started with another machine's credential says once that the server refuses it its own subjects", async () => {

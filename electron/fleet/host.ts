@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { LOCAL_NODE, type HangarApi, type LocalAiServerRequest, type NodeRef } from '../../shared/api.ts';
+import { REVOKED } from '../../shared/cluster-link.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { parseSelector, selects } from '../../shared/selector.ts';
 import type { ClusterStatusView, LocalAiAction, LocalAiCancel, LocalAiRunView, LocalAiServerView, NodeCard, NodeEvent } from '../../shared/types.ts';
@@ -136,6 +137,9 @@ export function createHost(options: HostOptions): Host {
   const checkWriter = (req: NodeRef) => {
     checkHost(req);
     if (cluster?.role === 'node') throw new HangarError('forbidden', 'this host joined the cluster as a node only (--cluster-role node): pins and rollouts are a viewer\'s');
+    // Refused for good, the store would only time out: why is known now.
+    const link = cluster?.status().link;
+    if (link?.reason === REVOKED) throw new HangarError('failed', `the cluster cannot be reached: ${REVOKED}`);
   };
 
   return {

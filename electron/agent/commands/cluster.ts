@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../../shared/api.ts';
+import { linkLostWords } from '../../../shared/cluster-link.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';
 import { desiredTable, nodesTable, pinSentence, replacedLine, rolloutTable, staleStoreNote } from '../format-cluster.ts';
 import { registerJoinCommands } from '../join-cli.ts';
@@ -61,7 +62,7 @@ export function registerClusterCommands(context: CliContext): void {
 
   context.clientCommand('nodes', 'list the cluster\'s nodes: status, access, labels, counts, drift, resources, last seen').action(context.withClient(async (c, options: { json?: boolean }) => {
     const [cards, status] = await Promise.all([c.nodes({ node: LOCAL_NODE }), c.clusterStatus({ node: LOCAL_NODE })]);
-    const lost = status.role !== null && !status.link.connected ? `cluster connection lost: ${status.link.reason ?? 'no answer'}, retrying` : '';
+    const lost = status.role !== null && !status.link.connected ? `cluster connection lost: ${linkLostWords(status.link)}` : '';
     const refused = status.violations.at(-1) ? `the NATS server refused this host: ${status.violations.at(-1)!.message}` : '';
     print(options, cards, () => nodesTable(cards, [lost, refused].filter(Boolean).join('; ')) + statusNotes(status));
   }));
