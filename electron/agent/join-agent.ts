@@ -17,6 +17,7 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
   // Read once, and given to nothing this agent starts.
   delete process.env.HANGAR_JOIN_TOKEN;
   const token = join === '-' ? await readStdin() : fromEnv;
+  if (token === '') throw new HangarError('bad-input', 'no invitation was given on stdin: paste the line hangar cluster invite printed, or its token');
   // The NATS client is loaded only to join.
   const redeem = token === undefined ? null : await import('../cluster/redeem.ts');
   // An invitation left in a service's environment must not stop the agent's every restart once its home joined: it

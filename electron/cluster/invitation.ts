@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import { identityFromPem, parsePublicKey, verifySignature, type ClusterIdentity } from './node-key.ts';
 import { HangarError } from '../../shared/errors.ts';
+import { invitationToken } from '../../shared/invitation-line.ts';
 
 const PREFIX = 'hjoin1.';
 const TOKEN_MAX = 16 * 1024;
@@ -43,9 +44,12 @@ export function encodeInvitation(invitation: Invitation, admin: ClusterIdentity)
   return `${PREFIX}${payload}.${admin.sign(signed(payload)).toString('base64url')}`;
 }
 
-/** Reads a token; throws one line saying what is wrong with it. Expiry and use are checked by the caller. */
+/**
+ * Reads a token, or the whole line `hangar cluster invite` printed as it was pasted; throws one line saying what is
+ * wrong with it. Expiry and use are checked by the caller.
+ */
 export function decodeInvitation(token: string): Invitation {
-  const text = token.trim();
+  const text = invitationToken(token);
   if (!text.startsWith(PREFIX) || text.length > TOKEN_MAX) throw new HangarError('bad-input', 'this is not a Hangar invitation (hangar cluster invite prints one, starting with hjoin1.)');
   const [payload = '', sig = '', ...more] = text.slice(PREFIX.length).split('.');
   let invitation: Invitation;

@@ -125,6 +125,20 @@ describe('a cluster joined by invitation (hangar cluster init, invite, agent --j
     assert.equal(trustLines.length, 1, 'gpu1 trusts the admin its invitation named, and nothing was typed');
   });
 
+  test('agent --join - takes the line cluster invite printed, as pasted, and says when stdin held nothing', async () => {
+    const given = (home: string, input: string) => new Promise<{ code: number; stderr: string }>((done) => {
+      const child = execFile(process.execPath, ['dist/agent/cli.js', 'agent', '--home', home, '--listen', '127.0.0.1:0', '--join', '-'], (error, _stdout, stderr) => done({ code: error ? (error.code as number) : 0, stderr }));
+      child.stdin!.end(input);
+    });
+    // Used already: refused as that once read, which only a token taken out of the pasted line can be.
+    const pasted = await given(join(root, 'pasted'), `  HANGAR_JOIN_TOKEN=${tokens.gpu1!} hangar agent\n`);
+    assert.equal(pasted.code, 4, pasted.stderr);
+    assert.match(pasted.stderr, /^hangar: this invitation was used already at \S+: each is used once/);
+    const empty = await given(join(root, 'empty'), '\n');
+    assert.deepEqual([empty.code, empty.stderr], [6, 'hangar: no invitation was given on stdin: paste the line hangar cluster invite printed, or its token\n']);
+    for (const home of ['pasted', 'empty']) assert.deepEqual(await readdir(join(root, home)).catch(() => []), [], 'nothing written in its home');
+  });
+
   test('a used, expired, edited or other cluster\'s invitation is refused in one line, and nothing is written', async () => {
     // On the command line every user of the machine could read it: refused before it is even looked at.
     assert.match(await refusedJoin(join(root, 'inline'), tokens.gpu1!, 2, true), /^hangar: an invitation holds this machine's NATS credential and key, and a command line is readable by every user of the machine: give it as HANGAR_JOIN_TOKEN=<token> hangar agent/);

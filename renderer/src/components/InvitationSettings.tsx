@@ -6,6 +6,7 @@ import { inviteProblem, joinWith, loadInvitations, makeInvitation, useInvitation
 import { Section } from './SettingControls.tsx';
 import { useAction } from './useAction.ts';
 import { Alert } from './Message.tsx';
+import { invitationToken } from '../../../shared/invitation-line.ts';
 
 const EXPIRIES: [string, number][] = [['30 minutes', 30], ['1 hour', 60], ['1 day', 1440], ['7 days', 10_080]];
 
@@ -139,7 +140,7 @@ function JoinSection({ view }: { view: ClusterInvitationsView }) {
           onSubmit={(e) => {
             e.preventDefault();
             // A command pasted whole is taken as its token.
-            void join.run(token.replace(/^\s*HANGAR_JOIN_TOKEN=(\S+)\s+hangar agent\s*$/, '$1').trim()).then(() => setToken(''));
+            void join.run(invitationToken(token)).then(() => setToken(''));
           }}
         >
           <label className="field grow">
