@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
@@ -89,6 +89,30 @@ describe('exit statuses', () => {
     assert.deepEqual([bad.code, bad.stderr], [6, `hangar: the creds file ${damaged} is damaged (unable to parse credentials): take it again from whoever made it\n`]);
     const gone = await creds(join(root, 'gone.creds'));
     assert.deepEqual([gone.code, gone.stderr], [6, `hangar: the creds file ${join(root, 'gone.creds')} does not exist\n`]);
+  });
+
+  test('an empty --home, a --home that is a file and a --node that is not a URL exit 2 or 6, and write nothing', async () => {
+    const cwd = join(root, 'cwd');
+    await mkdir(cwd);
+    const empty = '--home is empty: give the directory of a Hangar home';
+    const agentEmpty = await cliAs({ cwd }, 'agent', '--home', '', '--listen', '192.0.2.1:0');
+    assert.deepEqual([agentEmpty.code, agentEmpty.stderr], [2, `hangar: ${empty}\n`]);
+    const clientEmpty = await cliAs({ cwd }, '--home', '', 'ps');
+    assert.deepEqual([clientEmpty.code, clientEmpty.stderr], [2, `hangar: ${empty}\n`]);
+    // An empty HANGAR_HOME is as unset: the platform's data dir, never the working directory.
+    const { HANGAR_TOKEN: _token, ...env } = process.env;
+    const unset = await cliAs({ cwd, env: { ...env, HANGAR_HOME: '', XDG_DATA_HOME: join(root, 'xdg') } }, 'ps');
+    assert.equal(unset.code, 1, unset.stderr);
+    assert.match(unset.stderr, new RegExp(`^hangar: no agent runs on ${join(root, 'xdg', 'hangar')}:`));
+    const file = join(root, 'a-file');
+    await writeFile(file, 'not a home\n');
+    const agentFile = await cliAs({ cwd }, 'agent', '--home', file, '--listen', '192.0.2.1:0');
+    assert.deepEqual([agentFile.code, agentFile.stderr], [6, `hangar: the home ${file} is not a directory\n`]);
+    assert.deepEqual(await readdir(cwd), []);
+    for (const node of ['http://[::1', 'file:///etc/passwd', '127.0.0.1:8471']) {
+      const bad = await hangar(agent, '--node', node, 'ps');
+      assert.deepEqual([bad.code, bad.stderr], [2, `hangar: --node wants the agent's URL, http://HOST:PORT, got ${JSON.stringify(node)}\n`], node);
+    }
   });
 
   test('a gallery, a working directory or a previous version that is not there exits 3, before any job', async () => {

@@ -12,6 +12,9 @@ export interface ConnectOptions {
 
 /** Opens a WireClient to an agent: URL from --node or the home's running agent; token from --token, HANGAR_TOKEN or the home. */
 export async function connect(options: ConnectOptions): Promise<WireClient> {
+  if (options.node !== undefined && !(URL.canParse(options.node) && /^(https?|wss?):$/.test(new URL(options.node).protocol))) {
+    throw new HangarError('invalid-request', `--node wants the agent's URL, http://HOST:PORT, got ${JSON.stringify(options.node)}`);
+  }
   const running = await readAgentUrl(options.home);
   const url = options.node ?? running ?? `http://${DEFAULT_LISTEN}`;
   const token = options.token ?? process.env.HANGAR_TOKEN ?? (await readToken(options.home));

@@ -1,6 +1,6 @@
 import envPaths from 'env-paths';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../core/state-file.ts';
@@ -9,9 +9,22 @@ import { HangarError } from '../../shared/errors.ts';
 
 export const DEFAULT_LISTEN = '127.0.0.1:8471';
 
-/** `--home`, then HANGAR_HOME, then the platform data dir (e.g. ~/.local/share/hangar). */
+/**
+ * `--home`, then HANGAR_HOME, then the platform data dir (e.g. ~/.local/share/hangar). An empty HANGAR_HOME counts
+ * as unset, as the desktop app reads it; an empty `--home` (a variable that was never set) would make a home of the
+ * working directory, so it is refused.
+ */
 export function homeDir(option: string | undefined): string {
-  return resolve(option ?? process.env.HANGAR_HOME ?? envPaths('hangar', { suffix: '' }).data);
+  if (option === '') throw new HangarError('invalid-request', '--home is empty: give the directory of a Hangar home');
+  return resolve(option ?? (process.env.HANGAR_HOME || envPaths('hangar', { suffix: '' }).data));
+}
+
+/** The agent's home, as homeDir finds it: made on the first run, and a directory if it is there at all. */
+export async function agentHomeDir(option: string | undefined): Promise<string> {
+  const home = homeDir(option);
+  const found = await stat(home).catch(() => null);
+  if (found && !found.isDirectory()) throw new HangarError('bad-input', `the home ${home} is not a directory`);
+  return home;
 }
 
 export const tokenFile = (home: string) => join(home, 'state', 'token');

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { LOCAL_NODE } from '../../shared/api.ts';
@@ -10,7 +11,7 @@ import type { WireClient } from '../../shared/wire-client.ts';
 import { connect } from './connect.ts';
 export { until } from '../core/testing/until.ts';
 
-const CLI = 'dist/agent/cli.js';
+const CLI = resolve('dist/agent/cli.js');
 const run = promisify(execFile);
 
 export interface Agent {
@@ -67,8 +68,8 @@ export async function cli(...args: string[]): Promise<{ code: number; stdout: st
   return cliAs({}, ...args);
 }
 
-/** The CLI as `user` runs it: another `uid` and `gid` (as root, every file is readable), or another environment. */
-export async function cliAs(user: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** The CLI as `user` runs it: another `uid` and `gid` (as root, every file is readable), another environment or directory. */
+export async function cliAs(user: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { ...user, maxBuffer: 256 * 1024 * 1024 });
     return { code: 0, stdout, stderr };

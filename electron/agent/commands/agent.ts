@@ -5,7 +5,7 @@ import type { ClusterRole } from '../../../shared/types.ts';
 import { parseLabel } from '../../../shared/selector.ts';
 import { DEFAULT_CALL_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS } from '../../cluster/defaults.ts';
 import { localaiHostOptions, localaiOptions, localaiRunOptions, localaiServerOptions, type LocalAiCommandOptions } from '../localai-options.ts';
-import { DEFAULT_LISTEN, homeDir } from '../paths.ts';
+import { agentHomeDir, DEFAULT_LISTEN } from '../paths.ts';
 import { collect, type CliContext } from './context.ts';
 
 export function registerAgentCommand(context: CliContext): void {
@@ -39,7 +39,7 @@ export function registerAgentCommand(context: CliContext): void {
     .option('--restore-backends', 'start again, models loaded, the backends that ran when the agent last stopped (default: the node\'s settings)', false)
     .option('--label <key=value>', 'a label the cluster selects this node by, as --on label:KEY=VALUE (repeatable; default: the node\'s settings)', collect, []), parseMs)
     .action(async (options: AgentCommandOptions) => {
-      const home = homeDir(options.home ?? context.globals().home);
+      const home = await agentHomeDir(options.home ?? context.globals().home);
       const password = options.clusterPassword ?? process.env.HANGAR_CLUSTER_PASSWORD;
       const token = options.clusterToken ?? process.env.HANGAR_CLUSTER_TOKEN;
       const common = {
