@@ -9,6 +9,7 @@ import { TreeTally, type ExtractLimits } from './limits.ts';
 import { checkLinksStayInside, checkLinkTarget } from './link-rules.ts';
 import { dirMode, fileMode, umaskAlters } from './modes.ts';
 import type { OwnTreeGuard } from './own-trees.ts';
+import { nameTooLong } from './paths.ts';
 import { SMALL_FILE } from './tree-writer.ts';
 
 /** Entries handled with blocking calls (as small files are) before the event loop gets a turn. */
@@ -38,29 +39,33 @@ export async function copyTree(sourceDir: string, destDir: string, { limits, sig
         await nextTurn();
       }
       const childRel = rel === '' ? name : `${rel}/${name}`;
-      const from = join(root, childRel);
-      const to = join(destDir, childRel);
-      const stats = lstatSync(from, { bigint: true });
-      const mode = Number(stats.mode);
-      const size = Number(stats.size);
-      tally.add(stats.isFile() ? size : 0);
-      if (stats.isDirectory()) {
-        guard?.checkDir(sourceDir, childRel, stats);
-        mkdirSync(to, dirMode(mode));
-        if (umaskAlters(dirMode(mode))) chmodSync(to, dirMode(mode));
-        await walk(childRel);
-      } else if (stats.isFile()) {
-        if (size <= SMALL_FILE) copyFileSync(from, to);
-        else await copyFile(from, to);
-        if (fileMode(mode) !== (mode & 0o7777)) chmodSync(to, fileMode(mode));
-        onBytes((copied += size));
-      } else if (stats.isSymbolicLink()) {
-        const target = readlinkSync(from);
-        checkLinkTarget(childRel, target);
-        symlinkSync(target, to);
-        links.push(childRel);
-      } else {
-        throw new HangarError('bad-input', `"${childRel}" is a device, FIFO or socket, which backends may not contain`);
+      try {
+        const from = join(root, childRel);
+        const to = join(destDir, childRel);
+        const stats = lstatSync(from, { bigint: true });
+        const mode = Number(stats.mode);
+        const size = Number(stats.size);
+        tally.add(stats.isFile() ? size : 0);
+        if (stats.isDirectory()) {
+          guard?.checkDir(sourceDir, childRel, stats);
+          mkdirSync(to, dirMode(mode));
+          if (umaskAlters(dirMode(mode))) chmodSync(to, dirMode(mode));
+          await walk(childRel);
+        } else if (stats.isFile()) {
+          if (size <= SMALL_FILE) copyFileSync(from, to);
+          else await copyFile(from, to);
+          if (fileMode(mode) !== (mode & 0o7777)) chmodSync(to, fileMode(mode));
+          onBytes((copied += size));
+        } else if (stats.isSymbolicLink()) {
+          const target = readlinkSync(from);
+          checkLinkTarget(childRel, target);
+          symlinkSync(target, to);
+          links.push(childRel);
+        } else {
+          throw new HangarError('bad-input', `"${childRel}" is a device, FIFO or socket, which backends may not contain`);
+        }
+      } catch (err) {
+        throw nameTooLong(err, childRel);
       }
     }
   };

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { HangarError } from '../../../shared/errors.ts';
 import { DEFAULT_LIMITS, RatioWatch, TreeTally } from './limits.ts';
+import { nameTooLong } from './paths.ts';
 import { readTar } from './tar-reader.ts';
 import { SMALL_FILE, TreeWriter } from './tree-writer.ts';
 
@@ -69,8 +70,12 @@ export async function extractTar(input: Readable, destDir: string, options: Extr
       const size = header.type === 'directory' ? 0 : (header.size ?? 0);
       tally.add(size);
       expanded += size;
-      const applying = writer.apply(header, body);
-      if (applying) await applying;
+      try {
+        const applying = writer.apply(header, body);
+        if (applying) await applying;
+      } catch (err) {
+        throw nameTooLong(err, header.name);
+      }
     }
     await writer.finish();
     return { entries: tally.entries - entriesBefore, bytes: expanded };

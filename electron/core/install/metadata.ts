@@ -1,6 +1,6 @@
 // metadata.json exactly as LocalAI writes it (core/gallery/backends.go writeBackendMetadata: json.MarshalIndent of
 // BackendMetadata, its keys in struct order, empty fields omitted, no trailing newline), plus Hangar's `sha256` last.
-import { rename, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
@@ -77,6 +77,9 @@ export function localaiTimestamp(at: Date = new Date()): string {
 /** Writes `<dir>/metadata.json` atomically (a reader sees the old file or the new one, never half). */
 export async function writeMetadataFile(dir: string, meta: BackendMetadata): Promise<void> {
   const path = join(dir, METADATA_FILE);
-  await writeFile(`${path}.tmp`, serializeMetadata(meta));
+  // The tree came from an archive, an image or a folder: whatever it holds at the temporary name (a link out of the
+  // tree, say) is removed, never written through; the rename replaces a link at metadata.json itself.
+  await rm(`${path}.tmp`, { recursive: true, force: true });
+  await writeFile(`${path}.tmp`, serializeMetadata(meta), { flag: 'wx' });
   await rename(`${path}.tmp`, path);
 }

@@ -32,6 +32,13 @@ export function safeEntryPath(name: string, flavor: PathFlavor = HOST_FLAVOR): s
   return segments.join('/');
 }
 
+/** A name this file system cannot hold (ENAMETOOLONG) is the source's fault: said as such, the name cut short. */
+export function nameTooLong(err: unknown, name: string): unknown {
+  if ((err as NodeJS.ErrnoException | null)?.code !== 'ENAMETOOLONG') return err;
+  const shown = name.length > 60 ? `${name.slice(0, 60)}…` : name;
+  return bad(`entry "${shown}" (${Buffer.byteLength(name)} bytes) is a longer name than this file system holds`);
+}
+
 /**
  * Resolves a symlink `target` lexically from the link at relative path `linkPath`.
  * Returns the in-tree relative path it names, or null when it leaves the tree (or is absolute).

@@ -1,7 +1,7 @@
 // run.sh as LocalAI starts it (pkg/model/process.go startProcess): a run.sh with no execute bit for anyone is made
 // 0700 first; one with any execute bit is started as it is, and fails if that bit is not this user's.
 import { accessSync, constants, type Stats } from 'node:fs';
-import { chmod, stat } from 'node:fs/promises';
+import { chmod, lstat } from 'node:fs/promises';
 
 export const RUN_SH = 'run.sh';
 const LOCALAI_RUN_MODE = 0o700;
@@ -11,9 +11,13 @@ export function lacksExecuteBits(stats: Stats): boolean {
   return process.platform !== 'win32' && (stats.mode & 0o111) === 0;
 }
 
-/** LocalAI's step before a start: no execute bit for anyone → 0700. */
+/**
+ * LocalAI's step before a start: no execute bit for anyone → 0700. A run.sh that is a link is started as it is: its
+ * target may be outside the tree, and is not the installer's to change.
+ */
 export async function makeRunnable(runSh: string): Promise<void> {
-  if (lacksExecuteBits(await stat(runSh))) await chmod(runSh, LOCALAI_RUN_MODE);
+  const stats = await lstat(runSh);
+  if (stats.isFile() && lacksExecuteBits(stats)) await chmod(runSh, LOCALAI_RUN_MODE);
 }
 
 /** Why this process cannot start the run.sh whose stats these are, even after makeRunnable; null when it can. */

@@ -1,7 +1,7 @@
 // The installed-backends directory as the node uses it: listing (kept current by an index), staging, validation,
 // and the swap, removal, leftovers and crash recovery, each done by a part of its own (backend-dirs.ts for where each
 // tree lives, swap.ts, leftovers.ts, recovery.ts).
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
@@ -12,7 +12,7 @@ import { readDirectory, runShState, stampOf, type InstalledBackend, type ReadCon
 import { KeptTrees, type KeptTree } from './kept.ts';
 import { kindOf, removeLeftover, restoreLeftover } from './leftovers.ts';
 import { ListingFile } from './listing-file.ts';
-import { writeMetadataFile, type BackendMetadata } from './metadata.ts';
+import { METADATA_FILE, writeMetadataFile, type BackendMetadata } from './metadata.ts';
 import { recover, type Recovered } from './recovery.ts';
 import { RUN_SH, makeRunnable } from './run-file.ts';
 import { Swaps, type PendingSwap, type SwapHooks } from './swap.ts';
@@ -159,6 +159,9 @@ export class BackendStore {
     });
     if (stats === null) throw new HangarError('bad-input', `backend "${name}": the tree has no ${RUN_SH}`);
     if (!stats.isFile()) throw new HangarError('bad-input', `backend "${name}": ${RUN_SH} is not a regular file`);
+    if ((await lstat(join(stagedDir, METADATA_FILE)).catch(() => null))?.isDirectory()) {
+      throw new HangarError('bad-input', `backend "${name}": ${METADATA_FILE} is a directory, where LocalAI records the install`);
+    }
     await makeRunnable(runSh);
   }
 
