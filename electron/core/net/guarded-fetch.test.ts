@@ -115,6 +115,16 @@ describe('guardedFetch', () => {
     await failsWith(`${server.url.replace('http:', 'https:')}/x`, /TLS failed \(ERR_SSL_/);
   });
 
+  it('reads an answer whose status line holds control characters, keeping the status and dropping those characters', async (t) => {
+    const server = createServer((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 200 O\x1b[2JK\x07\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    t.after(() => server.close());
+    const response = await quick(`http://127.0.0.1:${(server.address() as { port: number }).port}/index.yaml`);
+    assert.deepEqual([response.status, response.statusText, await response.text()], [200, 'O[2JK', 'ok']);
+  });
+
   it('passes a caller\'s own abort through unchanged', async (t) => {
     const server = await serve(() => undefined);
     t.after(() => server.close());

@@ -174,9 +174,16 @@ function withReasons(body: ReadableStream<Uint8Array>, url: string, signal: Abor
   );
 }
 
+/**
+ * What a status line's reason may hold by HTTP's grammar, which a Response built here must keep to: undici reads a
+ * server's control characters into statusText, and a Response given them back throws a bare "Invalid statusText".
+ */
+const NOT_REASON = /[^\t\x20-\x7e\x80-\xff]/g;
+
 /** The same response with its body read through `body`. */
 function withBody(response: Response, body: ReadableStream<Uint8Array>): Response {
-  const wrapped = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  const statusText = response.statusText.replace(NOT_REASON, '');
+  const wrapped = new Response(body, { status: response.status, statusText, headers: response.headers });
   Object.defineProperties(wrapped, { url: { value: response.url }, redirected: { value: response.redirected } });
   return wrapped;
 }
