@@ -1,6 +1,7 @@
 // The `hangar` CLI: one command runs per process, and how it ends is its exit status and one line.
 import { CommanderError } from 'commander';
 import { HomeBusyError } from '../core/home-lock.ts';
+import { forTerminal } from './commands/terminal.ts';
 import { messageOf } from '../../shared/error-text.ts';
 import { exitCodeOf } from './exit-codes.ts';
 import { hangarProgram } from './program.ts';
@@ -14,11 +15,11 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) {
-    if (error.exitCode !== 0 && error.code === 'hangar.usage') process.stderr.write(`hangar: ${error.message}\n`);
+    if (error.exitCode !== 0 && error.code === 'hangar.usage') process.stderr.write(`hangar: ${forTerminal(error.message)}\n`);
     process.exit(error.exitCode === 0 ? 0 : 2);
   }
   // The home's holder names itself ("hangar (pid N) already serves this home at URL"): no second prefix.
   const prefix = error instanceof HomeBusyError ? '' : 'hangar: ';
-  process.stderr.write(`${prefix}${messageOf(error)}\n`);
+  process.stderr.write(`${prefix}${forTerminal(messageOf(error))}\n`);
   process.exit(exitCodeOf(error));
 }

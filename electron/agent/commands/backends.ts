@@ -8,7 +8,7 @@ import { selectorOf } from '../nodes.ts';
 import type { CliContext } from './context.ts';
 import { runJob, runJobs } from './follow-job.ts';
 import { followRollout, rollbackFailed, rolloutId, upgradeFailed } from './follow-rollout.ts';
-import { print } from './terminal.ts';
+import { forTerminal, print } from './terminal.ts';
 
 export function registerBackendCommands(context: CliContext): void {
   context.clientCommand('gallery', 'list gallery entries (--on all --refresh: re-read every node\'s galleries)', (c) => c.option('--refresh', 're-read galleries and registry digests'), { sets: true })
@@ -24,7 +24,7 @@ export function registerBackendCommands(context: CliContext): void {
       }
       const entries = await c.gallery({ node: context.node, refresh: options.refresh === true });
       const { galleryProblems } = await c.info({ node: context.node });
-      for (const problem of galleryProblems) process.stderr.write(`hangar: warning: ${problem.message}\n`);
+      for (const problem of galleryProblems) process.stderr.write(`hangar: warning: ${forTerminal(problem.message)}\n`);
       if (entries.length === 0 && galleryProblems.length > 0) process.exitCode = 1;
       // Only the entry a name's backend follows can be installed or upgradable; the others are other sources of it.
       const followed = followedByName(entries);

@@ -5,7 +5,7 @@ import type { WireClient } from '../../../shared/wire-client.ts';
 import { jobEndText, jobLine, table } from '../format.ts';
 import { pickId } from '../id-prefix.ts';
 import type { CliContext } from './context.ts';
-import { print } from './terminal.ts';
+import { forTerminal, print } from './terminal.ts';
 import { HangarError } from '../../../shared/errors.ts';
 
 /** What Ctrl-C does while a job is followed: cancel the job (as the UI's Cancel does), or only stop following it. */
@@ -40,7 +40,7 @@ export async function runJobs(context: CliContext, c: WireClient, options: { jso
     if (interrupted) row.reason = 'interrupted';
     else if (card.status !== 'online') row.reason = `offline: ${card.reason ?? 'no heartbeat'}`;
     else {
-      process.stderr.write(`${card.name} (${card.id}):\n`);
+      process.stderr.write(forTerminal(`${card.name} (${card.id}):\n`));
       const final = await followJob(c, () => start(on), on).catch((error: Error) => error);
       // A job that had nothing to do ends done in a phase that says so ('already installed', 'up to date').
       row.result = final instanceof Error ? 'failed' : final.state === 'done' ? final.phase : final.state;
@@ -66,12 +66,12 @@ async function followJob(c: WireClient, start: () => Promise<JobView>, on: strin
   const show = (view: JobView) => {
     // How it ended is the command's own last word, on stdout.
     if (view.finishedAt !== null) return;
-    const line = jobLine(view);
+    const line = forTerminal(jobLine(view));
     if (line === last) return;
     last = line;
     process.stderr.write(process.stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
   };
-  const say = (line: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}hangar: ${line}\n`);
+  const say = (line: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}hangar: ${forTerminal(line)}\n`);
   const cancel = (view: JobView) => {
     say(`cancelling the ${view.kind} of ${view.backend}… (Ctrl-C again leaves it running)`);
     c.cancelJob({ node: on, id: view.id }).catch((error: Error) => say(`could not cancel it: ${error.message}`));

@@ -4,7 +4,7 @@ import type { RolloutNode, RolloutView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import { rolloutTable } from '../format-cluster.ts';
 import { pickId } from '../id-prefix.ts';
-import { print } from './terminal.ts';
+import { forTerminal, print } from './terminal.ts';
 
 export const upgradeFailed = (n: RolloutNode) => n.step === 'failed';
 export const rollbackFailed = (n: RolloutNode) => (n.reason ?? '').startsWith('rollback failed');
@@ -26,7 +26,7 @@ export async function followRollout(c: WireClient, options: { json?: boolean }, 
   const shown = new Map(started.nodes.map((n) => [n.id, stepLine(n)]));
   const show = (rollout: RolloutView) => {
     for (const n of rollout.nodes) {
-      if (shown.get(n.id) !== stepLine(n)) process.stderr.write(`${rollout.backend}: ${stepLine(n)}\n`);
+      if (shown.get(n.id) !== stepLine(n)) process.stderr.write(forTerminal(`${rollout.backend}: ${stepLine(n)}\n`));
       shown.set(n.id, stepLine(n));
     }
   };

@@ -6,8 +6,9 @@ import { LOCAL_NODE } from '../../../shared/api.ts';
 import { messageOf } from '../../../shared/error-text.ts';
 import type { LocalAiCancel, LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
+import { forTerminal } from './terminal.ts';
 
-const say = (line: string) => process.stderr.write(`hangar: ${line}\n`);
+const say = (line: string) => process.stderr.write(`hangar: ${forTerminal(line)}\n`);
 
 /**
  * Runs `work`; when it fails because a LocalAI process did (a start, or the new build in a swap), the lines that

@@ -3,7 +3,18 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline/promises';
 
 export function print(options: { json?: boolean }, value: unknown, human: () => string): void {
-  process.stdout.write(options.json ? JSON.stringify(value, null, 2) + '\n' : human());
+  process.stdout.write(options.json ? JSON.stringify(value, null, 2) + '\n' : forTerminal(human()));
+}
+
+/** C0 controls but tab and newline, DEL and C1: what lets text move the cursor, retitle the window or set the clipboard. */
+const CONTROL = /(?![\t\n])\p{Cc}/gu;
+
+/**
+ * Text for a terminal, its control characters shown as \u001b and the like: what a command prints comes in part from
+ * galleries, archives, servers and other nodes, whose text must not drive the terminal it is read on.
+ */
+export function forTerminal(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Asks on the terminal (or reads one line from a piped stdin); only "y" or "yes" agrees. */
