@@ -72,9 +72,10 @@ export class FileGallery implements GallerySource {
       const info = await stat(this.path, { bigint: true });
       const stamp = `${info.ino}:${info.size}:${info.mtimeNs}`;
       if (stamp === this.stamp && this.snapshot.value) return;
-      if (info.size > BigInt(GALLERY_MAX_BYTES)) {
+      // A FIFO would hold a file thread until a writer comes, a device such as /dev/zero never ends.
+      const cause = !info.isFile() ? 'it is not a file' : info.size > BigInt(GALLERY_MAX_BYTES) ? `the file is ${mebibytes(Number(info.size))}, over the ${mebibytes(GALLERY_MAX_BYTES)} limit` : null;
+      if (cause !== null) {
         this.stamp = stamp;
-        const cause = `the file is ${mebibytes(Number(info.size))}, over the ${mebibytes(GALLERY_MAX_BYTES)} limit`;
         return this.snapshot.set(`failure:${stamp}`, () => failedSnapshot(`gallery "${this.name}": cannot read ${this.path}: ${cause}`));
       }
       text = await readFile(this.path, 'utf8');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -224,6 +225,21 @@ test('a gallery file over 16 MiB is refused without being read', async () => {
   try {
     assert.deepEqual(await galleries.entries(), []);
     assert.match(galleries.problems()[0]?.message ?? '', /cannot read .*huge\.yaml: the file is 17\.0 MiB, over the 16\.0 MiB limit/);
+  } finally {
+    galleries.close();
+  }
+});
+
+test('a gallery path that is a FIFO or a device is refused without being read: nothing blocks, nothing reads forever', { timeout: 10_000 }, async () => {
+  const fifo = join(root, 'fifo.yaml');
+  execFileSync('mkfifo', [fifo]);
+  const galleries = new Galleries({ specs: [{ name: 'fifo', location: fifo }, { name: 'zero', location: '/dev/zero' }] });
+  try {
+    assert.deepEqual(await galleries.entries(), []);
+    assert.deepEqual(galleries.problems().map((p) => p.message), [
+      `gallery "fifo": cannot read ${fifo}: it is not a file`,
+      'gallery "zero": cannot read /dev/zero: it is not a file',
+    ]);
   } finally {
     galleries.close();
   }

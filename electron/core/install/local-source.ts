@@ -35,6 +35,7 @@ class LocalSource implements BackendSource {
       });
       return { sha256: null, digest: null, servedBy: this.uri };
     }
+    if (!stats.isFile()) throw new HangarError('bad-input', `${this.path} is ${stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : 'a device'}, not an archive or a folder`);
     const input = createReadStream(this.path, { highWaterMark: READ_CHUNK });
     const sha256 = await extractVerified({ raw: input, totalBytes: stats.size, what: this.path }, stagingDir, ctx);
     return { sha256, digest: null, servedBy: this.uri };
