@@ -72,6 +72,7 @@ describe('node settings', () => {
     assert.deepEqual(view.fixed.sort(), ['autoUpgrade', 'galleries']);
     assert.deepEqual(view.settings.galleries, [{ name: 'cli', location: other, enabled: true }]);
     await assert.rejects(fixedNode.updateSettings({ node: local, settings: { galleries: [] } }), /galleries is fixed for this run/);
+    await assert.rejects(fixedNode.updateSettings({ node: local, settings: { autoUpgrade: true } }), /^HangarError: auto-upgrade is fixed for this run by how the host was started$/);
     await fixedNode.updateSettings({ node: local, settings: { keepBackendsRunning: true } });
     await fixedNode.close({ stopBackends: true });
 

@@ -26,6 +26,14 @@ export const DEFAULT_SETTINGS: NodeSettings = {
   backendStartTimeoutSec: {},
 };
 
+/** What a host can fix, in the words the CLI and the Settings view give it (not the file's keys). */
+const FIXABLE_WORDS: Partial<Record<keyof NodeSettings, string>> = {
+  autoUpgrade: 'auto-upgrade',
+  startBackendsOnLaunch: 'start-on-launch',
+  portRange: 'the port range',
+  startTimeoutSec: 'the start timeout',
+};
+
 export class SettingsStore {
   private readonly path: string;
   private saved: NodeSettings = DEFAULT_SETTINGS;
@@ -59,7 +67,7 @@ export class SettingsStore {
 
   /** Refuses a patch that changes what the host fixed for its run. */
   refuseFixed(patch: Partial<NodeSettings>): void {
-    const fixed = Object.keys(patch).filter((key) => key in this.fixed);
+    const fixed = (Object.keys(patch) as (keyof NodeSettings)[]).filter((key) => key in this.fixed).map((key) => FIXABLE_WORDS[key] ?? key);
     if (fixed.length > 0) throw new HangarError('conflict', `${fixed.join(', ')} ${fixed.length === 1 ? 'is' : 'are'} fixed for this run by how the host was started`);
   }
 
