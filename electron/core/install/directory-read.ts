@@ -2,13 +2,14 @@
 // thousands of tiny files and stats whose inodes are cached, where the thread pool's round trips (a promise, a
 // FileHandle, a Stats object each) cost far more than the calls themselves. The index makes them a slice at a time.
 // Each read comes with a stamp of what it depends on, taken before it: a later stamp that differs means read again.
-import { lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { lstatSync, statSync, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { DirectoryFacts, RunShState } from '../gallery/localai-listing.ts';
-import { METADATA_FILE, localaiTimestamp, parseMetadata, type BackendMetadata } from './metadata.ts';
+import { METADATA_FILE, localaiTimestamp, parseMetadata, readMetadataText, readMetadataTextSync, type BackendMetadata } from './metadata.ts';
 import { RUN_SH, lacksExecuteBits, whyNotRunnable } from './run-file.ts';
 import { messageOf } from '../../../shared/error-text.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 /**
  * backend: a directory of a name Hangar manages. leftover: a working directory LocalAI (or Hangar 0.1) left behind,
@@ -146,7 +147,7 @@ function readMetadataSync(dir: string, name: string, stats: Stats | undefined): 
   if (!stats) return { metadata: null, localai: null, broken: null };
   let text: string;
   try {
-    text = readFileSync(join(dir, METADATA_FILE), 'utf8');
+    text = readMetadataTextSync(dir);
   } catch (err) {
     return unreadable(err);
   }
@@ -157,7 +158,7 @@ export async function readMetadata(dir: string, name: string): Promise<ReadMetad
   const path = join(dir, METADATA_FILE);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readMetadataText(dir);
   } catch (err) {
     return unreadable(err);
   }
@@ -168,7 +169,8 @@ export async function readMetadata(dir: string, name: string): Promise<ReadMetad
 function unreadable(err: unknown): ReadMetadata {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   if (code === 'ENOENT') return { metadata: null, localai: null, broken: null };
-  return { metadata: null, localai: null, broken: `${METADATA_FILE} is unreadable: ${code ?? String(err)}` };
+  const why = err instanceof HangarError ? err.message : (code ?? String(err));
+  return { metadata: null, localai: null, broken: `${METADATA_FILE} is unreadable: ${why}` };
 }
 
 function parsed(text: string, name: string, mtime: Date): ReadMetadata {

@@ -1,11 +1,11 @@
 // Rollback trees whose backend is gone. LocalAI deletes a backend with `rm -rf backends/X` and knows nothing of
 // `.hangar/previous/X`, which would then stay forever. Such a tree is kept KEPT_DAYS from the moment Hangar first
 // finds its backend gone (kept in `kept.json` beside it, so every Hangar sharing the directory agrees), then removed.
-import { lstat, readFile, readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { backendName } from '../../../shared/schemas.ts';
 import { readJsonFile, writeJsonFile } from '../state-file.ts';
-import { METADATA_FILE, parseMetadata, type BackendMetadata } from './metadata.ts';
+import { parseMetadata, readMetadataText, type BackendMetadata } from './metadata.ts';
 
 export const KEPT_DAYS = 7;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -84,7 +84,7 @@ async function treeBytes(dir: string): Promise<number> {
 
 async function readKeptMetadata(dir: string, name: string): Promise<BackendMetadata | null> {
   try {
-    return parseMetadata(await readFile(join(dir, METADATA_FILE), 'utf8'), name, '');
+    return parseMetadata(await readMetadataText(dir), name, '');
   } catch {
     return null;
   }

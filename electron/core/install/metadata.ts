@@ -1,9 +1,11 @@
 // metadata.json exactly as LocalAI writes it (core/gallery/backends.go writeBackendMetadata: json.MarshalIndent of
 // BackendMetadata, its keys in struct order, empty fields omitted, no trailing newline), plus Hangar's `sha256` last.
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { open, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
+import { sizeText } from './limits.ts';
 
 export interface BackendMetadata {
   name: string;
@@ -33,6 +35,43 @@ const KEYS = {
 
 const optional = z.string().nullish();
 const onDisk = z.object(Object.fromEntries(Object.values(KEYS).map((key) => [key, optional])) as Record<(typeof KEYS)[keyof typeof KEYS], typeof optional>);
+
+/** Far more than any record of an install holds. */
+const METADATA_MAX_BYTES = 1 << 20;
+/** Opening a FIFO to read waits for a writer; without blocking, it opens at once and its stats tell. */
+const OPEN_TO_READ = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
+
+/**
+ * Why metadata.json with these stats is not read, or null: LocalAI writes its record through whatever link an image
+ * left at that name, and a link to /dev/zero, or a FIFO, would be read forever or waited on forever.
+ */
+function notARecord(stats: Stats): string | null {
+  if (!stats.isFile()) return `it is ${stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : stats.isDirectory() ? 'a directory' : 'a device'}, not a file`;
+  return stats.size > METADATA_MAX_BYTES ? `it is ${sizeText(stats.size)}, more than a record of an install holds` : null;
+}
+
+/** The text of `<dir>/metadata.json`; a record that is not one (notARecord) throws a HangarError saying why. */
+export function readMetadataTextSync(dir: string): string {
+  const fd = openSync(join(dir, METADATA_FILE), OPEN_TO_READ);
+  try {
+    const refused = notARecord(fstatSync(fd));
+    if (refused !== null) throw new HangarError('bad-input', refused);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function readMetadataText(dir: string): Promise<string> {
+  const handle = await open(join(dir, METADATA_FILE), OPEN_TO_READ);
+  try {
+    const refused = notARecord(await handle.stat());
+    if (refused !== null) throw new HangarError('bad-input', refused);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
 
 /** Parses metadata.json text; missing fields become null (LocalAI omits empty ones). Throws on bad JSON or types. */
 export function parseMetadata(text: string, dirName: string, fallbackInstalledAt: string): BackendMetadata {

@@ -2,8 +2,9 @@
 // (pkg/model/initializers.go backendLoader): the name lower-cased, then its alias map, then the run file LocalAI
 // registered under that name (core/gallery/backends.go RegisterBackends: a backend's own name, a meta backend's name
 // for its concrete build, and a backend's `alias` from its metadata.json).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readMetadataTextSync } from '../../core/install/index.ts';
 import { placeOf } from '../../core/supervisor/index.ts';
 
 /** pkg/model/initializers.go `Aliases`: old names LocalAI still takes for these backends. */
@@ -46,7 +47,7 @@ export function installed(backendsDir: string): string[] {
 
 export function metadata(backendsDir: string, dir: string): Record<string, unknown> {
   try {
-    const parsed = JSON.parse(readFileSync(join(backendsDir, dir, 'metadata.json'), 'utf8')) as unknown;
+    const parsed = JSON.parse(readMetadataTextSync(join(backendsDir, dir))) as unknown;
     return typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
   } catch {
     return {};
