@@ -1,10 +1,10 @@
 // metadata.json exactly as LocalAI writes it (core/gallery/backends.go writeBackendMetadata: json.MarshalIndent of
 // BackendMetadata, its keys in struct order, empty fields omitted, no trailing newline), plus Hangar's `sha256` last.
-import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
-import { open, rename, rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { HangarError } from '../../../shared/errors.ts';
+import { readPlacedFile, readPlacedFileSync, type PlacedFileRule } from '../placed-file.ts';
 import { sizeText } from './limits.ts';
 
 export interface BackendMetadata {
@@ -36,41 +36,19 @@ const KEYS = {
 const optional = z.string().nullish();
 const onDisk = z.object(Object.fromEntries(Object.values(KEYS).map((key) => [key, optional])) as Record<(typeof KEYS)[keyof typeof KEYS], typeof optional>);
 
-/** Far more than any record of an install holds. */
-const METADATA_MAX_BYTES = 1 << 20;
-/** Opening a FIFO to read waits for a writer; without blocking, it opens at once and its stats tell. */
-const OPEN_TO_READ = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
-
 /**
- * Why metadata.json with these stats is not read, or null: LocalAI writes its record through whatever link an image
- * left at that name, and a link to /dev/zero, or a FIFO, would be read forever or waited on forever.
+ * LocalAI writes its record through whatever link an image left at that name: a link to /dev/zero, a FIFO or a huge
+ * file is not read (placed-file.ts).
  */
-function notARecord(stats: Stats): string | null {
-  if (!stats.isFile()) return `it is ${stats.isFIFO() ? 'a FIFO' : stats.isSocket() ? 'a socket' : stats.isDirectory() ? 'a directory' : 'a device'}, not a file`;
-  return stats.size > METADATA_MAX_BYTES ? `it is ${sizeText(stats.size)}, more than a record of an install holds` : null;
-}
+const RECORD_RULE: PlacedFileRule = { maxBytes: 1 << 20, tooLarge: (size) => `it is ${sizeText(size)}, more than a record of an install holds` };
 
-/** The text of `<dir>/metadata.json`; a record that is not one (notARecord) throws a HangarError saying why. */
+/** The text of `<dir>/metadata.json`; one that is not a record throws a HangarError saying why. */
 export function readMetadataTextSync(dir: string): string {
-  const fd = openSync(join(dir, METADATA_FILE), OPEN_TO_READ);
-  try {
-    const refused = notARecord(fstatSync(fd));
-    if (refused !== null) throw new HangarError('bad-input', refused);
-    return readFileSync(fd, 'utf8');
-  } finally {
-    closeSync(fd);
-  }
+  return readPlacedFileSync(join(dir, METADATA_FILE), RECORD_RULE);
 }
 
-export async function readMetadataText(dir: string): Promise<string> {
-  const handle = await open(join(dir, METADATA_FILE), OPEN_TO_READ);
-  try {
-    const refused = notARecord(await handle.stat());
-    if (refused !== null) throw new HangarError('bad-input', refused);
-    return await handle.readFile('utf8');
-  } finally {
-    await handle.close();
-  }
+export function readMetadataText(dir: string): Promise<string> {
+  return readPlacedFile(join(dir, METADATA_FILE), RECORD_RULE);
 }
 
 /** Parses metadata.json text; missing fields become null (LocalAI omits empty ones). Throws on bad JSON or types. */

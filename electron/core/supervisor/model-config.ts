@@ -2,9 +2,10 @@
 // `grpc.attempts` Health checks `grpc.attempts_sleep_time` seconds apart (20 × 2 s when unset;
 // core/backend/options.go, pkg/model/initializers.go). A model LocalAI was told needs longer gets as long here. Configs are the models
 // directory's *.yaml and *.yml files that are not dotfiles, each one config or a list of them, named by `name:`.
-import { open, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { load } from 'js-yaml';
+import { readPlacedFile } from '../placed-file.ts';
 
 const LOCALAI_ATTEMPTS = 20;
 const LOCALAI_ATTEMPT_SLEEP_S = 2;
@@ -29,15 +30,9 @@ export async function modelConfigStartLimitMs(modelsDir: string, model: string):
   return null;
 }
 
-async function readSmall(path: string): Promise<string | null> {
-  const file = await open(path).catch(() => null);
-  if (!file) return null;
-  try {
-    const { size } = await file.stat();
-    return size <= CONFIG_MAX_BYTES ? await file.readFile('utf8') : null;
-  } finally {
-    await file.close();
-  }
+/** A config that cannot be read, or is not a small regular file (a FIFO, a link to a device), names no limit. */
+function readSmall(path: string): Promise<string | null> {
+  return readPlacedFile(path, { maxBytes: CONFIG_MAX_BYTES, tooLarge: () => 'too large' }).catch(() => null);
 }
 
 /** The grpc options of the config named `model` in `text`, when it sets any. */
