@@ -66,13 +66,17 @@ describe('exit statuses', () => {
     assert.deepEqual([missing.code, missing.stderr], [2, `hangar: no token for ${agent.url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it\n`]);
   });
 
-  test('an agent killed on its home: a command says none runs there and how to start one, not the socket\'s error', async () => {
-    const home = join(root, 'killed-home');
-    const killed = await startAgent(home, null);
-    killed.child.kill('SIGKILL');
-    await once(killed.child, 'exit');
-    const result = await cli('--home', home, 'ps');
-    assert.deepEqual([result.code, result.stderr], [1, `hangar: no agent runs on ${home}: the one at ${killed.url} stopped without closing; start one with \`hangar agent --home ${home}\`\n`]);
+  test('an agent killed or stopped on its home: a command says none runs there and how to start one, not the socket\'s error', async () => {
+    const start = `start one with \`hangar agent --home HOME\`, or pass --node and --token`;
+    for (const [signal, gone] of [['SIGKILL', 'the one at URL stopped without closing; '], ['SIGTERM', '']] as const) {
+      const home = join(root, `${signal}-home`);
+      const agent = await startAgent(home, null);
+      agent.child.kill(signal);
+      await once(agent.child, 'exit');
+      const result = await cli('--home', home, 'ps');
+      const said = `hangar: no agent runs on HOME: ${gone}${start}\n`.replaceAll('HOME', home).replace('URL', agent.url);
+      assert.deepEqual([result.code, result.stderr], [1, said], signal);
+    }
   });
 
   test('a cluster option typed wrong exits 2; a creds file damaged or not there exits 6 and names it', async () => {

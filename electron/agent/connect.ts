@@ -22,18 +22,15 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
   if (!token && (options.node || running)) {
     throw new HangarError('invalid-request', `no token for ${url}: pass --token, set HANGAR_TOKEN, or give the --home of the agent, which keeps it`);
   }
-  if (!token) {
-    throw new HangarError('failed', `no agent runs on ${options.home}: ${startOne(options.home)}, or pass --node and --token`);
-  }
+  if (!token) throw noAgent(options.home);
   const wsUrl = new URL(WS_PATH, url.replace(/^http/, 'ws')).href;
   const socket = new WebSocket(wsUrl, [WS_PROTOCOL, tokenProtocol(token)]);
   await new Promise<void>((resolve, reject) => {
     socket.once('open', () => resolve());
     socket.once('error', (error: NodeJS.ErrnoException) => {
       // An agent killed (or its machine stopped) leaves its address in its home: nothing listens there any more.
-      if (!options.node && running && error.code === 'ECONNREFUSED') {
-        reject(new HangarError('failed', `no agent runs on ${options.home}: the one at ${url} stopped without closing; ${startOne(options.home)}`));
-      } else reject(new Error(`cannot reach the agent at ${url}: ${error.message}`));
+      if (!options.node && error.code === 'ECONNREFUSED') reject(noAgent(options.home, running === null ? null : url));
+      else reject(new Error(`cannot reach the agent at ${url}: ${error.message}`));
     });
   });
   const client = createWireClient(socket as unknown as SocketLike);
@@ -43,4 +40,8 @@ export async function connect(options: ConnectOptions): Promise<WireClient> {
   return client;
 }
 
-const startOne = (home: string) => `start one with \`hangar agent --home ${home}\``;
+/** `left`: the address an agent that did not close left in the home. */
+function noAgent(home: string, left: string | null = null): HangarError {
+  const gone = left === null ? '' : `the one at ${left} stopped without closing; `;
+  return new HangarError('failed', `no agent runs on ${home}: ${gone}start one with \`hangar agent --home ${home}\`, or pass --node and --token`);
+}
