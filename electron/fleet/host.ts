@@ -20,6 +20,7 @@ import { localProvider } from './providers/local.ts';
 import { workerProvider } from './providers/localai-workers.ts';
 import { memberProvider } from './providers/members.ts';
 import { cardsOf, routeTo } from './router.ts';
+import { activeRefusal, isActive } from '../cluster/store/bodies.ts';
 
 export interface LocalAiServerSettings {
   view(): LocalAiServerView;
@@ -162,8 +163,8 @@ export function createHost(options: HostOptions): Host {
     },
     pin: async (req) => {
       checkWriter(req);
-      const running = (await rollouts.list()).find((r) => r.backend === req.name && (r.state === 'running' || r.state === 'rolling-back' || r.state === 'interrupted'));
-      if (running) throw new HangarError('conflict', `rollout ${running.id} of ${req.name} is ${running.state}: it must end (resume it or roll it back) first`);
+      const running = (await rollouts.list()).find((r) => r.backend === req.name && isActive(r));
+      if (running) throw activeRefusal(running);
       const selector = parseSelector(req.on);
       checkOffered(await askOffers(api, (await targets()).filter((m) => selects(selector, m)), req.name), req.name, req.version, req.on);
       return desired.pin({ backend: req.name, version: req.version, on: req.on, installMissing: true, rollout: null });

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { nodeConvergenceSchema, rolloutSchema } from '../../../shared/event-schema.ts';
 import { backendName, nodeId, selectorText, versionText } from '../../../shared/schemas.ts';
 import type { NodeConvergence, RolloutView } from '../../../shared/types.ts';
+import { HangarError } from '../../../shared/errors.ts';
 
 /** A backend's desired version; `version` null is an unpin, kept so an older pin cannot be written back over it. */
 export interface DesiredBody {
@@ -62,6 +63,13 @@ export const statusBodySchema: z.ZodType<StatusBody> = z.object({
 /** A rollout someone runs, or that waits for a viewer to resume or roll it back. */
 export function isActive(rollout: RolloutView): boolean {
   return rollout.state === 'running' || rollout.state === 'rolling-back' || rollout.state === 'interrupted';
+}
+
+/** Why another rollout or a pin of the backend waits for this active one, and what ends it. */
+export function activeRefusal(rollout: RolloutView): HangarError {
+  const what = `rollout ${rollout.id} of ${rollout.backend}`;
+  if (rollout.state === 'interrupted') return new HangarError('conflict', `${what} is interrupted: it must end first (hangar resume --rollout ${rollout.id}, or hangar rollback --rollout ${rollout.id})`);
+  return new HangarError('conflict', `${what} is ${rollout.state}, run by ${rollout.coordinator.name}: wait for it to end (hangar rollouts)`);
 }
 
 /**

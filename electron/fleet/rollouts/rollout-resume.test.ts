@@ -13,7 +13,7 @@ import type { RolloutView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import { connect } from '../../agent/connect.ts';
 import { echoSource, tempDir, writeGallery } from '../../core/testing/fixtures.ts';
-import { hangar, json, read, startAgent, until, type Agent } from '../../agent/test-agent.ts';
+import { hangar, json, read, startAgent, startCli, until, type Agent } from '../../agent/test-agent.ts';
 import { loadIdentity } from '../../cluster/node-key.ts';
 import { trustingHomes } from '../../cluster/test-cluster.ts';
 import { addTrust } from '../../cluster/trust.ts';
@@ -219,5 +219,34 @@ describe('rollouts that outlive their coordinator', () => {
     assert.deepEqual([moved.backend, moved.state, moved.version, moved.nodes[0]!.step], ['echo', 'done', '1.0.0', 'upgraded']);
     await until('the file set aside', async () => (existsSync(join(home, 'state', 'rollouts.json.migrated')) ? true : undefined), 5000);
     assert.equal(existsSync(join(home, 'state', 'rollouts.json')), false);
+  });
+
+  test('while a rollout runs, another viewer\'s rollout or pin of the backend is told to wait for it, not to resume it', async () => {
+    const watcher = await connect({ node: agents.r2!.url, home: agents.r2!.home });
+    try {
+      // A build whose start takes 3 s: the rollout is still running while the other viewer asks.
+      const slow = await echoSource(root, '1.4.0');
+      await writeFile(join(slow, 'run.sh'), (await readFile(join(slow, 'run.sh'), 'utf8')).replace(/^exec /m, 'sleep 3\nexec '));
+      for (const gallery of galleries) await writeGallery(gallery, [{ name: 'echo', uri: slow, version: '1.4.0' }]);
+      await offeredEverywhere(agents.r1!, '1.4.0');
+      const running = new Promise<string>((resolve) => {
+        const off = watcher.onEvent((e) => {
+          if (e.type === 'rollout' && e.rollout.state === 'running' && e.rollout.nodes[0]?.step === 'upgrading') {
+            off();
+            resolve(e.rollout.id);
+          }
+        });
+      });
+      const upgrade = startCli(agents.r1!, 'upgrade', 'echo', '--on', 'all');
+      const id = await running;
+      const said = `hangar: rollout ${id} of echo is running, run by r1: wait for it to end (hangar rollouts)\n`;
+      for (const args of [['upgrade', 'echo', '--on', 'all'], ['pin', 'echo', '1.1.0']]) {
+        const refused = await hangar(agents.r2!, ...args);
+        assert.deepEqual([refused.code, refused.stderr], [4, said], args[0]);
+      }
+      assert.equal((await upgrade.exited).code, 0, upgrade.stderr());
+    } finally {
+      watcher.close();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { untilReached, untilStored, type Patience } from './link-waits.ts';
 import { settleInFlight, startUpgrade, versionOn, waitReady } from './rollout-node.ts';
 import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from '../../nats/reconnect.ts';
 import { MISSED_HEARTBEATS } from '../../cluster/heartbeat.ts';
-import { isActive, type RolloutRecord } from '../../cluster/store/bodies.ts';
+import { activeRefusal, isActive, type RolloutRecord } from '../../cluster/store/bodies.ts';
 import { RolloutRun } from './rollout-run.ts';
 import { RecordConflict, type RecordEntry, type Records } from '../../cluster/store/records.ts';
 import { oneLine } from '../../../shared/error-text.ts';
@@ -73,7 +73,7 @@ export class Rollouts {
     const { records, desired } = this.options;
     await records.ready();
     const active = records.all().find((e) => e.value.rollout.backend === backend && isActive(e.value.rollout));
-    if (active) throw new HangarError('conflict', `rollout ${active.key} of ${backend} is ${active.value.rollout.state}: it must end (resume it or roll it back) first`);
+    if (active) throw activeRefusal(active.value.rollout);
     const on = options.on ?? 'all';
     const selector = parseSelector(on);
     const members = (await this.options.nodes()).filter((m) => selects(selector, m));
