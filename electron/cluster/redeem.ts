@@ -63,10 +63,9 @@ export async function redeemInvitation(home: string, token: string): Promise<Joi
       await writeJoined(home, membershipOf(invitation), invitation.creds);
     } catch (error) {
       await forgetJoined(home);
-      if (refused) {
-        await adoptKey(home, kept!, true);
-        await writeJoined(home, refused, refusedCreds!);
-      } else if (kept === null) await rm(clusterKeyFile(home), { force: true });
+      if (kept === null) await rm(clusterKeyFile(home), { force: true });
+      else if (refused) await adoptKey(home, kept, true);
+      if (refused) await writeJoined(home, refused, refusedCreds!);
       for (const admin of invitation.admins) if (!trustedBefore.has(admin)) await removeTrust(home, admin).catch(() => undefined);
       throw error;
     }
