@@ -107,6 +107,18 @@ describe('what the CLI says', () => {
     assert.equal(ftp.stderr, 'hangar: gallery location "ftp://x/y": only local paths, file:// and http(s):// are supported\n');
     const forced = await hangar(agent, 'galleries', 'add', 'ftp://x/y', '--force');
     assert.deepEqual([forced.code, forced.stderr], [ftp.code, ftp.stderr], '--force skips only the look at what the location holds');
+    const malformed = [
+      ['http://[::1', 'is not a valid URL'],
+      ['file://files.example/share/index.yaml', 'is not a file on this machine: file URL host must be "localhost" or empty on linux'],
+      ['file:///srv/a%2fb.yaml', 'is not a file on this machine: file URL path must not include encoded / characters'],
+      ['file:///srv/a%00b.yaml', 'holds a NUL character'],
+    ];
+    for (const [location, why] of malformed) {
+      for (const force of [[], ['--force']]) {
+        const refused = await hangar(agent, 'galleries', 'add', location!, ...force);
+        assert.deepEqual([refused.code, refused.stderr], [6, `hangar: gallery location "${location}" ${why}\n`], location);
+      }
+    }
     const gone = createServer();
     await new Promise<void>((resolve) => gone.listen(0, '127.0.0.1', resolve));
     const goneUrl = `http://127.0.0.1:${(gone.address() as AddressInfo).port}/index.yaml`;
