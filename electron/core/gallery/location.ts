@@ -1,9 +1,8 @@
 // Gallery locations (local path, file:// or http(s):// URL) and the names galleries go by.
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { messageOf } from '../../../shared/error-text.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import { galleryNameFor } from '../../../shared/gallery-name.ts';
+import { checkedUrl, localPathOf } from '../file-url.ts';
 import type { GallerySpec } from './types.ts';
 
 export type GalleryLocation = { kind: 'file'; path: string } | { kind: 'url'; url: string };
@@ -16,23 +15,14 @@ export function starterGallerySpec(location: string): GallerySpec {
 }
 
 export function parseLocation(location: string): GalleryLocation {
-  const refused = (why: string) => new HangarError('bad-input', `gallery location "${location}" ${why}`);
-  if (/^https?:\/\//i.test(location)) {
-    if (!URL.canParse(location)) throw refused('is not a valid URL');
-    return { kind: 'url', url: new URL(location).href };
+  const what = `gallery location "${location}"`;
+  if (/^https?:\/\//i.test(location)) return { kind: 'url', url: checkedUrl(location, what) };
+  if (/^file:\/\//i.test(location)) return { kind: 'file', path: localPathOf(location, what) };
+  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(location)) {
+    throw new HangarError('bad-input', `${what}: only local paths, file:// and http(s):// are supported`);
   }
-  if (/^[a-z][a-z0-9+.-]+:\/\//i.test(location) && !/^file:\/\//i.test(location)) {
-    throw new HangarError('bad-input', `gallery location "${location}": only local paths, file:// and http(s):// are supported`);
-  }
-  let path: string;
-  try {
-    path = /^file:\/\//i.test(location) ? fileURLToPath(location) : resolve(location);
-  } catch (error) {
-    const reason = messageOf(error);
-    throw refused(`is not a file on this machine: ${reason.charAt(0).toLowerCase()}${reason.slice(1)}`);
-  }
-  if (path.includes('\0')) throw refused('holds a NUL character');
-  return { kind: 'file', path };
+  if (location.includes('\0')) throw new HangarError('bad-input', `${what} holds a NUL character`);
+  return { kind: 'file', path: resolve(location) };
 }
 
 /**

@@ -2,6 +2,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { HangarError } from '../../../shared/errors.ts';
+import { checkedUrl } from '../file-url.ts';
 import type { BackendSource, FetchContext, FetchResult, SourceFactory } from './source.ts';
 import { extractVerified } from './verified-extract.ts';
 
@@ -23,5 +24,8 @@ class HttpSource implements BackendSource {
 
 export const httpSource: SourceFactory = {
   matches: (uri) => /^https?:\/\//i.test(uri),
-  create: (uri) => new HttpSource(uri),
+  create: (uri) => {
+    checkedUrl(uri, `"${uri}"`);
+    return new HttpSource(uri);
+  },
 };

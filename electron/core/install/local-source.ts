@@ -2,8 +2,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { HangarError } from '../../../shared/errors.ts';
+import { localPathOf } from '../file-url.ts';
 import { copyTree } from './copy-tree.ts';
 import { DEFAULT_LIMITS } from './limits.ts';
 import { OwnTreeGuard } from './own-trees.ts';
@@ -45,5 +45,5 @@ class LocalSource implements BackendSource {
 export const localSource: SourceFactory = {
   local: true,
   matches: (uri) => uri.startsWith('file://') || isAbsolute(uri),
-  create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? fileURLToPath(uri) : uri),
+  create: (uri) => new LocalSource(uri, uri.startsWith('file://') ? localPathOf(uri, `"${uri}"`) : uri),
 };
