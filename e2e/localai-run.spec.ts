@@ -90,7 +90,7 @@ test('a release whose checksum is wrong is refused in words, and LocalAI keeps r
   // Until the check answers, the release the last check found (v3.3.0) is the one offered.
   await expect(panel.getByTestId('localai-upgrade')).toHaveText('Upgrade to v3.4.0');
   await panel.getByTestId('localai-upgrade').click();
-  await expect(panel.getByTestId('localai-run-error')).toContainText('refused LocalAI v3.4.0: its sha256 is not the one its checksums file lists; nothing was installed (local-ai-v3.4.0-');
+  await expect(panel.getByTestId('localai-run-operation')).toContainText('Last upgrade: refused LocalAI v3.4.0: its sha256 is not the one its checksums file lists; nothing was installed (local-ai-v3.4.0-');
   await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.2\.0: ready/);
 });
 

@@ -48,7 +48,7 @@ test("the tray says LocalAI's state, and enables Start, Stop and Open only where
 });
 
 test('an upgrade under way is said, and neither Start nor Stop is offered while it runs; marked backends are counted', () => {
-  const operation = { kind: 'upgrade' as const, state: 'running' as const, phase: 'downloading LocalAI v3.4.0: 40%', message: null, logTail: [], startedAt: '2026-12-06T05:00:00Z', finishedAt: null };
+  const operation = { kind: 'upgrade' as const, state: 'running' as const, phase: 'downloading LocalAI v3.4.0: 40%', cancellable: true, message: null, logTail: [], startedAt: '2026-12-06T05:00:00Z', finishedAt: null };
   const marked = [
     { name: 'echo', why: 'new build', since: 'v3.3.0' },
     { name: 'whisper', why: '1.0.0 → 1.1.0', since: 'v3.3.0' },

@@ -46,6 +46,8 @@ export interface LocalAiOperation {
   /** Cancelled: before its swap began, so LocalAI is as it was. */
   state: 'running' | 'done' | 'failed' | 'cancelled';
   phase: string;
+  /** Whether a cancel would still stop it: running, and its swap not begun. */
+  cancellable: boolean;
   /** The outcome in one line (done), or why it failed. */
   message: string | null;
   /** LocalAI's own last log lines when it failed. */

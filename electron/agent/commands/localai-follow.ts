@@ -4,7 +4,8 @@
 // leaves it running and says how to follow it.
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { messageOf } from '../../../shared/error-text.ts';
-import type { LocalAiCancel, LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
+import { pastCancelText } from '../../../shared/localai-text.ts';
+import type { LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import { forTerminal } from './terminal.ts';
 
@@ -104,8 +105,4 @@ export async function interruptible(c: WireClient, node: string, interruption: I
     // Once Ctrl-C was pressed the command is on its way out: another press must not kill it before it says how.
     if (cancelling) process.on('SIGINT', () => undefined);
   }
-}
-
-export function pastCancelText(answer: LocalAiCancel): string {
-  return `the LocalAI ${answer.kind} is past the point where it can be cancelled (${answer.phase}); it goes on`;
 }

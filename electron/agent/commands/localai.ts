@@ -1,10 +1,11 @@
 // `hangar localai …`: LocalAI run by the agent: installed from its releases, started, stopped, upgraded and rolled
 // back, its state and its logs.
 import { HangarError } from '../../../shared/errors.ts';
+import { pastCancelText } from '../../../shared/localai-text.ts';
 import type { LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
 import type { CliContext } from './context.ts';
-import { interruptible, operationInterruption, pastCancelText, saying, startInterruption } from './localai-follow.ts';
+import { interruptible, operationInterruption, saying, startInterruption } from './localai-follow.ts';
 import { linkLines } from './localai-links.ts';
 import { print } from './terminal.ts';
 

@@ -32,7 +32,7 @@ export class Operations {
 
   view(): LocalAiOperation | null {
     const operation = this.current?.view ?? this.last;
-    return operation && { ...operation, logTail: [...operation.logTail] };
+    return operation && { ...operation, cancellable: this.current !== null && !this.current.committed, logTail: [...operation.logTail] };
   }
 
   /** Refuses what would wait behind the operation under way. */
@@ -47,7 +47,7 @@ export class Operations {
    */
   run(kind: LocalAiOperation['kind'], turn: (work: () => Promise<void>) => Promise<void>, work: (context: OperationContext) => Promise<string>, say: (line: string) => void): Promise<void> {
     this.refuseBusy();
-    const view: LocalAiOperation = { kind, state: 'running', phase: 'waiting for its turn', message: null, logTail: [], startedAt: new Date().toISOString(), finishedAt: null };
+    const view: LocalAiOperation = { kind, state: 'running', phase: 'waiting for its turn', cancellable: true, message: null, logTail: [], startedAt: new Date().toISOString(), finishedAt: null };
     const abort = new AbortController();
     let settle!: () => void;
     const running: Running = { view, abort, committed: false, ifCancelled: `cancelled the LocalAI ${kind}: nothing was changed`, ended: new Promise<void>((resolve) => (settle = resolve)) };

@@ -2,23 +2,12 @@
 // as a gated swap or roll it back, and read its logs; when it runs it is the LocalAI server linked below.
 import { useEffect, useState, type ReactNode } from 'react';
 import type { LocalAiRunView } from '../../../shared/types.ts';
-import {
-  checkLatestLocalAi,
-  controlLocalAi,
-  hideLocalAiLogs,
-  installLocalAi,
-  isNewer,
-  loadLocalAiLogs,
-  loadLocalAiRun,
-  rollbackLocalAi,
-  upgradeMarkedBackends,
-  useLocalAiRun,
-} from '../state/localai-run.ts';
+import { hideLocalAiLogs, loadLocalAiLogs, loadLocalAiRun, upgradeMarkedBackends, useLocalAiRun } from '../state/localai-run.ts';
+import { RunActions } from './LocalAiRunActions.tsx';
 import { useAction } from './useAction.ts';
 import { Alert } from './Message.tsx';
 
 const POLL_MS = 1000;
-const BUSY: ReadonlySet<LocalAiRunView['state']> = new Set(['starting', 'stopping']);
 
 export function LocalAiRunSection({ autostart }: { autostart: ReactNode }) {
   const view = useLocalAiRun((s) => s.view);
@@ -59,44 +48,6 @@ function RunState({ view }: { view: LocalAiRunView }) {
         <p className="muted" data-testid="localai-run-exit">
           Last ended by itself: {view.lastExit}; restarted {view.restarts} {view.restarts === 1 ? 'time' : 'times'}.
         </p>
-      )}
-    </>
-  );
-}
-
-function RunActions({ view }: { view: LocalAiRunView }) {
-  const latest = useLocalAiRun((s) => s.latest);
-  const control = useAction(controlLocalAi);
-  const install = useAction(installLocalAi);
-  const rollback = useAction(rollbackLocalAi);
-  const check = useAction(checkLatestLocalAi);
-  // While a check runs, the release it last found is not offered: the newer one it may find would be the one meant.
-  const pending = control.pending || install.pending || rollback.pending || check.pending || BUSY.has(view.state);
-  const running = view.pid !== null;
-  const installed = view.state !== 'not-installed';
-  const error = control.error ?? install.error ?? rollback.error ?? check.error;
-  const button = (label: string, testId: string, onClick: () => void, primary = false) => (
-    <button type="button" className={`btn small${primary ? ' primary' : ''}`} disabled={pending} onClick={onClick} data-testid={testId}>
-      {label}
-    </button>
-  );
-  return (
-    <>
-      <div className="setting-row" role="group" aria-label="LocalAI actions">
-        {!installed && !view.fixedBinary && button('Install LocalAI', 'localai-install', () => void install.run(), true)}
-        {installed && !running && button('Start', 'localai-start', () => void control.run('start'), true)}
-        {running && button('Stop', 'localai-stop', () => void control.run('stop'))}
-        {running && button('Restart', 'localai-restart', () => void control.run('restart'))}
-        {installed && !view.fixedBinary && button('Check for a newer LocalAI', 'localai-check', () => void check.run())}
-        {installed && latest && isNewer(latest, view.version) && button(`Upgrade to ${latest}`, 'localai-upgrade', () => void install.run(latest), true)}
-        {view.previousVersion && button(`Roll back to ${view.previousVersion}`, 'localai-rollback', () => void rollback.run())}
-        {installed && latest && !isNewer(latest, view.version) && <span className="muted">{latest} is the latest release.</span>}
-        {pending && <span className="muted">{check.pending ? 'checking…' : view.operation?.state === 'running' ? view.operation.phase : `${view.state}…`}</span>}
-      </div>
-      {error && (
-        <Alert testId="localai-run-error">
-          {error}
-        </Alert>
       )}
     </>
   );

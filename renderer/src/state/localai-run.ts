@@ -2,6 +2,7 @@
 // panel is shown), and what the panel asks of it. A start, install, upgrade or rollback answers once it is done.
 import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
+import { pastCancelText } from '../../../shared/localai-text.ts';
 import type { LocalAiAction, LocalAiRunView } from '../../../shared/types.ts';
 import { bridge } from './session.ts';
 
@@ -36,6 +37,16 @@ export async function installLocalAi(version?: string): Promise<void> {
 
 export async function rollbackLocalAi(): Promise<void> {
   await settle(() => bridge().localaiRollback({ node: LOCAL_NODE }));
+}
+
+/** Cancels the install, upgrade or rollback under way; says so when its swap had begun and it goes on. */
+export async function cancelLocalAi(): Promise<void> {
+  try {
+    const answer = await bridge().localaiCancel({ node: LOCAL_NODE });
+    if (!answer.cancelled) throw new Error(pastCancelText(answer));
+  } finally {
+    await loadLocalAiRun().catch(() => undefined);
+  }
 }
 
 /** Upgrade all on this node (the backends LocalAI's gallery marked among them); says the ones that failed. */

@@ -1,0 +1,88 @@
+// Settings → LocalAI as a user drives it through what takes long and what goes wrong, with a real agent on the
+// stand-in's releases: a long first start stopped from the panel, a download cancelled from it, and a refused release
+// said once and gone once something else is done.
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { releasePlatform } from '../electron/localai/runner/release.ts';
+import { StandInReleases } from '../electron/localai/testing/standin-releases.ts';
+import type { RunningAgent } from './fixtures/agent.ts';
+import { seriousViolations } from './fixtures/page.ts';
+import { openSession, type Session } from './fixtures/session.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+let session: Session;
+let agent: RunningAgent;
+let page: Page;
+let releases: StandInReleases;
+let releasesDir: string;
+
+test.beforeAll(async ({ browser }) => {
+  releasesDir = await mkdtemp(join(tmpdir(), 'hangar-e2e-control-'));
+  releases = new StandInReleases(releasesDir, releasePlatform()!);
+  await releases.start();
+  // A first start that fetches what it needs: far longer than any test waits.
+  await releases.publish({ version: 'v3.2.0', readyAfterMs: 600_000 });
+  session = await openSession(browser, 'e2e-localai-control', { args: ['--localai-releases', releases.url] });
+  ({ agent, page } = session);
+  await agent.cli('localai', 'install');
+  await page.goto(agent.pageUrl);
+  await page.getByTestId('nav-settings').click();
+});
+
+test.afterAll(async () => {
+  await session?.close();
+  await releases?.stop();
+  if (releasesDir) await rm(releasesDir, { recursive: true, force: true });
+});
+
+test('Stop acts during a long start, by keyboard too, and the cancelled start is no failure', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  const state = panel.getByTestId('localai-run-state');
+  await panel.getByTestId('localai-start').click();
+  await expect(state).toHaveText(/^LocalAI v3\.2\.0: starting \(pid \d+\)/);
+  await expect(panel.getByTestId('localai-check')).toHaveAttribute('aria-disabled', 'false');
+  const stop = panel.getByTestId('localai-stop');
+  await expect(stop).toBeEnabled();
+  await expect(stop).toHaveAttribute('aria-disabled', 'false');
+  await stop.focus();
+  await page.keyboard.press('Enter');
+  await expect(state).toHaveText('LocalAI v3.2.0: stopped.');
+  // The start it cancelled is no failure: the user asked for it.
+  await expect(panel.getByTestId('localai-run-error')).toHaveCount(0);
+});
+
+test('a download is cancelled from the panel, and LocalAI stays as it was', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await releases.publish({ version: 'v3.3.0' });
+  releases.hold('v3.3.0');
+  await panel.getByTestId('localai-check').click();
+  await panel.getByTestId('localai-upgrade').click();
+  await expect.poll(() => releases.stalledDownloads()).toBe(1);
+  await expect(panel.getByTestId('localai-start')).toHaveAttribute('title', /^A LocalAI upgrade is under way \(downloading LocalAI v3\.3\.0: 50%\)$/);
+  expect(await seriousViolations(page)).toEqual([]);
+  await panel.getByTestId('localai-cancel').click();
+  await expect(panel.getByTestId('localai-run-operation')).toHaveText('Last upgrade: cancelled the LocalAI upgrade to v3.3.0: LocalAI v3.2.0 stays as it was');
+  await expect(panel.getByTestId('localai-cancel')).toHaveCount(0);
+  await expect(panel.getByTestId('localai-run-error')).toHaveCount(0);
+  await expect(panel.getByTestId('localai-run-state')).toHaveText('LocalAI v3.2.0: stopped.');
+  releases.letGo();
+});
+
+test('a refused release is said once, and not after LocalAI was upgraded and started since', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await releases.publish({ version: 'v3.4.0' }, 'wrong');
+  await panel.getByTestId('localai-check').click();
+  await expect(panel.getByTestId('localai-upgrade')).toHaveText('Upgrade to v3.4.0');
+  await panel.getByTestId('localai-upgrade').click();
+  await expect(panel.getByTestId('localai-run-operation')).toContainText('Last upgrade: refused LocalAI v3.4.0: its sha256 is not the one its checksums file lists');
+  await expect(panel.getByText(/refused LocalAI v3\.4\.0/)).toHaveCount(1);
+  await expect(panel.getByTestId('localai-run-error')).toHaveCount(0);
+  await agent.cli('localai', 'upgrade', 'v3.3.0');
+  await panel.getByTestId('localai-start').click();
+  await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.3\.0: ready/);
+  await expect(panel.getByText(/refused LocalAI v3\.4\.0/)).toHaveCount(0);
+});
