@@ -1,6 +1,6 @@
 // Settings → LocalAI as a user drives it through what takes long and what goes wrong, with a real agent on the
-// stand-in's releases: a long first start stopped from the panel, a download cancelled from it, and a refused release
-// said once and gone once something else is done.
+// stand-in's releases: a long first start stopped from the panel, a download cancelled from it, a refused release said
+// once and gone once something else is done, and the LocalAI server part following the LocalAI Hangar runs.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -85,4 +85,11 @@ test('a refused release is said once, and not after LocalAI was upgraded and sta
   await panel.getByTestId('localai-start').click();
   await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.3\.0: ready/);
   await expect(panel.getByText(/refused LocalAI v3\.4\.0/)).toHaveCount(0);
+});
+
+test('Settings → LocalAI server follows the LocalAI Hangar runs, with no reload', async () => {
+  const server = page.getByTestId('localai-server-state');
+  await expect(server).toHaveText(/^Linked to LocalAI v3\.3\.0 \(\w+\) at http:\/\/127\.0\.0\.1:\d+: 0 models loaded\.$/);
+  await page.getByTestId('localai-stop').click();
+  await expect(server).toHaveText(/^Not linked to http:\/\/127\.0\.0\.1:\d+: .*connection refused/);
 });

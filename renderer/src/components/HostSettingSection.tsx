@@ -14,12 +14,19 @@ interface SectionProps<View extends { fixed: string | null }, Request> {
   intro: ReactNode;
   state: (view: View) => ReactNode;
   form: (view: View) => ReactNode;
+  /** Read again this often while shown, when what it links to changes with no word to the page. */
+  refreshMs?: number;
 }
 
-export function HostSettingSection<View extends { fixed: string | null }, Request>({ setting, title, testId, intro, state, form }: SectionProps<View, Request>) {
+export function HostSettingSection<View extends { fixed: string | null }, Request>({ setting, title, testId, intro, state, form, refreshMs }: SectionProps<View, Request>) {
   const view = setting.use((s) => s.view);
   const load = useAction(setting.load);
-  useEffect(() => void load.run(), [load.run]);
+  useEffect(() => {
+    void load.run();
+    if (refreshMs === undefined) return;
+    const timer = setInterval(() => void setting.load().catch(() => undefined), refreshMs);
+    return () => clearInterval(timer);
+  }, [load.run, setting, refreshMs]);
   if (!view) return load.error ? <Alert>Could not read the {title}: {load.error}</Alert> : null;
   return (
     <section className="card settings-section" aria-label={title} data-testid={testId}>

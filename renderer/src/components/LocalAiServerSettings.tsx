@@ -24,6 +24,8 @@ export function LocalAiServerSection() {
       }
       state={(view) => <ServerState view={view} />}
       form={(view) => <ServerForm view={view} />}
+      // LocalAI comes and goes (Hangar starts and stops the one it runs, or a user one by hand): its link with it.
+      refreshMs={1000}
     />
   );
 }
