@@ -72,8 +72,9 @@ function statusText(view: LocalAiRunView, links: string[] = []): string {
   if (view.link) lines.push(`link: ${view.link}`);
   if (view.restarts > 0 || view.lastExit) lines.push(`restarts after a crash: ${view.restarts}${view.lastExit ? ` (last end: ${view.lastExit})` : ''}`);
   const op = view.operation;
-  // A cancel's message says it was cancelled, and how that left LocalAI.
-  if (op) lines.push(`last ${op.kind}: ${op.state === 'cancelled' && op.message ? op.message : `${op.state}${op.message ? `: ${op.message}` : ''}`}`);
+  // A cancel's message says it was cancelled, and how that left LocalAI; one under way says where it is.
+  const said = op && (op.state === 'cancelled' && op.message ? op.message : op.state === 'running' ? `running (${op.phase})` : `${op.state}${op.message ? `: ${op.message}` : ''}`);
+  if (op) lines.push(`last ${op.kind}: ${said}`);
   for (const m of view.marked) lines.push(`marked for upgrade by LocalAI's gallery since LocalAI ${m.since}: ${m.name} (${m.why})`);
   if (view.marked.length > 0) lines.push('upgrade them: hangar upgrade --all');
   lines.push(...links);

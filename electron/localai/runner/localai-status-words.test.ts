@@ -3,7 +3,7 @@
 // of it; and a setting typed wrong named.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { hangar, until } from '../../agent/test-agent.ts';
+import { hangar, startCli, until } from '../../agent/test-agent.ts';
 import { localAiStand, type LocalAiStand } from '../testing/localai-stand.ts';
 
 describe("localai's result and status lines", () => {
@@ -65,4 +65,16 @@ describe("localai's result and status lines", () => {
     const wrong = await hangar(stand.agent, 'settings', 'localai-autostart', 'maybe');
     assert.deepEqual([wrong.code, wrong.stderr], [2, 'hangar: localai-autostart wants on or off, got "maybe"\n']);
   });
+
+  test('an upgrade under way is said with where it is', async () => {
+    await stand.releases.publish({ version: 'v3.5.0' });
+    stand.releases.hold('v3.5.0');
+    const upgrade = startCli(stand.agent, 'localai', 'upgrade', 'v3.5.0');
+    await until('the download stalled', () => (stand.releases.stalledDownloads() === 1 ? true : undefined), 20_000);
+    assert.match((await stand.ok('localai', 'status')).stdout, /\nlast upgrade: running \(downloading LocalAI v3\.5\.0: 50%\)\n/);
+    await stand.ok('localai', 'cancel');
+    await upgrade.exited;
+    stand.releases.letGo();
+  });
+
 });
