@@ -77,4 +77,17 @@ describe("localai's result and status lines", () => {
     stand.releases.letGo();
   });
 
+  test('a LocalAI that starts is not said linked by the link made with the one before it', async () => {
+    const before = await stand.status();
+    assert.match(before.link ?? '', /^linked as the LocalAI server/);
+    await stand.releases.publish({ version: 'v3.6.0', readyAfterMs: 3000 });
+    const upgrade = startCli(stand.agent, 'localai', 'upgrade', 'v3.6.0');
+    const starting = await until('the new build starting', async () => {
+      const view = await stand.status();
+      return view.state === 'starting' && view.pid !== null && view.pid !== before.pid ? view : undefined;
+    }, 20_000);
+    assert.equal(starting.link, null);
+    assert.equal((await upgrade.exited).code, 0, upgrade.stderr());
+    assert.match((await stand.status()).link ?? '', new RegExp(`^linked as the LocalAI server beside this node \\(pid ${(await stand.status()).pid}\\)`));
+  });
 });

@@ -293,6 +293,8 @@ export class LocalAiRunner {
     this.port = this.port !== null && (await portIsFree(this.port)) ? this.port : await freePort();
     await Promise.all([mkdir(this.modelsPath, { recursive: true }), mkdir(this.options.backendsPath, { recursive: true }), mkdir(this.builds.dir, { recursive: true })]);
     this.state = 'starting';
+    // The link made with the process before is no word on this one until it is ready and linked in turn.
+    this.link = null;
     const mark = (this.startMark = this.logs.mark());
     const proc = await launchLocalAi({ binary, port: this.port, backendsPath: this.options.backendsPath, modelsPath: this.modelsPath, apiKey: this.apiKey!, cwd: this.builds.dir, logs: this.logs }).catch((error: Error) => {
       this.state = 'stopped';
