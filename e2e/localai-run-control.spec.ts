@@ -1,9 +1,10 @@
 // Settings → LocalAI as a user drives it through what takes long and what goes wrong, with a real agent on the
 // stand-in's releases: a long first start stopped from the panel, a download cancelled from it, a refused release said
-// once and gone once something else is done, and the LocalAI server part following the LocalAI Hangar runs.
+// once and gone once something else is done, the LocalAI server part following the LocalAI Hangar runs, and its models
+// once it stopped.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { releasePlatform } from '../electron/localai/runner/release.ts';
@@ -92,4 +93,27 @@ test('Settings → LocalAI server follows the LocalAI Hangar runs, with no reloa
   await expect(server).toHaveText(/^Linked to LocalAI v3\.3\.0 \(\w+\) at http:\/\/127\.0\.0\.1:\d+: 0 models loaded\.$/);
   await page.getByTestId('localai-stop').click();
   await expect(server).toHaveText(/^Not linked to http:\/\/127\.0\.0\.1:\d+: .*connection refused/);
+});
+
+test("LocalAI's models once it stopped show no pid or port, as `hangar ps` does", async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await agent.cli('install', 'echo');
+  await mkdir(join(agent.home, 'models'), { recursive: true });
+  await writeFile(join(agent.home, 'models', 'm1.yaml'), 'name: m1\nbackend: echo\n');
+  await panel.getByTestId('localai-start').click();
+  await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.3\.0: ready/);
+  const { url } = JSON.parse(await agent.cli('localai', 'status', '--json')) as { url: string };
+  const key = (await readFile(join(agent.home, 'state', 'localai-api-key'), 'utf8')).trim();
+  const load = await fetch(`${url}/backend/load`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm1' }) });
+  expect(load.status).toBe(200);
+  await page.getByTestId('nav-processes').click();
+  const row = page.getByTestId('supervised-m1');
+  await expect(row).toHaveAttribute('data-state', 'ready');
+  await page.getByTestId('nav-settings').click();
+  await panel.getByTestId('localai-stop').click();
+  await expect(panel.getByTestId('localai-run-state')).toHaveText('LocalAI v3.3.0: stopped.');
+  await page.getByTestId('nav-processes').click();
+  await expect(row).toHaveAttribute('data-state', 'exited');
+  await expect(row.getByTestId('supervised-pid')).toHaveText('—');
+  await expect(row.getByTestId('supervised-port')).toHaveText('—');
 });

@@ -7,7 +7,7 @@ import { isWorkerSelected, useNodes } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { useProcessVram } from '../state/vram.ts';
 import { ProcessActions } from './ProcessActions.tsx';
-import { exitNote, shownState, startingNote } from '../../../shared/process-text.ts';
+import { exitNote, reportedNumber, shownState, startingNote } from '../../../shared/process-text.ts';
 import { useStore } from 'zustand';
 import { clockStore } from '../state/clock.ts';
 import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
@@ -106,8 +106,8 @@ function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; v
         {isStale(p) ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
       </td>
       {!onWorker && <td>{p.backend}</td>}
-      {!onWorker && <td className="num mono">{p.pid}</td>}
-      <td className="num mono">{p.port}</td>
+      {!onWorker && <ReportedCell value={p.pid} testId="supervised-pid" />}
+      <ReportedCell value={p.port} testId="supervised-port" />
       {!onWorker && (
         <>
           <td className="num" data-testid="supervised-restarts">{p.restarts}</td>
@@ -131,4 +131,13 @@ function useStartingNote(p: ProcessView): string | null {
   const waiting = Boolean(p.deadline) && (p.state === 'starting' || p.state === 'loading');
   const now = useStore(clockStore, (s) => (waiting ? s.now : 0));
   return waiting ? startingNote(p, now, clockTime) : null;
+}
+
+/** A pid or port; 0 is none (a LocalAI model once LocalAI is gone), shown as the CLI shows it: not as a number. */
+function ReportedCell({ value, testId }: { value: number; testId: string }) {
+  return (
+    <td className="num mono" data-testid={testId}>
+      {reportedNumber(value) ?? <span className="muted">—</span>}
+    </td>
+  );
 }
