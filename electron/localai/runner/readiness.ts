@@ -15,7 +15,7 @@ export async function waitReady(url: string, ended: Promise<Ended>, timeoutMs: n
   for (;;) {
     if (signal.aborted) return { ready: false, why: 'cancelled' };
     if (exit) return { ready: false, why: `LocalAI exited before it was ready (${endText(exit)})` };
-    if (await answers(url)) return { ready: true };
+    if (await answers(url, signal)) return { ready: true };
     if (Date.now() > deadline) return { ready: false, why: `LocalAI did not answer ${url}/readyz within ${Math.round(timeoutMs / 1000)} s` };
     await sleep(POLL_MS);
   }
@@ -25,9 +25,10 @@ export function endText(ended: Ended): string {
   return ended.signal ? `killed by ${ended.signal}` : `exit code ${ended.code}`;
 }
 
-async function answers(url: string): Promise<boolean> {
+/** A probe in flight when the wait is cancelled ends with it, rather than up to its own timeout later. */
+async function answers(url: string, signal: AbortSignal): Promise<boolean> {
   try {
-    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    const response = await fetch(`${url}/readyz`, { signal: AbortSignal.any([signal, AbortSignal.timeout(PROBE_TIMEOUT_MS)]) });
     await response.body?.cancel();
     return response.status === 200;
   } catch {
