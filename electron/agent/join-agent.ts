@@ -5,6 +5,7 @@
 import { HangarError } from '../../shared/errors.ts';
 import { joinedConnection, readJoined } from '../cluster/joined-home.ts';
 import type { JoinOptions } from '../fleet/start.ts';
+import { readStdin } from './commands/terminal.ts';
 
 export interface InvitedCluster {
   cluster: JoinOptions & { url: string; name: string };
@@ -38,9 +39,3 @@ export async function invitedCluster(home: string, join: string | undefined): Pr
 
 const INLINE_REFUSED =
   "an invitation holds this machine's NATS credential and key, and a command line is readable by every user of the machine: give it as HANGAR_JOIN_TOKEN=<token> hangar agent, or run hangar agent --join - and paste it";
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString().trim();
-}

@@ -9,6 +9,7 @@ import { agentFile, agentToken, rendererDir, starterGallery, tokenFile } from '.
 import { logClusterLink } from './link-log.ts';
 import { startAgentServer } from './server.ts';
 import { HangarError } from '../../shared/errors.ts';
+import { holdsPassword } from '../../shared/url-password.ts';
 
 export interface AgentOptions {
   home: string;
@@ -205,6 +206,9 @@ function parseListen(listen: string): { host: string; port: number } {
 
 /** `NAME=LOCATION` names a gallery; a bare location (a path or URL) gets a name derived from it. */
 export function gallerySpec(option: string): GallerySpec {
+  if (holdsPassword(option)) {
+    throw new HangarError('invalid-request', '--gallery: a command line is readable by every user of this machine, and this location holds a password: add the gallery with hangar galleries add - [NAME], which reads it from stdin');
+  }
   const named = /^([A-Za-z0-9][A-Za-z0-9._-]*)=(.+)$/.exec(option);
   return named ? { name: named[1]!, location: named[2]! } : { location: option };
 }

@@ -54,16 +54,22 @@ export async function hangar(agent: Agent, ...args: string[]): Promise<{ code: n
 }
 
 /** The CLI answering its question (a confirmation) with `answer` on stdin. */
-export async function answering(agent: Agent, answer: string, ...args: string[]): Promise<{ code: number; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  child.stdin!.end(answer);
-  const [code] = (await once(child, 'exit')) as [number];
-  return { code, stderr };
+export function answering(agent: Agent, answer: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return withStdin(agent, answer, ...args);
 }
 
-/** The CLI with exactly these arguments, as a user types them. */
+/** The CLI with `input` on its stdin. */
+export async function withStdin(agent: Agent, input: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, '--node', agent.url, '--home', agent.home, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin!.end(input);
+  const [code] = (await once(child, 'exit')) as [number];
+  return { code, stdout, stderr };
+}
+
 export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return cliAs({}, ...args);
 }

@@ -210,8 +210,9 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async updateSettings(req: NodeRef & { settings: Partial<NodeSettings>; force?: boolean }): Promise<SettingsView> {
     this.check(req);
-    await refuseSettingsChange(req.settings, req.force === true, { store: this.settingsStore, names: this.names });
-    const changed = await this.settingsStore.update(req.settings);
+    const patch = this.settingsStore.withPasswordsKept(req.settings);
+    await refuseSettingsChange(patch, req.force === true, { store: this.settingsStore, names: this.names });
+    const changed = await this.settingsStore.update(patch);
     this.liveSettings.apply(changed);
     const view = this.settingsStore.view();
     if (changed.length > 0) this.emitEvent({ type: 'settings', node: this.id, settings: view });

@@ -1,9 +1,12 @@
 // A node's settings, kept in `<home>/state/settings.json`. A host may fix some of them for its run (an agent started
 // with --gallery, say): those read as fixed and cannot be changed until it restarts. A file that is unreadable or
 // fails validation is reported and replaced by the defaults, never half-applied. A change counts once it is on disk:
-// one that cannot be written (a full disk) is refused and changes nothing.
+// one that cannot be written (a full disk) is refused and changes nothing. A gallery's password (in its URL) is kept
+// in the file, readable by its owner only, and never shown: a view's copy of the URL hides it, and a change that
+// sends that copy back keeps the password.
 import { join } from 'node:path';
 import { HangarError } from '../../shared/errors.ts';
+import { hidePasswords } from '../../shared/url-password.ts';
 import { nodeSettings, STARTER_LOCATION } from '../../shared/schemas.ts';
 import type { NodeSettings, SettingsView } from '../../shared/types.ts';
 import { KeyedLock } from './locks.ts';
@@ -62,7 +65,16 @@ export class SettingsStore {
   }
 
   view(): SettingsView {
-    return { settings: this.current(), fixed: Object.keys(this.fixed) as (keyof NodeSettings)[] };
+    const settings = this.current();
+    const galleries = settings.galleries.map((g) => ({ ...g, location: hidePasswords(g.location) }));
+    return { settings: { ...settings, galleries }, fixed: Object.keys(this.fixed) as (keyof NodeSettings)[] };
+  }
+
+  /** `patch` with each gallery location a view showed (its password hidden) given back as the one kept. */
+  withPasswordsKept(patch: Partial<NodeSettings>): Partial<NodeSettings> {
+    if (!patch.galleries) return patch;
+    const kept = new Map(this.current().galleries.map((g) => [hidePasswords(g.location), g.location]));
+    return { ...patch, galleries: patch.galleries.map((g) => ({ ...g, location: kept.get(g.location) ?? g.location })) };
   }
 
   /** Refuses a patch that changes what the host fixed for its run. */
@@ -77,7 +89,7 @@ export class SettingsStore {
     this.refuseFixed(patch);
     return this.writing.run(this.path, async () => {
       const next = { ...this.saved, ...patch };
-      await writeJsonFile(this.path, next).catch((error: Error) => {
+      await writeJsonFile(this.path, next, { mode: 0o600 }).catch((error: Error) => {
         throw new HangarError('failed', `the settings were not changed: ${error.message}`);
       });
       const changed = keys.filter((key) => JSON.stringify(patch[key]) !== JSON.stringify(this.saved[key]));

@@ -40,9 +40,9 @@ export async function readJsonFile(path: string): Promise<unknown> {
 }
 
 /** `value` as indented JSON, atomically; the directory is created if need be. */
-export async function writeJsonFile(path: string, value: unknown): Promise<void> {
+export async function writeJsonFile(path: string, value: unknown, options: { mode?: number } = {}): Promise<void> {
   await mkdir(dirname(path), { recursive: true }).catch(() => undefined);
-  await writeFileAtomic(path, JSON.stringify(value, null, 2) + '\n');
+  await writeFileAtomic(path, JSON.stringify(value, null, 2) + '\n', options);
 }
 
 export async function writeFileAtomic(path: string, data: string, options: { mode?: number } = {}): Promise<void> {

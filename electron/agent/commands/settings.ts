@@ -2,9 +2,10 @@
 import { CommanderError } from 'commander';
 import { backendStartTimeoutPatch, editedGalleries, galleriesTable, settingPatch, settingsKeys, settingsTable } from '../settings-cli.ts';
 import type { CliContext } from './context.ts';
-import { print } from './terminal.ts';
+import { print, readStdin } from './terminal.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import { isGalleryRefusal } from '../../../shared/gallery-refusal.ts';
+import { holdsPassword } from '../../../shared/url-password.ts';
 
 export function registerSettingsCommands(context: CliContext): void {
   context.clientCommand('settings', `show this node's settings, or change one: settings KEY VALUE (${settingsKeys()})`, (c) =>
@@ -19,10 +20,11 @@ export function registerSettingsCommands(context: CliContext): void {
     print(options, view, () => settingsTable(view));
   }));
 
-  context.clientCommand('galleries', 'list the galleries this node reads, or change them: add LOCATION [NAME], remove, enable, disable, up, down NAME', (c) =>
+  context.clientCommand('galleries', 'list the galleries this node reads, or change them: add LOCATION [NAME] (LOCATION "-" reads it from stdin), remove, enable, disable, up, down NAME', (c) =>
     c.argument('[action]').argument('[args...]').option('--force', 'add a gallery even when it cannot be read now'),
   ).action(context.withClient(async (c, action: string | undefined, args: string[], options: { json?: boolean; force?: boolean }) => {
     let view = await c.settings({ node: context.node });
+    if (action === 'add') args = [await locationToAdd(args[0]), ...args.slice(1)];
     if (action !== undefined) {
       const galleries = editedGalleries(view.settings.galleries, action, args);
       const adding = action === 'add';
@@ -37,4 +39,18 @@ export function registerSettingsCommands(context: CliContext): void {
     }
     print(options, view.settings.galleries, () => galleriesTable(view));
   }));
+}
+
+const PASSWORD_ON_COMMAND_LINE =
+  'a command line is readable by every user of this machine, and this location holds a password: give it on stdin instead, as hangar galleries add - [NAME]';
+
+/** The location `galleries add` was given: a password only through stdin ("-"), never on the command line. */
+async function locationToAdd(given: string | undefined): Promise<string> {
+  if (given === '-') {
+    const read = await readStdin();
+    if (read === '') throw new CommanderError(2, 'hangar.usage', 'no location was given on stdin');
+    return read;
+  }
+  if (given !== undefined && holdsPassword(given)) throw new CommanderError(2, 'hangar.usage', PASSWORD_ON_COMMAND_LINE);
+  return given ?? '';
 }

@@ -17,6 +17,13 @@ export function forTerminal(text: string): string {
   return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** All of stdin, trimmed: how a secret reaches a command without going on its command line. */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString().trim();
+}
+
 /** Asks on the terminal (or reads one line from a piped stdin); only "y" or "yes" agrees. */
 export async function confirm(question: string): Promise<boolean> {
   const prompt = createInterface({ input: process.stdin, output: process.stderr });

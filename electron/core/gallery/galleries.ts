@@ -7,6 +7,7 @@ import { galleryNames, parseLocation } from './location.ts';
 import { isEntryCompatible, isMeta, resolveMetaKey } from './meta.ts';
 import type { GallerySource, Snapshot } from './snapshot.ts';
 import type { GalleryProblem } from '../../../shared/types.ts';
+import { hidePasswords } from '../../../shared/url-password.ts';
 import type { GalleryEntry, GallerySpec } from './types.ts';
 import { UrlGallery } from './url-gallery.ts';
 
@@ -67,12 +68,13 @@ export class Galleries extends EventEmitter {
 
   /**
    * Gallery `name` as LocalAI records it in metadata.json (gallery_url, the URL its config names): a file as `file://`
-   * and its path, which LocalAI reads by cutting the prefix off, undecoded; a URL as it is.
+   * and its path, which LocalAI reads by cutting the prefix off, undecoded; a URL as it is, but for a password in it
+   * (LocalAI only records and reports the field).
    */
   galleryUrlOf(name: string): string | null {
     const source = this.sources.find((s) => s.name === name);
     if (!source) return null;
-    return source instanceof FileGallery ? `file://${source.location}` : source.location;
+    return source instanceof FileGallery ? `file://${source.location}` : hidePasswords(source.location);
   }
 
   /** Every entry of every gallery, galleries in order; a gallery that failed to load contributes what it still has. */
@@ -91,7 +93,7 @@ export class Galleries extends EventEmitter {
       const snapshot = source.last();
       if (!snapshot) return [];
       const messages = snapshot.failure ? [snapshot.failure, ...snapshot.problems] : snapshot.problems;
-      return messages.map((message) => ({ gallery: source.name, message }));
+      return messages.map((message) => ({ gallery: source.name, message: hidePasswords(message) }));
     });
   }
 

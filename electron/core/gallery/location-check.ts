@@ -3,7 +3,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { messageOf, oneLine } from '../../../shared/error-text.ts';
 import { STARTER_LOCATION } from '../../../shared/schemas.ts';
-import { fetchFailureReason } from '../net/index.ts';
+import { hidePasswords } from '../../../shared/url-password.ts';
+import { DownloadError, guardedFetch } from '../net/index.ts';
 import { parseLocation } from './location.ts';
 import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
 import { snapshotFromText } from './snapshot.ts';
@@ -16,26 +17,29 @@ function systemReason(error: unknown): string {
   return /^[A-Z0-9]+: (.+?), \w+ '/.exec(messageOf(error))?.[1] ?? oneLine(error);
 }
 
+const checkFetch = guardedFetch(fetch, { headersMs: CHECK_TIMEOUT_MS });
+
 /** Why the gallery at `location` cannot be read now, or null. A URL is asked for (a 404 is refused). The starter gallery is the node's own. */
 export async function galleryLocationProblem(location: string): Promise<string | null> {
   if (location === STARTER_LOCATION) return null;
   const parsed = parseLocation(location);
   let text: string;
   if (parsed.kind === 'url') {
+    const shown = hidePasswords(location);
     let response: Response;
     try {
-      response = await fetch(location, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+      response = await checkFetch(location, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
     } catch (error) {
-      return `${location} cannot be reached: ${fetchFailureReason(error, location)}`;
+      return `${shown} cannot be reached: ${error instanceof DownloadError ? error.reason : oneLine(error)}`;
     }
     if (!response.ok) {
       await response.body?.cancel();
-      return `${location} answers ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+      return `${shown} answers ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
     }
     try {
       text = await readCapped(response, GALLERY_MAX_BYTES);
     } catch (error) {
-      return `${location}: ${oneLine(error)}`;
+      return `${shown}: ${oneLine(error)}`;
     }
   } else {
     try {
@@ -48,5 +52,5 @@ export async function galleryLocationProblem(location: string): Promise<string |
       return `${parsed.path} cannot be read: ${systemReason(error)}`;
     }
   }
-  return (await snapshotFromText(text, { gallery: location, baseDir: null, baseUrl: null })).failure;
+  return (await snapshotFromText(text, { gallery: hidePasswords(location), baseDir: null, baseUrl: null })).failure;
 }

@@ -2,6 +2,7 @@
 import { resolve } from 'node:path';
 import { HangarError } from '../../../shared/errors.ts';
 import { galleryNameFor } from '../../../shared/gallery-name.ts';
+import { hidePasswords } from '../../../shared/url-password.ts';
 import { checkedUrl, localPathOf } from '../file-url.ts';
 import type { GallerySpec } from './types.ts';
 
@@ -15,7 +16,7 @@ export function starterGallerySpec(location: string): GallerySpec {
 }
 
 export function parseLocation(location: string): GalleryLocation {
-  const what = `gallery location "${location}"`;
+  const what = `gallery location "${hidePasswords(location)}"`;
   if (/^https?:\/\//i.test(location)) return { kind: 'url', url: checkedUrl(location, what) };
   if (/^file:\/\//i.test(location)) return { kind: 'file', path: localPathOf(location, what) };
   if (/^[a-z][a-z0-9+.-]+:\/\//i.test(location)) {

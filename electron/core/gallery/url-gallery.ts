@@ -4,7 +4,8 @@ import { GALLERY_MAX_BYTES, mebibytes } from './parse.ts';
 import type { IndexParser } from './index-parser.ts';
 import { failedSnapshot, snapshotFromText, SnapshotSlot, type GallerySource, type Snapshot } from './snapshot.ts';
 import { HangarError } from '../../../shared/errors.ts';
-import { DownloadError } from '../net/index.ts';
+import { DownloadError, withUserInfoOf } from '../net/index.ts';
+import { hidePasswords } from '../../../shared/url-password.ts';
 
 const fetchTimeoutMs = 30_000;
 
@@ -65,11 +66,11 @@ export class UrlGallery implements GallerySource {
       const response = await this.fetch(this.url, { signal: AbortSignal.timeout(fetchTimeoutMs) });
       if (!response.ok) throw new HangarError('failed', `HTTP ${response.status} ${response.statusText}`.trim());
       text = await readCapped(response, GALLERY_MAX_BYTES);
-      baseUrl = response.url || this.url;
+      baseUrl = withUserInfoOf(this.url, response.url || this.url);
     } catch (error) {
       // A guarded fetch's error names the URL already, and this line names it too.
       const cause = error instanceof DownloadError ? error.reason : (((error as Error).cause as Error | undefined)?.message ?? (error as Error).message);
-      return this.snapshot.set(`failure:${cause}`, () => failedSnapshot(`gallery "${this.name}": cannot fetch ${this.url}: ${cause}`, this.snapshot.value));
+      return this.snapshot.set(`failure:${cause}`, () => failedSnapshot(`gallery "${this.name}": cannot fetch ${hidePasswords(this.url)}: ${cause}`, this.snapshot.value));
     }
     await this.snapshot.set(`text:${baseUrl}\n${text}`, () => snapshotFromText(text, { gallery: this.name, baseDir: null, baseUrl }, this.parse));
   }

@@ -1,7 +1,10 @@
 // Every download Hangar makes (galleries, tarballs, registries) goes through this fetch: a server that never answers,
-// stalls, or drips bytes too slowly to ever finish, fails on its own, and a failed request says why in words.
+// stalls, or drips bytes too slowly to ever finish, fails on its own, and a failed request says why in words. A URL's
+// user and password go as basic auth, and no error shows the password.
 import { HangarError } from '../../../shared/errors.ts';
 import { messageOf } from '../../../shared/error-text.ts';
+import { hidePasswords } from '../../../shared/url-password.ts';
+import { credentialed } from './url-credentials.ts';
 
 export interface TransferLimits {
   /** How long a server may take to send its response headers. */
@@ -35,7 +38,7 @@ export class DownloadError extends HangarError {
     url: string,
     readonly reason: string,
   ) {
-    super('failed', `${url}: ${reason}`);
+    super('failed', `${hidePasswords(url)}: ${reason}`);
   }
 }
 
@@ -76,7 +79,7 @@ export function fetchFailureReason(err: unknown, url: string): string {
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET') return 'the server closed the connection';
   if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return 'connection timed out';
   if (/scheme/i.test(message)) return 'redirected to a URL that is not http(s), which is refused';
-  return message;
+  return hidePasswords(message);
 }
 
 /** Byte counts per tick, kept long enough to sum the longest window. */
@@ -188,18 +191,29 @@ function withBody(response: Response, body: ReadableStream<Uint8Array>): Respons
   return wrapped;
 }
 
+/** A request for a URL with user info: the URL without it, and basic auth among the headers unless one is given. */
+function withUrlCredentials(input: Parameters<typeof fetch>[0], init: RequestInit): { input: Parameters<typeof fetch>[0]; headers: RequestInit['headers'] } {
+  if (input instanceof Request) return { input, headers: init.headers };
+  const { url, authorization } = credentialed(urlOf(input));
+  if (authorization === null) return { input, headers: init.headers };
+  const headers = new Headers(init.headers);
+  if (!headers.has('authorization')) headers.set('authorization', authorization);
+  return { input: url, headers };
+}
+
 /** `inner` with the limits: those not given are DEFAULT_TRANSFER's. */
 export function guardedFetch(inner: typeof fetch, given: Partial<TransferLimits> = {}): typeof fetch {
   const limits: TransferLimits = { ...DEFAULT_TRANSFER, ...given };
-  return async (input, init = {}) => {
-    const url = urlOf(input);
+  return async (given, init = {}) => {
+    const url = urlOf(given);
+    const { input, headers } = withUrlCredentials(given, init);
     const guard = new AbortController();
     const giveUp = (why: string) => guard.abort(new DownloadError(url, why));
     const signal = init.signal ? AbortSignal.any([init.signal, guard.signal]) : guard.signal;
     const headersTimer = setTimeout(() => giveUp(`no response within ${seconds(limits.headersMs)}`), limits.headersMs);
     let response: Response;
     try {
-      response = await inner(input, { ...init, signal });
+      response = await inner(input, { ...init, headers, signal });
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       throw new DownloadError(url, fetchFailureReason(err, url));

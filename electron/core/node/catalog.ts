@@ -17,6 +17,7 @@ import {
 import { ociSource, type DigestResolver } from '../install/oci/index.ts';
 import type { InstalledBackend } from '../install/store.ts';
 import type { DirectorySnapshot, Row } from '../localai-rows.ts';
+import { hidePasswords } from '../../../shared/url-password.ts';
 
 export interface CatalogParts {
   node: string;
@@ -232,7 +233,7 @@ export class Catalog {
       version: md?.version ?? null,
       digest: md?.digest ?? null,
       sha256: md?.sha256 ?? null,
-      uri: md?.uri ?? null,
+      uri: md?.uri ? hidePasswords(md.uri) : null,
       gallery: managed ? (entry?.gallery ?? null) : null,
       dir: row.backend?.dir ?? row.kept?.dir ?? join(this.parts.backendsDir, row.runs ?? row.name),
       installedAt: md?.installedAt ?? null,
