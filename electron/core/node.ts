@@ -41,7 +41,7 @@ import { LiveSettings, fixedSettings } from './node/live-settings.ts';
 import { ModelProcesses } from './node/model-processes.ts';
 import { BackendNames } from './node/names.ts';
 import type { LocalNodeOptions } from './node/options.ts';
-import { refuseSettingsChange } from './node/settings-change.ts';
+import { changeSettings } from './node/settings-change.ts';
 import { SwapJobs } from './node/swap-jobs.ts';
 import { endInterrupted } from './node/swap-words.ts';
 import { SettingsStore } from './settings.ts';
@@ -210,10 +210,7 @@ export class LocalNode extends EventEmitter<{ event: [NodeEvent] }> implements N
 
   async updateSettings(req: NodeRef & { settings: Partial<NodeSettings>; force?: boolean }): Promise<SettingsView> {
     this.check(req);
-    const patch = this.settingsStore.withPasswordsKept(req.settings);
-    await refuseSettingsChange(patch, req.force === true, { store: this.settingsStore, names: this.names });
-    const changed = await this.settingsStore.update(patch);
-    this.liveSettings.apply(changed);
+    const changed = await changeSettings(req.settings, req.force === true, { store: this.settingsStore, names: this.names, live: this.liveSettings });
     const view = this.settingsStore.view();
     if (changed.length > 0) this.emitEvent({ type: 'settings', node: this.id, settings: view });
     return view;

@@ -1,13 +1,27 @@
-// What a change of a node's settings must pass before it is written: nothing the host fixed for its run, a backend's
-// own start timeout given for an installed backend, and a gallery it adds readable now unless it is forced in.
+// A change of a node's settings, and what it must pass before it is written: nothing the host fixed for its run, a
+// backend's own start timeout given for an installed backend, and a gallery it adds readable now unless it is forced in.
 import { HangarError } from '../../../shared/errors.ts';
 import { galleryRefusal } from '../../../shared/gallery-refusal.ts';
 import type { GallerySetting, NodeSettings } from '../../../shared/types.ts';
 import { galleryLocationProblem } from '../gallery/index.ts';
 import type { SettingsStore } from '../settings.ts';
+import type { LiveSettings } from './live-settings.ts';
 import type { BackendNames } from './names.ts';
 
-export async function refuseSettingsChange(patch: Partial<NodeSettings>, force: boolean, parts: { store: SettingsStore; names: BackendNames }): Promise<void> {
+/** Checks the change, keeps it and applies it; returns the settings whose value changed. */
+export async function changeSettings(
+  given: Partial<NodeSettings>,
+  force: boolean,
+  parts: { store: SettingsStore; names: BackendNames; live: LiveSettings },
+): Promise<(keyof NodeSettings)[]> {
+  const patch = parts.store.withPasswordsKept(given);
+  await refuseSettingsChange(patch, force, parts);
+  const changed = await parts.store.update(patch);
+  parts.live.apply(changed);
+  return changed;
+}
+
+async function refuseSettingsChange(patch: Partial<NodeSettings>, force: boolean, parts: { store: SettingsStore; names: BackendNames }): Promise<void> {
   parts.store.refuseFixed(patch);
   const kept = parts.store.current();
   await parts.names.refuseUninstalled(patch.backendStartTimeoutSec, kept.backendStartTimeoutSec);
