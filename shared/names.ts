@@ -1,5 +1,7 @@
 // Name rules without zod, so the UI can check a name before it sends it; the schemas are built on them.
 export const NAME_MAX = 128;
+/** The longest version Hangar takes, from a gallery or a person. */
+export const VERSION_MAX = 128;
 
 export const MODEL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:+-]*$/;
 

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { HangarMethod, LeftoverAction, NodeApi, NodeRequest } from './api.ts';
 import type { ErrorCode, InvitedRole, LocalAiAction } from './types.ts';
-import { backendNameProblem, MACHINE_NAME_PATTERN, modelNameProblem, NAME_CHARACTERS, NAME_CHARACTERS_RULE, NAME_MAX } from './names.ts';
+import { backendNameProblem, MACHINE_NAME_PATTERN, modelNameProblem, NAME_CHARACTERS, NAME_CHARACTERS_RULE, NAME_MAX, VERSION_MAX } from './names.ts';
 import { isSelector, LABEL_KEY, LABEL_RULE, LABEL_VALUE, LABELS_MAX } from './selector.ts';
 import type { RestartPolicy } from './types.ts';
 
@@ -72,7 +72,9 @@ export const nodeLabels = z
   .refine((labels) => Object.keys(labels).length <= LABELS_MAX, `At most ${LABELS_MAX} labels`);
 
 /** A backend's version as galleries write it: "2.0.0", "v1.4-cuda12", "master-abc123". */
-export const versionText = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+:~-]{0,127}$/, 'a version holds letters, digits and ".", "_", "+", ":", "~", "-"');
+export const versionText = z
+  .string()
+  .regex(new RegExp(`^[A-Za-z0-9][A-Za-z0-9._+:~-]{0,${VERSION_MAX - 1}}$`), 'a version holds letters, digits and ".", "_", "+", ":", "~", "-"');
 export const selectorText = z.string().max(8192).refine(isSelector, 'nodes are selected by all, label:KEY=VALUE or nodes:ID,ID');
 
 const startSeconds = z.number().int('Seconds are whole numbers').min(10, 'A start may take 10 s to a day').max(86_400, 'A start may take 10 s to a day');

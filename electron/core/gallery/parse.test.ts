@@ -147,6 +147,8 @@ test('known fields are type-checked, unknown fields ignored, numbers-looking tex
   sha256: abc
 - name: true
 - just a string
+- name: long-version
+  version: ${'9'.repeat(129)}
 `;
   const { entries, errors } = parseGalleryIndex(text, source);
   assert.equal(entries.length, 1);
@@ -163,5 +165,6 @@ test('known fields are type-checked, unknown fields ignored, numbers-looking tex
     'entry 6 (line 15) "bad-sha": "sha256" must be 64 hex digits',
     'entry 7 (line 17): "name" must be text',
     'entry 8 (line 18): is not a mapping',
+    'entry 9 (line 19) "long-version": "version" must be at most 128 characters',
   ]);
 });

@@ -4,7 +4,7 @@ import { boolCoreTag, constructFromEvents, EVENT_ID, mapTag, mergeTag, nullCoreT
 import { HangarError } from '../../../shared/errors.ts';
 import type { GalleryEntry, IndexSource } from './types.ts';
 import { oneLine } from '../../../shared/error-text.ts';
-import { backendNameProblem } from '../../../shared/names.ts';
+import { backendNameProblem, VERSION_MAX } from '../../../shared/names.ts';
 
 /**
  * YAML's core schema with `<<` merge keys (LocalAI's index writes them `!!merge <<: *anchor`), but no numbers: every
@@ -141,6 +141,7 @@ function readEntry(value: unknown, where: string): EntryFields {
       return [field, raw];
     }),
   ) as Record<(typeof textFields)[number], string | null>;
+  if (text.version !== null && text.version.length > VERSION_MAX) throw fail('version', `at most ${VERSION_MAX} characters`);
   if (text.sha256 !== null) {
     if (!/^[0-9a-f]{64}$/i.test(text.sha256)) throw fail('sha256', '64 hex digits');
     text.sha256 = text.sha256.toLowerCase();
