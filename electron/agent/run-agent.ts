@@ -10,6 +10,7 @@ import { logClusterLink } from './link-log.ts';
 import { startAgentServer } from './server.ts';
 import { HangarError } from '../../shared/errors.ts';
 import { holdsPassword } from '../../shared/url-password.ts';
+import { typedNumber } from './typed-number.ts';
 
 export interface AgentOptions {
   home: string;
@@ -179,13 +180,13 @@ function tokenSource(options: AgentOptions): string {
 }
 
 function stallLimits(text: string): Partial<TransferLimits> {
-  const ms = Number(text) * 1000;
+  const ms = typedNumber(text, { fraction: true }) * 1000;
   if (!(ms >= 1000)) throw new HangarError('invalid-request', `--stall-timeout wants seconds (at least 1), got "${text}"`);
   return { headersMs: ms, lowSpeedWindowMs: ms };
 }
 
 function startTimeout(text: string): number {
-  const seconds = Number(text);
+  const seconds = typedNumber(text);
   if (!Number.isInteger(seconds) || seconds < 10 || seconds > 86_400) throw new HangarError('invalid-request', `--start-timeout wants whole seconds from 10 to 86400, got "${text}"`);
   return seconds * 1000;
 }

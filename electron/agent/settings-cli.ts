@@ -6,12 +6,13 @@ import { galleryNameFor } from '../../shared/gallery-name.ts';
 import { parseLabel } from '../../shared/selector.ts';
 import type { GallerySetting, NodeSettings, SettingsView } from '../../shared/types.ts';
 import { table } from './format.ts';
+import { typedNumber } from './typed-number.ts';
 
 type Scalar = Exclude<keyof NodeSettings, 'galleries' | 'backendStartTimeoutSec'>;
 
 const KEYS: Record<string, { key: Scalar; parse(text: string, name: string): NodeSettings[Scalar]; show(value: NodeSettings[Scalar]): string }> = {
   'auto-upgrade': { key: 'autoUpgrade', parse: onOff, show: (v) => (v ? 'on' : 'off') },
-  'auto-upgrade-hours': { key: 'autoUpgradeHours', parse: Number, show: String },
+  'auto-upgrade-hours': { key: 'autoUpgradeHours', parse: whole, show: String },
   ports: { key: 'portRange', parse: portRange, show: (v) => (v as [number, number]).join('-') },
   'keep-running': { key: 'keepBackendsRunning', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'start-on-launch': { key: 'startBackendsOnLaunch', parse: onOff, show: (v) => (v ? 'on' : 'off') },
@@ -19,7 +20,7 @@ const KEYS: Record<string, { key: Scalar; parse(text: string, name: string): Nod
   'smoke-start': { key: 'smokeStart', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'localai-respawn': { key: 'localaiRespawn', parse: onOff, show: (v) => (v ? 'on' : 'off') },
   'localai-autostart': { key: 'localaiAutostart', parse: onOff, show: (v) => (v ? 'on' : 'off') },
-  'start-timeout': { key: 'startTimeoutSec', parse: Number, show: (v) => `${v as number} s` },
+  'start-timeout': { key: 'startTimeoutSec', parse: whole, show: (v) => `${v as number} s` },
 };
 
 /** `gpu=nvidia,zone=a` (or "" for none). */
@@ -38,6 +39,12 @@ function usage(message: string): CommanderError {
 function onOff(text: string, name: string): boolean {
   if (text === 'on' || text === 'off') return text === 'on';
   throw usage(`${name} wants on or off, got "${text}"`);
+}
+
+function whole(text: string, name: string): number {
+  const value = typedNumber(text);
+  if (Number.isNaN(value)) throw usage(`${name} wants a whole number, got "${text}"`);
+  return value;
 }
 
 function portRange(text: string, name: string): [number, number] {
@@ -64,7 +71,7 @@ export function backendStartTimeoutPatch(current: Record<string, number>, backen
     if (!Object.hasOwn(current, backend)) throw new HangarError('not-found', `backend ${backend} has no start timeout of its own`);
     return { backendStartTimeoutSec: others };
   }
-  return { backendStartTimeoutSec: { ...others, [backend]: Number(value) } };
+  return { backendStartTimeoutSec: { ...others, [backend]: whole(value, 'start-timeout') } };
 }
 
 export function settingsTable(view: SettingsView): string {

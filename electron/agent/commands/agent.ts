@@ -1,5 +1,6 @@
 // `hangar agent`: runs a node and serves it over HTTP + WebSocket.
 import { CommanderError } from 'commander';
+import { typedNumber } from '../typed-number.ts';
 import { hostname } from 'node:os';
 import type { ClusterRole } from '../../../shared/types.ts';
 import { parseLabel } from '../../../shared/selector.ts';
@@ -96,13 +97,13 @@ function parseRole(value: string): ClusterRole {
 
 /** From a second (tests) to 30 days. */
 function parseSweepSeconds(value: string): number {
-  const seconds = Number(value);
+  const seconds = typedNumber(value);
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > 30 * 86_400) throw new CommanderError(2, 'hangar.usage', `--cluster-sweep wants seconds between 1 and 2592000, got "${value}"`);
   return seconds;
 }
 
 function parseMs(value: string): number {
-  const ms = Number(value);
+  const ms = typedNumber(value);
   if (!Number.isInteger(ms) || ms < 10 || ms > 600_000) throw new CommanderError(2, 'hangar.usage', `wants milliseconds between 10 and 600000, got "${value}"`);
   return ms;
 }

@@ -1,6 +1,7 @@
 // The commands that install and swap backends: the gallery, what is installed (`ls`, `info`), install, upgrade,
 // rollback and delete.
 import { CommanderError, type Command } from 'commander';
+import { typedNumber } from '../typed-number.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { followedByName } from '../../../shared/gallery-sources.ts';
 import { galleryJson, infoText, listingFailed, lsJson, lsProcess, lsStatus, matrix, matrixJson, table, unansweredLines, upgradesUnknownLines, upgradeText } from '../format.ts';
@@ -111,7 +112,7 @@ export function registerBackendCommands(context: CliContext): void {
 }
 
 function parseCount(value: string): number {
-  const n = Number(value);
+  const n = typedNumber(value);
   if (!Number.isInteger(n) || n < 1 || n > 20) throw new CommanderError(2, 'hangar.usage', `--max-parallel wants 1 to 20, got "${value}"`);
   return n;
 }

@@ -8,6 +8,7 @@ import type { CliContext } from './context.ts';
 import { interruptible, operationInterruption, saying, startInterruption } from './localai-follow.ts';
 import { linkLines } from './localai-links.ts';
 import { print } from './terminal.ts';
+import { wholeNumber } from '../typed-number.ts';
 
 export function registerLocalAiCommands(context: CliContext): void {
   const group = context.program.command('localai').description("LocalAI run by Hangar: install, start, stop, restart, status, logs, upgrade, rollback, cancel");
@@ -54,7 +55,7 @@ export function registerLocalAiCommands(context: CliContext): void {
       print(options, { ...view, server, cluster: cluster.status }, () => statusText(view, links));
     }));
 
-  sub('logs', "LocalAI's last log lines", (c) => c.option('-n, --lines <count>', 'how many', (v) => Number(v), 200))
+  sub('logs', "LocalAI's last log lines", (c) => c.option('-n, --lines <count>', 'how many', wholeNumber, 200))
     .action(context.withClient(async (c, options: { json?: boolean; lines: number }) => {
       const lines = await c.localaiLogs({ node: context.node, lines: options.lines });
       print(options, lines, () => lines.map((l) => `${l}\n`).join(''));

@@ -1,6 +1,7 @@
 // The commands on a node's backend processes: load, respawn, restart, unload and stop a model's process, clear what
 // LocalAI left behind, and list processes, resources and what runs from the backends directory.
 import { Argument, CommanderError } from 'commander';
+import { wholeNumber } from '../typed-number.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
 import type { RestartPolicy } from '../../../shared/types.ts';
@@ -24,8 +25,8 @@ export function registerProcessCommands(context: CliContext): void {
       .argument('<model>')
       .option('--restart <policy>', 'when its process ends by itself: never, on-failure (default) or always')
       .option('--restart-delay <time>', 'wait before a restart when the process ended within 10 s of its start three times in a row, doubling with each further one (e.g. 500ms, 2s; default 1s); the first two such ends, and a process that ran longer, restart at once', parseDelay)
-      .option('--max-restarts <n>', 'ends within 10 s of a start, in a row, that leave it crash-looping (default 5)', parseWhole)
-      .option('--start-timeout <seconds>', 'how long its start and its load may take (default: the node\'s start-timeout); never less than twice the longest seen here', parseWhole))
+      .option('--max-restarts <n>', 'ends within 10 s of a start, in a row, that leave it crash-looping (default 5)', wholeNumber)
+      .option('--start-timeout <seconds>', 'how long its start and its load may take (default: the node\'s start-timeout); never less than twice the longest seen here', wholeNumber))
     .action(context.withClient(async (c, backend: string, model: string, options: LoadCommandOptions) => {
       // The agent checks the policy and the numbers against the contract's schema, as every request.
       const result = await c.load({
@@ -147,8 +148,3 @@ function parseDelay(value: string): number {
   return Math.round(Number(match[1]) * (match[2] === 's' ? 1000 : 1));
 }
 
-function parseWhole(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n)) throw new CommanderError(2, 'hangar.usage', `wants a whole number, got "${value}"`);
-  return n;
-}
