@@ -9,3 +9,8 @@ export function messageOf(error: unknown): string {
 export function oneLine(error: unknown): string {
   return messageOf(error).split('\n', 1)[0]!.trim() || 'unknown error';
 }
+
+/** `text` cut to `max` characters, saying how many more it had: an error may echo what it was given, 100 kB of it. */
+export function cutText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} characters more)`;
+}

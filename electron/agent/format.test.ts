@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DesiredStateView, JobView, NodeCard } from '../../shared/types.ts';
-import { jobEndText, jobLine, matrix, upgradeText } from './format.ts';
+import { jobEndText, jobLine, matrix, table, upgradeText } from './format.ts';
 
 const job = (patch: Partial<JobView>): JobView => ({
   id: 'j1', node: 'local', kind: 'install', backend: 'echo', state: 'running', phase: 'fetching', bytes: 0, totalBytes: null,
@@ -35,4 +35,11 @@ test('a matrix no node answered says so, not that nothing is installed', () => {
   assert.match(matrix([{ card: card('a'), backends: null }, { card: card('b'), backends: new Error('not trusted') }], none), /^no node answered\n/);
   assert.match(matrix([{ card: card('a'), backends: [] }, { card: card('b'), backends: null }], none), /^no backends installed on the 1 of 2 nodes that answered\n/);
   assert.match(matrix([{ card: card('a'), backends: [] }], none), /^no backends installed on any node\n/);
+});
+
+test("a cell's control characters are escaped before the columns are measured, so the next column stays in line", () => {
+  const lines = table([{ name: 'e\x1b[2Jcho', version: '1.0.0' }, { name: 'plain', version: '2.0.0' }], 'none').split('\n');
+  assert.equal(lines[1], 'e\\u001b[2Jcho  1.0.0');
+  assert.equal(lines[1]!.indexOf('1.0.0'), lines[2]!.indexOf('2.0.0'));
+  assert.equal(lines[0]!.indexOf('VERSION'), lines[2]!.indexOf('2.0.0'));
 });

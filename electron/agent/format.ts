@@ -3,6 +3,7 @@ import type { BackendView, DesiredStateView, GalleryEntryView, JobView, NodeCard
 import { createRateMeter, iecBytes, movesBytes, progressText, type RateMeter } from '../../shared/progress.ts';
 import { cwdVerdict, exitNote, reportedNumber, shownState, startingNote } from '../../shared/process-text.ts';
 import { compareVersions, offeredVersion } from '../../shared/version-order.ts';
+import { forTerminal } from './commands/terminal.ts';
 
 // The --json shapes the CLI promises, projected from the contract's views.
 export const lsJson = (b: BackendView) => ({
@@ -145,10 +146,11 @@ function rowsText(rows: Record<string, unknown>[], empty: string): string {
   return [line(headers.map((h) => h.toUpperCase())), ...cells.map(line)].join('\n') + '\n';
 }
 
+/** A cell as the terminal shows it (its control characters escaped), so that its width is the one it takes there. */
 function cell(value: unknown): string {
   if (value === null || value === undefined) return '-';
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
-  return String(value);
+  return forTerminal(String(value));
 }
 
 const meters = new Map<string, RateMeter>();

@@ -19,3 +19,11 @@ test('a setting or an option given 0x10 is refused, not taken as 16', async () =
   assert.equal(agent.code, 2);
   assert.match(agent.stderr, /--start-timeout wants whole seconds from 10 to 86400, got "0x10"/);
 });
+
+test('an error that echoes a 100,000-digit argument is cut, and says by how much', async () => {
+  const digits = '9'.repeat(100_000);
+  const said = await cli('agent', '--home', '/nonexistent/hangar-typed-number', '--listen', '127.0.0.1:0', '--start-timeout', digits);
+  assert.equal(said.code, 2);
+  assert.match(said.stderr, /^hangar: --start-timeout wants whole seconds from 10 to 86400, got "9+… \(98\d{3} characters more\)\n$/);
+  assert.ok(said.stderr.length < 2100, `${said.stderr.length} characters`);
+});
