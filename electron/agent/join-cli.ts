@@ -3,7 +3,7 @@
 import { CommanderError, type Command } from 'commander';
 import { copyFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
 import type { OldConfig } from '../cluster/adopt.ts';
@@ -23,16 +23,20 @@ import { print } from './commands/terminal.ts';
 export function registerJoinCommands(cluster: Command, home: () => string): void {
   cluster.command('init').description('make this home the cluster\'s first admin: its keys, a nats-server configuration (operator mode), and this machine joined as node and viewer')
     .requiredOption('--url <url>', 'where the machines join the server, nats://HOST:PORT (a loopback address: it listens on loopback only)')
-    .option('--out <file>', 'where to write the configuration (its store and accounts go beside it)', 'nats.conf')
+    .option('--out <file>', 'where to write the configuration, its store and accounts beside it (default: HOME/nats/nats.conf; with --adopt, the --from file)')
     .option('--name <name>', 'this machine\'s name in the cluster (default: the hostname)')
     .option('--adopt', 'move a cluster set up with hangar cluster nats-config to invitations, keeping its name, address and store (--from)')
     .option('--from <file>', 'with --adopt: the configuration nats-config wrote (default: --out, kept beside it as FILE.nats-config)')
     .option('--json', 'print JSON to stdout')
-    .action(async (options: { url: string; out: string; name?: string; adopt?: boolean; from?: string; json?: boolean }) => {
+    .action(async (options: { url: string; out?: string; name?: string; adopt?: boolean; from?: string; json?: boolean }) => {
       if (options.from !== undefined && !options.adopt) throw new CommanderError(2, 'hangar.usage', '--from goes with --adopt');
-      const adopt = options.adopt ? await adoptedConfig(options.from ?? options.out, options.out) : undefined;
+      // Adopted, the configuration replaces the one nats-config wrote (by default in the working directory); new, it
+      // goes in the admin's home, where revoke finds it, whichever directory init ran in.
+      const from = options.from ?? options.out ?? 'nats.conf';
+      const out = options.out ?? (options.adopt ? from : join(home(), 'nats', 'nats.conf'));
+      const adopt = options.adopt ? await adoptedConfig(from, out) : undefined;
       const { initCluster } = await import('../cluster/init.ts');
-      const made = await initCluster({ home: home(), url: options.url, out: options.out, name: options.name ?? defaultName(), adopt, say: (line) => process.stderr.write(`hangar: ${line}\n`) });
+      const made = await initCluster({ home: home(), url: options.url, out, name: options.name ?? defaultName(), adopt, say: (line) => process.stderr.write(`hangar: ${line}\n`) });
       printed(options, {
         json: made,
         text: [
@@ -75,11 +79,15 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     });
 
   cluster.command('revoke').description('cut a machine off: its NATS user revoked on the server, its grant withdrawn').argument('<member>', 'its name, its key or its key id')
+    .option('--config <file>', 'the server\'s configuration, where it is now if it was moved from where init wrote it (kept as its place from then on)')
     .option('--json', 'print JSON to stdout')
-    .action(async (which: string, options: { json?: boolean }) => {
+    .action(async (which: string, options: { config?: string; json?: boolean }) => {
       const { revoke } = await import('../cluster/revoke.ts');
-      const member = await revoke(home(), which);
-      printed(options, { json: member, text: `revoked ${member.name}: the server closed its connection and refuses it; no node takes its calls or records\n` });
+      const { member, config } = await revoke(home(), which, options.config);
+      printed(options, {
+        json: { ...member, config },
+        text: `revoked ${member.name}: the server closed its connection and refuses it; no node takes its calls or records\nwrote ${config} again: a server restarted on it keeps refusing ${member.name}\n`,
+      });
     });
 }
 

@@ -2,6 +2,8 @@
 // HANGAR account's revocation list, pushes the account's new JWT to the server through the system account (the
 // server closes that user's connection at once and refuses it from then on), withdraws its grant in the store (no
 // node takes its calls or records any more) and writes the server's configuration again, so a restart keeps it.
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { connectCluster } from '../nats/connect.ts';
 import { membersNamed, writeAdmin, type AdminState, type MemberRecord } from './admin-home.ts';
 import { parsePublicKey } from './node-key.ts';
@@ -12,7 +14,18 @@ import { HangarError } from '../../shared/errors.ts';
 
 const PUSH_TIMEOUT_MS = 5000;
 
-export async function revoke(home: string, which: string): Promise<MemberRecord> {
+export interface Revoked {
+  member: MemberRecord;
+  /** The server's configuration, written again with the revocation. */
+  config: string;
+}
+
+/**
+ * `config`: where the server's configuration is now, when it is no longer where init wrote it; kept as its place from
+ * then on. A configuration gone from its place is not written anew there: the server runs on a copy elsewhere, which a
+ * restart would take without the revocation.
+ */
+export async function revoke(home: string, which: string, config?: string): Promise<Revoked> {
   const { state, joined, admin } = await adminContext(home);
   const all = membersNamed(state, which);
   const named = all.filter((m) => m.revokedAt === null);
@@ -24,13 +37,22 @@ export async function revoke(home: string, which: string): Promise<MemberRecord>
   if (named.length > 1) throw new HangarError('invalid-request', `"${which.slice(0, 80)}" names ${named.length} members: give one's key`);
   const member = named[0]!;
   if (member.key === admin.publicKey) throw new HangarError('forbidden', 'an admin cannot revoke itself');
+  state.config = await configPlace(state.config, config, member.name);
   member.revokedAt = Date.now();
   await pushHangarJwt(state);
   await writeAdmin(home, state);
   await writeServerConfig(state);
   const id = parsePublicKey(member.key)!.id;
   await withAdminLink(home, joined, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }));
-  return member;
+  return { member, config: state.config };
+}
+
+/** Where the configuration is written: the file --config names, else the one init wrote, if it is still there. */
+async function configPlace(recorded: string, given: string | undefined, name: string): Promise<string> {
+  const place = given === undefined ? recorded : resolve(given);
+  if (await stat(place).then((found) => found.isFile(), () => false)) return place;
+  if (given !== undefined) throw new HangarError('not-found', `--config ${place} is no file: it names the configuration the cluster's server runs on (nats-server -c FILE); nothing was revoked`);
+  throw new HangarError('not-found', `the cluster's server configuration is no longer where hangar cluster init wrote it (${recorded}): nothing was revoked. Say where it is now, and it is written there from then on: hangar cluster revoke ${name} --config FILE`);
 }
 
 /** Sends HANGAR's JWT, with every revocation, to the server; throws one line unless it took it. */

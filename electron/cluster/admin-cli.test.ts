@@ -1,0 +1,81 @@
+// The cluster's admin commands as a new user drives them, against Debian's nats-server in operator mode and real
+// agents: where `cluster init` writes the server's configuration and where `cluster revoke` writes it again once it
+// was moved.
+import assert from 'node:assert/strict';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { tempDir } from '../core/testing/fixtures.ts';
+import { cli, cliAs } from '../agent/test-agent.ts';
+import { runNats, type NatsServer } from './test-nats.ts';
+
+/** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
+const NATS_PORT = 21800;
+const URL = `nats://127.0.0.1:${NATS_PORT}`;
+
+describe("the cluster's admin commands", () => {
+  let root: string;
+  let nats: NatsServer;
+  let admin: string;
+  let written: string;
+
+  const invite = async (name: string) => {
+    const made = await cli('--home', admin, 'cluster', 'invite', '--role', 'node', '--name', name);
+    assert.equal(made.code, 0, made.stderr);
+  };
+  const revokedAt = async (name: string) => {
+    const listed = await cli('--home', admin, 'cluster', 'members', '--json');
+    return (JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null }>).find((m) => m.name === name)?.revoked;
+  };
+
+  before(async () => {
+    root = await tempDir('cluster-admin-cli');
+    admin = join(root, 'admin');
+    await mkdir(join(root, 'work'));
+    const made = await cliAs({ cwd: join(root, 'work') }, '--home', admin, 'cluster', 'init', '--url', URL, '--name', 'admin');
+    assert.equal(made.code, 0, made.stderr);
+    written = /^wrote (\S+): cluster /.exec(made.stdout)![1]!;
+    nats = await runNats(['-c', written]);
+  });
+
+  after(async () => {
+    await nats?.stop();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test("init writes the server's configuration in the admin's home, whatever directory it runs in, and says where", async () => {
+    assert.equal(written, join(admin, 'nats', 'nats.conf'));
+    assert.deepEqual(await readdir(join(root, 'work')), []);
+    assert.deepEqual((await readdir(join(admin, 'nats'))).sort(), ['nats-accounts', 'nats-store', 'nats.conf']);
+  });
+
+  test('revoke writes the configuration where it is, refuses to write it anew where it was, and says which it wrote', async () => {
+    await invite('spare1');
+    const moved = join(root, 'etc', 'nats.conf');
+    await mkdir(join(root, 'etc'));
+    await rename(written, moved);
+    const refused = await cli('--home', admin, 'cluster', 'revoke', 'spare1');
+    assert.equal(refused.code, 3, refused.stdout);
+    assert.equal(refused.stderr, `hangar: the cluster's server configuration is no longer where hangar cluster init wrote it (${written}): nothing was revoked. Say where it is now, and it is written there from then on: hangar cluster revoke spare1 --config FILE\n`);
+    await assert.rejects(stat(written), { code: 'ENOENT' });
+    assert.equal(await revokedAt('spare1'), null);
+
+    const typo = await cli('--home', admin, 'cluster', 'revoke', 'spare1', '--config', join(root, 'etc', 'nats.cnf'));
+    assert.equal(typo.code, 3);
+    assert.match(typo.stderr, /^hangar: --config \S+nats\.cnf is no file: it names the configuration the cluster's server runs on \(nats-server -c FILE\); nothing was revoked\n$/);
+
+    const before = await readFile(moved, 'utf8');
+    const revoked = await cli('--home', admin, 'cluster', 'revoke', 'spare1', '--config', moved);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, `revoked spare1: the server closed its connection and refuses it; no node takes its calls or records\nwrote ${moved} again: a server restarted on it keeps refusing spare1\n`);
+    assert.notEqual(await readFile(moved, 'utf8'), before);
+    assert.match((await revokedAt('spare1')) ?? '', /^\d{4}-\d\d-\d\dT\S+Z$/);
+
+    // From then on, revoke writes it where --config said, with nothing more to say.
+    await invite('spare2');
+    const next = await cli('--home', admin, 'cluster', 'revoke', 'spare2');
+    assert.equal(next.code, 0, next.stderr);
+    assert.match(next.stdout, new RegExp(`^wrote ${moved.replace(/[.]/g, '\\.')} again: `, 'm'));
+    await assert.rejects(stat(written), { code: 'ENOENT' });
+  });
+});
