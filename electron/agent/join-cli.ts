@@ -71,10 +71,11 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       const [{ adminOf }, { memberViews, readClaims }] = await Promise.all([import('../cluster/admin-home.ts'), import('../cluster/members.ts')]);
       const state = await adminOf(home());
       const [claims, seen] = await Promise.all([readClaims(home()), lastSeen(home())]);
-      const members = memberViews(state, { claims, seen: seen ?? new Map() });
+      const known = typeof claims === 'string' ? null : claims;
+      const members = memberViews(state, { claims: known, seen: seen ?? new Map() });
       const dash = (v: string | null) => v ?? '-';
       const rows = members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) }));
-      const notes = [claims ? unusedNote(members) : 'the cluster\'s server did not answer: who used an invitation is not known\n', seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
+      const notes = [typeof claims === 'string' ? `${claims}\n` : unusedNote(members), seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
       printed(options, { json: members, text: table(rows, 'no members', notes.join('')) });
     });
 

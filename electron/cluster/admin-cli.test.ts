@@ -1,6 +1,6 @@
 // The cluster's admin commands as a new user drives them, against Debian's nats-server in operator mode and real
 // agents: where `cluster init` writes the server's configuration and where `cluster revoke` writes it again once it
-// was moved.
+// was moved, and what `invite`, `revoke` and `members` say when the server does not answer.
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -77,5 +77,20 @@ describe("the cluster's admin commands", () => {
     assert.equal(next.code, 0, next.stderr);
     assert.match(next.stdout, new RegExp(`^wrote ${moved.replace(/[.]/g, '\\.')} again: `, 'm'));
     await assert.rejects(stat(written), { code: 'ENOENT' });
+  });
+
+  test('with the server down, invite, revoke and members say that it does not answer and what was not done', async () => {
+    await invite('spare3');
+    await nats.stop();
+    const down = `the cluster's server at ${URL} does not answer: connection refused (is nats-server running there?)`;
+    const invited = await cli('--home', admin, 'cluster', 'invite', '--role', 'node', '--name', 'spare4');
+    assert.deepEqual([invited.code, invited.stderr, invited.stdout], [1, `hangar: ${down}; no invitation was made\n`, '']);
+    const revoked = await cli('--home', admin, 'cluster', 'revoke', 'spare3');
+    assert.deepEqual([revoked.code, revoked.stderr], [1, `hangar: ${down}; nothing was revoked\n`]);
+    const members = await cli('--home', admin, 'cluster', 'members');
+    assert.equal(members.code, 0, members.stderr);
+    assert.match(members.stdout, new RegExp(`\\n${down.replace(/[.()?]/g, '\\$&')}; who used an invitation is not known\\n`));
+    assert.doesNotMatch(members.stdout, /spare4/);
+    assert.equal(await revokedAt('spare3'), null);
   });
 });

@@ -44,7 +44,7 @@ export async function invite(input: InviteInput): Promise<Invited> {
   const inviteId = newInviteId();
   const [node, viewer] = [input.role !== 'viewer', input.role !== 'node'];
   const { creds, user } = await machineCreds(state.seeds, { name, nodeId: node ? key.id : null, viewerKey: viewer ? key.publicKey : null, viewer, admin: false }, [claimSubject(inviteId)]);
-  await withAdminLink(input.home, joined, (nc) => grant(nc, joined.name, admin, key.id, { key: key.publicKey, name, role: input.role, invitedBy: joined.name, revoked: false }));
+  await withAdminLink(input.home, joined, 'no invitation was made', (nc) => grant(nc, joined.name, admin, key.id, { key: key.publicKey, name, role: input.role, invitedBy: joined.name, revoked: false }));
   const now = Date.now();
   const exp = now + input.expiresMs;
   state.members.push({ name, role: input.role, user, key: key.publicKey, invitedBy: joined.name, invitedAt: now, expires: exp, invite: inviteId, revokedAt: null });
@@ -64,9 +64,14 @@ export async function adminContext(home: string): Promise<{ state: AdminState; j
   return { state, joined, admin: { ...(await loadIdentity(home)), cluster: state.cluster } };
 }
 
+/** A connection of the admin's own; `undone` says what the command did not do when the server cannot be reached. */
+export function adminConnection(home: string, joined: Joined, undone: string): Promise<NatsConnection> {
+  return connectCluster({ url: joined.url, name: `${joined.name}-admin`, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name), undone });
+}
+
 /** Runs `work` on a connection of the admin's own, closed after. */
-export async function withAdminLink<T>(home: string, joined: Joined, work: (nc: NatsConnection) => Promise<T>): Promise<T> {
-  const nc = await connectCluster({ url: joined.url, name: `${joined.name}-admin`, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name) });
+export async function withAdminLink<T>(home: string, joined: Joined, undone: string, work: (nc: NatsConnection) => Promise<T>): Promise<T> {
+  const nc = await adminConnection(home, joined, undone);
   try {
     return await work(nc);
   } finally {

@@ -3,9 +3,10 @@
 // this home's running agent, for a node) and whether it was revoked.
 import type { AdminState, MemberRecord } from './admin-home.ts';
 import { parsePublicKey } from './node-key.ts';
-import { adminContext, withAdminLink } from './invite.ts';
+import { adminContext, adminConnection } from './invite.ts';
 import { claimedAt, openMembers } from './store/grants.ts';
 import { memberInboxOf } from './subjects.ts';
+import { messageOf } from '../../shared/error-text.ts';
 
 export interface MemberView {
   name: string;
@@ -39,11 +40,15 @@ export function memberViews(state: AdminState, facts: MemberFacts): MemberView[]
   });
 }
 
-/** When each invitation was used, as the store says; null when the server does not answer. */
-export async function readClaims(home: string): Promise<Map<string, number> | null> {
+const UNKNOWN = 'who used an invitation is not known';
+
+/** When each invitation was used, as the store says; or why that is not known, in a line. */
+export async function readClaims(home: string): Promise<Map<string, number> | string> {
   const { state, joined } = await adminContext(home);
   const invites = state.members.flatMap((m) => (m.invite ? [m.invite] : []));
-  return withAdminLink(home, joined, async (nc) => {
+  const nc = await adminConnection(home, joined, UNKNOWN).catch((error: unknown) => messageOf(error));
+  if (typeof nc === 'string') return nc;
+  try {
     const members = await openMembers(nc, false, memberInboxOf(joined.name));
     const claims = new Map<string, number>();
     for (const invite of invites) {
@@ -51,5 +56,9 @@ export async function readClaims(home: string): Promise<Map<string, number> | nu
       if (when !== null) claims.set(invite, when);
     }
     return claims;
-  }).catch(() => null);
+  } catch (error) {
+    return `the cluster's store could not be read (${messageOf(error)}): ${UNKNOWN}`;
+  } finally {
+    await nc.close();
+  }
 }

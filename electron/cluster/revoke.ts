@@ -43,7 +43,8 @@ export async function revoke(home: string, which: string, config?: string): Prom
   await writeAdmin(home, state);
   await writeServerConfig(state);
   const id = parsePublicKey(member.key)!.id;
-  await withAdminLink(home, joined, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }));
+  const undone = `${member.name} is revoked on the server (its connection closed, its credential refused), but its grant was not withdrawn`;
+  await withAdminLink(home, joined, undone, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }));
   return { member, config: state.config };
 }
 
@@ -58,7 +59,7 @@ async function configPlace(recorded: string, given: string | undefined, name: st
 /** Sends HANGAR's JWT, with every revocation, to the server; throws one line unless it took it. */
 async function pushHangarJwt(state: AdminState): Promise<void> {
   const jwts = await accountJwts(state.seeds, revocations(state));
-  const nc = await connectCluster({ url: state.url, name: 'hangar-revoke', creds: await systemCreds(state.seeds) });
+  const nc = await connectCluster({ url: state.url, name: 'hangar-revoke', creds: await systemCreds(state.seeds), undone: 'nothing was revoked' });
   try {
     const answer = await nc.request('$SYS.REQ.CLAIMS.UPDATE', jwts.hangar, { timeout: PUSH_TIMEOUT_MS });
     const reply = answer.json<{ data?: { code?: number; message?: string }; error?: { description?: string } }>();

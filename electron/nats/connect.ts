@@ -18,6 +18,11 @@ export interface ClusterConnectOptions extends NatsCredentials {
   inboxPrefix?: string | undefined;
   /** The command-line option that gave the address, for messages (default --cluster). */
   flag?: string | undefined;
+  /**
+   * What an admin's command did not do when the server cannot be reached ("no invitation was made"): it says so in its
+   * own words, as no agent joining the cluster.
+   */
+  undone?: string | undefined;
 }
 
 /** Connects for good: the client reconnects forever after a server restart or a cut link. */
@@ -49,7 +54,11 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     return await connect(connection);
   } catch (error) {
     const refused = REFUSED.test(messageOf(error));
-    throw new HangarError(refused ? 'forbidden' : 'failed', `cannot join the cluster at ${options.url}: ${refused ? 'the server refused the credentials (authorization violation)' : describeConnectError(error)}`);
+    const code = refused ? 'forbidden' : 'failed';
+    if (options.undone !== undefined) {
+      throw new HangarError(code, `the cluster's server at ${options.url} ${refused ? 'refused this home\'s credentials (authorization violation)' : `does not answer: ${describeConnectError(error)}`}; ${options.undone}`);
+    }
+    throw new HangarError(code, `cannot join the cluster at ${options.url}: ${refused ? 'the server refused the credentials (authorization violation)' : describeConnectError(error)}`);
   }
 }
 
