@@ -80,7 +80,7 @@ export async function withAdminLink<T>(home: string, joined: Joined, undone: str
 }
 
 /** Writes a grant into the members bucket (made first if it is not there) on the admin `name`'s connection. */
-export async function grant(nc: NatsConnection, name: string, admin: ClusterIdentity, id: string, body: GrantBody): Promise<void> {
+export async function grant(nc: NatsConnection, name: string, admin: ClusterIdentity, id: string, body: GrantBody, at?: number): Promise<void> {
   const kv = await openMembers(nc, true, memberInboxOf(name));
-  await writeGrant(kv, admin, admin.cluster ?? '', id, body);
+  await writeGrant(kv, admin, admin.cluster ?? '', id, body, at);
 }

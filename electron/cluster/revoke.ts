@@ -38,13 +38,14 @@ export async function revoke(home: string, which: string, config?: string): Prom
   const member = named[0]!;
   if (member.key === admin.publicKey) throw new HangarError('forbidden', 'an admin cannot revoke itself');
   state.config = await configPlace(state.config, config, member.name);
-  member.revokedAt = Date.now();
+  const revokedAt = Date.now();
+  member.revokedAt = revokedAt;
   await pushHangarJwt(state);
   await writeAdmin(home, state);
   await writeServerConfig(state);
   const id = parsePublicKey(member.key)!.id;
   const undone = `${member.name} is revoked on the server (its connection closed, its credential refused), but its grant was not withdrawn`;
-  await withAdminLink(home, joined, undone, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }));
+  await withAdminLink(home, joined, undone, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }, revokedAt));
   return { member, config: state.config };
 }
 

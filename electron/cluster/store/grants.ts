@@ -38,10 +38,13 @@ export async function openMembers(nc: NatsConnection, make: boolean, inboxPrefix
   return new Kvm(jetstream(nc, inboxPrefix ? { watcherPrefix: inboxPrefix } : {})).open(BUCKETS.members, { allow_direct: true });
 }
 
-/** Writes a grant over whatever its key holds now, signed by the admin `identity` for `cluster`. */
-export async function writeGrant(kv: KV, identity: ClusterIdentity, cluster: string, id: string, grant: GrantBody): Promise<number> {
+/**
+ * Writes a grant over whatever its key holds now, signed by the admin `identity` for `cluster`; `at`, its time: a
+ * revocation's is when the admin revoked, the one time every host shows for it.
+ */
+export async function writeGrant(kv: KV, identity: ClusterIdentity, cluster: string, id: string, grant: GrantBody, at?: number): Promise<number> {
   const head = (await kv.get(id))?.revision ?? 0;
-  return kv.put(id, seal(identity, 'grant', id, { cluster, after: head }, grant), { previousSeq: head });
+  return kv.put(id, seal(identity, 'grant', id, { cluster, after: head }, grant, at), { previousSeq: head });
 }
 
 const claimKey = (invite: string) => `claim.${invite}`;
