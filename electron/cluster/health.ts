@@ -39,14 +39,14 @@ export class ClusterHealth extends EventEmitter<{ violation: [string] }> {
     this.count(this.unsent, reason, () => `could not send: ${reason}`);
   }
 
-  /** The server refused this host something (a permission violation, reported after the fact); `quiet`: said elsewhere. */
-  violation(message: string, quiet = false): void {
+  /** The server refused this host something (a permission violation, reported after the fact). */
+  violation(message: string): void {
     const line = violationLine(message);
     const known = this.violations.get(line);
     this.violations.delete(line);
     this.violations.set(line, { message: line, count: (known?.count ?? 0) + 1, last: new Date().toISOString() });
     if (this.violations.size > VIOLATIONS_KEPT) this.violations.delete(this.violations.keys().next().value!);
-    const said = known || quiet ? null : this.words.say(line);
+    const said = known ? null : this.words.say(line);
     if (said !== null) this.log(said);
     this.emit('violation', line);
   }

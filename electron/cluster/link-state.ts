@@ -23,11 +23,14 @@ export class LinkState extends EventEmitter<{ change: [LinkView] }> {
   async follow(status: AsyncIterable<{ type: string; server?: string; error?: Error }>, health: ClusterHealth): Promise<void> {
     for await (const event of status) {
       if (event.type === 'error' && event.error) {
-        // Counted as any refusal, but said once, as the link's reason: each try to reconnect is refused the same.
+        // Once revoked, the link's reason says so; each try to reconnect is refused the same, and none is counted.
         if (/authentication revoked/i.test(event.error.message)) this.revoked = true;
-        health.violation(event.error.message, this.revoked);
-        if (this.revoked) this.set(false, REVOKED);
-        else if (!this.state.connected) this.set(false, refusal(event.error.message));
+        if (this.revoked) {
+          this.set(false, REVOKED);
+          continue;
+        }
+        health.violation(event.error.message);
+        if (!this.state.connected) this.set(false, refusal(event.error.message));
       } else if (event.type === 'disconnect') {
         this.set(false, this.revoked ? REVOKED : `the NATS server at ${event.server ?? 'its address'} cannot be reached`);
       } else if (event.type === 'reconnect') {

@@ -133,6 +133,11 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
     assert.equal(lines.length, 1, lines.join('\n'));
     // When it was revoked is the admin's to say; the machine says when the server closed its connection.
     assert.match(lines[0]!, /^hangar: cluster: this machine was revoked from the cluster: the NATS server closed its connection at \S+Z and refuses its credential \(hangar cluster members, on an admin, says when it was revoked\); it goes on serving its own host alone, and joins again only with a new invitation$/);
+    // Its status says it was revoked, and counts none of the refused tries to reconnect that went by.
+    const status = await hangar(agents.gpu1!, 'cluster', 'status');
+    assert.match(status.stdout, /^link {5}lost since \S+Z: this machine was revoked from the cluster: /m);
+    assert.doesNotMatch(status.stdout, /refused this host|violation/i);
+    assert.deepEqual((await read(agents.gpu1!, 'clusterStatus')).violations, []);
     // Started again, it is refused at once, and told why in the same words.
     agents.gpu1!.child.kill('SIGKILL');
     const again = await run(process.execPath, ['dist/agent/cli.js', 'agent', '--home', homes.gpu1!, '--listen', '127.0.0.1:0', '--ports', PORTS.gpu1!]).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
