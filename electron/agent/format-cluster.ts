@@ -87,7 +87,7 @@ export function desiredTable(view: DesiredStateView, cards: NodeCard[]): string 
   if (!view.available) return `the cluster keeps no desired versions: ${view.reason}\n`;
   const nameOf = (id: string) => namesOf(cards)(id) ?? id;
   const pins = table(view.desired.map((d) => ({
-    backend: d.backend, version: d.version, on: describeSelector(d.on, namesOf(cards)), kind: d.rollout ? `rollout ${d.rollout}` : 'pin', by: d.by, at: d.at,
+    backend: d.backend, version: d.version, on: describeSelector(d.on, namesOf(cards)), kind: d.rollout ? `rollout ${d.rollout}` : 'pin', by: d.byName ?? d.by, at: d.at,
   })), 'no desired versions (hangar pin NAME VERSION --on NODES records one)');
   const away = new Map(cards.filter((c) => c.status === 'offline').map((c) => [c.id, c]));
   const behind = view.nodes.filter((n) => n.state !== 'converged');

@@ -36,6 +36,8 @@ export interface ClusterLink {
   followDrift(source: () => number): void;
   /** Whether a record signed by this key (this node's own, or one this home trusts) may make the node act. */
   signerTrusted(signer: string): Promise<boolean>;
+  /** The name the cluster knows a key by, from its id (a member's, an admin's, a node's, a trust list label); null when none is known. */
+  nameOfKey(id: string): string | null;
   /** The cluster's durable state: desired versions, rollouts, each node's convergence. */
   stores: Stores;
   /**
@@ -187,6 +189,15 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
       if (signer === identity.publicKey) return true;
       const key = parsePublicKey(signer);
       return key !== null && (await trusts(key));
+    },
+    nameOfKey: (id) => {
+      if (id === identity.id) return options.name;
+      // A grant names the member it is for, and, as its signer, the admin who invited it.
+      for (const g of grants?.all() ?? []) {
+        if (g.key === id) return g.value.name;
+        if (g.by === id) return g.value.invitedBy;
+      }
+      return (presence?.has(id) ? presence.card(id).name : null) ?? trust.label(id);
     },
     presence,
     stores: store,

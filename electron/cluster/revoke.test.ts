@@ -123,6 +123,10 @@ describe('a machine revoked from the cluster, and one with another machine\'s cr
     }, 5000);
     assert.match(desired, new RegExp(`^gpu1 +[0-9a-f]{16} +echo +2\\.0\\.0 +\\S+ +revoked +offline: revoked from the cluster at ${when}: it cannot come back with its credential, so it does not converge$`, 'm'));
     assert.doesNotMatch(desired, /converges when it is back/);
+    // BY names whoever pinned, as the cluster knows it: on the admin's host, the member desk its grant names.
+    assert.match(desired, /^echo +2\.0\.0 +.+ +pin +desk +\d{4}-\d\d-\d\dT\S+Z$/m);
+    const desiredOnAdmin = (await hangar(agents.admin!, 'desired')).stdout;
+    assert.match(desiredOnAdmin, /^echo +2\.0\.0 +.+ +pin +desk +\d{4}-\d\d-\d\dT\S+Z$/m);
   });
 
   test('the revoked node says once, on stderr, that it was revoked, and nothing of an authorization violation', async () => {

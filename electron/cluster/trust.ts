@@ -62,6 +62,7 @@ async function writeTrust(home: string, entries: TrustEntry[]): Promise<void> {
  */
 export class TrustList extends EventEmitter<{ change: [] }> {
   private fromFile = new Map<string, string>();
+  private labels = new Map<string, string>();
   private granted = new Map<string, string>();
   private keys = new Map<string, string>();
   private texts = new Set<string>();
@@ -85,6 +86,7 @@ export class TrustList extends EventEmitter<{ change: [] }> {
     this.stamp = stamp;
     const entries = await readTrust(this.home).catch(() => []);
     this.fromFile = new Map(entries.map((e) => [e.id, e.key]));
+    this.labels = new Map(entries.filter((e) => e.label !== '').map((e) => [e.id, e.label]));
     return this.merge();
   }
 
@@ -123,6 +125,11 @@ export class TrustList extends EventEmitter<{ change: [] }> {
     if (this.has(key)) return true;
     await this.refresh();
     return this.has(key);
+  }
+
+  /** The label the file gives the key whose id is `id`, as last read; null when it gives none. */
+  label(id: string): string | null {
+    return this.labels.get(id) ?? null;
   }
 
   /** The ids of the keys it holds, as a node's card lists them. */

@@ -93,6 +93,8 @@ export interface DesiredVersion {
   /** The key id that signed it, and when. */
   by: string;
   at: string;
+  /** The name the cluster knows that key by (a member's, its admin's), when this host knows one. */
+  byName?: string;
 }
 
 /**

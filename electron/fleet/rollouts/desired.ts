@@ -15,6 +15,8 @@ export interface DesiredStateOptions {
   writer: string;
   store(): ClusterStatusView['store'];
   emit(event: NodeEvent): void;
+  /** The name the cluster knows a key by, from its id; null when none is known. */
+  nameOf?(keyId: string): string | null;
 }
 
 /** The value in force for each backend: of those taken, the one the store took last (its revision is the highest). */
@@ -52,7 +54,7 @@ export class DesiredState {
   }
 
   async pin(body: DesiredBody & { version: string }): Promise<DesiredVersion> {
-    return versionOf(await this.write(body))!;
+    return this.versionOf(await this.write(body))!;
   }
 
   /** Kept as a signed unpin rather than deleted, so an older pin written back over it is seen for what it is. */
@@ -91,14 +93,15 @@ export class DesiredState {
     return {
       available: store.available,
       reason: store.reason,
-      desired: [...inForce(this.options.records).values()].flatMap((e) => versionOf(e) ?? []).sort((a, b) => a.backend.localeCompare(b.backend)),
+      desired: [...inForce(this.options.records).values()].flatMap((e) => this.versionOf(e) ?? []).sort((a, b) => a.backend.localeCompare(b.backend)),
       nodes: this.options.status.all().flatMap((e) => e.value.convergence),
     };
   }
-}
 
-function versionOf(entry: RecordEntry<DesiredBody>): DesiredVersion | null {
-  const { backend, version, on, installMissing, rollout } = entry.value;
-  if (version === null) return null;
-  return { backend, version, on, installMissing, rollout, by: entry.by, at: new Date(entry.at).toISOString() };
+  private versionOf(entry: RecordEntry<DesiredBody>): DesiredVersion | null {
+    const { backend, version, on, installMissing, rollout } = entry.value;
+    if (version === null) return null;
+    const byName = this.options.nameOf?.(entry.by) ?? null;
+    return { backend, version, on, installMissing, rollout, by: entry.by, at: new Date(entry.at).toISOString(), ...(byName !== null && { byName }) };
+  }
 }

@@ -219,7 +219,7 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
       <th scope="row" className="backend-col sticky-start">
         <span className="name">{name}</span>
         {pin && (
-          <span className="badge neutral pin" title={`pinned by key ${pin.by} at ${pin.at}`} data-testid="pinned">
+          <span className="badge neutral pin" title={`pinned by ${pin.byName ?? `key ${pin.by}`} at ${pin.at}`} data-testid="pinned">
             {pin.version} on {describeSelector(pin.on, nameOf)}
           </span>
         )}
