@@ -8,7 +8,9 @@ import type { ClusterStatusView } from '../../shared/types.ts';
 import { refuseExisting } from '../cluster/config-out.ts';
 import { clusterKeyFile, loadIdentity } from '../cluster/node-key.ts';
 import { clusterMachines, listenAddress, natsConfig, startCommands, type NatsConfigInput } from '../cluster/nats-config.ts';
+import { readJoined } from '../cluster/joined-home.ts';
 import { addTrust, readTrust, removeTrust, trustFile } from '../cluster/trust.ts';
+import { HangarError } from '../../shared/errors.ts';
 import { table } from './format.ts';
 
 export interface Printed {
@@ -34,9 +36,18 @@ export async function trust(home: string, key: string | undefined, label: string
   return { json: entry, text: `trusted ${entry.key} (id ${entry.id}${entry.label ? `, ${entry.label}` : ''}): this node acts on its signed calls from its next heartbeat\n` };
 }
 
-export async function untrust(home: string, which: string): Promise<Printed> {
+/**
+ * An admin's key is refused unless `force`: untrusted, the node no longer takes that admin's own calls, pins and
+ * rollouts, though it still takes the members the admin granted. Returns what was removed, and what follows.
+ */
+export async function untrust(home: string, which: string, force = false): Promise<Printed & { warning: string }> {
+  const admins = (await readJoined(home))?.admins ?? [];
+  const admin = (await readTrust(home)).find((e) => admins.includes(e.key) && (e.key === which || e.id === which || e.label === which));
+  const follows = admin && `this node would refuse the calls, pins and rollouts of its cluster's admin (key ${admin.id}), who invited it; the members that admin granted stay trusted`;
+  if (admin && !force) throw new HangarError('conflict', `${follows}: pass --force to untrust it anyway`);
   const removed = await removeTrust(home, which);
-  return { json: removed, text: removed.map((e) => `no longer trusted: ${e.key} (id ${e.id}${e.label ? `, ${e.label}` : ''})\n`).join('') };
+  const warning = follows ? `${follows.replace('would refuse', 'refuses')}, from its next heartbeat; hangar cluster trust ${admin!.key} --label admin takes it back` : '';
+  return { json: removed, text: removed.map((e) => `no longer trusted: ${e.key} (id ${e.id}${e.label ? `, ${e.label}` : ''})\n`).join(''), warning };
 }
 
 export async function writeNatsConfig(input: NatsConfigInput & { out: string }): Promise<Printed> {

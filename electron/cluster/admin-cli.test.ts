@@ -1,27 +1,31 @@
-// The cluster's admin commands as a new user drives them, against Debian's nats-server in operator mode and real
-// agents: where `cluster init` writes the server's configuration and where `cluster revoke` writes it again once it
-// was moved, and what `invite`, `revoke` and `members` say when the server does not answer.
+// The cluster's commands as a new user drives them, against Debian's nats-server in operator mode and real agents:
+// where `cluster init` writes the server's configuration and where `cluster revoke` writes it again once it was moved;
+// `cluster untrust` of the admin's key on a node; and what `invite`, `revoke` and `members` say when the server does
+// not answer.
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../core/testing/fixtures.ts';
-import { cli, cliAs } from '../agent/test-agent.ts';
+import { cli, cliAs, hangar, startAgent, until, type Agent } from '../agent/test-agent.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
 const NATS_PORT = 21800;
 const URL = `nats://127.0.0.1:${NATS_PORT}`;
+const PORTS: Record<string, string> = { gpu: '21810-21819', desk: '21820-21829' };
 
 describe("the cluster's admin commands", () => {
   let root: string;
   let nats: NatsServer;
   let admin: string;
   let written: string;
+  const agents: Record<string, Agent> = {};
 
-  const invite = async (name: string) => {
-    const made = await cli('--home', admin, 'cluster', 'invite', '--role', 'node', '--name', name);
+  const invite = async (name: string, role = 'node') => {
+    const made = await cli('--home', admin, 'cluster', 'invite', '--role', role, '--name', name);
     assert.equal(made.code, 0, made.stderr);
+    return /^HANGAR_JOIN_TOKEN=(\S+) hangar agent\n$/.exec(made.stdout)![1]!;
   };
   const revokedAt = async (name: string) => {
     const listed = await cli('--home', admin, 'cluster', 'members', '--json');
@@ -36,9 +40,15 @@ describe("the cluster's admin commands", () => {
     assert.equal(made.code, 0, made.stderr);
     written = /^wrote (\S+): cluster /.exec(made.stdout)![1]!;
     nats = await runNats(['-c', written]);
+    for (const [name, role] of [['gpu', 'node'], ['desk', 'viewer']] as const) {
+      const env = { ...process.env, HANGAR_JOIN_TOKEN: await invite(name, role) };
+      agents[name] = await startAgent(join(root, name), null, ['--ports', PORTS[name]!, '--heartbeat', '300'], env);
+    }
+    await until('desk sees gpu online', async () => ((await hangar(agents.desk!, 'nodes')).stdout.match(/^gpu +[0-9a-f]{16} +online /m) ? true : undefined), 10_000);
   });
 
   after(async () => {
+    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
     await nats?.stop();
     await rm(root, { recursive: true, force: true });
   });
@@ -77,6 +87,23 @@ describe("the cluster's admin commands", () => {
     assert.equal(next.code, 0, next.stderr);
     assert.match(next.stdout, new RegExp(`^wrote ${moved.replace(/[.]/g, '\\.')} again: `, 'm'));
     await assert.rejects(stat(written), { code: 'ENOENT' });
+  });
+
+  test("untrusting the admin's key on a node is refused without --force, and said with what follows", async () => {
+    const gpu = join(root, 'gpu');
+    const trusted = (await cli('--home', gpu, 'cluster', 'trust', '--json')).stdout;
+    const adminKey = (JSON.parse((await cli('--home', admin, 'cluster', 'key', '--json')).stdout) as { id: string; key: string });
+    const refused = await cli('--home', gpu, 'cluster', 'untrust', 'admin');
+    assert.equal(refused.code, 4, refused.stdout);
+    assert.equal(refused.stderr, `hangar: this node would refuse the calls, pins and rollouts of its cluster's admin (key ${adminKey.id}), who invited it; the members that admin granted stay trusted: pass --force to untrust it anyway\n`);
+    assert.equal((await cli('--home', gpu, 'cluster', 'trust', '--json')).stdout, trusted);
+
+    const forced = await cli('--home', gpu, 'cluster', 'untrust', 'admin', '--force');
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(forced.stdout, `no longer trusted: ${adminKey.key} (id ${adminKey.id}, admin)\n`);
+    assert.equal(forced.stderr, `hangar: this node refuses the calls, pins and rollouts of its cluster's admin (key ${adminKey.id}), who invited it; the members that admin granted stay trusted, from its next heartbeat; hangar cluster trust ${adminKey.key} --label admin takes it back\n`);
+    assert.equal((await cli('--home', gpu, 'cluster', 'trust', adminKey.key, '--label', 'admin')).code, 0);
+    assert.equal((await cli('--home', gpu, 'cluster', 'trust', '--json')).stdout, trusted);
   });
 
   test('with the server down, invite, revoke and members say that it does not answer and what was not done', async () => {

@@ -29,8 +29,13 @@ export function registerClusterCommands(context: CliContext): void {
     .action(async (key: string | undefined, options: { json?: boolean; label?: string }) =>
       printed(options, await trust(home(), key, options.label)));
 
-  cluster.command('untrust').description('stop acting for a viewer key').argument('<key>', 'the key, its id or its label').option('--json', 'print JSON to stdout')
-    .action(async (which: string, options: { json?: boolean }) => printed(options, await untrust(home(), which)));
+  cluster.command('untrust').description('stop acting for a viewer key').argument('<key>', 'the key, its id or its label')
+    .option('--force', 'untrust the key of the cluster\'s admin too (its calls, pins and rollouts are refused from then on)').option('--json', 'print JSON to stdout')
+    .action(async (which: string, options: { json?: boolean; force?: boolean }) => {
+      const done = await untrust(home(), which, options.force);
+      if (done.warning) process.stderr.write(`hangar: ${done.warning}\n`);
+      printed(options, done);
+    });
 
   cluster.command('nats-config').description('write a nats-server configuration for the cluster and print how to start each agent')
     .requiredOption('--node <name=key>', 'a node: its name and the key (or node id) `hangar cluster key` printed there (repeatable)', collect, [])
