@@ -1,7 +1,7 @@
 // The cluster's commands as a new user drives them, against Debian's nats-server in operator mode and real agents:
 // where `cluster init` writes the server's configuration and where `cluster revoke` writes it again once it was moved;
-// `cluster untrust` of the admin's key on a node; and what `invite`, `revoke` and `members` say when the server does
-// not answer.
+// `cluster untrust` of the admin's key on a node; `cordon` on a machine invited as a viewer; and what `invite`,
+// `revoke` and `members` say when the server does not answer.
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -104,6 +104,14 @@ describe("the cluster's admin commands", () => {
     assert.equal(forced.stderr, `hangar: this node refuses the calls, pins and rollouts of its cluster's admin (key ${adminKey.id}), who invited it; the members that admin granted stay trusted, from its next heartbeat; hangar cluster trust ${adminKey.key} --label admin takes it back\n`);
     assert.equal((await cli('--home', gpu, 'cluster', 'trust', adminKey.key, '--label', 'admin')).code, 0);
     assert.equal((await cli('--home', gpu, 'cluster', 'trust', '--json')).stdout, trusted);
+  });
+
+  test('cordon on a machine invited as a viewer says it was invited as one, not started with --cluster-role', async () => {
+    for (const [command, what] of [['cordon', 'cordoned'], ['drain', 'drained']] as const) {
+      const refused = await hangar(agents.desk!, command, ...(command === 'drain' ? ['--yes'] : []));
+      assert.equal(refused.code, 4, refused.stdout);
+      assert.equal(refused.stderr, `hangar: desk joined the cluster as a viewer only (its invitation's role: hangar cluster invite --role viewer): it runs no backend for the cluster, so it is not ${what}\n`);
+    }
   });
 
   test('with the server down, invite, revoke and members say that it does not answer and what was not done', async () => {

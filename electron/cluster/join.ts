@@ -60,6 +60,8 @@ export interface LinkOptions extends ClusterConnectOptions {
   node: LocalNodeApi;
   home: string;
   role: ClusterRole;
+  /** How the role was given, in words (`--cluster-role viewer`, the invitation's role). */
+  roleFrom?: string | undefined;
   /** --insecure-any-caller: act on every call, signed or not. */
   anyCaller: boolean;
   heartbeatMs: number;
@@ -135,6 +137,7 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   const caller = views ? new Caller(nc, identity, inboxPrefix, health) : null;
   const status = (): ClusterStatusView => ({
     role: options.role,
+    ...(options.roleFrom !== undefined && { roleFrom: options.roleFrom }),
     id: identity.id,
     key: identity.publicKey,
     trusted: trust.ids().length,

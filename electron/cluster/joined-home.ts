@@ -44,7 +44,7 @@ export async function joinedConnection(home: string) {
   const joined = await readJoined(home);
   if (!joined) return null;
   return {
-    cluster: { url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name), role: joined.role, grantors: joined.admins },
+    cluster: { url: joined.url, name: joined.name, credsFile: credsFile(home), inboxPrefix: memberInboxOf(joined.name), role: joined.role, roleFrom: `its invitation's role: hangar cluster invite --role ${joined.role}`, grantors: joined.admins },
     labels: joined.labels,
   };
 }

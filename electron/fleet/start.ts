@@ -25,6 +25,8 @@ export { joinedConnection } from '../cluster/joined-home.ts';
 export interface JoinOptions extends ClusterConnectOptions {
   /** node: serve this machine's node only; viewer: watch and call the nodes only; default both. */
   role?: ClusterRole | undefined;
+  /** How the role was given, in words a refusal names (`--cluster-role viewer`, the invitation's role). */
+  roleFrom?: string | undefined;
   /** Act on every call, signed or not (--insecure-any-caller). */
   anyCaller?: boolean | undefined;
   heartbeatMs?: number | undefined;

@@ -7,6 +7,8 @@ export type ClusterRole = 'node' | 'viewer' | 'node+viewer';
 export interface ClusterStatusView {
   /** null: the host is in no cluster. */
   role: ClusterRole | null;
+  /** How the role was given, in words (`--cluster-role viewer`, the invitation's role); absent for the default. */
+  roleFrom?: string;
   /** This machine's node id in the cluster (derived from its key). */
   id: string | null;
   /** This host's public key, as a node's trust list takes it (`hangar cluster trust KEY`). */

@@ -55,7 +55,7 @@ export function registerAgentCommand(context: CliContext): void {
       // Loaded only here, as the node's code below.
       const invited = options.cluster === undefined ? await (await import('../join-agent.ts')).invitedCluster(home, options.join) : null;
       const cluster = options.cluster === undefined
-        ? invited ? { ...common, ...invited.cluster, ...(options.name !== undefined && { name: options.name }), role: options.clusterRole ?? invited.cluster.role } : undefined
+        ? invited ? { ...common, ...invited.cluster, ...(options.name !== undefined && { name: options.name }), ...roleOption(options.clusterRole) } : undefined
         : {
         ...common,
         url: options.cluster,
@@ -64,7 +64,7 @@ export function registerAgentCommand(context: CliContext): void {
         password,
         token: token || undefined,
         credsFile: options.clusterCreds,
-        role: options.clusterRole,
+        ...roleOption(options.clusterRole),
       };
       const labels = options.label.length > 0 ? Object.fromEntries(options.label.map(labelOption).map((l) => [l.key, l.value])) : invited?.labels;
       // Loaded only here: client commands start faster without the node's code and its dependencies.
@@ -88,6 +88,11 @@ function labelOption(text: string): { key: string; value: string } {
   } catch (error) {
     throw new CommanderError(2, 'hangar.usage', `--label ${(error as Error).message}`);
   }
+}
+
+/** --cluster-role, when given, and that it was: a refusal it causes names it. */
+function roleOption(role: ClusterRole | undefined): { role?: ClusterRole; roleFrom?: string } {
+  return role === undefined ? {} : { role, roleFrom: `--cluster-role ${role}` };
 }
 
 function parseRole(value: string): ClusterRole {

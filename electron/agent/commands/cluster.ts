@@ -136,7 +136,10 @@ export function registerClusterCommands(context: CliContext): void {
  */
 async function refuseViewerOnly(c: WireClient, node: string, what: string): Promise<string> {
   const card = (await c.nodes({ node: LOCAL_NODE })).find((k) => (node === LOCAL_NODE ? k.self : k.id === node));
-  if (card?.viewerOnly) throw new HangarError('conflict', `${card.name} joined the cluster as a viewer only (--cluster-role viewer): it runs no backend for the cluster, so it is not ${what}`);
+  if (card?.viewerOnly) {
+    const { roleFrom } = await c.clusterStatus({ node: LOCAL_NODE });
+    throw new HangarError('conflict', `${card.name} joined the cluster as a viewer only (${roleFrom ?? 'its role is viewer'}): it runs no backend for the cluster, so it is not ${what}`);
+  }
   return card?.name ?? 'this node';
 }
 
