@@ -1,13 +1,20 @@
 // The cluster's commands as a new user drives them, against Debian's nats-server in operator mode and real agents:
 // where `cluster init` writes the server's configuration and where `cluster revoke` writes it again once it was moved;
-// `cluster untrust` of the admin's key on a node; `cordon` on a machine invited as a viewer; and what `invite`,
-// `revoke` and `members` say when the server does not answer.
+// `cluster untrust` of the admin's key on a node; `cordon` on a machine invited as a viewer; how long a revoked node
+// stays listed; and what `invite`, `revoke` and `members` say when the server does not answer.
 import assert from 'node:assert/strict';
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../core/testing/fixtures.ts';
-import { cli, cliAs, hangar, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { cli, cliAs, hangar, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { connectCluster } from '../nats/connect.ts';
+import { readAdmin } from './admin-home.ts';
+import { credsFile } from './joined-home.ts';
+import { loadIdentity } from './node-key.ts';
+import { REVOKED_LISTED_MS } from './presence.ts';
+import { openMembers, writeGrant } from './store/grants.ts';
+import { memberInboxOf } from './subjects.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -112,6 +119,25 @@ describe("the cluster's admin commands", () => {
       assert.equal(refused.code, 4, refused.stdout);
       assert.equal(refused.stderr, `hangar: desk joined the cluster as a viewer only (its invitation's role: hangar cluster invite --role viewer): it runs no backend for the cluster, so it is not ${what}\n`);
     }
+  });
+
+  test('a revoked node is listed as revoked for an hour after its revocation, then no more', async () => {
+    const gpu = JSON.parse((await cli('--home', join(root, 'gpu'), 'cluster', 'key', '--json')).stdout) as { id: string; key: string };
+    const revoked = await cli('--home', admin, 'cluster', 'revoke', 'gpu');
+    assert.equal(revoked.code, 0, revoked.stderr);
+    const listed = /^gpu +[0-9a-f]{16} +offline: revoked from the cluster at \S+Z +revoked /m;
+    await until('desk lists gpu revoked', async () => (listed.test((await hangar(agents.desk!, 'nodes')).stdout) ? true : undefined), 10_000);
+
+    // The same revocation, as the admin signed it an hour and a minute ago.
+    const state = (await readAdmin(admin))!;
+    const identity = { ...(await loadIdentity(admin)), cluster: state.cluster };
+    const nc = await connectCluster({ url: URL, name: 'admin-test', credsFile: credsFile(admin), inboxPrefix: memberInboxOf('admin') });
+    const members = await openMembers(nc, false, memberInboxOf('admin'));
+    const body = { key: gpu.key, name: 'gpu', role: 'node' as const, invitedBy: 'admin', revoked: true };
+    await writeGrant(members, identity, state.cluster, gpu.id, body, Date.now() - REVOKED_LISTED_MS - 60_000);
+    await nc.close();
+    await until('desk lists gpu no more', async () => ((await read(agents.desk!, 'nodes')).some((c) => c.id === gpu.id) ? undefined : true), 10_000);
+    assert.doesNotMatch((await hangar(agents.desk!, 'nodes')).stdout, /^gpu /m);
   });
 
   test('with the server down, invite, revoke and members say that it does not answer and what was not done', async () => {

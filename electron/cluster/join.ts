@@ -45,7 +45,11 @@ export interface ClusterLink {
    * round of cards; `watch` keeps it live until released (a viewer-only host's always is), telling `heard` of every
    * card or beat taken meanwhile.
    */
-  presence: { cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean; look(): Promise<void>; watch(heard?: (id: string) => void): () => void } | null;
+  presence: {
+    cards(): NodeCard[]; card(id: string): NodeCard; has(id: string): boolean; look(): Promise<void>; watch(heard?: (id: string) => void): () => void;
+    /** Whether node `id` was revoked long enough ago to be listed no more. */
+    forgotten(id: string): boolean;
+  } | null;
   /** How long a call to another node may take before it counts as unanswered. */
   callTimeoutMs: number;
   /** Sends one signed call to a node; rejects with a RequestFailure. */

@@ -45,6 +45,8 @@ export const WATCH_LINGER_HEARTBEATS = 15;
 const ROUND_QUIET_MS = 25;
 const ROUND_MIN_MS = 100;
 const ROUND_MAX_MS = 500;
+/** A revoked member is listed, as revoked, this long after its revocation: long enough to see it go, not for ever. */
+export const REVOKED_LISTED_MS = 3_600_000;
 
 export interface PresenceOptions {
   nc: NatsConnection;
@@ -133,6 +135,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     this.subscription = nc.subscribe(PRESENCE_ALL, { callback: health.guard('cards', (msg) => this.hear(msg)) });
     this.timer = setInterval(() => this.expire(), checkMs);
     this.listeningSince = Date.now();
+    this.forgetRevoked();
     const awaited = new Set<string>();
     for (const seen of this.seen.values()) {
       if (seen.heartbeat.id === this.options.selfId) continue;
@@ -200,10 +203,21 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   setRevoked(revoked: Map<string, number>): void {
     const before = this.revoked;
     this.revoked = revoked;
+    this.forgetRevoked();
     for (const seen of this.seen.values()) {
       const id = seen.heartbeat.id;
       if (before.get(id) !== revoked.get(id)) this.emit('member', this.card(seen));
     }
+  }
+
+  /** Whether node `id` was revoked longer ago than a revoked member is listed: it is no longer shown. */
+  forgotten(id: string): boolean {
+    const revokedAt = this.revoked.get(id);
+    return revokedAt !== undefined && Date.now() - revokedAt > REVOKED_LISTED_MS;
+  }
+
+  private forgetRevoked(): void {
+    for (const id of this.revoked.keys()) if (this.forgotten(id)) this.forget(id);
   }
 
   has(id: string): boolean {
@@ -239,6 +253,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
     }
     if (!parsed.success) return drop('not a card');
     if (parsed.data.id !== id) return drop('names another node');
+    if (this.forgotten(id)) return drop('revoked from the cluster');
     const sequence = Number(checked.stamp.at);
     const known = this.seen.get(id);
     if (!Number.isSafeInteger(sequence) || sequence <= (known?.sequence ?? 0)) return drop('replayed');
@@ -323,6 +338,7 @@ export class Presence extends EventEmitter<{ member: [NodeCard]; removed: [strin
   private expire(): void {
     // Without the server no heartbeat can arrive: silence then says nothing about a member.
     if (!this.linked) return;
+    this.forgetRevoked();
     const now = Date.now();
     for (const seen of [...this.seen.values()]) {
       if (seen.heartbeat.id === this.options.selfId) continue;

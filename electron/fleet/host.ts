@@ -98,7 +98,15 @@ export function createHost(options: HostOptions): Host {
   };
 
   const stores = cluster?.stores ?? homeStores(options.stateDir);
-  const desired = new DesiredState({ records: stores.desired, status: stores.status, writer: cluster?.id ?? HOME.id, store: () => stores.view(), emit, nameOf: (id) => cluster?.nameOfKey(id) ?? null });
+  const desired = new DesiredState({
+    records: stores.desired,
+    status: stores.status,
+    writer: cluster?.id ?? HOME.id,
+    store: () => stores.view(),
+    emit,
+    nameOf: (id) => cluster?.nameOfKey(id) ?? null,
+    forgotten: (id) => cluster?.presence?.forgotten(id) ?? false,
+  });
   // A host in no cluster is a cluster of one: its own node follows the desired versions kept in its home. In a cluster,
   // a member follows the cluster's; a viewer-only host has no node there.
   const member = cluster?.member ?? null;

@@ -17,6 +17,8 @@ export interface DesiredStateOptions {
   emit(event: NodeEvent): void;
   /** The name the cluster knows a key by, from its id; null when none is known. */
   nameOf?(keyId: string): string | null;
+  /** Whether node `id` is listed no more (revoked long ago): what it last said of itself is not shown either. */
+  forgotten?(id: string): boolean;
 }
 
 /** The value in force for each backend: of those taken, the one the store took last (its revision is the highest). */
@@ -94,7 +96,7 @@ export class DesiredState {
       available: store.available,
       reason: store.reason,
       desired: [...inForce(this.options.records).values()].flatMap((e) => this.versionOf(e) ?? []).sort((a, b) => a.backend.localeCompare(b.backend)),
-      nodes: this.options.status.all().flatMap((e) => e.value.convergence),
+      nodes: this.options.status.all().flatMap((e) => (this.options.forgotten?.(e.key) ? [] : e.value.convergence)),
     };
   }
 
