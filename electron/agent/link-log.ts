@@ -15,7 +15,7 @@ export function logClusterLink(host: Pick<Host, 'on' | 'off'>, write: (line: str
     if (!link.connected && lost?.reason !== REVOKED && link.reason === REVOKED) {
       lost = link;
       // When it was revoked is the admin's to say: this machine knows when the server closed its connection.
-      write(`hangar: cluster: ${REVOKED.replace('closed its connection', `closed its connection at ${link.since}`).replace('says when)', 'says when it was revoked)')}; it goes on serving its own host alone, and joins again only with a new invitation\n`);
+      write(`hangar: cluster: this machine was revoked from the cluster: the NATS server closed its connection at ${link.since} and refuses its credential (hangar cluster members, on an admin, says when it was revoked); it goes on serving its own host alone, and joins again only with a new invitation\n`);
     } else if (!link.connected && lost === null) {
       lost = link;
       write(`hangar: cluster: lost the NATS server at ${link.since}: ${link.reason ?? 'no answer'}; retrying\n`);
