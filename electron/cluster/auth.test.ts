@@ -106,7 +106,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
       const cards = await until(`both nodes seen by ${viewer}`, async () => {
         const all = await read(agents[viewer]!, 'nodes');
         return all.filter((c) => c.status === 'online' && c.access === 'trusted').length === 2 ? all : undefined;
-      }, 3000);
+      }, 15_000);
       assert.deepEqual(cards.map((c) => [c.name, c.access]).sort(), [['gpu1', 'trusted'], ['gpu2', 'trusted'], [viewer, 'self']].sort());
     }
   });
@@ -235,7 +235,7 @@ describe('a cluster set up with hangar cluster nats-config', () => {
     const shown = await until('the violations shown', async () => {
       const text = (await hangar(agents.ops2!, 'nodes')).stdout;
       return /the NATS server refused this host: Permissions Violation for Subscription to "hangar\.node\.[0-9a-f]{16}\.call"/.test(text) ? text : undefined;
-    }, 3000);
+    }, 15_000);
     assert.match(shown, /the NATS server refused this host: Permissions Violation for Publish to "hangar\.presence\.[0-9a-f]{16}"/);
   });
 

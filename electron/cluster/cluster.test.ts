@@ -238,7 +238,7 @@ describe('a cluster over NATS', () => {
     const cards = await until('the twin seen', async () => {
       const all = await nodesSeenBy(agents[0]!);
       return all.filter((c) => c.name === 'n2').length === 2 ? all : undefined;
-    }, 1000);
+    }, 15_000);
     const twins = cards.filter((c) => c.name === 'n2').map((c) => c.id);
     const ambiguous = await hangar(agents[0]!, 'ls', '--on', 'n2');
     assert.notEqual(ambiguous.code, 0);

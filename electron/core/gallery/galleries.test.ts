@@ -282,7 +282,7 @@ test("an index's parse is kept on disk and read back at the next start; a change
   const kept = await until('the parse kept', () => {
     const files = existsSync(cache) ? readdirSync(cache).filter((f) => f.endsWith('.json')) : [];
     return files.length > 0 ? files : undefined;
-  }, 2000);
+  }, 15_000);
   assert.equal(kept.length, 1);
   // The next start reads what was kept, not the YAML: a kept parse edited on disk shows through.
   const file = join(cache, kept[0]!);
