@@ -51,6 +51,7 @@ const LONGEST = [
   'electron/localai/server/localai-server.test.ts',
   'electron/agent/full-disk.test.ts',
   'electron/cluster/labels.test.ts',
+  'electron/cluster/admin-cli.test.ts',
 ];
 /** Run again with HANGAR_PLATFORM=posix in a full run, longest first. */
 const POSIX = [
