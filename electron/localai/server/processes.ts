@@ -32,14 +32,18 @@ const ADDR = /(?:^|\s)--addr(?:=|\s+)\S*:(\d{1,5})(?:\s|$)/;
 /** Forwarders that listen on a container's published port: their children are not LocalAI's backends. */
 const PORT_FORWARDERS = new Set(['docker-proxy', 'rootlessport', 'rootlesskit', 'slirp4netns', 'pasta', 'pasta.avx2', 'conmon', 'vpnkit']);
 
-/** LocalAI's own pid, when a process of this machine is it: the one listening on a loopback URL's port, not a forwarder. */
-export async function serverPidOf(platform: Platform, url: string): Promise<number | null> {
+/** What listens on a loopback URL's port: LocalAI itself (its pid), or a container's port forwarder. */
+export type ServerListener = { pid: number } | { forwarder: string };
+
+/** What listens for LocalAI on this machine; null when its URL is not this machine's or nothing listens there. */
+export async function serverListener(platform: Platform, url: string): Promise<ServerListener | null> {
   const { hostname, port, protocol } = new URL(url);
   if (!isLoopback(hostname)) return null;
   const pid = await platform.listener(Number(port || (protocol === 'https:' ? 443 : 80)));
   if (pid === null) return null;
   const [listener] = await platform.processes([pid]);
-  return listener && PORT_FORWARDERS.has(basename(listener.command.split(' ')[0]!)) ? null : pid;
+  const program = listener ? basename(listener.command.split(' ')[0]!) : '';
+  return PORT_FORWARDERS.has(program) ? { forwarder: program } : { pid };
 }
 
 export function processAlive(pid: number): boolean {
@@ -59,14 +63,16 @@ export interface ServerProcesses {
 
 /**
  * Every process of the LocalAI server on this machine, with the backend each runs and whether from its live tree:
- * LocalAI's children when its pid is known, else any that fits (LocalAI in a container). With its pid known, its
- * backend processes whose cwd is none of this node's directories are named too.
+ * LocalAI's children when its pid is known, else any that fits. With its pid known, its backend processes whose cwd
+ * is none of this node's directories are named too. `inContainer`: LocalAI is behind a container's port forwarder,
+ * where its backends directory is a volume seen under another path: a deleted cwd anywhere, named like a backend's,
+ * is then one of its. Otherwise such a cwd is some other program's (another home's backend, say), never LocalAI's.
  */
-export async function findServerProcesses(platform: Platform, backendsDir: string, own: Set<number>, serverPid: number | null): Promise<ServerProcesses> {
+export async function findServerProcesses(platform: Platform, backendsDir: string, own: Set<number>, serverPid: number | null, inContainer = false): Promise<ServerProcesses> {
   const cwds = [...(await platform.cwds())].filter(([pid]) => !own.has(pid) && pid !== process.pid);
   // Read after the cwds (the slow part under the POSIX layer, one lsof): a swap meanwhile makes its tree one set aside.
   const dirs = backendDirectories(backendsDir);
-  const places = new Map(cwds.map(([pid, cwd]) => [pid, placeIn(backendsDir, dirs, cwd)]));
+  const places = new Map(cwds.map(([pid, cwd]) => [pid, placeIn(backendsDir, dirs, cwd, inContainer)]));
   // Only LocalAI's children that run from elsewhere need their parent read besides those in a backend's directory.
   const parents = serverPid === null ? new Map<number, { ppid: number }>() : await platform.statuses(cwds.map(([pid]) => pid));
   const asked = cwds.filter(([pid]) => places.get(pid) || parents.get(pid)?.ppid === serverPid).map(([pid]) => pid);
@@ -131,7 +137,7 @@ function list(dir: string): string[] {
 }
 
 /** Which backend a cwd belongs to, and why it is not that backend's live tree; null when it is none of them. */
-function placeIn(backendsDir: string, dirs: Map<string, Directory>, cwd: ProcessCwd): { backend: string; stale: string | null } | null {
+function placeIn(backendsDir: string, dirs: Map<string, Directory>, cwd: ProcessCwd, inContainer: boolean): { backend: string; stale: string | null } | null {
   const known = cwd.dev !== null && cwd.ino !== null && !cwd.deleted ? dirs.get(`${cwd.dev}:${cwd.ino}`) : undefined;
   if (known) return { backend: known.backend, stale: known.live ? null : `it runs from ${relative(backendsDir, known.path)}, a tree a swap set aside` };
   const { path, deleted } = cwd;
@@ -142,7 +148,7 @@ function placeIn(backendsDir: string, dirs: Map<string, Directory>, cwd: Process
     return null;
   }
   // Not this machine's path for it (a container's view of a volume): a deleted cwd named like a backend's is one.
-  return deleted ? { backend: placeOf(basename(path)).backend, stale: staleWords(link, true) } : null;
+  return deleted && inContainer ? { backend: placeOf(basename(path)).backend, stale: staleWords(link, true) } : null;
 }
 
 function staleWords(link: string, deleted: boolean): string {

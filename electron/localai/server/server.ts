@@ -15,7 +15,7 @@ import { concreteBackend, installed } from './backend-names.ts';
 import { checkTarget, type LocalAiTarget } from './target.ts';
 import { MemorySampler } from './memory.ts';
 import { ProcessHealth } from './process-health.ts';
-import { findServerProcesses, processAlive, serverPidOf, type ServerProcess } from './processes.ts';
+import { findServerProcesses, processAlive, serverListener, type ServerProcess } from './processes.ts';
 import { Reloader } from './reloader.ts';
 import { assignProcesses } from './rows.ts';
 import { serverSetting } from './settings.ts';
@@ -74,6 +74,8 @@ export class LocalAiServer implements CoRunner {
   /** LocalAI's own pid: given by whoever runs it (then only its children count), else found by its port. */
   private serverPid: number | null = null;
   private pidGiven = false;
+  /** LocalAI listens through a container's port forwarder. */
+  private inContainer = false;
   private timer: NodeJS.Timeout | undefined;
   private settle: NodeJS.Timeout | undefined;
   private watcher: FSWatcher | null = null;
@@ -154,6 +156,7 @@ export class LocalAiServer implements CoRunner {
     this.memory = new MemorySampler(this.api);
     this.serverPid = target.pid;
     this.pidGiven = target.pid !== null;
+    this.inContainer = false;
     this.timer = setInterval(() => generation === this.generation && void this.poll(), this.options.pollMs ?? DEFAULT_POLL_MS);
     void this.poll();
   }
@@ -301,7 +304,11 @@ export class LocalAiServer implements CoRunner {
     const generation = this.generation;
     try {
       const system = await api.system();
-      if (!this.pidGiven) this.serverPid ??= await serverPidOf(this.platform, api.url);
+      if (!this.pidGiven && this.serverPid === null) {
+        const listener = await serverListener(this.platform, api.url);
+        this.serverPid = listener && 'pid' in listener ? listener.pid : null;
+        this.inContainer = listener !== null && 'forwarder' in listener;
+      }
       const version = this.status?.version ?? (await api.version().catch(() => null));
       if (generation !== this.generation) return;
       this.system = system;
@@ -349,7 +356,7 @@ export class LocalAiServer implements CoRunner {
     const context = this.context;
     if (!context || !this.system) return;
     if (this.serverPid !== null && !processAlive(this.serverPid) && !this.pidGiven) this.serverPid = null;
-    const { found, elsewhere } = await findServerProcesses(this.platform, this.backendsDir, context.ownPids(), this.serverPid);
+    const { found, elsewhere } = await findServerProcesses(this.platform, this.backendsDir, context.ownPids(), this.serverPid, this.inContainer);
     if (this.context !== context || !this.system) return;
     ({ found: this.found, elsewhere: this.elsewhere } = { found, elsewhere });
     for (const pid of this.learned.keys()) if (!this.found.some((p) => p.pid === pid)) this.learned.delete(pid);

@@ -6,7 +6,7 @@ import { currentPlatform } from '../../../core/platform/index.ts';
 import { alive } from '../../../core/supervisor/signals.ts';
 import { Supervisor } from '../../../core/supervisor/supervisor.ts';
 import { makeHome, startUpstream, writeRelayBackend, writeScriptBackend } from '../../../core/supervisor/test-helpers.ts';
-import { findServerProcesses, serverPidOf } from '../processes.ts';
+import { findServerProcesses, serverListener } from '../processes.ts';
 
 console.log(process.pid);
 const platform = currentPlatform();
@@ -27,10 +27,10 @@ const leader = { pid: backend.pid, startTime: (await platform.process(backend.pi
 let [tree] = await platform.trees([leader]);
 for (const end = Date.now() + 5000; tree!.length < 3 && Date.now() < end; [tree] = await platform.trees([leader])) await new Promise((r) => setTimeout(r, 50));
 const search = await findServerProcesses(platform, home.backendsDir, new Set(), null);
-const server = await serverPidOf(platform, `http://127.0.0.1:${backend.port}`);
+const server = await serverListener(platform, `http://127.0.0.1:${backend.port}`);
 await supervisor.stop('a');
 const left = await alive(platform, tree!);
 await supervisor.close({ stopAll: true });
 await upstream.stop();
 home.cleanup();
-console.log(JSON.stringify({ layer: platform.name, members: tree!.length, left: left.length, found: search.found.length, server: server === backend.pid }));
+console.log(JSON.stringify({ layer: platform.name, members: tree!.length, left: left.length, found: search.found.length, server: server !== null && 'pid' in server && server.pid === backend.pid }));
