@@ -54,6 +54,15 @@ test.afterAll(async () => {
   if (releasesDir) await rm(releasesDir, { recursive: true, force: true });
 });
 
+test("Settings opens on LocalAI, the node's own settings below it, none left out", async () => {
+  await page.goto(agent.pageUrl);
+  await page.getByTestId('nav-settings').click();
+  await expect(page.getByTestId('localai-run-settings')).toBeInViewport();
+  const titles = page.locator('.settings-sections > .settings-section > h2');
+  await expect(titles.first()).toHaveText('LocalAI');
+  await expect(titles).toHaveText(['LocalAI', 'LocalAI server', 'Galleries', 'Upgrades', 'Backends', 'Labels', 'Cluster', 'Invite a machine', 'Join with an invitation', 'LocalAI cluster']);
+});
+
 test('Settings → LocalAI installs LocalAI and starts it', async () => {
   await page.goto(agent.pageUrl);
   await page.getByTestId('nav-settings').click();

@@ -57,6 +57,9 @@ export function SettingsView() {
         !load.error && <Loading what="settings" />
       ) : (
         <div className="settings-sections">
+          {/* First: a user who runs LocalAI through Hangar comes here for it; the node's own settings follow. */}
+          {hostsOwn && <LocalAiRunSection autostart={toggle('localaiAutostart', 'Start LocalAI with Hangar', 'Hangar starts the LocalAI it runs when it starts.', 'setting-localai-autostart')} />}
+          {hostsOwn && <LocalAiServerSection />}
           <Galleries view={view} busy={change.pending} fixedReason={FIXED_REASON} save={(galleries) => void change.run({ galleries })} />
           <Section title="Upgrades">
             {toggle('autoUpgrade', 'Upgrade backends automatically', 'When a gallery offers a newer version, and on a timer.', 'setting-auto-upgrade')}
@@ -109,8 +112,6 @@ export function SettingsView() {
           <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
           {hostsOwn && <InvitationSections />}
-          {hostsOwn && <LocalAiRunSection autostart={toggle('localaiAutostart', 'Start LocalAI with Hangar', 'Hangar starts the LocalAI it runs when it starts.', 'setting-localai-autostart')} />}
-          {hostsOwn && <LocalAiServerSection />}
           {hostsOwn && <LocalAiSection />}
         </div>
       )}
