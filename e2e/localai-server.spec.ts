@@ -3,7 +3,7 @@
 // LocalAI; a swap of its backend's directory by an installer (what LocalAI's own upgrade does) shows the red stale cwd
 // badge, and Respawn brings the model back on the live tree through LocalAI's API.
 import { expect, test } from '@playwright/test';
-import type { Page } from '@playwright/test';
+import type { Locator, Page } from '@playwright/test';
 import { join } from 'node:path';
 import { StandInServer } from '../electron/localai/testing/standin-server.ts';
 import type { RunningAgent } from './fixtures/agent.ts';
@@ -42,9 +42,29 @@ test('Settings → LocalAI server links it, and says what it runs', async () => 
   await expect(section.getByTestId('localai-server-state')).toHaveText('No LocalAI server is linked.');
   await section.getByTestId('localai-server-url').fill(localai.url);
   await section.getByTestId('localai-server-save').click();
-  await expect(section.getByTestId('localai-server-state')).toHaveText(`Linked to LocalAI v3.9.0 (82c191afadf5f005281e798ccfa0ffd0d5805030) at ${localai.url}: 1 model loaded.`);
+  const state = section.getByTestId('localai-server-state');
+  await expect(state).toHaveText(`Linked to LocalAI v3.9.0 (82c191afadf5) at ${localai.url}: 1 model loaded.`);
+  // LocalAI's commit short, as git shows one; whole on hover, and in what is copied.
+  await expect(state.getByTestId('localai-server-commit')).toHaveAttribute('title', 'commit 82c191afadf5f005281e798ccfa0ffd0d5805030');
+  expect(await copied(state)).toBe(`Linked to LocalAI v3.9.0 (82c191afadf5f005281e798ccfa0ffd0d5805030) at ${localai.url}: 1 model loaded.`);
+  expect(await copied(state.getByTestId('localai-server-commit'))).toBe('82c191afadf5f005281e798ccfa0ffd0d5805030');
   expect(await seriousViolations(page)).toEqual([]);
 });
+
+/** What Ctrl+C puts on the clipboard once `element`'s text is selected. */
+async function copied(element: Locator): Promise<string | null> {
+  await element.evaluate((node) => {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    document.getSelection()!.removeAllRanges();
+    document.getSelection()!.addRange(range);
+    const w = window as unknown as { copied: string | null };
+    w.copied = null;
+    window.addEventListener('copy', (e) => (w.copied = e.clipboardData!.getData('text/plain')), { once: true });
+  });
+  await page.keyboard.press('ControlOrMeta+C');
+  return page.evaluate(() => (window as unknown as { copied: string | null }).copied);
+}
 
 test("its model is listed under Processes as run by LocalAI; an installer's swap turns it red, and Respawn brings it back on the live tree", async () => {
   await page.getByTestId('nav-processes').click();

@@ -13,3 +13,16 @@ export function bytesOf(part: number, whole: number): string {
 }
 
 export { humanDuration } from '../../shared/progress.ts';
+
+/** How many of a commit's hex digits are shown, as the sha256 of a LocalAI build is: enough to tell, short to read. */
+const COMMIT_DIGITS = 12;
+
+/**
+ * A version as LocalAI's /version says it, "v3.9.0 (82c191afadf5f005281e798ccfa0ffd0d5805030)": its tag, and its
+ * commit whole and short (null when it names none).
+ */
+export function versionParts(text: string): { tag: string; commit: { full: string; short: string } | null } {
+  const match = /^(.*?)\s*\(([0-9a-f]{7,64})\)$/.exec(text.trim());
+  if (!match) return { tag: text.trim(), commit: null };
+  return { tag: match[1]!, commit: { full: match[2]!, short: match[2]!.slice(0, COMMIT_DIGITS) } };
+}

@@ -1,9 +1,10 @@
 // Settings → LocalAI server: the `local-ai run` server that shares this node's backends directory. Hangar shows its
 // models beside its own processes and, after every swap, brings them back on the new tree through its API.
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type ClipboardEvent } from 'react';
 import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { isLoopback } from '../../../shared/loopback.ts';
 import type { LocalAiServerView } from '../../../shared/types.ts';
+import { versionParts } from '../format.ts';
 import { localaiServerSetting } from '../state/host-settings.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { HostSettingForm, HostSettingSection } from './HostSettingSection.tsx';
@@ -35,10 +36,34 @@ function ServerState({ view }: { view: LocalAiServerView }) {
   if (!view.url) return <p data-testid="localai-server-state">No LocalAI server is linked.</p>;
   if (!status) return <p data-testid="localai-server-state">Linking {view.url}…</p>;
   const models = `${status.models} ${status.models === 1 ? 'model' : 'models'} loaded`;
+  // LocalAI's commit shown short, as git shows one: whole on hover, and in whatever copy of the line holds it.
+  const { tag, commit } = versionParts(status.version ?? '');
+  const copyWhole = (e: ClipboardEvent<HTMLElement>) => {
+    const selected = document.getSelection()?.toString() ?? '';
+    if (!commit || !selected.includes(commit.short)) return;
+    e.clipboardData.setData('text/plain', selected.replace(commit.short, commit.full));
+    e.preventDefault();
+  };
   return (
     <>
-      <p data-testid="localai-server-state">
-        {status.connected ? `Linked to LocalAI ${status.version ?? ''} at ${view.url}: ${models}.` : `Not linked to ${view.url}: ${status.reason ?? 'linking…'}`}
+      <p data-testid="localai-server-state" onCopy={copyWhole}>
+        {status.connected ? (
+          <>
+            Linked to LocalAI {tag}
+            {commit && (
+              <>
+                {' ('}
+                <code title={`commit ${commit.full}`} data-testid="localai-server-commit">
+                  {commit.short}
+                </code>
+                )
+              </>
+            )}{' '}
+            at {view.url}: {models}.
+          </>
+        ) : (
+          `Not linked to ${view.url}: ${status.reason ?? 'linking…'}`
+        )}
       </p>
       {status.backendsNote && (
         <p className="muted" data-testid="localai-server-note">
