@@ -4,31 +4,24 @@
 // once it stopped.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { releasePlatform } from '../electron/localai/runner/release.ts';
-import { StandInReleases } from '../electron/localai/testing/standin-releases.ts';
+import type { StandInReleases } from '../electron/localai/testing/standin-releases.ts';
 import type { RunningAgent } from './fixtures/agent.ts';
+import { openLocalAiSession, type LocalAiSession } from './fixtures/localai-session.ts';
 import { seriousViolations } from './fixtures/page.ts';
-import { openSession, type Session } from './fixtures/session.ts';
 
 test.describe.configure({ mode: 'serial' });
 
-let session: Session;
+let session: LocalAiSession;
 let agent: RunningAgent;
 let page: Page;
 let releases: StandInReleases;
-let releasesDir: string;
 
 test.beforeAll(async ({ browser }) => {
-  releasesDir = await mkdtemp(join(tmpdir(), 'hangar-e2e-control-'));
-  releases = new StandInReleases(releasesDir, releasePlatform()!);
-  await releases.start();
   // A first start that fetches what it needs: far longer than any test waits.
-  await releases.publish({ version: 'v3.2.0', readyAfterMs: 600_000 });
-  session = await openSession(browser, 'e2e-localai-control', { args: ['--localai-releases', releases.url] });
-  ({ agent, page } = session);
+  session = await openLocalAiSession(browser, 'e2e-localai-control', [{ version: 'v3.2.0', readyAfterMs: 600_000 }]);
+  ({ agent, page, releases } = session);
   await agent.cli('localai', 'install');
   await page.goto(agent.pageUrl);
   await page.getByTestId('nav-settings').click();
@@ -36,8 +29,6 @@ test.beforeAll(async ({ browser }) => {
 
 test.afterAll(async () => {
   await session?.close();
-  await releases?.stop();
-  if (releasesDir) await rm(releasesDir, { recursive: true, force: true });
 });
 
 test('Stop acts during a long start, by keyboard too, and the cancelled start is no failure', async () => {
@@ -116,4 +107,20 @@ test("LocalAI's models once it stopped show no pid or port, as `hangar ps` does"
   await expect(row).toHaveAttribute('data-state', 'exited');
   await expect(row.getByTestId('supervised-pid')).toHaveText('—');
   await expect(row.getByTestId('supervised-port')).toHaveText('—');
+});
+
+test('a model of a stopped LocalAI offers no Restart that cannot work: it says so, and leads to starting LocalAI', async () => {
+  const row = page.getByTestId('supervised-m1');
+  // Restart for its ended row, Respawn where a process of it is still seen: neither can reach LocalAI, nor can Remove.
+  for (const action of [row.getByRole('button', { name: /^(Restart|Respawn)$/ }), row.getByTestId('process-stop')]) {
+    await expect(action).toHaveAttribute('aria-disabled', 'true');
+    await expect(action).toHaveAttribute('title', /^LocalAI is not running \(since \d\d:\d\d:\d\d UTC\): start LocalAI first \(Settings → LocalAI\)$/);
+  }
+  await expect(page.getByTestId('localai-down')).toContainText(/^LocalAI is not running \(since \d\d:\d\d:\d\d UTC\): nothing can be done to its models until it runs again\./);
+  expect(await seriousViolations(page)).toEqual([]);
+  await page.getByTestId('localai-down-settings').click();
+  const panel = page.getByTestId('localai-run-settings');
+  await expect(panel).toBeInViewport();
+  await panel.getByTestId('localai-start').click();
+  await expect(panel.getByTestId('localai-run-state')).toHaveText(/^LocalAI v3\.3\.0: ready/);
 });

@@ -129,6 +129,7 @@ export const processSchema: z.ZodType<ProcessView> = z.object({
   deadline: short.nullable().optional(),
   longestMs: count.nullable().optional(),
   runBy: z.literal('localai').optional(),
+  localaiDown: message.nullable().optional(),
 });
 
 export const backendSchema: z.ZodType<BackendView> = z.object({

@@ -83,6 +83,8 @@ export interface ProcessView {
   longestMs?: number | null;
   /** Set for a model a linked LocalAI server runs (Hangar does not supervise its process). */
   runBy?: 'localai';
+  /** Why the LocalAI server that runs it cannot be asked now ("LocalAI is not running (since …)"): nothing can be done to it. */
+  localaiDown?: string | null;
 }
 
 export interface ScanEntry {

@@ -61,6 +61,7 @@ export function modelView(row: ModelRow, backendsDir: string, facts: RowFacts): 
     cpu: sampled.cpu,
     rss: sampled.rss,
     runBy: 'localai',
+    localaiDown: facts.down,
   };
 }
 

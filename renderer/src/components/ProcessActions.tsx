@@ -11,21 +11,22 @@ import { isEnded } from './ProcessState.tsx';
 /**
  * Respawn (a live process) or Restart (an ended one), Unload, Stop, Logs: the same buttons wherever a process is
  * listed. Stopping a live process says first what it stops; removing an ended row stops nothing. On a LocalAI worker,
- * what needs Hangar on the machine stays in place, off, with the reason.
+ * what needs Hangar on the machine stays in place, off, with the reason; so does what needs LocalAI while it is down.
  */
-export function ProcessActions({ process }: { process: Pick<ProcessView, 'model' | 'state' | 'pid' | 'port' | 'backend' | 'loaded' | 'runBy'> }) {
+export function ProcessActions({ process }: { process: Pick<ProcessView, 'model' | 'state' | 'pid' | 'port' | 'backend' | 'loaded' | 'runBy' | 'localaiDown'> }) {
   const { model } = process;
   const ended = isEnded(process.state);
   // A LocalAI server's model: respawned and unloaded through its API, its logs its own.
   const byLocalAi = process.runBy === 'localai';
+  const localaiDown = byLocalAi && process.localaiDown ? `${process.localaiDown}: start LocalAI first (Settings → LocalAI)` : null;
   // A start may take minutes: its Stop cancels it rather than waiting for it.
   const starting = !byLocalAi && (process.state === 'starting' || process.state === 'loading');
   const [confirmingStop, setConfirmingStop] = useState(false);
   const onWorker = useNodes(isWorkerSelected);
-  const noRespawn = useRefusal(ended ? 'restart' : 'respawn');
+  const noRespawn = useRefusal(ended ? 'restart' : 'respawn') ?? localaiDown;
   const noLogs = useRefusal('logs') ?? (byLocalAi ? 'LocalAI keeps the logs of the models it runs' : null);
   const doStop = () => void attempt(`Stop ${model}`, () => stop(model));
-  const unloadable = byLocalAi ? null : process.state !== 'ready' ? 'Only a ready process can unload its model' : process.loaded ? null : 'No model is loaded in it';
+  const unloadable = byLocalAi ? localaiDown : process.state !== 'ready' ? 'Only a ready process can unload its model' : process.loaded ? null : 'No model is loaded in it';
   return (
     <>
       {ended ? (
@@ -42,7 +43,7 @@ export function ProcessActions({ process }: { process: Pick<ProcessView, 'model'
           Unload
         </ActionButton>
       )}
-      <ActionButton className="btn small" data-testid="process-stop" onAct={() => (ended ? doStop() : setConfirmingStop(true))}>
+      <ActionButton className="btn small" unavailable={localaiDown} data-testid="process-stop" onAct={() => (ended ? doStop() : setConfirmingStop(true))}>
         {ended ? 'Remove' : starting ? 'Cancel start' : 'Stop'}
       </ActionButton>
       <ActionButton className="btn small" unavailable={noLogs} data-testid="process-logs" onAct={() => void openLogs(model)}>

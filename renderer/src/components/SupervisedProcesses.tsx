@@ -4,6 +4,7 @@ import { humanBytes } from '../format.ts';
 import { refreshProcesses } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
 import { isWorkerSelected, useNodes } from '../state/node.ts';
+import { showView } from '../state/ui.ts';
 import { isStale } from '../state/node-backends.ts';
 import { useProcessVram } from '../state/vram.ts';
 import { ProcessActions } from './ProcessActions.tsx';
@@ -43,9 +44,18 @@ export function SupervisedProcesses() {
 }
 
 function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: string; label: string; rows: ProcessView[]; testId: string; onWorker: boolean; vram: Map<string, number> | null }) {
+  const localaiDown = rows.find((p) => p.runBy === 'localai' && p.localaiDown)?.localaiDown;
   return (
     <>
       <h2 className="section-title">{title}</h2>
+      {localaiDown && (
+        <p className="muted" data-testid="localai-down">
+          {localaiDown}: nothing can be done to its models until it runs again.{' '}
+          <button type="button" className="btn small" onClick={() => showView('settings')} data-testid="localai-down-settings">
+            Open Settings → LocalAI
+          </button>
+        </p>
+      )}
       <div className="table-wrap fit">
         <table className="table" aria-label={label} data-testid={testId}>
           <thead>
