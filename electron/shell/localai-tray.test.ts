@@ -23,6 +23,7 @@ function view(state: LocalAiRunView['state'], more: Partial<LocalAiRunView> = {}
     link: null,
     operation: null,
     failedStart: null,
+    refused: [],
     marked: [],
     ...more,
   };

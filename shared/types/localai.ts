@@ -79,10 +79,20 @@ export interface LocalAiRunView {
   /** Where the server link stands: linked to it, or why not. */
   link: string | null;
   operation: LocalAiOperation | null;
-  /** The last start that did not get to ready: when, why, and the lines that LocalAI process wrote. */
+  /** The last start, if it did not get to ready: when, why, and the lines that LocalAI process wrote. */
   failedStart: { at: string; why: string; logTail: string[] } | null;
+  /** Releases Hangar refused to install, each until one of its downloads passes the checks. */
+  refused: LocalAiRefusal[];
   /** Installed backends LocalAI's gallery marked for upgrade when LocalAI's version last changed, until upgraded. */
   marked: LocalAiMarkedBackend[];
+}
+
+/** A LocalAI release Hangar would not install (its checksum, its size): offering it again invites the same refusal. */
+export interface LocalAiRefusal {
+  version: string;
+  /** Why, without the release's name ("its sha256 is not the one its checksums file lists; …"). */
+  reason: string;
+  at: string;
 }
 
 /** An installed backend LocalAI's gallery marks for upgrade, as found once LocalAI's version changed. */

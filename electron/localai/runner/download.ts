@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { HangarError } from '../../../shared/errors.ts';
-import type { ErrorCode } from '../../../shared/types.ts';
 import { checksumOf, unreachable, type ReleaseFiles } from './release.ts';
 
 const CHECKSUMS_MAX_BYTES = 1024 * 1024;
@@ -26,15 +25,19 @@ export interface DownloadedBuild {
 
 /**
  * A release Hangar will not install: its one line shortens what it shows (a digest) so that its conclusion survives
- * any bound on a line; `full` says it whole, as the operation keeps it.
+ * any bound on a line; `full` says it whole, as the operation keeps it. `why` is the line without the release's name.
  */
 export class Refused extends HangarError {
   constructor(
-    code: ErrorCode,
-    message: string,
-    readonly full: string = message,
+    readonly release: string,
+    readonly why: string,
+    private readonly wholeWhy: string = why,
   ) {
-    super(code, message);
+    super('bad-input', `refused LocalAI ${release}: ${why}`);
+  }
+
+  get full(): string {
+    return `refused LocalAI ${this.release}: ${this.wholeWhy}`;
   }
 }
 
@@ -52,7 +55,7 @@ export async function downloadRelease(
   const expected = await expectedChecksum(files, fetchFn, signal);
   const response = await ok(fetchFn, files, files.binaryUrl, 'the LocalAI binary', signal);
   const total = Number(response.headers.get('content-length')) || null;
-  const tooBig = () => new Refused('bad-input', `refused LocalAI ${files.tag}: ${files.asset} is over ${maxBytes.toLocaleString('en')} bytes, more than a LocalAI binary is; nothing was installed`);
+  const tooBig = () => new Refused(files.tag, `${files.asset} is over ${maxBytes.toLocaleString('en')} bytes, more than a LocalAI binary is; nothing was installed`);
   if (total !== null && total > maxBytes) {
     await response.body?.cancel();
     throw tooBig();
@@ -84,10 +87,10 @@ export async function downloadRelease(
 }
 
 function mismatch(files: ReleaseFiles, actual: string, expected: string): Refused {
-  const head = `refused LocalAI ${files.tag}: its sha256 is not the one its checksums file lists; nothing was installed`;
+  const head = 'its sha256 is not the one its checksums file lists; nothing was installed';
   const checksums = files.checksumsUrl.slice(files.checksumsUrl.lastIndexOf('/') + 1);
   return new Refused(
-    'bad-input',
+    files.tag,
     `${head} (${files.asset} has ${actual.slice(0, 16)}…, ${checksums} lists ${expected.slice(0, 16)}…)`,
     `${head} (${files.asset} has sha256 ${actual}; ${files.checksumsUrl} lists ${expected})`,
   );
@@ -95,14 +98,14 @@ function mismatch(files: ReleaseFiles, actual: string, expected: string): Refuse
 
 /** The sha256 the release lists for this machine's binary; a release without one is refused. */
 async function expectedChecksum(files: ReleaseFiles, fetchFn: typeof fetch, signal: AbortSignal | undefined): Promise<string> {
-  const refused = (why: string) => new Refused('bad-input', `refused LocalAI ${files.tag}: ${why}; ${NEVER_UNCHECKED}`);
+  const refused = (why: string) => new Refused(files.tag, `${why}; ${NEVER_UNCHECKED}`);
   let response: Response;
   try {
     response = await ok(fetchFn, files, files.checksumsUrl, 'its checksums file', signal);
   } catch (error) {
     if (!(error instanceof AnsweredNotFound)) throw error;
     // No checksums file: a release that has no binary for this machine either is no release at all.
-    if (!(await binaryThere(fetchFn, files, signal))) throw new Refused('not-found', `there is no LocalAI release ${files.tag} at ${files.releases}; nothing was installed`);
+    if (!(await binaryThere(fetchFn, files, signal))) throw new HangarError('not-found', `there is no LocalAI release ${files.tag} at ${files.releases}; nothing was installed`);
     throw refused(error.message);
   }
   const sha = checksumOf(await capped(response, CHECKSUMS_MAX_BYTES), files.asset);

@@ -113,3 +113,8 @@ function localAiEnv(apiKey: string): NodeJS.ProcessEnv {
   env.LOCALAI_API_KEY = apiKey;
   return env;
 }
+
+/** What a stop or an end says of the model processes LocalAI left behind, killed after it. */
+export function leftoversText(killed: number): string {
+  return killed > 0 ? `; killed ${killed} process${killed === 1 ? '' : 'es'} it left (its models)` : '';
+}

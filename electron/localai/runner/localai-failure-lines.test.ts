@@ -49,4 +49,13 @@ describe('a failed localai command', () => {
     const again = await hangar(stand.agent, 'localai', 'install', 'v3.0.0');
     assert.equal(logTail(again.stderr), null, again.stderr);
   });
+
+  test('the failed start is the last start until one gets to ready', async () => {
+    assert.match((await stand.status()).failedStart?.why ?? '', /exited before it was ready/);
+    await stand.releases.publish({ version: 'v3.2.0' });
+    // LocalAI stopped: the upgrade starts the new build once to prove it, then stops it again.
+    await stand.ok('localai', 'upgrade', 'v3.2.0');
+    const status = await stand.status();
+    assert.deepEqual([status.state, status.version, status.failedStart], ['stopped', 'v3.2.0', null]);
+  });
 });

@@ -51,6 +51,17 @@ describe('localai install says no', () => {
     assert.equal(none.stderr, `hangar: there is no LocalAI release v9.9.9 at ${stand.releases.url}/mudler/LocalAI/releases; nothing was installed\n`);
   });
 
+  test('a refused release is listed with why until a download of it passes the checks', async () => {
+    await stand.releases.publish({ version: 'v3.0.3' }, 'wrong');
+    assert.equal((await hangar(stand.agent, 'localai', 'install', 'v3.0.3')).code, 6);
+    const refused = (await stand.status()).refused;
+    assert.deepEqual(refused.map((r) => r.version), ['v3.0.0', 'v3.0.1', 'v3.0.2', 'v3.0.3'], 'each refused release, and no release that does not exist');
+    assert.match(refused.at(-1)!.reason, /^its sha256 is not the one its checksums file lists; nothing was installed \(local-ai-v3\.0\.3-\S+ has [0-9a-f]{16}…/);
+    await stand.releases.publish({ version: 'v3.0.3' });
+    await stand.ok('localai', 'install', 'v3.0.3');
+    assert.deepEqual((await stand.status()).refused.map((r) => r.version), ['v3.0.0', 'v3.0.1', 'v3.0.2']);
+  });
+
   test('a release source where nothing listens is a failure to reach it (exit 1), not a refused release', async () => {
     const closed = createServer().listen(0, '127.0.0.1');
     await once(closed, 'listening');

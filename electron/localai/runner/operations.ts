@@ -4,7 +4,7 @@
 // its swap begins (the download, which leaves LocalAI as it was); past that point it goes on.
 import { HangarError } from '../../../shared/errors.ts';
 import { oneLine } from '../../../shared/error-text.ts';
-import type { LocalAiCancel, LocalAiOperation } from '../../../shared/types.ts';
+import type { LocalAiCancel, LocalAiOperation, LocalAiRefusal } from '../../../shared/types.ts';
 import { Refused } from './download.ts';
 import { StartFailed, SwapFailed } from './gated-swap.ts';
 
@@ -29,10 +29,20 @@ interface Running {
 export class Operations {
   private current: Running | null = null;
   private last: LocalAiOperation | null = null;
+  private readonly refusals = new Map<string, LocalAiRefusal>();
 
   view(): LocalAiOperation | null {
     const operation = this.current?.view ?? this.last;
     return operation && { ...operation, cancellable: this.current !== null && !this.current.committed, logTail: [...operation.logTail] };
+  }
+
+  refused(): LocalAiRefusal[] {
+    return [...this.refusals.values()].map((refusal) => ({ ...refusal }));
+  }
+
+  /** `tag` was downloaded and passed the checks: a refusal of it before (its checksums file fixed since) holds no more. */
+  accepted(tag: string): void {
+    this.refusals.delete(tag);
   }
 
   /** Refuses what would wait behind the operation under way. */
@@ -73,6 +83,7 @@ export class Operations {
         view.state = cancelled ? 'cancelled' : 'failed';
         view.message = cancelled ? running.ifCancelled : error instanceof Refused ? error.full : oneLine(error);
         if (!cancelled && (error instanceof SwapFailed || error instanceof StartFailed)) view.logTail = error.logTail;
+        if (error instanceof Refused) this.refusals.set(error.release, { version: error.release, reason: error.why, at: new Date().toISOString() });
         say(cancelled ? view.message : `LocalAI ${kind} failed: ${view.message}`);
         throw new HangarError(cancelled || !(error instanceof HangarError) ? 'failed' : error.code, cancelled ? view.message : oneLine(error));
       })

@@ -17,7 +17,7 @@ import { binaryProblem } from './binary-check.ts';
 import { Builds, type InstalledBuild } from './builds.ts';
 import { downloadRelease } from './download.ts';
 import { gatedSwap, StartFailed } from './gated-swap.ts';
-import { launchLocalAi, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
+import { launchLocalAi, leftoversText, DEFAULT_STOP_GRACE, type Ended, type LocalAiProcess } from './launch.ts';
 import { leftRunningText, noteRunning, noteStopped, stopLeftRunning, type LeftRunning } from './left-running.ts';
 import { LogLines } from './log-lines.ts';
 import { Operations, type OperationContext } from './operations.ts';
@@ -135,6 +135,7 @@ export class LocalAiRunner {
       link: this.process && this.state !== 'stopped' ? this.link : null,
       operation: this.operations.view(),
       failedStart: this.failedStart && { ...this.failedStart, logTail: [...this.failedStart.logTail] },
+      refused: this.operations.refused(),
       marked: this.options.marks?.store.list() ?? [],
     };
   }
@@ -180,6 +181,7 @@ export class LocalAiRunner {
       await mkdir(this.builds.dir, { recursive: true });
       const progress = (bytes: number, total: number | null) => phase(`downloading LocalAI ${tag}: ${total ? `${Math.floor((bytes / total) * 100)}%` : `${bytes} bytes`}`);
       const build = await downloadRelease(releaseFiles(this.releases, tag), this.builds.dir, this.fetch, progress, undefined, signal);
+      this.operations.accepted(tag);
       commit();
       if (!before) {
         await this.builds.use(build);
@@ -278,8 +280,10 @@ export class LocalAiRunner {
     return new LocalAiServerApi(this.process.url, this.apiKey);
   }
 
-  /** Starts LocalAI and waits for /readyz; a failed start leaves it stopped and says why with its last lines. */
-  /** `afterCrash`: a restart by the policy, whose failed start the policy goes on judging. */
+  /**
+   * Starts LocalAI and waits for /readyz; a failed start leaves it stopped and says why with its last lines.
+   * `afterCrash`: a restart by the policy, whose failed start the policy goes on judging.
+   */
   private async startNow(afterCrash: boolean): Promise<void> {
     if (this.process) return;
     if (this.closed) throw new HangarError('conflict', 'the agent is stopping');
@@ -317,6 +321,7 @@ export class LocalAiRunner {
     }
     this.supervised = proc;
     this.state = 'ready';
+    this.failedStart = null;
     this.say(`LocalAI ready on ${proc.url} (pid ${proc.pid})`);
     await this.afterReady(proc);
   }
@@ -354,7 +359,7 @@ export class LocalAiRunner {
     this.state = 'stopping';
     this.process = null;
     const ended = await proc.stop();
-    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftovers(await proc.killLeftovers())}`);
+    this.logs.note(`LocalAI (pid ${proc.pid}) stopped (${endText(ended)})${leftoversText(await proc.killLeftovers())}`);
     await noteStopped(this.builds.dir);
     this.state = 'stopped';
   }
@@ -364,7 +369,7 @@ export class LocalAiRunner {
     if (this.process !== proc) return;
     this.process = null;
     const lastExit = `${endText(ended)} after ${(ended.uptimeMs / 1000).toFixed(1)} s`;
-    void proc.killLeftovers().then((count) => this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${lastExit}${leftovers(count)}`));
+    void proc.killLeftovers().then((count) => this.logs.note(`LocalAI (pid ${proc.pid}) ended by itself: ${lastExit}${leftoversText(count)}`));
     // One that ends during a start asked for is that start's failure, said to whoever asked: not a crash of the
     // LocalAI that runs (a broken build in a swap), so not its last end either.
     if (this.supervised !== proc) return;
@@ -392,8 +397,4 @@ export class LocalAiRunner {
     this.logs.note(line);
     (this.options.log ?? ((text: string) => process.stderr.write(`hangar: ${text}\n`)))(line);
   }
-}
-
-function leftovers(killed: number): string {
-  return killed > 0 ? `; killed ${killed} process${killed === 1 ? '' : 'es'} it left (its models)` : '';
 }
