@@ -79,6 +79,40 @@ test('a refused release is said once, and not after LocalAI was upgraded and sta
   await expect(panel.getByText(/refused LocalAI v3\.4\.0/)).toHaveCount(0);
 });
 
+test('a refused release is not offered again until another is the latest, unless the user tries it again', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  const refused = panel.getByTestId('localai-refused');
+  // Since refused, LocalAI was upgraded and started: the refusal is said here, not as the last operation's.
+  await expect(refused).toHaveText(/^Not offered again: v3\.4\.0, the latest release, was refused at \d\d:\d\d:\d\d: its sha256 is not the one its checksums file lists; nothing was installed \(local-ai-v3\.4\.0-/);
+  await expect(panel.getByTestId('localai-upgrade')).toHaveCount(0);
+  await panel.getByTestId('localai-check').click();
+  await expect(panel.getByTestId('localai-check')).toHaveAttribute('aria-disabled', 'false');
+  await expect(panel.getByTestId('localai-upgrade')).toHaveCount(0);
+  await panel.getByTestId('localai-retry').click();
+  await expect(panel.getByTestId('localai-run-operation')).toContainText('Last upgrade: refused LocalAI v3.4.0: its sha256 is not the one its checksums file lists');
+  await expect(refused).toHaveText(/^Not offered again: v3\.4\.0, the latest release, was refused at \d\d:\d\d:\d\d, as said below\.$/);
+  await releases.publish({ version: 'v3.5.0' });
+  await panel.getByTestId('localai-check').click();
+  await expect(panel.getByTestId('localai-upgrade')).toHaveText('Upgrade to v3.5.0');
+  await expect(refused).toHaveCount(0);
+  await expect(panel.getByTestId('localai-retry')).toHaveCount(0);
+});
+
+test("while the agent cannot be reached LocalAI's state is unknown, and live again once it is back", async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  const state = panel.getByTestId('localai-run-state');
+  await expect(state).toHaveText(/^LocalAI v3\.3\.0: ready \(pid \d+\)/);
+  await agent.stop();
+  await expect(state).toHaveText(/^LocalAI v3\.3\.0: state unknown since the connection to the agent was lost at \d\d:\d\d:\d\d\.$/);
+  await expect(panel).not.toContainText(/ready|pid/);
+  await expect(panel.getByTestId('localai-stop')).toHaveAttribute('aria-disabled', 'true');
+  // The agent stopped LocalAI as it stopped: the panel says so once it is back, not what it read before.
+  await agent.start();
+  await expect(state).toHaveText('LocalAI v3.3.0: stopped.');
+  await panel.getByTestId('localai-start').click();
+  await expect(state).toHaveText(/^LocalAI v3\.3\.0: ready/);
+});
+
 test('Settings → LocalAI server follows the LocalAI Hangar runs, with no reload', async () => {
   const server = page.getByTestId('localai-server-state');
   await expect(server).toHaveText(/^Linked to LocalAI v3\.3\.0 \(\w+\) at http:\/\/127\.0\.0\.1:\d+: 0 models loaded\.$/);

@@ -1,11 +1,13 @@
 // Settings → LocalAI: LocalAI run by Hangar. Install it (its sha256 checked), start, stop and restart it, upgrade it
-// as a gated swap or roll it back, and read its logs; when it runs it is the LocalAI server linked below.
+// as a gated swap or roll it back, and read its logs; when it runs it is the LocalAI server linked below. While the
+// agent cannot be reached, LocalAI's state is unknown: what was read before may have changed since.
 import { useEffect, useState, type ReactNode } from 'react';
 import type { LocalAiRunView } from '../../../shared/types.ts';
 import { hideLocalAiLogs, loadLocalAiLogs, loadLocalAiRun, upgradeMarkedBackends, useLocalAiRun } from '../state/localai-run.ts';
 import { RunActions } from './LocalAiRunActions.tsx';
 import { useAction } from './useAction.ts';
 import { Alert } from './Message.tsx';
+import { clockTime } from './ProcessState.tsx';
 
 const POLL_MS = 1000;
 
@@ -31,12 +33,21 @@ export function LocalAiRunSection({ autostart }: { autostart: ReactNode }) {
       <MarkedBackends view={view} />
       {autostart}
       <LastOperation view={view} />
+      <FailedStart view={view} />
       <Logs />
     </section>
   );
 }
 
 function RunState({ view }: { view: LocalAiRunView }) {
+  const lostAt = useLocalAiRun((s) => s.lostAt);
+  if (lostAt !== null) {
+    return (
+      <p data-testid="localai-run-state">
+        LocalAI {view.version ?? ''}: state unknown since the connection to the agent was lost at {clockTime(new Date(lostAt).toISOString())}.
+      </p>
+    );
+  }
   const where = view.url ? ` at ${view.url}` : '';
   const pid = view.pid !== null ? ` (pid ${view.pid})` : '';
   const text = view.state === 'not-installed' ? 'LocalAI is not installed.' : `LocalAI ${view.version ?? ''}: ${view.state}${pid}${where}.`;
@@ -84,14 +95,25 @@ function MarkedBackends({ view }: { view: LocalAiRunView }) {
 function LastOperation({ view }: { view: LocalAiRunView }) {
   const op = view.operation;
   if (!op || op.state === 'running') return null;
+  return <Outcome failed={op.state === 'failed'} text={`Last ${op.kind}: ${op.message}`} lines={op.logTail} testId="localai-run-operation" />;
+}
+
+/** A start that did not get to ready, after the last operation (whose own failed start that operation says). */
+function FailedStart({ view }: { view: LocalAiRunView }) {
+  const start = view.failedStart;
+  const op = view.operation;
+  if (!start || view.pid !== null || (op && (op.finishedAt === null || op.finishedAt > start.at))) return null;
+  return <Outcome failed text={`Last start, at ${clockTime(start.at)}: ${start.why}`} lines={start.logTail} testId="localai-run-failed-start" />;
+}
+
+/** What LocalAI ended with, and the lines it wrote when it failed. */
+function Outcome({ failed, text, lines, testId }: { failed: boolean; text: string; lines: string[]; testId: string }) {
   return (
-    <div className={op.state === 'failed' ? 'alert error' : 'muted'} data-testid="localai-run-operation">
-      <p>
-        Last {op.kind}: {op.message}
-      </p>
-      {op.logTail.length > 0 && (
+    <div className={failed ? 'alert error' : 'muted'} data-testid={testId}>
+      <p>{text}</p>
+      {lines.length > 0 && (
         <pre className="log-lines" tabIndex={0} aria-label="LocalAI's last log lines">
-          {op.logTail.join('\n')}
+          {lines.join('\n')}
         </pre>
       )}
     </div>

@@ -3,17 +3,25 @@
 import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { pastCancelText } from '../../../shared/localai-text.ts';
-import type { LocalAiAction, LocalAiRunView } from '../../../shared/types.ts';
+import type { LocalAiAction, LocalAiRefusal, LocalAiRunView } from '../../../shared/types.ts';
+import { connectionStore } from './connection.ts';
 import { bridge } from './session.ts';
 
 interface LocalAiRunState {
   view: LocalAiRunView | null;
+  /** When the link to the agent was lost since `view` was read (ms since epoch): the view is no word on LocalAI now. */
+  lostAt: number | null;
   /** The latest release, once asked for. */
   latest: string | null;
   logs: string[] | null;
 }
 
-export const localaiRunStore = createStore<LocalAiRunState>(() => ({ view: null, latest: null, logs: null }));
+export const localaiRunStore = createStore<LocalAiRunState>(() => ({ view: null, lostAt: null, latest: null, logs: null }));
+
+// Kept until the view is read again: the link coming back says nothing of what LocalAI did meanwhile.
+connectionStore.subscribe((now, before) => {
+  if (now.lostAt !== null && before.lostAt === null) localaiRunStore.setState({ lostAt: now.lostAt });
+});
 
 export function useLocalAiRun<T>(selector: (state: LocalAiRunState) => T): T {
   return useStore(localaiRunStore, selector);
@@ -22,7 +30,7 @@ export function useLocalAiRun<T>(selector: (state: LocalAiRunState) => T): T {
 const LOG_LINES = 200;
 
 export async function loadLocalAiRun(): Promise<void> {
-  localaiRunStore.setState({ view: await bridge().localaiRun({ node: LOCAL_NODE }) });
+  localaiRunStore.setState({ view: await bridge().localaiRun({ node: LOCAL_NODE }), lostAt: null });
   if (localaiRunStore.getState().logs !== null) await loadLocalAiLogs();
 }
 
@@ -72,10 +80,20 @@ export function hideLocalAiLogs(): void {
 /** The view after `work`, and after its failure too (which the view's operation then explains). */
 async function settle(work: () => Promise<LocalAiRunView>): Promise<void> {
   try {
-    localaiRunStore.setState({ view: await work() });
+    localaiRunStore.setState({ view: await work(), lostAt: null });
   } finally {
     await loadLocalAiRun().catch(() => undefined);
   }
+}
+
+/**
+ * The upgrade to offer: `latest` when it is newer than the version in use, unless Hangar refused it (then `refused`
+ * says why, and only an explicit retry installs it). While a check runs, `latest` is the release it last found.
+ */
+export function upgradeOffer(view: LocalAiRunView, latest: string | null): { offered: string | null; refused: LocalAiRefusal | null } {
+  if (view.state === 'not-installed' || latest === null || !isNewer(latest, view.version)) return { offered: null, refused: null };
+  const refused = view.refused.find((r) => r.version === latest) ?? null;
+  return { offered: refused ? null : latest, refused };
 }
 
 /** Whether `latest` is newer than the version in use (vX.Y.Z, compared number by number). */
