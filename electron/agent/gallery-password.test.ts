@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { BUILT_ECHO, tempDir } from '../core/testing/fixtures.ts';
 import { serve } from '../core/install/testdata/fixtures.ts';
-import { cli, hangar, startAgent, withStdin, type Agent } from './test-agent.ts';
+import { cli, hangar, read, startAgent, withStdin, type Agent } from './test-agent.ts';
 
 const PASSWORD = 'p@ss:w/rd';
 const ENCODED = encodeURIComponent(PASSWORD);
@@ -28,7 +28,10 @@ before(async () => {
   root = await tempDir('gallery-password');
   const tarball = join(root, 'echo.tar.gz');
   await promisify(execFile)('tar', ['-czf', tarball, '-C', BUILT_ECHO, '.']);
-  const index = stringify([{ name: 'echo', uri: 'echo.tar.gz', version: '1.0.0' }]);
+  const index = stringify([
+    { name: 'echo', uri: 'echo.tar.gz', version: '1.0.0' },
+    { name: 'gone', uri: 'gone.tar.gz', version: '1.0.0' },
+  ]);
   elsewhere = await serve((req, res) => {
     seen.push({ server: 'elsewhere', path: req.url ?? '', authorization: req.headers.authorization });
     res.writeHead(200, { 'content-type': 'text/yaml' }).end(index);
@@ -90,8 +93,12 @@ test('the backend a relative uri names comes from the same origin with the same 
   assert.ok(seen.some((s) => s.path === '/echo.tar.gz' && s.authorization === EXPECTED), 'the archive was fetched with basic auth');
   const metadata = JSON.parse(await readFile(join(agent.home, 'backends', 'echo', 'metadata.json'), 'utf8')) as { gallery_url?: string };
   assert.equal(metadata.gallery_url, shown(), 'LocalAI only records and reports gallery_url: the password stays out of it');
+  const gone = await hangar(agent, 'install', 'team@gone');
+  assert.notEqual(gone.code, 0);
+  assert.match(gone.stderr, /http:\/\/ann:\*\*\*@127\.0\.0\.1:\d+\/gone\.tar\.gz answered HTTP 404/);
   const said = await Promise.all([['galleries', '--json'], ['settings', '--json'], ['ls', '--json'], ['gallery', '--json'], ['info', '--json']].map((args) => hangar(agent, ...args)));
-  for (const { stdout, stderr } of said) assert.doesNotMatch(stdout + stderr, /p%40ss|p@ss/);
+  for (const { stdout, stderr } of [...said, gone]) assert.doesNotMatch(stdout + stderr, /p%40ss|p@ss/);
+  assert.doesNotMatch(JSON.stringify(await read(agent, 'jobs')), /p%40ss|p@ss/);
 });
 
 test('a change sent back with the hidden location keeps the password', async () => {

@@ -4,6 +4,7 @@ import { HangarError } from '../../shared/errors.ts';
 import { parseRequest } from '../../shared/schemas.ts';
 import type { ErrorEnvelope } from '../../shared/types.ts';
 import { oneLine } from '../../shared/error-text.ts';
+import { hidePasswords } from '../../shared/url-password.ts';
 import { issueEnvelope } from './request-issue.ts';
 
 export type Envelope = { ok: true; value: unknown } | { ok: false; error: ErrorEnvelope };
@@ -45,9 +46,12 @@ export function toErrorEnvelope(error: unknown): ErrorEnvelope {
   return { code: 'failed', message: shortLine(oneLine(error)) };
 }
 
-/** Validation messages can echo caller input (a 100 kB key, a key holding a newline): the caller gets one short line. */
+/**
+ * Validation messages can echo caller input (a 100 kB key, a key holding a newline): the caller gets one short line.
+ * A URL in it (a gallery's, an archive's) has its password hidden.
+ */
 function shortLine(message: string): string {
-  const line = message.replace(/\s+/g, ' ').trim();
+  const line = hidePasswords(message).replace(/\s+/g, ' ').trim();
   return line.length > MESSAGE_MAX ? `${line.slice(0, MESSAGE_MAX - 1)}…` : line;
 }
 

@@ -3,6 +3,7 @@ import { HangarError } from '../../shared/errors.ts';
 import type { JobKind, JobView } from '../../shared/types.ts';
 import type { JobHistory } from './job-history.ts';
 import { oneLine } from '../../shared/error-text.ts';
+import { hidePasswords } from '../../shared/url-password.ts';
 
 export interface JobContext {
   /** The job this work runs as. */
@@ -88,7 +89,7 @@ export class JobRunner {
           state: cancelled ? 'cancelled' : 'failed',
           // A swap whose new build failed its health gate ends rolled back: the build itself failed, not its fetch.
           phase: cancelled ? 'cancelled' : view.phase === 'rolling back' ? 'rolled back' : 'failed',
-          error: cancelled ? `${kind} of ${backend} was cancelled` : oneLine(error),
+          error: cancelled ? `${kind} of ${backend} was cancelled` : hidePasswords(oneLine(error)),
           ...(!cancelled && { errorCode: error instanceof HangarError ? error.code : 'failed' }),
           finishedAt: new Date().toISOString(),
         });
