@@ -104,6 +104,17 @@ describe('processes Hangar did not start', () => {
     assert.ok(isAlive(elsewhere.pid!), 'the process the call named is alive');
   });
 
+  test('a reinstall with --stop-unsupervised names each process it stopped that Hangar did not start', async () => {
+    await json(agent, 'load', 'echo', 'm3');
+    const sleeper = await userProcess();
+    const reinstall = await hangar(agent, 'install', 'echo', '--force', '--stop-unsupervised');
+    assert.equal(reinstall.code, 0, reinstall.stderr);
+    assert.equal(await gone(sleeper), true, 'stopped because the user said so');
+    assert.match(reinstall.stderr, new RegExp(`hangar: note: stopped, as asked, what Hangar did not start in \\S+: [^\\n]*\\bpid ${sleeper} \\(sleep 300\\)`));
+    assert.doesNotMatch(reinstall.stderr, /left running/);
+    await hangar(agent, 'stop', 'm3');
+  });
+
   test('delete --stop-unsupervised stops what Hangar did not start too', async () => {
     await json(agent, 'load', 'echo', 'm2');
     const sleeper = await userProcess();

@@ -22,7 +22,7 @@ import { dirIdentity } from '../supervisor/identity.ts';
 import { keysOf, type Catalog } from './catalog.ts';
 import type { CoRunner } from './co-runner.ts';
 import { unqualified, type BackendNames } from './names.ts';
-import { gateFailure, leftRunningNotice, verbOf, type VersionChange } from './swap-words.ts';
+import { gateFailure, unsupervisedNotice, verbOf, type VersionChange } from './swap-words.ts';
 
 type Stopped = DirectoryStop['stopped'];
 
@@ -371,7 +371,7 @@ export class SwapJobs {
   /**
    * Runs work whose beforeSwap hook stops, by directory identity, the supervised processes using the live
    * directory (and the others only with stopUnsupervised, never the co-runner's, which it brings back itself); the
-   * job's notice names those it left running.
+   * job's notice names those others, stopped or left running.
    */
   private async stoppingFirst<T>(
     backend: string,
@@ -391,7 +391,8 @@ export class SwapJobs {
           const chosen = (list: Stopped) => ((stopped = list), noteKnown());
           const outcome = await supervisor.stopByDirectory(liveDir, { backend, stopUnsupervised, onChosen: chosen, spare: coRunner?.pids() ?? [] });
           stopped = outcome.stopped;
-          if (outcome.leftRunning.length > 0) ctx.notice(leftRunningNotice(liveDir, outcome.leftRunning));
+          const unsupervised = unsupervisedNotice(liveDir, outcome);
+          if (unsupervised) ctx.notice(unsupervised);
         },
         ...(about && { note: () => ({ ...about, stopped, coModels }) }),
       });

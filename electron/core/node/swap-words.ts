@@ -33,9 +33,13 @@ export function gateFailure(name: string, change: VersionChange, why: string): s
   return `${change.verb} ${what} failed: ${why}; ${after}`;
 }
 
-export function leftRunningNotice(dir: string, processes: DirectoryStop['leftRunning']): string {
-  const list = processes.map((p) => `pid ${p.pid} (${p.command || 'no command line'})`).join(', ');
-  return `left running what Hangar did not start in ${dir}: ${list}; stop-process PID stops one, --stop-unsupervised stops them all`;
+/** What a swap did to the processes Hangar did not start in the directory it replaced, or null when there were none. */
+export function unsupervisedNotice(dir: string, outcome: Pick<DirectoryStop, 'leftRunning' | 'stoppedUnsupervised'>): string | null {
+  const list = (processes: DirectoryStop['leftRunning']) => processes.map((p) => `pid ${p.pid} (${p.command || 'no command line'})`).join(', ');
+  const notes = [];
+  if (outcome.stoppedUnsupervised.length > 0) notes.push(`stopped, as asked, what Hangar did not start in ${dir}: ${list(outcome.stoppedUnsupervised)}`);
+  if (outcome.leftRunning.length > 0) notes.push(`left running what Hangar did not start in ${dir}: ${list(outcome.leftRunning)}; stop-process PID stops one, --stop-unsupervised stops them all`);
+  return notes.length > 0 ? notes.join('; ') : null;
 }
 
 /**

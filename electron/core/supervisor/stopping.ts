@@ -12,10 +12,14 @@ import { settlesWithin, stopTree, waitForExit } from './tree-stop.ts';
 
 const FREE_LIMIT_MS = 5000;
 
-/** What a stop before a swap did: the supervised processes it stopped, and the others it found and left running. */
+/**
+ * What a stop before a swap did: the supervised processes it stopped, and the others it found: left running, or
+ * stopped because the user said so (stopUnsupervised).
+ */
 export interface DirectoryStop {
   stopped: Array<{ model: string; backend: string }>;
   leftRunning: Array<{ pid: number; command: string }>;
+  stoppedUnsupervised: Array<{ pid: number; command: string }>;
 }
 
 export interface DirectoryStopOptions {
@@ -90,14 +94,14 @@ export class Stopping {
     for (const tree of await this.platform.trees(supervised)) for (const member of tree) ours.add(member.pid);
     const spared = new Set(options.spare);
     const strangers = [...running].filter((pid) => !ours.has(pid) && !spared.has(pid) && pid !== process.pid);
-    const leftRunning = options.stopUnsupervised ? [] : strangers.map((pid) => ({ pid, command: table.find((p) => p.pid === pid)?.command ?? '' }));
+    const named = strangers.map((pid) => ({ pid, command: table.find((p) => p.pid === pid)?.command ?? '' }));
     const stopped = supervised.map((p) => ({ model: p.model, backend: p.backend }));
     options.onChosen?.(stopped);
     await Promise.all([
       ...supervised.map((p) => this.halt(p.model)),
       ...(options.stopUnsupervised ? strangers.map((pid) => this.stranger(pid)) : []),
     ]);
-    return { stopped, leftRunning };
+    return options.stopUnsupervised ? { stopped, leftRunning: [], stoppedUnsupervised: named } : { stopped, leftRunning: named, stoppedUnsupervised: [] };
   }
 
   /**

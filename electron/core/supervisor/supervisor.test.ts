@@ -143,7 +143,11 @@ describe('supervisor', { concurrency: false }, () => {
     assert.equal(supervisor.get('elsewhere')?.pid, elsewhere.process.pid, 'a process in another directory keeps running');
     assert.deepEqual([...(await processesInDirectory(currentPlatform(), relay.dir, null))], [stranger.pid]);
 
-    assert.deepEqual(await supervisor.stopByDirectory(relay.dir, { stopUnsupervised: true }), { stopped: [], leftRunning: [] });
+    assert.deepEqual(await supervisor.stopByDirectory(relay.dir, { stopUnsupervised: true }), {
+      stopped: [],
+      leftRunning: [],
+      stoppedUnsupervised: [{ pid: stranger.pid, command: 'sleep 300' }],
+    });
     assert.equal(await gone(stranger.pid!), true, 'stopped when the user says so');
     assert.deepEqual([...(await processesInDirectory(currentPlatform(), relay.dir, null))], []);
 
