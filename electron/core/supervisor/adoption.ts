@@ -105,7 +105,7 @@ export class Adoption {
       const spec = specOf(entry);
       records.setSpec(entry.model, spec);
       try {
-        const proc = await launcher.spawnReady(liveTarget(this.parts.backendsDir, entry.backend), entry.model);
+        const proc = await launcher.spawnReady(liveTarget(this.parts.backendsDir, entry.backend), entry.model, spec.load !== null);
         tell(proc, entry.pid ? `started again: pid ${entry.pid} ended while Hangar was not running` : 'started again on launch');
         await loader.reload(proc, spec);
       } catch (error) {

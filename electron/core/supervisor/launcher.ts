@@ -64,16 +64,16 @@ export class Launcher {
   /**
    * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
    * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
-   * while its port is no longer free is retried on another port.
+   * while its port is no longer free is retried on another port. `loadFollows`: the caller loads the model next.
    */
-  spawnReady(target: BackendTarget, model: string): Promise<Proc> {
+  spawnReady(target: BackendTarget, model: string, loadFollows: boolean): Promise<Proc> {
     let lost: PortMove | null = null;
     return retryOnPortClash(
       async () => {
         const output = new OutputNudge();
         try {
           const { proc, spawned } = await this.spawn(target, model, lost, output);
-          await this.untilReady(proc, spawned, output);
+          await this.untilReady(proc, spawned, output, loadFollows);
           return proc;
         } finally {
           this.refill();
@@ -160,7 +160,7 @@ export class Launcher {
   }
 
   /** Ready once Health says OK; a death while starting is an error with its last words (PortTaken: try again). */
-  private async untilReady(proc: Proc, spawned: Spawned, output: OutputNudge): Promise<void> {
+  private async untilReady(proc: Proc, spawned: Spawned, output: OutputNudge, loadFollows: boolean): Promise<void> {
     const { endings } = this.parts;
     const died = new AbortController();
     void spawned.exit.then((how) => {
@@ -188,8 +188,12 @@ export class Launcher {
     } finally {
       proc.deadline = null;
     }
-    proc.state = 'ready';
-    this.parts.records.publish(proc);
+    // With its load to follow, the row goes from starting to loading: ready without the model would show it idle.
+    if (loadFollows) proc.state = 'loading';
+    else {
+      proc.state = 'ready';
+      this.parts.records.publish(proc);
+    }
   }
 
   /** What every backend of this host finds in its environment, beyond the host's own. */

@@ -200,7 +200,7 @@ export class Supervisor extends EventEmitter {
   ensureRunning(target: BackendTarget, model: string): Promise<{ process: ProcessView; reused: boolean }> {
     return this.lock.run(model, async () => {
       const spec = this.records.specFor(model, target.name);
-      const { proc, reused } = await this.ensureLocked(target, model);
+      const { proc, reused } = await this.ensureLocked(target, model, spec.load !== null);
       if (!reused) await this.loader.reload(proc, spec);
       return { process: this.records.view(proc), reused };
     });
@@ -217,7 +217,7 @@ export class Supervisor extends EventEmitter {
       const configured = options.startTimeoutMs === undefined ? await modelConfigStartLimitMs(this.options.modelsDir, model) : null;
       const spec = this.records.specFor(model, target.name, configured === null ? options : { ...options, startTimeoutMs: configured });
       const request = this.loader.request(model);
-      const { proc, reused, replaced } = await this.ensureLocked(target, model);
+      const { proc, reused, replaced } = await this.ensureLocked(target, model, true);
       const loaded = await this.loader.into(proc, request).then(
         (message) => ({ proc, message: replaced ? `${replaced}; ${message}` : message, reused }),
         async (failure: unknown) => ({ ...(await loadAfterFailure(this.staleLoad, proc, target, request, failure)), reused: false }),
@@ -364,14 +364,14 @@ export class Supervisor extends EventEmitter {
   // ---- the two ways to a fresh process (callers hold the model's lock) ----
 
   /** The model's process if the gates let it serve target; else a fresh one from target.dir, saying what it replaced. */
-  private async ensureLocked(target: BackendTarget, model: string): Promise<{ proc: Proc; reused: boolean; replaced: string | null }> {
+  private async ensureLocked(target: BackendTarget, model: string, loadFollows: boolean): Promise<{ proc: Proc; reused: boolean; replaced: string | null }> {
     const existing = this.records.get(model);
-    if (!existing) return { proc: await this.launcher.spawnReady(target, model), reused: false, replaced: null };
+    if (!existing) return { proc: await this.launcher.spawnReady(target, model, loadFollows), reused: false, replaced: null };
     const why = await this.gates.unusable(existing, target);
     if (why === null) return { proc: existing, reused: true, replaced: null };
     if (existing.retired) this.endings.forgive(model, target.name);
     else await this.stopping.process(existing, true);
-    const proc = await this.launcher.spawnReady(target, model);
+    const proc = await this.launcher.spawnReady(target, model, loadFollows);
     const replaced = `respawned pid ${existing.pid} → ${proc.pid}: ${why}`;
     tell(proc, replaced);
     return { proc, reused: false, replaced };
@@ -382,7 +382,7 @@ export class Supervisor extends EventEmitter {
     const spec = this.records.specFor(old.model, old.backend);
     let proc: Proc;
     try {
-      proc = await this.launcher.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model);
+      proc = await this.launcher.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model, spec.load !== null);
     } catch (error) {
       // The row stays, saying why it could not start again.
       if (old.retired && !this.records.get(old.model)) {
