@@ -26,3 +26,8 @@ export function versionParts(text: string): { tag: string; commit: { full: strin
   if (!match) return { tag: text.trim(), commit: null };
   return { tag: match[1]!, commit: { full: match[2]!, short: match[2]!.slice(0, COMMIT_DIGITS) } };
 }
+
+/** A moment as this machine's clock shows it, e.g. "14:03:07". */
+export function clockTime(iso: string): string {
+  return new Date(iso).toLocaleTimeString([], { hour12: false });
+}

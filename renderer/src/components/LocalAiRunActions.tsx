@@ -7,9 +7,10 @@ import { useCallback, useRef, useState } from 'react';
 import { messageOf } from '../../../shared/error-text.ts';
 import type { LocalAiRefusal, LocalAiRunView } from '../../../shared/types.ts';
 import { cancelLocalAi, checkLatestLocalAi, controlLocalAi, installLocalAi, localaiRunStore, rollbackLocalAi, upgradeOffer, useLocalAiRun } from '../state/localai-run.ts';
+import { useLostSince } from '../state/connection.ts';
 import { ActionButton } from './ActionButton.tsx';
 import { Message } from './Message.tsx';
-import { clockTime } from './ProcessState.tsx';
+import { clockTime } from '../format.ts';
 
 type Act = 'start' | 'stop' | 'restart' | 'install' | 'rollback' | 'check' | 'cancel';
 
@@ -55,7 +56,7 @@ export function RunActions({ view }: { view: LocalAiRunView }) {
     </ActionButton>
   );
   // A phase read before the agent was lost is none to say now.
-  const lost = useLocalAiRun((s) => s.lostAt !== null);
+  const lost = useLostSince(useLocalAiRun((s) => s.readAt)) !== null;
   const status = pending === 'check' ? 'checking…' : lost ? null : operation ? operation.phase : view.state === 'starting' || view.state === 'stopping' ? `${view.state}…` : null;
   return (
     <>

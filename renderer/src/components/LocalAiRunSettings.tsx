@@ -5,9 +5,10 @@ import { useEffect, useState, type ReactNode } from 'react';
 import type { LocalAiRunView } from '../../../shared/types.ts';
 import { hideLocalAiLogs, loadLocalAiLogs, loadLocalAiRun, upgradeMarkedBackends, useLocalAiRun } from '../state/localai-run.ts';
 import { RunActions } from './LocalAiRunActions.tsx';
+import { unknownSince, useLostSince } from '../state/connection.ts';
 import { useAction } from './useAction.ts';
 import { Alert } from './Message.tsx';
-import { clockTime } from './ProcessState.tsx';
+import { clockTime } from '../format.ts';
 
 const POLL_MS = 1000;
 
@@ -40,14 +41,8 @@ export function LocalAiRunSection({ autostart }: { autostart: ReactNode }) {
 }
 
 function RunState({ view }: { view: LocalAiRunView }) {
-  const lostAt = useLocalAiRun((s) => s.lostAt);
-  if (lostAt !== null) {
-    return (
-      <p data-testid="localai-run-state">
-        LocalAI {view.version ?? ''}: state unknown since the connection to the agent was lost at {clockTime(new Date(lostAt).toISOString())}.
-      </p>
-    );
-  }
+  const lostAt = useLostSince(useLocalAiRun((s) => s.readAt));
+  if (lostAt !== null) return <p data-testid="localai-run-state">LocalAI {view.version ?? ''}: state {unknownSince(lostAt)}.</p>;
   const where = view.url ? ` at ${view.url}` : '';
   const pid = view.pid !== null ? ` (pid ${view.pid})` : '';
   const text = view.state === 'not-installed' ? 'LocalAI is not installed.' : `LocalAI ${view.version ?? ''}: ${view.state}${pid}${where}.`;

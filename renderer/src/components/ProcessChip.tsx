@@ -3,7 +3,8 @@ import { useBackends } from '../state/backends.ts';
 import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
 import { endedText, reportedNumber, shownState } from '../../../shared/process-text.ts';
-import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
+import { clockTime } from '../format.ts';
+import { ProcessStateBadge, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 

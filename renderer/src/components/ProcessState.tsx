@@ -1,5 +1,6 @@
 import { endedText, shownState, type ShownState } from '../../../shared/process-text.ts';
 import type { ProcessState, ProcessView } from '../../../shared/types.ts';
+import { clockTime } from '../format.ts';
 
 /** States that need the user: red. */
 const DANGER = new Set<ProcessState>(['stale', 'crashed', 'crash-looping']);
@@ -20,9 +21,4 @@ export function ProcessStateBadge({ process }: { process: Pick<ProcessView, 'sta
       {state}
     </span>
   );
-}
-
-/** A moment as this machine's clock shows it, e.g. "14:03:07". */
-export function clockTime(iso: string): string {
-  return new Date(iso).toLocaleTimeString([], { hour12: false });
 }

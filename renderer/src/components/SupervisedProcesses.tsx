@@ -11,7 +11,8 @@ import { ProcessActions } from './ProcessActions.tsx';
 import { exitNote, reportedNumber, shownState, startingNote } from '../../../shared/process-text.ts';
 import { useStore } from 'zustand';
 import { clockStore } from '../state/clock.ts';
-import { ProcessStateBadge, clockTime, isEnded } from './ProcessState.tsx';
+import { clockTime } from '../format.ts';
+import { ProcessStateBadge, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 

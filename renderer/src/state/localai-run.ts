@@ -4,24 +4,18 @@ import { createStore, useStore } from 'zustand';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { pastCancelText } from '../../../shared/localai-text.ts';
 import type { LocalAiAction, LocalAiRefusal, LocalAiRunView } from '../../../shared/types.ts';
-import { connectionStore } from './connection.ts';
 import { bridge } from './session.ts';
 
 interface LocalAiRunState {
   view: LocalAiRunView | null;
-  /** When the link to the agent was lost since `view` was read (ms since epoch): the view is no word on LocalAI now. */
-  lostAt: number | null;
+  /** When `view` was read (ms since epoch): a link lost since makes it no word on LocalAI now (see lostSince). */
+  readAt: number | null;
   /** The latest release, once asked for. */
   latest: string | null;
   logs: string[] | null;
 }
 
-export const localaiRunStore = createStore<LocalAiRunState>(() => ({ view: null, lostAt: null, latest: null, logs: null }));
-
-// Kept until the view is read again: the link coming back says nothing of what LocalAI did meanwhile.
-connectionStore.subscribe((now, before) => {
-  if (now.lostAt !== null && before.lostAt === null) localaiRunStore.setState({ lostAt: now.lostAt });
-});
+export const localaiRunStore = createStore<LocalAiRunState>(() => ({ view: null, readAt: null, latest: null, logs: null }));
 
 export function useLocalAiRun<T>(selector: (state: LocalAiRunState) => T): T {
   return useStore(localaiRunStore, selector);
@@ -30,7 +24,7 @@ export function useLocalAiRun<T>(selector: (state: LocalAiRunState) => T): T {
 const LOG_LINES = 200;
 
 export async function loadLocalAiRun(): Promise<void> {
-  localaiRunStore.setState({ view: await bridge().localaiRun({ node: LOCAL_NODE }), lostAt: null });
+  localaiRunStore.setState({ view: await bridge().localaiRun({ node: LOCAL_NODE }), readAt: Date.now() });
   if (localaiRunStore.getState().logs !== null) await loadLocalAiLogs();
 }
 
@@ -80,7 +74,7 @@ export function hideLocalAiLogs(): void {
 /** The view after `work`, and after its failure too (which the view's operation then explains). */
 async function settle(work: () => Promise<LocalAiRunView>): Promise<void> {
   try {
-    localaiRunStore.setState({ view: await work(), lostAt: null });
+    localaiRunStore.setState({ view: await work(), readAt: Date.now() });
   } finally {
     await loadLocalAiRun().catch(() => undefined);
   }
