@@ -190,3 +190,12 @@ test('a stopped model leaves the worker; Settings say which LocalAI cluster the 
   expect(await seriousViolations(page)).toEqual([]);
   expect(pageErrors).toEqual([]);
 });
+
+test('while the agent cannot be reached the LocalAI cluster it manages is unknown, and connected again once it is back', async () => {
+  const state = page.getByTestId('localai-settings').getByTestId('localai-state');
+  await expect(state).toHaveText(`Connected to ${frontend.url}: 2 workers.`);
+  await agent.stop();
+  await expect(state).toHaveText(new RegExp(`^Connection to ${frontend.url.replace(/[.:/]/g, '\\$&')} unknown since the connection to the agent was lost at \\d\\d:\\d\\d:\\d\\d\\.$`));
+  await agent.start();
+  await expect(state).toHaveText(`Connected to ${frontend.url}: 2 workers.`);
+});

@@ -1,8 +1,11 @@
 // The shell every host setting's part of Settings shares (the LocalAI cluster, the LocalAI server): read when it
-// opens, what it is linked to now, and its form, or why the command line fixed it; the form links or forgets, says
-// the first reason the host would refuse it, and shows the host's refusal.
+// opens, what it is linked to now (unknown while the agent cannot be reached, until read again), and its form, or why
+// the command line fixed it; the form links or forgets, says the first reason the host would refuse it, and shows the
+// host's refusal.
 import { useEffect, type ReactNode } from 'react';
+import { useLostSince, useReadAgainWhenBack } from '../state/connection.ts';
 import type { HostSetting } from '../state/host-settings.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { Alert } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
@@ -12,7 +15,8 @@ interface SectionProps<View extends { fixed: string | null }, Request> {
   title: string;
   testId: string;
   intro: ReactNode;
-  state: (view: View) => ReactNode;
+  /** What it is linked to; `lostAt` when the link to the agent was lost since it was read, else null. */
+  state: (view: View, lostAt: number | null) => ReactNode;
   form: (view: View) => ReactNode;
   /** Read again this often while shown, when what it links to changes with no word to the page. */
   refreshMs?: number;
@@ -21,6 +25,8 @@ interface SectionProps<View extends { fixed: string | null }, Request> {
 export function HostSettingSection<View extends { fixed: string | null }, Request>({ setting, title, testId, intro, state, form, refreshMs }: SectionProps<View, Request>) {
   const view = setting.use((s) => s.view);
   const load = useAction(setting.load);
+  const lostAt = useLostSince(setting.use((s) => s.readAt));
+  useReadAgainWhenBack(lostAt, setting.load);
   useEffect(() => {
     void load.run();
     if (refreshMs === undefined) return;
@@ -32,7 +38,7 @@ export function HostSettingSection<View extends { fixed: string | null }, Reques
     <section className="card settings-section" aria-label={title} data-testid={testId}>
       <h2>{title}</h2>
       <p className="muted">{intro}</p>
-      {state(view)}
+      {state(view, lostAt)}
       {view.fixed === null ? form(view) : <p className="muted">{view.fixed}</p>}
     </section>
   );
@@ -66,13 +72,13 @@ export function HostSettingForm<Request>({ setting, label, request, problem, sho
         }}
       >
         {children(change.pending)}
-        <button type="submit" className="btn small primary" disabled={change.pending || problem !== null} data-testid={save.testId}>
+        <ActionButton submit className="btn small primary" unavailable={change.pending ? 'Saving…' : problem} data-testid={save.testId}>
           {save.text}
-        </button>
+        </ActionButton>
         {forget && (
-          <button type="button" className="btn small" disabled={change.pending} onClick={() => void change.run(null)} data-testid={forget.testId}>
+          <ActionButton className="btn small" unavailable={change.pending ? 'Saving…' : null} onAct={() => void change.run(null)} data-testid={forget.testId}>
             {forget.text}
-          </button>
+          </ActionButton>
         )}
         {problem && showProblem && <span className="muted setting-problem">{problem}</span>}
       </form>

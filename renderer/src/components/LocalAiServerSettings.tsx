@@ -5,6 +5,7 @@ import type { LocalAiServerRequest } from '../../../shared/api.ts';
 import { isLoopback } from '../../../shared/loopback.ts';
 import type { LocalAiServerView } from '../../../shared/types.ts';
 import { versionParts } from '../format.ts';
+import { unknownSince } from '../state/connection.ts';
 import { localaiServerSetting } from '../state/host-settings.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
 import { HostSettingForm, HostSettingSection } from './HostSettingSection.tsx';
@@ -23,7 +24,7 @@ export function LocalAiServerSection() {
           <code>/version</code>.
         </>
       }
-      state={(view) => <ServerState view={view} />}
+      state={(view, lostAt) => <ServerState view={view} lostAt={lostAt} />}
       form={(view) => <ServerForm view={view} />}
       // LocalAI comes and goes (Hangar starts and stops the one it runs, or a user one by hand): its link with it.
       refreshMs={1000}
@@ -31,9 +32,10 @@ export function LocalAiServerSection() {
   );
 }
 
-function ServerState({ view }: { view: LocalAiServerView }) {
+function ServerState({ view, lostAt }: { view: LocalAiServerView; lostAt: number | null }) {
   const status = view.status;
   if (!view.url) return <p data-testid="localai-server-state">No LocalAI server is linked.</p>;
+  if (lostAt !== null) return <p data-testid="localai-server-state">Link to {view.url} {unknownSince(lostAt)}.</p>;
   if (!status) return <p data-testid="localai-server-state">Linking {view.url}…</p>;
   const models = `${status.models} ${status.models === 1 ? 'model' : 'models'} loaded`;
   // LocalAI's commit shown short, as git shows one: whole on hover, and in whatever copy of the line holds it.

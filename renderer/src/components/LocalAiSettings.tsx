@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react';
 import type { LocalAiJoinRequest } from '../../../shared/api.ts';
 import { NEEDS_HANGAR_AGENT } from '../../../shared/localai-worker.ts';
 import type { LocalAiJoin, LocalAiSettingsView } from '../../../shared/types.ts';
+import { unknownSince } from '../state/connection.ts';
 import { localaiSetting } from '../state/host-settings.ts';
 import { useNodes } from '../state/node.ts';
 import { JoinField, requestFrom } from './join-form.tsx';
@@ -48,15 +49,16 @@ export function LocalAiSection() {
           protocol. Hangar reads the frontend&apos;s node list with an admin&apos;s API key and never writes to LocalAI&apos;s database.
         </>
       }
-      state={(view) => <LinkState view={view} />}
+      state={(view, lostAt) => <LinkState view={view} lostAt={lostAt} />}
       form={(view) => <LocalAiForm view={view} />}
     />
   );
 }
 
-function LinkState({ view }: { view: LocalAiSettingsView }) {
+function LinkState({ view, lostAt }: { view: LocalAiSettingsView; lostAt: number | null }) {
   const status = view.status;
   if (!view.localai || !status) return <p data-testid="localai-state">No LocalAI cluster is set.</p>;
+  if (lostAt !== null) return <p data-testid="localai-state">Connection to {status.frontend} {unknownSince(lostAt)}.</p>;
   const workers = `${status.workers} ${status.workers === 1 ? 'worker' : 'workers'}`;
   return (
     <p data-testid="localai-state">

@@ -18,9 +18,15 @@ export function problemOf(checked: SafeParse): string | null {
   return checked.success ? null : (checked.error?.issues[0]?.message ?? 'not valid');
 }
 
+interface HostSettingState<View> {
+  view: View | null;
+  /** When `view` was read (ms since epoch): a link to the agent lost since makes it no word on now. */
+  readAt: number | null;
+}
+
 export interface HostSetting<View, Request> {
-  store: StoreApi<{ view: View | null }>;
-  use<T>(selector: (state: { view: View | null }) => T): T;
+  store: StoreApi<HostSettingState<View>>;
+  use<T>(selector: (state: HostSettingState<View>) => T): T;
   load(): Promise<void>;
   change(next: Request | null): Promise<void>;
   /** The first reason the host would refuse `next`, or null. */
@@ -34,13 +40,13 @@ function hostSetting<View, Request>(options: {
   /** Reads again what the change affects. */
   after?(): Promise<void>;
 }): HostSetting<View, Request> {
-  const store = createStore<{ view: View | null }>(() => ({ view: null }));
+  const store = createStore<HostSettingState<View>>(() => ({ view: null, readAt: null }));
   return {
     store,
     use: (selector) => useStore(store, selector),
-    load: async () => store.setState({ view: await options.read() }),
+    load: async () => store.setState({ view: await options.read(), readAt: Date.now() }),
     change: async (next) => {
-      store.setState({ view: await options.write(next) });
+      store.setState({ view: await options.write(next), readAt: Date.now() });
       await options.after?.();
     },
     problem: (next) => problemOf(options.check(next)),
