@@ -113,6 +113,25 @@ test("while the agent cannot be reached LocalAI's state is unknown, and live aga
   await expect(state).toHaveText(/^LocalAI v3\.3\.0: ready/);
 });
 
+test("while the agent cannot be reached the LocalAI server's link is unknown and Show logs is off; live again once it is back", async () => {
+  const server = page.getByTestId('localai-server-state');
+  const logs = page.getByTestId('localai-logs-toggle');
+  await expect(server).toHaveText(/^Linked to LocalAI v3\.3\.0/);
+  await agent.stop();
+  await expect(server).toHaveText(/^Link to http:\/\/127\.0\.0\.1:\d+ unknown since the connection to the agent was lost at \d\d:\d\d:\d\d\.$/);
+  await expect(logs).toHaveAttribute('aria-disabled', 'true');
+  await expect(logs).toHaveAttribute('title', /cannot be reached/);
+  for (const button of [page.getByTestId('localai-server-save'), page.getByTestId('localai-server-forget')]) await expect(button).toHaveAttribute('title', /cannot be reached/);
+  await logs.click({ force: true });
+  await expect(page.getByTestId('localai-logs')).toHaveCount(0);
+  await agent.start();
+  // The agent stopped LocalAI as it stopped: a fresh read says so.
+  await expect(server).toHaveText(/^Not linked to http:\/\/127\.0\.0\.1:\d+: /);
+  await expect(logs).toHaveAttribute('aria-disabled', 'false');
+  await page.getByTestId('localai-start').click();
+  await expect(server).toHaveText(/^Linked to LocalAI v3\.3\.0/);
+});
+
 test('Settings → LocalAI server follows the LocalAI Hangar runs, with no reload', async () => {
   const server = page.getByTestId('localai-server-state');
   await expect(server).toHaveText(/^Linked to LocalAI v3\.3\.0 \(\w+\) at http:\/\/127\.0\.0\.1:\d+: 0 models loaded\.$/);

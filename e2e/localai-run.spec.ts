@@ -131,3 +131,21 @@ test("after LocalAI's upgrade, a backend whose tag has a new image is marked, an
   await marked.getByTestId('localai-upgrade-marked').click();
   await expect(marked).toBeHidden();
 });
+
+test('while the agent cannot be reached Upgrade all is off, saying why, and on again once it is back', async () => {
+  const panel = page.getByTestId('localai-run-settings');
+  await agent.cli('install', 'echo-oci');
+  await pushEcho('3.0.0');
+  await releases.publish({ version: 'v3.6.0' });
+  await panel.getByTestId('localai-check').click();
+  await panel.getByTestId('localai-upgrade').click();
+  const upgradeAll = panel.getByTestId('localai-marked').getByTestId('localai-upgrade-marked');
+  await expect(upgradeAll).toHaveAttribute('aria-disabled', 'false');
+  await agent.stop();
+  await expect(upgradeAll).toHaveAttribute('aria-disabled', 'true');
+  await expect(upgradeAll).toHaveAttribute('title', /cannot be reached/);
+  await agent.start();
+  await expect(upgradeAll).toHaveAttribute('aria-disabled', 'false');
+  await upgradeAll.click();
+  await expect(panel.getByTestId('localai-marked')).toBeHidden();
+});

@@ -3,8 +3,10 @@ import { NEEDS_HANGAR_AGENT, refusalOf } from '../../../shared/localai-worker.ts
 import type { GpuView, LocalAiWorkerView, NodeCard, NodeResources, ProcessView } from '../../../shared/types.ts';
 import { bytesOf, humanBytes } from '../format.ts';
 import { drainNode, setCordoned } from '../state/cluster.ts';
-import { awayText, type NodeEntry } from '../state/node.ts';
+import { useLostSince } from '../state/connection.ts';
+import { awayText, useNodes, type NodeEntry } from '../state/node.ts';
 import { bridge } from '../state/session.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { ConfirmDialog } from './ConfirmDialog.tsx';
 import { useAction } from './useAction.ts';
 import { Alert } from './Message.tsx';
@@ -18,10 +20,11 @@ export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; paire
   const card = node.card;
   if (!card) return null;
   const away = card.self ? null : awayText(card);
+  const lost = useLostSince(useNodes((s) => s.cardsReadAt)) !== null;
   return (
     <article className={`node-card${away ? ' away' : ''}`} aria-label={`Node ${node.label}`} data-testid={`node-card-${node.label}`}>
       <header className="node-card-head">
-        <span className={`dot ${away ? 'off' : 'ok'}`} role="img" aria-label={card.status} />
+        <span className={`dot ${lost ? 'warn' : away ? 'off' : 'ok'}`} role="img" aria-label={lost ? 'unknown' : card.status} data-testid="node-card-dot" />
         <h2 title={card.self ? `${node.label} (this host)` : node.label}>{node.label}</h2>
         {card.cordoned && <span className="badge warn" data-testid="cordoned">cordoned</span>}
         {card.viewerOnly ? (
@@ -29,7 +32,7 @@ export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; paire
             viewer only
           </span>
         ) : (
-          <NodeActions node={node} card={card} disabled={away !== null} />
+          <NodeActions node={node} card={card} away={away} />
         )}
       </header>
       <div className="node-card-sub small">
@@ -169,23 +172,23 @@ function Bar({ label, used, total, text, full }: { label: string; used: number; 
   );
 }
 
-function NodeActions({ node, card, disabled }: { node: NodeEntry; card: NodeCard; disabled: boolean }) {
+function NodeActions({ node, card, away }: { node: NodeEntry; card: NodeCard; away: string | null }) {
   // A LocalAI worker is cordoned and drained in LocalAI, never by Hangar.
   const refused = refusalOf(card, 'drain');
   const cordon = useAction(setCordoned);
   const drain = useAction(drainNode);
   const [draining, setDraining] = useState<ProcessView[] | null>(null);
   const listFirst = useAction(async () => setDraining(await bridge().processes({ node: node.id })));
-  const busy = cordon.pending || drain.pending || listFirst.pending;
+  const unavailable = refused ?? (away && `${node.label} is ${away}`) ?? (cordon.pending || drain.pending || listFirst.pending ? 'Under way…' : null);
   const error = cordon.error ?? drain.error ?? listFirst.error;
   return (
     <div className="node-card-actions">
-      <button type="button" className="btn small ghost" disabled={disabled || busy || refused !== null} title={refused ?? undefined} onClick={() => void cordon.run(node.id, !card.cordoned)} data-testid="cordon">
+      <ActionButton className="btn small ghost" unavailable={unavailable} onAct={() => void cordon.run(node.id, !card.cordoned)} data-testid="cordon">
         {card.cordoned ? 'Uncordon' : 'Cordon'}
-      </button>
-      <button type="button" className="btn small ghost" disabled={disabled || busy || refused !== null} title={refused ?? undefined} onClick={() => void listFirst.run()} data-testid="drain">
+      </ActionButton>
+      <ActionButton className="btn small ghost" unavailable={unavailable} onAct={() => void listFirst.run()} data-testid="drain">
         {drain.pending ? 'Draining…' : 'Drain'}
-      </button>
+      </ActionButton>
       {error && (
         <Alert inline>
           {error}

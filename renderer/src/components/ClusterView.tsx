@@ -7,6 +7,7 @@ import { pinVersion, resumeRollout, rollBackRollout, startRollout, unpinVersion,
 import { pinImpact, resumeImpact, rollbackImpact, rolloutImpact, type Impact, type NodeSide } from '../state/impact.ts';
 import { nodeKind } from '../../../shared/localai-worker.ts';
 import { offeredVersion } from '../../../shared/version-order.ts';
+import { unknownSince, useLostSince } from '../state/connection.ts';
 import { awayText, machines, pairedWorkerLabel, useNodes, type NodeEntry } from '../state/node.ts';
 import { isStale } from '../state/node-backends.ts';
 import { Loading } from './BackendsView.tsx';
@@ -41,12 +42,13 @@ export function ClusterView() {
   const sides = nodes.map((n) => sideOf(n, byNode[n.id]));
   const latest = (name: string) => rollouts.find((r) => r.backend === name);
   const online = nodes.filter((n) => !n.card || n.card.self || n.card.status === 'online').length;
+  const lostAt = useLostSince(useNodes((s) => s.cardsReadAt));
   return (
     <section className="view cluster" aria-labelledby="cluster-title">
       <header className="view-header">
         <h1 id="cluster-title">Cluster</h1>
         <span className="count">
-          {nodes.length} node{nodes.length === 1 ? '' : 's'}, {online} online
+          {nodes.length} node{nodes.length === 1 ? '' : 's'}, {lostAt === null ? `${online} online` : `their states ${unknownSince(lostAt)}`}
         </span>
       </header>
       <div className="cluster-scroll">
@@ -229,9 +231,9 @@ function BackendMatrixRow({ name, nodes, sides, rollout, desired, nameOf, ask }:
             Pin
           </button>
           {pin && (
-            <button type="button" className="btn small ghost" disabled={unpin.pending} onClick={() => void unpin.run(name)} data-testid={`unpin-${name}`}>
+            <ActionButton className="btn small ghost" unavailable={unpin.pending ? 'Unpinning…' : null} onAct={() => void unpin.run(name)} data-testid={`unpin-${name}`}>
               Unpin
-            </button>
+            </ActionButton>
           )}
           {(upgradable || underWay) && (
             <ActionButton
@@ -310,9 +312,9 @@ function PinForm(props: { name: string; nodes: NodeEntry[]; sides: NodeSide[]; c
           ))}
         </select>
       </label>
-      <button type="submit" className="btn small primary" disabled={pin.pending || version.trim() === ''} data-testid="pin-submit">
+      <ActionButton submit className="btn small primary" unavailable={pin.pending ? 'Pinning…' : version.trim() === '' ? 'Give the version to pin.' : null} data-testid="pin-submit">
         Pin {name}
-      </button>
+      </ActionButton>
       {pin.error && (
         <Alert inline>
           {pin.error}

@@ -5,6 +5,7 @@ import type { ClusterInvitation, ClusterInvitationsView, InvitedRole } from '../
 import { inviteProblem, joinWith, loadInvitations, makeInvitation, useInvitations } from '../state/invitations.ts';
 import { Section } from './SettingControls.tsx';
 import { useAction } from './useAction.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { Alert } from './Message.tsx';
 import { invitationToken } from '../../../shared/invitation-line.ts';
 
@@ -82,9 +83,9 @@ function InviteSection({ view }: { view: ClusterInvitationsView }) {
             ))}
           </select>
         </label>
-        <button type="submit" className="btn small primary" disabled={invite.pending || problem !== null} data-testid="invite-make">
+        <ActionButton submit className="btn small primary" unavailable={invite.pending ? 'Inviting…' : problem} data-testid="invite-make">
           Invite
-        </button>
+        </ActionButton>
         {problem && <span className="muted setting-problem">{problem}</span>}
       </form>
       {invite.error && (
@@ -155,9 +156,9 @@ function JoinSection({ view }: { view: ClusterInvitationsView }) {
               data-testid="join-token"
             />
           </label>
-          <button type="submit" className="btn small primary" disabled={join.pending || token.trim() === ''} data-testid="join-submit">
+          <ActionButton submit className="btn small primary" unavailable={join.pending ? 'Joining…' : token.trim() === '' ? 'Paste the invitation first.' : null} data-testid="join-submit">
             {join.pending ? 'Joining…' : 'Join'}
-          </button>
+          </ActionButton>
         </form>
       )}
       {join.error && (

@@ -4,6 +4,7 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import type { LocalAiRunView } from '../../../shared/types.ts';
 import { hideLocalAiLogs, loadLocalAiLogs, loadLocalAiRun, upgradeMarkedBackends, useLocalAiRun } from '../state/localai-run.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { RunActions } from './LocalAiRunActions.tsx';
 import { unknownSince, useLostSince } from '../state/connection.ts';
 import { useAction } from './useAction.ts';
@@ -77,9 +78,14 @@ function MarkedBackends({ view }: { view: LocalAiRunView }) {
               </li>
             ))}
           </ul>
-          <button type="button" className="btn small primary" disabled={upgrade.pending} onClick={() => void upgrade.run().then((said) => setFailed(said ?? null))} data-testid="localai-upgrade-marked">
+          <ActionButton
+            className="btn small primary"
+            unavailable={upgrade.pending ? 'Upgrading…' : null}
+            onAct={() => void upgrade.run().then((said) => setFailed(said ?? null))}
+            data-testid="localai-upgrade-marked"
+          >
             {upgrade.pending ? 'Upgrading…' : 'Upgrade all'}
-          </button>
+          </ActionButton>
         </>
       )}
       {problem && <Alert>{problem}</Alert>}
@@ -120,9 +126,16 @@ function Logs() {
   const show = useAction(loadLocalAiLogs);
   return (
     <div>
-      <button type="button" className="btn small" onClick={() => (logs === null ? void show.run() : hideLocalAiLogs())} data-testid="localai-logs-toggle">
-        {logs === null ? 'Show logs' : 'Hide logs'}
-      </button>
+      {/* Hiding them asks nothing of the agent: only Show is off while it cannot be reached. */}
+      {logs === null ? (
+        <ActionButton className="btn small" unavailable={show.pending ? 'Reading the logs…' : null} onAct={() => void show.run()} data-testid="localai-logs-toggle">
+          Show logs
+        </ActionButton>
+      ) : (
+        <button type="button" className="btn small" onClick={hideLocalAiLogs} data-testid="localai-logs-toggle">
+          Hide logs
+        </button>
+      )}
       {logs !== null && (
         <pre className="log-lines" tabIndex={0} aria-label="LocalAI's log lines" data-testid="localai-logs">
           {logs.length > 0 ? logs.join('\n') : 'No log lines yet.'}

@@ -3,6 +3,7 @@
 import type { GalleryEntryView, MetaResolution } from '../../../shared/types.ts';
 import { chooseVariant } from '../state/actions.ts';
 import { useRefusal } from '../state/node.ts';
+import { ActionButton } from './ActionButton.tsx';
 import { Message } from './Message.tsx';
 import { useAction } from './useAction.ts';
 
@@ -51,9 +52,9 @@ export function MetaBuilds({ entry, meta, disabled }: { entry: GalleryEntryView;
         })}
       </fieldset>
       {meta.picked && meta.installedAs === null && (
-        <button type="button" className="btn" disabled={busy} onClick={() => void pick.run(entry.name, null)}>
+        <ActionButton unavailable={busy ? (refused ?? 'Under way…') : null} onAct={() => void pick.run(entry.name, null)}>
           Use the automatic choice
-        </button>
+        </ActionButton>
       )}
       {pick.error && (
         <Message kind="error" boxed onDismiss={pick.clearError}>

@@ -165,9 +165,9 @@ function StopProcess({ entry, onStopped }: { entry: ScanEntry; onStopped: () => 
   });
   return (
     <>
-      <button type="button" className="btn small danger-text" disabled={stop.pending} onClick={() => setConfirming(true)} data-testid="scan-stop">
+      <ActionButton className="btn small danger-text" unavailable={stop.pending ? 'Stopping…' : null} onAct={() => setConfirming(true)} data-testid="scan-stop">
         {stop.pending ? 'Stopping…' : 'Stop process'}
-      </button>
+      </ActionButton>
       {stop.error && (
         <Alert inline>
           {stop.error}

@@ -1,6 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
 import type { ClusterJoin, ClusterSettingsView, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
+import { useOfflineReason } from '../state/connection.ts';
 import { useNodes } from '../state/node.ts';
 import { changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { clusterSetting } from '../state/host-settings.ts';
@@ -25,14 +26,17 @@ export function SettingsView() {
   const load = useAction(loadSettings);
   const change = useAction(changeSettings);
   useEffect(() => void load.run(), [load.run]);
+  // Every change is sent to the agent: off while it cannot be reached, the toggles saying why in their hint.
+  const offline = useOfflineReason();
+  const busy = change.pending || offline !== null;
   const hostsOwn = useNodes((s) => s.selected) === LOCAL_NODE;
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
   const toggle = (key: 'autoUpgrade' | 'keepBackendsRunning' | 'startBackendsOnLaunch' | 'smokeStart' | 'localaiRespawn' | 'localaiAutostart', label: string, hint: string, testId: string) => (
     <Toggle
       label={label}
-      hint={fixed(key) ? FIXED_REASON : hint}
+      hint={fixed(key) ? FIXED_REASON : (offline ?? hint)}
       checked={view?.settings[key] ?? false}
-      disabled={change.pending || fixed(key)}
+      disabled={busy || fixed(key)}
       onChange={(value) => void change.run({ [key]: value })}
       testId={testId}
     />
@@ -60,13 +64,13 @@ export function SettingsView() {
           {/* First: a user who runs LocalAI through Hangar comes here for it; the node's own settings follow. */}
           {hostsOwn && <LocalAiRunSection autostart={toggle('localaiAutostart', 'Start LocalAI with Hangar', 'Hangar starts the LocalAI it runs when it starts.', 'setting-localai-autostart')} />}
           {hostsOwn && <LocalAiServerSection />}
-          <Galleries view={view} busy={change.pending} fixedReason={FIXED_REASON} save={(galleries) => void change.run({ galleries })} />
+          <Galleries view={view} busy={busy} fixedReason={FIXED_REASON} save={(galleries) => void change.run({ galleries })} />
           <Section title="Upgrades">
             {toggle('autoUpgrade', 'Upgrade backends automatically', 'When a gallery offers a newer version, and on a timer.', 'setting-auto-upgrade')}
             <NumberSetting
               label="Check every (hours)"
               value={view.settings.autoUpgradeHours}
-              disabled={change.pending || fixed('autoUpgradeHours') || !view.settings.autoUpgrade}
+              disabled={busy || fixed('autoUpgradeHours') || !view.settings.autoUpgrade}
               onSave={(autoUpgradeHours) => void change.run({ autoUpgradeHours })}
               check={(autoUpgradeHours) => settingsProblem({ autoUpgradeHours })}
               testId="setting-auto-upgrade-hours"
@@ -85,11 +89,11 @@ export function SettingsView() {
             )}
           </Section>
           <Section title="Backends">
-            <PortRange view={view} disabled={change.pending || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
+            <PortRange view={view} disabled={busy || fixed('portRange')} save={(portRange) => void change.run({ portRange })} />
             <NumberSetting
               label="Give a start this long (seconds)"
               value={view.settings.startTimeoutSec}
-              disabled={change.pending || fixed('startTimeoutSec')}
+              disabled={busy || fixed('startTimeoutSec')}
               onSave={(startTimeoutSec) => void change.run({ startTimeoutSec })}
               check={(startTimeoutSec) => settingsProblem({ startTimeoutSec })}
               testId="setting-start-timeout"
@@ -98,7 +102,7 @@ export function SettingsView() {
             <BackendStartTimeouts
               limits={view.settings.backendStartTimeoutSec}
               nodeSeconds={view.settings.startTimeoutSec}
-              disabled={change.pending}
+              disabled={busy}
               save={(backendStartTimeoutSec) => void change.run({ backendStartTimeoutSec })}
             />
             {toggle('keepBackendsRunning', 'Keep backends running when Hangar quits', 'The next start takes them over again.', 'setting-keep-running')}
@@ -109,7 +113,7 @@ export function SettingsView() {
               'setting-start-on-launch',
             )}
           </Section>
-          <LabelsSetting view={view} disabled={change.pending} save={(labels) => void change.run({ labels })} />
+          <LabelsSetting view={view} disabled={busy} save={(labels) => void change.run({ labels })} />
           {hostsOwn && <ClusterSection />}
           {hostsOwn && <InvitationSections />}
           {hostsOwn && <LocalAiSection />}

@@ -18,12 +18,15 @@ export interface NodeState {
   selected: string;
   /** Why the initial fetch failed, when it did. */
   error: string | null;
+  /** When the host's member list was read (ms since epoch); member events keep it current while the link holds. */
+  cardsReadAt: number | null;
 }
 
 export const nodeStore = createStore<NodeState>(() => ({
   nodes: [{ id: LOCAL_NODE, label: 'This machine', info: null, card: null }],
   selected: LOCAL_NODE,
   error: null,
+  cardsReadAt: null,
 }));
 
 /** The node every view and action is about. */
@@ -51,7 +54,7 @@ export function setCards(cards: NodeCard[]): void {
     const known = new Map(s.nodes.map((n) => [n.id, n]));
     const nodes = cards.map((card) => entryFor(card, known));
     if (!nodes.some((n) => n.id === LOCAL_NODE)) nodes.unshift(known.get(LOCAL_NODE)!);
-    return { nodes: sortEntries(nodes) };
+    return { nodes: sortEntries(nodes), cardsReadAt: Date.now() };
   });
 }
 
