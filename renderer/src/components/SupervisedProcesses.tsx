@@ -3,6 +3,7 @@ import type { ProcessView } from '../../../shared/types.ts';
 import { humanBytes } from '../format.ts';
 import { refreshProcesses } from '../state/actions.ts';
 import { useBackends } from '../state/backends.ts';
+import { unknownSince, useLostSince } from '../state/connection.ts';
 import { isWorkerSelected, useNodes } from '../state/node.ts';
 import { showView } from '../state/ui.ts';
 import { isStale } from '../state/node-backends.ts';
@@ -34,6 +35,7 @@ export function SupervisedProcesses() {
   // A LocalAI worker has no Hangar to read its GPU tools.
   const vram = useProcessVram(onWorker ? null : USAGE_REFRESH_MS);
   const all = Object.values(processes).sort(byUrgency);
+  const lostAt = useLostSince(useBackends((s) => s.readAt));
   // A LocalAI worker runs its own processes and reports each model's address, not its pid, age or use.
   const groups = onWorker
     ? [{ title: 'Running on the LocalAI worker', label: 'Processes on the LocalAI worker', rows: all, testId: 'supervised-table' }]
@@ -41,10 +43,30 @@ export function SupervisedProcesses() {
         { title: 'Supervised by Hangar', label: 'Processes supervised by Hangar', rows: all.filter((p) => p.runBy !== 'localai'), testId: 'supervised-table' },
         { title: 'Run by LocalAI', label: 'Models the LocalAI server runs', rows: all.filter((p) => p.runBy === 'localai'), testId: 'localai-table' },
       ];
-  return groups.map((group) => group.rows.length > 0 && <ProcessTable key={group.testId} {...group} onWorker={onWorker} vram={vram} />);
+  return (
+    <>
+      {lostAt !== null && all.length > 0 && (
+        <p className="alert muted" role="status" data-testid="processes-unknown">
+          Their states, pids and use are {unknownSince(lostAt)}; the last ones read are greyed out until it is back.
+        </p>
+      )}
+      {groups.map((group) => group.rows.length > 0 && <ProcessTable key={group.testId} {...group} onWorker={onWorker} vram={vram} lost={lostAt !== null} />)}
+    </>
+  );
 }
 
-function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: string; label: string; rows: ProcessView[]; testId: string; onWorker: boolean; vram: Map<string, number> | null }) {
+interface TableProps {
+  title: string;
+  label: string;
+  rows: ProcessView[];
+  testId: string;
+  onWorker: boolean;
+  vram: Map<string, number> | null;
+  /** The link to the agent was lost since the rows were read: none of them is a state now. */
+  lost: boolean;
+}
+
+function ProcessTable({ title, label, rows, testId, onWorker, vram, lost }: TableProps) {
   const localaiDown = rows.find((p) => p.runBy === 'localai' && p.localaiDown)?.localaiDown;
   return (
     <>
@@ -86,7 +108,7 @@ function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: s
           </thead>
           <tbody>
             {rows.map((p) => (
-              <SupervisedRow key={p.model} process={p} vram={vram && (vram.get(p.model) ?? 0)} onWorker={onWorker} />
+              <SupervisedRow key={p.model} process={p} vram={vram && (vram.get(p.model) ?? 0)} onWorker={onWorker} lost={lost} />
             ))}
           </tbody>
         </table>
@@ -99,12 +121,12 @@ function ProcessTable({ title, label, rows, testId, onWorker, vram }: { title: s
  * `vram`: the GPU memory its tree holds, or null where no tool reports it per process. On a LocalAI worker only what
  * its protocol reports: the model, where it listens, that it runs.
  */
-function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; vram: number | null; onWorker: boolean }) {
+function SupervisedRow({ process: p, vram, onWorker, lost }: { process: ProcessView; vram: number | null; onWorker: boolean; lost: boolean }) {
   const ended = isEnded(p.state);
   const starting = useStartingNote(p);
   const note = p.error ?? (ended && p.exit ? exitNote(p.exit, clockTime) : (starting ?? p.message));
   return (
-    <tr className={ended || isStale(p) ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={shownState(p)}>
+    <tr className={ended || isStale(p) || lost ? 'row-ended' : undefined} data-testid={`supervised-${p.model}`} data-state={lost ? 'unknown' : shownState(p)}>
       <td className="sticky-start">
         <b>{p.model}</b>
         {note && (
@@ -114,7 +136,15 @@ function SupervisedRow({ process: p, vram, onWorker }: { process: ProcessView; v
         )}
       </td>
       <td className="nowrap">
-        {isStale(p) ? <StaleBadge process={{ ...p, dir: p.dir }} /> : <ProcessStateBadge process={p} />}
+        {lost ? (
+          <span className="badge neutral" data-testid="process-state" data-state="unknown">
+            unknown
+          </span>
+        ) : isStale(p) ? (
+          <StaleBadge process={{ ...p, dir: p.dir }} />
+        ) : (
+          <ProcessStateBadge process={p} />
+        )}
       </td>
       {!onWorker && <td>{p.backend}</td>}
       {!onWorker && <ReportedCell value={p.pid} testId="supervised-pid" />}

@@ -12,9 +12,11 @@ export interface BackendsState {
   /** Sorted model names per backend; a new array only when that backend's set of models changes. */
   modelsByBackend: Record<string, string[]>;
   processes: Record<string, ProcessView>;
+  /** When the full fetch was read (ms since epoch); events keep it current only while the link to the agent holds. */
+  readAt: number | null;
 }
 
-export const emptyBackends: BackendsState = { loaded: false, names: [], byName: {}, modelsByBackend: {}, processes: {} };
+export const emptyBackends: BackendsState = { loaded: false, names: [], byName: {}, modelsByBackend: {}, processes: {}, readAt: null };
 
 const NO_MODELS: string[] = [];
 

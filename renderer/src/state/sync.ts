@@ -110,7 +110,7 @@ export function startSync(transport: Transport): Sync {
       const [info, backends, processes, jobs] = await Promise.all([b.info(ref), b.backends(ref), b.processes(ref), b.jobs(ref), fetchGallery()]);
       if (mine !== generation) return;
       setSelectedInfo(info);
-      backendsStore.setState(fromSnapshot(backends, processes), true);
+      backendsStore.setState({ ...fromSnapshot(backends, processes), readAt: Date.now() }, true);
       jobsStore.setState(fromJobs(jobs), true);
     } catch (error) {
       if (mine === generation) nodeStore.setState({ error: messageOf(error) });
