@@ -39,6 +39,20 @@ test('Processes says no process is ready while the agent cannot be reached, and 
   await expect(row).toHaveCount(0);
 });
 
+test('a Backends row shows its process as unknown while the agent cannot be reached, and live again once it is back', async () => {
+  await agent.cli('load', 'echo', 'm2');
+  await page.getByTestId('nav-backends').click();
+  const chip = page.getByTestId('process-m2');
+  await expect(chip).toHaveAttribute('data-state', 'ready');
+  await agent.stop();
+  await expect(chip).toHaveAttribute('data-state', 'unknown');
+  await expect(chip.getByTestId('process-state')).toHaveText('unknown');
+  await expect(chip).toHaveAttribute('title', new RegExp(`^Its state, pid and port are ${LOST}$`));
+  await agent.start();
+  // The agent stopped m2 as it stopped: the fresh read has it gone, not ready.
+  await expect(chip).toHaveCount(0);
+});
+
 test('Cluster counts no node online while the agent cannot be reached, and again once it is back', async () => {
   await page.getByTestId('nav-cluster').click();
   const count = page.locator('.view-header .count');

@@ -1,5 +1,6 @@
 import { memo } from 'react';
 import { useBackends } from '../state/backends.ts';
+import { unknownSince, useLostSince } from '../state/connection.ts';
 import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
 import { endedText, reportedNumber, shownState } from '../../../shared/process-text.ts';
@@ -11,16 +12,18 @@ import { Uptime } from './Uptime.tsx';
 /** One running model: subscribes to that process only, so its events re-render this chip and nothing else. */
 export const ProcessChip = memo(function ProcessChip({ model }: { model: string }) {
   const process = useBackends((s) => s.processes[model]);
+  const lostAt = useLostSince(useBackends((s) => s.readAt));
   if (!process) return null;
   const stale = isStale(process);
   const ended = isEnded(process.state);
   return (
     <li
-      className={`chip${stale || ended ? ' chip-stale' : ''}`}
+      className={`chip${lostAt !== null ? ' chip-unknown' : stale || ended ? ' chip-stale' : ''}`}
       data-testid={`process-${model}`}
       data-pid={process.pid}
-      data-state={shownState(process)}
+      data-state={lostAt !== null ? 'unknown' : shownState(process)}
       data-cwd={process.cwd}
+      title={lostAt !== null ? `Its state, pid and port are ${unknownSince(lostAt)}` : undefined}
     >
       <span className="chip-model">{model}</span>
       {reportedNumber(process.pid) !== null && (
@@ -39,8 +42,16 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
           ↺ <b>{process.restarts}</b>
         </span>
       )}
-      {shownState(process) !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}
-      {stale && <StaleBadge process={process} />}
+      {lostAt !== null ? (
+        <span className="badge neutral" data-testid="process-state" data-state="unknown">
+          unknown
+        </span>
+      ) : (
+        <>
+          {shownState(process) !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}
+          {stale && <StaleBadge process={process} />}
+        </>
+      )}
       {(process.error || (ended && process.exit)) && (
         <span className="process-note error" data-testid="process-error">
           {process.error ?? endedText(process.exit!, clockTime)}
