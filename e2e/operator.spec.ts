@@ -2,6 +2,7 @@
 // did, a frozen agent told from a live one, notifications that outlive the page, and one card per backend name.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { RunningAgent } from './fixtures/agent.ts';
 import { copyStarterGallery, type TestGallery } from './fixtures/gallery.ts';
@@ -59,11 +60,17 @@ test('the sidebar counts follow what the CLI does: an upgrade clears the ↑, a 
   await expect(row('echo').getByTestId('backend-version')).toHaveText('1.1.0');
   await expect(upgradable()).toHaveCount(0);
 
-  await swapOutOfBand(join(agent.home, 'backends'), 'echo', '1.1.0-patched');
-  await expect(page.getByTestId('node-stale')).toHaveText('1 stale');
-  await expect(page.getByTestId('nav-stale')).toHaveText('1 stale');
-  await page.getByTestId('nav-processes').click();
-  await expect(page.getByTestId('processes-count')).toHaveText('1 running from the backends directory, 1 stale');
+  // A process of the user's own in the backend's directory goes stale with it; the sidebar counts Hangar's.
+  const own = spawn('sleep', ['300'], { cwd: join(agent.home, 'backends', 'echo'), stdio: 'ignore' });
+  try {
+    await swapOutOfBand(join(agent.home, 'backends'), 'echo', '1.1.0-patched');
+    await expect(page.getByTestId('node-stale')).toHaveText('1 stale');
+    await expect(page.getByTestId('nav-stale')).toHaveText('1 stale');
+    await page.getByTestId('nav-processes').click();
+    await expect(page.getByTestId('processes-count')).toHaveText('2 running from the backends directory, 2 stale (1 not started by Hangar)');
+  } finally {
+    own.kill('SIGKILL');
+  }
   const [m1] = await agent.ps();
   await expect(page.getByTestId(`scan-row-${m1!.pid}`)).toHaveAttribute('data-status', 'stale');
   await expect(page.getByTestId('supervised-m1')).toHaveAttribute('data-state', 'stale');

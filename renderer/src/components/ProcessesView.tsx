@@ -57,14 +57,17 @@ export function ProcessesView() {
   useEffect(() => {
     void rescan();
   }, [rescan, livePids]);
-  const stale = entries?.filter((e) => e.verdict.status === 'stale').length ?? 0;
+  const stale = entries?.filter((e) => e.verdict.status === 'stale') ?? [];
+  // The sidebar counts the stale processes Hangar runs; a scan finds the user's own too, and says how many are theirs.
+  const notOurs = stale.filter((e) => !e.entry.supervised).length;
   return (
     <section className="view" aria-labelledby="processes-title">
       <header className="view-header">
         <h1 id="processes-title">Processes</h1>
         {entries && (
           <span className="count" data-testid="processes-count">
-            {entries.length} running from the backends directory{stale > 0 && `, ${stale} stale`}
+            {entries.length} running from the backends directory
+            {stale.length > 0 && `, ${stale.length} stale${notOurs > 0 ? ` (${notOurs} not started by Hangar)` : ''}`}
           </span>
         )}
         <span className="spacer" />
