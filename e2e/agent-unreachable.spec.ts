@@ -63,8 +63,10 @@ test('Cluster counts no node online while the agent cannot be reached, and again
   await expect(count).toHaveText(new RegExp(`^1 node, their states ${LOST}$`));
   await expect(card.getByTestId('node-card-dot')).toHaveAttribute('aria-label', 'unknown');
   for (const action of ['cordon', 'drain']) await expect(card.getByTestId(action)).toHaveAttribute('title', /cannot be reached/);
+  await expect(card.getByTestId('node-resources')).toHaveAttribute('title', new RegExp(`^Use ${LOST}$`));
   await agent.start();
   await expect(count).toHaveText('1 node, 1 online');
   await expect(card.getByTestId('node-card-dot')).toHaveAttribute('aria-label', 'online');
   await expect(card.getByTestId('drain')).toHaveAttribute('aria-disabled', 'false');
+  await expect(card.getByTestId('node-resources')).not.toHaveAttribute('title', /.*/);
 });

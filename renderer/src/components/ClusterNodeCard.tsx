@@ -3,7 +3,7 @@ import { NEEDS_HANGAR_AGENT, refusalOf } from '../../../shared/localai-worker.ts
 import type { GpuView, LocalAiWorkerView, NodeCard, NodeResources, ProcessView } from '../../../shared/types.ts';
 import { bytesOf, humanBytes } from '../format.ts';
 import { drainNode, setCordoned } from '../state/cluster.ts';
-import { useLostSince } from '../state/connection.ts';
+import { unknownSince, useLostSince } from '../state/connection.ts';
 import { awayText, useNodes, type NodeEntry } from '../state/node.ts';
 import { bridge } from '../state/session.ts';
 import { ActionButton } from './ActionButton.tsx';
@@ -17,10 +17,11 @@ import { Alert } from './Message.tsx';
  * `pairedWorker`: the LocalAI worker that shares this Hangar node's machine and backends directory.
  */
 export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; pairedWorker: string | null }) {
+  const lostAt = useLostSince(useNodes((s) => s.cardsReadAt));
+  const lost = lostAt !== null;
   const card = node.card;
   if (!card) return null;
   const away = card.self ? null : awayText(card);
-  const lost = useLostSince(useNodes((s) => s.cardsReadAt)) !== null;
   return (
     <article className={`node-card${away ? ' away' : ''}`} aria-label={`Node ${node.label}`} data-testid={`node-card-${node.label}`}>
       <header className="node-card-head">
@@ -57,7 +58,7 @@ export function ClusterNodeCard({ node, pairedWorker }: { node: NodeEntry; paire
       </div>
       <Counts card={card} />
       {card.resources ? (
-        <Resources resources={card.resources} />
+        <Resources resources={card.resources} unknownSince={lost ? unknownSince(lostAt) : null} />
       ) : card.localai ? (
         <WorkerVram worker={card.localai} />
       ) : (
@@ -103,9 +104,10 @@ function Counts({ card }: { card: NodeCard }) {
   );
 }
 
-function Resources({ resources: r }: { resources: NodeResources }) {
+/** `unknownSince`: the link to the agent was lost since the card was read, and when: the bars are no word on now. */
+function Resources({ resources: r, unknownSince }: { resources: NodeResources; unknownSince: string | null }) {
   return (
-    <div className="bars" data-testid="node-resources">
+    <div className={`bars${unknownSince ? ' bars-unknown' : ''}`} data-testid="node-resources" title={unknownSince ? `Use ${unknownSince}` : undefined}>
       <Bar label="CPU" used={Math.min(r.cpu.load1, r.cpu.count)} total={r.cpu.count} text={`load ${r.cpu.load1.toFixed(2)} / ${r.cpu.count}`} full={`load ${r.cpu.load1.toFixed(2)} on ${r.cpu.count} cores`} />
       {r.memory && (
         <Bar
