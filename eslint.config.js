@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import boundaries from 'eslint-plugin-boundaries';
 import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 const electronOnlyHere = ['electron/main.ts', 'electron/preload.ts', 'electron/ipc.ts'];
@@ -67,5 +68,11 @@ export default tseslint.config(
     plugins: { boundaries },
     settings: { 'boundaries/elements': ELEMENTS, 'boundaries/include': ['shared/**', 'backends/**', 'electron/**', 'renderer/**'] },
     rules: { 'boundaries/dependencies': ['error', { default: 'disallow', policies: layerPolicies }] },
+  },
+  {
+    // A hook called after an early return, or in a branch, breaks React's count of them the render it changes.
+    files: ['renderer/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: { 'react-hooks/rules-of-hooks': 'error' },
   },
 );
