@@ -5,7 +5,7 @@ import { isStale } from '../state/node-backends.ts';
 import { ProcessActions } from './ProcessActions.tsx';
 import { endedText, reportedNumber, shownState } from '../../../shared/process-text.ts';
 import { clockTime } from '../format.ts';
-import { ProcessStateBadge, isEnded } from './ProcessState.tsx';
+import { ProcessStateBadge, UnknownStateBadge, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -43,9 +43,7 @@ export const ProcessChip = memo(function ProcessChip({ model }: { model: string 
         </span>
       )}
       {lostAt !== null ? (
-        <span className="badge neutral" data-testid="process-state" data-state="unknown">
-          unknown
-        </span>
+        <UnknownStateBadge />
       ) : (
         <>
           {shownState(process) !== 'ready' && process.state !== 'stale' && <ProcessStateBadge process={process} />}

@@ -22,3 +22,12 @@ export function ProcessStateBadge({ process }: { process: Pick<ProcessView, 'sta
     </span>
   );
 }
+
+/** In place of a state read before the link to the agent was lost: no word on the process now. */
+export function UnknownStateBadge() {
+  return (
+    <span className="badge neutral" data-testid="process-state" data-state="unknown">
+      unknown
+    </span>
+  );
+}

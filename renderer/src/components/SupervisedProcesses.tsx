@@ -13,7 +13,7 @@ import { exitNote, reportedNumber, shownState, startingNote } from '../../../sha
 import { useStore } from 'zustand';
 import { clockStore } from '../state/clock.ts';
 import { clockTime } from '../format.ts';
-import { ProcessStateBadge, isEnded } from './ProcessState.tsx';
+import { ProcessStateBadge, UnknownStateBadge, isEnded } from './ProcessState.tsx';
 import { StaleBadge } from './StaleBadge.tsx';
 import { Uptime } from './Uptime.tsx';
 
@@ -137,9 +137,7 @@ function SupervisedRow({ process: p, vram, onWorker, lost }: { process: ProcessV
       </td>
       <td className="nowrap">
         {lost ? (
-          <span className="badge neutral" data-testid="process-state" data-state="unknown">
-            unknown
-          </span>
+          <UnknownStateBadge />
         ) : isStale(p) ? (
           <StaleBadge process={{ ...p, dir: p.dir }} />
         ) : (
