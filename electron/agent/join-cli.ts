@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
+import type { AdminState } from '../cluster/admin-home.ts';
 import type { OldConfig } from '../cluster/adopt.ts';
 import { INVITE_MAX_MS, type InvitedRole } from '../cluster/invitation.ts';
 import { loadIdentity } from '../cluster/node-key.ts';
@@ -75,7 +76,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       const members = memberViews(state, { claims: known, seen: seen ?? new Map() });
       const dash = (v: string | null) => v ?? '-';
       const rows = members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) }));
-      const notes = [typeof claims === 'string' ? `${claims}\n` : unusedNote(members), seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
+      const notes = [cutShortNote(state), typeof claims === 'string' ? `${claims}\n` : unusedNote(members), seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
       printed(options, { json: members, text: table(rows, 'no members', notes.join('')) });
     });
 
@@ -84,16 +85,23 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     .option('--json', 'print JSON to stdout')
     .action(async (which: string, options: { config?: string; json?: boolean }) => {
       const { revoke } = await import('../cluster/revoke.ts');
-      const { member, config } = await revoke(home(), which, options.config);
+      const { member, config, finished } = await revoke(home(), which, options.config);
+      const done = finished ? `finished revoking ${member.name}, revoked at ${new Date(member.revokedAt!).toISOString()}` : `revoked ${member.name}`;
       printed(options, {
-        json: { ...member, config },
-        text: `revoked ${member.name}: the server closed its connection and refuses it; no node takes its calls or records\nwrote ${config} again: a server restarted on it keeps refusing ${member.name}\n`,
+        json: { ...member, config, finished },
+        text: `${done}: the server closed its connection and refuses it; no node takes its calls or records\nwrote ${config} again: a server restarted on it keeps refusing ${member.name}\n`,
       });
     });
 }
 
 function printed(options: { json?: boolean }, result: Printed): void {
   print(options, result.json, () => result.text);
+}
+
+/** Revocations the server took whose grant was not withdrawn: the nodes still trust those members' keys. */
+function cutShortNote(state: AdminState): string {
+  return state.members.filter((m) => m.withdrawn === false)
+    .map((m) => `${m.name}'s revocation was cut short: its grant was not withdrawn, so the nodes still trust its key (hangar cluster revoke ${m.name} finishes it)\n`).join('');
 }
 
 /** Invitations that expired unused: the credential they carry still logs in until it is revoked. */

@@ -11,9 +11,10 @@ import { cli, cliAs, hangar, read, startAgent, until, type Agent } from '../agen
 import { connectCluster } from '../nats/connect.ts';
 import { readAdmin } from './admin-home.ts';
 import { credsFile } from './joined-home.ts';
-import { loadIdentity } from './node-key.ts';
+import { loadIdentity, parsePublicKey } from './node-key.ts';
 import { REVOKED_LISTED_MS } from './presence.ts';
 import { openMembers, writeGrant } from './store/grants.ts';
+import { unseal } from './store/sealed.ts';
 import { memberInboxOf } from './subjects.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
 
@@ -37,6 +38,18 @@ describe("the cluster's admin commands", () => {
   const revokedAt = async (name: string) => {
     const listed = await cli('--home', admin, 'cluster', 'members', '--json');
     return (JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null }>).find((m) => m.name === name)?.revoked;
+  };
+  /** The grant the cluster's store holds for key id `id`, as a node reads it: whether it is revoked, and its time. */
+  const grantOf = async (id: string) => {
+    const cluster = (await readAdmin(admin))!.cluster;
+    const nc = await connectCluster({ url: URL, name: 'admin-test', credsFile: credsFile(admin), inboxPrefix: memberInboxOf('admin') });
+    try {
+      const stored = await (await openMembers(nc, false, memberInboxOf('admin'))).get(id);
+      const record = stored && unseal(stored.value, 'grant', id, cluster);
+      return record?.ok ? { revoked: (record.body as { revoked: boolean }).revoked, at: record.at } : null;
+    } finally {
+      await nc.close();
+    }
   };
 
   before(async () => {
@@ -138,6 +151,32 @@ describe("the cluster's admin commands", () => {
     await nc.close();
     await until('desk lists gpu no more', async () => ((await read(agents.desk!, 'nodes')).some((c) => c.id === gpu.id) ? undefined : true), 10_000);
     assert.doesNotMatch((await hangar(agents.desk!, 'nodes')).stdout, /^gpu /m);
+  });
+
+  test('a revocation cut short after the server took it is said, listed, and finished by revoking again', async () => {
+    await invite('spare5');
+    const key = (await readAdmin(admin))!.members.find((m) => m.name === 'spare5')!.key;
+    const id = parsePublicKey(key)!.id;
+    // The admin's own credential gone: the server takes the revocation (through the system account), the grant cannot be written.
+    await rename(credsFile(admin), `${credsFile(admin)}.away`);
+    const cut = await cli('--home', admin, 'cluster', 'revoke', 'spare5');
+    await rename(`${credsFile(admin)}.away`, credsFile(admin));
+    assert.equal(cut.code, 6, cut.stderr);
+    assert.match(cut.stderr, /; spare5 is revoked on the server \(its connection closed, its credential refused\), but its grant was not withdrawn: hangar cluster revoke spare5 again finishes it\n$/);
+    const when = await revokedAt('spare5');
+    assert.match(when ?? '', /^\d{4}-\d\d-\d\dT\S+Z$/);
+    assert.equal((await grantOf(id))?.revoked, false, 'the grant still stands');
+    assert.match((await cli('--home', admin, 'cluster', 'members')).stdout, /\nspare5's revocation was cut short: its grant was not withdrawn, so the nodes still trust its key \(hangar cluster revoke spare5 finishes it\)\n/);
+
+    const finished = await cli('--home', admin, 'cluster', 'revoke', 'spare5');
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.match(finished.stdout, new RegExp(`^finished revoking spare5, revoked at ${when}: the server closed its connection and refuses it; no node takes its calls or records\n`));
+    const withdrawn = await grantOf(id);
+    assert.deepEqual([withdrawn?.revoked, withdrawn?.at], [true, Date.parse(when!)], 'withdrawn, with the revocation\'s one time');
+    assert.equal(await revokedAt('spare5'), when);
+    assert.doesNotMatch((await cli('--home', admin, 'cluster', 'members')).stdout, /cut short/);
+    const again = await cli('--home', admin, 'cluster', 'revoke', 'spare5');
+    assert.deepEqual([again.code, again.stderr], [4, `hangar: spare5 was revoked already, at ${when}: a new invitation joins it again (hangar cluster invite --role node --name spare5)\n`]);
   });
 
   test('with the server down, invite, revoke and members say that it does not answer and what was not done', async () => {

@@ -22,6 +22,11 @@ const memberSchema = z.object({
   expires: z.number().nullable(),
   invite: z.string().nullable(),
   revokedAt: z.number().nullable(),
+  /**
+   * Whether its revocation got as far as its configuration and its grant: false while it has not (the server took it,
+   * then the command was cut short). Absent on a member revoked before this was kept, and on one not revoked.
+   */
+  withdrawn: z.boolean().optional(),
 });
 
 const adminSchema = z.object({

@@ -18,35 +18,46 @@ export interface Revoked {
   member: MemberRecord;
   /** The server's configuration, written again with the revocation. */
   config: string;
+  /** This call finished a revocation an earlier one began (the server took it, its grant was not withdrawn). */
+  finished: boolean;
 }
 
 /**
  * `config`: where the server's configuration is now, when it is no longer where init wrote it; kept as its place from
  * then on. A configuration gone from its place is not written anew there: the server runs on a copy elsewhere, which a
- * restart would take without the revocation.
+ * restart would take without the revocation. A member whose revocation was cut short is revoked again from the start,
+ * with its first time: each step is one a second run may take again.
  */
 export async function revoke(home: string, which: string, config?: string): Promise<Revoked> {
   const { state, joined, admin } = await adminContext(home);
-  const all = membersNamed(state, which);
-  const named = all.filter((m) => m.revokedAt === null);
-  const revoked = all.at(-1);
-  if (named.length === 0 && revoked) {
-    throw new HangarError('conflict', `${revoked.name} was revoked already, at ${new Date(revoked.revokedAt!).toISOString()}: a new invitation joins it again (hangar cluster invite --role ${revoked.role} --name ${revoked.name})`);
-  }
-  if (named.length === 0) throw new HangarError('not-found', `the cluster has no member "${which.slice(0, 80)}" left to revoke (hangar cluster members lists them)`);
-  if (named.length > 1) throw new HangarError('invalid-request', `"${which.slice(0, 80)}" names ${named.length} members: give one's key`);
-  const member = named[0]!;
+  const member = toRevoke(membersNamed(state, which), which);
   if (member.key === admin.publicKey) throw new HangarError('forbidden', 'an admin cannot revoke itself');
   state.config = await configPlace(state.config, config, member.name);
-  const revokedAt = Date.now();
-  member.revokedAt = revokedAt;
+  const finished = member.revokedAt !== null;
+  member.revokedAt ??= Date.now();
+  member.withdrawn = false;
   await pushHangarJwt(state);
   await writeAdmin(home, state);
   await writeServerConfig(state);
   const id = parsePublicKey(member.key)!.id;
-  const undone = `${member.name} is revoked on the server (its connection closed, its credential refused), but its grant was not withdrawn`;
-  await withAdminLink(home, joined, undone, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }, revokedAt));
-  return { member, config: state.config };
+  const undone = `${member.name} is revoked on the server (its connection closed, its credential refused), but its grant was not withdrawn: hangar cluster revoke ${member.name} again finishes it`;
+  await withAdminLink(home, joined, undone, (nc) => grant(nc, joined.name, admin, id, { key: member.key, name: member.name, role: member.role, invitedBy: member.invitedBy, revoked: true }, member.revokedAt!));
+  member.withdrawn = true;
+  await writeAdmin(home, state);
+  return { member, config: state.config, finished };
+}
+
+/** The one member `which` names that is not revoked, or whose revocation was cut short; else one line saying why none. */
+function toRevoke(all: MemberRecord[], which: string): MemberRecord {
+  const named = all.filter((m) => m.revokedAt === null);
+  if (named.length > 1) throw new HangarError('invalid-request', `"${which.slice(0, 80)}" names ${named.length} members: give one's key`);
+  const member = named[0] ?? all.find((m) => m.withdrawn === false);
+  if (member) return member;
+  const revoked = all.at(-1);
+  if (revoked) {
+    throw new HangarError('conflict', `${revoked.name} was revoked already, at ${new Date(revoked.revokedAt!).toISOString()}: a new invitation joins it again (hangar cluster invite --role ${revoked.role} --name ${revoked.name})`);
+  }
+  throw new HangarError('not-found', `the cluster has no member "${which.slice(0, 80)}" left to revoke (hangar cluster members lists them)`);
 }
 
 /** Where the configuration is written: the file --config names, else the one init wrote, if it is still there. */

@@ -46,7 +46,7 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     ...(options.inboxPrefix !== undefined && { inboxPrefix: options.inboxPrefix }),
     ...(options.user !== undefined && { user: options.user, pass: options.password ?? '' }),
     ...(options.token !== undefined && { token: options.token }),
-    ...(options.credsFile !== undefined && { authenticator: credsAuthenticator(await readCreds(options.credsFile)) }),
+    ...(options.credsFile !== undefined && { authenticator: credsAuthenticator(await readCreds(options.credsFile, options.undone)) }),
     ...(options.creds !== undefined && { authenticator: credsAuthenticator(Buffer.from(options.creds)) }),
     ...(tls && { tls: options.caFile !== undefined ? { caFile: options.caFile } : {} }),
   };
@@ -76,14 +76,16 @@ function parseClusterUrl(text: string, flag: string): URL {
 
 
 /** The file read and its credential parsed before connecting: a damaged one is the file's fault, not the server's. */
-async function readCreds(file: string): Promise<Uint8Array> {
+/** `undone`, as connectCluster's: said after why the file could not be used. */
+async function readCreds(file: string, undone: string | undefined): Promise<Uint8Array> {
+  const then = (error: HangarError) => (undone === undefined ? error : new HangarError(error.code, `${error.message}; ${undone}`));
   const creds = await readFile(file).catch((error: NodeJS.ErrnoException) => {
-    throw unreadableFile(`the creds file ${file}`, error);
+    throw then(unreadableFile(`the creds file ${file}`, error));
   });
   try {
     credsAuthenticator(creds)();
   } catch (error) {
-    throw new HangarError('bad-input', `the creds file ${file} is damaged (${messageOf(error)}): take it again from whoever made it`);
+    throw then(new HangarError('bad-input', `the creds file ${file} is damaged (${messageOf(error)}): take it again from whoever made it`));
   }
   return creds;
 }
