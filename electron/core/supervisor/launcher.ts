@@ -65,14 +65,15 @@ export class Launcher {
    * Spawns and waits for readiness. The port range may overlap the OS's ephemeral ports, so an outgoing connection
    * can take a port between the pool's bind check and the backend's listen: a backend that dies during startup
    * while its port is no longer free is retried on another port. `loadFollows`: the caller loads the model next.
+   * `respawn`: it replaces a process that still ran or was stale, and its log's separator says so.
    */
-  spawnReady(target: BackendTarget, model: string, loadFollows: boolean): Promise<Proc> {
+  spawnReady(target: BackendTarget, model: string, loadFollows: boolean, respawn = false): Promise<Proc> {
     let lost: PortMove | null = null;
     return retryOnPortClash(
       async () => {
         const output = new OutputNudge();
         try {
-          const { proc, spawned } = await this.spawn(target, model, lost, output);
+          const { proc, spawned } = await this.spawn(target, model, lost, output, respawn);
           await this.untilReady(proc, spawned, output, loadFollows);
           return proc;
         } finally {
@@ -87,7 +88,7 @@ export class Launcher {
   }
 
   /** The process and its row, starting; its exit is watched from here on. `lost`: the port this start's last try lost. */
-  private async spawn(target: BackendTarget, model: string, lost: PortMove | null, output: OutputNudge): Promise<{ proc: Proc; spawned: Spawned }> {
+  private async spawn(target: BackendTarget, model: string, lost: PortMove | null, output: OutputNudge, respawn: boolean): Promise<{ proc: Proc; spawned: Spawned }> {
     const { records, logs: modelLogs, ports } = this.parts;
     const { grpcToken } = this.settings;
     const spec = records.specFor(model, target.name);
@@ -115,7 +116,7 @@ export class Launcher {
     if (restarted) spec.restarts++;
     spec.port = port;
     const startedAt = new Date().toISOString();
-    modelLog.separator(`${restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
+    modelLog.separator(`${respawn ? 'respawn' : restarted ? 'restart' : 'start'}: pid ${spawned.pid}, backend ${target.name}, port ${port}`, startedAt);
     release();
     const proc = newRow({
       model,

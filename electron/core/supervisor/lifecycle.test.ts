@@ -320,7 +320,7 @@ describe('process lifecycle', { concurrency: false }, () => {
     assert.deepEqual(texts.filter((t) => t.startsWith('-----')), [
       `----- start: pid ${first.pid}, backend echo, port ${first.port} -----`,
       `----- pid ${first.pid} stopped by Hangar -----`,
-      `----- restart: pid ${second.pid}, backend echo, port ${second.port} -----`,
+      `----- respawn: pid ${second.pid}, backend echo, port ${second.port} -----`,
       `----- pid ${second.pid} was killed by SIGKILL -----`,
     ]);
     assert.ok(texts.includes(`echo: listening on 127.0.0.1:${second.port}`));

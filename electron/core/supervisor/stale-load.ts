@@ -25,7 +25,7 @@ export async function loadAfterFailure(parts: StaleLoadParts, proc: Proc, target
   if (proc.cwd.cwd !== 'stale') throw loader.fail(proc, loadError(proc, failure));
   const why = `backend ${proc.backend} (pid ${proc.pid}) was running from a directory that a reinstall replaced`;
   await stopping.process(proc, true);
-  const fresh = await launcher.spawnReady(target, proc.model, true).catch((err: Error) => {
+  const fresh = await launcher.spawnReady(target, proc.model, true, true).catch((err: Error) => {
     throw new HangarError('failed', `${why}; the respawn failed: ${err.message}`);
   });
   logs.note(fresh, `${why}; respawned from ${target.dir}`);

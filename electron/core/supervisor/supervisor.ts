@@ -238,7 +238,7 @@ export class Supervisor extends EventEmitter {
       const proc = this.records.get(model);
       if (!proc) throw new HangarError('not-found', `no backend process runs for model ${model}`);
       await this.stopping.process(proc, true);
-      return this.records.view(await this.startAgain(proc, `respawned pid ${proc.pid}`));
+      return this.records.view(await this.startAgain(proc, `respawned pid ${proc.pid}`, true));
     });
   }
 
@@ -371,18 +371,18 @@ export class Supervisor extends EventEmitter {
     if (why === null) return { proc: existing, reused: true, replaced: null };
     if (existing.retired) this.endings.forgive(model, target.name);
     else await this.stopping.process(existing, true);
-    const proc = await this.launcher.spawnReady(target, model, loadFollows);
+    const proc = await this.launcher.spawnReady(target, model, loadFollows, true);
     const replaced = `respawned pid ${existing.pid} → ${proc.pid}: ${why}`;
     tell(proc, replaced);
     return { proc, reused: false, replaced };
   }
 
   /** A fresh process for a model whose process was `old` (ended or stopped), from its backend's live directory. */
-  private async startAgain(old: Proc, why: string): Promise<Proc> {
+  private async startAgain(old: Proc, why: string, respawn = false): Promise<Proc> {
     const spec = this.records.specFor(old.model, old.backend);
     let proc: Proc;
     try {
-      proc = await this.launcher.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model, spec.load !== null);
+      proc = await this.launcher.spawnReady(liveTarget(this.options.backendsDir, old.backend), old.model, spec.load !== null, respawn);
     } catch (error) {
       // The row stays, saying why it could not start again.
       if (old.retired && !this.records.get(old.model)) {
