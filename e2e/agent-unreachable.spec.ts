@@ -1,5 +1,6 @@
 // What the views read from the agent, once it cannot be reached: Processes and Cluster say the states they last read
-// are unknown since the connection was lost, and read them again once the agent is back.
+// are unknown since the connection was lost, and read them again once the agent is back; Settings, opened meanwhile,
+// says it reads them once the agent is back, not that reading them failed.
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import type { RunningAgent } from './fixtures/agent.ts';
@@ -69,4 +70,16 @@ test('Cluster counts no node online while the agent cannot be reached, and again
   await expect(card.getByTestId('node-card-dot')).toHaveAttribute('aria-label', 'online');
   await expect(card.getByTestId('drain')).toHaveAttribute('aria-disabled', 'false');
   await expect(card.getByTestId('node-resources')).not.toHaveAttribute('title', /.*/);
+});
+
+test('Settings opened while the agent cannot be reached says they are read once it is back, then reads them', async () => {
+  await page.getByTestId('nav-backends').click();
+  await agent.stop();
+  await page.getByTestId('nav-settings').click();
+  await expect(page.getByTestId('settings-unread')).toHaveText('The settings are read once the agent can be reached.');
+  await expect(page.getByText('Could not read the settings')).toHaveCount(0);
+  await agent.start();
+  await expect(page.getByTestId('settings-unread')).toHaveCount(0);
+  await expect(page.getByTestId('setting-auto-upgrade')).toBeVisible();
+  await expect(page.getByText('Could not read the settings')).toHaveCount(0);
 });

@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { LOCAL_NODE, type ClusterJoinRequest } from '../../../shared/api.ts';
 import type { ClusterJoin, ClusterSettingsView, NodeSettings, SettingsView as View } from '../../../shared/types.ts';
-import { useOfflineReason } from '../state/connection.ts';
+import { useConnection, useOfflineReason } from '../state/connection.ts';
 import { useNodes } from '../state/node.ts';
 import { changeSettings, loadSettings, settingsProblem, useSettings } from '../state/settings.ts';
 import { clusterSetting } from '../state/host-settings.ts';
@@ -25,9 +25,17 @@ export function SettingsView() {
   const view = useSettings((s) => s.view);
   const load = useAction(loadSettings);
   const change = useAction(changeSettings);
-  useEffect(() => void load.run(), [load.run]);
   // Every change is sent to the agent: off while it cannot be reached, the toggles saying why in their hint.
   const offline = useOfflineReason();
+  const status = useConnection((c) => c.status);
+  const reachable = status === 'open';
+  // Lost, not still connecting at the start: nothing can be read until the agent is back.
+  const unreachable = !reachable && status !== 'connecting';
+  // Read when the view opens with the agent reachable, else once it is; and again after every loss, since what was
+  // read before it may have changed meanwhile.
+  useEffect(() => {
+    if (reachable) void load.run();
+  }, [reachable, load.run]);
   const busy = change.pending || offline !== null;
   const hostsOwn = useNodes((s) => s.selected) === LOCAL_NODE;
   const fixed = (key: keyof NodeSettings) => view?.fixed.includes(key) ?? false;
@@ -47,10 +55,15 @@ export function SettingsView() {
         <h1 id="settings-title">Settings</h1>
         <span className="count">each change applies at once</span>
       </header>
-      {load.error && (
+      {load.error && reachable && (
         <Alert>
           Could not read the settings: {load.error}
         </Alert>
+      )}
+      {!view && unreachable && (
+        <p className="alert muted" role="status" data-testid="settings-unread">
+          The settings are read once the agent can be reached.
+        </p>
       )}
       {change.error && (
         <Message kind="error" boxed testId="settings-error" onDismiss={change.clearError}>
@@ -58,7 +71,7 @@ export function SettingsView() {
         </Message>
       )}
       {!view ? (
-        !load.error && <Loading what="settings" />
+        !load.error && !unreachable && <Loading what="settings" />
       ) : (
         <div className="settings-sections">
           {/* First: a user who runs LocalAI through Hangar comes here for it; the node's own settings follow. */}
