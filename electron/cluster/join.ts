@@ -106,12 +106,12 @@ export async function joinCluster(options: LinkOptions): Promise<ClusterLink> {
   // A machine that joined by invitation logs in with its credential alone: its inbox is named after it.
   const inboxPrefix = options.inboxPrefix ?? inboxPrefixOf(options.user);
   const health = new ClusterHealth(undefined, new ViolationWords(serves ? ownSubjects(key.id, inboxPrefix, options) : null));
-  const nc = await connectCluster({ ...options, inboxPrefix }).catch((error: unknown) => {
+  const link = new LinkState();
+  const nc = await connectCluster({ ...options, inboxPrefix, revoked: () => link.revoked }).catch((error: unknown) => {
     throw refusedMember(error, options);
   });
   // Everything this host signs from here on is for the cluster its server names.
   const identity = { ...key, cluster: clusterOf(nc.info) };
-  const link = new LinkState();
   void link.follow(nc.status(), health);
   const trust = new TrustList(options.home);
   const emitter = new EventEmitter<{ event: [NodeEvent] }>();

@@ -9,7 +9,7 @@ type LinkView = ClusterStatusView['link'];
 
 export class LinkState extends EventEmitter<{ change: [LinkView] }> {
   private state: LinkView = { connected: true, since: new Date().toISOString(), reason: null };
-  private revoked = false;
+  private wasRevoked = false;
 
   view(): LinkView {
     return { ...this.state };
@@ -19,22 +19,27 @@ export class LinkState extends EventEmitter<{ change: [LinkView] }> {
     return this.state.connected;
   }
 
+  /** Whether the server closed the link saying this machine was revoked (until a reconnect succeeds after all). */
+  get revoked(): boolean {
+    return this.wasRevoked;
+  }
+
   /** Follows the client's status feed until the connection closes. */
   async follow(status: AsyncIterable<{ type: string; server?: string; error?: Error }>, health: ClusterHealth): Promise<void> {
     for await (const event of status) {
       if (event.type === 'error' && event.error) {
         // Once revoked, the link's reason says so; each try to reconnect is refused the same, and none is counted.
-        if (/authentication revoked/i.test(event.error.message)) this.revoked = true;
-        if (this.revoked) {
+        if (/authentication revoked/i.test(event.error.message)) this.wasRevoked = true;
+        if (this.wasRevoked) {
           this.set(false, REVOKED);
           continue;
         }
         health.violation(event.error.message);
         if (!this.state.connected) this.set(false, refusal(event.error.message));
       } else if (event.type === 'disconnect') {
-        this.set(false, this.revoked ? REVOKED : `the NATS server at ${event.server ?? 'its address'} cannot be reached`);
+        this.set(false, this.wasRevoked ? REVOKED : `the NATS server at ${event.server ?? 'its address'} cannot be reached`);
       } else if (event.type === 'reconnect') {
-        this.revoked = false;
+        this.wasRevoked = false;
         this.set(true, null);
       }
     }

@@ -2,7 +2,7 @@ import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnectio
 import { readFile } from 'node:fs/promises';
 import type { NatsCredentials } from '../../shared/api.ts';
 import { isLoopback } from '../../shared/loopback.ts';
-import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS } from './reconnect.ts';
+import { RECONNECT_JITTER_MS, RECONNECT_WAIT_MS, REVOKED_RETRY_MS } from './reconnect.ts';
 import { unreadableFile } from '../core/unreadable-file.ts';
 import { messageOf } from '../../shared/error-text.ts';
 import { HangarError } from '../../shared/errors.ts';
@@ -23,6 +23,8 @@ export interface ClusterConnectOptions extends NatsCredentials {
    * own words, as no agent joining the cluster.
    */
   undone?: string | undefined;
+  /** Whether the server said this machine was revoked: its client then tries again only every REVOKED_RETRY_MS. */
+  revoked?: () => boolean;
 }
 
 /** Connects for good: the client reconnects forever after a server restart or a cut link. */
@@ -38,8 +40,7 @@ export async function connectCluster(options: ClusterConnectOptions): Promise<Na
     servers: `${url.hostname.includes(':') ? `[${url.hostname}]` : url.hostname}:${url.port || 4222}`,
     name: options.name,
     maxReconnectAttempts: -1,
-    reconnectTimeWait: RECONNECT_WAIT_MS,
-    reconnectJitter: RECONNECT_JITTER_MS,
+    reconnectDelayHandler: () => (options.revoked?.() ? REVOKED_RETRY_MS : RECONNECT_WAIT_MS + Math.floor(Math.random() * (RECONNECT_JITTER_MS + 1))),
     // A server that refuses the credentials after a restart (its configuration changed) is asked again, not given up on.
     ignoreAuthErrorAbort: true,
     pingInterval: 10_000,
