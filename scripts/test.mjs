@@ -79,7 +79,8 @@ const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, a
 // --test-force-exit: a file whose tests have all ended exits, even if a child it leaked still holds one of its pipes
 // (a shell's sleeping child once held a file open for ten minutes, and its lane with it).
 const unhooked = new URL('./unhooked-test-runner.mjs', import.meta.url).href;
-const args = (list, lanes) => ['--import', 'tsx', '--import', unhooked, '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
+const leftovers = new URL('./test-leftovers.mjs', import.meta.url).href;
+const args = (list, lanes) => ['--import', 'tsx', '--import', unhooked, '--import', leftovers, '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
 const exitOf = (child) => new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 
 /**
