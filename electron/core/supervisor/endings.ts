@@ -46,15 +46,16 @@ export class Endings {
   }
 
   /**
-   * Removes a process Hangar stopped (or one that died while starting): exited, then removed. `leftBehind`: what its
-   * stop could not see gone, said in its log.
+   * Removes a process Hangar stopped (or one that died while starting): stopping (or exited), then removed. One Hangar
+   * stopped reads `stopping` to its end: `exited`, for the moment before its row goes, would offer a restart no one
+   * asked for (a swap's stop is followed by its respawn). `leftBehind`: what its stop could not see gone, in its log.
    */
   retire(proc: Proc, leftBehind: string[] = []): void {
     for (const line of leftBehind) this.parts.logs.note(proc, `after the stop of pid ${proc.pid}: ${line}`);
     if (proc.retired) return;
     this.free(proc);
     this.parts.logs.of(proc.model).separator(`pid ${proc.pid} ${proc.stopping ? 'stopped by Hangar' : 'exited while starting'}`);
-    proc.state = 'exited';
+    if (!proc.stopping) proc.state = 'exited';
     this.parts.records.removeRow(proc);
   }
 

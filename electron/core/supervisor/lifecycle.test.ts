@@ -84,6 +84,8 @@ describe('process lifecycle', { concurrency: false }, () => {
     const [again] = await s.respawnAll(stopped.stopped);
     assert.deepEqual([again!.state, again!.loaded], ['ready', true]);
     assert.equal(await statusOf(again!.port), 'READY');
+    // Stopped by Hangar (for the respawn, then for the swap), each reads stopping until its row goes, never exited.
+    for (const pid of [first.pid, respawned.pid]) assert.deepEqual([...new Set(shown(pid))], ['starting', 'loading', 'ready', 'stopping'], `pid ${pid}`);
 
     // A reload that fails says so on the row, with the backend's error.
     rmSync(join(echo.dir, 'VERSION'));

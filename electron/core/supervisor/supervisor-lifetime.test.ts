@@ -169,21 +169,27 @@ describe("the supervisor across its host's life", { concurrency: false }, () => 
   test('50 concurrent loads and respawns on one model run one at a time and end with one process', async (t) => {
     const { supervisor, relay } = ctx;
     stopAfter(t, supervisor, 'busy');
-    const live = new Set<number>();
+    // Each process is alive from its first view until its row goes (its last view: stopping, or exited while starting).
+    const live = new Map<number, ProcessView['state']>();
     let most = 0;
     const track = (v: ProcessView) => {
       if (v.model !== 'busy') return;
-      if (v.state === 'exited') live.delete(v.pid);
-      else live.add(v.pid);
+      live.set(v.pid, v.state);
       most = Math.max(most, live.size);
     };
+    const gone = (model: string) => {
+      if (model !== 'busy') return;
+      for (const [pid, state] of live) if (state === 'stopping' || state === 'exited') live.delete(pid);
+    };
     supervisor.on('process', track);
+    supervisor.on('process-removed', gone);
     await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? supervisor.load(relay, 'busy') : supervisor.respawn('busy'))));
     supervisor.off('process', track);
+    supervisor.off('process-removed', gone);
     assert.equal(most, 1, 'two processes for one model were alive at once');
     const [only] = supervisor.list().filter((v) => v.model === 'busy');
     assert.equal(live.size, 1);
-    assert.equal(only?.pid, [...live][0]);
+    assert.equal(only?.pid, [...live.keys()][0]);
     // Every process running from the backend's directory belongs to the one supervised process group.
     const strays = [...(await processesInDirectory(currentPlatform(), relay.dir, null))].filter((pid) => pgidOf(pid) !== only!.pid);
     assert.deepEqual(strays, []);
