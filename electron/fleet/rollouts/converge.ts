@@ -28,6 +28,8 @@ const MAX_RETRY_MS = 5 * 60_000;
  */
 const UNKNOWN_ROLLOUT_GRACE_HEARTBEATS = 15;
 const EVALUATE_DEBOUNCE_MS = 50;
+/** How soon a status the store did not take (a write that timed out on a loaded server) is written again. */
+const STATUS_RETRY_MS = 1000;
 /** Node events after which what the node runs, offers or is may differ. */
 const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'gallery-changed', 'settings']);
 
@@ -79,6 +81,7 @@ export class Converger {
   private closed = false;
   private debounce: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
+  private republish: NodeJS.Timeout | undefined;
   private readonly seen: CoalescedFile<Record<string, Taken>>;
   private taken: Record<string, Taken> = {};
   /** What each rollout last said that matters here: its state and this node's step in it. */
@@ -121,6 +124,7 @@ export class Converger {
     this.closed = true;
     clearTimeout(this.debounce);
     clearTimeout(this.retry);
+    clearTimeout(this.republish);
     this.options.desired.off('change', this.onDesired);
     this.options.desired.off('untrusted', this.onDesired);
     this.options.rollouts.off('change', this.onRollout);
@@ -334,11 +338,14 @@ export class Converger {
     const convergence = [...reports.values()].sort((a, b) => a.backend.localeCompare(b.backend));
     const text = JSON.stringify(convergence.map(({ at: _at, ...rest }) => rest));
     if (text === this.published) return;
+    clearTimeout(this.republish);
     try {
       await this.options.status.put(this.options.id, { node: this.options.id, convergence });
       this.published = text;
     } catch {
+      // Written again soon: a node that has converged has no next pass to write it, and would read converging for ever.
       this.published = '';
+      if (!this.closed) this.republish = setTimeout(() => void this.publish(this.reports), STATUS_RETRY_MS);
     }
   }
 }
