@@ -163,6 +163,9 @@ describe('Hangar runs LocalAI', () => {
     }, 10_000);
     // Hangar has noted LocalAI's model process before it is killed.
     await until('LocalAI\'s model process noted', async () => ((await status()).processes === 1 ? true : undefined), 10_000);
+    // Left running, it would end by itself once its parent is gone (as LocalAI's backends do), racing Hangar's kill.
+    // Stopped, it is a backend that does not watch its parent: only Hangar ends it.
+    for (const pid of orphans) process.kill(pid, 'SIGSTOP');
     process.kill(before.pid!, 'SIGKILL');
     const after = await until('LocalAI ready again', async () => {
       const view = await status();
