@@ -12,7 +12,7 @@ const node = { platform: 'node', target: 'node20', bundle: true, sourcemap: true
 // The agent and the CLI bundle their packages: loaded from node_modules, each is files to resolve and compile (execa
 // alone is a hundred), which slowed every start. gRPC stays out: a bundled CommonJS package imported lazily loses its
 // named exports, and it loads once, on an idle turn. ws's optional native helpers stay out.
-const agentExternal = ['@grpc/grpc-js', '@grpc/proto-loader', 'bufferutil', 'utf-8-validate'];
+const agentExternal = ['@grpc/grpc-js', 'bufferutil', 'utf-8-validate'];
 
 await Promise.all([
   build({ ...node, entryPoints: ['electron/main.ts'], outfile: `${dist}/electron/main.cjs`, format: 'cjs', packages: 'external',

@@ -1,5 +1,4 @@
-import { loadPackageDefinition, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
-import { fromJSON } from '@grpc/proto-loader';
+import { makeClientConstructor, type MethodDefinition, type ServiceClientConstructor, type ServiceDefinition } from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { BACKEND_PROTO } from './backend-proto.ts';
 
@@ -10,20 +9,43 @@ export interface BackendService {
   Client: ServiceClientConstructor;
 }
 
+const SERVICE = 'backend.Backend';
+/** 64-bit integers as numbers, enums as their names (`READY`), unset fields as their defaults. */
+const AS_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, defaults: true };
+
 let cached: BackendService | undefined;
 
 /**
- * The grpc-js view of `backend.Backend`. Field names keep LocalAI's capitals (`Model`, `ModelFile`), 64-bit
- * integers arrive as numbers, enums as their names (`READY`) and unset fields as their defaults.
+ * The grpc-js view of `backend.Backend`, built from protobufjs's types directly: @grpc/proto-loader would also build
+ * a descriptor of every message for reflection, which no one here asks for, and that doubled the cost of loading the
+ * protocol (a backend's start, the host's first call). Field names keep LocalAI's capitals (`Model`, `ModelFile`).
  */
 export function backendService(): BackendService {
   if (!cached) {
     const { root } = protobuf.parse(BACKEND_PROTO, { keepCase: true });
-    const packageDefinition = fromJSON(root.toJSON(), { keepCase: true, longs: Number, enums: String, defaults: true });
-    const backendPackage = loadPackageDefinition(packageDefinition).backend as Record<string, unknown>;
-    const Client = backendPackage.Backend as ServiceClientConstructor;
-    cached = { definition: Client.service, Client };
+    const methods = root.lookupService(SERVICE).methodsArray.map((method) => [method.name, unary(method)] as const);
+    const definition: ServiceDefinition = Object.fromEntries(methods);
+    cached = { definition, Client: makeClientConstructor(definition, SERVICE) };
   }
   return cached;
 }
 
+function unary(method: protobuf.Method): MethodDefinition<object, object> {
+  method.resolve();
+  const request = method.resolvedRequestType!;
+  const response = method.resolvedResponseType!;
+  return {
+    path: `/${SERVICE}/${method.name}`,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value) => asBuffer(request.encode(request.fromObject(value)).finish()),
+    requestDeserialize: (bytes) => request.toObject(request.decode(bytes), AS_OBJECT),
+    responseSerialize: (value) => asBuffer(response.encode(response.fromObject(value)).finish()),
+    responseDeserialize: (bytes) => response.toObject(response.decode(bytes), AS_OBJECT),
+  };
+}
+
+/** protobufjs writes into a Buffer where Node has one: taken as it is, not copied. */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
