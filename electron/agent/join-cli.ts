@@ -6,7 +6,6 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
-import type { AdminState } from '../cluster/admin-home.ts';
 import type { OldConfig } from '../cluster/adopt.ts';
 import { INVITE_MAX_MS, type InvitedRole } from '../cluster/invitation.ts';
 import { loadIdentity } from '../cluster/node-key.ts';
@@ -75,8 +74,8 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       const known = typeof claims === 'string' ? null : claims;
       const members = memberViews(state, { claims: known, seen: seen ?? new Map() });
       const dash = (v: string | null) => v ?? '-';
-      const rows = members.map((m) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: dash(m.revoked) }));
-      const notes = [cutShortNote(state), typeof claims === 'string' ? `${claims}\n` : unusedNote(members), seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
+      const rows = members.map(({ revocationCutShort, ...m }) => ({ ...m, expires: dash(m.expires), joined: dash(m.joined), lastSeen: dash(m.lastSeen), revoked: revocationCutShort ? `${m.revoked} (cut short)` : dash(m.revoked) }));
+      const notes = [cutShortNote(members), typeof claims === 'string' ? `${claims}\n` : unusedNote(members), seen ? '' : 'no agent answers on this home: when each machine was last seen is not known (hangar agent starts one)\n'];
       printed(options, { json: members, text: table(rows, 'no members', notes.join('')) });
     });
 
@@ -99,8 +98,8 @@ function printed(options: { json?: boolean }, result: Printed): void {
 }
 
 /** Revocations the server took whose grant was not withdrawn: the nodes still trust those members' keys. */
-function cutShortNote(state: AdminState): string {
-  return state.members.filter((m) => m.withdrawn === false)
+function cutShortNote(members: MemberView[]): string {
+  return members.filter((m) => m.revocationCutShort)
     .map((m) => `${m.name}'s revocation was cut short: its grant was not withdrawn, so the nodes still trust its key (hangar cluster revoke ${m.name} finishes it)\n`).join('');
 }
 

@@ -35,10 +35,12 @@ describe("the cluster's admin commands", () => {
     assert.equal(made.code, 0, made.stderr);
     return /^HANGAR_JOIN_TOKEN=(\S+) hangar agent\n$/.exec(made.stdout)![1]!;
   };
-  const revokedAt = async (name: string) => {
+  /** Its row in `cluster members --json`. */
+  const listedAs = async (name: string) => {
     const listed = await cli('--home', admin, 'cluster', 'members', '--json');
-    return (JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null }>).find((m) => m.name === name)?.revoked;
+    return (JSON.parse(listed.stdout) as Array<{ name: string; revoked: string | null; revocationCutShort: boolean }>).find((m) => m.name === name);
   };
+  const revokedAt = async (name: string) => (await listedAs(name))?.revoked;
   /** The grant the cluster's store holds for key id `id`, as a node reads it: whether it is revoked, and its time. */
   const grantOf = async (id: string) => {
     const cluster = (await readAdmin(admin))!.cluster;
@@ -166,7 +168,10 @@ describe("the cluster's admin commands", () => {
     const when = await revokedAt('spare5');
     assert.match(when ?? '', /^\d{4}-\d\d-\d\dT\S+Z$/);
     assert.equal((await grantOf(id))?.revoked, false, 'the grant still stands');
-    assert.match((await cli('--home', admin, 'cluster', 'members')).stdout, /\nspare5's revocation was cut short: its grant was not withdrawn, so the nodes still trust its key \(hangar cluster revoke spare5 finishes it\)\n/);
+    const table = (await cli('--home', admin, 'cluster', 'members')).stdout;
+    assert.match(table, new RegExp(`^spare5 .* ${when} \\(cut short\\)$`, 'm'));
+    assert.match(table, /\nspare5's revocation was cut short: its grant was not withdrawn, so the nodes still trust its key \(hangar cluster revoke spare5 finishes it\)\n/);
+    assert.equal((await listedAs('spare5'))?.revocationCutShort, true);
 
     const finished = await cli('--home', admin, 'cluster', 'revoke', 'spare5');
     assert.equal(finished.code, 0, finished.stderr);
@@ -175,6 +180,7 @@ describe("the cluster's admin commands", () => {
     assert.deepEqual([withdrawn?.revoked, withdrawn?.at], [true, Date.parse(when!)], 'withdrawn, with the revocation\'s one time');
     assert.equal(await revokedAt('spare5'), when);
     assert.doesNotMatch((await cli('--home', admin, 'cluster', 'members')).stdout, /cut short/);
+    assert.equal((await listedAs('spare5'))?.revocationCutShort, false);
     const again = await cli('--home', admin, 'cluster', 'revoke', 'spare5');
     assert.deepEqual([again.code, again.stderr], [4, `hangar: spare5 was revoked already, at ${when}: a new invitation joins it again (hangar cluster invite --role node --name spare5)\n`]);
   });

@@ -19,6 +19,8 @@ export interface MemberView {
   joined: string | null;
   lastSeen: string | null;
   revoked: string | null;
+  /** The server refuses it, but its grant was not withdrawn: the nodes trust its key until a revoke again finishes it. */
+  revocationCutShort: boolean;
 }
 
 export interface MemberFacts {
@@ -36,6 +38,7 @@ export function memberViews(state: AdminState, facts: MemberFacts): MemberView[]
     return {
       name: m.name, role: m.role, id, invitedBy: m.invitedBy, invitedAt: at(m.invitedAt)!, expires: at(m.expires),
       joined: m.invite === null ? at(m.invitedAt) : at(facts.claims?.get(m.invite)), lastSeen: facts.seen.get(id) ?? null, revoked: at(m.revokedAt),
+      revocationCutShort: m.withdrawn === false,
     };
   });
 }
