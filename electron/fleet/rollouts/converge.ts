@@ -28,8 +28,12 @@ const MAX_RETRY_MS = 5 * 60_000;
  */
 const UNKNOWN_ROLLOUT_GRACE_HEARTBEATS = 15;
 const EVALUATE_DEBOUNCE_MS = 50;
-/** How soon a status the store did not take (a write that timed out on a loaded server) is written again. */
+/**
+ * How soon a status the store did not take (a write that timed out on a loaded server) is written again: the first
+ * retry at once-a-second, doubling while the store keeps refusing (a server that denies the node its own status).
+ */
 const STATUS_RETRY_MS = 1000;
+const STATUS_RETRY_MAX_MS = 60_000;
 /** Node events after which what the node runs, offers or is may differ. */
 const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'gallery-changed', 'settings']);
 
@@ -82,6 +86,7 @@ export class Converger {
   private debounce: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
   private republish: NodeJS.Timeout | undefined;
+  private republishMs = STATUS_RETRY_MS;
   private readonly seen: CoalescedFile<Record<string, Taken>>;
   private taken: Record<string, Taken> = {};
   /** What each rollout last said that matters here: its state and this node's step in it. */
@@ -330,7 +335,7 @@ export class Converger {
     }
   }
 
-  /** Says the node's convergence in the cluster when it changed; a failed write is tried again next pass. */
+  /** Says the node's convergence in the cluster when it changed; a failed write is tried again, backing off. */
   private async publish(reports: Map<string, NodeConvergence>): Promise<void> {
     const before = this.drift();
     this.reports = reports;
@@ -342,10 +347,13 @@ export class Converger {
     try {
       await this.options.status.put(this.options.id, { node: this.options.id, convergence });
       this.published = text;
+      this.republishMs = STATUS_RETRY_MS;
     } catch {
       // Written again soon: a node that has converged has no next pass to write it, and would read converging for ever.
       this.published = '';
-      if (!this.closed) this.republish = setTimeout(() => void this.publish(this.reports), STATUS_RETRY_MS);
+      if (this.closed) return;
+      this.republish = setTimeout(() => void this.publish(this.reports), this.republishMs);
+      this.republishMs = Math.min(this.republishMs * 2, STATUS_RETRY_MAX_MS);
     }
   }
 }
