@@ -146,10 +146,10 @@ export class ProcessRecords {
     this.specs.delete(model);
   }
 
-  /** Every later process of the model loads `request` again, after a host restart too. */
-  remember(spec: ModelSpec, request: LoadModelRequest): void {
+  /** Every later process of the model loads `request` again, after a host restart too: on disk when this resolves. */
+  remember(spec: ModelSpec, request: LoadModelRequest): Promise<void> {
     spec.load = request;
-    this.persist();
+    return this.persisted();
   }
 
   carry(models: ModelEntry[]): void {
@@ -163,6 +163,15 @@ export class ProcessRecords {
 
   get isHandedOver(): boolean {
     return this.handedOver;
+  }
+
+  /**
+   * Saved and on disk: what a user's load or stop changed holds once it answers, even if the host dies right after. A
+   * write that failed is said once in the host's log (CoalescedFile), and the change stands in memory.
+   */
+  async persisted(): Promise<void> {
+    this.persist();
+    await this.table.flush().catch(() => undefined);
   }
 
   persist(): void {

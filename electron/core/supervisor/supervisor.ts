@@ -222,7 +222,7 @@ export class Supervisor extends EventEmitter {
         (message) => ({ proc, message: replaced ? `${replaced}; ${message}` : message, reused }),
         async (failure: unknown) => ({ ...(await loadAfterFailure(this.staleLoad, proc, target, request, failure)), reused: false }),
       );
-      this.records.remember(spec, request);
+      await this.records.remember(spec, request);
       return { pid: loaded.proc.pid, port: loaded.proc.port, reused: loaded.reused, message: loaded.message };
     });
   }
@@ -298,10 +298,9 @@ export class Supervisor extends EventEmitter {
       this.endings.cancelRestart(model);
       this.records.dropSpec(model);
       const proc = this.records.get(model);
-      if (!proc) return;
-      if (proc.retired) this.records.removeRow(proc);
-      else await this.stopping.process(proc, options.force ?? false);
-      this.records.persist();
+      if (proc?.retired) this.records.removeRow(proc);
+      else if (proc) await this.stopping.process(proc, options.force ?? false);
+      await this.records.persisted();
     });
   }
 
