@@ -253,6 +253,18 @@ describe('process lifecycle', { concurrency: false }, () => {
     await heir.stop('persist');
   });
 
+  test('a load and a stop are on disk when they return: a host that dies right after starts again what ran, never what was stopped', async () => {
+    const stateDir = join(home.root, 'state-at-once');
+    const s = await supervisor({ stateDir });
+    const saved = () => JSON.parse(readFileSync(join(stateDir, 'processes.json'), 'utf8')) as { processes: Array<{ model: string }>; models: Array<{ model: string; load?: { model: string } }> };
+    const loaded = await s.load(echo, 'at-once', { restart: 'always' });
+    assert.deepEqual(saved().processes.map((p) => p.model), ['at-once']);
+    assert.deepEqual(saved().models.map((m) => [m.model, m.load?.model]), [['at-once', 'at-once']]);
+    await s.stop('at-once');
+    assert.equal(isAlive(loaded.pid), false);
+    assert.deepEqual([saved().processes, saved().models], [[], []]);
+  });
+
   test('start backends on launch: what ran when the host closed (and stopped it) starts again, loaded, on its port', async () => {
     const stateDir = join(home.root, 'state-launch');
     const owner = await supervisor({ stateDir, portRange: RESTORE_PORTS });
@@ -300,7 +312,8 @@ describe('process lifecycle', { concurrency: false }, () => {
     const started = Date.now();
     const replaced = await s.load(echo, 'hung');
     assert.ok(Date.now() - started < replaceLimit, `load took ${Date.now() - started} ms (limit ${replaceLimit} ms)`);
-    assert.equal(replaced.message, `respawned pid ${loaded.pid} → ${replaced.pid}: it was unresponsive; loaded hung with echo 1.0.2`);
+    const version = readFileSync(join(echo.dir, 'VERSION'), 'utf8').trim();
+    assert.equal(replaced.message, `respawned pid ${loaded.pid} → ${replaced.pid}: it was unresponsive; loaded hung with echo ${version}`);
 
     process.kill(replaced.pid, 'SIGSTOP');
     await until(s, (v) => v.model === 'hung' && v.state === 'unresponsive');
