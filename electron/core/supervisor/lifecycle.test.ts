@@ -325,7 +325,7 @@ describe('process lifecycle', { concurrency: false }, () => {
 
   test('logs live on disk per model, timestamped, across respawns and crashes, with a separator per start; rotated', async () => {
     const logsDir = join(home.root, 'logs-rotate');
-    const s = await supervisor({ logsDir, logMaxBytes: 4000, restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5 } });
+    const s = await supervisor({ logsDir, logMaxBytes: 1000, restartRules: { baseMs: 50, maxMs: 400, loopLimit: 5 } });
     const first = await s.load(echo, 'logged', { restart: 'never' });
     const second = await s.respawn('logged');
     process.kill(second.pid, 'SIGKILL');
@@ -343,12 +343,15 @@ describe('process lifecycle', { concurrency: false }, () => {
     const file = join(logsDir, 'logged.log');
     assert.match(readFileSync(file, 'utf8'), /^\d{4}-\d\d-\d\dT\S+ ----- start: pid \d+/);
 
-    for (let i = 0; i < 30; i++) await s.restart('logged');
+    // About 200 bytes a start: rotated more than once, so the oldest file was dropped.
+    for (let i = 0; i < 12; i++) await s.restart('logged');
     await s.stop('logged');
     await s.close({ stopAll: true });
     assert.ok(existsSync(`${file}.1`), 'one older file kept');
     assert.ok(!existsSync(`${file}.2`));
-    assert.ok(statSync(file).size <= 4000 && statSync(`${file}.1`).size <= 4000);
+    assert.ok(statSync(file).size <= 1000 && statSync(`${file}.1`).size <= 1000);
+    const kept = readFileSync(`${file}.1`, 'utf8') + readFileSync(file, 'utf8');
+    assert.ok(!kept.includes(`start: pid ${first.pid},`), 'the first start went with the oldest file');
   });
 
   test('a log file that cannot be written (full disk) warns once and the backend runs on', async () => {
