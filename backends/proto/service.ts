@@ -16,9 +16,9 @@ const AS_OBJECT: protobuf.IConversionOptions = { longs: Number, enums: String, d
 let cached: BackendService | undefined;
 
 /**
- * The grpc-js view of `backend.Backend`, built from protobufjs's types directly: @grpc/proto-loader would also build
- * a descriptor of every message for reflection, which no one here asks for, and that doubled the cost of loading the
- * protocol (a backend's start, the host's first call). Field names keep LocalAI's capitals (`Model`, `ModelFile`).
+ * The grpc-js view of `backend.Backend`, built from protobufjs's types directly: @grpc/proto-loader also builds a
+ * reflection descriptor of every message, which no one here asks for, and made loading the protocol (a backend's
+ * start, the host's first call) three times as costly. Field names keep LocalAI's capitals (`Model`, `ModelFile`).
  */
 export function backendService(): BackendService {
   if (!cached) {
