@@ -104,8 +104,10 @@ export class StandInReleases {
       const binary = release !== undefined && req.method === 'GET' && this.held.has(release) ? this.releases.get(release)?.binary : undefined;
       if (binary) {
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': binary.length });
-        res.write(binary.subarray(0, binary.length >> 1));
-        const finish = () => res.end(binary.subarray(binary.length >> 1));
+        // Half rounded up: a progress in whole percents reads 50% whatever the binary's length (49% when it was odd).
+        const half = Math.ceil(binary.length / 2);
+        res.write(binary.subarray(0, half));
+        const finish = () => res.end(binary.subarray(half));
         this.stalled.push(finish);
         res.once('close', () => {
           const at = this.stalled.indexOf(finish);
