@@ -45,7 +45,7 @@ function unary(method: protobuf.Method): MethodDefinition<object, object> {
   };
 }
 
-/** protobufjs writes into a Buffer where Node has one: taken as it is, not copied. */
+/** The encoded bytes as the Buffer grpc-js sends, over the same memory: not copied. */
 function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -29,10 +29,9 @@ const MAX_RETRY_MS = 5 * 60_000;
 const UNKNOWN_ROLLOUT_GRACE_HEARTBEATS = 15;
 const EVALUATE_DEBOUNCE_MS = 50;
 /**
- * How soon a status the store did not take (a write that timed out on a loaded server) is written again: the first
- * retry at once-a-second, doubling while the store keeps refusing (a server that denies the node its own status).
+ * The longest wait before a status the store did not take (a write that timed out on a loaded server) is written
+ * again; the waits double up to it, as an install's tries do, while the store keeps refusing.
  */
-const STATUS_RETRY_MS = 1000;
 const STATUS_RETRY_MAX_MS = 60_000;
 /** Node events after which what the node runs, offers or is may differ. */
 const RELEVANT: ReadonlySet<NodeEvent['type']> = new Set(['backend', 'backend-removed', 'gallery-changed', 'settings']);
@@ -86,7 +85,8 @@ export class Converger {
   private debounce: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
   private republish: NodeJS.Timeout | undefined;
-  private republishMs = STATUS_RETRY_MS;
+  /** Status writes the store refused in a row. */
+  private refusedWrites = 0;
   private readonly seen: CoalescedFile<Record<string, Taken>>;
   private taken: Record<string, Taken> = {};
   /** What each rollout last said that matters here: its state and this node's step in it. */
@@ -233,7 +233,7 @@ export class Converger {
       } else if (outcome.error) {
         attempt.tries++;
         attempt.error = outcome.error;
-        attempt.nextAt = Date.now() + Math.min(FIRST_RETRY_MS * 2 ** (attempt.tries - 1), MAX_RETRY_MS);
+        attempt.nextAt = Date.now() + retryDelayMs(attempt.tries, MAX_RETRY_MS);
         if (attempt.tries < MAX_TRIES) nextRetry = Math.min(nextRetry, attempt.nextAt - Date.now());
         report(attempt.tries >= MAX_TRIES ? 'failed' : 'waiting', attempt.tries >= MAX_TRIES ? `gave up after ${MAX_TRIES} tries: ${outcome.error}` : `try ${attempt.tries + 1} of ${MAX_TRIES} soon; the last failed: ${outcome.error}`, attempt.tries);
       } else {
@@ -347,17 +347,21 @@ export class Converger {
     try {
       await this.options.status.put(this.options.id, { node: this.options.id, convergence });
       this.published = text;
-      this.republishMs = STATUS_RETRY_MS;
+      this.refusedWrites = 0;
     } catch {
       // Written again soon: a node that has converged has no next pass to write it, and would read converging for ever.
       this.published = '';
       if (this.closed) return;
-      this.republish = setTimeout(() => void this.publish(this.reports), this.republishMs);
-      this.republishMs = Math.min(this.republishMs * 2, STATUS_RETRY_MAX_MS);
+      this.republish = setTimeout(() => void this.publish(this.reports), retryDelayMs(++this.refusedWrites, STATUS_RETRY_MAX_MS));
     }
   }
 }
 
+
+/** The wait before try `failures + 1`: a second after the first failure, doubling up to `maxMs`. */
+function retryDelayMs(failures: number, maxMs: number): number {
+  return Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), maxMs);
+}
 
 /**
  * What an earlier pass took, as kept on disk. An earlier Hangar kept signing times, which order nothing now: those are
