@@ -253,14 +253,17 @@ describe('process lifecycle', { concurrency: false }, () => {
     await heir.stop('persist');
   });
 
-  test('a load and a stop are on disk when they return: a host that dies right after starts again what ran, never what was stopped', async () => {
+  test('a load, a start and a stop are on disk when they return: a host that dies right after starts again what ran, never what was stopped', async () => {
     const stateDir = join(home.root, 'state-at-once');
     const s = await supervisor({ stateDir });
-    const saved = () => JSON.parse(readFileSync(join(stateDir, 'processes.json'), 'utf8')) as { processes: Array<{ model: string }>; models: Array<{ model: string; load?: { model: string } }> };
+    const saved = () => JSON.parse(readFileSync(join(stateDir, 'processes.json'), 'utf8')) as { processes: Array<{ model: string; pid: number }>; models: Array<{ model: string; load?: { model: string } }> };
     const loaded = await s.load(echo, 'at-once', { restart: 'always' });
     assert.deepEqual(saved().processes.map((p) => p.model), ['at-once']);
     assert.deepEqual(saved().models.map((m) => [m.model, m.load?.model]), [['at-once', 'at-once']]);
+    const started = await s.ensureRunning(echo, 'bare-at-once');
+    assert.deepEqual(saved().processes.map((p) => [p.model, p.pid]), [['at-once', loaded.pid], ['bare-at-once', started.process.pid]]);
     await s.stop('at-once');
+    await s.stop('bare-at-once');
     assert.equal(isAlive(loaded.pid), false);
     assert.deepEqual([saved().processes, saved().models], [[], []]);
   });

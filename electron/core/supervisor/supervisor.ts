@@ -201,7 +201,10 @@ export class Supervisor extends EventEmitter {
     return this.lock.run(model, async () => {
       const spec = this.records.specFor(model, target.name);
       const { proc, reused } = await this.ensureLocked(target, model, spec.load !== null);
-      if (!reused) await this.loader.reload(proc, spec);
+      if (!reused) {
+        await this.loader.reload(proc, spec);
+        await this.records.persisted();
+      }
       return { process: this.records.view(proc), reused };
     });
   }
