@@ -357,7 +357,6 @@ export class Converger {
   }
 }
 
-
 /** The wait before try `failures + 1`: a second after the first failure, doubling up to `maxMs`. */
 function retryDelayMs(failures: number, maxMs: number): number {
   return Math.min(FIRST_RETRY_MS * 2 ** (failures - 1), maxMs);
