@@ -1,5 +1,5 @@
 import { defineConfig } from '@playwright/test';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from './e2e/fixtures/chromium.ts';
+import { CHROMIUM_ARGS, HEADLESS_SHELL_PATH } from './e2e/fixtures/chromium.ts';
 
 export default defineConfig({
   testDir: 'e2e',
@@ -16,7 +16,7 @@ export default defineConfig({
   projects: [
     {
       name: 'chromium',
-      use: { browserName: 'chromium', launchOptions: { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS } },
+      use: { browserName: 'chromium', launchOptions: { executablePath: HEADLESS_SHELL_PATH, args: CHROMIUM_ARGS } },
     },
   ],
 });
