@@ -65,6 +65,8 @@ export class Member {
   private sentTrusts = '';
   private beatsSinceCard = 0;
   private refreshing = false;
+  /** A change came while a refresh was reading: it may have read too early, so one more follows it. */
+  private refreshAgain = false;
   private refreshTimer: NodeJS.Timeout | undefined;
   private readonly onTrust = () => {
     if (this.heartbeat) this.heartbeat = { ...this.heartbeat, trusts: this.trusts() };
@@ -217,13 +219,19 @@ export class Member {
   refreshSoon(): void {
     clearTimeout(this.refreshTimer);
     this.refreshTimer = setTimeout(() => {
-      void this.refresh().then((changed) => (changed ? this.sendCard() : undefined));
+      // Against what was last sent, not the card before this read: a heartbeat's own refresh may have read the change
+      // first, and it sends nothing until the next beat.
+      void this.refresh().then(() => (this.heartbeat && saidBy(this.heartbeat) !== this.sentCard ? this.sendCard() : undefined));
     }, COUNT_DEBOUNCE_MS);
   }
 
-  /** Reads again what the card says of the node; true when more than its resources changed. */
-  private async refresh(): Promise<boolean> {
-    if (this.refreshing || !this.heartbeat) return false;
+  /** Reads again what the card says of the node. */
+  private async refresh(): Promise<void> {
+    if (!this.heartbeat) return;
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
     this.refreshing = true;
     try {
       const { node } = this.options;
@@ -237,14 +245,15 @@ export class Member {
       const { processes: _processes, ...resources } = machine ?? { processes: null };
       const { labels, cordoned } = settings.settings;
       const counts = { ...backendCounts, drift: this.options.drift() };
-      const before = this.heartbeat;
-      if (!before) return false;
-      this.heartbeat = { ...before, counts, labels, cordoned, resources: machine ? (resources as NodeResources) : null };
-      return JSON.stringify([counts, labels, cordoned]) !== JSON.stringify([before.counts, before.labels, before.cordoned]);
+      if (this.heartbeat) this.heartbeat = { ...this.heartbeat, counts, labels, cordoned, resources: machine ? (resources as NodeResources) : null };
     } catch {
-      return false;
+      // the next refresh reads it again
     } finally {
       this.refreshing = false;
+      if (this.refreshAgain) {
+        this.refreshAgain = false;
+        this.refreshSoon();
+      }
     }
   }
 
