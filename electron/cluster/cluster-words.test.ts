@@ -94,10 +94,10 @@ describe('the cluster in its own words', () => {
     assert.match((await hangar(agents.v1!, 'desired')).stdout, /^echo +1\.2\.0 +node c1 +pin /m);
     await until('c1 at 1.2.0', async () => ((await versions()).find(([name]) => name === 'c1')?.[1] === '1.2.0' ? true : undefined), 10_000);
 
-    // c2 says what it runs once its last job has ended, a moment after `ls` shows the new version: it goes away once
-    // it has said so, so that its last word is that the pin on c1 leaves it nothing to do.
+    // A node says what it runs once its last job has ended, a moment after `ls` shows the new version. c2 goes away
+    // once both have said so: its last word is that the pin on c1 leaves it nothing to do, and c1 runs what it wants.
     const c2 = (await cards()).find((c) => c.name === 'c2')!.id;
-    await until('c2 says it has nothing to do', async () => ((await read(agents.v1!, 'desired')).nodes.some((n) => n.node === c2) ? undefined : true), 5000);
+    await until('c1 and c2 say they are done', async () => ((await read(agents.v1!, 'desired')).nodes.every((n) => n.node !== c2 && n.state === 'converged') ? true : undefined), 5000);
     agents.c2!.child.kill('SIGKILL');
     await until('c2 offline', async () => ((await cards()).find((c) => c.name === 'c2')?.status === 'offline' ? true : undefined), 10 * HEARTBEAT_MS + 3000);
     assert.equal((await hangar(agents.v1!, 'pin', 'echo', '1.2.0')).code, 0);

@@ -43,11 +43,14 @@ async function heldStore(dir: string) {
 for (const lands of [false, true]) {
   test(`a write cut by an outage (${lands ? 'landed' : 'lost'}) is not waited for once the link is back, and the run goes on`, async (t) => {
     const dir = await tempDir('rollout-run');
-    t.after(() => rm(dir, { recursive: true, force: true }));
     const { store, held } = await heldStore(dir);
     const revision = await store.create('r1', record());
     const run = new RolloutRun(record(), revision, { records: store, heartbeatMs: HEARTBEAT_MS, onRelease: () => undefined });
-    t.after(() => run.release());
+    // The run first: what it still writes would land in a folder being removed.
+    t.after(() => {
+      run.release();
+      return rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    });
 
     held.next = true;
     held.lands = lands;
@@ -66,11 +69,13 @@ for (const lands of [false, true]) {
 
 test("a record another viewer wrote over ends the run here: it is lost, not written over", async (t) => {
   const dir = await tempDir('rollout-run');
-  t.after(() => rm(dir, { recursive: true, force: true }));
   const { store } = await heldStore(dir);
   const revision = await store.create('r1', record());
   const run = new RolloutRun(record(), revision, { records: store, heartbeatMs: HEARTBEAT_MS, onRelease: () => undefined });
-  t.after(() => run.release());
+  t.after(() => {
+    run.release();
+    return rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  });
   const theirs = record();
   theirs.rollout.coordinator = { id: 'beef000000000002', name: 'ops' };
   await store.update('r1', theirs, revision);
