@@ -1,9 +1,9 @@
 // `hangar cluster …`: this home's key, the viewer keys its node trusts, a nats-server configuration for a whole
 // cluster, and what the running host's cluster link dropped or was refused. Key and trust work on the home's files,
 // with or without a running agent (a running one takes a new trust entry at its next heartbeat).
+import { cliIo } from './cli-io.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { cliIo } from './cli-io.ts';
 import { linkLostWords } from '../../shared/cluster-link.ts';
 import type { ClusterStatusView } from '../../shared/types.ts';
 import { refuseExisting } from '../cluster/config-out.ts';

@@ -1,10 +1,10 @@
 // `hangar cluster init | invite | members | revoke`: a cluster whose machines join by invitation (NATS's operator,
 // account and user JWTs), run on the admin's home, with or without a running agent.
+import { cliIo } from './cli-io.ts';
 import { CommanderError, type Command } from 'commander';
 import { copyFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cliIo } from './cli-io.ts';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
 import type { OldConfig } from '../cluster/adopt.ts';

@@ -1,7 +1,7 @@
 // The commands that install and swap backends: the gallery, what is installed (`ls`, `info`), install, upgrade,
 // rollback and delete.
-import { CommanderError, type Command } from 'commander';
 import { cliIo } from '../cli-io.ts';
+import { CommanderError, type Command } from 'commander';
 import { typedNumber } from '../typed-number.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { followedByName } from '../../../shared/gallery-sources.ts';

@@ -1,8 +1,8 @@
 // `hangar cluster …` and the commands that read or steer the cluster as a whole: nodes, rollouts, desired versions,
 // and a node's cordon and drain.
+import { cliIo } from '../cli-io.ts';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { cliIo } from '../cli-io.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { linkLostWords } from '../../../shared/cluster-link.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';

@@ -1,7 +1,7 @@
 // The commands on a node's backend processes: load, respawn, restart, unload and stop a model's process, clear what
 // LocalAI left behind, and list processes, resources and what runs from the backends directory.
-import { Argument, CommanderError } from 'commander';
 import { cliIo } from '../cli-io.ts';
+import { Argument, CommanderError } from 'commander';
 import { wholeNumber } from '../typed-number.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';

@@ -1,7 +1,7 @@
 // What a command writes to stdout, and the question it asks before it stops something.
+import { cliIo } from '../cli-io.ts';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline/promises';
-import { cliIo } from '../cli-io.ts';
 
 export function print(options: { json?: boolean }, value: unknown, human: () => string): void {
   cliIo().stdout.write(options.json ? JSON.stringify(value, null, 2) + '\n' : forTerminal(human()));
