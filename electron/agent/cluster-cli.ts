@@ -1,7 +1,6 @@
 // `hangar cluster …`: this home's key, the viewer keys its node trusts, a nats-server configuration for a whole
 // cluster, and what the running host's cluster link dropped or was refused. Key and trust work on the home's files,
 // with or without a running agent (a running one takes a new trust entry at its next heartbeat).
-import { cliIo } from './cli-io.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { linkLostWords } from '../../shared/cluster-link.ts';
@@ -58,7 +57,7 @@ export async function writeNatsConfig(input: NatsConfigInput & { out: string }):
   const { listen, note } = listenAddress(input.url, input.listen);
   await refuseExisting([out]);
   // Said before anything is written: the server would not listen where the printed commands join it.
-  if (note) cliIo().stderr.write(`hangar: ${note}\n`);
+  if (note) process.stderr.write(`hangar: ${note}\n`);
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, natsConfig(machines, { listen, storeDir }), { mode: 0o600 });
   const steps = startCommands(machines, input.url, dirname(out));
