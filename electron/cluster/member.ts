@@ -186,7 +186,7 @@ export class Member {
   /** Sends the card when it is due, else a beat; then refreshes the card and the trust list for the next one. */
   private async beat(): Promise<void> {
     if (!this.heartbeat) return;
-    const due = this.cardAt === null || this.beatsSinceCard + 1 >= CARD_EVERY_HEARTBEATS || saidBy(this.heartbeat) !== this.sentCard;
+    const due = this.cardAt === null || this.beatsSinceCard + 1 >= CARD_EVERY_HEARTBEATS || this.cardUnsent();
     if (due) await this.sendCard();
     else if ((await this.sender.beat(presenceSubject(this.id), this.cardAt!)) !== null) this.beatsSinceCard++;
     await this.options.trust.refresh().catch(() => false);
@@ -208,6 +208,11 @@ export class Member {
     this.beatsSinceCard = 0;
   }
 
+  /** The card says something the last one sent did not. */
+  private cardUnsent(): boolean {
+    return this.heartbeat !== undefined && saidBy(this.heartbeat) !== this.sentCard;
+  }
+
   private trusts(): string[] {
     return this.options.trust.ids().slice(0, TRUSTS_LISTED);
   }
@@ -221,7 +226,7 @@ export class Member {
     this.refreshTimer = setTimeout(() => {
       // Against what was last sent, not the card before this read: a heartbeat's own refresh may have read the change
       // first, and it sends nothing until the next beat.
-      void this.refresh().then(() => (this.heartbeat && saidBy(this.heartbeat) !== this.sentCard ? this.sendCard() : undefined));
+      void this.refresh().then(() => (this.cardUnsent() ? this.sendCard() : undefined));
     }, COUNT_DEBOUNCE_MS);
   }
 
