@@ -9,7 +9,9 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { JobView } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { cli, cliAs, hangar, json, startAgent, type Agent } from './test-agent.ts';
+import { cli, cliRunsAsProcesses, cliAs, hangar, json, startAgent, type Agent } from './test-agent.ts';
+
+cliRunsAsProcesses();
 
 const run = promisify(execFile);
 const WRONG_SHA256 = '0'.repeat(64);

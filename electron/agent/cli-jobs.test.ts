@@ -9,7 +9,9 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { serveSlowly, type SlowServer } from '../../e2e/fixtures/slow-server.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, startCli as start, until, type Agent } from './test-agent.ts';
+import { cliRunsAsProcesses, hangar, json, startAgent, startCli as start, until, type Agent } from './test-agent.ts';
+
+cliRunsAsProcesses();
 
 const run = promisify(execFile);
 

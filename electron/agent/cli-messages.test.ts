@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { iecBytes } from '../../shared/progress.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+import { cliRunsAsProcesses, hangar, json, startAgent, until, type Agent } from './test-agent.ts';
+
+cliRunsAsProcesses();
 
 const STARTER_ECHO = 'dist/backends/echo';
 /** Tests run as root, who reads every file: a file a node cannot read is one its agent run by nobody cannot. */

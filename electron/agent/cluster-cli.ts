@@ -3,6 +3,7 @@
 // with or without a running agent (a running one takes a new trust entry at its next heartbeat).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { cliIo } from './cli-io.ts';
 import { linkLostWords } from '../../shared/cluster-link.ts';
 import type { ClusterStatusView } from '../../shared/types.ts';
 import { refuseExisting } from '../cluster/config-out.ts';
@@ -57,7 +58,7 @@ export async function writeNatsConfig(input: NatsConfigInput & { out: string }):
   const { listen, note } = listenAddress(input.url, input.listen);
   await refuseExisting([out]);
   // Said before anything is written: the server would not listen where the printed commands join it.
-  if (note) process.stderr.write(`hangar: ${note}\n`);
+  if (note) cliIo().stderr.write(`hangar: ${note}\n`);
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, natsConfig(machines, { listen, storeDir }), { mode: 0o600 });
   const steps = startCommands(machines, input.url, dirname(out));

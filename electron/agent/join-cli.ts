@@ -4,6 +4,7 @@ import { CommanderError, type Command } from 'commander';
 import { copyFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { cliIo } from './cli-io.ts';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import { parseLabels as labelsOf } from '../../shared/selector.ts';
 import type { OldConfig } from '../cluster/adopt.ts';
@@ -36,7 +37,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
       const out = options.out ?? (options.adopt ? from : join(home(), 'nats', 'nats.conf'));
       const adopt = options.adopt ? await adoptedConfig(from, out) : undefined;
       const { initCluster } = await import('../cluster/init.ts');
-      const made = await initCluster({ home: home(), url: options.url, out, name: options.name ?? defaultName(), adopt, say: (line) => process.stderr.write(`hangar: ${line}\n`) });
+      const made = await initCluster({ home: home(), url: options.url, out, name: options.name ?? defaultName(), adopt, say: (line) => cliIo().stderr.write(`hangar: ${line}\n`) });
       printed(options, {
         json: made,
         text: [
@@ -62,7 +63,7 @@ export function registerJoinCommands(cluster: Command, home: () => string): void
     .action(async (options: { role: InvitedRole; name?: string; key?: string; labels: Record<string, string>; expires: number; json?: boolean }) => {
       const { invite } = await import('../cluster/invite.ts');
       const made = await invite({ home: home(), role: options.role, name: options.name, key: options.key, labels: options.labels, expiresMs: options.expires });
-      if (!options.json) process.stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's NATS credential and key, so send it privately; \`hangar agent --join -\` reads it from stdin instead)\n`);
+      if (!options.json) cliIo().stderr.write(`hangar: ${made.role} ${made.name}: run this on that machine before ${made.expires} (once; it holds the machine's NATS credential and key, so send it privately; \`hangar agent --join -\` reads it from stdin instead)\n`);
       printed(options, { json: made, text: `HANGAR_JOIN_TOKEN=${made.token} hangar agent\n` });
     });
 

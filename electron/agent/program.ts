@@ -1,5 +1,6 @@
 // The `hangar` program: its global options, then each group of commands, in the order `hangar --help` lists them.
 import { Command, Help, type Option } from 'commander';
+import { cliIo } from './cli-io.ts';
 import { registerAgentCommand } from './commands/agent.ts';
 import { registerBackendCommands } from './commands/backends.ts';
 import { registerClusterCommands } from './commands/cluster.ts';
@@ -20,6 +21,7 @@ export function hangarProgram(): Command {
     // A flag's "(default: false)" and a repeatable option's "(default: [])" say nothing; where it matters, the
     // description says what holds without the option.
     .configureHelp({ optionDescription: (option: Option) => Help.prototype.optionDescription.call(new Help(), option).replace(/ \(default: (?:false|\[\])\)$/, '') })
+    .configureOutput({ writeOut: (text) => cliIo().stdout.write(text), writeErr: (text) => cliIo().stderr.write(text) })
     .exitOverride();
 
   const context = createCliContext(program);

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { backendEntries, makeTarGz } from '../core/install/testdata/fixtures.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, startAgent, type Agent } from './test-agent.ts';
+import { cliRunsAsProcesses, hangar, startAgent, type Agent } from './test-agent.ts';
+
+cliRunsAsProcesses();
 
 const ESC = '\x1b';
 /** Red text, a window title, and a clipboard write (OSC 52), ended by BEL. */

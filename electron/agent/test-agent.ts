@@ -5,10 +5,13 @@ import { once } from 'node:events';
 import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Readable, Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { LOCAL_NODE } from '../../shared/api.ts';
 import type { WireClient } from '../../shared/wire-client.ts';
+import { type CliIo, withCliIo } from './cli-io.ts';
 import { connect } from './connect.ts';
+import { failureStatus, runCommand } from './run-command.ts';
 export { until } from '../core/testing/until.ts';
 
 const CLI = resolve('dist/agent/cli.js');
@@ -70,11 +73,54 @@ export async function withStdin(agent: Agent, input: string, ...args: string[]):
   return { code, stdout, stderr };
 }
 
+/**
+ * A CLI run. In this process by default: the command's own code against the real agent, as a `hangar` process runs it,
+ * without starting Node for it (a `hangar` process costs about 0.3 s of CPU, most of the test run's). A file that
+ * tests the CLI as a program calls cliRunsAsProcesses() first.
+ */
 export async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return cliAs({}, ...args);
+  return cliInProcess && commandOf(args) !== 'agent' ? inThisProcess(args) : cliAs({}, ...args);
 }
 
-/** The CLI as `user` runs it: another `uid` and `gid` (as root, every file is readable), another environment or directory. */
+/** The command `args` run: the first word past the global options. `hangar agent` is a server: always a process. */
+function commandOf(args: string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    if (['--node', '--token', '--home'].includes(args[i]!)) i++;
+    else if (!args[i]!.startsWith('-')) return args[i];
+  }
+  return undefined;
+}
+
+let cliInProcess = true;
+
+/** Every CLI run of this file is a process of its own, as a user's is: exit, streams, signals and all. */
+export function cliRunsAsProcesses(): void {
+  cliInProcess = false;
+}
+
+async function inThisProcess(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = { stdout: '', stderr: '' };
+  let code = 0;
+  const into = (stream: keyof typeof output) =>
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        output[stream] += chunk.toString();
+        done();
+      },
+    });
+  // A closed stdin, where a process would wait on the test's open pipe: tests that answer a question use withStdin.
+  const io: CliIo = { stdout: into('stdout'), stderr: into('stderr'), stdin: Readable.from([]), setExitCode: (status) => (code = status) };
+  await withCliIo(io, async () => {
+    try {
+      await runCommand(args);
+    } catch (error) {
+      code = failureStatus(error);
+    }
+  });
+  return { code, ...output };
+}
+
+/** The CLI as `user` runs it, a process of its own: another `uid` and `gid` (as root, every file is readable), another environment or directory. */
 export async function cliAs(user: { uid?: number; gid?: number; env?: NodeJS.ProcessEnv; cwd?: string }, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { ...user, maxBuffer: 256 * 1024 * 1024 });

@@ -5,7 +5,9 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { tempDir } from '../core/testing/fixtures.ts';
-import { cli } from '../agent/test-agent.ts';
+import { cli, cliRunsAsProcesses } from '../agent/test-agent.ts';
+
+cliRunsAsProcesses();
 
 describe('a key typed wrong', () => {
   let root: string;

@@ -1,6 +1,7 @@
 // The commands that install and swap backends: the gallery, what is installed (`ls`, `info`), install, upgrade,
 // rollback and delete.
 import { CommanderError, type Command } from 'commander';
+import { cliIo } from '../cli-io.ts';
 import { typedNumber } from '../typed-number.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { followedByName } from '../../../shared/gallery-sources.ts';
@@ -20,13 +21,13 @@ export function registerBackendCommands(context: CliContext): void {
         const rows = answers.filter((a) => Array.isArray(a.answer)).map(({ card, answer }) => ({ node: card.name, entries: (answer as unknown[]).length, ...(options.refresh && { refreshed: 'now' }) }));
         print(options, answers.map(({ card, answer }) => ({ node: card.id, name: card.name, entries: Array.isArray(answer) ? answer.map(galleryJson) : null, error: answer instanceof Error ? answer.message : null })),
           () => table(rows, 'no node answered', unansweredLines(answers)));
-        if (answers.some((a) => !Array.isArray(a.answer))) process.exitCode = 1;
+        if (answers.some((a) => !Array.isArray(a.answer))) cliIo().setExitCode(1);
         return;
       }
       const entries = await c.gallery({ node: context.node, refresh: options.refresh === true });
       const { galleryProblems } = await c.info({ node: context.node });
-      for (const problem of galleryProblems) process.stderr.write(`hangar: warning: ${forTerminal(problem.message)}\n`);
-      if (entries.length === 0 && galleryProblems.length > 0) process.exitCode = 1;
+      for (const problem of galleryProblems) cliIo().stderr.write(`hangar: warning: ${forTerminal(problem.message)}\n`);
+      if (entries.length === 0 && galleryProblems.length > 0) cliIo().setExitCode(1);
       // Only the entry a name's backend follows can be installed or upgradable; the others are other sources of it.
       const followed = followedByName(entries);
       const status = (e: (typeof entries)[number]) => {
@@ -53,7 +54,7 @@ export function registerBackendCommands(context: CliContext): void {
       ]);
       const columns = context.targets.map((t, i) => ({ card: t.card, backends: listed[i] ?? null }));
       print(options, matrixJson(columns, desired), () => matrix(columns, desired));
-      if (listingFailed(columns.map((c) => ({ answer: c.backends })))) process.exitCode = 1;
+      if (listingFailed(columns.map((c) => ({ answer: c.backends })))) cliIo().setExitCode(1);
       return;
     }
     const backends = await c.backends({ node: context.node });
@@ -89,7 +90,7 @@ export function registerBackendCommands(context: CliContext): void {
       if (options.all) {
         const results = await c.upgradeAll({ node: context.node });
         print(options, results, () => table(results.map((r) => ({ backend: r.backend, result: r.ok ? 'upgraded' : r.error })), 'nothing to upgrade'));
-        if (results.some((r) => !r.ok)) process.exitCode = 1;
+        if (results.some((r) => !r.ok)) cliIo().setExitCode(1);
         return;
       }
       if (!name) throw new CommanderError(2, 'hangar.usage', 'upgrade needs a NAME or --all');

@@ -2,6 +2,7 @@
 // and a node's cordon and drain.
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { cliIo } from '../cli-io.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { linkLostWords } from '../../../shared/cluster-link.ts';
 import { showKey, statusNotes, statusText, trust, untrustedLines, untrust, writeNatsConfig, type Printed } from '../cluster-cli.ts';
@@ -33,7 +34,7 @@ export function registerClusterCommands(context: CliContext): void {
     .option('--force', 'untrust the key of the cluster\'s admin too (its calls, pins and rollouts are refused from then on)').option('--json', 'print JSON to stdout')
     .action(async (which: string, options: { json?: boolean; force?: boolean }) => {
       const done = await untrust(home(), which, options.force);
-      if (done.warning) process.stderr.write(`hangar: ${done.warning}\n`);
+      if (done.warning) cliIo().stderr.write(`hangar: ${done.warning}\n`);
       printed(options, done);
     });
 
@@ -122,7 +123,7 @@ export function registerClusterCommands(context: CliContext): void {
     .action(context.withClient(async (c, options: { json?: boolean; yes?: boolean }) => {
       await refuseViewerOnly(c, context.node, 'drained');
       const running = await c.processes({ node: context.node });
-      for (const p of running) process.stderr.write(`will stop ${p.model} (${p.backend}, pid ${p.pid}, ${p.state})\n`);
+      for (const p of running) cliIo().stderr.write(`will stop ${p.model} (${p.backend}, pid ${p.pid}, ${p.state})\n`);
       const what = running.length === 0 ? 'cordon this node (it runs no process)' : `cordon this node and stop ${running.length} process${running.length === 1 ? '' : 'es'}`;
       if (!options.yes && !(await confirm(`${what}? [y/N] `))) throw new HangarError('failed', 'not drained');
       const stopped = await c.drain({ node: context.node });

@@ -1,4 +1,5 @@
 // How a command that starts or follows a job shows its progress on stderr, says how it ended, and answers Ctrl-C.
+import { cliIo } from '../cli-io.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { JobView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
@@ -21,7 +22,7 @@ let interrupted = false;
 export async function runJob(context: CliContext, c: WireClient, options: { json?: boolean }, start: () => Promise<JobView>, follow: { onInterrupt?: InterruptMode } = {}): Promise<void> {
   const final = await followJob(c, start, context.node, follow.onInterrupt);
   if (final.state === 'cancelled' && interrupted) {
-    process.exitCode = 130;
+    cliIo().setExitCode(130);
     return;
   }
   // A job that failed for what it was given (a checksum, an archive) exits as that kind of failure.
@@ -40,7 +41,7 @@ export async function runJobs(context: CliContext, c: WireClient, options: { jso
     if (interrupted) row.reason = 'interrupted';
     else if (card.status !== 'online') row.reason = `offline: ${card.reason ?? 'no heartbeat'}`;
     else {
-      process.stderr.write(forTerminal(`${card.name} (${card.id}):\n`));
+      cliIo().stderr.write(forTerminal(`${card.name} (${card.id}):\n`));
       const final = await followJob(c, () => start(on), on).catch((error: Error) => error);
       // A job that had nothing to do ends done in a phase that says so ('already installed', 'up to date').
       row.result = final instanceof Error ? 'failed' : final.state === 'done' ? final.phase : final.state;
@@ -49,8 +50,8 @@ export async function runJobs(context: CliContext, c: WireClient, options: { jso
     results.push(row);
   }
   print(options, results, () => table(results, 'no nodes'));
-  if (results.some((r) => r.result === 'failed')) process.exitCode = 1;
-  if (interrupted) process.exitCode = 130;
+  if (results.some((r) => r.result === 'failed')) cliIo().setExitCode(1);
+  if (interrupted) cliIo().setExitCode(130);
 }
 
 /**
@@ -63,15 +64,16 @@ async function followJob(c: WireClient, start: () => Promise<JobView>, on: strin
   let job: JobView | null = null;
   let presses = 0;
   let last = '';
+  const { stderr } = cliIo();
   const show = (view: JobView) => {
     // How it ended is the command's own last word, on stdout.
     if (view.finishedAt !== null) return;
     const line = forTerminal(jobLine(view));
     if (line === last) return;
     last = line;
-    process.stderr.write(process.stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
+    stderr.write(stderr.isTTY ? `\r\x1b[K${line}` : `${line}\n`);
   };
-  const say = (line: string) => process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}hangar: ${forTerminal(line)}\n`);
+  const say = (line: string) => stderr.write(`${stderr.isTTY ? '\r\x1b[K' : ''}hangar: ${forTerminal(line)}\n`);
   const cancel = (view: JobView) => {
     say(`cancelling the ${view.kind} of ${view.backend}… (Ctrl-C again leaves it running)`);
     c.cancelJob({ node: on, id: view.id }).catch((error: Error) => say(`could not cancel it: ${error.message}`));
@@ -114,7 +116,7 @@ async function followJob(c: WireClient, start: () => Promise<JobView>, on: strin
     // Once Ctrl-C was pressed the command is on its way out: another press must not kill it before it says how.
     if (presses > 0) process.on('SIGINT', () => undefined);
     off();
-    if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+    if (stderr.isTTY) stderr.write('\r\x1b[K');
   }
 }
 

@@ -1,4 +1,5 @@
 // How `hangar upgrade --on all`, `rollback --rollout` and `resume` follow a rolling upgrade that runs in the host.
+import { cliIo } from '../cli-io.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import type { RolloutNode, RolloutView } from '../../../shared/types.ts';
 import type { WireClient } from '../../../shared/wire-client.ts';
@@ -19,14 +20,14 @@ export async function followRollout(c: WireClient, options: { json?: boolean }, 
   const started = await start();
   // A rollout runs in the host, not in this command: Ctrl-C stops following it.
   process.once('SIGINT', () => {
-    process.stderr.write(`hangar: stopped following; rollout ${started.id} of ${started.backend} goes on in the host (see hangar rollouts)\n`);
+    cliIo().stderr.write(`hangar: stopped following; rollout ${started.id} of ${started.backend} goes on in the host (see hangar rollouts)\n`);
     process.exit(130);
   });
   // What each node already was when the command started is not news.
   const shown = new Map(started.nodes.map((n) => [n.id, stepLine(n)]));
   const show = (rollout: RolloutView) => {
     for (const n of rollout.nodes) {
-      if (shown.get(n.id) !== stepLine(n)) process.stderr.write(forTerminal(`${rollout.backend}: ${stepLine(n)}\n`));
+      if (shown.get(n.id) !== stepLine(n)) cliIo().stderr.write(forTerminal(`${rollout.backend}: ${stepLine(n)}\n`));
       shown.set(n.id, stepLine(n));
     }
   };
@@ -63,7 +64,7 @@ export async function followRollout(c: WireClient, options: { json?: boolean }, 
   off();
   const cards = options.json ? [] : await c.nodes({ node: LOCAL_NODE });
   print(options, final, () => rolloutTable(final, cards));
-  if (final.nodes.some(failed)) process.exitCode = 1;
+  if (final.nodes.some(failed)) cliIo().setExitCode(1);
 }
 
 /** The rollout `text` names: its id, or the first characters of one (as jobs take them). */

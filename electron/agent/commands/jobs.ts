@@ -1,4 +1,5 @@
 // `hangar jobs`, `cancel` and `wait`: a node's installs, upgrades, rollbacks and deletes; `hangar logs`: a model's output.
+import { cliIo } from '../cli-io.ts';
 import type { LogLine } from '../../../shared/types.ts';
 import { jobsTable } from '../format.ts';
 import type { CliContext } from './context.ts';
@@ -32,7 +33,7 @@ export function registerJobCommands(context: CliContext): void {
 
   context.clientCommand('logs', 'print the recent output of MODEL', (c) => c.argument('<model>').option('-f, --follow', 'keep printing new lines'))
     .action(context.withClient(async (c, model: string, options: { json?: boolean; follow?: boolean }) => {
-      const show = (line: LogLine) => process.stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.at} ${line.text}\n`);
+      const show = (line: LogLine) => cliIo().stdout.write(options.json ? JSON.stringify(line) + '\n' : `${line.at} ${line.text}\n`);
       if (options.follow) c.onEvent((e) => e.type === 'log' && e.node === context.node && e.line.model === model && show(e.line));
       (await c.logs({ node: context.node, model })).forEach(show);
       if (options.follow) await c.closed;

@@ -2,6 +2,7 @@
 // process that failed if one did; and Ctrl-C on an install, upgrade or rollback cancels it, as it cancels a backend's
 // job, unless its swap has begun (then it goes on), and on a start stops LocalAI before it is ready; a second Ctrl-C
 // leaves it running and says how to follow it.
+import { cliIo } from '../cli-io.ts';
 import { LOCAL_NODE } from '../../../shared/api.ts';
 import { messageOf } from '../../../shared/error-text.ts';
 import { pastCancelText } from '../../../shared/localai-text.ts';
@@ -9,7 +10,7 @@ import type { LocalAiOperation, LocalAiRunView } from '../../../shared/types.ts'
 import type { WireClient } from '../../../shared/wire-client.ts';
 import { forTerminal } from './terminal.ts';
 
-const say = (line: string) => process.stderr.write(`hangar: ${forTerminal(line)}\n`);
+const say = (line: string) => cliIo().stderr.write(`hangar: ${forTerminal(line)}\n`);
 
 /**
  * Runs `work`; when it fails because a LocalAI process did (a start, or the new build in a swap), the lines that
@@ -22,7 +23,7 @@ export async function saying(c: WireClient, node: string, work: () => Promise<Lo
   } catch (error) {
     const after = await c.localaiRun({ node }).catch(() => null);
     const lines = after ? failedProcessLines(before, after) : [];
-    if (lines.length > 0) process.stderr.write(`LocalAI's last log lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
+    if (lines.length > 0) cliIo().stderr.write(`LocalAI's last log lines:\n${lines.map((l) => `  ${l}\n`).join('')}`);
     throw error;
   }
 }
@@ -98,7 +99,7 @@ export async function interruptible(c: WireClient, node: string, interruption: I
     const ended = await (cancelling as Promise<string | null> | null);
     if (ended === null || ended === undefined) throw error;
     say(ended);
-    process.exitCode = 130;
+    cliIo().setExitCode(130);
     return null;
   } finally {
     process.off('SIGINT', interrupt);

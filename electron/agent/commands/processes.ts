@@ -1,6 +1,7 @@
 // The commands on a node's backend processes: load, respawn, restart, unload and stop a model's process, clear what
 // LocalAI left behind, and list processes, resources and what runs from the backends directory.
 import { Argument, CommanderError } from 'commander';
+import { cliIo } from '../cli-io.ts';
 import { wholeNumber } from '../typed-number.ts';
 import type { LeftoverAction } from '../../../shared/api.ts';
 import { HangarError } from '../../../shared/errors.ts';
@@ -111,7 +112,7 @@ export function registerProcessCommands(context: CliContext): void {
         const anyVram = vrams.some((v) => v !== null);
         const rows = answers.flatMap(({ card, answer }, i) => (Array.isArray(answer) ? answer.map((p) => ({ node: card.name, ...psRow(p, runBy, anyVram ? vrams[i] : undefined) })) : []));
         print(options, json, () => table(rows, 'no backend processes on any node', unansweredLines(answers)));
-        if (listingFailed(answers)) process.exitCode = 1;
+        if (listingFailed(answers)) cliIo().setExitCode(1);
         return;
       }
       const [processes, vram] = await Promise.all([c.processes({ node: context.node }), vramOn(context.node)]);
@@ -127,7 +128,7 @@ export function registerProcessCommands(context: CliContext): void {
         const json = answers.map(({ card, answer }) => ({ node: card.id, name: card.name, status: card.status, error: answer instanceof Error ? answer.message : null, resources: answer instanceof Error ? null : answer }));
         const rows = answers.flatMap(({ card, answer }) => (answer && !(answer instanceof Error) ? [resourcesRow(card.name, answer)] : []));
         print(options, json, () => table(rows, 'no node answered', unansweredLines(answers)));
-        if (listingFailed(answers)) process.exitCode = 1;
+        if (listingFailed(answers)) cliIo().setExitCode(1);
         return;
       }
       const r = await c.resources({ node: context.node });

@@ -1,9 +1,10 @@
 // What a command writes to stdout, and the question it asks before it stops something.
 import { once } from 'node:events';
 import { createInterface } from 'node:readline/promises';
+import { cliIo } from '../cli-io.ts';
 
 export function print(options: { json?: boolean }, value: unknown, human: () => string): void {
-  process.stdout.write(options.json ? JSON.stringify(value, null, 2) + '\n' : forTerminal(human()));
+  cliIo().stdout.write(options.json ? JSON.stringify(value, null, 2) + '\n' : forTerminal(human()));
 }
 
 /** C0 controls but tab and newline, DEL and C1: what lets text move the cursor, retitle the window or set the clipboard. */
@@ -20,13 +21,13 @@ export function forTerminal(text: string): string {
 /** All of stdin, trimmed: how a secret reaches a command without going on its command line. */
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of cliIo().stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString().trim();
 }
 
 /** Asks on the terminal (or reads one line from a piped stdin); only "y" or "yes" agrees. */
 export async function confirm(question: string): Promise<boolean> {
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  const prompt = createInterface({ input: cliIo().stdin, output: cliIo().stderr });
   try {
     const answer = await Promise.race([prompt.question(question), once(prompt, 'close').then(() => '')]);
     return /^y(es)?$/i.test(answer.trim());
