@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { openSlowSockets } from './hostile-peers.ts';
-import { hangar, openFds, startAgent, until, type Agent } from './test-agent.ts';
+import { childCommands, describeFds, hangar, openFds, startAgent, until, type Agent } from './test-agent.ts';
 
 const OPEN_FILES = 1024;
 const PRE_AUTH_CAP = OPEN_FILES / 4;
@@ -33,10 +33,13 @@ describe('the agent under a flood of slow connections', () => {
 
   test('3,000 slow sockets: a token holder gets in while they are held, the agent holds at most its cap and sheds them all', { timeout: 60_000 }, async () => {
     const pid = agent.child.pid!;
-    // At rest: the agent has answered a call and finished warming up (modules it reads at its start are closed again).
+    // At rest: the agent has answered a call and finished warming up: a shell waits for the next start (warm-shell.ts),
+    // and the modules it read at its start are closed again.
     assert.equal((await hangar(agent, 'ls')).code, 0);
+    await until('the agent warmed up', () => (childCommands(pid).some((command) => command.includes('run.sh')) ? true : undefined), 15_000);
     await sleep(500);
     const baseline = openFds(pid);
+    const atRest = describeFds(pid);
     let peak = baseline;
     const sampler = setInterval(() => (peak = Math.max(peak, openFds(pid))), 10);
     const flood = openSlowSockets(agent.url, 3000, ATTACKERS);
@@ -54,7 +57,9 @@ describe('the agent under a flood of slow connections', () => {
     }
     assert.ok(peak <= baseline + PRE_AUTH_CAP + 16, `the agent held ${peak - baseline} descriptors over its ${baseline} at rest`);
     // Each socket the flood held is closed on the agent's side once it has read the close: a moment after the client's.
-    await until('back to rest', () => (openFds(pid) <= baseline + 2 ? true : undefined), 2000);
+    await until('back to rest', () => (openFds(pid) <= baseline + 2 ? true : undefined), 2000).catch((error: Error) => {
+      throw new Error(`${error.message}: ${openFds(pid)} open (${describeFds(pid)}) against ${baseline} at rest (${atRest})`);
+    });
     assert.equal((await hangar(agent, 'ls')).code, 0);
   });
 });

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Readable, Writable } from 'node:stream';
@@ -176,4 +176,31 @@ export async function json<T>(agent: Agent, ...args: string[]): Promise<T> {
 /** How many files (sockets included) process `pid` holds open. */
 export function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** The command lines of a process's children. */
+export function childCommands(pid: number): string[] {
+  const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+  return children.flatMap((child) => {
+    try {
+      return [readFileSync(`/proc/${child}/cmdline`, 'utf8').replaceAll('\0', ' ')];
+    } catch {
+      return []; // ended since the listing
+    }
+  });
+}
+
+/** What a process holds open, counted by kind ("socket" × 12, "anon_inode:[eventpoll]" × 1…): for a failure's message. */
+export function describeFds(pid: number): string {
+  const kinds = new Map<string, number>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, '');
+    } catch {
+      continue; // closed since the listing
+    }
+    kinds.set(target, (kinds.get(target) ?? 0) + 1);
+  }
+  return [...kinds].map(([kind, count]) => `${kind} × ${count}`).join(', ');
 }
