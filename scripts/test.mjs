@@ -1,4 +1,4 @@
-// Runs every node:test file (*.test.ts) under the source folders, through tsx.
+// Runs every node:test file (*.test.ts) under the source folders, through the TypeScript hooks in scripts/ts.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -78,9 +78,10 @@ if (files.length === 0) {
 const concurrency = Number(process.env.HANGAR_TEST_CONCURRENCY) || Math.min(4, availableParallelism() + 1);
 // --test-force-exit: a file whose tests have all ended exits, even if a child it leaked still holds one of its pipes
 // (a shell's sleeping child once held a file open for ten minutes, and its lane with it).
+const tsHooks = new URL('./ts/register.mjs', import.meta.url).href;
 const unhooked = new URL('./unhooked-test-runner.mjs', import.meta.url).href;
 const leftovers = new URL('./test-leftovers.mjs', import.meta.url).href;
-const args = (list, lanes) => ['--import', 'tsx', '--import', unhooked, '--import', leftovers, '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
+const args = (list, lanes) => ['--import', tsHooks, '--import', unhooked, '--import', leftovers, '--test', '--test-force-exit', `--test-concurrency=${lanes}`, ...list];
 const exitOf = (child) => new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
 
 /**

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { procReadsOf, programsRun, requireStrace, straceArgs, tracedPid } from '../core/platform/testing/strace.ts';
+import { TS_NODE } from '../core/testing/ts-node.ts';
 
 const CLI = 'electron/agent/cli.ts';
 const run = promisify(execFile);
@@ -22,12 +23,12 @@ test('an agent under HANGAR_PLATFORM=posix starts, scans and reports resources w
   const traces = join(root, 'traces');
   mkdirSync(traces);
   const env = { ...process.env, HANGAR_PLATFORM: 'posix' };
-  const tracer = spawn('strace', straceArgs(traces, [process.execPath, '--import', 'tsx', CLI, 'agent', '--home', home, '--listen', '127.0.0.1:0']), { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const tracer = spawn('strace', straceArgs(traces, [process.execPath, ...TS_NODE, CLI, 'agent', '--home', home, '--listen', '127.0.0.1:0']), { env, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const [first] = (await once(createInterface({ input: tracer.stdout! }), 'line')) as [string];
     const url = /^hangar agent listening on (\S+)$/.exec(first)?.[1];
     assert.ok(url, `the agent listens: ${first}`);
-    const ask = (command: string) => run(process.execPath, ['--import', 'tsx', CLI, '--node', url, '--home', home, command], { env });
+    const ask = (command: string) => run(process.execPath, [...TS_NODE, CLI, '--node', url, '--home', home, command], { env });
     assert.match((await ask('scan')).stdout, /no process runs from the backends directory/);
     assert.match((await ask('resources')).stdout, /ram/);
     const agent = tracedPid(traces, CLI);

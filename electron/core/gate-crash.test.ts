@@ -12,6 +12,7 @@ import type { JobView, LoadResult, ProcessView } from '../../shared/types.ts';
 import { LocalNode } from './node.ts';
 import { isAlive } from './supervisor/identity.ts';
 import { echoSource, tempDir, writeGallery } from './testing/fixtures.ts';
+import { TS_NODE } from './testing/ts-node.ts';
 
 const local = 'local';
 const hostScript = join(import.meta.dirname, 'testing/node-host.ts');
@@ -25,7 +26,7 @@ interface HostLine {
 
 /** A node host in a child process, and the lines it says. */
 function startHost(home: string, gallery: string) {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', hostScript, home, gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...TS_NODE, hostScript, home, gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   const until = async (match: (line: HostLine) => boolean): Promise<HostLine> => {
     for (;;) {

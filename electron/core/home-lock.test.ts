@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { HomeBusyError, lockAddress, lockHome } from './home-lock.ts';
 import { tempDir } from './testing/fixtures.ts';
+import { TS_NODE } from './testing/ts-node.ts';
 
 describe('home lock', () => {
   let root: string;
@@ -44,7 +45,7 @@ describe('home lock', () => {
 
   test('the lock of a host killed with SIGKILL is free at once', async () => {
     const home = join(root, 'killed');
-    const holder = spawn(process.execPath, ['--import', 'tsx', '-e', `
+    const holder = spawn(process.execPath, [...TS_NODE, '-e', `
       const { lockHome } = await import(${JSON.stringify(new URL('./home-lock.ts', import.meta.url).href)});
       const lock = await lockHome(${JSON.stringify(home)});
       lock.serving('http://holder');

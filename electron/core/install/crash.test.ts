@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { BackendStore, type SwapHooks, type SwapStep } from './store.ts';
 import { SwapJournal } from './swap-journal.ts';
 import { tempRoot } from './testdata/fixtures.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 const child = fileURLToPath(new URL('./testdata/swap-child.ts', import.meta.url));
 const steps: SwapStep[] = ['staged', 'backup-renamed', 'live-renamed', 'cleanup-done'];
@@ -50,7 +51,7 @@ function assertWhole(backends: string, allowed: string[]): void {
 }
 
 function runChild(backends: string, action: string, step: SwapStep | 'stopping'): void {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', child, backends, action, step], { encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, [...TS_NODE, child, backends, action, step], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(run.signal, 'SIGKILL', `child died at ${step}: ${run.stderr}`);
 }
 

@@ -10,6 +10,7 @@ import { installBackend } from './install.ts';
 import { builtinSources } from './builtin-sources.ts';
 import { BackendStore } from './store.ts';
 import { backendEntries, makeTarGz, snapshot, tempRoot, writeArchive } from './testdata/fixtures.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 const NOBODY = 65534;
 const child = fileURLToPath(new URL('./testdata/install-child.ts', import.meta.url));
@@ -68,7 +69,7 @@ describe('resource and permission failures mid-install', () => {
     await writeFile(join(tree, 'run.sh'), '#!/bin/sh\n', { mode: 0o755 });
     await writeFile(join(tree, 'weights.bin'), 'secret', { mode: 0o600 });
     await chown(join(tree, 'weights.bin'), 0, 0);
-    const run = spawnSync(process.execPath, ['--import', 'tsx', child, backends, tree], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', cwd: join(fileURLToPath(import.meta.url), '../../../..') });
+    const run = spawnSync(process.execPath, [...TS_NODE, child, backends, tree], { uid: NOBODY, gid: NOBODY, encoding: 'utf8', cwd: join(fileURLToPath(import.meta.url), '../../../..') });
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout.trim(), /^backend "demo": EACCES: permission denied, copyfile '.*weights\.bin'/);
     assert.deepEqual(snapshot(join(backends, 'demo')), before);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { procReadsOf, programsRun, requireStrace, straceArgs } from './testing/strace.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 const workout = join(import.meta.dirname, 'testdata', 'posix-workout.ts');
 // A supervisor's stop of a backend with children and the LocalAI server link's process search (localai imports core,
@@ -17,7 +18,7 @@ const stopWorkout = join(import.meta.dirname, '..', '..', 'localai', 'server', '
 function traced(layer: string, check: (traces: string, pid: number, summary: string) => void, file = workout): void {
   const traces = mkdtempSync(join(tmpdir(), 'hangar-strace-'));
   try {
-    const run = spawnSync('strace', straceArgs(traces, [process.execPath, '--import', 'tsx', file]), { env: { ...process.env, HANGAR_PLATFORM: layer }, encoding: 'utf8', timeout: 240_000 });
+    const run = spawnSync('strace', straceArgs(traces, [process.execPath, ...TS_NODE, file]), { env: { ...process.env, HANGAR_PLATFORM: layer }, encoding: 'utf8', timeout: 240_000 });
     assert.equal(run.status, 0, `the workout ran under strace: ${run.stderr}`);
     const [pid, summary] = run.stdout.trim().split('\n');
     check(traces, Number(pid), summary!);

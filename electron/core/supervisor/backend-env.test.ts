@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { isAlive } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
 import { makeHome, writeEcho, type Home } from './test-helpers.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
@@ -71,7 +72,7 @@ describe('backend environment', () => {
   test('a kept echo backend survives a clean host exit and is re-adopted', async () => {
     const stateDir = join(home.root, 'state-keep');
     const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir, portRange: [29440, 29459] };
-    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), 'leave', JSON.stringify(options), JSON.stringify(echo)], {
+    const host = spawn(process.execPath, [...TS_NODE, join(import.meta.dirname, 'testdata/host.ts'), 'leave', JSON.stringify(options), JSON.stringify(echo)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exited = once(host, 'exit');

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 describe('pid reuse', { skip: process.platform !== 'linux' && 'pid namespaces are Linux only' }, () => {
   test('a backend killed behind the host\'s back whose pid an impostor took: the stop path and the reaper leave the impostor alone', () => {
@@ -15,7 +16,7 @@ describe('pid reuse', { skip: process.platform !== 'linux' && 'pid namespaces ar
     const driver = join(import.meta.dirname, 'testdata/pid-reuse.ts');
     // A shell is the namespace's init: it reaps the orphans of killed backends, so their pids are free at once.
     const init = ['/bin/sh', '-c', '"$@"; status=$?; exit $status', 'init'];
-    const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', ...init, process.execPath, '--import', 'tsx', driver], { encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync('unshare', ['--pid', '--fork', '--mount-proc', ...init, process.execPath, ...TS_NODE, driver], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(run.status, 0, `the driver failed: ${run.stderr}`);
     const { stopPath, reaper } = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
     assert.deepEqual(stopPath, { said: 'stopped stopped', impostorAlive: true }, 'the stop path signalled the process that took the pid');

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PortPool } from './ports.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 test('two hosts allocating from one range never hand out the same port', async () => {
   const first = new PortPool([29560, 29562], 60_000);
@@ -36,7 +37,7 @@ test('a released port stays reserved through its quarantine, then another host m
 });
 
 test("a host killed with SIGKILL leaves its ports to the others at once; a closed pool's ports are free", async () => {
-  const host = spawn(process.execPath, ['--import', 'tsx', '-e', `
+  const host = spawn(process.execPath, [...TS_NODE, '-e', `
     const { PortPool } = await import(${JSON.stringify(new URL('./ports.ts', import.meta.url).href)});
     const pool = new PortPool([29570, 29572], 60_000);
     console.log([await pool.allocate(), await pool.allocate(), await pool.allocate()].join(' '));

@@ -15,6 +15,7 @@ import { isAlive, procStat } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
 import { makeHome, startUpstream, type EchoServer, swapOutOfBand, writeRelayBackend, writeScriptBackend } from './test-helpers.ts';
 import { portsFor } from '../testing/test-ports.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
@@ -94,7 +95,7 @@ describe('stopping a backend stops its whole tree', { skip: process.platform !==
   test("the reaper of a host killed with SIGKILL reaches a backend's setsid grandchild", async () => {
     const file = writeForker();
     const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: join(home.root, 'host-state'), portRange: portsFor([29590, 29599], [28990, 28999]) };
-    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), 'idle', JSON.stringify(options), JSON.stringify(forker)], {
+    const host = spawn(process.execPath, [...TS_NODE, join(import.meta.dirname, 'testdata/host.ts'), 'idle', JSON.stringify(options), JSON.stringify(forker)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exited = once(host, 'exit');

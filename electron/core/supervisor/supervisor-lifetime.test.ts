@@ -18,6 +18,7 @@ import type { BackendTarget } from './supervisor.ts';
 import type { TableEntry } from './table.ts';
 import { assertPythonGrpc, swapOutOfBand, swapStaged, writePyecho, writeRelayBackend } from './test-helpers.ts';
 import { childStates, flushedTable, gone, killAfter, nextEvent, openedSince, pgidOf, readTable, setUp, settledDescriptors, stopAfter, writeTable } from '../testing/supervisor-setup.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 describe("the supervisor across its host's life", { concurrency: false }, () => {
   let ctx: Awaited<ReturnType<typeof setUp>>;
@@ -62,7 +63,7 @@ describe("the supervisor across its host's life", { concurrency: false }, () => 
   async function startHost(t: TestContext, mode: 'idle' | 'leave', portRange: [number, number]) {
     const { home, relay } = ctx;
     const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: join(home.root, `host-${mode}`), portRange };
-    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'testdata/host.ts'), mode, JSON.stringify(options), JSON.stringify(relay)], {
+    const host = spawn(process.execPath, [...TS_NODE, join(import.meta.dirname, 'testdata/host.ts'), mode, JSON.stringify(options), JSON.stringify(relay)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     killAfter(t, host);

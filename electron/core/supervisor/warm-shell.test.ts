@@ -12,6 +12,7 @@ import { cgroupOf } from './cgroups.ts';
 import { isAlive } from './identity.ts';
 import { Supervisor, type BackendTarget } from './supervisor.ts';
 import { childrenOf, makeHome, writeEcho, type Home } from './test-helpers.ts';
+import { TS_NODE } from '../testing/ts-node.ts';
 
 const runtimeEnv = { HANGAR_NODE: process.execPath };
 
@@ -103,7 +104,7 @@ describe('the shell waiting for the next start', { skip: process.platform !== 'l
   test('a host killed with SIGKILL leaves no waiting shell behind: it ends once the host\'s end of its pipe closes', async (t) => {
     const gallery = join(home.root, 'empty-gallery.yaml');
     await writeGallery(gallery, []);
-    const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../testing/node-host.ts'), join(home.root, 'host-home'), gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const host = spawn(process.execPath, [...TS_NODE, join(import.meta.dirname, '../testing/node-host.ts'), join(home.root, 'host-home'), gallery], { stdio: ['pipe', 'pipe', 'inherit'] });
     t.after(() => void host.kill('SIGKILL'));
     for await (const line of createInterface({ input: host.stdout! })) if (line.includes('"ready"')) break;
     const shell = await until('the host\'s waiting shell', oneShell(host.pid!), 10_000);

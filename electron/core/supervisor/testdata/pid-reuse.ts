@@ -13,6 +13,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { currentPlatform } from '../../platform/index.ts';
 import { isAlive, processStartTime } from '../identity.ts';
 import { childrenOf, makeHome, startUpstream, writeRelayBackend } from '../test-helpers.ts';
+import { TS_NODE } from '../../testing/ts-node.ts';
 
 async function until(done: () => boolean, what: string, withinMs = 10_000): Promise<void> {
   for (const end = Date.now() + withinMs; !done(); await delay(10)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -44,7 +45,7 @@ const upstream = await startUpstream(home.root);
 const relay = { name: 'relay', dir: join(home.backendsDir, 'relay') };
 writeRelayBackend(relay.dir, upstream.address);
 const options = { backendsDir: home.backendsDir, modelsDir: home.modelsDir, stateDir: home.stateDir, stopGraceMs: 500 };
-const host = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'adopting-host.ts'), JSON.stringify(options), JSON.stringify(relay), 'stopped', 'reaped', 'genuine'], {
+const host = spawn(process.execPath, [...TS_NODE, join(import.meta.dirname, 'adopting-host.ts'), JSON.stringify(options), JSON.stringify(relay), 'stopped', 'reaped', 'genuine'], {
   stdio: ['pipe', 'pipe', 'inherit'],
 });
 const lines = createInterface({ input: host.stdout! })[Symbol.asyncIterator]();
