@@ -291,9 +291,11 @@ export class Converger {
   }
 
   /**
-   * Whether a desired version may move this node now. A rollout with work left on the node makes it wait; the
-   * version a halted or rolled-back rollout recorded is void (its coordinator gives the previous one back). A rollout
-   * this node cannot see (not read yet, or erased) makes it wait too, with a look again when what it says changes.
+   * Whether a desired version may move this node now. A rollout with work left on the node makes it wait. The version
+   * a rollout recorded is void once it is rolling back (or was interrupted at it), halted or rolled back: its
+   * coordinator gives the previous one back, a moment after it took the rollout over, and a node the rollback passes
+   * by must not take the rollout's version in between. A rollout this node cannot see (not read yet, or erased) makes
+   * it wait too, with a look again when what it says changes.
    */
   private rolloutVerdict(backend: string, id: string | null, revision: number): 'applies' | 'void' | { waiting: string; lookAgainMs?: number } {
     const busy = this.options.rollouts.all().find((r) => r.value.rollout.backend === backend && touches(r.value.rollout, this.options.id));
@@ -302,7 +304,8 @@ export class Converger {
     const own = this.options.rollouts.get(id)?.value.rollout;
     if (own) {
       this.missingSince.delete(revision);
-      return own.state === 'halted' || own.state === 'rolled-back' ? 'void' : 'applies';
+      const undone = own.state === 'halted' || own.state === 'rolled-back' || own.state === 'rolling-back' || own.interrupted?.while === 'rolling-back';
+      return undone ? 'void' : 'applies';
     }
     const since = this.missingSince.get(revision) ?? Date.now();
     this.missingSince.set(revision, since);

@@ -130,7 +130,7 @@ export class Rollouts {
       throw new HangarError('conflict', `rollout ${id} upgraded no node that could be rolled back`);
     }
     const run = await this.takeOver(entry, { ...r, nodes, state: 'rolling-back', finishedAt: null, coordinator: this.options.self, interrupted: null });
-    // The version it recorded goes first, so no node converges back to it meanwhile.
+    // The version before it is given back at once; until then the rollout's own is void on every node (converge.ts).
     await this.options.desired.restore(r.backend, id, entry.value.previous).catch(() => undefined);
     this.track(this.rollBackAll(run));
     return structuredClone(run.rollout);
