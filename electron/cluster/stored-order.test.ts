@@ -3,7 +3,8 @@
 // node (n3) whose home is a small real disk, and mallory, a viewer in the configuration whom no one trusts. A bare
 // delete marker on a running rollout, records with unbounded times, a record signed for another cluster, a viewer
 // whose clock runs ahead, a replay after a node lost its state, a pin naming a rollout no one can see, a record
-// removed under its coordinator, and a full disk: none may move a node or break a view.
+// removed under its coordinator, the version of a rollout being rolled back, and a full disk: none may move a node or
+// break a view.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -376,6 +377,41 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']]);
     await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
     await bothWant('1.0.0');
+  });
+
+  test("a rollout's version moves no node while the rollout rolls back: not one it undid, not one it passes by", async () => {
+    await offer('2.0.0');
+    for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
+    const stolen = await asUser('desk');
+    const cluster = clusterOf(stolen.info);
+    const id = '5e1f0c2a-0000-4000-8000-0000000000bb';
+    const step = (node: string, step: string) => ({ id: keys[node]!.id, name: node, step, reason: null, from: '1.0.0', to: step === 'pending' ? null : '2.0.0' });
+    /** desk's rollout of 2.0.0, as its agent writes it, `state` with n1 `first` and n2 `second`. */
+    const rollout = (state: string, first: string, second: string) => ({
+      rollout: {
+        id, backend: 'echo', version: '2.0.0', on: 'all', maxParallel: 1, state, startedAt: new Date().toISOString(), finishedAt: state === 'rolled-back' ? new Date().toISOString() : null,
+        coordinator: { id: keys.desk!.id, name: 'desk' }, interrupted: null, nodes: [step('n1', first), step('n2', second)],
+      },
+      heartbeatMs: HEARTBEAT_MS, previous: { backend: 'echo', version: '1.0.0', on: `nodes:${keys.n1!.id},${keys.n2!.id}`, installMissing: false, rollout: null }, beat: 1,
+    });
+    try {
+      // The moment between a rollback's takeover and the previous version given back, held open: the record says it
+      // rolls back (n1 undone, n2 passed by), and the version in force is still the rollout's.
+      const records = await bucketAs(stolen, BUCKETS.rollouts);
+      await writeSigned(records, cluster, desk, 'rollout', id, rollout('rolling-back', 'rolled-back', 'pending'));
+      const pins = await bucketAs(stolen, BUCKETS.desired);
+      const pin = { backend: 'echo', version: '2.0.0', on: 'all', installMissing: false, rollout: id };
+      await writeSigned(pins, cluster, desk, 'desired', `echo/${keys.desk!.id}`, pin, deskPinKey());
+      await until("the rollout's version in force", async () => ((await desired()).desired[0]?.rollout === id ? true : undefined), 5000);
+      await quietly(3000);
+      assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']], 'no node took the version being rolled back');
+      await writeSigned(records, cluster, desk, 'rollout', id, rollout('rolled-back', 'rolled-back', 'skipped'));
+    } finally {
+      await stolen.close();
+    }
+    await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
+    await bothWant('1.0.0');
+    await offer('1.0.0');
   });
 
   test('a node whose state disk is full answers every call, saying it cannot write its state', async (t) => {
