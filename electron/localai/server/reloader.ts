@@ -245,9 +245,12 @@ export class Reloader {
     const configured = this.host.row(model)?.backend || null;
     const dir = configured && concreteBackend(this.host.backendsDir, configured);
     const started = this.host.serverProcesses().filter((p) => !before.has(p.pid) && (dir === null || p.backend === dir));
-    if (started.length === 1) this.host.learn(started[0]!.pid, model);
+    // Another load of the backend (a user's, LocalAI's own) may have started a process meanwhile, from the tree a swap
+    // has just set aside; this load's starts on the live one.
+    const ours = started.length > 1 ? started.filter((p) => !p.stale) : started;
+    if (ours.length === 1) this.host.learn(ours[0]!.pid, model);
     this.host.emitRows();
-    return started.length === 1 ? started[0]!.pid : null;
+    return ours.length === 1 ? ours[0]!.pid : null;
   }
 
   /** LocalAI's load of `model`; a failure on a backend LocalAI's gallery marked since its version changed says so. */
