@@ -57,9 +57,7 @@ describe('the agent under a flood of slow connections', () => {
     }
     assert.ok(peak <= baseline + PRE_AUTH_CAP + 16, `the agent held ${peak - baseline} descriptors over its ${baseline} at rest`);
     // Each socket the flood held is closed on the agent's side once it has read the close: a moment after the client's.
-    await until('back to rest', () => (openFds(pid) <= baseline + 2 ? true : undefined), 2000).catch((error: Error) => {
-      throw new Error(`${error.message}: ${openFds(pid)} open (${describeFds(pid)}) against ${baseline} at rest (${atRest})`);
-    });
+    await until('back to rest', () => (openFds(pid) <= baseline + 2 ? true : undefined), 2000, () => `${openFds(pid)} open (${describeFds(pid)}) against ${baseline} at rest (${atRest})`);
     assert.equal((await hangar(agent, 'ls')).code, 0);
   });
 });

@@ -79,6 +79,10 @@ export function activeRefusal(rollout: RolloutView): HangarError {
 export function touches(rollout: RolloutView, nodeId: string): boolean {
   if (!isActive(rollout)) return false;
   const step = rollout.nodes.find((n) => n.id === nodeId)?.step;
-  const rollingBack = rollout.state === 'rolling-back' || rollout.interrupted?.while === 'rolling-back';
-  return rollingBack ? step === 'upgraded' : step === 'pending' || step === 'upgrading';
+  return rollingBack(rollout) ? step === 'upgraded' : step === 'pending' || step === 'upgrading';
+}
+
+/** A rollout being undone: rolling back, or interrupted while it was. */
+export function rollingBack(rollout: RolloutView): boolean {
+  return rollout.state === 'rolling-back' || rollout.interrupted?.while === 'rolling-back';
 }

@@ -15,7 +15,7 @@ import type { NodeConvergence, NodeEvent } from '../../../shared/types.ts';
 import { CoalescedFile } from '../../core/coalesced-file.ts';
 import type { LocalNodeApi } from '../../core/local-node-api.ts';
 import { inForce } from './desired.ts';
-import { backendOfKey, touches, type DesiredBody, type RolloutRecord, type StatusBody } from '../../cluster/store/bodies.ts';
+import { backendOfKey, rollingBack, touches, type DesiredBody, type RolloutRecord, type StatusBody } from '../../cluster/store/bodies.ts';
 import type { RecordEntry, Records } from '../../cluster/store/records.ts';
 import { oneLine } from '../../../shared/error-text.ts';
 
@@ -304,8 +304,7 @@ export class Converger {
     const own = this.options.rollouts.get(id)?.value.rollout;
     if (own) {
       this.missingSince.delete(revision);
-      const undone = own.state === 'halted' || own.state === 'rolled-back' || own.state === 'rolling-back' || own.interrupted?.while === 'rolling-back';
-      return undone ? 'void' : 'applies';
+      return own.state === 'halted' || own.state === 'rolled-back' || rollingBack(own) ? 'void' : 'applies';
     }
     const since = this.missingSince.get(revision) ?? Date.now();
     this.missingSince.set(revision, since);

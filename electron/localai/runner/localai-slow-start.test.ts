@@ -57,9 +57,9 @@ describe('a LocalAI start that takes long', () => {
     assert.equal(ended.code, 130);
     assert.match(second.start.stderr(), /\nhangar: left LocalAI's start running: `hangar localai status` follows it, `hangar localai stop` stops it\n$/);
     // The first Ctrl-C's stop was already sent: LocalAI goes, as asked.
-    await until('the start stopped', async () => ((await stand.status()).state === 'stopped' ? true : undefined), 20_000).catch(async (error: Error) => {
+    await until('the start stopped', async () => ((await stand.status()).state === 'stopped' ? true : undefined), 20_000, async () => {
       const { state, pid, operation, lastExit } = await stand.status();
-      throw new Error(`${error.message}: LocalAI ${state}, pid ${pid}, operation ${JSON.stringify(operation)}, last exit ${JSON.stringify(lastExit)}`);
+      return `LocalAI ${state}, pid ${pid}, operation ${JSON.stringify(operation)}, last exit ${JSON.stringify(lastExit)}`;
     });
     assert.equal(alive(second.pid), false);
   });

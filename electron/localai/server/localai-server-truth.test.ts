@@ -147,13 +147,13 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
     const pid = await until('m1 ready', async () => {
       const now = await row('m1');
       return now?.state === 'ready' && now.pid === localai.pids().get('m1') ? now.pid : undefined;
-    }, 20_000);
+    }, 20_000, async () => `its row: ${JSON.stringify(await row('m1'))}, LocalAI's pid ${localai.pids().get('m1')}`);
     process.kill(pid, 'SIGSTOP');
     try {
       const hung = await until('m1 unresponsive', async () => {
         const now = await row('m1');
         return now?.state === 'unresponsive' ? now : undefined;
-      }, 20_000).catch(async (error: Error) => assert.fail(`${error.message}; its row: ${JSON.stringify(await row('m1'))}`));
+      }, 20_000, async () => `its row: ${JSON.stringify(await row('m1'))}`);
       assert.equal(hung.pid, pid);
       assert.match(hung.message ?? '', new RegExp(`^its process \\(pid ${pid}\\) gives no Health answer within 2000 ms \\(since \\d\\d:\\d\\d:\\d\\d UTC\\); LocalAI still lists the model loaded$`));
     } finally {
