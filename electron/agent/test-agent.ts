@@ -134,7 +134,8 @@ export async function cliAs(user: { uid?: number; gid?: number; env?: NodeJS.Pro
 export interface RunningCli {
   stderr(): string;
   interrupt(): void;
-  exited: Promise<{ code: number | null; stdout: string }>;
+  /** `signal`: what killed it, when a signal did (then `code` is null). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string }>;
 }
 
 /** The CLI as a terminal runs it, with its stderr read as it comes. */
@@ -147,7 +148,7 @@ export function startCli(agent: Agent, ...args: string[]): RunningCli {
   return {
     stderr: () => stderr,
     interrupt: () => child.kill('SIGINT'),
-    exited: once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout })),
+    exited: once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null, stdout })),
   };
 }
 

@@ -8,22 +8,30 @@ import { alive, localAiStand, type LocalAiStand } from '../testing/localai-stand
 
 /** Far longer than any test's timeout: a start that is not cancelled fails the test. */
 const READY_AFTER_MS = 600_000;
+/** Its graceful shutdown, long enough for a second Ctrl-C to come while the first one's stop is under way. */
+const STOP_TAKES_MS = 3_000;
 
 describe('a LocalAI start that takes long', () => {
   let stand: LocalAiStand;
-  /** `localai start` in the background, once LocalAI's process runs and waits to listen: the command and the pid. */
+  /**
+   * `localai start` in the background, once LocalAI's process runs and waits to listen: the command and the pid. Once
+   * it said its first line: LocalAI handles SIGINT from its first moment (pkg/signals sets it up in an init()), the
+   * stand-in only once Node has loaded it, and a stop before then would kill it outright.
+   */
   const starting = async () => {
     const start = startCli(stand.agent, 'localai', 'start');
     const view = await until('LocalAI starting', async () => {
       const status = await stand.status();
-      return status.state === 'starting' && status.pid !== null ? status : undefined;
+      if (status.state !== 'starting' || status.pid === null) return undefined;
+      const logs = (await stand.ok('localai', 'logs')).stdout;
+      return logs.slice(logs.lastIndexOf(`(pid ${status.pid})`)).includes('Starting LocalAI') ? status : undefined;
     }, 20_000);
     return { start, pid: view.pid! };
   };
 
   before(async () => {
     stand = await localAiStand('localai-slow-start', '24720-24739');
-    await stand.releases.publish({ version: 'v3.2.0', readyAfterMs: READY_AFTER_MS });
+    await stand.releases.publish({ version: 'v3.2.0', readyAfterMs: READY_AFTER_MS, stopTakesMs: STOP_TAKES_MS });
     await stand.ok('localai', 'install');
   });
 
@@ -44,7 +52,8 @@ describe('a LocalAI start that takes long', () => {
   test('Ctrl-C on the start stops LocalAI before it is ready (130); a second one leaves it starting, saying how to stop it', async () => {
     const first = await starting();
     first.start.interrupt();
-    assert.equal((await first.start.exited).code, 130, first.start.stderr());
+    const { code, signal } = await first.start.exited;
+    assert.equal(code, 130, `ended by ${signal ?? `exit status ${code}`}, having said: ${JSON.stringify(first.start.stderr())}`);
     assert.equal(first.start.stderr(), "hangar: cancelling LocalAI's start… (Ctrl-C again leaves it running)\nhangar: stopped LocalAI before it was ready\n");
     assert.equal(alive(first.pid), false);
     assert.equal((await stand.status()).state, 'stopped');
@@ -54,7 +63,7 @@ describe('a LocalAI start that takes long', () => {
     await until('Ctrl-C answered', () => (second.start.stderr().includes('cancelling') ? true : undefined), 10_000);
     second.start.interrupt();
     const ended = await second.start.exited;
-    assert.equal(ended.code, 130);
+    assert.equal(ended.code, 130, `ended by ${ended.signal ?? `exit status ${ended.code}`}, having said: ${JSON.stringify(second.start.stderr())}`);
     assert.match(second.start.stderr(), /\nhangar: left LocalAI's start running: `hangar localai status` follows it, `hangar localai stop` stops it\n$/);
     // The first Ctrl-C's stop was already sent: LocalAI goes, as asked.
     await until('the start stopped', async () => ((await stand.status()).state === 'stopped' ? true : undefined), 20_000, async () => {

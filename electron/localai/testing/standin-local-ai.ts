@@ -2,8 +2,10 @@
 // LOCALAI_* variables (core/cli/run.go: --address, --backends-path, --models-path, --api-keys; a flag wins over its
 // variable, and LOCALAI_API_KEY is a comma-separated list), its model configs read from the models path (`name:` and
 // `backend:` of each YAML file), its start logged as LocalAI's http server says it, and SIGINT or SIGTERM a graceful
-// shutdown that stops its models first. `build` is what a release bakes into the binary: its version, and how a
-// broken build fails (it exits before listening, saying why).
+// shutdown that stops its models first. As LocalAI's (pkg/signals: set up in an init(), so from the process's start,
+// before it listens), the first SIGINT or SIGTERM runs the shutdown and exits 0, and any signal after it is ignored.
+// `build` is what a release bakes into the binary: its version, how a broken build fails (it exits before
+// listening, saying why), how long it takes to listen and to shut down.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
@@ -15,6 +17,8 @@ export interface StandInBuild {
   failStart?: string;
   /** A slow build: it listens only this long after its start. */
   readyAfterMs?: number;
+  /** A build slow to shut down: its graceful shutdown takes this long. */
+  stopTakesMs?: number;
 }
 
 const FLAGS: Record<string, string> = {
@@ -35,6 +39,18 @@ export async function runLocalAi(build: StandInBuild, argv: string[], env: NodeJ
   const backendsDir = resolve(option('--backends-path', 'backends'));
   const modelsDir = resolve(option('--models-path', 'models'));
   const apiKeys = option('--api-keys', '').split(',').filter(Boolean);
+  let server: StandInServer | null = null;
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log('INF', `Received ${signal}, shutting down`);
+    void new Promise((resolve) => setTimeout(resolve, build.stopTakesMs ?? 0))
+      .then(() => server?.stop())
+      .then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
   log('INF', `Starting LocalAI using ${process.env.THREADS ?? 4} threads, with models path: ${modelsDir}`);
   log('INF', `LocalAI version: ${build.version}`);
   if (build.failStart) {
@@ -47,18 +63,12 @@ export async function runLocalAi(build: StandInBuild, argv: string[], env: NodeJ
     log('ERR', 'refusing to listen on a non-loopback address without API keys');
     process.exit(1);
   }
-  const server = new StandInServer({ backendsDir, models: await modelConfigs(modelsDir), apiKeys, version: build.version, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0, address: { host, port } });
-  await server.start();
-  log('INF', `LocalAI API is listening! Please connect to the endpoint for API documentation. endpoint=${server.url}`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log('INF', `Received ${signal}, shutting down`);
-    void server.stop().then(() => process.exit(0));
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  const models = await modelConfigs(modelsDir);
+  if (stopping) return;
+  const started = new StandInServer({ backendsDir, models, apiKeys, version: build.version, healthAttempts: 200, healthIntervalMs: 20, loadFailureCooldownMs: 0, address: { host, port } });
+  await started.start();
+  server = started;
+  log('INF', `LocalAI API is listening! Please connect to the endpoint for API documentation. endpoint=${started.url}`);
 }
 
 function flags(args: string[]): Map<string, string> {
