@@ -69,6 +69,8 @@ export class Endings {
     proc.exit = { ...how, at: new Date().toISOString(), tail: stderrTail(proc) };
     proc.state = failed ? 'crashed' : 'exited';
     proc.loaded = false;
+    // What was said of the running process (it hung, it lost its model) is no word on its end, and would hide it.
+    proc.error = null;
     logs.of(proc.model).separator(`pid ${proc.pid} ${endText(proc.exit)}`, proc.exit.at);
     records.persist();
     this.applyPolicy(proc, failed);

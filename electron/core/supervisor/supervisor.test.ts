@@ -254,6 +254,20 @@ describe('supervisor', { concurrency: false }, () => {
     assert.equal(supervisor.get('silent'), null);
   });
 
+  test('a process that hung and was then killed says how it ended, not that it hung', async (t) => {
+    const { open, echo, home } = ctx;
+    const supervisor = await open(t, { healthEveryMs: 100, healthTimeoutMs: 200, stateDir: join(home.root, 'state-hung-killed') });
+    const loaded = await supervisor.load(echo, 'hung-killed', { restart: 'never' });
+    const hung = nextEvent(supervisor, (v) => v.model === 'hung-killed' && v.state === 'unresponsive');
+    process.kill(loaded.pid, 'SIGSTOP');
+    assert.equal((await hung).error, 'no Health answer within 200 ms');
+    const crashed = nextEvent(supervisor, (v) => v.model === 'hung-killed' && v.state === 'crashed');
+    process.kill(loaded.pid, 'SIGKILL');
+    const ended = await crashed;
+    assert.deepEqual([ended.error, ended.exit?.signal], [null, 'SIGKILL'], 'its end is its note now');
+    await supervisor.stop('hung-killed');
+  });
+
   test('the log ring keeps the last 1000 lines and streams each as a log event', async (t) => {
     const ring = new LogRing(3);
     for (const text of ['a', 'b', 'c', 'd', 'e']) ring.push({ model: 'm', stream: 'stdout', text, at: '' });
