@@ -183,8 +183,11 @@ describe('a cluster over NATS', () => {
     const n3 = agents[2]!;
     n3.child.kill('SIGTERM');
     await once(n3.child, 'exit');
-    const left = await until('n3 shown as shut down', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'offline'), 1000);
-    assert.equal(left.reason, 'it shut down');
+    // Its last card says it left. On a loaded machine that card can come after the viewer has given up on its
+    // heartbeats ("no heartbeat since …"); the card's word then replaces that guess.
+    const seen = () => nodesSeenBy(agents[0]!).then((cards) => cards.find((c) => c.name === 'n3'));
+    await until('n3 shown as shut down', async () => ((await seen())?.reason === 'it shut down' ? true : undefined), 5000, async () => JSON.stringify(await seen()));
+    assert.equal((await seen())?.status, 'offline');
     await startMember(2);
     const back = await until('n3 online again', async () => (await nodesSeenBy(agents[0]!)).find((c) => c.name === 'n3' && c.status === 'online'), 1000);
     assert.equal(back.id, ids[2]);
@@ -260,7 +263,7 @@ describe('a cluster over NATS', () => {
     const down = await until('the other nodes unknown while the server is down', async () => {
       const all = await nodesSeenBy(agents[0]!);
       return all.filter((c) => c.status === 'unknown').length === 3 ? all : undefined;
-    }, 3 * HEARTBEAT_MS + 1500);
+    }, 10_000);
     assert.deepEqual(down.filter((c) => c.status !== 'unknown').map((c) => [c.name, c.status, c.self]), [['n1', 'online', true]], "the host's own node stays online");
     assert.ok(down.filter((c) => !c.self).every((c) => c.reason === 'no broker'));
     nats = await startNats([], port, nats.storeDir!);
