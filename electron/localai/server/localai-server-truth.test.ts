@@ -143,6 +143,9 @@ describe('Hangar beside a running LocalAI server tells the truth', () => {
   });
 
   test('a model whose process hangs is not ready while LocalAI still lists it loaded, and is ready again once it answers', async () => {
+    // Which process is m1's: the loads racing the swaps before may have left Hangar a guess (LocalAI does not say), and
+    // a respawn through Hangar, with nothing else loading, makes it known.
+    await ok('respawn', 'm1');
     // From ready: a process the last swap left on a replaced tree shows stale first, whatever else it does.
     const pid = await until('m1 ready', async () => {
       const now = await row('m1');

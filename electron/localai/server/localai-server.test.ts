@@ -153,7 +153,7 @@ describe('Hangar beside a running LocalAI server', () => {
     await offer(hangarGallery, '5.0.0', broken);
     await ok('gallery', '--refresh');
     const result = await hangar(agent, 'upgrade', 'echo');
-    assert.equal(result.code, 1);
+    assert.equal(result.code, 1, `it said: ${result.stdout}${result.stderr}; m1's row: ${JSON.stringify(await row('m1'))}`);
     assert.match(result.stderr, /hangar: upgrade echo to 5\.0\.0 failed: .*LocalAI.*; rolled back to 4\.0\.0\n$/);
     await until('m1 back on the old tree', async () => ((await row('m1'))?.cwd === 'ok' ? true : undefined), 10_000);
     assert.equal(await complete('m1'), 'echo 4.0.0: hi');
