@@ -7,122 +7,28 @@
 // break a view.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { jetstream } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
-import { connect, headers, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import type { NodeConvergence, RolloutView } from '../../shared/types.ts';
-import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { mountTmpfs, type Tmpfs } from '../core/testing/tmpfs.ts';
-import { cli, hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { headers, type Msg } from '@nats-io/transport-node';
+import type { RolloutView } from '../../shared/types.ts';
+import { cli, hangar, read, until } from '../agent/test-agent.ts';
 import { clusterOf } from './cluster-id.ts';
-import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { seal } from './store/sealed.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
-import { generatedCluster, madeUpKey, writeSigned } from './test-cluster.ts';
-import type { NatsServer } from './test-nats.ts';
-
-/** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
-const NATS_PORT = 27400;
-const PORTS: Record<string, string> = { n1: '27410-27419', n2: '27420-27429', n3: '27430-27439', desk: '27440-27449' };
-const HEARTBEAT_MS = 300;
-/** What a node waits for a rollout's record it has not heard of: 15 heartbeats (converge.ts). */
-const ROLLOUT_WAIT_MS = 15 * HEARTBEAT_MS;
+import { loadIdentity } from './node-key.ts';
+import { madeUpKey, writeSigned } from './test-cluster.ts';
+import { HEARTBEAT_MS, ROLLOUT_WAIT_MS, storedOrderRig } from './test-stored-order.ts';
 
 describe("the cluster's stored records: ordered by the store, bound to the cluster", () => {
-  let root: string;
-  let gallery: string;
-  let nats: NatsServer;
-  let configFile: string;
-  let desk: ClusterIdentity;
-  let disk: Tmpfs | null = null;
-  const homes: Record<string, string> = {};
-  const keys: Record<string, { id: string; key: string }> = {};
-  const passwords: Record<string, string> = {};
-  const agentArgs: Record<string, string[]> = {};
-  const agents: Record<string, Agent> = {};
-  const sources: Record<string, string> = {};
-
-  const asUser = (user: string): Promise<NatsConnection> =>
-    connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]!, inboxPrefix: `_INBOX_${user}` });
-  const bucketAs = (nc: NatsConnection, bucket: string): Promise<KV> => new Kvm(jetstream(nc)).open(bucket, { allow_direct: true });
-  const status = (machine: string) => read(agents[machine]!, 'clusterStatus');
-  const desired = () => read(agents.desk!, 'desired');
-  const deskPinKey = () => `echo.${keys.desk!.id}`;
-  const versions = async () =>
-    (await json<Array<{ name: string; backends: Array<{ name: string; version: string }> | null }>>(agents.desk!, 'ls', '--on', 'n1,n2')).map((c) => [
-      c.name,
-      c.backends?.find((b) => b.name === 'echo')?.version ?? null,
-    ]);
-  /** What each of n1 and n2 says it takes as the desired version of echo, and how it stands. */
-  const said = async (node: string): Promise<NodeConvergence | undefined> => (await desired()).nodes.find((n) => n.node === keys[node]!.id && n.backend === 'echo');
-  const offer = (version: string, uri = sources[version]!) => writeGallery(gallery, [{ name: 'echo', uri, version }]);
-  const ok = async (machine: string, ...args: string[]) => {
-    const result = await hangar(agents[machine]!, ...args);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return result;
-  };
-  const start = async (machine: string) => {
-    agents[machine] = await startAgent(homes[machine]!, gallery, agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: passwords[machine]! });
-  };
-  const stop = async (machine: string) => {
-    agents[machine]!.child.kill('SIGKILL');
-    await new Promise((resolve) => agents[machine]!.child.once('exit', resolve));
-  };
-  const online = (machine: string) =>
-    until(`${machine} online`, async () => ((await read(agents.desk!, 'nodes')).find((c) => c.name === machine && c.status === 'online') ? true : undefined), 10_000);
-  const dropped = async (machine: string, reason: RegExp) => Object.entries((await status(machine)).dropped.records).filter(([r]) => reason.test(r)).reduce((n, [, c]) => n + c, 0);
-  const quietly = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  /** Both nodes take desk's pin of `version` as the one in force. */
-  const bothWant = (version: string) =>
-    until(`n1 and n2 want ${version}`, async () => {
-      const both = await Promise.all(['n1', 'n2'].map(said));
-      return both.every((s) => s?.wanted === version) ? both : undefined;
-    }, 10_000);
-
-  before(async () => {
-    root = await tempDir('stored-order');
-    gallery = join(root, 'index.yaml');
-    for (const version of ['1.0.0', '2.0.0']) sources[version] = await echoSource(root, version);
-    await offer('1.0.0');
-    // Every printed command but the trust in mallory's key: her credentials are valid, her key trusted by no one.
-    const made = await generatedCluster({
-      root, nodes: ['n1', 'n2', 'n3'], viewers: ['desk', 'mallory'], distrusted: ['mallory'], port: NATS_PORT, ports: PORTS, heartbeatMs: HEARTBEAT_MS,
-      prepare: async (machine, home) => {
-        if (machine !== 'n3') return;
-        await mkdir(home, { recursive: true });
-        disk = mountTmpfs(home, '16m', 'the full-disk case of stored-order.test.ts');
-      },
-    });
-    ({ nats, config: configFile } = made);
-    Object.assign(homes, made.homes);
-    Object.assign(keys, made.keys);
-    Object.assign(passwords, made.passwords);
-    Object.assign(agentArgs, made.agentArgs);
-    desk = await loadIdentity(homes.desk!);
-    for (const machine of ['n1', 'n2', 'n3', 'desk']) await start(machine);
-    await until('the three nodes online and trusting desk', async () => {
-      const cards = await read(agents.desk!, 'nodes');
-      return cards.filter((c) => c.status === 'online' && c.access === 'trusted').length === 3 ? true : undefined;
-    }, 10_000);
-    await ok('desk', 'install', 'echo', '--on', 'n1,n2');
-    await ok('desk', 'pin', 'echo', '1.0.0', '--on', 'n1,n2');
-    await bothWant('1.0.0');
-  });
-
-  after(async () => {
-    for (const agent of Object.values(agents)) agent.child.kill('SIGKILL');
-    await Promise.all(Object.values(agents).map((a) => (a.child.exitCode === null && a.child.signalCode === null ? new Promise((r) => a.child.once('exit', r)) : null)));
-    disk?.unmount();
-    await nats?.stop();
-    await rm(root, { recursive: true, force: true });
-  });
+  const rig = storedOrderRig();
+  const { homes, keys, agents, asUser, bucketAs, status, desired, deskPinKey, versions, said, offer, ok, start, stop, online, dropped, quietly, bothWant } = rig;
+  before(() => rig.open());
+  after(() => rig.close());
 
   test("the configuration names the cluster, and every member reads that name from the server, not from the store", async () => {
-    const name = /\nserver_name: "(hangar-[0-9a-f]{24})"\n/.exec(await readFile(configFile, 'utf8'))?.[1];
+    const name = /\nserver_name: "(hangar-[0-9a-f]{24})"\n/.exec(await readFile(rig.configFile, 'utf8'))?.[1];
     assert.ok(name, 'the generated configuration names the server');
     const nc = await asUser('n1');
     try {
@@ -130,13 +36,13 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     } finally {
       await nc.close();
     }
-    const other = await cli('cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--listen', '127.0.0.1:4222', '--url', 'nats://127.0.0.1:4222', '--out', join(root, 'other.conf'), '--json');
+    const other = await cli('cluster', 'nats-config', '--node', `n1=${keys.n1!.key}`, '--listen', '127.0.0.1:4222', '--url', 'nats://127.0.0.1:4222', '--out', join(rig.root, 'other.conf'), '--json');
     assert.equal(other.code, 0, other.stderr);
-    assert.notEqual(/\nserver_name: "(\S+)"\n/.exec(await readFile(join(root, 'other.conf'), 'utf8'))?.[1], name, 'each configuration names a cluster of its own');
+    assert.notEqual(/\nserver_name: "(\S+)"\n/.exec(await readFile(join(rig.root, 'other.conf'), 'utf8'))?.[1], name, 'each configuration names a cluster of its own');
   });
 
   test("a bare delete or purge marker on a running rollout's record ends nothing: it halts at the failure, the pin is given back, and the node it spared never takes the failed build", async () => {
-    await offer('3.0.0', join(root, 'no-such-build'));
+    await offer('3.0.0', join(rig.root, 'no-such-build'));
     for (const node of ['n1', 'n2']) await ok('desk', 'gallery', '--refresh', '--on', node);
     const mallory = await asUser('mallory');
     const marked = new Set<string>();
@@ -195,7 +101,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
           removed.add(id);
           void (async () => {
             for (let tries = 0; tries < 5; tries++) {
-              if (await writeSigned(kv, cluster, desk, 'rollout', id, undefined).then(() => true, () => false)) return;
+              if (await writeSigned(kv, cluster, rig.desk, 'rollout', id, undefined).then(() => true, () => false)) return;
             }
           })();
         },
@@ -259,7 +165,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
       assert.notEqual(clusterOf(stolen.info), elsewhere);
       const kv = await bucketAs(stolen, BUCKETS.desired);
       const pin = { backend: 'echo', version: '2.0.0', on: 'all', installMissing: false, rollout: null };
-      await writeSigned(kv, elsewhere, desk, 'desired', `echo/${keys.desk!.id}`, pin, deskPinKey());
+      await writeSigned(kv, elsewhere, rig.desk, 'desired', `echo/${keys.desk!.id}`, pin, deskPinKey());
     } finally {
       await stolen.close();
     }
@@ -279,7 +185,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
         const stamp = { at: String(Date.now()), nonce: randomBytes(18).toString('base64url') };
         const answered = new Promise<Msg>((resolve) => mallory.subscribe(reply, { max: 1, callback: (_e, m) => resolve(m) }));
         await mallory.flush();
-        mallory.publish(subject, body, { reply, headers: sign({ ...desk, cluster }, 'call', subject, keys.n1!.id, reply, stamp, body) });
+        mallory.publish(subject, body, { reply, headers: sign({ ...rig.desk, cluster }, 'call', subject, keys.n1!.id, reply, stamp, body) });
         return JSON.parse((await answered).string()) as { ok: boolean; error?: { message: string } };
       };
       const elsewhere = await answer(`hangar-${'cd'.repeat(12)}`);
@@ -299,7 +205,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     const aheadPin = async (version: string, at: number) => {
       const head = (await kv.get(deskPinKey()))!.revision;
       const body = { backend: 'echo', version, on: 'nodes:' + [keys.n1!.id, keys.n2!.id].join(','), installMissing: false, rollout: null };
-      await kv.put(deskPinKey(), seal(desk, 'desired', `echo/${keys.desk!.id}`, { cluster, after: head }, body, at), { previousSeq: head });
+      await kv.put(deskPinKey(), seal(rig.desk, 'desired', `echo/${keys.desk!.id}`, { cluster, after: head }, body, at), { previousSeq: head });
     };
     try {
       await aheadPin('2.0.0', Date.now() + 10 * 60_000);
@@ -363,7 +269,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
     try {
       const kv = await bucketAs(stolen, BUCKETS.desired);
       const body = { backend: 'echo', version: '2.0.0', on: `nodes:${keys.n1!.id}`, installMissing: false, rollout: id };
-      await writeSigned(kv, clusterOf(stolen.info), desk, 'desired', `echo/${keys.desk!.id}`, body, deskPinKey());
+      await writeSigned(kv, clusterOf(stolen.info), rig.desk, 'desired', `echo/${keys.desk!.id}`, body, deskPinKey());
     } finally {
       await stolen.close();
     }
@@ -398,14 +304,14 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
       // The moment between a rollback's takeover and the previous version given back, held open: the record says it
       // rolls back (n1 undone, n2 passed by), and the version in force is still the rollout's.
       const records = await bucketAs(stolen, BUCKETS.rollouts);
-      await writeSigned(records, cluster, desk, 'rollout', id, rollout('rolling-back', 'rolled-back', 'pending'));
+      await writeSigned(records, cluster, rig.desk, 'rollout', id, rollout('rolling-back', 'rolled-back', 'pending'));
       const pins = await bucketAs(stolen, BUCKETS.desired);
       const pin = { backend: 'echo', version: '2.0.0', on: 'all', installMissing: false, rollout: id };
-      await writeSigned(pins, cluster, desk, 'desired', `echo/${keys.desk!.id}`, pin, deskPinKey());
+      await writeSigned(pins, cluster, rig.desk, 'desired', `echo/${keys.desk!.id}`, pin, deskPinKey());
       await until("the rollout's version in force", async () => ((await desired()).desired[0]?.rollout === id ? true : undefined), 5000);
       await quietly(3000);
       assert.deepEqual(await versions(), [['n1', '1.0.0'], ['n2', '1.0.0']], 'no node took the version being rolled back');
-      await writeSigned(records, cluster, desk, 'rollout', id, rollout('rolled-back', 'rolled-back', 'skipped'));
+      await writeSigned(records, cluster, rig.desk, 'rollout', id, rollout('rolled-back', 'rolled-back', 'skipped'));
     } finally {
       await stolen.close();
     }
@@ -415,8 +321,8 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
   });
 
   test('a node whose state disk is full answers every call, saying it cannot write its state', async (t) => {
-    if (!disk) return t.skip('mounting a tmpfs needs root');
-    await disk.fill();
+    if (!rig.disk) return t.skip('mounting a tmpfs needs root');
+    await rig.disk.fill();
     try {
       // The nonce file's last page may hold a few more lines: calls go on until one needs a page the disk lacks.
       let answer = '';
@@ -427,7 +333,7 @@ describe("the cluster's stored records: ordered by the store, bound to the clust
       }
       assert.match(answer, /this node cannot write its state \(disk full\)/);
     } finally {
-      await disk.free();
+      await rig.disk.free();
     }
     await ok('desk', 'ls', '--on', 'n3');
   });
