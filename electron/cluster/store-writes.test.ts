@@ -13,10 +13,10 @@ import { jetstream, jetstreamManager, type StreamInfo } from '@nats-io/jetstream
 import { Kvm } from '@nats-io/kv';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { json, read, until } from '../agent/test-agent.ts';
 import { loadIdentity } from './node-key.ts';
 import { seal } from './store/sealed.ts';
-import { generatedCluster } from './test-cluster.ts';
+import { clusterAgents, generatedCluster } from './test-cluster.ts';
 import { BUCKET_LIMITS } from './store/store-limits.ts';
 import { BUCKETS, kvSubject, type BucketName } from './subjects.ts';
 import type { NatsServer } from './test-nats.ts';
@@ -44,18 +44,10 @@ describe('who can make JetStream write, under the generated NATS configuration',
   const keys: Record<string, { id: string; key: string }> = {};
   const passwords: Record<string, string> = {};
   const agentArgs: Record<string, string[]> = {};
-  const agents: Record<string, Agent> = {};
+  const { agents, start, ok } = clusterAgents({ homes, passwords, agentArgs }, () => gallery);
 
   const asUser = (user: string): Promise<NatsConnection> =>
     connect({ servers: `127.0.0.1:${NATS_PORT}`, user, pass: passwords[user]!, inboxPrefix: `_INBOX_${user}` });
-  const ok = async (machine: string, ...args: string[]) => {
-    const result = await hangar(agents[machine]!, ...args);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return result;
-  };
-  const start = async (machine: string) => {
-    agents[machine] = await startAgent(homes[machine]!, gallery, agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: passwords[machine]! });
-  };
   const desired = () => read(agents.desk!, 'desired');
   const versions = async () =>
     (await json<Array<{ name: string; backends: Array<{ name: string; version: string }> | null }>>(agents.desk!, 'ls', '--on', 'all'))

@@ -12,12 +12,12 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
-import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { hangar, json, read, until } from '../agent/test-agent.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
 import { sign } from './signed.ts';
 import { BUCKETS, callSubject, kvSubject } from './subjects.ts';
 import { clusterOf } from './cluster-id.ts';
-import { generatedCluster, writeSigned } from './test-cluster.ts';
+import { clusterAgents, generatedCluster, writeSigned } from './test-cluster.ts';
 import type { NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -35,7 +35,7 @@ describe("the cluster's stored state, under the generated NATS configuration", (
   const keys: Record<string, { id: string; key: string }> = {};
   const passwords: Record<string, string> = {};
   const agentArgs: Record<string, string[]> = {};
-  const agents: Record<string, Agent> = {};
+  const { agents, start, ok } = clusterAgents({ homes, passwords, agentArgs }, () => gallery);
   const sources: Record<string, string> = {};
 
   const asUser = (user: string): Promise<NatsConnection> =>
@@ -48,14 +48,6 @@ describe("the cluster's stored state, under the generated NATS configuration", (
       .filter((c) => c.name !== 'desk')
       .map((c) => [c.name, c.backends?.find((b) => b.name === 'echo')?.version ?? null]);
   const offer = (version: string) => writeGallery(gallery, [{ name: 'echo', uri: sources[version]!, version }]);
-  const ok = async (machine: string, ...args: string[]) => {
-    const result = await hangar(agents[machine]!, ...args);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return result;
-  };
-  const start = async (machine: string) => {
-    agents[machine] = await startAgent(homes[machine]!, gallery, agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: passwords[machine]! });
-  };
   const restart = async (machine: string) => {
     agents[machine]!.child.kill('SIGKILL');
     await new Promise((resolve) => agents[machine]!.child.once('exit', resolve));

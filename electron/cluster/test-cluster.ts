@@ -11,7 +11,7 @@ import { signingKey } from './signed.ts';
 import { PRESENCE_QUERY, presenceSubject } from './subjects.ts';
 import { addTrust } from './trust.ts';
 import { runNats, type NatsServer } from './test-nats.ts';
-import { cli } from '../agent/test-agent.ts';
+import { cli, hangar, startAgent, type Agent } from '../agent/test-agent.ts';
 
 /** Each home's key made (`hangar cluster key`), each trusting the others' (`hangar cluster trust KEY`). */
 export async function trustingHomes(homes: string[]): Promise<ClusterIdentity[]> {
@@ -111,6 +111,23 @@ export interface GeneratedClusterSetup {
   heartbeatMs: number;
   /** Runs before a machine's key is made (a home on a small tmpfs). */
   prepare?(machine: string, home: string): Promise<void>;
+}
+
+/**
+ * The agents of a generated cluster's machines (its records, filled once it is made): `start` runs a machine's printed
+ * `hangar agent`, its password in the environment; `ok` runs a command on one that must succeed.
+ */
+export function clusterAgents(cluster: Pick<GeneratedCluster, 'homes' | 'passwords' | 'agentArgs'>, gallery: () => string) {
+  const agents: Record<string, Agent> = {};
+  const start = async (machine: string) => {
+    agents[machine] = await startAgent(cluster.homes[machine]!, gallery(), cluster.agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: cluster.passwords[machine]! });
+  };
+  const ok = async (machine: string, ...args: string[]) => {
+    const result = await hangar(agents[machine]!, ...args);
+    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+    return result;
+  };
+  return { agents, start, ok };
 }
 
 /**

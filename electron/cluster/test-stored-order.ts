@@ -2,7 +2,6 @@
 // nats-config` writes: two nodes and a trusted viewer (desk) set up from its printed commands, a third node (n3) whose
 // home is a small real disk, and mallory, a viewer in the configuration whom no one trusts; with what its tests read
 // and do through it.
-import assert from 'node:assert/strict';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jetstream } from '@nats-io/jetstream';
@@ -11,9 +10,9 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { NodeConvergence } from '../../shared/types.ts';
 import { echoSource, tempDir, writeGallery } from '../core/testing/fixtures.ts';
 import { mountTmpfs, type Tmpfs } from '../core/testing/tmpfs.ts';
-import { hangar, json, read, startAgent, until, type Agent } from '../agent/test-agent.ts';
+import { json, read, until } from '../agent/test-agent.ts';
 import { loadIdentity, type ClusterIdentity } from './node-key.ts';
-import { generatedCluster } from './test-cluster.ts';
+import { clusterAgents, generatedCluster } from './test-cluster.ts';
 import type { NatsServer } from './test-nats.ts';
 
 /** This file's own fixed ports, below the ephemeral range: the server, then each agent's backends. */
@@ -38,7 +37,7 @@ export function storedOrderRig() {
   const keys: Record<string, { id: string; key: string }> = {};
   const passwords: Record<string, string> = {};
   const agentArgs: Record<string, string[]> = {};
-  const agents: Record<string, Agent> = {};
+  const { agents, start, ok } = clusterAgents({ homes, passwords, agentArgs }, () => gallery);
   const sources: Record<string, string> = {};
 
   const asUser = (user: string): Promise<NatsConnection> =>
@@ -55,14 +54,6 @@ export function storedOrderRig() {
   /** What each of n1 and n2 says it takes as the desired version of echo, and how it stands. */
   const said = async (node: string): Promise<NodeConvergence | undefined> => (await desired()).nodes.find((n) => n.node === keys[node]!.id && n.backend === 'echo');
   const offer = (version: string, uri = sources[version]!) => writeGallery(gallery, [{ name: 'echo', uri, version }]);
-  const ok = async (machine: string, ...args: string[]) => {
-    const result = await hangar(agents[machine]!, ...args);
-    assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-    return result;
-  };
-  const start = async (machine: string) => {
-    agents[machine] = await startAgent(homes[machine]!, gallery, agentArgs[machine]!, { ...process.env, HANGAR_CLUSTER_PASSWORD: passwords[machine]! });
-  };
   const stop = async (machine: string) => {
     agents[machine]!.child.kill('SIGKILL');
     await new Promise((resolve) => agents[machine]!.child.once('exit', resolve));
